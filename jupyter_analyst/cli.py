@@ -1,0 +1,5 @@
+"""Command line (placeholder, replaced by the real CLI)."""
+
+
+def main() -> int:
+    return 0

@@ -1,0 +1,143 @@
+"""One error root for the whole package.
+
+Two families hang off :class:`AnalystError`:
+
+* :class:`ToolRetry` and its children are *signals*, not failures: the tool call was
+  refused or could not run as asked, and the model is told why (with suggestions) so it
+  can try again. The turn goes on.
+* Everything else is a real failure of the product or of its input (a missing data
+  source, an unreachable model, a broken store). The CLI turns these into one clear line
+  and a hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+class AnalystError(Exception):
+    """Root of every error raised by jupyter-analyst.
+
+    Args:
+        message: one readable sentence saying what went wrong.
+        reason: a stable, machine-readable reason code (``snake_case``).
+        hint: what the user can do about it, shown after the message.
+        context: anything that locates the error (the step, the SQL, the code...).
+    """
+
+    reason: str = "error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        hint: str | None = None,
+        **context: Any,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if reason is not None:
+            self.reason = reason
+        self.hint = hint
+        self.context = context
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as JSON-safe data, for tool results, events and API bodies."""
+        out: dict[str, Any] = {"reason": self.reason, "message": self.message}
+        if self.hint:
+            out["hint"] = self.hint
+        for key, value in self.context.items():
+            if value is not None:
+                out[key] = value
+        return out
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message} (hint: {self.hint})"
+
+
+# ---------------------------------------------------------------- user input / set-up
+
+
+class ConfigError(AnalystError):
+    """The user's input or set-up is wrong: no model configured, unknown thread..."""
+
+    reason = "config_error"
+
+
+class SourceError(AnalystError):
+    """A data source is missing, unreadable or of an unknown kind."""
+
+    reason = "source_error"
+
+
+class StorageError(AnalystError):
+    """The workspace (store, inventory, blobs) could not be read or written."""
+
+    reason = "storage_error"
+
+
+class ModelError(AnalystError):
+    """The language model endpoint failed or answered with something unusable."""
+
+    reason = "model_error"
+
+
+class KernelError(AnalystError):
+    """The kernel could not be started, or died and could not be recovered."""
+
+    reason = "kernel_error"
+
+
+# ---------------------------------------------------------------- signals to the model
+
+
+class ToolRetry(AnalystError):
+    """A tool call the model should correct and retry; never a crash of the turn.
+
+    Args:
+        suggestions: the nearest real names when the model named something unknown.
+    """
+
+    reason = "tool_retry"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        hint: str | None = None,
+        suggestions: Sequence[str] = (),
+        **context: Any,
+    ) -> None:
+        super().__init__(message, reason=reason, hint=hint, **context)
+        self.suggestions = list(suggestions)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if self.suggestions:
+            out["suggestions"] = self.suggestions
+        return out
+
+
+class InvalidArguments(ToolRetry):
+    """Tool arguments that could not be understood, even after normalisation."""
+
+    reason = "invalid_arguments"
+
+
+class SqlRejected(ToolRetry):
+    """SQL refused before execution: unparsable, not read-only, or naming unknown things.
+
+    Reason codes: ``sql_parse_error``, ``sql_not_read_only``, ``sql_multiple_statements``,
+    ``unknown_table``, ``unknown_column``.
+    """
+
+    reason = "sql_rejected"
+
+
+class QueryFailed(ToolRetry):
+    """SQL that passed the guard but failed in the engine (or timed out)."""
+
+    reason = "query_failed"
