@@ -1,1 +1,26 @@
+"""jupyter-analyst: a notebook-centric data-analysis agent kernel for Jupyter.
 
+The public face: :func:`run_turn` runs one turn of a thread (the CLI and the server both
+call it), with :class:`TurnRequest`, :class:`AnalystConfig` and :class:`ModelSettings`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = ["AnalystConfig", "ModelSettings", "TurnRequest", "__version__", "run_turn"]
+
+if TYPE_CHECKING:
+    from .analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+
+
+def __getattr__(name: str) -> Any:
+    # Imported lazily so that `import jupyter_analyst` (e.g. inside a kernel for the
+    # runtime helper) does not pull in the engine.
+    if name in {"AnalystConfig", "ModelSettings", "TurnRequest", "run_turn"}:
+        from . import analysis
+
+        return getattr(analysis, name)
+    raise AttributeError(name)

@@ -1,5 +1,183 @@
-"""Command line (placeholder, replaced by the real CLI)."""
+"""``jupyter analyst ...`` (also ``jupyter-analyst``): a thin layer over the public functions."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .errors import AnalystError
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
 
 
-def main() -> int:
+def _workspace_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--workspace", default=".analyst", metavar="DIR",
+        help="folder holding threads, events and artifacts (default: .analyst)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line grammar."""
+    parser = argparse.ArgumentParser(
+        prog="jupyter analyst",
+        description="Ask questions about your data: SQL -> dataset -> Python, with reuse.",
+    )
+    parser.add_argument("--version", action="version", version=f"jupyter-analyst {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run one turn of a thread", description="Run one turn of a thread.")
+    run.add_argument("--db", dest="source", metavar="SOURCE",
+                     help="data source: a .duckdb file, :memory:, CSV/Parquet file or folder, or a "
+                          "SQLAlchemy URL (default for --thread: the thread's source)")
+    run.add_argument("--prompt", required=True, help="what to ask")
+    run.add_argument("--thread", metavar="ID", help="continue this thread instead of starting one")
+    _workspace_arg(run)
+    run.add_argument("--model", help="model name (default: $OPENAI_MODEL or gpt-4o-mini)")
+    run.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    run.add_argument("--output", metavar="NB.ipynb", type=Path,
+                     help="write the notebook here (default: the thread's notebook in the workspace)")
+    run.add_argument("--rerun", action="store_true", help="re-execute steps instead of reusing them")
+    run.add_argument("--json", action="store_true", help="print one JSON object when the turn ends")
+    run.add_argument("--max-steps", type=int, default=16, help="model calls allowed per turn (default 16)")
+
+    arts = sub.add_parser("artifacts", help="the artifact inventory")
+    arts_sub = arts.add_subparsers(dest="artifacts_command", metavar="ACTION")
+    lst = arts_sub.add_parser("list", help="list a thread's artifacts")
+    lst.add_argument("--thread", required=True, metavar="ID")
+    _workspace_arg(lst)
+    lst.add_argument("--json", action="store_true", help="print JSON")
+
+    threads = sub.add_parser("threads", help="list the workspace's threads")
+    _workspace_arg(threads)
+    threads.add_argument("--json", action="store_true", help="print JSON")
+
+    demo = sub.add_parser("demo", help="offline demo on bundled sample data with the scripted model")
+    demo.add_argument("--out", default="demo-output", type=Path, help="folder for the demo's files")
+    demo.add_argument("--json", action="store_true", help="print the two turn summaries as JSON")
+
+    scripted = sub.add_parser("scripted-model", help="serve a scripted OpenAI-compatible model (testing)")
+    scripted.add_argument("--script", type=Path, help="script JSON (default: the demo's script)")
+    scripted.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        match args.command:
+            case "run":
+                return _run(args)
+            case "artifacts":
+                if args.artifacts_command != "list":
+                    parser.parse_args(["artifacts", "--help"])
+                return _artifacts_list(args)
+            case "threads":
+                return _threads(args)
+            case "demo":
+                from .demo import run_demo
+
+                return run_demo(args.out, as_json=args.json)
+            case "scripted-model":
+                return _scripted_model(args)
+    except AnalystError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        if getattr(args, "json", False):
+            print(json.dumps({"status": "error", "error": exc.to_dict()}))
+        return EXIT_BAD_INPUT if _is_bad_input(exc) else EXIT_FAILED
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return EXIT_BAD_INPUT
+
+
+def _is_bad_input(exc: AnalystError) -> bool:
+    from .errors import ConfigError, SourceError
+
+    return isinstance(exc, ConfigError | SourceError)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from .progress import ProgressPrinter, print_summary
+
+    model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
+    request = TurnRequest(
+        prompt=args.prompt, source=args.source, thread_id=args.thread, rerun=args.rerun,
+        notebook=args.output,
+    )
+    config = AnalystConfig(workspace=args.workspace, max_steps=args.max_steps)
+    printer = None if args.json else ProgressPrinter()
+    summary = asyncio.run(run_turn(request, config=config, model=model, on_event=printer))
+    if args.json:
+        print(summary.model_dump_json())
+    else:
+        print_summary(summary)
+    return 0 if summary.status == "completed" else EXIT_FAILED
+
+
+def _artifacts_list(args: argparse.Namespace) -> int:
+    from .workspace import Workspace
+
+    workspace = Workspace(args.workspace)
+    try:
+        workspace.store.get_thread(args.thread)
+        items = workspace.artifacts.list(args.thread)
+    finally:
+        workspace.close()
+    if args.json:
+        print(json.dumps([a.model_dump() for a in items], indent=2))
+        return 0
+    if not items:
+        print("(no artifacts)")
+    for a in items:
+        print(f"{a.artifact_id}  {a.type:<8} {a.producer:<7} {a.size:>10}  {a.fingerprint[:19]}  {a.name}")
     return 0
+
+
+def _threads(args: argparse.Namespace) -> int:
+    from .workspace import Workspace
+
+    workspace = Workspace(args.workspace)
+    try:
+        threads = workspace.store.list_threads()
+    finally:
+        workspace.close()
+    if args.json:
+        print(json.dumps([t.model_dump() for t in threads], indent=2))
+        return 0
+    for t in threads:
+        print(f"{t.thread_id}  {t.created_at}  {t.source or '-'}  {t.title or ''}")
+    return 0
+
+
+def _scripted_model(args: argparse.Namespace) -> int:
+    import threading
+
+    from .demo import DEMO_SCRIPT
+    from .testing import ScriptedModelServer
+
+    server = ScriptedModelServer(args.script or DEMO_SCRIPT, port=args.port).start()
+    print(f"scripted model (not a real LLM) serving at {server.base_url}", flush=True)
+    try:
+        threading.Event().wait()
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Notebooks: the thread's audit-trail notebook."""

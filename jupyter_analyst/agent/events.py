@@ -1,0 +1,169 @@
+"""Events: the single truth of what happened in a thread.
+
+Every event is a small tagged model with a thread-scoped sequence number. The store
+persists an event before anyone sees it; clients render by applying events in order and a
+dropped connection resumes from the last sequence number it saw.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+#: The states of one turn (DESIGN.md, decision 4).
+State = Literal["planning", "data_fetching", "analyzing", "presenting", "completed", "error"]
+
+#: Why a tool call was not executed as asked, or what a guard did about it.
+ReasonCode = Literal[
+    "invalid_state",
+    "duplicate_tool_call_skipped",
+    "duplicate_artifact_prevented",
+    "empty_python_payload_retried",
+    "empty_payload_refused",
+    "invalid_arguments",
+    "unknown_tool",
+    "step_limit_reached",
+    "arguments_normalized",
+]
+
+
+def utc_now() -> str:
+    """The current time as ISO-8601 UTC with milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class _Event(BaseModel):
+    seq: int = 0
+    """Thread-scoped sequence number, assigned by the store when the event is persisted."""
+    thread_id: str = ""
+    """The thread the event belongs to."""
+    turn_id: str = ""
+    """The turn that produced the event."""
+    ts: str = Field(default_factory=utc_now)
+    """When the event was made (UTC)."""
+
+
+class TurnStarted(_Event):
+    type: Literal["turn_started"] = "turn_started"
+    prompt: str
+    """What the user asked."""
+    model: str
+    """The model answering (``jupyter-analyst-scripted`` for the scripted model)."""
+    rerun: bool = False
+    """Whether the user asked to re-execute steps that could be reused."""
+
+
+class StateChanged(_Event):
+    type: Literal["state"] = "state"
+    from_state: State | None
+    """The state left (``None`` at the start of a turn)."""
+    to_state: State
+    """The state entered."""
+
+
+class TextDelta(_Event):
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+    """A piece of the model's streamed text."""
+
+
+class ToolCallStarted(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str
+    """The tool call's id (reconciled from the stream)."""
+    tool: str
+    """The tool's name."""
+    arguments: dict[str, Any]
+    """The arguments after normalisation."""
+    step_key: str | None = None
+    """The step's logical key, when it has one."""
+
+
+class ToolResult(_Event):
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    """The tool call this answers."""
+    tool: str
+    """The tool's name."""
+    status: Literal["ok", "error", "refused"]
+    """``ok``; ``error`` when the tool ran and failed; ``refused`` when a guard stopped it."""
+    reused: bool = False
+    """True when the result came from an earlier identical step instead of running again."""
+    result: dict[str, Any]
+    """What the model was told."""
+    artifact_ids: list[str] = []
+    """Artifacts the step produced or reused."""
+    duration_s: float = 0.0
+    """Time spent executing (0 for a reused step)."""
+
+
+class ArtifactRecorded(_Event):
+    type: Literal["artifact"] = "artifact"
+    artifact_id: str
+    """The artifact's inventory id."""
+    name: str
+    """Its dataset variable or file name."""
+    artifact_type: str
+    """``dataset``, ``image``, ``file`` or ``text``."""
+    fingerprint: str
+    """``sha256:`` of its bytes."""
+    created: bool
+    """False when an equivalent artifact already existed and was reused."""
+
+
+class Guarded(_Event):
+    type: Literal["guard"] = "guard"
+    reason: ReasonCode
+    """The reason code; each is also counted."""
+    message: str
+    """A readable explanation."""
+    call_id: str | None = None
+    """The tool call concerned, if any."""
+
+
+class AnswerReady(_Event):
+    type: Literal["answer"] = "answer"
+    text: str
+    """The final answer shown to the user."""
+    flagged: list[str] = []
+    """Ids or names the answer cites that do not exist."""
+
+
+class TurnEnded(_Event):
+    type: Literal["turn_ended"] = "turn_ended"
+    status: Literal["completed", "error", "interrupted"]
+    """How the turn ended."""
+    message: str | None = None
+    """Why, when it did not complete."""
+    counters: dict[str, int] = {}
+    """Reason-code and step counters for the turn."""
+
+
+Event = Annotated[
+    TurnStarted
+    | StateChanged
+    | TextDelta
+    | ToolCallStarted
+    | ToolResult
+    | ArtifactRecorded
+    | Guarded
+    | AnswerReady
+    | TurnEnded,
+    Field(discriminator="type"),
+]
+"""Every event, discriminated by ``type``."""
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> Event:
+    """Rebuild an event from its stored JSON.
+
+    >>> parse_event('{"type": "text_delta", "text": "hi", "seq": 3}').seq
+    3
+    """
+    if isinstance(data, dict):
+        return EVENT_ADAPTER.validate_python(data)
+    return EVENT_ADAPTER.validate_json(data)

@@ -1,0 +1,408 @@
+"""One turn of the agent: call the model, guard and run its tool calls, until it answers."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ..errors import AnalystError, InvalidArguments, ToolRetry
+from ..store import ThreadStore, Turn
+from .arguments import normalize_arguments_verbose
+from .context import history_window, system_message
+from .events import (
+    AnswerReady,
+    ArtifactRecorded,
+    Event,
+    Guarded,
+    ReasonCode,
+    State,
+    StateChanged,
+    TextDelta,
+    ToolCallStarted,
+    ToolResult,
+    TurnEnded,
+    TurnStarted,
+)
+from .llm import LLMClient, ToolCall
+from .runtime import ThreadRuntime
+from .state import TurnStateMachine
+from .tools import CallContext, StepOutcome, ToolBox
+from .tools_schema import TOOLS
+
+EventSink = Callable[[Event], Awaitable[None] | None]
+
+#: Arguments each tool cannot do without; an empty one gets one guided retry.
+_PAYLOAD = {"run_sql": "sql", "run_python": "code"}
+_KNOWN_TOOLS = {t["function"]["name"] for t in TOOLS}
+
+
+class TurnSummary(BaseModel):
+    """What a turn did, as the CLI prints it with ``--json``."""
+
+    thread_id: str
+    turn_id: str
+    status: Literal["completed", "error", "interrupted"]
+    answer: str
+    model: str
+    transitions: list[State]
+    tool_calls: dict[str, int]
+    artifacts: dict[str, int]
+    counters: dict[str, int]
+    notebook: str | None = None
+    error: dict[str, Any] | None = None
+
+
+@dataclass
+class StepTrace:
+    """One executed or reused SQL/Python step, kept for the notebook."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    outcome: StepOutcome
+    state: State
+
+
+@dataclass
+class TurnTrace:
+    """Everything a turn did, in order, for the summary and the notebook."""
+
+    steps: list[StepTrace] = field(default_factory=list)
+    created: set[str] = field(default_factory=set)
+    reused: set[str] = field(default_factory=set)
+
+
+class AgentLoop:
+    """Runs turns of one thread against a model and a runtime."""
+
+    def __init__(
+        self,
+        *,
+        store: ThreadStore,
+        runtime: ThreadRuntime,
+        llm: LLMClient,
+        model: str,
+        emit: EventSink | None = None,
+        max_steps: int = 16,
+        history_messages: int = 20,
+    ) -> None:
+        self.store = store
+        self.runtime = runtime
+        self.tools = ToolBox(runtime)
+        self.llm = llm
+        self.model = model
+        self._emit_to = emit
+        self.max_steps = max_steps
+        self.history_messages = history_messages
+
+    # ------------------------------------------------------------------ events
+
+    async def emit(self, turn: Turn, event: Event) -> Event:
+        """Persist the event, then hand it to the sink."""
+        stored = self.store.append_event(
+            event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id})
+        )
+        if self._emit_to is not None:
+            maybe = self._emit_to(stored)
+            if inspect.isawaitable(maybe):
+                await maybe
+        return stored
+
+    async def _enter(self, turn: Turn, machine: TurnStateMachine, state: State) -> None:
+        moved = machine.enter(state)
+        if moved is not None:
+            await self.emit(turn, StateChanged(from_state=moved[0], to_state=moved[1]))
+
+    async def _guard(
+        self, turn: Turn, counters: Counter[str], reason: ReasonCode, message: str, call_id: str | None
+    ) -> None:
+        counters[reason] += 1
+        await self.emit(turn, Guarded(reason=reason, message=message, call_id=call_id))
+
+    # ------------------------------------------------------------------ the turn
+
+    async def run(self, turn: Turn, *, rerun: bool = False) -> tuple[TurnSummary, TurnTrace]:
+        """Answer ``turn.prompt``; every event is persisted before it is emitted."""
+        machine = TurnStateMachine()
+        counters: Counter[str] = Counter()
+        trace = TurnTrace()
+        turn_keys: dict[str, StepOutcome] = {}
+        empty_retries: set[str] = set()
+        history = history_window(
+            self.store.messages(turn.thread_id), self.history_messages - 1
+        )
+        user_message = {"role": "user", "content": turn.prompt}
+        self.store.append_message(turn.thread_id, turn.turn_id, user_message)
+        conversation = [*history, user_message]
+
+        await self.emit(turn, TurnStarted(prompt=turn.prompt, model=self.model, rerun=rerun))
+        await self.emit(turn, StateChanged(from_state=None, to_state="planning"))
+        answer = ""
+        error: AnalystError | None = None
+        try:
+            for step in range(self.max_steps + 1):
+                if machine.state == "error":
+                    await self._enter(turn, machine, "planning")
+                final_call = step == self.max_steps
+                if final_call:
+                    await self._guard(
+                        turn, counters, "step_limit_reached",
+                        f"stopped after {self.max_steps} model calls; asking for an answer", None,
+                    )
+                reply = await self.llm.complete(
+                    [self._system(turn), *conversation],
+                    [] if final_call else TOOLS,
+                    on_text=lambda text: self.emit(turn, TextDelta(text=text)),
+                )
+                if not reply.tool_calls or final_call:
+                    answer = reply.text.strip()
+                    break
+                calls = [self._normalise_call(c) for c in reply.tool_calls]
+                assistant = {
+                    "role": "assistant",
+                    "content": reply.text or None,
+                    "tool_calls": [
+                        {
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": json.dumps(args or {})},
+                        }
+                        for call, args, _ in calls
+                    ],
+                }
+                self._remember(turn, conversation, assistant)
+                for call, args, problem in calls:
+                    outcome = await self._handle(
+                        turn, machine, counters, trace, turn_keys, empty_retries,
+                        call, args, problem, rerun,
+                    )
+                    content = {k: v for k, v in outcome.result.items() if not k.startswith("_")}
+                    self._remember(
+                        turn,
+                        conversation,
+                        {"role": "tool", "tool_call_id": call.id, "content": json.dumps(content, default=str)},
+                    )
+            await self._enter(turn, machine, "presenting")
+            await self.emit(turn, AnswerReady(text=answer))
+            self._remember(turn, conversation, {"role": "assistant", "content": answer})
+            await self._enter(turn, machine, "completed")
+        except AnalystError as exc:
+            error = exc
+            if machine.can_enter("error"):
+                await self._enter(turn, machine, "error")
+        status: Literal["completed", "error"] = "completed" if error is None else "error"
+        await self.emit(
+            turn,
+            TurnEnded(status=status, message=None if error is None else str(error), counters=dict(counters)),
+        )
+        self.store.end_turn(turn.turn_id, status, answer=answer or None)
+        total = self.runtime.artifacts.count(turn.thread_id)
+        summary = TurnSummary(
+            thread_id=turn.thread_id,
+            turn_id=turn.turn_id,
+            status=status,
+            answer=answer,
+            model=self.model,
+            transitions=machine.history,
+            tool_calls={
+                "executed": counters["executed"],
+                "reused": counters["reused"],
+                "blocked": counters["blocked"],
+            },
+            artifacts={"created": len(trace.created), "reused": len(trace.reused), "total": total},
+            counters=dict(counters),
+            error=None if error is None else error.to_dict(),
+        )
+        return summary, trace
+
+    def _system(self, turn: Turn) -> dict[str, Any]:
+        source = self.runtime.source
+        return system_message(
+            dialect=source.dialect,
+            source_label=f"{source.kind} {source.spec}",
+            schema=source.schema(),
+            artifacts=self.runtime.artifacts.list(turn.thread_id),
+            datasets=sorted(self.runtime.datasets()),
+        )
+
+    def _remember(self, turn: Turn, conversation: list[dict[str, Any]], message: dict[str, Any]) -> None:
+        self.store.append_message(turn.thread_id, turn.turn_id, message)
+        conversation.append(message)
+
+    @staticmethod
+    def _normalise_call(call: ToolCall) -> tuple[ToolCall, dict[str, Any] | None, AnalystError | None]:
+        if call.name not in _KNOWN_TOOLS:
+            return call, None, InvalidArguments(
+                f"unknown tool {call.name!r}", reason="unknown_tool",
+                hint=f"the tools are: {', '.join(sorted(_KNOWN_TOOLS))}",
+            )
+        try:
+            args, rescues = normalize_arguments_verbose(call.name, call.arguments)
+        except InvalidArguments as exc:
+            return call, None, exc
+        if rescues:
+            args = {**args, "_rescues": rescues}
+        return call, args, None
+
+    # ------------------------------------------------------------------ one call
+
+    async def _handle(
+        self,
+        turn: Turn,
+        machine: TurnStateMachine,
+        counters: Counter[str],
+        trace: TurnTrace,
+        turn_keys: dict[str, StepOutcome],
+        empty_retries: set[str],
+        call: ToolCall,
+        args: dict[str, Any] | None,
+        problem: AnalystError | None,
+        rerun: bool,
+    ) -> StepOutcome:
+        async def refuse(reason: ReasonCode, error: AnalystError) -> StepOutcome:
+            counters["blocked"] += 1
+            await self._guard(turn, counters, reason, error.message, call.id)
+            outcome = StepOutcome(status="refused", result={"error": error.to_dict()})
+            await self.emit(
+                turn,
+                ToolResult(call_id=call.id, tool=call.name, status="refused", result=outcome.result),
+            )
+            return outcome
+
+        if problem is not None or args is None:
+            assert problem is not None
+            return await refuse("unknown_tool" if problem.reason == "unknown_tool" else "invalid_arguments", problem)
+        rescues = args.pop("_rescues", [])
+        if rescues:
+            counters["arguments_normalized"] += 1
+        payload = _PAYLOAD.get(call.name)
+        if payload and not str(args.get(payload) or "").strip():
+            if call.name not in empty_retries:
+                empty_retries.add(call.name)
+                counters[f"{call.name}_empty_retry"] += 1
+                return await refuse(
+                    "empty_python_payload_retried" if call.name == "run_python" else "empty_payload_refused",
+                    InvalidArguments(
+                        f"{call.name} was called with an empty '{payload}'",
+                        reason="empty_payload",
+                        hint=f"call {call.name} again with the full {payload} in the '{payload}' argument",
+                    ),
+                )
+            return await refuse(
+                "empty_payload_refused",
+                InvalidArguments(f"{call.name} was called with an empty '{payload}' again", reason="empty_payload"),
+            )
+        if call.name == "run_sql" and not str(args.get("name") or "").isidentifier():
+            return await refuse(
+                "invalid_arguments",
+                InvalidArguments(
+                    "run_sql needs a 'name': the Python variable that will hold the dataset",
+                    hint="e.g. {\"sql\": \"SELECT ...\", \"name\": \"revenue\"}",
+                ),
+            )
+        if not machine.may_run(call.name):
+            target = machine.tool_target(call.name)
+            return await refuse(
+                "invalid_state",
+                AnalystError(
+                    f"{call.name} may not run now: the turn is {machine.state} and cannot move to {target}",
+                    reason="invalid_state",
+                ),
+            )
+
+        # The step's logical key; computing it also validates SQL against the schema.
+        try:
+            key = self.tools.key_for(call.name, args)
+        except ToolRetry as exc:
+            counters["blocked"] += 1
+            counters[exc.reason] += 1
+            outcome = StepOutcome(status="error", result={"error": exc.to_dict()})
+            await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
+            await self.emit(
+                turn, ToolResult(call_id=call.id, tool=call.name, status="error", result=outcome.result)
+            )
+            return outcome
+
+        target = machine.tool_target(call.name)
+        if target is not None:
+            await self._enter(turn, machine, target)
+        await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args, step_key=key))
+        ctx = CallContext(thread_id=turn.thread_id, turn_id=turn.turn_id, call_id=call.id, rerun=rerun)
+
+        earlier = turn_keys.get(key) if key else None
+        record = None if earlier is not None else self.tools.recorded(ctx, key)
+        if earlier is not None or record is not None:
+            outcome = self.tools.reuse(record) if record is not None else _as_reused(earlier)
+            counters["reused"] += 1
+            await self._guard(
+                turn, counters, "duplicate_tool_call_skipped",
+                f"identical {call.name} step already done; its recorded result is returned", call.id,
+            )
+            if call.name == "run_sql" and outcome.artifacts:
+                artifact = outcome.artifacts[0][0]
+                await self.runtime.ensure_dataset(
+                    args["name"], artifact.fingerprint, self.runtime.artifacts.blob_path(artifact)
+                )
+        else:
+            async with self.runtime.lock:
+                outcome = await self.tools.call(call.name, args, ctx, key)
+            counters["executed"] += 1
+            if key is not None and outcome.status == "ok":
+                turn_keys[key] = outcome
+
+        for artifact, created in outcome.artifacts:
+            if created:
+                trace.created.add(artifact.artifact_id)
+            else:
+                trace.reused.add(artifact.artifact_id)
+                if not outcome.reused:
+                    await self._guard(
+                        turn, counters, "duplicate_artifact_prevented",
+                        f"{artifact.name} has the same content as artifact {artifact.artifact_id}; not stored again",
+                        call.id,
+                    )
+            await self.emit(
+                turn,
+                ArtifactRecorded(
+                    artifact_id=artifact.artifact_id,
+                    name=artifact.name,
+                    artifact_type=artifact.type,
+                    fingerprint=artifact.fingerprint,
+                    created=created,
+                ),
+            )
+        if outcome.status == "error" and target is not None:
+            await self._enter(turn, machine, "error")
+        await self.emit(
+            turn,
+            ToolResult(
+                call_id=call.id,
+                tool=call.name,
+                status=outcome.status,
+                reused=outcome.reused,
+                result={k: v for k, v in outcome.result.items() if not k.startswith("_")},
+                artifact_ids=outcome.artifact_ids,
+                duration_s=outcome.duration_s,
+            ),
+        )
+        if call.name in _PAYLOAD:
+            trace.steps.append(StepTrace(call.id, call.name, args, outcome, machine.state))
+        return outcome
+
+
+def _as_reused(outcome: StepOutcome) -> StepOutcome:
+    """The same outcome, marked as reused within the turn."""
+    return StepOutcome(
+        status=outcome.status,
+        result={**outcome.result, "reused": True},
+        reused=True,
+        step_key=outcome.step_key,
+        artifacts=[(a, False) for a, _ in outcome.artifacts],
+        notebook_outputs=outcome.notebook_outputs,
+    )

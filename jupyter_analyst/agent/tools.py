@@ -1,0 +1,332 @@
+"""The tools the model may call, and how each becomes a step.
+
+A step is identified by its logical key (tool, canonical arguments, input fingerprints,
+source data version). A step whose key was already executed in this thread is *reused*:
+its recorded result is returned and nothing runs or is stored again, unless the user asked
+to rerun.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..artifacts import Artifact, StepRecord, canonical_python, step_key
+from ..errors import AnalystError, InvalidArguments, ToolRetry
+from ..sql import prepare_query
+from .events import utc_now
+from .runtime import ThreadRuntime
+
+#: How much of a step's printed output the model is shown.
+MODEL_TEXT_CAP = 4_000
+
+_MIME_BY_SUFFIX = {
+    ".png": ("image", "image/png"),
+    ".jpg": ("image", "image/jpeg"),
+    ".jpeg": ("image", "image/jpeg"),
+    ".svg": ("image", "image/svg+xml"),
+    ".pdf": ("file", "application/pdf"),
+    ".csv": ("file", "text/csv"),
+    ".json": ("file", "application/json"),
+    ".parquet": ("dataset", "application/vnd.apache.parquet"),
+    ".html": ("file", "text/html"),
+    ".txt": ("text", "text/plain"),
+    ".md": ("text", "text/markdown"),
+}
+
+
+@dataclass
+class StepOutcome:
+    """What one tool call did: its result for the model and what it left behind."""
+
+    status: Literal["ok", "error", "refused"]
+    result: dict[str, Any]
+    reused: bool = False
+    step_key: str | None = None
+    artifacts: list[tuple[Artifact, bool]] = field(default_factory=list)
+    duration_s: float = 0.0
+    notebook_outputs: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def artifact_ids(self) -> list[str]:
+        """Ids of the artifacts the step produced or reused."""
+        return [a.artifact_id for a, _ in self.artifacts]
+
+
+@dataclass
+class CallContext:
+    """Who is calling: the turn, the call id, whether reuse is allowed."""
+
+    thread_id: str
+    turn_id: str
+    call_id: str
+    rerun: bool = False
+
+
+def clip(text: str, cap: int = MODEL_TEXT_CAP) -> str:
+    """Shorten ``text`` for the model, saying how much was left out.
+
+    >>> clip("abcdef", 4)
+    'abcd\\n[... 2 more characters not shown]'
+    """
+    if len(text) <= cap:
+        return text
+    return f"{text[:cap]}\n[... {len(text) - cap} more characters not shown]"
+
+
+def names_used(code: str) -> set[str]:
+    """The plain names a piece of Python reads or writes (empty when it does not parse).
+
+    >>> sorted(names_used("total = revenue['amount'].sum()"))
+    ['revenue', 'total']
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+class ToolBox:
+    """Executes tool calls for one thread, reusing recorded steps."""
+
+    def __init__(self, runtime: ThreadRuntime) -> None:
+        self.runtime = runtime
+        self.artifacts = runtime.artifacts
+
+    # ------------------------------------------------------------------ keys
+
+    def key_for(self, tool: str, args: dict[str, Any]) -> str | None:
+        """The logical key of a step, or ``None`` for metadata tools (never cached)."""
+        if tool == "run_sql":
+            prepared = prepare_query(args["sql"], self.runtime.source)
+            return step_key(
+                "run_sql",
+                {"sql": prepared.canonical, "name": args["name"]},
+                data_version=self.runtime.data_version(),
+            )
+        if tool == "run_python":
+            datasets = self.runtime.datasets()
+            used = names_used(args["code"])
+            inputs = sorted(fp for name, (fp, _) in datasets.items() if name in used)
+            return step_key("run_python", {"code": canonical_python(args["code"])}, inputs)
+        return None
+
+    def recorded(self, ctx: CallContext, key: str | None) -> StepRecord | None:
+        """The earlier step with this key, if reuse is allowed."""
+        if key is None or ctx.rerun:
+            return None
+        return self.artifacts.find_step(ctx.thread_id, key)
+
+    def reuse(self, record: StepRecord) -> StepOutcome:
+        """The outcome of a step that is not run again."""
+        arts = [(self.artifacts.get(a), False) for a in record.artifact_ids]
+        result = {**record.result, "reused": True}
+        return StepOutcome(
+            status=record.status,
+            result=result,
+            reused=True,
+            step_key=record.step_key,
+            artifacts=arts,
+            notebook_outputs=list(record.result.get("_notebook", [])),
+        )
+
+    # ------------------------------------------------------------------ dispatch
+
+    async def call(self, tool: str, args: dict[str, Any], ctx: CallContext, key: str | None) -> StepOutcome:
+        """Run one (already normalised and guarded) tool call."""
+        started = time.perf_counter()
+        try:
+            match tool:
+                case "list_tables":
+                    outcome = self._list_tables()
+                case "describe_table":
+                    outcome = self._describe_table(args)
+                case "list_artifacts":
+                    outcome = self._list_artifacts(args, ctx)
+                case "run_sql":
+                    outcome = await self._run_sql(args, ctx, key)
+                case "run_python":
+                    outcome = await self._run_python(args, ctx, key)
+                case _:
+                    raise InvalidArguments(f"unknown tool {tool!r}", reason="unknown_tool")
+        except ToolRetry as exc:
+            outcome = StepOutcome(status="error", result={"error": exc.to_dict()}, step_key=key)
+        except AnalystError as exc:
+            outcome = StepOutcome(status="error", result={"error": exc.to_dict()}, step_key=key)
+        outcome.duration_s = time.perf_counter() - started
+        if key is not None and tool in ("run_sql", "run_python") and outcome.status == "ok":
+            self.artifacts.record_step(
+                StepRecord(
+                    thread_id=ctx.thread_id,
+                    step_key=key,
+                    tool=tool,
+                    call_id=ctx.call_id,
+                    turn_id=ctx.turn_id,
+                    arguments=args,
+                    status=outcome.status,
+                    result={**outcome.result, "_notebook": outcome.notebook_outputs},
+                    artifact_ids=outcome.artifact_ids,
+                    created_at=utc_now(),
+                    duration_s=outcome.duration_s,
+                )
+            )
+        return outcome
+
+    # ------------------------------------------------------------------ metadata tools
+
+    def _list_tables(self) -> StepOutcome:
+        tables = self.runtime.source.list_tables()
+        return StepOutcome(
+            status="ok",
+            result={"tables": [t.model_dump() if hasattr(t, "model_dump") else vars(t) for t in tables]},
+        )
+
+    def _describe_table(self, args: dict[str, Any]) -> StepOutcome:
+        if not args.get("table"):
+            raise InvalidArguments("describe_table needs a 'table' name", hint="call list_tables first")
+        desc = self.runtime.source.describe_table(args["table"])
+        data = desc.model_dump() if hasattr(desc, "model_dump") else vars(desc)
+        return StepOutcome(status="ok", result=_json_safe(data))
+
+    def _list_artifacts(self, args: dict[str, Any], ctx: CallContext) -> StepOutcome:
+        items = self.artifacts.list(ctx.thread_id, type=args.get("type"), name=args.get("name"))
+        return StepOutcome(status="ok", result={"artifacts": [a.summary() for a in items]})
+
+    # ------------------------------------------------------------------ run_sql
+
+    async def _run_sql(self, args: dict[str, Any], ctx: CallContext, key: str | None) -> StepOutcome:
+        name = args["name"]
+        prepared = prepare_query(args["sql"], self.runtime.source)
+        tmp = self.runtime.workdir / ".incoming" / f"{ctx.call_id}.parquet"
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        result = await self.runtime.runner.run_to_parquet(prepared, tmp)
+        artifact, created = self.artifacts.add_file(
+            tmp,
+            thread_id=ctx.thread_id,
+            name=name,
+            type="dataset",
+            mime="application/vnd.apache.parquet",
+            producer="sql",
+            source_call_id=ctx.call_id,
+            logical_key=key,
+            move=True,
+        )
+        tmp.unlink(missing_ok=True)
+        await self.runtime.ensure_dataset(name, artifact.fingerprint, self.artifacts.blob_path(artifact))
+        columns = [{"name": c.name, "type": c.type} for c in result.columns]
+        payload = {
+            "dataset": name,
+            "artifact_id": artifact.artifact_id,
+            "rows": result.rows,
+            "columns": columns,
+            "sample": _json_safe(result.sample),
+            "truncated": result.truncated,
+            "reused": False,
+            "note": (
+                f"`{name}` is a pandas DataFrame in the kernel with {result.rows} rows"
+                + (" (truncated at the row cap)" if result.truncated else "")
+                + f"; columns: {', '.join(c['name'] for c in columns)}."
+            ),
+        }
+        return StepOutcome(
+            status="ok",
+            result=payload,
+            step_key=key,
+            artifacts=[(artifact, created)],
+            notebook_outputs=[_sample_output(name, result.rows, columns, result.sample)],
+        )
+
+    # ------------------------------------------------------------------ run_python
+
+    async def _run_python(self, args: dict[str, Any], ctx: CallContext, key: str | None) -> StepOutcome:
+        kernel = await self.runtime.kernel()
+        execution = await kernel.execute(args["code"], timeout=self.runtime.python_timeout_s)
+        note = None
+        if execution.status == "died":
+            note = "The kernel died while running this step; it was restarted and its datasets reloaded."
+            await self.runtime.restart_kernel()
+        elif execution.status == "timeout":
+            note = f"The step ran past {self.runtime.python_timeout_s:g} s and was interrupted."
+        made: list[tuple[Artifact, bool]] = []
+        if execution.status == "ok":
+            made = self._collect_outputs(execution, ctx, key)
+        payload: dict[str, Any] = {
+            "stdout": clip(execution.stdout),
+            "reused": False,
+            "artifacts": [{"id": a.artifact_id, "name": a.name, "type": a.type} for a, _ in made],
+        }
+        if execution.stderr:
+            payload["stderr"] = clip(execution.stderr, 1_000)
+        if execution.result is not None:
+            payload["result"] = clip(execution.result, 2_000)
+        if execution.error is not None:
+            payload["error"] = {"reason": "python_error", "message": execution.error.short()}
+        if note:
+            payload["error"] = {"reason": f"kernel_{execution.status}", "message": note}
+        status: Literal["ok", "error"] = "ok" if execution.status == "ok" else "error"
+        text_outputs = [o for o in execution.outputs if o.get("output_type") in ("stream", "error", "execute_result")]
+        return StepOutcome(
+            status=status, result=payload, step_key=key, artifacts=made, notebook_outputs=text_outputs
+        )
+
+    def _collect_outputs(self, execution: Any, ctx: CallContext, key: str | None) -> list[tuple[Artifact, bool]]:
+        made: list[tuple[Artifact, bool]] = []
+        for n, (mime, data) in enumerate(execution.images, start=1):
+            suffix = ".svg" if "svg" in mime else ".png"
+            made.append(
+                self.artifacts.add_bytes(
+                    data,
+                    thread_id=ctx.thread_id,
+                    name=f"{ctx.call_id}-figure-{n}{suffix}",
+                    type="image",
+                    mime=mime,
+                    producer="python",
+                    source_call_id=ctx.call_id,
+                    logical_key=key,
+                )
+            )
+        for rel in execution.new_files:
+            path = rel if Path(rel).is_absolute() else self.runtime.workdir / rel
+            kind, mime = _MIME_BY_SUFFIX.get(path.suffix.lower(), ("file", "application/octet-stream"))
+            made.append(
+                self.artifacts.add_file(
+                    path,
+                    thread_id=ctx.thread_id,
+                    name=str(Path(rel)),
+                    type=kind,  # type: ignore[arg-type]
+                    mime=mime,
+                    producer="python",
+                    source_call_id=ctx.call_id,
+                    logical_key=key,
+                )
+            )
+        return made
+
+
+def _json_safe(value: Any) -> Any:
+    """Values the JSON encoder can write (dates, decimals and the like become strings)."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def _sample_output(name: str, rows: int, columns: list[dict[str, str]], sample: list[dict[str, Any]]) -> dict[str, Any]:
+    """A notebook display of a dataset's first rows, as HTML and plain text."""
+    from html import escape
+
+    head = "".join(f"<th>{escape(c['name'])}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(r.get(c['name'])))}</td>" for c in columns) + "</tr>"
+        for r in sample
+    )
+    html = f"<p><code>{escape(name)}</code>: {rows} rows</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    text = f"{name}: {rows} rows x {len(columns)} columns"
+    return {"output_type": "display_data", "data": {"text/html": html, "text/plain": text}, "metadata": {}}

@@ -1,0 +1,201 @@
+"""The public entry point: run one turn of a thread, as the CLI and the server do.
+
+>>> AnalystConfig(workspace=".analyst").max_steps
+16
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from .agent.events import Event
+from .agent.llm import LLMClient
+from .agent.loop import AgentLoop, StepTrace, TurnSummary, TurnTrace
+from .agent.runtime import ThreadRuntime
+from .artifacts import ArtifactStore
+from .errors import ConfigError
+from .notebooks import trail
+from .sql import open_source
+from .workspace import Workspace
+
+DEFAULT_MODEL = "gpt-4o-mini"
+NO_MODEL_HINT = "set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers), or try `jupyter analyst demo`"
+
+
+class ModelSettings(BaseModel):
+    """Which OpenAI-compatible endpoint and model answer."""
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+
+    @classmethod
+    def resolve(
+        cls, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None
+    ) -> ModelSettings:
+        """Flags first, then ``OPENAI_*`` variables; a clear error when nothing is configured."""
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if api_key is None and base_url is None:
+            raise ConfigError("no model is configured", reason="no_model", hint=NO_MODEL_HINT)
+        # Local servers (vLLM, Ollama, llama.cpp) accept any key; the SDK insists on one.
+        return cls(
+            model=model or os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL,
+            base_url=base_url,
+            api_key=api_key or "not-needed",
+        )
+
+
+class AnalystConfig(BaseModel):
+    """Settings of the engine shared by the CLI and the server."""
+
+    workspace: Path | str = ".analyst"
+    max_steps: int = 16
+    history_messages: int = 20
+    query_timeout_s: float = 60.0
+    row_cap: int = 1_000_000
+    python_timeout_s: float = 120.0
+
+
+class TurnRequest(BaseModel):
+    """One prompt for one thread."""
+
+    prompt: str
+    source: str | None = None
+    thread_id: str | None = None
+    rerun: bool = False
+    user: str = "local"
+    notebook: Path | None = None
+
+
+async def run_turn(
+    request: TurnRequest,
+    *,
+    config: AnalystConfig,
+    model: ModelSettings,
+    on_event: Callable[[Event], Awaitable[None] | None] | None = None,
+) -> TurnSummary:
+    """Run one turn end to end: resolve the thread and source, loop, write the notebook."""
+    if not request.prompt.strip():
+        raise ConfigError("the prompt is empty", reason="empty_prompt", hint="pass --prompt TEXT")
+    workspace = Workspace(config.workspace)
+    try:
+        store = workspace.store
+        if request.thread_id:
+            thread = store.get_thread(request.thread_id, user=request.user)
+        else:
+            thread = None
+        spec = request.source or (thread.source if thread else None)
+        if not spec:
+            raise ConfigError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL")
+        source = open_source(spec)
+        if thread is None:
+            thread = store.create_thread(user=request.user, source=spec, title=request.prompt[:80])
+        elif thread.source != spec:
+            store.set_thread_source(thread.thread_id, spec)
+        runtime = ThreadRuntime(
+            thread_id=thread.thread_id,
+            source=source,
+            artifacts=workspace.artifacts,
+            workdir=workspace.thread_dir(thread.thread_id),
+            query_timeout_s=config.query_timeout_s,
+            row_cap=config.row_cap,
+            python_timeout_s=config.python_timeout_s,
+        )
+        llm = LLMClient(model=model.model, base_url=model.base_url, api_key=model.api_key)
+        loop = AgentLoop(
+            store=store,
+            runtime=runtime,
+            llm=llm,
+            model=model.model,
+            emit=on_event,
+            max_steps=config.max_steps,
+            history_messages=config.history_messages,
+        )
+        turn = store.start_turn(thread.thread_id, request.prompt)
+        try:
+            summary, trace = await loop.run(turn, rerun=request.rerun)
+        finally:
+            await runtime.close()
+            await llm.aclose()
+            source.close()
+        notebook = request.notebook or workspace.notebook_path(thread.thread_id)
+        write_turn_notebook(
+            notebook,
+            artifacts=workspace.artifacts,
+            thread_id=thread.thread_id,
+            source=spec,
+            model=model.model,
+            turn_number=turn.number,
+            turn_id=turn.turn_id,
+            prompt=request.prompt,
+            trace=trace,
+            summary=summary,
+        )
+        return summary.model_copy(update={"notebook": str(notebook)})
+    finally:
+        workspace.close()
+
+
+def write_turn_notebook(
+    path: Path,
+    *,
+    artifacts: ArtifactStore,
+    thread_id: str,
+    source: str,
+    model: str,
+    turn_number: int,
+    turn_id: str,
+    prompt: str,
+    trace: TurnTrace,
+    summary: TurnSummary,
+) -> Path:
+    """Append the turn's prompt, steps and answer to the thread's notebook."""
+    cells = [
+        trail.step_cell(
+            tool=step.tool,
+            arguments=step.arguments,
+            call_id=step.call_id,
+            step_key=step.outcome.step_key,
+            state=step.state,
+            reused=step.outcome.reused,
+            status=step.outcome.status,
+            artifact_ids=step.outcome.artifact_ids,
+            duration_s=step.outcome.duration_s,
+            outputs=_cell_outputs(step, artifacts),
+        )
+        for step in trace.steps
+    ]
+    return trail.append_turn(
+        path,
+        thread_id=thread_id,
+        source=source,
+        model=model,
+        turn_number=turn_number,
+        turn_id=turn_id,
+        prompt=prompt,
+        cells=cells,
+        answer=summary.answer,
+        status=summary.status,
+    )
+
+
+def _cell_outputs(step: StepTrace, artifacts: ArtifactStore) -> list[dict[str, Any]]:
+    outputs = list(step.outcome.notebook_outputs)
+    for artifact, _ in step.outcome.artifacts:
+        if artifact.type == "image" and artifact.mime == "image/png":
+            data = base64.b64encode(artifacts.read_bytes(artifact.artifact_id)).decode()
+            outputs.append(
+                {
+                    "output_type": "display_data",
+                    "data": {"image/png": data, "text/plain": f"<{artifact.name}>"},
+                    "metadata": {"jupyter_analyst": {"artifact_id": artifact.artifact_id}},
+                }
+            )
+    return outputs

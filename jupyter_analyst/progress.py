@@ -1,0 +1,94 @@
+"""A readable, line-oriented display of a turn's events for terminals and logs."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from .agent.events import (
+    AnswerReady,
+    ArtifactRecorded,
+    Event,
+    Guarded,
+    StateChanged,
+    TextDelta,
+    ToolCallStarted,
+    ToolResult,
+    TurnEnded,
+    TurnStarted,
+)
+from .agent.loop import TurnSummary
+
+
+def _short(text: str, width: int = 72) -> str:
+    """One line of at most ``width`` characters.
+
+    >>> _short("SELECT a\\nFROM t", 12)
+    'SELECT a ...'
+    """
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 4].rstrip() + " ..."
+
+
+class ProgressPrinter:
+    """Prints each event as it arrives; model text is streamed inline."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stderr
+        self._in_text = False
+
+    def _line(self, text: str) -> None:
+        if self._in_text:
+            self.out.write("\n")
+            self._in_text = False
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def __call__(self, event: Event) -> None:
+        match event:
+            case TurnStarted():
+                self._line(f"turn {event.turn_id} on thread {event.thread_id} (model: {event.model})")
+            case StateChanged():
+                self._line(f"  [{event.from_state or 'start'} -> {event.to_state}]")
+            case TextDelta():
+                if not self._in_text:
+                    self.out.write("  model: ")
+                    self._in_text = True
+                self.out.write(event.text.replace("\n", " "))
+                self.out.flush()
+            case ToolCallStarted():
+                detail = event.arguments.get("sql") or event.arguments.get("code") or ""
+                name = event.arguments.get("name") or event.arguments.get("table") or ""
+                self._line(f"  -> {event.tool} {name} {_short(str(detail))}".rstrip())
+            case ToolResult():
+                mark = {"ok": "ok", "error": "error", "refused": "refused"}[event.status]
+                how = "reused" if event.reused else f"{event.duration_s:.2f}s"
+                extra = ""
+                if "rows" in event.result:
+                    extra = f", {event.result['rows']} rows"
+                err = event.result.get("error")
+                if isinstance(err, dict):
+                    extra += f": {_short(str(err.get('message', '')), 100)}"
+                self._line(f"     {mark} ({how}{extra})")
+            case ArtifactRecorded():
+                verb = "new" if event.created else "existing"
+                self._line(f"     artifact {event.artifact_id} {event.artifact_type} {event.name} ({verb})")
+            case Guarded():
+                self._line(f"     guard {event.reason}: {event.message}")
+            case AnswerReady():
+                pass
+            case TurnEnded():
+                self._line(f"turn {event.status}" + (f": {event.message}" if event.message else ""))
+
+
+def print_summary(summary: TurnSummary, out: TextIO | None = None) -> None:
+    """The answer and the turn's counts, for people."""
+    out = out or sys.stdout
+    calls, arts = summary.tool_calls, summary.artifacts
+    out.write(f"\n{summary.answer}\n\n")
+    out.write(
+        f"steps: {calls['executed']} executed, {calls['reused']} reused, {calls['blocked']} blocked; "
+        f"artifacts: {arts['created']} created, {arts['reused']} reused, {arts['total']} in the inventory\n"
+        f"states: {' -> '.join(summary.transitions)}\n"
+        f"thread: {summary.thread_id}   notebook: {summary.notebook}\n"
+    )

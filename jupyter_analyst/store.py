@@ -1,0 +1,287 @@
+"""Threads, turns, messages and events, persisted in the workspace's SQLite file.
+
+Messages and events are append-only: rows are inserted, never updated or deleted. An
+event's sequence number is assigned inside the transaction that stores it, so numbers are
+unique and gap-free per thread and an event exists on disk before anyone is shown it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from .agent.events import Event, parse_event, utc_now
+from .errors import ConfigError, StorageError
+
+TurnStatus = Literal["running", "completed", "error", "interrupted"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+    thread_id  TEXT PRIMARY KEY,
+    user       TEXT NOT NULL,
+    title      TEXT,
+    source     TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS turns (
+    turn_id    TEXT PRIMARY KEY,
+    thread_id  TEXT NOT NULL REFERENCES threads(thread_id),
+    number     INTEGER NOT NULL,
+    prompt     TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    answer     TEXT,
+    started_at TEXT NOT NULL,
+    ended_at   TEXT,
+    UNIQUE (thread_id, number)
+);
+CREATE TABLE IF NOT EXISTS messages (
+    message_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    thread_id  TEXT NOT NULL REFERENCES threads(thread_id),
+    turn_id    TEXT NOT NULL,
+    role       TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_thread ON messages(thread_id, message_id);
+CREATE TABLE IF NOT EXISTS events (
+    thread_id  TEXT NOT NULL REFERENCES threads(thread_id),
+    seq        INTEGER NOT NULL,
+    turn_id    TEXT NOT NULL,
+    type       TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+);
+"""
+
+
+class Thread(BaseModel):
+    """One conversation about one data source."""
+
+    thread_id: str
+    user: str
+    title: str | None = None
+    source: str | None = None
+    created_at: str
+
+
+class Turn(BaseModel):
+    """One prompt and everything done to answer it."""
+
+    turn_id: str
+    thread_id: str
+    number: int
+    prompt: str
+    status: TurnStatus
+    answer: str | None = None
+    started_at: str
+    ended_at: str | None = None
+
+
+def new_id(prefix: str) -> str:
+    """A short random id with a readable prefix, e.g. ``thr_1f2e3d4c5b6a7980``."""
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+def connect(db_path: Path) -> sqlite3.Connection:
+    """Open the workspace database in WAL mode, safe to share between threads under a lock."""
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None, timeout=30)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except (OSError, sqlite3.Error) as exc:
+        raise StorageError(f"cannot open the workspace database {db_path}: {exc}") from exc
+    return conn
+
+
+class ThreadStore:
+    """Threads, turns, messages and events of one workspace."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = Path(db_path)
+        self._conn = connect(self.db_path)
+        self._lock = threading.RLock()
+        with self._lock:
+            self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Cursor]:
+        # BEGIN IMMEDIATE takes the write lock up front, so two processes appending events
+        # to the same thread cannot both read the same max(seq).
+        with self._lock:
+            cur = self._conn.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    cur.execute("ROLLBACK")
+                raise
+            finally:
+                cur.close()
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            cur = self._conn.cursor()
+            cur.row_factory = sqlite3.Row
+            try:
+                return cur.execute(sql, params).fetchall()
+            finally:
+                cur.close()
+
+    # ------------------------------------------------------------------ threads
+
+    def create_thread(
+        self, *, user: str = "local", source: str | None = None, title: str | None = None
+    ) -> Thread:
+        """Start a new, empty thread owned by ``user``."""
+        thread = Thread(
+            thread_id=new_id("thr"), user=user, title=title, source=source, created_at=utc_now()
+        )
+        with self._tx() as cur:
+            cur.execute(
+                "INSERT INTO threads VALUES (?, ?, ?, ?, ?)",
+                (thread.thread_id, thread.user, thread.title, thread.source, thread.created_at),
+            )
+        return thread
+
+    def get_thread(self, thread_id: str, *, user: str | None = None) -> Thread:
+        """The thread, if it exists and (when ``user`` is given) belongs to that user."""
+        rows = self._query("SELECT * FROM threads WHERE thread_id = ?", (thread_id,))
+        if not rows or (user is not None and rows[0]["user"] != user):
+            raise ConfigError(
+                f"unknown thread {thread_id!r}",
+                reason="thread_not_found",
+                hint="list threads with `jupyter analyst threads`, or omit --thread to start one",
+            )
+        return Thread(**dict(rows[0]))
+
+    def list_threads(self, *, user: str | None = None) -> list[Thread]:
+        """Threads, newest first, optionally only those of one user."""
+        if user is None:
+            rows = self._query("SELECT * FROM threads ORDER BY created_at DESC, rowid DESC")
+        else:
+            rows = self._query(
+                "SELECT * FROM threads WHERE user = ? ORDER BY created_at DESC, rowid DESC", (user,)
+            )
+        return [Thread(**dict(r)) for r in rows]
+
+    def set_thread_source(self, thread_id: str, source: str) -> None:
+        """Remember the data source a thread was last run against."""
+        with self._tx() as cur:
+            cur.execute("UPDATE threads SET source = ? WHERE thread_id = ?", (source, thread_id))
+
+    # ------------------------------------------------------------------ turns
+
+    def start_turn(self, thread_id: str, prompt: str) -> Turn:
+        """Open a new turn; turns left running by a dead process are marked interrupted."""
+        with self._tx() as cur:
+            cur.execute(
+                "UPDATE turns SET status = 'interrupted', ended_at = ? "
+                "WHERE thread_id = ? AND status = 'running'",
+                (utc_now(), thread_id),
+            )
+            (number,) = cur.execute(
+                "SELECT COALESCE(MAX(number), 0) + 1 FROM turns WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+            turn = Turn(
+                turn_id=new_id("turn"),
+                thread_id=thread_id,
+                number=number,
+                prompt=prompt,
+                status="running",
+                started_at=utc_now(),
+            )
+            cur.execute(
+                "INSERT INTO turns (turn_id, thread_id, number, prompt, status, started_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (turn.turn_id, thread_id, number, prompt, turn.status, turn.started_at),
+            )
+        return turn
+
+    def end_turn(self, turn_id: str, status: TurnStatus, *, answer: str | None = None) -> None:
+        """Close a turn with its final status and answer."""
+        with self._tx() as cur:
+            cur.execute(
+                "UPDATE turns SET status = ?, answer = ?, ended_at = ? WHERE turn_id = ?",
+                (status, answer, utc_now(), turn_id),
+            )
+
+    def turns(self, thread_id: str) -> list[Turn]:
+        """The thread's turns in order."""
+        rows = self._query("SELECT * FROM turns WHERE thread_id = ? ORDER BY number", (thread_id,))
+        return [Turn(**dict(r)) for r in rows]
+
+    # ------------------------------------------------------------------ messages
+
+    def append_message(self, thread_id: str, turn_id: str, message: dict[str, Any]) -> int:
+        """Append one chat message (an OpenAI-style dict); returns its id."""
+        with self._tx() as cur:
+            cur.execute(
+                "INSERT INTO messages (thread_id, turn_id, role, body, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (thread_id, turn_id, message["role"], json.dumps(message), utc_now()),
+            )
+            return int(cur.lastrowid or 0)
+
+    def messages(self, thread_id: str, *, last: int | None = None) -> list[dict[str, Any]]:
+        """The thread's messages in order, or only the last ``last`` of them."""
+        if last is None:
+            rows = self._query(
+                "SELECT body FROM messages WHERE thread_id = ? ORDER BY message_id", (thread_id,)
+            )
+        else:
+            rows = self._query(
+                "SELECT body FROM (SELECT message_id, body FROM messages WHERE thread_id = ? "
+                "ORDER BY message_id DESC LIMIT ?) ORDER BY message_id",
+                (thread_id, last),
+            )
+        return [json.loads(r["body"]) for r in rows]
+
+    # ------------------------------------------------------------------ events
+
+    def append_event(self, event: Event) -> Event:
+        """Persist an event, assigning its sequence number; returns the stored event."""
+        with self._tx() as cur:
+            (seq,) = cur.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE thread_id = ?",
+                (event.thread_id,),
+            ).fetchone()
+            stored = event.model_copy(update={"seq": seq})
+            cur.execute(
+                "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
+                (stored.thread_id, seq, stored.turn_id, stored.type, stored.model_dump_json()),
+            )
+        return stored
+
+    def events(
+        self, thread_id: str, *, after: int = 0, turn_id: str | None = None
+    ) -> list[Event]:
+        """The thread's events with a sequence number above ``after``, in order."""
+        if turn_id is None:
+            rows = self._query(
+                "SELECT body FROM events WHERE thread_id = ? AND seq > ? ORDER BY seq",
+                (thread_id, after),
+            )
+        else:
+            rows = self._query(
+                "SELECT body FROM events WHERE thread_id = ? AND seq > ? AND turn_id = ? "
+                "ORDER BY seq",
+                (thread_id, after, turn_id),
+            )
+        return [parse_event(r["body"]) for r in rows]

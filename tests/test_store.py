@@ -1,0 +1,101 @@
+"""Threads, turns, messages and events: append-only, ordered, isolated per user."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from jupyter_analyst.agent.events import StateChanged, TextDelta, parse_event
+from jupyter_analyst.errors import ConfigError
+from jupyter_analyst.store import ThreadStore
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ThreadStore(tmp_path / "a.sqlite3")
+    yield s
+    s.close()
+
+
+def test_events_numbered_in_order_per_thread(store):
+    a = store.create_thread(user="ann")
+    b = store.create_thread(user="bob")
+    for i in range(3):
+        e = store.append_event(TextDelta(thread_id=a.thread_id, turn_id="t", text=str(i)))
+        assert e.seq == i + 1
+    assert store.append_event(TextDelta(thread_id=b.thread_id, turn_id="t", text="x")).seq == 1
+    assert [e.text for e in store.events(a.thread_id)] == ["0", "1", "2"]
+    assert [e.seq for e in store.events(a.thread_id, after=1)] == [2, 3]
+
+
+def test_events_survive_reopen_and_round_trip(tmp_path):
+    s = ThreadStore(tmp_path / "a.sqlite3")
+    t = s.create_thread()
+    s.append_event(StateChanged(thread_id=t.thread_id, turn_id="x", from_state=None, to_state="planning"))
+    s.close()
+    again = ThreadStore(tmp_path / "a.sqlite3")
+    (event,) = again.events(t.thread_id)
+    assert isinstance(event, StateChanged) and event.to_state == "planning" and event.seq == 1
+    assert parse_event(event.model_dump_json()) == event
+
+
+def test_sequence_numbers_unique_across_processes(tmp_path):
+    db = tmp_path / "a.sqlite3"
+    s = ThreadStore(db)
+    t = s.create_thread()
+    code = (
+        "import sys; from jupyter_analyst.store import ThreadStore;"
+        "from jupyter_analyst.agent.events import TextDelta;"
+        "s = ThreadStore(sys.argv[1]);"
+        "[s.append_event(TextDelta(thread_id=sys.argv[2], turn_id='p', text='x')) for _ in range(40)]"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(db), t.thread_id]) for _ in range(3)]
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    seqs = [e.seq for e in s.events(t.thread_id)]
+    assert seqs == list(range(1, 121))
+
+
+def test_messages_append_only_and_windowed(store):
+    t = store.create_thread()
+    turn = store.start_turn(t.thread_id, "hi")
+    for i in range(5):
+        store.append_message(t.thread_id, turn.turn_id, {"role": "user", "content": f"m{i}"})
+    assert [m["content"] for m in store.messages(t.thread_id)] == [f"m{i}" for i in range(5)]
+    assert [m["content"] for m in store.messages(t.thread_id, last=2)] == ["m3", "m4"]
+
+
+def test_threads_isolated_per_user(store):
+    a = store.create_thread(user="ann")
+    store.create_thread(user="bob")
+    assert [t.thread_id for t in store.list_threads(user="ann")] == [a.thread_id]
+    assert store.get_thread(a.thread_id, user="ann").user == "ann"
+    with pytest.raises(ConfigError) as info:
+        store.get_thread(a.thread_id, user="bob")
+    assert info.value.reason == "thread_not_found"
+
+
+def test_unknown_thread_has_a_hint(store):
+    with pytest.raises(ConfigError) as info:
+        store.get_thread("thr_nope")
+    assert "unknown thread" in info.value.message and info.value.hint
+
+
+def test_a_turn_left_running_is_marked_interrupted(store):
+    t = store.create_thread()
+    cut = store.start_turn(t.thread_id, "first")  # its process "died": never ended
+    nxt = store.start_turn(t.thread_id, "continue")
+    turns = {x.turn_id: x for x in store.turns(t.thread_id)}
+    assert turns[cut.turn_id].status == "interrupted"
+    assert turns[nxt.turn_id].status == "running" and nxt.number == 2
+    store.end_turn(nxt.turn_id, "completed", answer="done")
+    assert store.turns(t.thread_id)[1].answer == "done"
+
+
+def test_message_bodies_are_json(store, tmp_path):
+    t = store.create_thread()
+    turn = store.start_turn(t.thread_id, "q")
+    msg = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+           "function": {"name": "run_sql", "arguments": json.dumps({"sql": "SELECT 1"})}}]}
+    store.append_message(t.thread_id, turn.turn_id, msg)
+    assert store.messages(t.thread_id) == [msg]
