@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ class TurnSummary(BaseModel):
     tool_calls: dict[str, int]
     artifacts: dict[str, int]
     counters: dict[str, int]
+    timings: dict[str, float] = {}
     notebook: str | None = None
     error: dict[str, Any] | None = None
 
@@ -145,6 +147,8 @@ class AgentLoop:
         await self.emit(turn, StateChanged(from_state=None, to_state="planning"))
         answer = ""
         error: AnalystError | None = None
+        started = time.perf_counter()
+        llm_s = 0.0
         try:
             for step in range(self.max_steps + 1):
                 if machine.state == "error":
@@ -155,11 +159,13 @@ class AgentLoop:
                         turn, counters, "step_limit_reached",
                         f"stopped after {self.max_steps} model calls; asking for an answer", None,
                     )
+                asked = time.perf_counter()
                 reply = await self.llm.complete(
                     [self._system(turn), *conversation],
                     [] if final_call else TOOLS,
                     on_text=lambda text: self.emit(turn, TextDelta(text=text)),
                 )
+                llm_s += time.perf_counter() - asked
                 if not reply.tool_calls or final_call:
                     answer = reply.text.strip()
                     break
@@ -217,6 +223,7 @@ class AgentLoop:
             },
             artifacts={"created": len(trace.created), "reused": len(trace.reused), "total": total},
             counters=dict(counters),
+            timings={"total_s": round(time.perf_counter() - started, 4), "llm_s": round(llm_s, 4)},
             error=None if error is None else error.to_dict(),
         )
         return summary, trace

@@ -1,0 +1,29 @@
+"""SQL: data sources, the read-only guard, canonical queries and the query runner.
+
+SQL never runs inside the kernel: it runs here, and its results enter the kernel as
+Parquet artifacts.
+"""
+
+from .guard import check_read_only
+from .model import ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
+from .prepare import canonical_sql, nearest, prepare_query
+from .runner import QueryRunner
+from .sources import DataSource, DuckDBSource, SQLAlchemySource, open_source, register_source
+
+__all__ = [
+    "ColumnInfo",
+    "DataSource",
+    "DuckDBSource",
+    "PreparedQuery",
+    "QueryResult",
+    "QueryRunner",
+    "SQLAlchemySource",
+    "TableDescription",
+    "TableInfo",
+    "canonical_sql",
+    "check_read_only",
+    "nearest",
+    "open_source",
+    "prepare_query",
+    "register_source",
+]

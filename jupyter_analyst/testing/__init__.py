@@ -1,0 +1,9 @@
+"""Testing aids shipped with the package: a scripted OpenAI-compatible model server.
+
+The demo, our tests and anyone else's can drive the real ``openai`` SDK path offline.
+"""
+
+from .script import LABEL, Script, ScriptedCall, ScriptedTurn, Step, load_script
+from .server import MODEL_NAME, ScriptedModelServer
+
+__all__ = ["LABEL", "MODEL_NAME", "Script", "ScriptedCall", "ScriptedModelServer", "ScriptedTurn", "Step", "load_script"]

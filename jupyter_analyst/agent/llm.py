@@ -1,0 +1,200 @@
+"""The model: streamed chat completions through the ``openai`` SDK, any compatible server.
+
+Servers disagree on how they stream tool calls: some send a call's id only in its first
+chunk, some repeat it, some change it halfway, some never send one. Calls are therefore
+assembled by their ``index`` and reconciled by id (the first id seen wins).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+from pydantic import BaseModel
+
+from ..errors import ModelError
+
+TextSink = Callable[[str], Awaitable[None] | None]
+
+
+class ToolCall(BaseModel):
+    """One tool call as the model sent it (arguments still raw text)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+class ModelReply(BaseModel):
+    """One complete reply: its text and its tool calls."""
+
+    text: str
+    tool_calls: list[ToolCall]
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+
+
+@dataclass
+class _Partial:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+class ToolCallAssembler:
+    """Builds whole tool calls from streamed deltas.
+
+    >>> a = ToolCallAssembler()
+    >>> a.feed([{"index": 0, "id": "call_1", "function": {"name": "run_sql", "arguments": '{"sql": '}}])
+    >>> a.feed([{"index": 0, "id": "other", "function": {"arguments": '"SELECT 1"}'}}])
+    >>> a.calls()
+    [ToolCall(id='call_1', name='run_sql', arguments='{"sql": "SELECT 1"}')]
+    """
+
+    def __init__(self) -> None:
+        self._by_index: dict[int, _Partial] = {}
+        self._index_of_id: dict[str, int] = {}
+        self._last_index: int | None = None
+
+    def feed(self, deltas: Iterable[Any] | None) -> None:
+        """Add the ``tool_calls`` items of one chunk's delta."""
+        for delta in deltas or ():
+            index = _get(delta, "index")
+            call_id = _get(delta, "id") or ""
+            if index is None:
+                # No index: a known id says where it belongs, else it continues the last call.
+                if call_id and call_id in self._index_of_id:
+                    index = self._index_of_id[call_id]
+                elif call_id or self._last_index is None:
+                    index = len(self._by_index)
+                else:
+                    index = self._last_index
+            partial = self._by_index.setdefault(int(index), _Partial())
+            self._last_index = int(index)
+            if call_id and not partial.id:
+                partial.id = call_id
+                self._index_of_id[call_id] = int(index)
+            function = _get(delta, "function")
+            if function is not None:
+                name = _get(function, "name")
+                if name:
+                    # Most servers send the name once; a few send it in pieces.
+                    partial.name = name if not partial.name or partial.name == name else partial.name + name
+                arguments = _get(function, "arguments")
+                if arguments:
+                    partial.arguments.append(arguments)
+
+    def calls(self) -> list[ToolCall]:
+        """The assembled calls in index order; a call that never got an id gets ``call_<n>``."""
+        out = []
+        used = {p.id for p in self._by_index.values() if p.id}
+        for n, index in enumerate(sorted(self._by_index)):
+            partial = self._by_index[index]
+            if not partial.name:
+                continue
+            call_id = partial.id
+            if not call_id:
+                call_id = f"call_{n}"
+                while call_id in used:
+                    call_id += "_"
+                used.add(call_id)
+            out.append(ToolCall(id=call_id, name=partial.name.strip(), arguments="".join(partial.arguments)))
+        return out
+
+
+class LLMClient:
+    """Streamed chat completions against one OpenAI-compatible endpoint."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 2,
+    ) -> None:
+        self.model = model
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
+        )
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint, for messages."""
+        return str(self._client.base_url)
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        on_text: TextSink | None = None,
+    ) -> ModelReply:
+        """One streamed completion; text pieces go to ``on_text`` as they arrive.
+
+        Raises:
+            ModelError: the endpoint could not be reached or answered with an error.
+        """
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            kwargs["tools"] = tools
+        text: list[str] = []
+        assembler = ToolCallAssembler()
+        finish: str | None = None
+        usage: dict[str, Any] | None = None
+        try:
+            stream = await self._client.chat.completions.create(**kwargs)
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    usage = chunk.usage.model_dump()
+                for choice in chunk.choices or ():
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        text.append(delta.content)
+                        if on_text is not None:
+                            maybe = on_text(delta.content)
+                            if inspect.isawaitable(maybe):
+                                await maybe
+                    if delta is not None and delta.tool_calls:
+                        assembler.feed(delta.tool_calls)
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except openai.APIStatusError as exc:
+            raise ModelError(
+                f"model endpoint {self.base_url} answered {exc.status_code}: {_message(exc)}",
+                hint="check the model name, the API key and OPENAI_BASE_URL",
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise ModelError(
+                f"cannot reach the model endpoint {self.base_url}: {exc}",
+                hint="is the server running? set OPENAI_BASE_URL, or try `jupyter analyst demo`",
+            ) from exc
+        except openai.OpenAIError as exc:
+            raise ModelError(f"the model call failed: {exc}") from exc
+        return ModelReply(text="".join(text), tool_calls=assembler.calls(), finish_reason=finish, usage=usage)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.close()
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return str(exc.message)

@@ -1,0 +1,268 @@
+"""The artifact inventory and the step ledger, in the workspace's SQLite file."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import StorageError
+from .blobs import BlobStore
+from .deterministic import normalise_bytes
+from .fingerprints import sha256_bytes, sha256_file
+from .model import Artifact, ArtifactNotFound, ArtifactType, Producer, StepRecord
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS artifacts (
+    artifact_id    TEXT PRIMARY KEY,
+    thread_id      TEXT NOT NULL,
+    name           TEXT NOT NULL,
+    type           TEXT NOT NULL,
+    mime           TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    source_call_id TEXT,
+    producer       TEXT NOT NULL,
+    logical_key    TEXT,
+    fingerprint    TEXT NOT NULL,
+    size           INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS artifacts_by_thread ON artifacts(thread_id, fingerprint);
+CREATE TABLE IF NOT EXISTS steps (
+    thread_id    TEXT NOT NULL,
+    step_key     TEXT NOT NULL,
+    tool         TEXT NOT NULL,
+    call_id      TEXT NOT NULL,
+    turn_id      TEXT NOT NULL,
+    arguments    TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    result       TEXT NOT NULL,
+    artifact_ids TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    duration_s   REAL NOT NULL,
+    PRIMARY KEY (thread_id, step_key)
+);
+"""
+
+_COLUMNS = (
+    "artifact_id, thread_id, name, type, mime, created_at, source_call_id, producer, "
+    "logical_key, fingerprint, size"
+)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class ArtifactStore:
+    """Content-addressed blobs plus the inventory rows that name them, per thread."""
+
+    def __init__(self, db_path: Path, blob_root: Path) -> None:
+        self.blobs = BlobStore(blob_root)
+        self._lock = threading.RLock()
+        try:
+            Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open the inventory {db_path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Cursor]:
+        with self._lock:
+            cur = self._conn.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    cur.execute("ROLLBACK")
+                raise
+            finally:
+                cur.close()
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    # ------------------------------------------------------------------ adding
+
+    def add_bytes(
+        self,
+        data: bytes,
+        *,
+        thread_id: str,
+        name: str,
+        type: ArtifactType,
+        mime: str,
+        producer: Producer,
+        source_call_id: str | None = None,
+        logical_key: str | None = None,
+    ) -> tuple[Artifact, bool]:
+        """Store bytes as an artifact of the thread; ``(artifact, created)``.
+
+        An artifact of the same type and content already in the thread is returned as it
+        is (``created`` False): equivalent artifacts are stored once.
+        """
+        data = normalise_bytes(data, mime)
+        fingerprint = sha256_bytes(data)
+        existing = self._equivalent(thread_id, fingerprint, type)
+        if existing is not None:
+            return existing, False
+        self.blobs.put_bytes(fingerprint, data)
+        return self._insert(thread_id, name, type, mime, producer, source_call_id, logical_key, fingerprint, len(data))
+
+    def add_file(
+        self,
+        src: Path,
+        *,
+        thread_id: str,
+        name: str,
+        type: ArtifactType,
+        mime: str,
+        producer: Producer,
+        source_call_id: str | None = None,
+        logical_key: str | None = None,
+        move: bool = False,
+    ) -> tuple[Artifact, bool]:
+        """Store a file as an artifact of the thread; ``(artifact, created)``.
+
+        Formats with time stamps (PNG, PDF) are normalised first; other files are hashed
+        streaming and moved (or copied) into the blob store without being read whole.
+        """
+        src = Path(src)
+        if mime in ("image/png", "application/pdf"):
+            return self.add_bytes(
+                src.read_bytes(), thread_id=thread_id, name=name, type=type, mime=mime,
+                producer=producer, source_call_id=source_call_id, logical_key=logical_key,
+            )
+        fingerprint = sha256_file(src)
+        size = src.stat().st_size
+        existing = self._equivalent(thread_id, fingerprint, type)
+        if existing is not None:
+            return existing, False
+        self.blobs.put_file(fingerprint, src, move=move)
+        return self._insert(thread_id, name, type, mime, producer, source_call_id, logical_key, fingerprint, size)
+
+    def _equivalent(self, thread_id: str, fingerprint: str, type: str) -> Artifact | None:
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM artifacts WHERE thread_id = ? AND fingerprint = ? AND type = ? "
+            "ORDER BY rowid LIMIT 1",
+            (thread_id, fingerprint, type),
+        )
+        return _artifact(rows[0]) if rows else None
+
+    def _insert(self, thread_id, name, type, mime, producer, source_call_id, logical_key, fingerprint, size):
+        artifact = Artifact(
+            artifact_id=f"art_{uuid.uuid4().hex[:16]}",
+            thread_id=thread_id,
+            name=name,
+            type=type,
+            mime=mime,
+            created_at=_now(),
+            source_call_id=source_call_id,
+            producer=producer,
+            logical_key=logical_key,
+            fingerprint=fingerprint,
+            size=size,
+        )
+        with self._tx() as cur:
+            # Another process may have added the same content meanwhile: check again
+            # inside the write lock.
+            row = cur.execute(
+                f"SELECT {_COLUMNS} FROM artifacts WHERE thread_id = ? AND fingerprint = ? AND type = ? LIMIT 1",
+                (thread_id, fingerprint, type),
+            ).fetchone()
+            if row is not None:
+                return _artifact(row), False
+            cur.execute(
+                f"INSERT INTO artifacts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                tuple(artifact.model_dump().values()),
+            )
+        return artifact, True
+
+    # ------------------------------------------------------------------ reading
+
+    def get(self, artifact_id: str) -> Artifact:
+        """The artifact with this id."""
+        rows = self._rows(f"SELECT {_COLUMNS} FROM artifacts WHERE artifact_id = ?", (artifact_id,))
+        if not rows:
+            raise ArtifactNotFound(f"no artifact {artifact_id!r}", hint="list them with `jupyter analyst artifacts list`")
+        return _artifact(rows[0])
+
+    def list(self, thread_id: str, *, type: str | None = None, name: str | None = None) -> list[Artifact]:
+        """The thread's artifacts in the order they were made, optionally filtered."""
+        sql = f"SELECT {_COLUMNS} FROM artifacts WHERE thread_id = ?"
+        params: list[Any] = [thread_id]
+        if type:
+            sql += " AND type = ?"
+            params.append(type)
+        if name:
+            sql += " AND name LIKE ?"
+            params.append(f"%{name}%")
+        return [_artifact(r) for r in self._rows(sql + " ORDER BY rowid", tuple(params))]
+
+    def count(self, thread_id: str | None = None) -> int:
+        """How many artifacts the thread (or the whole workspace) has."""
+        if thread_id is None:
+            return int(self._rows("SELECT COUNT(*) FROM artifacts")[0][0])
+        return int(self._rows("SELECT COUNT(*) FROM artifacts WHERE thread_id = ?", (thread_id,))[0][0])
+
+    def blob_path(self, artifact: Artifact | str) -> Path:
+        """The file holding an artifact's bytes (from the artifact or its fingerprint)."""
+        fingerprint = artifact.fingerprint if isinstance(artifact, Artifact) else artifact
+        return self.blobs.path(fingerprint)
+
+    def read_bytes(self, artifact_id: str) -> bytes:
+        """An artifact's bytes."""
+        return self.blob_path(self.get(artifact_id)).read_bytes()
+
+    # ------------------------------------------------------------------ the step ledger
+
+    def record_step(self, step: StepRecord) -> None:
+        """Remember an executed step; the first record of a key is kept."""
+        with self._tx() as cur:
+            cur.execute(
+                "INSERT OR IGNORE INTO steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    step.thread_id, step.step_key, step.tool, step.call_id, step.turn_id,
+                    json.dumps(step.arguments), step.status, json.dumps(step.result, default=str),
+                    json.dumps(step.artifact_ids), step.created_at, step.duration_s,
+                ),
+            )
+
+    def find_step(self, thread_id: str, step_key: str) -> StepRecord | None:
+        """The recorded step with this key, if any."""
+        rows = self._rows("SELECT * FROM steps WHERE thread_id = ? AND step_key = ?", (thread_id, step_key))
+        return _step(rows[0]) if rows else None
+
+    def steps(self, thread_id: str) -> list[StepRecord]:
+        """The thread's recorded steps in execution order."""
+        return [_step(r) for r in self._rows("SELECT * FROM steps WHERE thread_id = ? ORDER BY rowid", (thread_id,))]
+
+
+def _artifact(row: tuple[Any, ...]) -> Artifact:
+    keys = [c.strip() for c in _COLUMNS.split(",")]
+    return Artifact(**dict(zip(keys, row, strict=True)))
+
+
+def _step(row: tuple[Any, ...]) -> StepRecord:
+    (thread_id, key, tool, call_id, turn_id, arguments, status, result, artifact_ids, created_at, duration) = row
+    return StepRecord(
+        thread_id=thread_id, step_key=key, tool=tool, call_id=call_id, turn_id=turn_id,
+        arguments=json.loads(arguments), status=status, result=json.loads(result),
+        artifact_ids=json.loads(artifact_ids), created_at=created_at, duration_s=duration,
+    )

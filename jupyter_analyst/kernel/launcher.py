@@ -1,0 +1,50 @@
+"""The seam where a kernel is started: locally here; a sandbox or a server's manager later."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from jupyter_client.manager import AsyncKernelManager
+
+
+class KernelLauncher(Protocol):
+    """Starts a kernel and gives back its manager and a connected client."""
+
+    async def launch(self, kernel_name: str, cwd: Path, env: Mapping[str, str]) -> tuple[Any, Any]: ...
+
+    async def stop(self, manager: Any) -> None: ...
+
+
+class LocalKernelLauncher:
+    """A kernel process on this machine through ``AsyncKernelManager``."""
+
+    def __init__(self, ready_timeout: float = 60.0) -> None:
+        self.ready_timeout = ready_timeout
+
+    async def launch(self, kernel_name: str, cwd: Path, env: Mapping[str, str]) -> tuple[Any, Any]:
+        # ZMQ over Unix sockets, not TCP: nothing listens on the network. Socket paths
+        # are limited to ~100 bytes, hence a short folder of their own under /tmp.
+        sockets = tempfile.mkdtemp(prefix="ja-k-")
+        manager = AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=f"{sockets}/k")
+        manager.connection_file = f"{sockets}/connection.json"
+        manager._analyst_sockets = sockets  # removed on stop
+        await manager.start_kernel(cwd=str(cwd), env=dict(env))
+        client = manager.client()
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=self.ready_timeout)
+        except BaseException:
+            client.stop_channels()
+            await self.stop(manager)
+            raise
+        return manager, client
+
+    async def stop(self, manager: Any) -> None:
+        try:
+            await manager.shutdown_kernel(now=True)
+        finally:
+            shutil.rmtree(getattr(manager, "_analyst_sockets", ""), ignore_errors=True)

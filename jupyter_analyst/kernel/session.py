@@ -1,0 +1,346 @@
+"""A kernel session: one ipykernel for one thread, driven through jupyter_client's async API."""
+
+from __future__ import annotations
+
+import asyncio
+import keyword
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ..errors import InvalidArguments, KernelError
+from .launcher import KernelLauncher, LocalKernelLauncher
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: How often a silent kernel is checked for being alive while waiting for output.
+_LIVENESS_POLL_S = 0.5
+
+SETUP_CODE = """\
+import pandas as pd
+import matplotlib
+try:
+    get_ipython().run_line_magic("matplotlib", "inline")
+except Exception:
+    pass
+import matplotlib.pyplot as plt
+plt.rcParams["figure.dpi"] = 100
+plt.rcParams["savefig.dpi"] = 100
+plt.rcParams["svg.hashsalt"] = "jupyter-analyst"
+try:
+    from matplotlib_inline.backend_inline import set_matplotlib_formats
+    set_matplotlib_formats("png")
+except Exception:
+    pass
+"""
+
+
+class ErrorInfo(BaseModel):
+    """An exception raised by the code."""
+
+    ename: str
+    evalue: str
+    traceback: list[str] = []
+
+    def short(self, lines: int = 6) -> str:
+        """The error and the last lines of its traceback, without colour codes."""
+        tail = [t for t in self.traceback[-lines:] if t.strip()]
+        head = f"{self.ename}: {self.evalue}"
+        return head if not tail else head + "\n" + "\n".join(tail)
+
+
+class ExecutionResult(BaseModel):
+    """Everything one execution produced."""
+
+    status: Literal["ok", "error", "timeout", "died"]
+    stdout: str = ""
+    stderr: str = ""
+    result: str | None = None
+    outputs: list[dict[str, Any]] = []
+    images: list[tuple[str, bytes]] = []
+    new_files: list[Path] = []
+    error: ErrorInfo | None = None
+    elapsed_s: float = 0.0
+    execution_count: int | None = None
+
+
+def _snapshot(folder: Path) -> dict[Path, tuple[int, int]]:
+    out = {}
+    if folder.is_dir():
+        for path in folder.rglob("*"):
+            if path.is_file() and not path.name.startswith("."):
+                st = path.stat()
+                out[path] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+class _Capped:
+    """A text buffer that keeps at most ``cap`` characters and counts the rest."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.parts: list[str] = []
+        self.size = 0
+        self.dropped = 0
+
+    def add(self, text: str) -> str:
+        room = self.cap - self.size
+        kept = text[: max(room, 0)]
+        self.dropped += len(text) - len(kept)
+        if kept:
+            self.parts.append(kept)
+            self.size += len(kept)
+        return kept
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.dropped:
+            out += f"\n[output truncated: {self.dropped} characters not shown]"
+        return out
+
+
+class KernelSession:
+    """One kernel for one thread; an async context manager owns its life."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        launcher: KernelLauncher | None = None,
+        kernel_name: str = "python3",
+        startup_timeout: float = 60.0,
+        output_cap: int = 1_000_000,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.outputs_dir = self.workdir / "outputs"
+        self.outputs_dir.mkdir(parents=True, exist_ok=True)
+        self.launcher = launcher or LocalKernelLauncher()
+        self.kernel_name = kernel_name
+        self.startup_timeout = startup_timeout
+        self.output_cap = output_cap
+        self.env = dict(env) if env is not None else kernel_environment()
+        self._manager: Any = None
+        self._client: Any = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def is_started(self) -> bool:
+        """Whether a kernel has been started and not shut down."""
+        return self._client is not None
+
+    async def __aenter__(self) -> KernelSession:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()
+
+    async def start(self) -> None:
+        """Start the kernel and run the set-up cell (no-op when started)."""
+        if self.is_started:
+            return
+        try:
+            self._manager, self._client = await asyncio.wait_for(
+                self.launcher.launch(self.kernel_name, self.workdir, self.env), self.startup_timeout
+            )
+        except (TimeoutError, asyncio.TimeoutError) as exc:
+            raise KernelError(f"the kernel did not start within {self.startup_timeout:g} s") from exc
+        except KernelError:
+            raise
+        except Exception as exc:
+            raise KernelError(f"the kernel could not start: {exc}") from exc
+        setup = await self.execute(SETUP_CODE, timeout=self.startup_timeout)
+        if setup.status != "ok":
+            detail = setup.error.short() if setup.error else setup.status
+            raise KernelError(f"the kernel's set-up failed: {detail}")
+
+    async def shutdown(self) -> None:
+        """Stop the kernel; never raises, also for a dead kernel."""
+        manager, client = self._manager, self._client
+        self._manager = self._client = None
+        if client is not None:
+            try:
+                client.stop_channels()
+            except Exception:
+                pass
+        if manager is not None:
+            try:
+                await self.launcher.stop(manager)
+            except Exception:
+                pass
+
+    async def is_alive(self) -> bool:
+        """Whether the kernel process is running."""
+        if self._manager is None:
+            return False
+        try:
+            return bool(await self._manager.is_alive())
+        except Exception:
+            return False
+
+    async def interrupt(self) -> None:
+        """Interrupt the running execution."""
+        if self._manager is not None:
+            await self._manager.interrupt_kernel()
+
+    async def restart(self) -> None:
+        """A fresh kernel in place of this one (after a death or on demand)."""
+        await self.shutdown()
+        await self.start()
+
+    async def execute(self, code: str, *, timeout: float = 120.0) -> ExecutionResult:
+        """Run ``code``; collect its streams, displays, result and error."""
+        if not self.is_started:
+            raise KernelError("the kernel is not started")
+        async with self._lock:
+            return await self._execute(code, timeout)
+
+    async def _execute(self, code: str, timeout: float) -> ExecutionResult:
+        client = self._client
+        before = _snapshot(self.outputs_dir)
+        started = time.perf_counter()
+        msg_id = client.execute(code, store_history=True, allow_stdin=False)
+        stdout, stderr = _Capped(self.output_cap), _Capped(self.output_cap)
+        outputs: list[dict[str, Any]] = []
+        images: list[tuple[str, bytes]] = []
+        result: str | None = None
+        error: ErrorInfo | None = None
+        count: int | None = None
+        status: Literal["ok", "error", "timeout", "died"] = "ok"
+        deadline = started + timeout
+        idle = False
+        while not idle:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                status = "timeout"
+                break
+            try:
+                msg = await client.get_iopub_msg(timeout=min(_LIVENESS_POLL_S, remaining))
+            except Exception:  # queue.Empty: no message within the poll interval
+                if not await self.is_alive():
+                    status = "died"
+                    break
+                continue
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "status" and content.get("execution_state") == "idle":
+                idle = True
+            elif kind == "stream":
+                sink = stdout if content.get("name") == "stdout" else stderr
+                kept = sink.add(content.get("text", ""))
+                if kept:
+                    _append_stream(outputs, content.get("name", "stdout"), kept)
+            elif kind in ("display_data", "execute_result", "update_display_data"):
+                data = content.get("data", {})
+                images.extend(_images(data))
+                if kind == "execute_result":
+                    result = data.get("text/plain")
+                    count = content.get("execution_count")
+                    outputs.append({"output_type": "execute_result", "data": data,
+                                    "metadata": content.get("metadata", {}), "execution_count": count})
+                else:
+                    outputs.append({"output_type": "display_data", "data": data, "metadata": content.get("metadata", {})})
+            elif kind == "error":
+                error = ErrorInfo(
+                    ename=content.get("ename", "Error"),
+                    evalue=content.get("evalue", ""),
+                    traceback=[_ANSI.sub("", t) for t in content.get("traceback", [])],
+                )
+                outputs.append({"output_type": "error", "ename": error.ename, "evalue": error.evalue,
+                                "traceback": content.get("traceback", [])})
+            elif kind == "execute_input":
+                count = content.get("execution_count", count)
+        if status == "timeout":
+            await self._stop_runaway()
+        elif status == "ok" and error is not None:
+            status = "error"
+        if status == "died":
+            await self.shutdown()
+        after = _snapshot(self.outputs_dir)
+        new_files = sorted(p.relative_to(self.workdir) for p, sig in after.items() if before.get(p) != sig)
+        _finish_streams(outputs, stdout, stderr)
+        return ExecutionResult(
+            status=status, stdout=stdout.text(), stderr=stderr.text(), result=result, outputs=outputs,
+            images=images, new_files=new_files, error=error, elapsed_s=time.perf_counter() - started,
+            execution_count=count,
+        )
+
+    async def _stop_runaway(self) -> None:
+        """Interrupt a runaway execution; restart the kernel if it does not come back."""
+        try:
+            await self.interrupt()
+            probe = self._client.execute("None", store_history=False)
+            deadline = time.perf_counter() + 10
+            while time.perf_counter() < deadline:
+                try:
+                    msg = await self._client.get_iopub_msg(timeout=1)
+                except Exception:
+                    continue
+                if (msg.get("parent_header", {}).get("msg_id") == probe and msg["msg_type"] == "status"
+                        and msg["content"].get("execution_state") == "idle"):
+                    return
+        except Exception:
+            pass
+        await self.restart()
+
+    async def load_dataset(self, name: str, parquet_path: Path, *, timeout: float = 120.0) -> ExecutionResult:
+        """Make ``name`` a pandas DataFrame read from a Parquet file."""
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise InvalidArguments(f"{name!r} is not a valid Python variable name", hint="use letters, digits and _")
+        code = f"{name} = pd.read_parquet({str(parquet_path)!r})"
+        return await self.execute(code, timeout=timeout)
+
+    async def rehydrate(self, datasets: Sequence[tuple[str, Path]], python_steps: Sequence[str]) -> list[ExecutionResult]:
+        """Reload datasets, then replay recorded Python steps in order; errors are returned."""
+        results = [await self.load_dataset(name, path) for name, path in datasets]
+        for code in python_steps:
+            results.append(await self.execute(code))
+        return results
+
+
+def _append_stream(outputs: list[dict[str, Any]], name: str, text: str) -> None:
+    if outputs and outputs[-1].get("output_type") == "stream" and outputs[-1].get("name") == name:
+        outputs[-1]["text"] += text
+    else:
+        outputs.append({"output_type": "stream", "name": name, "text": text})
+
+
+def _finish_streams(outputs: list[dict[str, Any]], stdout: _Capped, stderr: _Capped) -> None:
+    for name, sink in (("stdout", stdout), ("stderr", stderr)):
+        if sink.dropped:
+            _append_stream(outputs, name, f"\n[output truncated: {sink.dropped} characters not shown]")
+
+
+def _images(data: Mapping[str, Any]) -> list[tuple[str, bytes]]:
+    import base64
+
+    out = []
+    if "image/png" in data:
+        out.append(("image/png", base64.b64decode(data["image/png"])))
+    elif "image/svg+xml" in data:
+        svg = data["image/svg+xml"]
+        out.append(("image/svg+xml", ("".join(svg) if isinstance(svg, list) else svg).encode()))
+    return out
+
+
+def kernel_environment() -> dict[str, str]:
+    """The kernel's environment: this process's, made reproducible and pinned to our cores."""
+    env = dict(os.environ)
+    cores = str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    env.update({
+        "SOURCE_DATE_EPOCH": "0",  # matplotlib writes reproducible PDF/SVG/PS
+        "PYTHONHASHSEED": "0",
+        "OMP_NUM_THREADS": cores,
+        "OPENBLAS_NUM_THREADS": cores,
+        "MKL_NUM_THREADS": cores,
+        "NUMEXPR_MAX_THREADS": cores,
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    })
+    env.pop("JPY_PARENT_PID", None)
+    return env

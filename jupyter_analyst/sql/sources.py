@@ -1,0 +1,321 @@
+"""Data sources: DuckDB (file, memory, CSV/Parquet files) and any SQLAlchemy URL.
+
+Which kind a spec is comes from a small registry (``register_source``), tried in order.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import duckdb
+
+from ..errors import SourceError, SqlRejected
+from .model import ColumnInfo, TableDescription, TableInfo
+
+_DATA_SUFFIXES = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet",
+                  ".json": "read_json_auto", ".ndjson": "read_json_auto", ".jsonl": "read_json_auto"}
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@runtime_checkable
+class DataSource(Protocol):
+    """What the agent and the query runner need of a data source."""
+
+    spec: str
+    kind: str
+    dialect: str
+    allow_file_functions: bool
+
+    def list_tables(self) -> list[TableInfo]: ...
+    def describe_table(self, table: str, sample_rows: int = 5) -> TableDescription: ...
+    def schema(self) -> dict[str, dict[str, str]]: ...
+    def data_version(self) -> str: ...
+    def close(self) -> None: ...
+
+
+def json_safe(value: Any) -> Any:
+    """A value JSON can carry (dates as ISO text, decimals as floats, bytes as a note)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else str(value)
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, _dt.datetime | _dt.date | _dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray):
+        return f"<{len(value)} bytes>"
+    return str(value)
+
+
+def _sanitise(stem: str) -> str:
+    """A table name from a file name.
+
+    >>> _sanitise("2024 Sales-Q1")
+    't_2024_sales_q1'
+    """
+    name = re.sub(r"\W+", "_", stem).strip("_").lower() or "t"
+    return f"t_{name}" if name[0].isdigit() else name
+
+
+def _unknown_table(table: str, known: list[str]) -> SqlRejected:
+    from .prepare import nearest
+
+    suggestions = nearest(table, known)
+    return SqlRejected(
+        f"Unknown table {table!r}." + (f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""),
+        reason="unknown_table",
+        suggestions=suggestions or known[:10],
+        hint="call list_tables to see the tables",
+    )
+
+
+class DuckDBSource:
+    """A DuckDB database: a file (read-only), ``:memory:``, or views over data files."""
+
+    dialect = "duckdb"
+
+    def __init__(self, spec: str, *, files: list[Path] | None = None, allow_file_functions: bool = False) -> None:
+        self.spec = spec
+        self.allow_file_functions = allow_file_functions
+        self._files = files or []
+        self._lock = threading.Lock()
+        self._schema: tuple[str, dict[str, dict[str, str]]] | None = None
+        if files is not None:
+            self.kind = "files"
+            self.path: Path | None = None
+            self.conn = duckdb.connect(":memory:")
+            for f in files:
+                reader = _DATA_SUFFIXES[f.suffix.lower()]
+                self.conn.execute(f'CREATE VIEW "{_sanitise(f.stem)}" AS SELECT * FROM {reader}(?)', [str(f)])
+        elif spec == ":memory:":
+            self.kind = "duckdb"
+            self.path = None
+            self.conn = duckdb.connect(":memory:")
+        else:
+            self.kind = "duckdb"
+            self.path = Path(spec).expanduser().resolve()
+            try:
+                self.conn = duckdb.connect(str(self.path), read_only=True)
+            except duckdb.Error as exc:
+                raise SourceError(
+                    f"cannot open {spec} as a DuckDB database: {str(exc).splitlines()[0]}",
+                    reason="source_unreadable",
+                    hint="pass a .duckdb file, a CSV/Parquet file or folder, or a SQLAlchemy URL",
+                ) from exc
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A connection of its own for one thread (DuckDB cursors are not shared)."""
+        with self._lock:
+            return self.conn.cursor()
+
+    def data_version(self) -> str:
+        """Changes whenever the database file or a data file changes."""
+        paths = [self.path] if self.path else self._files
+        if not paths:
+            return "memory"
+        parts = []
+        for p in paths:
+            st = p.stat()
+            parts.append(f"{p.name}:{st.st_size}:{st.st_mtime_ns}")
+        return ";".join(parts)
+
+    def list_tables(self) -> list[TableInfo]:
+        cur = self.cursor()
+        try:
+            rows = cur.execute(
+                "SELECT table_name, table_type FROM information_schema.tables "
+                "WHERE table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY table_name"
+            ).fetchall()
+            out = []
+            for name, kind in rows:
+                (count,) = cur.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()
+                out.append(TableInfo(name=name, kind="view" if "VIEW" in kind else "table", rows=int(count)))
+            return out
+        finally:
+            cur.close()
+
+    def schema(self) -> dict[str, dict[str, str]]:
+        version = self.data_version()
+        if self._schema is not None and self._schema[0] == version:
+            return self._schema[1]
+        cur = self.cursor()
+        try:
+            rows = cur.execute(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema NOT IN ('information_schema', 'pg_catalog') "
+                "ORDER BY table_name, ordinal_position"
+            ).fetchall()
+        finally:
+            cur.close()
+        schema: dict[str, dict[str, str]] = {}
+        for table, column, kind in rows:
+            schema.setdefault(table, {})[column] = kind
+        self._schema = (version, schema)
+        return schema
+
+    def describe_table(self, table: str, sample_rows: int = 5) -> TableDescription:
+        schema = self.schema()
+        match = {t.lower(): t for t in schema}.get(str(table).lower())
+        if match is None:
+            raise _unknown_table(str(table), sorted(schema))
+        cur = self.cursor()
+        try:
+            (count,) = cur.execute(f'SELECT COUNT(*) FROM "{match}"').fetchone()
+            result = cur.execute(f'SELECT * FROM "{match}" LIMIT {int(sample_rows)}')
+            names = [d[0] for d in result.description]
+            sample = [{k: json_safe(v) for k, v in zip(names, row, strict=True)} for row in result.fetchall()]
+        finally:
+            cur.close()
+        columns = [ColumnInfo(name=c, type=t) for c, t in schema[match].items()]
+        return TableDescription(name=match, columns=columns, rows=int(count), sample=sample)
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+
+class SQLAlchemySource:
+    """Any database SQLAlchemy reaches; SQL is transpiled to its dialect."""
+
+    kind = "sqlalchemy"
+
+    def __init__(self, spec: str, *, allow_file_functions: bool = False) -> None:
+        import sqlalchemy
+
+        self.spec = spec
+        self.allow_file_functions = allow_file_functions
+        try:
+            self.engine = sqlalchemy.create_engine(spec)
+            with self.engine.connect():
+                pass
+        except Exception as exc:  # drivers raise their own types
+            raise SourceError(
+                f"cannot connect to {self._safe_url()}: {str(exc).splitlines()[0]}",
+                reason="source_unreadable",
+                hint="check the URL, the driver package and that the database is reachable",
+            ) from exc
+        name = self.engine.dialect.name
+        self.dialect = {"postgresql": "postgres", "mssql": "tsql", "sqlite": "sqlite"}.get(name, name)
+        self._schema: dict[str, dict[str, str]] | None = None
+
+    def _safe_url(self) -> str:
+        return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", self.spec)
+
+    def data_version(self) -> str:
+        db = getattr(self.engine.url, "database", None)
+        if self.engine.dialect.name == "sqlite" and db and Path(db).exists():
+            st = Path(db).stat()
+            return f"sqlite:{st.st_size}:{st.st_mtime_ns}"
+        return f"{self._safe_url()}:live"
+
+    def schema(self) -> dict[str, dict[str, str]]:
+        if self._schema is None:
+            import sqlalchemy
+
+            inspector = sqlalchemy.inspect(self.engine)
+            schema: dict[str, dict[str, str]] = {}
+            for table in [*inspector.get_table_names(), *inspector.get_view_names()]:
+                schema[table] = {c["name"]: str(c["type"]) for c in inspector.get_columns(table)}
+            self._schema = schema
+        return self._schema
+
+    def list_tables(self) -> list[TableInfo]:
+        import sqlalchemy
+
+        inspector = sqlalchemy.inspect(self.engine)
+        views = set(inspector.get_view_names())
+        out = []
+        with self.engine.connect() as conn:
+            for table in sorted(self.schema()):
+                count = conn.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{table}"')).scalar()
+                out.append(TableInfo(name=table, kind="view" if table in views else "table", rows=int(count or 0)))
+        return out
+
+    def describe_table(self, table: str, sample_rows: int = 5) -> TableDescription:
+        import sqlalchemy
+
+        schema = self.schema()
+        match = {t.lower(): t for t in schema}.get(str(table).lower())
+        if match is None:
+            raise _unknown_table(str(table), sorted(schema))
+        with self.engine.connect() as conn:
+            count = conn.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{match}"')).scalar()
+            result = conn.execute(sqlalchemy.text(f'SELECT * FROM "{match}" LIMIT {int(sample_rows)}'))
+            sample = [{k: json_safe(v) for k, v in row._mapping.items()} for row in result]
+        columns = [ColumnInfo(name=c, type=t) for c, t in schema[match].items()]
+        return TableDescription(name=match, columns=columns, rows=int(count or 0), sample=sample)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+# ---------------------------------------------------------------------- the registry
+
+SourceFactory = Callable[[str, bool], DataSource]
+_REGISTRY: list[tuple[str, Callable[[str], bool], SourceFactory]] = []
+
+
+def register_source(name: str, predicate: Callable[[str], bool], factory: SourceFactory) -> None:
+    """Add a kind of source: ``predicate(spec)`` says whether ``factory(spec, allow_files)`` opens it."""
+    _REGISTRY.insert(0, (name, predicate, factory))
+
+
+def _data_files(spec: str) -> list[Path] | None:
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in _DATA_SUFFIXES and p.is_file())
+        if not files:
+            raise SourceError(f"the folder {spec} holds no CSV, Parquet or JSON files", reason="source_empty",
+                              hint="point --db at a folder of .csv/.parquet files, or at one file")
+        return files
+    if path.suffix.lower() in _DATA_SUFFIXES and path.is_file():
+        return [path.resolve()]
+    return None
+
+
+def _is_sqlite_file(spec: str) -> bool:
+    path = Path(spec).expanduser()
+    if not path.is_file():
+        return False
+    with open(path, "rb") as fh:
+        return fh.read(16) == _SQLITE_MAGIC
+
+
+register_source("sqlalchemy", lambda s: "://" in s and not s.startswith("duckdb://"),
+                lambda s, allow: SQLAlchemySource(s, allow_file_functions=allow))
+register_source("sqlite-file", _is_sqlite_file,
+                lambda s, allow: SQLAlchemySource(f"sqlite:///{Path(s).expanduser().resolve()}", allow_file_functions=allow))
+register_source("files", lambda s: _data_files(s) is not None,
+                lambda s, allow: DuckDBSource(s, files=_data_files(s), allow_file_functions=allow))
+register_source("duckdb", lambda s: s == ":memory:" or Path(s.removeprefix("duckdb:///")).expanduser().is_file(),
+                lambda s, allow: DuckDBSource(s.removeprefix("duckdb:///"), allow_file_functions=allow))
+
+
+def open_source(spec: str, *, allow_file_functions: bool = False) -> DataSource:
+    """Open a data source from what the user typed.
+
+    Raises:
+        SourceError: the path does not exist, cannot be read, or is of no known kind.
+    """
+    spec = str(spec).strip()
+    if not spec:
+        raise SourceError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL")
+    for _name, predicate, factory in _REGISTRY:
+        if predicate(spec):
+            return factory(spec, allow_file_functions)
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise SourceError(
+            f"data source not found: {spec}",
+            reason="source_not_found",
+            hint="pass an existing .duckdb file, a CSV/Parquet file or folder, :memory:, or a SQLAlchemy URL",
+        )
+    raise SourceError(f"cannot tell what kind of data source {spec} is", reason="source_unknown_kind",
+                      hint="use a .duckdb, .csv or .parquet file, a folder of them, or a SQLAlchemy URL")

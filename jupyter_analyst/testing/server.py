@@ -1,0 +1,187 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1.
+
+It speaks enough of the API for the real ``openai`` SDK: ``POST /v1/chat/completions``
+(streamed as server-sent events, or not) with tool calls, and ``GET /v1/models``. It never
+calls a real model: it replays a :class:`Script`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from .script import Script, Step, load_script
+
+MODEL_NAME = "jupyter-analyst-scripted"
+
+
+def _chunks(step: Step) -> list[dict[str, Any]]:
+    """The streamed deltas of one reply (without the envelope)."""
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    if step.content:
+        text = step.content
+        size = max(1, len(text) // 3)
+        deltas += [{"content": text[i : i + size]} for i in range(0, len(text), size)]
+    for index, call in enumerate(step.tool_calls):
+        call_id = f"call_{uuid.uuid4().hex[:12]}"
+        args = call.argument_text()
+        if step.quirk == "split_arguments":
+            pieces = [args[i : i + 3] for i in range(0, len(args), 3)] or [""]
+        else:
+            half = len(args) // 2
+            pieces = [args[:half], args[half:]]
+        first = {"index": index, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        if step.quirk != "no_id":
+            first["id"] = call_id
+        deltas.append({"tool_calls": [first]})
+        for n, piece in enumerate(pieces):
+            item: dict[str, Any] = {"index": index, "function": {"arguments": piece}}
+            if step.quirk == "id_every_chunk":
+                item["id"] = call_id
+            elif step.quirk == "id_changes" and n == len(pieces) - 1:
+                item["id"] = f"call_changed_{index}"
+            deltas.append({"tool_calls": [item]})
+    return deltas
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def _json(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model", "owned_by": "scripted"}]})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            self._json(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+            return
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        with self.server.lock:
+            self.server.requests.append(body)
+        step = self.server.script.reply_for(body.get("messages") or [])
+        if step.error is not None:
+            self._json(step.error.status, {"error": {"message": step.error.message, "type": "scripted_error"}})
+            return
+        if body.get("stream"):
+            self._stream(step, body)
+        else:
+            self._whole(step)
+
+    def _envelope(self, completion_id: str) -> dict[str, Any]:
+        return {"id": completion_id, "object": "chat.completion.chunk", "created": int(time.time()), "model": MODEL_NAME}
+
+    def _stream(self, step: Step, body: dict[str, Any]) -> None:
+        completion_id = f"chatcmpl-{uuid.uuid4().hex[:12]}"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        finish = "tool_calls" if step.tool_calls else "stop"
+        events = [{**self._envelope(completion_id), "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
+                  for d in _chunks(step)]
+        events.append({**self._envelope(completion_id), "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            events.append({**self._envelope(completion_id), "choices": [],
+                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
+        for event in events:
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+    def _whole(self, step: Step) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": step.content}
+        if step.tool_calls:
+            message["tool_calls"] = [
+                {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
+                 "function": {"name": c.name, "arguments": c.argument_text()}}
+                for c in step.tool_calls
+            ]
+        self._json(200, {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
+            "model": MODEL_NAME,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if step.tool_calls else "stop"}],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        })
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    script: Script
+    requests: list[dict[str, Any]]
+    lock: threading.Lock
+
+
+class ScriptedModelServer:
+    """Serves a script as an OpenAI-compatible model; use as a context manager.
+
+    >>> with ScriptedModelServer({"turns": [{"steps": [{"content": "hi"}]}]}) as srv:
+    ...     srv.base_url.startswith("http://127.0.0.1:")
+    True
+    """
+
+    def __init__(self, script: Script | dict[str, Any] | str | Path, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.script = load_script(script)
+        self._httpd = _Server((host, port), _Handler)
+        self._httpd.script = self.script
+        self._httpd.requests = []
+        self._httpd.lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The ``/v1`` URL to give the SDK."""
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request body received, in order."""
+        with self._httpd.lock:
+            return list(self._httpd.requests)
+
+    def start(self) -> ScriptedModelServer:
+        """Serve in a daemon thread."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-model", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=10)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

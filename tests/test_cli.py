@@ -1,0 +1,86 @@
+"""The command line: bad input gives one clear line, a hint and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+CLI = [sys.executable, "-m", "jupyter_analyst.cli"]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd=None) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    return subprocess.run(
+        [*CLI, *args], env={**base, **(env or {})}, capture_output=True, text=True, timeout=120, cwd=cwd
+    )
+
+
+MODEL = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+
+
+def test_no_model_configured(tmp_path, sales_db):
+    out = run_cli("run", "--db", str(sales_db), "--prompt", "hi", "--workspace", str(tmp_path))
+    assert out.returncode == 2
+    assert "error: no model is configured" in out.stderr
+    assert "jupyter analyst demo" in out.stderr and "OPENAI_API_KEY" in out.stderr
+
+
+def test_missing_source(tmp_path):
+    out = run_cli("run", "--db", str(tmp_path / "nope.duckdb"), "--prompt", "hi",
+                  "--workspace", str(tmp_path), env=MODEL)
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: ") and "nope.duckdb" in out.stderr
+    assert "hint: " in out.stderr
+
+
+def test_unreadable_source(tmp_path):
+    bad = tmp_path / "garbage.duckdb"
+    bad.write_bytes(b"this is not a database" * 100)
+    out = run_cli("run", "--db", str(bad), "--prompt", "hi", "--workspace", str(tmp_path), env=MODEL)
+    assert out.returncode == 2 and out.stderr.startswith("error: ")
+    assert "Traceback" not in out.stderr
+
+
+def test_unknown_thread(tmp_path, sales_db):
+    out = run_cli("run", "--thread", "thr_missing", "--prompt", "continue",
+                  "--workspace", str(tmp_path), env=MODEL)
+    assert out.returncode == 2
+    assert "unknown thread 'thr_missing'" in out.stderr and "hint:" in out.stderr
+
+
+def test_no_source_at_all(tmp_path):
+    out = run_cli("run", "--prompt", "hi", "--workspace", str(tmp_path), env=MODEL)
+    assert out.returncode == 2 and "no data source" in out.stderr and "--db" in out.stderr
+
+
+def test_json_error_object(tmp_path):
+    out = run_cli("run", "--db", str(tmp_path / "x.duckdb"), "--prompt", "hi", "--json",
+                  "--workspace", str(tmp_path), env=MODEL)
+    assert out.returncode == 2
+    body = json.loads(out.stdout)
+    assert body["status"] == "error" and body["error"]["reason"]
+
+
+def test_model_endpoint_down_is_an_error_turn(tmp_path, sales_db):
+    out = run_cli("run", "--db", str(sales_db), "--prompt", "hi", "--json",
+                  "--workspace", str(tmp_path), env=MODEL)
+    assert out.returncode == 1
+    body = json.loads(out.stdout)
+    assert body["status"] == "error" and body["error"]["reason"] == "model_error"
+
+
+def test_help_lists_commands():
+    out = run_cli("--help")
+    assert out.returncode == 0
+    for command in ("run", "artifacts", "threads", "demo"):
+        assert command in out.stdout
+
+
+@pytest.mark.parametrize("args", [["artifacts", "list", "--thread", "thr_missing"]])
+def test_artifacts_of_unknown_thread(tmp_path, args):
+    out = run_cli(*args, "--workspace", str(tmp_path))
+    assert out.returncode == 2 and "unknown thread" in out.stderr
