@@ -21,6 +21,8 @@ from .model import ColumnInfo, TableDescription, TableInfo
 _DATA_SUFFIXES = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet",
                   ".json": "read_json_auto", ".ndjson": "read_json_auto", ".jsonl": "read_json_auto"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: DuckDB must never fetch extensions from the network on its own.
+_NO_DOWNLOADS = {"autoinstall_known_extensions": False}
 
 
 @runtime_checkable
@@ -90,19 +92,20 @@ class DuckDBSource:
         if files is not None:
             self.kind = "files"
             self.path: Path | None = None
-            self.conn = duckdb.connect(":memory:")
+            self.conn = duckdb.connect(":memory:", config=_NO_DOWNLOADS)
             for f in files:
                 reader = _DATA_SUFFIXES[f.suffix.lower()]
-                self.conn.execute(f'CREATE VIEW "{_sanitise(f.stem)}" AS SELECT * FROM {reader}(?)', [str(f)])
+                literal = str(f).replace("'", "''")  # DDL cannot take parameters
+                self.conn.execute(f"CREATE VIEW \"{_sanitise(f.stem)}\" AS SELECT * FROM {reader}('{literal}')")
         elif spec == ":memory:":
             self.kind = "duckdb"
             self.path = None
-            self.conn = duckdb.connect(":memory:")
+            self.conn = duckdb.connect(":memory:", config=_NO_DOWNLOADS)
         else:
             self.kind = "duckdb"
             self.path = Path(spec).expanduser().resolve()
             try:
-                self.conn = duckdb.connect(str(self.path), read_only=True)
+                self.conn = duckdb.connect(str(self.path), read_only=True, config=_NO_DOWNLOADS)
             except duckdb.Error as exc:
                 raise SourceError(
                     f"cannot open {spec} as a DuckDB database: {str(exc).splitlines()[0]}",
@@ -288,14 +291,15 @@ def _is_sqlite_file(spec: str) -> bool:
         return fh.read(16) == _SQLITE_MAGIC
 
 
-register_source("sqlalchemy", lambda s: "://" in s and not s.startswith("duckdb://"),
-                lambda s, allow: SQLAlchemySource(s, allow_file_functions=allow))
-register_source("sqlite-file", _is_sqlite_file,
-                lambda s, allow: SQLAlchemySource(f"sqlite:///{Path(s).expanduser().resolve()}", allow_file_functions=allow))
-register_source("files", lambda s: _data_files(s) is not None,
-                lambda s, allow: DuckDBSource(s, files=_data_files(s), allow_file_functions=allow))
+# Tried newest first: a plugin registered later takes precedence over these.
 register_source("duckdb", lambda s: s == ":memory:" or Path(s.removeprefix("duckdb:///")).expanduser().is_file(),
                 lambda s, allow: DuckDBSource(s.removeprefix("duckdb:///"), allow_file_functions=allow))
+register_source("files", lambda s: _data_files(s) is not None,
+                lambda s, allow: DuckDBSource(s, files=_data_files(s), allow_file_functions=allow))
+register_source("sqlite-file", _is_sqlite_file,
+                lambda s, allow: SQLAlchemySource(f"sqlite:///{Path(s).expanduser().resolve()}", allow_file_functions=allow))
+register_source("sqlalchemy", lambda s: "://" in s and not s.startswith("duckdb://"),
+                lambda s, allow: SQLAlchemySource(s, allow_file_functions=allow))
 
 
 def open_source(spec: str, *, allow_file_functions: bool = False) -> DataSource:

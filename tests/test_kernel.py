@@ -1,0 +1,95 @@
+"""Kernel sessions on a real ipykernel: outputs, figures, files, datasets, timeouts, deaths."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import pytest
+import pytest_asyncio
+
+from jupyter_analyst.errors import InvalidArguments
+from jupyter_analyst.kernel import KernelSession
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def kernel(tmp_path_factory):
+    session = KernelSession(tmp_path_factory.mktemp("kernel"), output_cap=10_000)
+    async with session:
+        yield session
+
+
+async def test_streams_and_result(kernel):
+    r = await kernel.execute("import sys\nprint('out')\nprint('err', file=sys.stderr)\n6 * 7")
+    assert r.status == "ok" and r.stdout == "out\n" and r.stderr == "err\n" and r.result == "42"
+    assert [o["output_type"] for o in r.outputs] == ["stream", "stream", "execute_result"]
+
+
+async def test_error_keeps_the_session_usable(kernel):
+    r = await kernel.execute("undefined_name + 1")
+    assert r.status == "error" and r.error.ename == "NameError"
+    assert "\x1b[" not in r.error.short()
+    assert (await kernel.execute("print('still here')")).stdout == "still here\n"
+
+
+async def test_figure_is_captured(kernel):
+    r = await kernel.execute("plt.plot([1, 2, 3]); plt.show()")
+    assert r.status == "ok"
+    assert [mime for mime, _ in r.images] == ["image/png"]
+    assert r.images[0][1].startswith(b"\x89PNG")
+    assert any(o["output_type"] == "display_data" for o in r.outputs)
+
+
+async def test_files_under_outputs_are_reported(kernel):
+    r = await kernel.execute("open('outputs/a.csv', 'w').write('x\\n1\\n'); open('elsewhere.txt', 'w').write('no')")
+    assert [str(p) for p in r.new_files] == ["outputs/a.csv"]
+    again = await kernel.execute("open('outputs/a.csv', 'a').write('2\\n')")
+    assert [str(p) for p in again.new_files] == ["outputs/a.csv"], "a modified file counts too"
+    untouched = await kernel.execute("x = 1")
+    assert untouched.new_files == []
+
+
+async def test_dataset_loaded_from_parquet(kernel, tmp_path):
+    path = tmp_path / "d.parquet"
+    pd.DataFrame({"a": range(10), "b": list("abcdefghij")}).to_parquet(path)
+    assert (await kernel.load_dataset("my_data", path)).status == "ok"
+    assert (await kernel.execute("print(my_data.shape)")).stdout.strip() == "(10, 2)"
+    for bad in ("1abc", "class", "a-b", "x; import os"):
+        with pytest.raises(InvalidArguments):
+            await kernel.load_dataset(bad, path)
+
+
+async def test_output_cap(kernel):
+    r = await kernel.execute("print('x' * 50_000)")
+    assert len(r.stdout) < 11_000 and "[output truncated:" in r.stdout
+
+
+async def test_timeout_interrupts_and_the_next_step_works(kernel):
+    started = time.perf_counter()
+    r = await kernel.execute("while True: pass", timeout=1)
+    assert r.status == "timeout" and time.perf_counter() - started < 15
+    assert (await kernel.execute("print('after')")).stdout == "after\n"
+
+
+async def test_death_is_noticed_promptly_and_restart_works(tmp_path):
+    async with KernelSession(tmp_path) as session:
+        started = time.perf_counter()
+        r = await session.execute("import os; os._exit(1)", timeout=60)
+        assert r.status == "died" and time.perf_counter() - started < 15
+        assert not session.is_started
+        await session.restart()
+        assert (await session.execute("print(1 + 1)")).stdout == "2\n"
+        await session.shutdown()
+        await session.shutdown()  # idempotent
+        assert not await session.is_alive()
+
+
+async def test_rehydrate_reloads_datasets_and_replays_steps(tmp_path):
+    path = tmp_path / "d.parquet"
+    pd.DataFrame({"v": [1, 2, 3]}).to_parquet(path)
+    async with KernelSession(tmp_path / "k") as session:
+        results = await session.rehydrate([("data", path)], ["total = data.v.sum()", "double = total * 2"])
+        assert [r.status for r in results] == ["ok", "ok", "ok"]
+        assert (await session.execute("print(double)")).stdout == "12\n"
