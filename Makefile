@@ -4,7 +4,17 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench install clean sandbox-deps
+
+## bubblewrap isolates the kernel; installed with apt when we are root, else a warning.
+sandbox-deps:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	  else \
+	    echo "WARNING: bubblewrap is missing and cannot be installed here: kernels will run without"; \
+	    echo "         isolation. Install it (apt-get install bubblewrap) and run 'jupyter analyst doctor'."; \
+	  fi; }
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -12,18 +22,18 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) sandbox-deps
 
 ## Offline end-to-end run on the bundled sample data, with the scripted model.
-demo: $(STAMP)
+demo: $(STAMP) sandbox-deps
 	$(VENV)/bin/jupyter-analyst demo --out demo-output
 
 ## The whole test suite.
-test: $(STAMP)
+test: $(STAMP) sandbox-deps
 	$(PY) -m pytest
 
 ## Speed and memory, as ratios against raw baselines measured in the same run.
-bench: $(STAMP)
+bench: $(STAMP) sandbox-deps
 	$(PY) -m benchmarks
 
 clean:

@@ -14,12 +14,14 @@ import sys
 from .common import Report
 from .bench_continue import bench_continue
 from .bench_python import bench_run_python
+from .bench_sandbox import bench_sandbox
 from .bench_sql import bench_run_sql
 
 BENCHES = {
     "run_sql": bench_run_sql,
     "run_python": bench_run_python,
     "continue": bench_continue,
+    "sandbox": bench_sandbox,
 }
 
 

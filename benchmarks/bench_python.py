@@ -16,7 +16,9 @@ CODE = "x = sum(range(1000)); print(x)"
 
 
 async def _raw(repeat: int) -> float:
-    km = AsyncKernelManager(kernel_name="python3")
+    sockets = tempfile.mkdtemp(prefix="ja-bench-")  # the same ZMQ transport as ours (ipc)
+    km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/k")
+    km.connection_file = f"{sockets}/connection.json"
     await km.start_kernel()
     kc = km.client()
     kc.start_channels()

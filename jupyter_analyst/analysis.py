@@ -20,6 +20,7 @@ from .agent.loop import AgentLoop, StepTrace, TurnSummary, TurnTrace
 from .agent.runtime import ThreadRuntime
 from .artifacts import ArtifactStore
 from .errors import ConfigError
+from .kernel import SandboxPolicy
 from .notebooks import trail
 from .sql import open_source
 from .workspace import Workspace
@@ -61,6 +62,7 @@ class AnalystConfig(BaseModel):
     query_timeout_s: float = 60.0
     row_cap: int = 1_000_000
     python_timeout_s: float = 120.0
+    sandbox: SandboxPolicy = SandboxPolicy()
 
 
 class TurnRequest(BaseModel):
@@ -107,6 +109,7 @@ async def run_turn(
             query_timeout_s=config.query_timeout_s,
             row_cap=config.row_cap,
             python_timeout_s=config.python_timeout_s,
+            sandbox=config.sandbox,
         )
         llm = LLMClient(model=model.model, base_url=model.base_url, api_key=model.api_key)
         loop = AgentLoop(

@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--rerun", action="store_true", help="re-execute steps instead of reusing them")
     run.add_argument("--json", action="store_true", help="print one JSON object when the turn ends")
     run.add_argument("--max-steps", type=int, default=16, help="model calls allowed per turn (default 16)")
+    run.add_argument("--no-sandbox", action="store_true",
+                     help="run the kernel without bubblewrap or limits (trusted code only)")
+    run.add_argument("--memory-mb", type=int, help="kernel memory limit in MiB (default 4096)")
 
     arts = sub.add_parser("artifacts", help="the artifact inventory")
     arts_sub = arts.add_subparsers(dest="artifacts_command", metavar="ACTION")
@@ -61,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="offline demo on bundled sample data with the scripted model")
     demo.add_argument("--out", default="demo-output", type=Path, help="folder for the demo's files")
     demo.add_argument("--json", action="store_true", help="print the two turn summaries as JSON")
+
+    sub.add_parser("doctor", help="show which sandbox layers are active on this machine")
+
+    spec = sub.add_parser("install-kernelspec", help="install the sandboxed kernelspec for Jupyter")
+    spec.add_argument("--user", action="store_true", help="for this user only")
+    spec.add_argument("--sys-prefix", action="store_true", help="into this environment (sys.prefix)")
 
     scripted = sub.add_parser("scripted-model", help="serve a scripted OpenAI-compatible model (testing)")
     scripted.add_argument("--script", type=Path, help="script JSON (default: the demo's script)")
@@ -91,6 +100,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return run_demo(args.out, as_json=args.json)
             case "scripted-model":
                 return _scripted_model(args)
+            case "doctor":
+                from .kernel.doctor import main as doctor
+
+                return doctor()
+            case "install-kernelspec":
+                from .kernel import install_kernelspec
+
+                prefix = sys.prefix if args.sys_prefix else None
+                print(f"installed the sandboxed kernelspec in {install_kernelspec(user=args.user, prefix=prefix)}")
+                return 0
     except AnalystError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         if exc.hint:
@@ -119,7 +138,12 @@ def _run(args: argparse.Namespace) -> int:
         prompt=args.prompt, source=args.source, thread_id=args.thread, rerun=args.rerun,
         notebook=args.output,
     )
-    config = AnalystConfig(workspace=args.workspace, max_steps=args.max_steps)
+    from .kernel import SandboxPolicy
+
+    policy = SandboxPolicy(enabled=not args.no_sandbox)
+    if args.memory_mb:
+        policy = policy.model_copy(update={"memory_mb": args.memory_mb})
+    config = AnalystConfig(workspace=args.workspace, max_steps=args.max_steps, sandbox=policy)
     printer = None if args.json else ProgressPrinter()
     summary = asyncio.run(run_turn(request, config=config, model=model, on_event=printer))
     if args.json:

@@ -51,8 +51,8 @@ async def test_files_under_outputs_are_reported(kernel):
     assert untouched.new_files == []
 
 
-async def test_dataset_loaded_from_parquet(kernel, tmp_path):
-    path = tmp_path / "d.parquet"
+async def test_dataset_loaded_from_parquet(kernel):
+    path = kernel.workdir / "d.parquet"
     pd.DataFrame({"a": range(10), "b": list("abcdefghij")}).to_parquet(path)
     assert (await kernel.load_dataset("my_data", path)).status == "ok"
     assert (await kernel.execute("print(my_data.shape)")).stdout.strip() == "(10, 2)"
@@ -89,7 +89,7 @@ async def test_death_is_noticed_promptly_and_restart_works(tmp_path):
 async def test_rehydrate_reloads_datasets_and_replays_steps(tmp_path):
     path = tmp_path / "d.parquet"
     pd.DataFrame({"v": [1, 2, 3]}).to_parquet(path)
-    async with KernelSession(tmp_path / "k") as session:
+    async with KernelSession(tmp_path / "k", readable=[path]) as session:
         results = await session.rehydrate([("data", path)], ["total = data.v.sum()", "double = total * 2"])
         assert [r.status for r in results] == ["ok", "ok", "ok"]
         assert (await session.execute("print(double)")).stdout == "12\n"

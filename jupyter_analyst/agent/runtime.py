@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..artifacts import ArtifactStore, StepRecord
-from ..kernel import KernelSession
+from ..kernel import KernelPool, KernelSession, SandboxPolicy
 from ..sql import DataSource, QueryRunner
 
 
@@ -28,6 +28,8 @@ class ThreadRuntime:
         artifacts: ArtifactStore,
         workdir: Path,
         kernel_factory: Callable[[Path], KernelSession] | None = None,
+        sandbox: SandboxPolicy | None = None,
+        pool: KernelPool | None = None,
         query_timeout_s: float = 60.0,
         row_cap: int = 1_000_000,
         python_timeout_s: float = 120.0,
@@ -38,7 +40,11 @@ class ThreadRuntime:
         self.workdir = workdir
         self.runner = QueryRunner(source, timeout_s=query_timeout_s, row_cap=row_cap)
         self.python_timeout_s = python_timeout_s
-        self._kernel_factory = kernel_factory or (lambda wd: KernelSession(wd))
+        # The kernel reads datasets straight from the blob store, mounted read-only.
+        self._kernel_factory = kernel_factory or (
+            lambda wd: KernelSession(wd, sandbox=sandbox, readable=[artifacts.blobs.dir])
+        )
+        self._pool = pool
         self._kernel: KernelSession | None = None
         #: Datasets loaded into the running kernel: variable name -> fingerprint.
         self.loaded: dict[str, str] = {}
@@ -78,6 +84,10 @@ class ThreadRuntime:
 
     async def kernel(self) -> KernelSession:
         """The thread's kernel, started and rehydrated on first use."""
+        if self._kernel is None and self._pool is not None:
+            self._kernel = await self._pool.acquire(self.workdir)
+            await self._rehydrate()
+            return self._kernel
         if self._kernel is None:
             self._kernel = self._kernel_factory(self.workdir)
         if not self._kernel.is_started:

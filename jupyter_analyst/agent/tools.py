@@ -247,7 +247,11 @@ class ToolBox:
         execution = await kernel.execute(args["code"], timeout=self.runtime.python_timeout_s)
         note = None
         if execution.status == "died":
-            note = "The kernel died while running this step; it was restarted and its datasets reloaded."
+            cause = f" ({execution.error.evalue})" if execution.error else ""
+            note = (
+                f"The kernel died while running this step{cause}; a fresh kernel was started with "
+                "the thread's datasets reloaded and its recorded steps replayed."
+            )
             await self.runtime.restart_kernel()
         elif execution.status == "timeout":
             note = f"The step ran past {self.runtime.python_timeout_s:g} s and was interrupted."

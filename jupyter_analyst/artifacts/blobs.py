@@ -38,6 +38,7 @@ class BlobStore:
         if move:
             try:
                 dest.parent.mkdir(parents=True, exist_ok=True)
+                os.chmod(src, 0o644)
                 os.replace(src, dest)
                 return dest
             except OSError:
@@ -58,6 +59,8 @@ class BlobStore:
                     write(fh)
                     fh.flush()
                     os.fsync(fh.fileno())
+                # Readable by the sandboxed kernel, which may run as another user.
+                os.chmod(tmp, 0o644)
                 os.replace(tmp, dest)
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)

@@ -8,7 +8,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
+
+from .kernelspec import kernels_dir
+
+
+def kernel_spec_manager() -> KernelSpecManager:
+    """Jupyter's kernelspecs plus the sandboxed one (first, so it wins)."""
+    manager = KernelSpecManager()
+    manager.kernel_dirs = [str(kernels_dir()), *manager.kernel_dirs]
+    return manager
 
 
 class KernelLauncher(Protocol):
@@ -29,10 +39,17 @@ class LocalKernelLauncher:
         # ZMQ over Unix sockets, not TCP: nothing listens on the network. Socket paths
         # are limited to ~100 bytes, hence a short folder of their own under /tmp.
         sockets = tempfile.mkdtemp(prefix="ja-k-")
-        manager = AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=f"{sockets}/k")
+        manager = AsyncKernelManager(
+            kernel_name=kernel_name, transport="ipc", ip=f"{sockets}/k", kernel_spec_manager=kernel_spec_manager()
+        )
         manager.connection_file = f"{sockets}/connection.json"
         manager._analyst_sockets = sockets  # removed on stop
-        await manager.start_kernel(cwd=str(cwd), env=dict(env))
+        # The kernel's own chatter goes to a log beside its sockets, not into our output.
+        log = open(f"{sockets}/kernel.log", "ab")  # noqa: SIM115 - closed with the process
+        try:
+            await manager.start_kernel(cwd=str(cwd), env=dict(env), stdout=log, stderr=log)
+        finally:
+            log.close()
         client = manager.client()
         client.start_channels()
         try:

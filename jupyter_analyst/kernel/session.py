@@ -14,7 +14,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..errors import InvalidArguments, KernelError
+from .kernelspec import SANDBOX_KERNEL
 from .launcher import KernelLauncher, LocalKernelLauncher
+from .provisioner import SETTINGS_ENV, SandboxSettings
+from .sandbox import SandboxPolicy
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: How often a silent kernel is checked for being alive while waiting for output.
@@ -36,6 +39,17 @@ try:
     set_matplotlib_formats("png")
 except Exception:
     pass
+"""
+
+
+REAP_CHILDREN = """\
+import os as _analyst_os
+try:
+    while _analyst_os.waitpid(-1, _analyst_os.WNOHANG)[0]:
+        pass
+except ChildProcessError:
+    pass
+del _analyst_os
 """
 
 
@@ -111,7 +125,9 @@ class KernelSession:
         workdir: Path,
         *,
         launcher: KernelLauncher | None = None,
-        kernel_name: str = "python3",
+        sandbox: SandboxPolicy | None = None,
+        readable: Sequence[Path] = (),
+        kernel_name: str | None = None,
         startup_timeout: float = 60.0,
         output_cap: int = 1_000_000,
         env: Mapping[str, str] | None = None,
@@ -120,13 +136,23 @@ class KernelSession:
         self.outputs_dir = self.workdir / "outputs"
         self.outputs_dir.mkdir(parents=True, exist_ok=True)
         self.launcher = launcher or LocalKernelLauncher()
-        self.kernel_name = kernel_name
+        self.sandbox = sandbox if sandbox is not None else SandboxPolicy()
+        self.kernel_name = kernel_name or (SANDBOX_KERNEL if self.sandbox.enabled else "python3")
         self.startup_timeout = startup_timeout
         self.output_cap = output_cap
         self.env = dict(env) if env is not None else kernel_environment()
+        # Read by the sandbox provisioner and removed before the kernel starts.
+        settings = SandboxSettings(policy=self.sandbox, readable=[str(p) for p in readable])
+        self.env[SETTINGS_ENV] = settings.model_dump_json()
         self._manager: Any = None
         self._client: Any = None
         self._lock = asyncio.Lock()
+
+    def adopt(self, workdir: Path) -> None:
+        """Follow the working folder to a new place (it was renamed under a running kernel)."""
+        self.workdir = Path(workdir)
+        self.outputs_dir = self.workdir / "outputs"
+        self.outputs_dir.mkdir(parents=True, exist_ok=True)
 
     @property
     def is_started(self) -> bool:
@@ -155,6 +181,7 @@ class KernelSession:
         except Exception as exc:
             raise KernelError(f"the kernel could not start: {exc}") from exc
         setup = await self.execute(SETUP_CODE, timeout=self.startup_timeout)
+        self.reap_strays()  # records the kernel's own processes
         if setup.status != "ok":
             detail = setup.error.short() if setup.error else setup.status
             raise KernelError(f"the kernel's set-up failed: {detail}")
@@ -173,6 +200,19 @@ class KernelSession:
                 await self.launcher.stop(manager)
             except Exception:
                 pass
+
+    def _provisioner(self) -> Any:
+        return getattr(self._manager, "provisioner", None)
+
+    def reap_strays(self) -> int:
+        """Kill processes the last execution left running in the sandbox."""
+        reap = getattr(self._provisioner(), "reap_strays", None)
+        return reap() if reap is not None else 0
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel was stopped by its memory cap."""
+        check = getattr(self._provisioner(), "oom_killed", None)
+        return bool(check()) if check is not None else False
 
     async def is_alive(self) -> bool:
         """Whether the kernel process is running."""
@@ -200,7 +240,7 @@ class KernelSession:
         async with self._lock:
             return await self._execute(code, timeout)
 
-    async def _execute(self, code: str, timeout: float) -> ExecutionResult:
+    async def _execute(self, code: str, timeout: float, *, reap: bool = True) -> ExecutionResult:
         client = self._client
         before = _snapshot(self.outputs_dir)
         started = time.perf_counter()
@@ -261,7 +301,16 @@ class KernelSession:
         elif status == "ok" and error is not None:
             status = "error"
         if status == "died":
+            if self.oom_killed():
+                error = ErrorInfo(ename="MemoryError", evalue="the kernel was stopped at its memory limit")
             await self.shutdown()
+        elif reap and self.reap_strays():
+            _append_stream(outputs, "stderr", "[processes left running by this cell were stopped]\n")
+            # The killed children stay zombies, counting against the process cap, until
+            # the kernel waits for them.
+            for _ in range(3):
+                if (await self._execute(REAP_CHILDREN, 10, reap=False)).status == "ok":
+                    break
         after = _snapshot(self.outputs_dir)
         new_files = sorted(p.relative_to(self.workdir) for p, sig in after.items() if before.get(p) != sig)
         _finish_streams(outputs, stdout, stderr)

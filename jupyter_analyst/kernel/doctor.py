@@ -1,0 +1,93 @@
+"""``jupyter analyst doctor``: which sandbox layers are active on this machine."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .cgroups import cgroup_support
+from .sandbox import find_bwrap, running_as_root
+
+
+class Check(BaseModel):
+    """One layer: whether it is active and what to do when it is not."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None
+
+
+def _bwrap_runs(bwrap: str, *flags: str) -> tuple[bool, str]:
+    cmd = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *flags, "true"]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, str(exc)
+    return out.returncode == 0, (out.stderr.strip().splitlines() or ["ok"])[-1]
+
+
+def run_checks() -> list[Check]:
+    """Probe each layer of the sandbox."""
+    checks: list[Check] = []
+    bwrap = find_bwrap()
+    if bwrap is None:
+        checks.append(Check(name="bubblewrap", ok=False, detail="not installed: kernels run without isolation",
+                            fix="apt-get install bubblewrap (make does this when run as root)"))
+    else:
+        version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
+        checks.append(Check(name="bubblewrap", ok=True, detail=f"{version} at {bwrap}"))
+        extra = () if running_as_root() else ("--unshare-user",)
+        for name, flag in (("PID namespace", "--unshare-pid"), ("network namespace", "--unshare-net"),
+                           ("IPC namespace", "--unshare-ipc")):
+            ok, detail = _bwrap_runs(bwrap, *extra, flag)
+            checks.append(Check(name=name, ok=ok, detail="active" if ok else detail,
+                                fix=None if ok else "enable unprivileged user namespaces "
+                                "(sysctl kernel.unprivileged_userns_clone=1)"))
+    support = cgroup_support()
+    checks.append(Check(
+        name="cgroup memory and process limits", ok=support is not None,
+        detail=f"cgroup {support}, writable" if support else "no writable cgroup: memory is capped with RLIMIT_AS",
+        fix=None if support else "run as root or delegate a cgroup to this user",
+    ))
+    for tool, purpose in (("prlimit", "rlimits (CPU, processes, file size, open files)"),
+                          ("setpriv", "dropping root to an unprivileged uid")):
+        path = shutil.which(tool)
+        needed = tool == "prlimit" or running_as_root()
+        checks.append(Check(name=tool, ok=path is not None or not needed,
+                            detail=f"{purpose}: {path}" if path else f"{purpose}: missing",
+                            fix=None if path else "apt-get install util-linux"))
+    who = "root: the kernel drops to uid 65534" if running_as_root() else f"uid {os.getuid()}"
+    checks.append(Check(name="identity", ok=True, detail=who))
+    return checks
+
+
+def report(checks: list[Check]) -> str:
+    """The checks as aligned lines, then what is missing."""
+    width = max(len(c.name) for c in checks)
+    lines = [f"{'ok ' if c.ok else 'NO '} {c.name:<{width}}  {c.detail}" for c in checks]
+    missing = [c for c in checks if not c.ok]
+    if missing:
+        lines.append("")
+        lines.append("missing:")
+        lines += [f"  - {c.name}: {c.fix}" for c in missing if c.fix]
+    else:
+        lines.append("\nall sandbox layers are active")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    """Print the report; non-zero when a layer is missing."""
+    checks = run_checks()
+    print(report(checks))
+    return 0 if all(c.ok for c in checks) else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
+
+

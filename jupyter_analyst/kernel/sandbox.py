@@ -1,0 +1,197 @@
+"""The sandbox around a kernel: bubblewrap, resource limits and a scrubbed environment.
+
+The model writes the code, so the kernel treats it as untrusted:
+
+* **bubblewrap** gives it its own mount, PID, network, IPC and UTS namespaces: the system
+  is mounted read-only, only the thread's folder (and the folder of its ZMQ sockets) is
+  writable, datasets arrive read-only from the artifact store, and there is no network
+  (ZMQ runs over Unix sockets).
+* **limits**: memory and process count in a cgroup where one can be made, and rlimits
+  always (address space when there is no cgroup, CPU time, processes, file size, open
+  files), set with ``prlimit``.
+* **identity**: started as root, the kernel drops to an unprivileged uid with ``setpriv``.
+* **environment**: only an allow-list passes; API keys, database URLs and Jupyter tokens
+  never reach the kernel.
+
+Everything here is a pure function of its inputs, so the command can be shown and tested.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+#: The uid/gid the kernel drops to when the sandbox is started as root.
+NOBODY = 65534
+
+#: Environment variables that may reach the kernel (plus the ``LC_*`` family).
+ENV_ALLOW = frozenset({
+    "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONHASHSEED", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
+    "SOURCE_DATE_EPOCH", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_MAX_THREADS",
+    "VECLIB_MAXIMUM_THREADS", "MPLBACKEND", "JPY_SESSION_NAME",
+})
+
+
+class SandboxPolicy(BaseModel):
+    """How tightly a kernel is held; every limit is configurable."""
+
+    enabled: bool = True
+    """Wrap the kernel in bubblewrap (when it is installed)."""
+    memory_mb: int = Field(4096, ge=64)
+    """Memory for the kernel and its children (cgroup; address space without a cgroup)."""
+    cpu_seconds: int = Field(3600, ge=1)
+    """CPU time of one kernel process before it is stopped (RLIMIT_CPU)."""
+    processes: int = Field(256, ge=8)
+    """Processes and threads (cgroup pids.max; RLIMIT_NPROC as a backstop)."""
+    file_size_mb: int = Field(1024, ge=1)
+    """Largest file the kernel may write (RLIMIT_FSIZE)."""
+    open_files: int = Field(1024, ge=64)
+    """Open file descriptors (RLIMIT_NOFILE)."""
+    network: bool = False
+    """Let the kernel reach the network (off: its own empty network namespace)."""
+    extra_env: dict[str, str] = {}
+    """Further variables to pass into the kernel."""
+    bwrap_path: str | None = None
+    """The bubblewrap executable (default: ``bwrap`` on PATH)."""
+
+
+def scrub_environment(env: Mapping[str, str], *, home: Path, extra: Mapping[str, str] = {}) -> dict[str, str]:
+    """The kernel's environment: only allow-listed variables, HOME set to its folder.
+
+    >>> sorted(scrub_environment({"PATH": "/bin", "OPENAI_API_KEY": "sk-1", "LC_ALL": "C"}, home=Path("/w")))
+    ['HOME', 'LC_ALL', 'MPLCONFIGDIR', 'PATH', 'XDG_CACHE_HOME']
+    """
+    out = {k: v for k, v in env.items() if k in ENV_ALLOW or k.startswith("LC_")}
+    out["HOME"] = str(home)
+    out["MPLCONFIGDIR"] = str(home / ".config" / "matplotlib")
+    out["XDG_CACHE_HOME"] = str(home / ".cache")
+    out.update(extra)
+    return out
+
+
+def find_bwrap(configured: str | None = None) -> str | None:
+    """The bubblewrap executable, if installed (``configured`` overrides the PATH lookup)."""
+    if configured is not None:
+        return configured if os.access(configured, os.X_OK) else None
+    return shutil.which("bwrap")
+
+
+def running_as_root() -> bool:
+    """Whether this process is root (the kernel then drops to an unprivileged uid)."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def interpreter_paths() -> list[Path]:
+    """Folders the kernel's Python needs to read: its real prefix, the venv, this package.
+
+    The parent's ``sys.path`` is deliberately not used: it may hold the current folder,
+    which can be a workspace with other threads in it.
+    """
+    package = Path(__file__).resolve().parents[1]  # jupyter_analyst itself, for its runtime helper
+    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), package}
+    return sorted(paths, key=lambda p: (len(p.parts), str(p)))
+
+
+def limit_command(policy: SandboxPolicy, *, address_space: bool) -> list[str]:
+    """``prlimit`` arguments for the policy's rlimits.
+
+    >>> limit_command(SandboxPolicy(memory_mb=100, cpu_seconds=5, processes=10, file_size_mb=1,
+    ...                             open_files=64), address_space=True)[1:]
+    ['--cpu=5', '--nproc=10', '--fsize=1048576', '--nofile=64', '--as=104857600', '--']
+    """
+    args = [
+        shutil.which("prlimit") or "prlimit",
+        f"--cpu={policy.cpu_seconds}",
+        f"--nproc={policy.processes}",
+        f"--fsize={policy.file_size_mb * 2**20}",
+        f"--nofile={policy.open_files}",
+    ]
+    if address_space:
+        args.append(f"--as={policy.memory_mb * 2**20}")
+    return [*args, "--"]
+
+
+def drop_privileges_command(uid: int = NOBODY, gid: int = NOBODY) -> list[str]:
+    """``setpriv`` arguments that become an unprivileged user for good."""
+    return [shutil.which("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
+            "--no-new-privs", "--"]
+
+
+def _bind_system(args: list[str]) -> None:
+    for path in ("/usr", "/etc", "/opt"):
+        if Path(path).is_dir():
+            args += ["--ro-bind", path, path]
+    for path in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
+        p = Path(path)
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), path]
+        elif p.is_dir():
+            args += ["--ro-bind", path, path]
+
+
+def bwrap_command(
+    cmd: Sequence[str],
+    *,
+    bwrap: str,
+    workdir: Path,
+    writable: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
+    policy: SandboxPolicy,
+    drop_to_nobody: bool,
+    address_space_limit: bool,
+) -> list[str]:
+    """The full command that runs ``cmd`` (a kernel's argv) inside the sandbox.
+
+    Later mounts go on top of earlier ones, so the order is: the system read-only, fresh
+    ``/tmp``, ``/dev`` and ``/proc``, the interpreter and data read-only, then the writable
+    folders.
+    """
+    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--hostname", "analyst-sandbox"]
+    if not policy.network:
+        args.append("--unshare-net")
+    if not drop_to_nobody:
+        args.append("--unshare-user-try")
+    _bind_system(args)
+    top = ["/tmp", "/root", "/home", "/run"]
+    for path in top:
+        args += ["--perms", "0755", "--tmpfs", path]
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    # bubblewrap makes missing mount points private (0700); the kernel may run as another
+    # user, so the folders leading to each bind are made traversable first.
+    binds = [*interpreter_paths(), *readable, workdir, *writable]
+    made = {"/", "/usr", "/etc", "/opt", "/dev", "/proc", *top}
+    for path in binds:
+        for ancestor in reversed(Path(path).parents):
+            if str(ancestor) not in made:
+                made.add(str(ancestor))
+                args += ["--perms", "0755", "--dir", str(ancestor)]
+    for path in [*interpreter_paths(), *readable]:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in [workdir, *writable]:
+        args += ["--bind", str(path), str(path)]
+    args += ["--chdir", str(workdir), "--unsetenv", "JPY_PARENT_PID", "--"]
+    inner = limit_command(policy, address_space=address_space_limit)
+    if drop_to_nobody:
+        inner += drop_privileges_command()
+    return [*args, *inner, *cmd]
+
+
+def unsandboxed_command(cmd: Sequence[str], *, policy: SandboxPolicy, drop_to_nobody: bool) -> list[str]:
+    """Without bubblewrap: rlimits (and the uid drop) only."""
+    inner = limit_command(policy, address_space=True)
+    if drop_to_nobody:
+        inner += drop_privileges_command()
+    return [*inner, *cmd]
+
+
+NO_BWRAP_WARNING = (
+    "WARNING: bubblewrap (bwrap) is not installed: the kernel runs WITHOUT isolation, with "
+    "resource limits only. Install it (Debian/Ubuntu: apt-get install bubblewrap) and run "
+    "`jupyter analyst doctor`."
+)
