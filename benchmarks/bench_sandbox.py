@@ -46,6 +46,7 @@ async def _pool(root: Path, repeat: int) -> tuple[float, float]:
             session = await pool.acquire(root / "threads" / f"warm-{i}")
             warm.append(time.perf_counter() - t0)
             await session.shutdown()
+            await pool.start()  # let the background refill finish: nothing else runs while timing
             session = KernelSession(root / "threads" / f"cold-{i}")
             t0 = time.perf_counter()
             await session.start()

@@ -6,19 +6,16 @@
 
 from __future__ import annotations
 
-import base64
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from .agent.events import Event
 from .agent.llm import LLMClient
-from .agent.loop import AgentLoop, StepTrace, TurnSummary, TurnTrace
+from .agent.loop import AgentLoop, TurnSummary
 from .agent.runtime import ThreadRuntime
-from .artifacts import ArtifactStore
 from .errors import ConfigError
 from .kernel import SandboxPolicy
 from .notebooks import trail
@@ -129,76 +126,11 @@ async def run_turn(
             await llm.aclose()
             source.close()
         notebook = request.notebook or workspace.notebook_path(thread.thread_id)
-        write_turn_notebook(
-            notebook,
-            artifacts=workspace.artifacts,
-            thread_id=thread.thread_id,
-            source=spec,
-            model=model.model,
-            turn_number=turn.number,
-            turn_id=turn.turn_id,
-            prompt=request.prompt,
-            trace=trace,
-            summary=summary,
+        header = trail.TurnHeader(
+            thread_id=thread.thread_id, source=spec, model=model.model, turn_number=turn.number,
+            turn_id=turn.turn_id, prompt=request.prompt,
         )
+        trail.write_turn(notebook, header, trace=trace, summary=summary, artifacts=workspace.artifacts)
         return summary.model_copy(update={"notebook": str(notebook)})
     finally:
         workspace.close()
-
-
-def write_turn_notebook(
-    path: Path,
-    *,
-    artifacts: ArtifactStore,
-    thread_id: str,
-    source: str,
-    model: str,
-    turn_number: int,
-    turn_id: str,
-    prompt: str,
-    trace: TurnTrace,
-    summary: TurnSummary,
-) -> Path:
-    """Append the turn's prompt, steps and answer to the thread's notebook."""
-    cells = [
-        trail.step_cell(
-            tool=step.tool,
-            arguments=step.arguments,
-            call_id=step.call_id,
-            step_key=step.outcome.step_key,
-            state=step.state,
-            reused=step.outcome.reused,
-            status=step.outcome.status,
-            artifact_ids=step.outcome.artifact_ids,
-            duration_s=step.outcome.duration_s,
-            outputs=_cell_outputs(step, artifacts),
-        )
-        for step in trace.steps
-    ]
-    return trail.append_turn(
-        path,
-        thread_id=thread_id,
-        source=source,
-        model=model,
-        turn_number=turn_number,
-        turn_id=turn_id,
-        prompt=prompt,
-        cells=cells,
-        answer=summary.answer,
-        status=summary.status,
-    )
-
-
-def _cell_outputs(step: StepTrace, artifacts: ArtifactStore) -> list[dict[str, Any]]:
-    outputs = list(step.outcome.notebook_outputs)
-    for artifact, _ in step.outcome.artifacts:
-        if artifact.type == "image" and artifact.mime == "image/png":
-            data = base64.b64encode(artifacts.read_bytes(artifact.artifact_id)).decode()
-            outputs.append(
-                {
-                    "output_type": "display_data",
-                    "data": {"image/png": data, "text/plain": f"<{artifact.name}>"},
-                    "metadata": {"jupyter_analyst": {"artifact_id": artifact.artifact_id}},
-                }
-            )
-    return outputs

@@ -8,18 +8,14 @@ unique and gap-free per thread and an event exists on disk before anyone is show
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from .agent.events import Event, parse_event, utc_now
-from .errors import ConfigError, StorageError
+from .agent.events import Event, parse_event
+from .db import SQLiteStore, utc_now
+from .errors import ConfigError
 
 TurnStatus = Literal["running", "completed", "error", "interrupted"]
 
@@ -90,59 +86,10 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:16]}"
 
 
-def connect(db_path: Path) -> sqlite3.Connection:
-    """Open the workspace database in WAL mode, safe to share between threads under a lock."""
-    try:
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None, timeout=30)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-    except (OSError, sqlite3.Error) as exc:
-        raise StorageError(f"cannot open the workspace database {db_path}: {exc}") from exc
-    return conn
-
-
-class ThreadStore:
+class ThreadStore(SQLiteStore):
     """Threads, turns, messages and events of one workspace."""
 
-    def __init__(self, db_path: Path) -> None:
-        self.db_path = Path(db_path)
-        self._conn = connect(self.db_path)
-        self._lock = threading.RLock()
-        with self._lock:
-            self._conn.executescript(_SCHEMA)
-
-    def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._conn.close()
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Cursor]:
-        # BEGIN IMMEDIATE takes the write lock up front, so two processes appending events
-        # to the same thread cannot both read the same max(seq).
-        with self._lock:
-            cur = self._conn.cursor()
-            try:
-                cur.execute("BEGIN IMMEDIATE")
-                yield cur
-                cur.execute("COMMIT")
-            except BaseException:
-                if self._conn.in_transaction:
-                    cur.execute("ROLLBACK")
-                raise
-            finally:
-                cur.close()
-
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            cur = self._conn.cursor()
-            cur.row_factory = sqlite3.Row
-            try:
-                return cur.execute(sql, params).fetchall()
-            finally:
-                cur.close()
+    schema = _SCHEMA
 
     # ------------------------------------------------------------------ threads
 

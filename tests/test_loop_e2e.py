@@ -285,3 +285,22 @@ def test_events_are_numbered_and_persisted(analyst):
     finally:
         ws.close()
     assert [e.model_dump() for e in stored] == [e.model_dump() for e in a.events]
+
+
+def test_memory_limit_reported_to_the_model_and_the_turn_goes_on(analyst):
+    from jupyter_analyst.kernel import SandboxPolicy
+
+    steps = [
+        sql_step(REVENUE_SQL, "revenue"),
+        py_step("x = bytearray(3 * 2**30); x[::4096] = b'y' * len(x[::4096])"),
+        py_step("print(len(revenue))"),
+        answer(),
+    ]
+    a = analyst({"turns": [{"steps": steps}]})
+    out = a.run("memory bomb", sandbox=SandboxPolicy(memory_mb=768))
+    bomb = a.of_type("tool_result")[1]
+    assert bomb.status == "error"
+    told = json.loads(tool_messages(a.server.requests[2])[-1]["content"])
+    assert "memory" in told["error"]["message"].lower() or "MemoryError" in told["error"]["message"]
+    assert a.of_type("tool_result")[2].result["stdout"].strip() == "5"
+    assert out.status == "completed" and out.artifacts["total"] == 1

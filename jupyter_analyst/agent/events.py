@@ -7,10 +7,11 @@ dropped connection resumes from the last sequence number it saw.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
+
+from ..db import utc_now
 
 #: The states of one turn (DESIGN.md, decision 4).
 State = Literal["planning", "data_fetching", "analyzing", "presenting", "completed", "error"]
@@ -27,11 +28,6 @@ ReasonCode = Literal[
     "step_limit_reached",
     "arguments_normalized",
 ]
-
-
-def utc_now() -> str:
-    """The current time as ISO-8601 UTC with milliseconds."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class _Event(BaseModel):

@@ -188,7 +188,7 @@ class AgentLoop:
                         turn, machine, counters, trace, turn_keys, empty_retries,
                         call, args, problem, rerun,
                     )
-                    content = {k: v for k, v in outcome.result.items() if not k.startswith("_")}
+                    content = outcome.public_result
                     self._remember(
                         turn,
                         conversation,
@@ -393,7 +393,7 @@ class AgentLoop:
                 tool=call.name,
                 status=outcome.status,
                 reused=outcome.reused,
-                result={k: v for k, v in outcome.result.items() if not k.startswith("_")},
+                result=outcome.public_result,
                 artifact_ids=outcome.artifact_ids,
                 duration_s=outcome.duration_s,
             ),

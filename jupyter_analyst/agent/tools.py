@@ -17,7 +17,7 @@ from typing import Any, Literal
 from ..artifacts import Artifact, StepRecord, canonical_python, step_key
 from ..errors import AnalystError, InvalidArguments, ToolRetry
 from ..sql import prepare_query
-from .events import utc_now
+from ..db import utc_now
 from .runtime import ThreadRuntime
 
 #: How much of a step's printed output the model is shown.
@@ -49,6 +49,11 @@ class StepOutcome:
     artifacts: list[tuple[Artifact, bool]] = field(default_factory=list)
     duration_s: float = 0.0
     notebook_outputs: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def public_result(self) -> dict[str, Any]:
+        """The result as the model and the events see it (no ``_`` bookkeeping keys)."""
+        return {k: v for k, v in self.result.items() if not k.startswith("_")}
 
     @property
     def artifact_ids(self) -> list[str]:

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import StorageError
+from ..db import SQLiteStore, utc_now
 from .blobs import BlobStore
 from .deterministic import normalise_bytes
 from .fingerprints import sha256_bytes, sha256_file
@@ -55,48 +50,17 @@ _COLUMNS = (
 )
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class ArtifactStore:
+class ArtifactStore(SQLiteStore):
     """Content-addressed blobs plus the inventory rows that name them, per thread."""
+
+    schema = _SCHEMA
 
     def __init__(self, db_path: Path, blob_root: Path) -> None:
         self.blobs = BlobStore(blob_root)
-        self._lock = threading.RLock()
-        try:
-            Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(db_path, check_same_thread=False, isolation_level=None, timeout=30)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StorageError(f"cannot open the inventory {db_path}: {exc}") from exc
-
-    def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._conn.close()
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Cursor]:
-        with self._lock:
-            cur = self._conn.cursor()
-            try:
-                cur.execute("BEGIN IMMEDIATE")
-                yield cur
-                cur.execute("COMMIT")
-            except BaseException:
-                if self._conn.in_transaction:
-                    cur.execute("ROLLBACK")
-                raise
-            finally:
-                cur.close()
+        super().__init__(db_path)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+        return [tuple(r) for r in self._query(sql, params)]
 
     # ------------------------------------------------------------------ adding
 
@@ -172,7 +136,7 @@ class ArtifactStore:
             name=name,
             type=type,
             mime=mime,
-            created_at=_now(),
+            created_at=utc_now(),
             source_call_id=source_call_id,
             producer=producer,
             logical_key=logical_key,

@@ -6,19 +6,36 @@ verifier) can tie every cell to the tool call, step key and artifacts behind it.
 
 from __future__ import annotations
 
+import base64
 import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+from pydantic import BaseModel
 
 from .. import __version__
 
+if TYPE_CHECKING:
+    from ..agent.loop import StepTrace, TurnSummary, TurnTrace
+    from ..artifacts import ArtifactStore
+
 META = "jupyter_analyst"
+
+
+class TurnHeader(BaseModel):
+    """Which thread and turn a notebook section belongs to."""
+
+    thread_id: str
+    source: str
+    model: str
+    turn_number: int
+    turn_id: str
+    prompt: str
 
 
 def sql_cell_source(name: str, sql: str) -> str:
@@ -96,26 +113,16 @@ def _output_fields(output: dict[str, Any]) -> dict[str, Any]:
 
 
 def append_turn(
-    path: Path,
-    *,
-    thread_id: str,
-    source: str,
-    model: str,
-    turn_number: int,
-    turn_id: str,
-    prompt: str,
-    cells: Sequence[NotebookNode],
-    answer: str,
-    status: str,
+    path: Path, header: TurnHeader, *, cells: Sequence[NotebookNode], answer: str, status: str
 ) -> Path:
     """Append one turn to the thread's notebook; written atomically and validated."""
-    nb = load(path, thread_id=thread_id, source=source, model=model)
-    prompt_cell = new_markdown_cell(f"## Turn {turn_number}\n\n**Prompt:** {prompt}")
-    prompt_cell.metadata[META] = {"role": "prompt", "turn_id": turn_id}
+    nb = load(path, thread_id=header.thread_id, source=header.source, model=header.model)
+    prompt_cell = new_markdown_cell(f"## Turn {header.turn_number}\n\n**Prompt:** {header.prompt}")
+    prompt_cell.metadata[META] = {"role": "prompt", "turn_id": header.turn_id}
     nb.cells.append(prompt_cell)
     nb.cells.extend(cells)
     answer_cell = new_markdown_cell(f"**Answer** ({status}):\n\n{answer or '(no answer)'}")
-    answer_cell.metadata[META] = {"role": "answer", "turn_id": turn_id, "status": status}
+    answer_cell.metadata[META] = {"role": "answer", "turn_id": header.turn_id, "status": status}
     nb.cells.append(answer_cell)
     nbformat.validate(nb)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,3 +131,41 @@ def append_turn(
         nbformat.write(nb, fh)
     os.replace(tmp, path)
     return path
+
+
+def write_turn(
+    path: Path, header: TurnHeader, *, trace: TurnTrace, summary: TurnSummary, artifacts: ArtifactStore
+) -> Path:
+    """Append a finished turn: its prompt, one cell per step with outputs, its answer."""
+    cells = [
+        step_cell(
+            tool=step.tool,
+            arguments=step.arguments,
+            call_id=step.call_id,
+            step_key=step.outcome.step_key,
+            state=step.state,
+            reused=step.outcome.reused,
+            status=step.outcome.status,
+            artifact_ids=step.outcome.artifact_ids,
+            duration_s=step.outcome.duration_s,
+            outputs=_cell_outputs(step, artifacts),
+        )
+        for step in trace.steps
+    ]
+    return append_turn(path, header, cells=cells, answer=summary.answer, status=summary.status)
+
+
+def _cell_outputs(step: StepTrace, artifacts: ArtifactStore) -> list[dict[str, Any]]:
+    """The step's text outputs, then its figures from the inventory (so reused steps show them too)."""
+    outputs = list(step.outcome.notebook_outputs)
+    for artifact, _ in step.outcome.artifacts:
+        if artifact.type == "image" and artifact.mime == "image/png":
+            data = base64.b64encode(artifacts.read_bytes(artifact.artifact_id)).decode()
+            outputs.append(
+                {
+                    "output_type": "display_data",
+                    "data": {"image/png": data, "text/plain": f"<{artifact.name}>"},
+                    "metadata": {META: {"artifact_id": artifact.artifact_id}},
+                }
+            )
+    return outputs

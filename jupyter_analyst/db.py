@@ -1,0 +1,71 @@
+"""The workspace's SQLite file: one connection per store, WAL, one transaction per write.
+
+Threads, events and the inventory share the file; each store owns its own tables.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import StorageError
+
+
+def utc_now() -> str:
+    """The current time as ISO-8601 UTC with milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class SQLiteStore:
+    """A thread-safe connection to the workspace database with its tables created."""
+
+    schema = ""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = Path(db_path)
+        self._lock = threading.RLock()
+        try:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._conn.executescript(self.schema)
+        except (OSError, sqlite3.Error) as exc:
+            raise StorageError(f"cannot open the workspace database {self.db_path}: {exc}") from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Cursor]:
+        # BEGIN IMMEDIATE takes the write lock up front, so two processes writing the same
+        # thread cannot both read the same max(seq) or both insert the same content.
+        with self._lock:
+            cur = self._conn.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    cur.execute("ROLLBACK")
+                raise
+            finally:
+                cur.close()
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            cur = self._conn.cursor()
+            cur.row_factory = sqlite3.Row
+            try:
+                return cur.execute(sql, params).fetchall()
+            finally:
+                cur.close()
