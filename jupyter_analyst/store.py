@@ -161,6 +161,12 @@ class ThreadStore(SQLiteStore):
             )
         return turn
 
+    def interrupt_running(self) -> int:
+        """Mark every turn left running (its process is gone) as interrupted; returns how many."""
+        with self._tx() as cur:
+            cur.execute("UPDATE turns SET status = 'interrupted', ended_at = ? WHERE status = 'running'", (utc_now(),))
+            return cur.rowcount
+
     def end_turn(self, turn_id: str, status: TurnStatus, *, answer: str | None = None) -> None:
         """Close a turn with its final status and answer."""
         with self._tx() as cur:
@@ -215,6 +221,11 @@ class ThreadStore(SQLiteStore):
                 (stored.thread_id, seq, stored.turn_id, stored.type, stored.model_dump_json()),
             )
         return stored
+
+    def last_seq(self, thread_id: str) -> int:
+        """The thread's latest event sequence number (0 before any)."""
+        rows = self._query("SELECT COALESCE(MAX(seq), 0) AS n FROM events WHERE thread_id = ?", (thread_id,))
+        return int(rows[0]["n"])
 
     def events(
         self, thread_id: str, *, after: int = 0, turn_id: str | None = None

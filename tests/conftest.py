@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
 # The engine is imported inside the fixtures, so that a broken module fails the tests that
 # use it rather than the collection of the whole suite.
 

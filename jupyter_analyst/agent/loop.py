@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import time
@@ -202,6 +203,13 @@ class AgentLoop:
             error = exc
             if machine.can_enter("error"):
                 await self._enter(turn, machine, "error")
+        except asyncio.CancelledError:
+            # Stopped by the user: everything done so far is kept; the turn is marked.
+            await self.emit(
+                turn, TurnEnded(status="interrupted", message="cancelled by the user", counters=dict(counters))
+            )
+            self.store.end_turn(turn.turn_id, "interrupted", answer=answer or None)
+            raise
         status: Literal["completed", "error"] = "completed" if error is None else "error"
         await self.emit(
             turn,

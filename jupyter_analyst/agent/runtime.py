@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..artifacts import ArtifactStore, StepRecord
-from ..kernel import KernelPool, KernelSession, SandboxPolicy
+from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..sql import DataSource, QueryRunner
 
 
@@ -30,6 +30,7 @@ class ThreadRuntime:
         kernel_factory: Callable[[Path], KernelSession] | None = None,
         sandbox: SandboxPolicy | None = None,
         pool: KernelPool | None = None,
+        launcher: KernelLauncher | None = None,
         query_timeout_s: float = 60.0,
         row_cap: int = 1_000_000,
         python_timeout_s: float = 120.0,
@@ -42,7 +43,7 @@ class ThreadRuntime:
         self.python_timeout_s = python_timeout_s
         # The kernel reads datasets straight from the blob store, mounted read-only.
         self._kernel_factory = kernel_factory or (
-            lambda wd: KernelSession(wd, sandbox=sandbox, readable=[artifacts.blobs.dir])
+            lambda wd: KernelSession(wd, launcher=launcher, sandbox=sandbox, readable=[artifacts.blobs.dir])
         )
         self._pool = pool
         self._kernel: KernelSession | None = None

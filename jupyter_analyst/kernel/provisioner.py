@@ -8,7 +8,9 @@ server's included, starts sandboxed kernels unchanged.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,22 @@ class SandboxProvisioner(LocalProvisioner):
 
     cgroup: KernelCgroup | None = None
     sandboxed: bool = False
+    sockets_dir: str | None = None
+
+    async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
+        """Put the kernel's ZMQ sockets and connection file in a private folder, over ipc.
+
+        The sandbox has no network, so TCP cannot reach it; and the server's runtime folder
+        (which holds other kernels' connection files) must not be mounted into it.
+        """
+        km = self.parent
+        if km is not None and km.transport != "ipc":
+            self.sockets_dir = tempfile.mkdtemp(prefix="ja-k-")
+            km.transport = "ipc"
+            km.ip = f"{self.sockets_dir}/k"
+            km.connection_file = f"{self.sockets_dir}/connection.json"
+            km.cache_ports = False
+        return await super().pre_launch(**kwargs)
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
         env = dict(kwargs.get("env") or os.environ)
@@ -125,6 +143,9 @@ class SandboxProvisioner(LocalProvisioner):
         if self.cgroup is not None:
             self.cgroup.destroy()
             self.cgroup = None
+        if self.sockets_dir is not None and not restart:
+            shutil.rmtree(self.sockets_dir, ignore_errors=True)
+            self.sockets_dir = None
 
     def oom_killed(self) -> bool:
         """Whether the kernel died of its memory cap."""

@@ -1,0 +1,72 @@
+"""The Jupyter server extension: the analysis API over the same engine the CLI uses."""
+
+from __future__ import annotations
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Bool, Dict, Float, Int, Unicode
+
+from ..analysis import AnalystConfig, ModelSettings
+from ..errors import ConfigError
+from ..kernel import SandboxPolicy
+from ..kernel.kernelspec import kernels_dir
+from .handlers import routes
+from .launcher import ServerKernelLauncher
+from .service import ThreadService
+
+
+class AnalystApp(ExtensionApp):
+    """jupyter-analyst inside a Jupyter server (``c.AnalystApp.*`` configures it)."""
+
+    name = "jupyter_analyst"
+
+    workspace = Unicode(".analyst", config=True, help="Folder holding threads, events, the inventory and artifacts.")
+    model = Unicode("", config=True, help="Model name (default: $OPENAI_MODEL, else gpt-4o-mini).")
+    model_base_url = Unicode("", config=True, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL).")
+    api_key = Unicode("", config=True, help="API key of the endpoint (default: $OPENAI_API_KEY).")
+    sources = Dict({}, config=True, help="Named data sources: {name: path or SQLAlchemy URL}. The first is the default.")
+    sandbox = Bool(True, config=True, help="Run kernels in the bubblewrap sandbox (see `jupyter analyst doctor`).")
+    memory_mb = Int(4096, config=True, help="Memory limit of each kernel, in MiB.")
+    processes = Int(256, config=True, help="Processes and threads allowed per kernel.")
+    python_timeout = Float(120.0, config=True, help="Seconds one Python step may run before it is interrupted.")
+    query_timeout = Float(60.0, config=True, help="Seconds one SQL query may run before it is stopped.")
+    row_cap = Int(1_000_000, config=True, help="Rows kept from one query; the rest is dropped and reported.")
+    max_steps = Int(16, config=True, help="Model calls allowed per turn before it must answer.")
+    pool_size = Int(1, config=True, help="Prestarted sandboxed kernels kept warm for new threads.")
+
+    def initialize_settings(self) -> None:
+        try:
+            config = AnalystConfig(
+                workspace=self.workspace,
+                max_steps=self.max_steps,
+                query_timeout_s=self.query_timeout,
+                row_cap=self.row_cap,
+                python_timeout_s=self.python_timeout,
+                sandbox=SandboxPolicy(enabled=self.sandbox, memory_mb=self.memory_mb, processes=self.processes),
+            )
+            try:
+                model: ModelSettings | None = ModelSettings.resolve(
+                    model=self.model or None, base_url=self.model_base_url or None, api_key=self.api_key or None
+                )
+            except ConfigError as exc:
+                model = None
+                self.log.warning("jupyter-analyst: %s; turns will be refused until one is (%s)", exc.message, exc.hint)
+            ksm = self.serverapp.kernel_spec_manager
+            if str(kernels_dir()) not in ksm.kernel_dirs:
+                ksm.kernel_dirs = [str(kernels_dir()), *ksm.kernel_dirs]
+            service = ThreadService(
+                config=config, model=model, sources=dict(self.sources),
+                launcher=ServerKernelLauncher(self.serverapp.kernel_manager),
+            )
+        except Exception as exc:
+            self.log.critical("jupyter-analyst could NOT start: %s", exc)
+            raise
+        self.settings["jupyter_analyst"] = service
+        self.log.info("jupyter-analyst: workspace %s, %d source(s)", service.workspace.root, len(self.sources))
+
+    def initialize_handlers(self) -> None:
+        self.handlers.extend(routes("/"))
+
+    async def stop_extension(self) -> None:
+        service = self.settings.get("jupyter_analyst")
+        if service is not None:
+            await service.close()

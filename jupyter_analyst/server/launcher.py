@@ -1,0 +1,37 @@
+"""Kernels from the Jupyter server's own kernel manager.
+
+So ``--gateway-url`` (Jupyter Enterprise Gateway) moves them to a cluster unchanged, and
+the server's kernel list, culling and metrics see them like any other kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+class ServerKernelLauncher:
+    """Starts kernels through ``serverapp.kernel_manager``."""
+
+    def __init__(self, kernel_manager: Any) -> None:
+        self.kernel_manager = kernel_manager
+
+    async def launch(self, kernel_name: str, cwd: Path, env: Mapping[str, str]) -> tuple[Any, Any]:
+        kernel_id = await self.kernel_manager.start_kernel(kernel_name=kernel_name, cwd=str(cwd), env=dict(env))
+        manager = self.kernel_manager.get_kernel(kernel_id)
+        manager._analyst_kernel_id = kernel_id
+        client = manager.client()
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=60)
+        except BaseException:
+            client.stop_channels()
+            await self.stop(manager)
+            raise
+        return manager, client
+
+    async def stop(self, manager: Any) -> None:
+        kernel_id = getattr(manager, "_analyst_kernel_id", None)
+        if kernel_id is not None and kernel_id in self.kernel_manager:
+            await self.kernel_manager.shutdown_kernel(kernel_id, now=True)

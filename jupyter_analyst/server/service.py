@@ -1,0 +1,133 @@
+"""Turns of the server's threads: run in the background, one at a time per thread, with their
+events fanned out to any number of listeners.
+
+A turn is not tied to the request that started it: a dropped stream leaves it running, and
+a client resumes from the last sequence number it saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from ..agent.events import Event
+from ..agent.loop import TurnSummary
+from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from ..errors import AnalystError, ConfigError
+from ..kernel import KernelLauncher
+from ..store import Thread
+from ..workspace import Workspace
+
+
+class ThreadBusy(AnalystError):
+    """A turn is already running on the thread."""
+
+    reason = "turn_in_progress"
+
+
+class ThreadService:
+    """Starts turns, tracks the active one per thread, and streams their events."""
+
+    def __init__(
+        self,
+        *,
+        config: AnalystConfig,
+        model: ModelSettings | None,
+        sources: dict[str, str],
+        launcher: KernelLauncher | None = None,
+    ) -> None:
+        self.config = config
+        self.model = model
+        self.sources = sources
+        self.launcher = launcher
+        self.workspace = Workspace(config.workspace)
+        # Nothing runs yet: a turn still marked running was cut by a crash of the last server.
+        self.workspace.store.interrupt_running()
+        self._active: dict[str, asyncio.Task[TurnSummary]] = {}
+        self._listeners: dict[str, set[asyncio.Queue[Event]]] = defaultdict(set)
+
+    # ------------------------------------------------------------------ threads
+
+    def resolve_source(self, name_or_spec: str | None) -> str | None:
+        """A configured source's spec by name; otherwise the text as given."""
+        if name_or_spec is None:
+            return next(iter(self.sources.values()), None)
+        return self.sources.get(name_or_spec, name_or_spec)
+
+    def thread(self, thread_id: str, user: str) -> Thread:
+        """The user's thread (``ConfigError`` ``thread_not_found`` for anyone else's)."""
+        return self.workspace.store.get_thread(thread_id, user=user)
+
+    def create_thread(self, user: str, source: str | None, title: str | None) -> Thread:
+        """A new thread owned by ``user``."""
+        return self.workspace.store.create_thread(user=user, source=self.resolve_source(source), title=title)
+
+    def is_active(self, thread_id: str) -> bool:
+        """Whether a turn is running on the thread."""
+        task = self._active.get(thread_id)
+        return task is not None and not task.done()
+
+    # ------------------------------------------------------------------ turns
+
+    def start_turn(self, thread: Thread, prompt: str, *, source: str | None = None, rerun: bool = False) -> asyncio.Task[TurnSummary]:
+        """Run a turn in the background; refused while another runs on the thread."""
+        if self.is_active(thread.thread_id):
+            raise ThreadBusy("a turn is already running on this thread", hint="wait for it, or cancel it")
+        if self.model is None:
+            raise ConfigError("no model is configured for the server", reason="no_model",
+                              hint="set OPENAI_API_KEY / OPENAI_BASE_URL or c.AnalystApp.base_url")
+        request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=self.resolve_source(source),
+                              rerun=rerun, user=thread.user)
+        task = asyncio.create_task(
+            run_turn(request, config=self.config, model=self.model, on_event=self._publish, launcher=self.launcher)
+        )
+        self._active[thread.thread_id] = task
+        task.add_done_callback(lambda t, tid=thread.thread_id: self._finished(tid, t))
+        return task
+
+    def _finished(self, thread_id: str, task: asyncio.Task[Any]) -> None:
+        if self._active.get(thread_id) is task:
+            del self._active[thread_id]
+        if not task.cancelled() and task.exception() is not None:
+            # The loop persisted what it could; wake listeners so they stop waiting.
+            for queue in self._listeners.get(thread_id, ()):
+                queue.put_nowait(None)  # type: ignore[arg-type]
+
+    async def cancel(self, thread_id: str) -> bool:
+        """Stop the running turn (the loop ends it as interrupted); False when none runs."""
+        task = self._active.get(thread_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        return True
+
+    # ------------------------------------------------------------------ events
+
+    def _publish(self, event: Event) -> None:
+        for queue in self._listeners.get(event.thread_id, ()):
+            queue.put_nowait(event)
+
+    @contextlib.contextmanager
+    def listen(self, thread_id: str):
+        """A queue receiving the thread's events from now on (subscribe before reading the backlog)."""
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._listeners[thread_id].add(queue)
+        try:
+            yield queue
+        finally:
+            self._listeners[thread_id].discard(queue)
+
+    def artifact_path(self, artifact_id: str) -> Path:
+        """Where an artifact's bytes are (inside the workspace's blob store)."""
+        return self.workspace.artifacts.blob_path(self.workspace.artifacts.get(artifact_id))
+
+    async def close(self) -> None:
+        """Cancel running turns and close the stores."""
+        for thread_id in list(self._active):
+            await self.cancel(thread_id)
+        self.workspace.close()

@@ -1,0 +1,89 @@
+"""Server-sent events: each event with ``id:`` = its sequence number, heartbeats between."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from tornado.iostream import StreamClosedError
+from tornado.web import RequestHandler
+
+from ..agent.events import Event, TurnEnded
+
+HEARTBEAT_S = 15.0
+
+
+def format_event(event: Event) -> str:
+    """One SSE frame.
+
+    >>> from jupyter_analyst.agent.events import TextDelta
+    >>> format_event(TextDelta(seq=7, text="hi")).splitlines()[:2]
+    ['id: 7', 'event: text_delta']
+    """
+    return f"id: {event.seq}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n"
+
+
+def start(handler: RequestHandler) -> None:
+    """Headers of an event stream."""
+    handler.set_header("Content-Type", "text/event-stream; charset=utf-8")
+    handler.set_header("Cache-Control", "no-cache")
+    handler.set_header("X-Accel-Buffering", "no")
+
+
+async def relay(
+    handler: RequestHandler,
+    backlog: list[Event],
+    queue: asyncio.Queue[Event | None],
+    *,
+    follow: bool,
+) -> int:
+    """Write the backlog, then live events, without gaps or duplicates; returns the last seq.
+
+    With ``follow``, live events go on until a turn ends (one turn runs per thread at a
+    time, so that is the running turn); the stream also ends when the client goes away.
+    """
+    last = 0
+    try:
+        for event in backlog:
+            handler.write(format_event(event))
+            last = event.seq
+        await handler.flush()
+        if not follow:
+            return last
+        while True:
+            try:
+                event = await asyncio.wait_for(queue.get(), HEARTBEAT_S)
+            except TimeoutError:
+                handler.write(": heartbeat\n\n")
+                await handler.flush()
+                continue
+            if event is None:
+                return last
+            if event.seq <= last:
+                continue  # already sent from the backlog
+            handler.write(format_event(event))
+            await handler.flush()
+            last = event.seq
+            if isinstance(event, TurnEnded):
+                return last
+    except StreamClosedError:
+        return last
+
+
+def error_frame(reason: str, message: str) -> str:
+    """A final frame saying why a stream ended without its turn's end."""
+    return f"event: error\ndata: {json.dumps({'reason': reason, 'message': message})}\n\n"
+
+
+def parse_events(body: str) -> list[dict]:
+    """The events of an SSE body (for clients and tests).
+
+    >>> parse_events('id: 1\\nevent: x\\ndata: {"seq": 1}\\n\\n: heartbeat\\n\\n')
+    [{'seq': 1}]
+    """
+    out = []
+    for frame in body.split("\n\n"):
+        data = [line[6:] for line in frame.splitlines() if line.startswith("data: ")]
+        if data:
+            out.append(json.loads("\n".join(data)))
+    return out

@@ -1,0 +1,178 @@
+"""The server extension through a real Jupyter server (pytest-jupyter's jp_fetch), a real
+kernel and the scripted model over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import nbformat
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from jupyter_analyst.server.sse import parse_events
+from jupyter_analyst.testing import ScriptedModelServer
+
+SQL = ("SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r "
+       "ON o.region_id = r.region_id GROUP BY r.region ORDER BY r.region")
+CHART = "import matplotlib.pyplot as plt\nrevenue.plot.bar(x='region', y='revenue')\nplt.show()\nprint(len(revenue))"
+SCRIPT = {"turns": [
+    {"match": "slow", "steps": [{"tool_calls": [{"name": "run_python", "arguments": {"code": "import time\ntime.sleep(30)"}}]},
+                                {"content": "[scripted model] slept"}]},
+    {"match": ".", "steps": [
+        {"tool_calls": [{"name": "run_sql", "arguments": {"sql": SQL, "name": "revenue"}}]},
+        {"tool_calls": [{"name": "run_python", "arguments": {"code": CHART}}]},
+        {"content": "[scripted model] revenue by region is charted"},
+    ]},
+]}
+
+
+@pytest.fixture
+def scripted():
+    with ScriptedModelServer(SCRIPT) as server:
+        yield server
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, sales_db, scripted):
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}},
+        "AnalystApp": {
+            "workspace": str(tmp_path / "ws"),
+            "sources": {"sales": str(sales_db)},
+            "model": "jupyter-analyst-scripted",
+            "model_base_url": scripted.base_url,
+            "api_key": "scripted",
+            "pool_size": 0,
+        },
+    }
+
+
+async def call(jp_fetch, *path, method="GET", body=None, **kw):
+    if body is not None:
+        kw["body"] = json.dumps(body)
+    response = await jp_fetch("analyst", "api", *path, method=method, **kw)
+    return response
+
+
+async def as_json(jp_fetch, *path, **kw):
+    return json.loads((await call(jp_fetch, *path, **kw)).body)
+
+
+async def new_thread(jp_fetch):
+    return await as_json(jp_fetch, "threads", method="POST", body={"source": "sales", "title": "t"})
+
+
+async def test_sources_and_threads(jp_fetch):
+    sources = await as_json(jp_fetch, "sources")
+    assert sources == {"sources": [{"name": "sales", "kind": "path"}]}
+    thread = await new_thread(jp_fetch)
+    assert thread["thread_id"].startswith("thr_") and thread["source"].endswith("sales.duckdb")
+    listed = await as_json(jp_fetch, "threads")
+    assert [t["thread_id"] for t in listed["threads"]] == [thread["thread_id"]]
+    one = await as_json(jp_fetch, "threads", thread["thread_id"])
+    assert one["turns"] == [] and one["active"] is False and one["last_seq"] == 0
+
+
+async def test_turn_streams_numbered_events_and_everything_is_served(jp_fetch):
+    thread = await new_thread(jp_fetch)
+    tid = thread["thread_id"]
+    response = await call(jp_fetch, "threads", tid, "turns", method="POST", body={"prompt": "revenue by region"})
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    events = parse_events(response.body.decode())
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert events[0]["type"] == "turn_started" and events[-1]["type"] == "turn_ended"
+    assert events[-1]["status"] == "completed"
+    assert "id: 1\n" in response.body.decode()
+
+    arts = (await as_json(jp_fetch, "threads", tid, "artifacts"))["artifacts"]
+    assert {a["type"] for a in arts} == {"dataset", "image"}
+    image = next(a for a in arts if a["type"] == "image")
+    assert (await as_json(jp_fetch, "artifacts", image["artifact_id"]))["fingerprint"] == image["fingerprint"]
+    content = await call(jp_fetch, "artifacts", image["artifact_id"], "content")
+    assert content.headers["Content-Type"] == "image/png" and content.body.startswith(b"\x89PNG")
+    nb = nbformat.reads((await call(jp_fetch, "threads", tid, "notebook")).body.decode(), as_version=4)
+    nbformat.validate(nb)
+
+    # Resume: the events after N, as JSON and as a stream, with no gap and no duplicate.
+    middle = events[len(events) // 2]["seq"]
+    tail = (await as_json(jp_fetch, "threads", tid, "events", params={"after": middle}))["events"]
+    assert [e["seq"] for e in tail] == [e["seq"] for e in events if e["seq"] > middle]
+    streamed = await call(jp_fetch, "threads", tid, "events",
+                          headers={"Accept": "text/event-stream", "Last-Event-ID": str(middle)})
+    assert [e["seq"] for e in parse_events(streamed.body.decode())] == [e["seq"] for e in tail]
+
+
+async def test_second_turn_is_refused_while_one_runs_and_cancel_keeps_what_was_done(jp_fetch):
+    thread = await new_thread(jp_fetch)
+    tid = thread["thread_id"]
+    first = asyncio.ensure_future(call(jp_fetch, "threads", tid, "turns", method="POST", body={"prompt": "slow please"}))
+    for _ in range(600):  # until the turn is running (bounded)
+        if (await as_json(jp_fetch, "threads", tid))["active"]:
+            break
+        await asyncio.sleep(0.05)
+    with pytest.raises(HTTPClientError) as info:
+        await call(jp_fetch, "threads", tid, "turns", method="POST", body={"prompt": "again"})
+    assert info.value.code == 409
+    assert json.loads(info.value.response.body)["reason"] == "turn_in_progress"
+    # Wait for the Python step to start, then press stop.
+    for _ in range(600):
+        events = (await as_json(jp_fetch, "threads", tid, "events"))["events"]
+        if any(e["type"] == "tool_call" for e in events):
+            break
+        await asyncio.sleep(0.05)
+    assert await as_json(jp_fetch, "threads", tid, "cancel", method="POST", body={}) == {"cancelled": True}
+    streamed = parse_events((await first).body.decode())
+    assert streamed[-1]["type"] == "turn_ended" and streamed[-1]["status"] == "interrupted"
+    turns = (await as_json(jp_fetch, "threads", tid))["turns"]
+    assert turns[-1]["status"] == "interrupted"
+
+
+async def test_another_users_thread_is_404(jp_fetch, jp_serverapp):
+    service = jp_serverapp.web_app.settings["jupyter_analyst"]
+    theirs = service.workspace.store.create_thread(user="someone-else", source="x")
+    for path in [("threads", theirs.thread_id), ("threads", theirs.thread_id, "events"),
+                 ("threads", theirs.thread_id, "artifacts"), ("threads", theirs.thread_id, "notebook")]:
+        with pytest.raises(HTTPClientError) as info:
+            await call(jp_fetch, *path)
+        assert info.value.code == 404
+        assert json.loads(info.value.response.body)["reason"] == "thread_not_found"
+    art, _ = service.workspace.artifacts.add_bytes(b"secret", thread_id=theirs.thread_id, name="s.txt", type="text",
+                                                   mime="text/plain", producer="python")
+    for path in [("artifacts", art.artifact_id), ("artifacts", art.artifact_id, "content")]:
+        with pytest.raises(HTTPClientError) as info:
+            await call(jp_fetch, *path)
+        assert info.value.code == 404
+    assert theirs.thread_id not in json.dumps(await as_json(jp_fetch, "threads"))
+
+
+async def test_without_a_token_every_endpoint_is_403(jp_fetch):
+    for path, method in [(("sources",), "GET"), (("threads",), "GET"), (("threads",), "POST")]:
+        with pytest.raises(HTTPClientError) as info:
+            await call(jp_fetch, *path, method=method, body={} if method == "POST" else None,
+                       headers={"Authorization": ""})
+        assert info.value.code == 403
+
+
+async def test_bad_input(jp_fetch):
+    thread = await new_thread(jp_fetch)
+    for body, reason in [({"prompt": ""}, "empty_prompt"), ({"prompt": 5}, "empty_prompt")]:
+        with pytest.raises(HTTPClientError) as info:
+            await call(jp_fetch, "threads", thread["thread_id"], "turns", method="POST", body=body)
+        assert info.value.code == 400 and json.loads(info.value.response.body)["reason"] == reason
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch("analyst", "api", "threads", method="POST", body="{not json")
+    assert info.value.code == 400
+    with pytest.raises(HTTPClientError) as info:
+        await call(jp_fetch, "threads", thread["thread_id"], "events", params={"after": "x"})
+    assert info.value.code == 400
+    with pytest.raises(HTTPClientError) as info:
+        await call(jp_fetch, "threads", thread["thread_id"], "notebook")
+    assert info.value.code == 404
+
+
+async def test_openapi_description_ships(jp_fetch):
+    import yaml
+
+    spec = yaml.safe_load((await call(jp_fetch, "openapi.yaml")).body)
+    assert "/threads/{thread_id}/turns" in spec["paths"]
