@@ -15,6 +15,7 @@ from .common import Report
 from .bench_continue import bench_continue
 from .bench_python import bench_run_python
 from .bench_sandbox import bench_sandbox
+from .bench_server import bench_server
 from .bench_sql import bench_run_sql
 
 BENCHES = {
@@ -22,6 +23,7 @@ BENCHES = {
     "run_python": bench_run_python,
     "continue": bench_continue,
     "sandbox": bench_sandbox,
+    "server": bench_server,
 }
 
 

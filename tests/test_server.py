@@ -80,10 +80,19 @@ async def test_turn_streams_numbered_events_and_everything_is_served(jp_fetch):
     response = await call(jp_fetch, "threads", tid, "turns", method="POST", body={"prompt": "revenue by region"})
     assert response.headers["Content-Type"].startswith("text/event-stream")
     events = parse_events(response.body.decode())
-    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    stored = (await as_json(jp_fetch, "threads", tid, "events"))["events"]
+    seqs = [e["seq"] for e in events]
+    assert seqs == sorted(set(seqs)) and seqs[-1] == stored[-1]["seq"]
+    # Only text deltas may be merged on the way; every other event arrives as stored.
+    assert [e for e in events if e["type"] != "text_delta"] == [e for e in stored if e["type"] != "text_delta"]
+    def text(evs):
+        return "".join(e["text"] for e in evs if e["type"] == "text_delta")
+
+    assert text(events) == text(stored)
     assert events[0]["type"] == "turn_started" and events[-1]["type"] == "turn_ended"
     assert events[-1]["status"] == "completed"
     assert "id: 1\n" in response.body.decode()
+    events = stored
 
     arts = (await as_json(jp_fetch, "threads", tid, "artifacts"))["artifacts"]
     assert {a["type"] for a in arts} == {"dataset", "image"}
@@ -103,7 +112,10 @@ async def test_turn_streams_numbered_events_and_everything_is_served(jp_fetch):
     assert [e["seq"] for e in parse_events(streamed.body.decode())] == [e["seq"] for e in tail]
 
 
-async def test_second_turn_is_refused_while_one_runs_and_cancel_keeps_what_was_done(jp_fetch):
+async def test_second_turn_is_refused_while_one_runs_and_cancel_keeps_what_was_done(jp_fetch, monkeypatch):
+    from jupyter_analyst.server import sse
+
+    monkeypatch.setattr(sse, "HEARTBEAT_S", 0.1)
     thread = await new_thread(jp_fetch)
     tid = thread["thread_id"]
     first = asyncio.ensure_future(call(jp_fetch, "threads", tid, "turns", method="POST", body={"prompt": "slow please"}))
@@ -121,7 +133,22 @@ async def test_second_turn_is_refused_while_one_runs_and_cancel_keeps_what_was_d
         if any(e["type"] == "tool_call" for e in events):
             break
         await asyncio.sleep(0.05)
+    # A second client follows the same turn; while nothing happens it gets heartbeats.
+    heartbeat = asyncio.Event()
+    chunks: list[bytes] = []
+
+    def on_chunk(data: bytes) -> None:
+        chunks.append(data)
+        if b": heartbeat" in data:
+            heartbeat.set()
+
+    follower = asyncio.ensure_future(call(jp_fetch, "threads", tid, "events", headers={"Accept": "text/event-stream"},
+                                          streaming_callback=on_chunk, request_timeout=120))
+    await asyncio.wait_for(heartbeat.wait(), 30)
     assert await as_json(jp_fetch, "threads", tid, "cancel", method="POST", body={}) == {"cancelled": True}
+    await follower
+    followed = parse_events(b"".join(chunks).decode())
+    assert followed[-1]["type"] == "turn_ended" and followed[-1]["status"] == "interrupted"
     streamed = parse_events((await first).body.decode())
     assert streamed[-1]["type"] == "turn_ended" and streamed[-1]["status"] == "interrupted"
     turns = (await as_json(jp_fetch, "threads", tid))["turns"]
@@ -176,3 +203,30 @@ async def test_openapi_description_ships(jp_fetch):
 
     spec = yaml.safe_load((await call(jp_fetch, "openapi.yaml")).body)
     assert "/threads/{thread_id}/turns" in spec["paths"]
+
+
+async def test_xsrf_checked_on_non_get(jp_fetch):
+    first = await call(jp_fetch, "sources")  # token-authenticated: the server sets its login cookie
+    login = first.headers.get_list("Set-Cookie")[0].split(";")[0]
+    assert (await call(jp_fetch, "sources", headers={"Authorization": "", "Cookie": login})).code == 200
+    with pytest.raises(HTTPClientError) as info:
+        await call(jp_fetch, "threads", method="POST", body={}, headers={"Authorization": "", "Cookie": login})
+    assert info.value.code == 403
+    ok = await call(jp_fetch, "threads", method="POST", body={},
+                    headers={"Authorization": "", "Cookie": f"{login}; _xsrf=abc123", "X-XSRFToken": "abc123"})
+    assert ok.code == 201
+
+
+def test_text_deltas_coalesce_under_backpressure_and_nothing_else_does():
+    from jupyter_analyst.agent.events import StateChanged, TextDelta
+    from jupyter_analyst.server.sse import coalesce
+
+    queue: asyncio.Queue = asyncio.Queue()
+    for seq, text in [(2, "b"), (3, "c")]:
+        queue.put_nowait(TextDelta(seq=seq, turn_id="t", text=text))
+    queue.put_nowait(StateChanged(seq=4, turn_id="t", from_state="planning", to_state="presenting"))
+    queue.put_nowait(TextDelta(seq=5, turn_id="t", text="d"))
+    merged, held = coalesce(TextDelta(seq=1, turn_id="t", text="a"), queue)
+    assert (merged.seq, merged.text) == (3, "abc")
+    assert held.type == "state" and held.seq == 4
+    assert queue.qsize() == 1

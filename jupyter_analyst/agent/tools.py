@@ -8,6 +8,7 @@ to rerun.
 
 from __future__ import annotations
 
+import asyncio
 import ast
 import time
 from dataclasses import dataclass, field
@@ -206,10 +207,13 @@ class ToolBox:
     async def _run_sql(self, args: dict[str, Any], ctx: CallContext, key: str | None) -> StepOutcome:
         name = args["name"]
         prepared = prepare_query(args["sql"], self.runtime.source)
-        tmp = self.runtime.workdir / ".incoming" / f"{ctx.call_id}.parquet"
+        # Staged beside the blob store, where the kernel cannot see it, then moved in.
+        tmp = self.artifacts.blobs.dir.parent / ".incoming" / f"{ctx.thread_id}-{ctx.call_id}.parquet"
         tmp.parent.mkdir(parents=True, exist_ok=True)
         result = await self.runtime.runner.run_to_parquet(prepared, tmp)
-        artifact, created = self.artifacts.add_file(
+        # Hashing a large result takes a while: off the event loop.
+        artifact, created = await asyncio.to_thread(
+            self.artifacts.add_file,
             tmp,
             thread_id=ctx.thread_id,
             name=name,
@@ -262,7 +266,7 @@ class ToolBox:
             note = f"The step ran past {self.runtime.python_timeout_s:g} s and was interrupted."
         made: list[tuple[Artifact, bool]] = []
         if execution.status == "ok":
-            made = self._collect_outputs(execution, ctx, key)
+            made = await asyncio.to_thread(self._collect_outputs, execution, ctx, key)
         payload: dict[str, Any] = {
             "stdout": clip(execution.stdout),
             "reused": False,

@@ -7,6 +7,7 @@ stays in the engine: handlers parse, check ownership, call, and serialise.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import mimetypes
 from importlib import resources
@@ -142,10 +143,14 @@ class TurnsHandler(AnalystHandler):
             sse.start(self)
             backlog = self.service.workspace.store.events(thread_id, after=before)
             await sse.relay(self, backlog, queue, follow=True)
-            if task.done() and not task.cancelled() and task.exception() is not None:
-                exc = task.exception()
-                reason = getattr(exc, "reason", "turn_failed")
-                self.write(sse.error_frame(reason, str(exc)))
+        # The turn's last events are out; its notebook and kernel are being finished. The
+        # response ends when they are, so what the client asks next is already there.
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            self.write(sse.error_frame(getattr(exc, "reason", "turn_failed"), str(exc)))
         self.finish()
 
 

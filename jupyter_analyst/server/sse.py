@@ -8,7 +8,7 @@ import json
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
-from ..agent.events import Event, TurnEnded
+from ..agent.events import Event, TextDelta, TurnEnded
 
 HEARTBEAT_S = 15.0
 
@@ -50,17 +50,23 @@ async def relay(
         await handler.flush()
         if not follow:
             return last
+        pending: Event | None = None
         while True:
-            try:
-                event = await asyncio.wait_for(queue.get(), HEARTBEAT_S)
-            except TimeoutError:
-                handler.write(": heartbeat\n\n")
-                await handler.flush()
-                continue
+            if pending is not None:
+                event, pending = pending, None
+            else:
+                try:
+                    event = await asyncio.wait_for(queue.get(), HEARTBEAT_S)
+                except TimeoutError:
+                    handler.write(": heartbeat\n\n")
+                    await handler.flush()
+                    continue
             if event is None:
                 return last
             if event.seq <= last:
                 continue  # already sent from the backlog
+            if isinstance(event, TextDelta):
+                event, pending = coalesce(event, queue)
             handler.write(format_event(event))
             await handler.flush()
             last = event.seq
@@ -68,6 +74,25 @@ async def relay(
                 return last
     except StreamClosedError:
         return last
+
+
+def coalesce(first: TextDelta, queue: asyncio.Queue[Event | None]) -> tuple[Event, Event | None]:
+    """Merge text deltas already waiting behind ``first`` into one (a slow client gets fewer,
+    larger frames); returns the merged delta and the first event that is not text, if any.
+
+    Only text is merged, and the merged frame carries the last merged sequence number, so
+    a client resuming after it misses nothing. Tool results, artifacts and states are
+    never merged or dropped.
+    """
+    texts, last = [first.text], first
+    while not queue.empty():
+        nxt = queue.get_nowait()
+        if isinstance(nxt, TextDelta) and nxt.turn_id == first.turn_id:
+            texts.append(nxt.text)
+            last = nxt
+            continue
+        return last.model_copy(update={"text": "".join(texts)}), nxt
+    return last.model_copy(update={"text": "".join(texts)}), None
 
 
 def error_frame(reason: str, message: str) -> str:

@@ -1,0 +1,98 @@
+"""A real Jupyter server with the extension, in a process of its own on 127.0.0.1.
+
+For tests and benchmarks that need what pytest-jupyter's in-process server cannot give:
+killing the server, or measuring it under load from another process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class JupyterServerProcess:
+    """``jupyter server`` with ``jupyter_analyst.server`` enabled, token-authenticated."""
+
+    def __init__(self, root: Path, *, sources: dict[str, str], model_url: str, token: str = "analyst-test-token",
+                 extra: list[str] | None = None) -> None:
+        self.root = Path(root)
+        self.token = token
+        self.port = free_port()
+        self.args = [
+            sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", f"--port={self.port}",
+            "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={self.root}",
+            "--ServerApp.jpserver_extensions={'jupyter_analyst.server': True}",
+            f"--AnalystApp.workspace={self.root / 'ws'}", "--AnalystApp.sources=" + json.dumps(sources),
+            f"--AnalystApp.model_base_url={model_url}", "--AnalystApp.api_key=scripted",
+            "--AnalystApp.model=jupyter-analyst-scripted", *(extra or []),
+        ]
+        self.env = {**os.environ, "JUPYTER_CONFIG_DIR": str(self.root / "cfg"),
+                    "JUPYTER_RUNTIME_DIR": str(self.root / "rt"), "JUPYTER_DATA_DIR": str(self.root / "data")}
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> JupyterServerProcess:
+        """Start and wait until ``/api/status`` answers."""
+        self.proc = subprocess.Popen(self.args, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                self.request("/api/status", raw=True, timeout=5)
+                return self
+            except (urllib.error.URLError, ConnectionError):
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"the Jupyter server exited with {self.proc.returncode}") from None
+                time.sleep(0.1)
+        raise RuntimeError("the Jupyter server did not start in time")
+
+    def request(self, path: str, *, method: str = "GET", body: Any = None, raw: bool = False,
+                timeout: float = 30.0, headers: dict[str, str] | None = None) -> Any:
+        """One request with the token; JSON decoded unless ``raw``."""
+        req = urllib.request.Request(
+            self.url + path, method=method, data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json", **(headers or {})},
+        )
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            data = resp.read()
+        return data if raw else json.loads(data)
+
+    def kill9(self) -> None:
+        """Kill the server with SIGKILL and reap it."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+    def __enter__(self) -> JupyterServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,76 @@
+"""Two real user identities on one server: each sees only their own threads and artifacts.
+The server runs with allow_unauthenticated_access=False, and our handlers raise no warning."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from jupyter_server.auth.identity import IdentityProvider, User
+from tornado.httpclient import HTTPClientError
+
+from jupyter_analyst.testing import ScriptedModelServer
+
+
+class HeaderIdentity(IdentityProvider):
+    """Who you are is the X-Test-User header (a stand-in for JupyterHub's provider)."""
+
+    def get_user(self, handler):
+        name = handler.request.headers.get("X-Test-User")
+        return User(username=name) if name else None
+
+
+XSRF = {"Cookie": "_xsrf=t0k3n", "X-XSRFToken": "t0k3n"}
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, sales_db):
+    with ScriptedModelServer({"turns": []}) as model:
+        yield {
+            "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True},
+                          "identity_provider_class": HeaderIdentity, "allow_unauthenticated_access": False},
+            "AnalystApp": {"workspace": str(tmp_path / "ws"), "sources": {"sales": str(sales_db)},
+                           "model_base_url": model.base_url, "api_key": "x"},
+        }
+
+
+async def as_user(jp_fetch, user, *path, method="GET", body=None):
+    headers = {"X-Test-User": user, "Authorization": "", **(XSRF if method != "GET" else {})}
+    kw = {"body": json.dumps(body)} if body is not None else {}
+    response = await jp_fetch("analyst", "api", *path, method=method, headers=headers, **kw)
+    return json.loads(response.body)
+
+
+async def test_each_user_sees_only_their_own(jp_fetch, jp_serverapp):
+    ann = await as_user(jp_fetch, "ann", "threads", method="POST", body={"source": "sales"})
+    bob = await as_user(jp_fetch, "bob", "threads", method="POST", body={"source": "sales"})
+    assert ann["user"] == "ann" and bob["user"] == "bob"
+    assert [t["thread_id"] for t in (await as_user(jp_fetch, "ann", "threads"))["threads"]] == [ann["thread_id"]]
+    service = jp_serverapp.web_app.settings["jupyter_analyst"]
+    art, _ = service.workspace.artifacts.add_bytes(b"ann's", thread_id=ann["thread_id"], name="a.txt", type="text",
+                                                   mime="text/plain", producer="python")
+    for path in [("threads", ann["thread_id"]), ("threads", ann["thread_id"], "events"),
+                 ("threads", ann["thread_id"], "artifacts"), ("artifacts", art.artifact_id),
+                 ("artifacts", art.artifact_id, "content")]:
+        with pytest.raises(HTTPClientError) as info:
+            await as_user(jp_fetch, "bob", *path)
+        assert info.value.code == 404, path
+        assert (await jp_fetch("analyst", "api", *path, headers={"X-Test-User": "ann", "Authorization": ""})).code == 200
+    with pytest.raises(HTTPClientError) as info:
+        await as_user(jp_fetch, "bob", "threads", ann["thread_id"], "cancel", method="POST", body={})
+    assert info.value.code == 404
+
+
+async def test_nobody_gets_403(jp_fetch):
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch("analyst", "api", "threads", headers={"Authorization": ""})
+    assert info.value.code == 403
+
+
+async def test_every_handler_is_authenticated(jp_fetch, jp_serverapp):
+    from jupyter_analyst.server.handlers import routes
+
+    assert jp_serverapp.allow_unauthenticated_access is False
+    for pattern, handler in routes("/"):
+        assert jp_serverapp.web_app._check_handler_auth(pattern, handler) == [], pattern
+    assert (await as_user(jp_fetch, "ann", "sources"))["sources"][0]["name"] == "sales"
