@@ -26,7 +26,7 @@ SCRIPT = {"turns": [{"steps": [
 
 
 def _turn(server: JupyterServerProcess) -> tuple[float, int, int]:
-    """One thread, one streamed turn: (seconds, events streamed, events lost)."""
+    """One thread, one streamed turn: (seconds, events of the turn, events lost)."""
     thread = server.request("/analyst/api/threads", method="POST", body={"source": "sales"})
     tid = thread["thread_id"]
     started = time.perf_counter()
@@ -35,10 +35,16 @@ def _turn(server: JupyterServerProcess) -> tuple[float, int, int]:
     elapsed = time.perf_counter() - started
     streamed = parse_events(body)
     stored = server.request(f"/analyst/api/threads/{tid}/events")["events"]
-    seqs = [e["seq"] for e in streamed]
-    lost = len(stored) - len(seqs) + (0 if seqs == list(range(1, len(seqs) + 1)) else 1)
     assert streamed[-1]["type"] == "turn_ended", streamed[-1]
-    return elapsed, len(streamed), lost
+    seqs = [e["seq"] for e in streamed]
+    assert seqs == sorted(set(seqs)), "no duplicate, in order"
+    # Text deltas may arrive merged under backpressure; every other event must arrive as stored.
+    solid = [e for e in stored if e["type"] != "text_delta"]
+    got = [e for e in streamed if e["type"] != "text_delta"]
+    lost = len(solid) - sum(1 for e in got if e in solid)
+    text = "".join(e["text"] for e in stored if e["type"] == "text_delta")
+    lost += 0 if "".join(e["text"] for e in streamed if e["type"] == "text_delta") == text else 1
+    return elapsed, len(stored), lost
 
 
 def bench_server(report: Report, *, rows: int, repeat: int) -> None:
@@ -61,4 +67,5 @@ def bench_server(report: Report, *, rows: int, repeat: int) -> None:
                     events_total += count
     report.add(f"server latency per streamed event, {CONCURRENT} concurrent turns", statistics.median(per_event),
                statistics.median(status), "GET /api/status")
-    report.note(f"{events_total} events streamed over {len(per_event)} turns, {lost_total} lost")
+    report.note(f"{events_total} events over {len(per_event)} turns, {lost_total} lost "
+                "(text deltas may arrive merged; latency per event includes the scripted model and SQL)")

@@ -21,6 +21,19 @@ def kernel_spec_manager() -> KernelSpecManager:
     return manager
 
 
+async def connect_client(launcher: KernelLauncher, manager: Any, timeout: float) -> Any:
+    """A client whose kernel answered; the kernel is stopped if it never does."""
+    client = manager.client()
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=timeout)
+    except BaseException:
+        client.stop_channels()
+        await launcher.stop(manager)
+        raise
+    return client
+
+
 class KernelLauncher(Protocol):
     """Starts a kernel and gives back its manager and a connected client."""
 
@@ -50,15 +63,7 @@ class LocalKernelLauncher:
             await manager.start_kernel(cwd=str(cwd), env=dict(env), stdout=log, stderr=log)
         finally:
             log.close()
-        client = manager.client()
-        client.start_channels()
-        try:
-            await client.wait_for_ready(timeout=self.ready_timeout)
-        except BaseException:
-            client.stop_channels()
-            await self.stop(manager)
-            raise
-        return manager, client
+        return manager, await connect_client(self, manager, self.ready_timeout)
 
     async def stop(self, manager: Any) -> None:
         try:

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..kernel.launcher import connect_client
+
 
 class ServerKernelLauncher:
     """Starts kernels through ``serverapp.kernel_manager``."""
@@ -21,15 +23,7 @@ class ServerKernelLauncher:
         kernel_id = await self.kernel_manager.start_kernel(kernel_name=kernel_name, cwd=str(cwd), env=dict(env))
         manager = self.kernel_manager.get_kernel(kernel_id)
         manager._analyst_kernel_id = kernel_id
-        client = manager.client()
-        client.start_channels()
-        try:
-            await client.wait_for_ready(timeout=60)
-        except BaseException:
-            client.stop_channels()
-            await self.stop(manager)
-            raise
-        return manager, client
+        return manager, await connect_client(self, manager, 60)
 
     async def stop(self, manager: Any) -> None:
         kernel_id = getattr(manager, "_analyst_kernel_id", None)
