@@ -17,7 +17,7 @@ from .agent.llm import LLMClient
 from .agent.loop import AgentLoop, TurnSummary
 from .agent.runtime import ThreadRuntime
 from .errors import ConfigError
-from .kernel import KernelLauncher, SandboxPolicy
+from .kernel import KernelLauncher, KernelPool, SandboxPolicy
 from .notebooks import trail
 from .sql import open_source
 from .workspace import Workspace
@@ -80,11 +80,13 @@ async def run_turn(
     model: ModelSettings,
     on_event: Callable[[Event], Awaitable[None] | None] | None = None,
     launcher: KernelLauncher | None = None,
+    pool: KernelPool | None = None,
 ) -> TurnSummary:
     """Run one turn end to end: resolve the thread and source, loop, write the notebook.
 
     ``launcher`` decides where kernels start (the Jupyter server passes its own kernel
-    manager's); by default they start on this machine.
+    manager's); by default they start on this machine. A long-running process passes a
+    warm ``pool`` so a new thread's first Python step does not wait for a kernel.
     """
     if not request.prompt.strip():
         raise ConfigError("the prompt is empty", reason="empty_prompt", hint="pass --prompt TEXT")
@@ -113,6 +115,7 @@ async def run_turn(
             python_timeout_s=config.python_timeout_s,
             sandbox=config.sandbox,
             launcher=launcher,
+            pool=pool,
         )
         llm = LLMClient(model=model.model, base_url=model.base_url, api_key=model.api_key)
         loop = AgentLoop(

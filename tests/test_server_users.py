@@ -30,7 +30,7 @@ def jp_server_config(tmp_path, sales_db):
             "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True},
                           "identity_provider_class": HeaderIdentity, "allow_unauthenticated_access": False},
             "AnalystApp": {"workspace": str(tmp_path / "ws"), "sources": {"sales": str(sales_db)},
-                           "model_base_url": model.base_url, "api_key": "x"},
+                           "model_base_url": model.base_url, "api_key": "x", "pool_size": 0},
         }
 
 

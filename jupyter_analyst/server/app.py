@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
+from tornado.ioloop import IOLoop
 from traitlets import Bool, Dict, Float, Int, Unicode
 
 from ..analysis import AnalystConfig, ModelSettings
@@ -31,7 +32,8 @@ class AnalystApp(ExtensionApp):
     query_timeout = Float(60.0, config=True, help="Seconds one SQL query may run before it is stopped.")
     row_cap = Int(1_000_000, config=True, help="Rows kept from one query; the rest is dropped and reported.")
     max_steps = Int(16, config=True, help="Model calls allowed per turn before it must answer.")
-    pool_size = Int(1, config=True, help="Prestarted sandboxed kernels kept warm for new threads.")
+    pool_size = Int(1, config=True, help="Prestarted sandboxed kernels kept warm for new threads (0: none).")
+    pool_idle = Float(600.0, config=True, help="Seconds a warm kernel may wait unused before it is stopped.")
 
     def initialize_settings(self) -> None:
         try:
@@ -56,7 +58,12 @@ class AnalystApp(ExtensionApp):
             service = ThreadService(
                 config=config, model=model, sources=dict(self.sources),
                 launcher=ServerKernelLauncher(self.serverapp.kernel_manager),
+                pool_size=self.pool_size,
+                pool_idle_s=self.pool_idle,
             )
+            if service.pool is not None:
+                # Filled once the server's loop runs, so the first thread finds a kernel ready.
+                IOLoop.current().add_callback(service.pool.refill)
         except Exception as exc:
             self.log.critical("jupyter-analyst could NOT start: %s", exc)
             raise

@@ -17,7 +17,7 @@ from ..agent.events import Event
 from ..agent.loop import TurnSummary
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
-from ..kernel import KernelLauncher
+from ..kernel import KernelLauncher, KernelPool, KernelSession
 from ..store import Thread
 from ..workspace import Workspace
 
@@ -38,6 +38,8 @@ class ThreadService:
         model: ModelSettings | None,
         sources: dict[str, str],
         launcher: KernelLauncher | None = None,
+        pool_size: int = 0,
+        pool_idle_s: float = 600.0,
     ) -> None:
         self.config = config
         self.model = model
@@ -46,6 +48,14 @@ class ThreadService:
         self.workspace = Workspace(config.workspace)
         # Nothing runs yet: a turn still marked running was cut by a crash of the last server.
         self.workspace.store.interrupt_running()
+        self.pool: KernelPool | None = None
+        if pool_size > 0:
+            blobs = self.workspace.artifacts.blobs.dir
+            # Staged inside the threads folder, so a warm kernel's folder is renamed, not copied.
+            self.pool = KernelPool(
+                self.workspace.root / "threads" / ".warm", size=pool_size, idle_timeout_s=pool_idle_s,
+                make=lambda folder: KernelSession(folder, launcher=launcher, sandbox=config.sandbox, readable=[blobs]),
+            )
         self._active: dict[str, asyncio.Task[TurnSummary]] = {}
         self._listeners: dict[str, set[asyncio.Queue[Event]]] = defaultdict(set)
 
@@ -82,7 +92,8 @@ class ThreadService:
         request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=self.resolve_source(source),
                               rerun=rerun, user=thread.user)
         task = asyncio.create_task(
-            run_turn(request, config=self.config, model=self.model, on_event=self._publish, launcher=self.launcher)
+            run_turn(request, config=self.config, model=self.model, on_event=self._publish, launcher=self.launcher,
+                     pool=self.pool)
         )
         self._active[thread.thread_id] = task
         task.add_done_callback(lambda t, tid=thread.thread_id: self._finished(tid, t))
@@ -130,4 +141,6 @@ class ThreadService:
         """Cancel running turns and close the stores."""
         for thread_id in list(self._active):
             await self.cancel(thread_id)
+        if self.pool is not None:
+            await self.pool.close()
         self.workspace.close()
