@@ -76,10 +76,14 @@ def normalise_pdf(data: bytes) -> bytes:
 
     >>> normalise_pdf(b"/CreationDate (D:20240101120000Z) /ID [<ab12><cd34>]")
     b'/CreationDate (D:00000000000000Z) /ID [<0000><0000>]'
+    >>> normalise_pdf(b"/ModDate (D:20240101120000-05'00')")
+    b"/ModDate (D:00000000000000Z00'00')"
     """
 
     def blank_date(match: re.Match[bytes]) -> bytes:
-        value = re.sub(rb"\d", b"0", match.group(2))
+        # Same length, so the cross-reference offsets stay valid; the time-zone sign
+        # goes too, so two saves in different zones of equal width compare equal.
+        value = re.sub(rb"[+\-Z]", b"Z", re.sub(rb"\d", b"0", match.group(2)))
         return b"/" + match.group(1) + b" (" + value + b")"
 
     def blank_id(match: re.Match[bytes]) -> bytes:
@@ -89,8 +93,28 @@ def normalise_pdf(data: bytes) -> bytes:
     return _PDF_ID.sub(blank_id, out)
 
 
+def _media_type(mime: str) -> str:
+    return mime.split(";", 1)[0].strip().lower()
+
+
+def has_stamps(mime: str) -> bool:
+    """Whether files of this type carry stamps that :func:`normalise_bytes` removes.
+
+    >>> has_stamps("image/png"), has_stamps("Application/PDF"), has_stamps("text/csv")
+    (True, True, False)
+    """
+    return _media_type(mime) in ("image/png", "application/pdf")
+
+
 def normalise_bytes(data: bytes, mime: str) -> bytes:
-    """Bytes with the non-deterministic parts of their format removed."""
+    """Bytes with the non-deterministic parts of their format removed.
+
+    >>> normalise_bytes(b"/CreationDate (D:2024)", "application/pdf")
+    b'/CreationDate (D:0000)'
+    >>> normalise_bytes(b"/CreationDate (D:2024)", "text/plain")
+    b'/CreationDate (D:2024)'
+    """
+    mime = _media_type(mime)
     if mime == "image/png":
         return normalise_png(data)
     if mime == "application/pdf":

@@ -64,6 +64,8 @@ def canonical_python(code: str) -> str:
     """
     try:
         return ast.unparse(ast.parse(code))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # Absurdly deep nesting overflows the parser (MemoryError) or the unparser
+        # (RecursionError); the kernel will refuse that code as well.
         lines = [line.rstrip() for line in code.splitlines()]
         return "\n".join(lines).strip("\n")

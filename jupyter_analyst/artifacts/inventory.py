@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from ..db import SQLiteStore, utc_now
+from ..errors import StorageError
 from .blobs import BlobStore
-from .deterministic import normalise_bytes
+from .deterministic import has_stamps, normalise_bytes
 from .fingerprints import sha256_bytes, sha256_file
 from .model import Artifact, ArtifactNotFound, ArtifactType, Producer, StepRecord
 
@@ -83,11 +84,13 @@ class ArtifactStore(SQLiteStore):
         """
         data = normalise_bytes(data, mime)
         fingerprint = sha256_bytes(data)
+        # Validated before any byte is written: a bad type or producer leaves no blob.
+        artifact = _new_artifact(thread_id, name, type, mime, producer, source_call_id, logical_key, fingerprint, len(data))
         existing = self._equivalent(thread_id, fingerprint, type)
         if existing is not None:
             return existing, False
         self.blobs.put_bytes(fingerprint, data)
-        return self._insert(thread_id, name, type, mime, producer, source_call_id, logical_key, fingerprint, len(data))
+        return self._insert(artifact)
 
     def add_file(
         self,
@@ -108,18 +111,33 @@ class ArtifactStore(SQLiteStore):
         streaming and moved (or copied) into the blob store without being read whole.
         """
         src = Path(src)
-        if mime in ("image/png", "application/pdf"):
-            return self.add_bytes(
+        if not src.is_file():
+            raise StorageError(
+                f"cannot add {name!r} to the inventory: {src} is not a file",
+                reason="artifact_source_missing", path=str(src),
+            )
+        if has_stamps(mime):
+            # Formats with stamps are normalised in memory (charts and reports: small).
+            made = self.add_bytes(
                 src.read_bytes(), thread_id=thread_id, name=name, type=type, mime=mime,
                 producer=producer, source_call_id=source_call_id, logical_key=logical_key,
             )
-        fingerprint = sha256_file(src)
-        size = src.stat().st_size
+            if move:
+                src.unlink(missing_ok=True)
+            return made
+        try:
+            fingerprint = sha256_file(src)
+            size = src.stat().st_size
+        except OSError as exc:
+            raise StorageError(f"cannot read {src}: {exc}", path=str(src)) from exc
+        artifact = _new_artifact(thread_id, name, type, mime, producer, source_call_id, logical_key, fingerprint, size)
         existing = self._equivalent(thread_id, fingerprint, type)
-        if existing is not None:
-            return existing, False
-        self.blobs.put_file(fingerprint, src, move=move)
-        return self._insert(thread_id, name, type, mime, producer, source_call_id, logical_key, fingerprint, size)
+        if existing is None:
+            self.blobs.put_file(fingerprint, src, move=move)
+            return self._insert(artifact)
+        if move:
+            src.unlink(missing_ok=True)  # handed over: the caller never cleans up a dedup hit
+        return existing, False
 
     def _equivalent(self, thread_id: str, fingerprint: str, type: str) -> Artifact | None:
         rows = self._rows(
@@ -129,26 +147,14 @@ class ArtifactStore(SQLiteStore):
         )
         return _artifact(rows[0]) if rows else None
 
-    def _insert(self, thread_id, name, type, mime, producer, source_call_id, logical_key, fingerprint, size):
-        artifact = Artifact(
-            artifact_id=f"art_{uuid.uuid4().hex[:16]}",
-            thread_id=thread_id,
-            name=name,
-            type=type,
-            mime=mime,
-            created_at=utc_now(),
-            source_call_id=source_call_id,
-            producer=producer,
-            logical_key=logical_key,
-            fingerprint=fingerprint,
-            size=size,
-        )
+    def _insert(self, artifact: Artifact) -> tuple[Artifact, bool]:
         with self._tx() as cur:
-            # Another process may have added the same content meanwhile: check again
-            # inside the write lock.
+            # Another thread or process may have added the same content meanwhile: check
+            # again inside the write lock (BEGIN IMMEDIATE).
             row = cur.execute(
-                f"SELECT {_COLUMNS} FROM artifacts WHERE thread_id = ? AND fingerprint = ? AND type = ? LIMIT 1",
-                (thread_id, fingerprint, type),
+                f"SELECT {_COLUMNS} FROM artifacts WHERE thread_id = ? AND fingerprint = ? AND type = ? "
+                "ORDER BY rowid LIMIT 1",
+                (artifact.thread_id, artifact.fingerprint, artifact.type),
             ).fetchone()
             if row is not None:
                 return _artifact(row), False
@@ -164,19 +170,28 @@ class ArtifactStore(SQLiteStore):
         """The artifact with this id."""
         rows = self._rows(f"SELECT {_COLUMNS} FROM artifacts WHERE artifact_id = ?", (artifact_id,))
         if not rows:
-            raise ArtifactNotFound(f"no artifact {artifact_id!r}", hint="list them with `jupyter analyst artifacts list`")
+            raise ArtifactNotFound(
+                f"no artifact {artifact_id!r}",
+                hint="list them with `jupyter analyst artifacts list`",
+                artifact_id=artifact_id,
+            )
         return _artifact(rows[0])
 
-    def list(self, thread_id: str, *, type: str | None = None, name: str | None = None) -> list[Artifact]:
-        """The thread's artifacts in the order they were made, optionally filtered."""
+    def list(self, thread_id: str, *, type: ArtifactType | None = None, name: str | None = None) -> list[Artifact]:
+        """The thread's artifacts in the order they were made, optionally filtered.
+
+        ``name`` keeps those whose name contains it (case-blind).
+        """
         sql = f"SELECT {_COLUMNS} FROM artifacts WHERE thread_id = ?"
         params: list[Any] = [thread_id]
         if type:
             sql += " AND type = ?"
             params.append(type)
         if name:
-            sql += " AND name LIKE ?"
-            params.append(f"%{name}%")
+            # A plain, case-blind substring: LIKE would read the `_` of dataset names
+            # as a wildcard.
+            sql += " AND instr(lower(name), lower(?)) > 0"
+            params.append(name)
         return [_artifact(r) for r in self._rows(sql + " ORDER BY rowid", tuple(params))]
 
     def count(self, thread_id: str | None = None) -> int:
@@ -192,7 +207,14 @@ class ArtifactStore(SQLiteStore):
 
     def read_bytes(self, artifact_id: str) -> bytes:
         """An artifact's bytes."""
-        return self.blob_path(self.get(artifact_id)).read_bytes()
+        artifact = self.get(artifact_id)
+        try:
+            return self.blob_path(artifact).read_bytes()
+        except OSError as exc:
+            raise StorageError(
+                f"the bytes of artifact {artifact_id!r} are missing from the blob store: {exc}",
+                reason="blob_missing", artifact_id=artifact_id, fingerprint=artifact.fingerprint,
+            ) from exc
 
     # ------------------------------------------------------------------ the step ledger
 
@@ -203,7 +225,7 @@ class ArtifactStore(SQLiteStore):
                 "INSERT OR IGNORE INTO steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     step.thread_id, step.step_key, step.tool, step.call_id, step.turn_id,
-                    json.dumps(step.arguments), step.status, json.dumps(step.result, default=str),
+                    json.dumps(step.arguments, default=str), step.status, json.dumps(step.result, default=str),
                     json.dumps(step.artifact_ids), step.created_at, step.duration_s,
                 ),
             )
@@ -216,6 +238,25 @@ class ArtifactStore(SQLiteStore):
     def steps(self, thread_id: str) -> list[StepRecord]:
         """The thread's recorded steps in execution order."""
         return [_step(r) for r in self._rows("SELECT * FROM steps WHERE thread_id = ? ORDER BY rowid", (thread_id,))]
+
+
+def _new_artifact(
+    thread_id: str, name: str, type: str, mime: str, producer: str, source_call_id: str | None,
+    logical_key: str | None, fingerprint: str, size: int,
+) -> Artifact:
+    return Artifact(
+        artifact_id=f"art_{uuid.uuid4().hex[:16]}",
+        thread_id=thread_id,
+        name=name,
+        type=type,  # type: ignore[arg-type]  # pydantic checks the literal
+        mime=mime,
+        created_at=utc_now(),
+        source_call_id=source_call_id,
+        producer=producer,  # type: ignore[arg-type]
+        logical_key=logical_key,
+        fingerprint=fingerprint,
+        size=size,
+    )
 
 
 def _artifact(row: tuple[Any, ...]) -> Artifact:
