@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
+from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 from pydantic import BaseModel
 
-from ..errors import ModelError
+from ..errors import ConfigError, ModelError
 
 TextSink = Callable[[str], Awaitable[None] | None]
 
@@ -63,45 +64,49 @@ class ToolCallAssembler:
         self._index_of_id: dict[str, int] = {}
         self._last_index: int | None = None
 
-    def feed(self, deltas: Iterable[Any] | None) -> None:
-        """Add the ``tool_calls`` items of one chunk's delta."""
+    def feed(self, deltas: Iterable[ChoiceDeltaToolCall | dict[str, Any]] | None) -> None:
+        """Add the ``delta.tool_calls`` items of one streamed chunk."""
         for delta in deltas or ():
             index = _get(delta, "index")
             call_id = _get(delta, "id") or ""
             if index is None:
-                # No index: a known id says where it belongs, else it continues the last call.
+                # No index: a known id says where it belongs, a new id opens a call, and
+                # neither continues the call being streamed.
                 if call_id and call_id in self._index_of_id:
                     index = self._index_of_id[call_id]
                 elif call_id or self._last_index is None:
-                    index = len(self._by_index)
+                    index = max(self._by_index, default=-1) + 1
                 else:
                     index = self._last_index
-            partial = self._by_index.setdefault(int(index), _Partial())
-            self._last_index = int(index)
-            if call_id and not partial.id:
-                partial.id = call_id
-                self._index_of_id[call_id] = int(index)
+            index = int(index)
+            partial = self._by_index.setdefault(index, _Partial())
+            self._last_index = index
+            if call_id:
+                if not partial.id:
+                    partial.id = call_id
+                # A changed id is not adopted, but later deltas that carry it still land here.
+                self._index_of_id.setdefault(call_id, index)
             function = _get(delta, "function")
             if function is not None:
                 name = _get(function, "name")
                 if name:
-                    # Most servers send the name once; a few send it in pieces.
+                    # Most servers send the name once, some repeat it whole, a few send it in pieces.
                     partial.name = name if not partial.name or partial.name == name else partial.name + name
                 arguments = _get(function, "arguments")
                 if arguments:
                     partial.arguments.append(arguments)
 
     def calls(self) -> list[ToolCall]:
-        """The assembled calls in index order; a call that never got an id gets ``call_<n>``."""
+        """The assembled calls in index order; a call that never got an id gets ``call_<index>``."""
         out = []
         used = {p.id for p in self._by_index.values() if p.id}
-        for n, index in enumerate(sorted(self._by_index)):
+        for index in sorted(self._by_index):
             partial = self._by_index[index]
-            if not partial.name:
+            if not partial.name.strip():
                 continue
             call_id = partial.id
             if not call_id:
-                call_id = f"call_{n}"
+                call_id = f"call_{index}"
                 while call_id in used:
                     call_id += "_"
                 used.add(call_id)
@@ -122,14 +127,21 @@ class LLMClient:
         max_retries: int = 2,
     ) -> None:
         self.model = model
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
-        )
+        self.timeout = timeout
+        try:
+            self._client = openai.AsyncOpenAI(
+                base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
+            )
+        except openai.OpenAIError as exc:
+            raise ConfigError(
+                f"the model client cannot be set up: {exc}",
+                hint="set OPENAI_API_KEY (any value for a local server that needs none) or pass --api-key",
+            ) from exc
 
     @property
     def base_url(self) -> str:
         """The endpoint, for messages."""
-        return str(self._client.base_url)
+        return str(self._client.base_url).rstrip("/")
 
     async def complete(
         self,
@@ -157,25 +169,36 @@ class LLMClient:
         usage: dict[str, Any] | None = None
         try:
             stream = await self._client.chat.completions.create(**kwargs)
-            async for chunk in stream:
-                if chunk.usage is not None:
-                    usage = chunk.usage.model_dump()
-                for choice in chunk.choices or ():
-                    delta = choice.delta
-                    if delta is not None and delta.content:
-                        text.append(delta.content)
-                        if on_text is not None:
-                            maybe = on_text(delta.content)
-                            if inspect.isawaitable(maybe):
-                                await maybe
-                    if delta is not None and delta.tool_calls:
-                        assembler.feed(delta.tool_calls)
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
+            try:
+                async for chunk in stream:
+                    if chunk.usage is not None:
+                        usage = chunk.usage.model_dump()
+                    for choice in chunk.choices or ():
+                        if choice.index:  # only the first choice is asked for (n=1)
+                            continue
+                        delta = choice.delta
+                        if delta is not None and delta.content:
+                            text.append(delta.content)
+                            if on_text is not None:
+                                maybe = on_text(delta.content)
+                                if inspect.isawaitable(maybe):
+                                    await maybe
+                        if delta is not None and delta.tool_calls:
+                            assembler.feed(delta.tool_calls)
+                        if choice.finish_reason:
+                            finish = choice.finish_reason
+            finally:
+                # Cancelled or failed midway, the connection is released rather than left open.
+                await stream.close()
         except openai.APIStatusError as exc:
             raise ModelError(
                 f"model endpoint {self.base_url} answered {exc.status_code}: {_message(exc)}",
                 hint="check the model name, the API key and OPENAI_BASE_URL",
+            ) from exc
+        except openai.APITimeoutError as exc:
+            raise ModelError(
+                f"model endpoint {self.base_url} did not answer within {self.timeout:g} s",
+                hint="the server may be overloaded; try again, or raise the timeout",
             ) from exc
         except openai.APIConnectionError as exc:
             raise ModelError(
@@ -183,7 +206,7 @@ class LLMClient:
                 hint="is the server running? set OPENAI_BASE_URL, or try `jupyter analyst demo`",
             ) from exc
         except openai.OpenAIError as exc:
-            raise ModelError(f"the model call failed: {exc}") from exc
+            raise ModelError(f"the model call to {self.base_url} failed: {exc}") from exc
         return ModelReply(text="".join(text), tool_calls=assembler.calls(), finish_reason=finish, usage=usage)
 
     async def aclose(self) -> None:

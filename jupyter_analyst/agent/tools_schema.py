@@ -1,66 +1,111 @@
-"""The tool definitions the model is given (the canonical tool contract of DESIGN.md)."""
+"""The tool definitions the model is given: the canonical tool contract of DESIGN.md.
+
+The descriptions are prompts: the model reads them to decide what to call and how, so they
+say what each tool is for, what it returns, and that finished work is reused, not redone.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+TOOL_NAMES = ("list_tables", "describe_table", "run_sql", "run_python", "list_artifacts")
+
 _EXPECT: dict[str, Any] = {
     "type": "object",
-    "description": "Optional: what you expect the step to produce; checked against the result.",
+    "description": (
+        "Optional: what you expect the step to produce. It is checked against the real result and "
+        "any mismatch is reported back to you, so state only what you are sure of."
+    ),
     "properties": {
-        "rows": {"type": "integer", "description": "expected number of rows"},
-        "columns": {"type": "array", "items": {"type": "string"}, "description": "expected column names"},
-        "artifact_type": {"type": "string", "description": "dataset, image, file or text"},
-        "artifact_ids": {"type": "array", "items": {"type": "string"}, "description": "expected artifact ids"},
+        "rows": {"type": "integer", "minimum": 0, "description": "the exact number of rows expected"},
+        "columns": {
+            "type": "array", "items": {"type": "string"},
+            "description": "column names the result must have",
+        },
+        "artifact_type": {
+            "type": "string", "enum": ["dataset", "image", "file", "text"],
+            "description": "the kind of artifact the step must produce",
+        },
+        "artifact_ids": {
+            "type": "array", "items": {"type": "string"},
+            "description": "ids of existing artifacts the step is expected to reuse or produce",
+        },
     },
+    "additionalProperties": False,
 }
 
 
 def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """One OpenAI ``tools`` entry of type ``function``."""
     return {
         "type": "function",
         "function": {
             "name": name,
             "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required},
+            "parameters": {
+                "type": "object", "properties": properties, "required": required, "additionalProperties": False,
+            },
         },
     }
 
 
 TOOLS: list[dict[str, Any]] = [
-    _tool("list_tables", "List the data source's tables and views with their row counts.", {}, []),
+    _tool(
+        "list_tables",
+        "List the tables and views of the data source, with their row counts. Call it first when you "
+        "do not know the schema yet; never guess table names.",
+        {},
+        [],
+    ),
     _tool(
         "describe_table",
-        "Show a table's columns, their types, its row count and a few sample rows.",
-        {"table": {"type": "string", "description": "the table's name, as list_tables gives it"}},
+        "Show one table's columns with their types, its row count and a few sample rows. Use it "
+        "before writing SQL against a table whose columns you have not seen.",
+        {"table": {"type": "string", "description": "the table's name exactly as list_tables gives it"}},
         ["table"],
     ),
     _tool(
         "run_sql",
-        "Run ONE read-only SQL query against the data source. The result is stored as a dataset "
-        "artifact and loaded into the Python kernel as a pandas DataFrame named `name`. Returns the "
-        "artifact id, row count, columns and sample rows. An identical query is not run twice.",
+        "Run ONE read-only SQL query (SELECT, optionally with CTEs) against the data source. The "
+        "result is stored as a dataset artifact and loaded into the Python kernel as a pandas "
+        "DataFrame named `name`. Returns the artifact id, row count, columns, dtypes and sample rows, "
+        "and `reused: true` when the same query already ran (the existing dataset is used as is). "
+        "Writes, DDL and several statements at once are refused; unknown tables or columns are "
+        "refused with the nearest real names.",
         {
-            "sql": {"type": "string", "description": "one SELECT query (CTEs allowed)"},
-            "name": {"type": "string", "description": "Python variable name for the DataFrame, e.g. monthly_revenue"},
+            "sql": {"type": "string", "description": "one SELECT query, as plain SQL without Markdown fences"},
+            "name": {
+                "type": "string",
+                "description": "the DataFrame's variable name in Python, a valid identifier such as monthly_revenue",
+            },
             "expect": _EXPECT,
         },
         ["sql", "name"],
     ),
     _tool(
         "run_python",
-        "Run Python code in the Jupyter kernel, where the datasets are pandas DataFrames. pandas is "
-        "imported as pd. Figures you show (plt.show()) and files you write under outputs/ become "
-        "artifacts. Returns printed output, errors and new artifact ids. Identical code is not run twice.",
-        {"code": {"type": "string", "description": "the Python code"}, "expect": _EXPECT},
+        "Run Python code in the Jupyter kernel where every dataset from run_sql is a pandas DataFrame "
+        "under its name; pandas is imported as pd and matplotlib.pyplot as plt. Print what you "
+        "need to see. Figures you show (plt.show()) and files you write under outputs/ become artifacts. "
+        "Returns stdout, errors with the traceback, new artifact ids, and `reused: true` when identical "
+        "code already ran on the same inputs. Query data with run_sql, not from Python.",
+        {
+            "code": {"type": "string", "description": "the Python source, as plain code without Markdown fences"},
+            "expect": _EXPECT,
+        },
         ["code"],
     ),
     _tool(
         "list_artifacts",
-        "List this thread's artifacts (datasets, charts, files): id, name, type, producer, fingerprint.",
+        "List this conversation's artifacts (datasets, charts, files, texts): id, name, type, the step "
+        "that produced it, content fingerprint and creation time. Check it before redoing work: an "
+        "artifact that exists can be used directly.",
         {
-            "type": {"type": "string", "description": "only this type: dataset, image, file or text"},
-            "name": {"type": "string", "description": "only names containing this text"},
+            "type": {
+                "type": "string", "enum": ["dataset", "image", "file", "text"],
+                "description": "only artifacts of this type",
+            },
+            "name": {"type": "string", "description": "only artifacts whose name contains this text"},
         },
         [],
     ),

@@ -13,56 +13,99 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..errors import ConfigError
+
+#: How a step streams its tool calls, to exercise clients: the id only in a call's first
+#: chunk (the common case), in every chunk, changed in a later chunk, never; or the
+#: arguments cut into many small pieces, also right after backslashes (mid-escape).
 Quirk = Literal["id_first_chunk_only", "id_every_chunk", "id_changes", "no_id", "split_arguments"]
 LABEL = "[scripted model]"
 
 
-class ScriptedCall(BaseModel):
+class _Strict(BaseModel):
+    # A misspelt key in a hand-written script should fail loudly, not be skipped.
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScriptedCall(_Strict):
     """A tool call the model makes: ``arguments`` as an object, or exact ``raw_arguments`` text."""
 
     name: str
     arguments: dict[str, Any] | None = None
     raw_arguments: str | None = None
 
+    @model_validator(mode="after")
+    def _one_form(self) -> ScriptedCall:
+        if self.arguments is not None and self.raw_arguments is not None:
+            raise ValueError("give either 'arguments' or 'raw_arguments', not both")
+        return self
+
     def argument_text(self) -> str:
+        """The arguments exactly as they are sent."""
         if self.raw_arguments is not None:
             return self.raw_arguments
         return json.dumps(self.arguments or {})
 
 
-class ScriptedError(BaseModel):
+class ScriptedError(_Strict):
     """An HTTP error to answer with instead of a reply."""
 
-    status: int = 500
+    status: int = Field(default=500, ge=400, le=599)
     message: str = "scripted failure"
 
 
-class Step(BaseModel):
-    """One reply: text, tool calls, or an error."""
+class Step(_Strict):
+    """One reply: text (streamed in a few chunks), tool calls after it, or an HTTP error."""
 
     content: str | None = None
     tool_calls: list[ScriptedCall] = []
     quirk: Quirk = "id_first_chunk_only"
     error: ScriptedError | None = None
 
+    @model_validator(mode="after")
+    def _error_alone(self) -> Step:
+        if self.error is not None and (self.content or self.tool_calls):
+            raise ValueError("a step with an 'error' answers nothing else")
+        return self
 
-class ScriptedTurn(BaseModel):
+
+class ScriptedTurn(_Strict):
     """The replies to one user message."""
 
     match: str | None = None
     steps: list[Step] = []
 
+    @field_validator("match")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"'match' is not a regular expression: {exc}") from exc
+        return value
 
-class Script(BaseModel):
-    """A whole script."""
+
+class Script(_Strict):
+    """A whole script: the turns, tried in order for each request."""
 
     description: str | None = None
     turns: list[ScriptedTurn] = Field(default_factory=list)
 
     def reply_for(self, messages: list[dict[str, Any]]) -> Step:
-        """The step that answers this conversation."""
+        """The step that answers this conversation (see the module docstring).
+
+        >>> script = Script(turns=[ScriptedTurn(match="^hi", steps=[Step(content="a"), Step(content="b")])])
+        >>> script.reply_for([{"role": "user", "content": "Hi"}]).content
+        'a'
+        >>> script.reply_for([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a"}]).content
+        'b'
+        >>> script.reply_for([{"role": "user", "content": "bye"}]).content
+        '[scripted model] no scripted reply for: bye'
+        """
+        messages = [m for m in messages if isinstance(m, dict)]
         last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
         prompt = _text(messages[last_user].get("content")) if last_user is not None else ""
         after = messages[last_user + 1 :] if last_user is not None else messages
@@ -82,9 +125,27 @@ def _text(content: Any) -> str:
 
 
 def load_script(source: Script | dict[str, Any] | str | Path) -> Script:
-    """A script from a model, a dict, or a JSON file."""
+    """A script from a model, a dict, or the path of a JSON file.
+
+    >>> load_script({"turns": [{"steps": [{"contnet": "typo"}]}]})
+    Traceback (most recent call last):
+    ...
+    jupyter_analyst.errors.ConfigError: the model script is malformed: turns.0.steps.0.contnet: Extra inputs are not permitted
+
+    Raises:
+        ConfigError: the script is malformed or its file cannot be read.
+    """
     if isinstance(source, Script):
         return source
-    if isinstance(source, dict):
-        return Script.model_validate(source)
-    return Script.model_validate_json(Path(source).read_text(encoding="utf-8"))
+    where = "" if isinstance(source, dict) else f" {source}"
+    try:
+        if isinstance(source, dict):
+            return Script.model_validate(source)
+        return Script.model_validate_json(Path(source).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"the model script{where} cannot be read: {exc}") from exc
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}" for error in exc.errors()
+        )
+        raise ConfigError(f"the model script{where} is malformed: {problems}") from exc

@@ -20,22 +20,40 @@ from .script import Script, Step, load_script
 MODEL_NAME = "jupyter-analyst-scripted"
 
 
+def _split_arguments(text: str, size: int = 3) -> list[str]:
+    r"""Argument text in small pieces, cut right after every backslash so escapes straddle chunks.
+
+    >>> _split_arguments(r'{"a": "x\"y"}')
+    ['{"a', '": ', '"x\\', '"y"', '}']
+    """
+    pieces: list[str] = []
+    current = ""
+    for char in text:
+        current += char
+        if len(current) >= size or char == "\\":
+            pieces.append(current)
+            current = ""
+    if current or not pieces:
+        pieces.append(current)
+    return pieces
+
+
 def _chunks(step: Step) -> list[dict[str, Any]]:
-    """The streamed deltas of one reply (without the envelope)."""
+    """The streamed deltas of one reply (without the envelope), with the step's id quirk."""
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
     if step.content:
         text = step.content
-        size = max(1, len(text) // 3)
+        size = max(1, -(-len(text) // 3))  # a few pieces, so clients see text arrive in parts
         deltas += [{"content": text[i : i + size]} for i in range(0, len(text), size)]
     for index, call in enumerate(step.tool_calls):
         call_id = f"call_{uuid.uuid4().hex[:12]}"
         args = call.argument_text()
         if step.quirk == "split_arguments":
-            pieces = [args[i : i + 3] for i in range(0, len(args), 3)] or [""]
+            pieces = _split_arguments(args)
         else:
             half = len(args) // 2
             pieces = [args[:half], args[half:]]
-        first = {"index": index, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        first: dict[str, Any] = {"index": index, "type": "function", "function": {"name": call.name, "arguments": ""}}
         if step.quirk != "no_id":
             first["id"] = call_id
         deltas.append({"tool_calls": [first]})
@@ -44,9 +62,16 @@ def _chunks(step: Step) -> list[dict[str, Any]]:
             if step.quirk == "id_every_chunk":
                 item["id"] = call_id
             elif step.quirk == "id_changes" and n == len(pieces) - 1:
-                item["id"] = f"call_changed_{index}"
+                item["id"] = f"call_changed_{uuid.uuid4().hex[:8]}"
             deltas.append({"tool_calls": [item]})
     return deltas
+
+
+def _usage(body: dict[str, Any], step: Step) -> dict[str, int]:
+    """Token counts estimated at four characters a token: plausible, deterministic, free."""
+    prompt = len(json.dumps(body.get("messages") or [])) // 4
+    completion = (len(step.content or "") + sum(len(c.argument_text()) for c in step.tool_calls)) // 4
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -56,17 +81,23 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
 
-    def _json(self, status: int, body: dict[str, Any]) -> None:
+    def _json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model", "owned_by": "scripted"}]})
+        path = self.path.split("?", 1)[0].rstrip("/")
+        model = {"id": MODEL_NAME, "object": "model", "created": 0, "owned_by": "scripted"}
+        if path.endswith("/models"):
+            self._json(200, {"object": "list", "data": [model]})
+        elif path.endswith(f"/models/{MODEL_NAME}"):
+            self._json(200, model)
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
@@ -74,22 +105,27 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
-        except json.JSONDecodeError:
-            self._json(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("messages", []), list):
+            self._json(400, {"error": {"message": "the request body must be a JSON object with a 'messages' list",
+                                       "type": "invalid_request_error"}})
             return
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         with self.server.lock:
             self.server.requests.append(body)
         step = self.server.script.reply_for(body.get("messages") or [])
         if step.error is not None:
-            self._json(step.error.status, {"error": {"message": step.error.message, "type": "scripted_error"}})
+            # A short retry-after keeps the SDK's retries (same scripted step: replay is stateless) quick.
+            self._json(step.error.status, {"error": {"message": step.error.message, "type": "scripted_error"}},
+                       headers={"retry-after-ms": "10"})
             return
         if body.get("stream"):
             self._stream(step, body)
         else:
-            self._whole(step)
+            self._whole(step, body)
 
     def _envelope(self, completion_id: str) -> dict[str, Any]:
         return {"id": completion_id, "object": "chat.completion.chunk", "created": int(time.time()), "model": MODEL_NAME}
@@ -107,14 +143,17 @@ class _Handler(BaseHTTPRequestHandler):
                   for d in _chunks(step)]
         events.append({**self._envelope(completion_id), "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         if (body.get("stream_options") or {}).get("include_usage"):
-            events.append({**self._envelope(completion_id), "choices": [],
-                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
-        for event in events:
-            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+            events.append({**self._envelope(completion_id), "choices": [], "usage": _usage(body, step)})
+        try:
+            for event in events:
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away mid-stream; nothing to tell it
 
-    def _whole(self, step: Step) -> None:
+    def _whole(self, step: Step, body: dict[str, Any]) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": step.content}
         if step.tool_calls:
             message["tool_calls"] = [
@@ -126,7 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
             "model": MODEL_NAME,
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if step.tool_calls else "stop"}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            "usage": _usage(body, step),
         })
 
 
@@ -168,7 +207,10 @@ class ScriptedModelServer:
     def start(self) -> ScriptedModelServer:
         """Serve in a daemon thread."""
         if self._thread is None:
-            self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-model", daemon=True)
+            # A short poll interval makes stop() quick (shutdown waits for the next poll).
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-model", daemon=True
+            )
             self._thread.start()
         return self
 
