@@ -15,7 +15,11 @@ from pydantic import BaseModel
 from .agent.events import Event
 from .agent.llm import LLMClient
 from .agent.loop import AgentLoop, TurnSummary
+from .agent.observations import turn_closed
+from .agent.pack import ContextBudget
 from .agent.runtime import ThreadRuntime
+from .agent.summarizer import BackgroundWork, summarize_turn
+from .store import Turn
 from .errors import ConfigError
 from .kernel import KernelLauncher, KernelPool, SandboxPolicy
 from .notebooks import trail
@@ -32,10 +36,13 @@ class ModelSettings(BaseModel):
     model: str
     base_url: str | None = None
     api_key: str | None = None
+    summary_model: str | None = None
+    """The (cheaper) model of the end-of-turn summarizer; the main model when unset."""
 
     @classmethod
     def resolve(
-        cls, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None
+        cls, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
+        summary_model: str | None = None,
     ) -> ModelSettings:
         """Flags first, then ``OPENAI_*`` variables; a clear error when nothing is configured."""
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -47,6 +54,7 @@ class ModelSettings(BaseModel):
             model=model or os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL,
             base_url=base_url,
             api_key=api_key or "not-needed",
+            summary_model=summary_model or os.environ.get("ANALYST_SUMMARY_MODEL") or None,
         )
 
 
@@ -55,7 +63,12 @@ class AnalystConfig(BaseModel):
 
     workspace: Path | str = ".analyst"
     max_steps: int = 16
-    history_messages: int = 20
+    context: ContextBudget = ContextBudget()
+    """What each model call may carry: tokens, recent turns and messages, summary size."""
+    active_ttl_s: float = 1_800.0
+    """How long the active source, dataset and notebook stay authoritative without use."""
+    summarizer: bool = True
+    """Whether a model call after each turn updates the agent state and the rolling summary."""
     query_timeout_s: float = 60.0
     row_cap: int = 1_000_000
     python_timeout_s: float = 120.0
@@ -81,12 +94,17 @@ async def run_turn(
     on_event: Callable[[Event], Awaitable[None] | None] | None = None,
     launcher: KernelLauncher | None = None,
     pool: KernelPool | None = None,
+    background: BackgroundWork | None = None,
 ) -> TurnSummary:
     """Run one turn end to end: resolve the thread and source, loop, write the notebook.
 
     ``launcher`` decides where kernels start (the Jupyter server passes its own kernel
     manager's); by default they start on this machine. A long-running process passes a
     warm ``pool`` so a new thread's first Python step does not wait for a kernel.
+
+    After ``done``, the summarizer updates the agent state: in ``background`` when given (the
+    call returns as soon as the turn is done, and the next turn may start at once), else
+    before returning.
     """
     if not request.prompt.strip():
         raise ConfigError("the prompt is empty", reason="empty_prompt", hint="pass --prompt TEXT")
@@ -125,7 +143,8 @@ async def run_turn(
             model=model.model,
             emit=on_event,
             max_steps=config.max_steps,
-            history_messages=config.history_messages,
+            budget=config.context,
+            active_ttl_s=config.active_ttl_s,
         )
         turn = store.start_turn(thread.thread_id, request.prompt)
         try:
@@ -140,6 +159,26 @@ async def run_turn(
             turn_id=turn.turn_id, prompt=request.prompt,
         )
         trail.write_turn(notebook, header, trace=trace, summary=summary, artifacts=workspace.artifacts)
-        return summary.model_copy(update={"notebook": str(notebook)})
+        store.apply_state_delta(thread.thread_id, turn_closed(notebook=str(notebook)), origin="turn", turn_id=turn.turn_id)
     finally:
+        workspace.close()
+    if config.summarizer and summary.status == "completed":
+        job = _summarize(config, model, turn, on_event)
+        if background is not None:
+            background.spawn(job)
+        else:
+            await job
+    return summary.model_copy(update={"notebook": str(notebook)})
+
+
+async def _summarize(
+    config: AnalystConfig, model: ModelSettings, turn: Turn, on_event: Callable[[Event], Awaitable[None] | None] | None
+) -> None:
+    """The end-of-turn summarizer, with its own store connection and model client."""
+    workspace = Workspace(config.workspace)
+    llm = LLMClient(model=model.summary_model or model.model, base_url=model.base_url, api_key=model.api_key)
+    try:
+        await summarize_turn(workspace.store, turn, llm, budget=config.context, emit=on_event)
+    finally:
+        await llm.aclose()
         workspace.close()

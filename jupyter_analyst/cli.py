@@ -49,6 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-sandbox", action="store_true",
                      help="run the kernel without bubblewrap or limits (trusted code only)")
     run.add_argument("--memory-mb", type=int, help="kernel memory limit in MiB (default 4096)")
+    run.add_argument("--summary-model", metavar="MODEL",
+                     help="cheaper model for the end-of-turn summarizer (default: $ANALYST_SUMMARY_MODEL, else --model)")
+    run.add_argument("--no-summarizer", action="store_true",
+                     help="do not update the agent state with a model call after the turn")
+    run.add_argument("--context-tokens", type=int, default=16_000, metavar="N",
+                     help="token budget of each model call's prompt (default 16000)")
+
+    state = sub.add_parser("state", help="show a thread's agent state (what the agent has established)")
+    state.add_argument("--thread", required=True, metavar="ID")
+    _workspace_arg(state)
+    state.add_argument("--json", action="store_true", help="print the whole state as JSON")
 
     arts = sub.add_parser("artifacts", help="the artifact inventory")
     arts_sub = arts.add_subparsers(dest="artifacts_command", metavar="ACTION")
@@ -94,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _artifacts_list(args)
             case "threads":
                 return _threads(args)
+            case "state":
+                return _state(args)
             case "demo":
                 from .demo import run_demo
 
@@ -130,10 +143,13 @@ def _is_bad_input(exc: AnalystError) -> bool:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .agent.loop import TurnSummary
+    from .agent.pack import ContextBudget
+    from .agent.summarizer import BackgroundWork
     from .analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
     from .progress import ProgressPrinter, print_summary
 
-    model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
+    model = ModelSettings.resolve(model=args.model, base_url=args.base_url, summary_model=args.summary_model)
     request = TurnRequest(
         prompt=args.prompt, source=args.source, thread_id=args.thread, rerun=args.rerun,
         notebook=args.output,
@@ -143,14 +159,48 @@ def _run(args: argparse.Namespace) -> int:
     policy = SandboxPolicy(enabled=not args.no_sandbox)
     if args.memory_mb:
         policy = policy.model_copy(update={"memory_mb": args.memory_mb})
-    config = AnalystConfig(workspace=args.workspace, max_steps=args.max_steps, sandbox=policy)
+    config = AnalystConfig(
+        workspace=args.workspace, max_steps=args.max_steps, sandbox=policy,
+        summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
+    )
     printer = None if args.json else ProgressPrinter()
-    summary = asyncio.run(run_turn(request, config=config, model=model, on_event=printer))
-    if args.json:
-        print(summary.model_dump_json())
-    else:
-        print_summary(summary)
+
+    async def turn() -> TurnSummary:
+        # The answer is printed as soon as the turn is done; the summarizer finishes after.
+        background = BackgroundWork()
+        summary = await run_turn(request, config=config, model=model, on_event=printer, background=background)
+        if args.json:
+            print(summary.model_dump_json(), flush=True)
+        else:
+            print_summary(summary)
+            if background.pending:
+                print("updating the agent state...", file=sys.stderr, flush=True)
+        await background.drain()
+        return summary
+
+    summary = asyncio.run(turn())
     return 0 if summary.status == "completed" else EXIT_FAILED
+
+
+def _state(args: argparse.Namespace) -> int:
+    from .agent.context import state_summary
+    from .workspace import Workspace
+
+    workspace = Workspace(args.workspace)
+    try:
+        workspace.store.get_thread(args.thread)
+        state = workspace.store.agent_state(args.thread)
+    finally:
+        workspace.close()
+    if args.json:
+        print(state.model_dump_json(indent=2))
+        return 0
+    print(f"agent state of {args.thread}, version {state.version}")
+    # Expired context is shown too: this is a record, not a prompt.
+    print(state_summary(state, ttl_s=float("inf"), cap=100_000))
+    if state.summary.text:
+        print(f"Summary of turns 1-{state.summary.through_turn}:\n{state.summary.text}")
+    return 0
 
 
 def _artifacts_list(args: argparse.Namespace) -> int:

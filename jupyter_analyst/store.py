@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from .agent.events import Event, parse_event
+from .agent.memory import AgentState, StateDelta, apply_delta
 from .db import SQLiteStore, utc_now
 from .errors import ConfigError
 
@@ -47,6 +48,7 @@ CREATE TABLE IF NOT EXISTS messages (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_by_thread ON messages(thread_id, message_id);
+CREATE INDEX IF NOT EXISTS messages_by_turn ON messages(turn_id, message_id);
 CREATE TABLE IF NOT EXISTS events (
     thread_id  TEXT NOT NULL REFERENCES threads(thread_id),
     seq        INTEGER NOT NULL,
@@ -54,6 +56,21 @@ CREATE TABLE IF NOT EXISTS events (
     type       TEXT NOT NULL,
     body       TEXT NOT NULL,
     PRIMARY KEY (thread_id, seq)
+);
+CREATE TABLE IF NOT EXISTS agent_state (
+    thread_id  TEXT PRIMARY KEY REFERENCES threads(thread_id),
+    version    INTEGER NOT NULL,
+    body       TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS agent_state_deltas (
+    thread_id  TEXT NOT NULL REFERENCES threads(thread_id),
+    version    INTEGER NOT NULL,
+    turn_id    TEXT,
+    origin     TEXT NOT NULL,
+    body       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (thread_id, version)
 );
 """
 
@@ -192,6 +209,34 @@ class ThreadStore(SQLiteStore):
             )
             return int(cur.lastrowid or 0)
 
+    def recent_turn_messages(
+        self, thread_id: str, *, turns: int, after_turn: int = 0, before_turn: int | None = None
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """The messages of the thread's last ``turns`` turns numbered above ``after_turn``
+        (and below ``before_turn``), as ``(turn number, message)`` in order.
+
+        Bounded by turns rather than by the thread's length, so assembling a prompt costs
+        the same at turn 20 as at turn 200.
+        """
+        upper = before_turn if before_turn is not None else 2**62
+        rows = self._query(
+            "SELECT t.number AS number, m.body AS body FROM messages m JOIN "
+            "(SELECT turn_id, number FROM turns WHERE thread_id = ? AND number > ? AND number < ? "
+            " ORDER BY number DESC LIMIT ?) t ON m.turn_id = t.turn_id "
+            "WHERE m.thread_id = ? ORDER BY m.message_id",
+            (thread_id, after_turn, upper, turns, thread_id),
+        )
+        return [(int(r["number"]), json.loads(r["body"])) for r in rows]
+
+    def message_chars(self, thread_id: str, *, after_turn: int, through_turn: int) -> int:
+        """How many characters the messages of turns ``after_turn+1 .. through_turn`` hold."""
+        rows = self._query(
+            "SELECT COALESCE(SUM(LENGTH(m.body)), 0) AS n FROM messages m JOIN turns t "
+            "ON m.turn_id = t.turn_id WHERE t.thread_id = ? AND t.number > ? AND t.number <= ?",
+            (thread_id, after_turn, through_turn),
+        )
+        return int(rows[0]["n"])
+
     def messages(self, thread_id: str, *, last: int | None = None) -> list[dict[str, Any]]:
         """The thread's messages in order, or only the last ``last`` of them."""
         if last is None:
@@ -243,3 +288,48 @@ class ThreadStore(SQLiteStore):
                 (thread_id, after, turn_id),
             )
         return [parse_event(r["body"]) for r in rows]
+
+    # ------------------------------------------------------------------ agent state
+
+    def agent_state(self, thread_id: str) -> AgentState:
+        """The thread's agent state (empty before the first change)."""
+        rows = self._query("SELECT body FROM agent_state WHERE thread_id = ?", (thread_id,))
+        return AgentState.model_validate_json(rows[0]["body"]) if rows else AgentState()
+
+    def apply_state_delta(
+        self, thread_id: str, delta: StateDelta, *, origin: str, turn_id: str | None = None
+    ) -> AgentState:
+        """Apply ``delta`` to the latest state in one transaction; returns the new state.
+
+        The read and the write share the transaction (``BEGIN IMMEDIATE``), so a turn and a
+        summarizer finishing at the same moment both land, one after the other. The delta
+        itself is kept in an append-only log beside the snapshot.
+        """
+        with self._tx() as cur:
+            row = cur.execute("SELECT body FROM agent_state WHERE thread_id = ?", (thread_id,)).fetchone()
+            current = AgentState.model_validate_json(row[0]) if row else AgentState()
+            state = apply_delta(current, delta)
+            now = utc_now()
+            cur.execute(
+                "INSERT INTO agent_state VALUES (?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET "
+                "version = excluded.version, body = excluded.body, updated_at = excluded.updated_at",
+                (thread_id, state.version, state.model_dump_json(), now),
+            )
+            cur.execute(
+                "INSERT INTO agent_state_deltas VALUES (?, ?, ?, ?, ?, ?)",
+                (thread_id, state.version, turn_id, origin, delta.model_dump_json(exclude_defaults=True), now),
+            )
+        return state
+
+    def state_deltas(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's agent-state changes in order: version, origin, turn and the delta."""
+        rows = self._query(
+            "SELECT version, turn_id, origin, body, created_at FROM agent_state_deltas "
+            "WHERE thread_id = ? ORDER BY version",
+            (thread_id,),
+        )
+        return [
+            {"version": r["version"], "turn_id": r["turn_id"], "origin": r["origin"],
+             "delta": json.loads(r["body"]), "created_at": r["created_at"]}
+            for r in rows
+        ]

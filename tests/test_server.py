@@ -44,6 +44,8 @@ def jp_server_config(tmp_path, sales_db, scripted):
             "model_base_url": scripted.base_url,
             "api_key": "scripted",
             "pool_size": 0,
+            # Streams here are compared event for event; the summarizer's event would race them.
+            "summarizer": False,
         },
     }
 

@@ -27,6 +27,8 @@ _ALIASES: dict[str, dict[str, str]] = {
     "run_python": {"source": "code", "script": "code", "python": "code", "python_code": "code", "program": "code"},
     "describe_table": {"table_name": "table", "name": "table"},
     "list_artifacts": {"kind": "type", "artifact_type": "type"},
+    "find": {"q": "query", "name": "query", "text": "query", "search": "query", "type": "kind"},
+    "clarify": {"options": "candidates", "choices": "candidates", "interpretations": "candidates"},
 }
 _ALLOWED: dict[str, frozenset[str]] = {
     "run_sql": frozenset({"sql", "name", "expect"}),
@@ -34,10 +36,12 @@ _ALLOWED: dict[str, frozenset[str]] = {
     "describe_table": frozenset({"table"}),
     "list_tables": frozenset(),
     "list_artifacts": frozenset({"type", "name"}),
+    "find": frozenset({"query", "kind"}),
+    "clarify": frozenset({"question", "candidates"}),
 }
 # The one argument a bare JSON string stands for, e.g. ``"SELECT 1"`` sent as the whole arguments.
-_PAYLOAD = {"run_sql": "sql", "run_python": "code", "describe_table": "table"}
-_TEXT_FIELDS = ("sql", "code", "name", "table", "type")
+_PAYLOAD = {"run_sql": "sql", "run_python": "code", "describe_table": "table", "find": "query", "clarify": "question"}
+_TEXT_FIELDS = ("sql", "code", "name", "table", "type", "query", "kind", "question")
 _CODE_FIELDS = ("sql", "code")
 _EXPECT_LISTS = ("columns", "artifact_ids")
 _SHOWN = 200
@@ -147,14 +151,16 @@ def _clean_expect(value: Any, rescues: list[str]) -> dict[str, Any] | None:
     if not isinstance(value, Mapping):
         raise _invalid(f"'expect' must be an object, not {type(value).__name__}")
     expect: dict[str, Any] = {}
-    rows = value.get("rows")
-    if rows is not None:
-        if isinstance(rows, str) and rows.strip().isdigit():
-            rows = int(rows)
-            rescues.append("expect_rows_text")
-        if isinstance(rows, bool) or not isinstance(rows, int):
-            raise _invalid(f"'expect.rows' must be an integer, not {type(rows).__name__}")
-        expect["rows"] = rows
+    for key in ("rows", "count"):
+        number = value.get(key)
+        if number is None:
+            continue
+        if isinstance(number, str) and number.strip().isdigit():
+            number = int(number)
+            rescues.append(f"expect_{key}_text")
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise _invalid(f"'expect.{key}' must be an integer, not {type(number).__name__}")
+        expect[key] = number
     for key in _EXPECT_LISTS:
         items = value.get(key)
         if items is None:
@@ -223,7 +229,21 @@ def normalize_arguments_verbose(tool: str, raw: str | Mapping[str, Any] | None) 
         expect = _clean_expect(args.pop("expect"), rescues)
         if expect:
             args["expect"] = expect
+    if "candidates" in args:
+        args["candidates"] = _clean_candidates(args["candidates"], rescues)
     return args, rescues
+
+
+def _clean_candidates(value: Any, rescues: list[str]) -> list[str]:
+    """The interpretations a clarifying question offers, as a list of strings."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        rescues.append("candidates_single")
+        return [value.strip()] if value.strip() else []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _invalid("'candidates' must be a list of strings")
+    return [v.strip() for v in value if v.strip()]
 
 
 def normalize_arguments(tool: str, raw: str | Mapping[str, Any] | None) -> dict[str, Any]:

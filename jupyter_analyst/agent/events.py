@@ -27,6 +27,11 @@ ReasonCode = Literal[
     "unknown_tool",
     "step_limit_reached",
     "arguments_normalized",
+    "unknown_name_refused",
+    "invented_name_flagged",
+    "expectation_failed",
+    "clarification_asked",
+    "chat_mode",
 ]
 
 
@@ -137,6 +142,44 @@ class TurnEnded(_Event):
     """Reason-code and step counters for the turn."""
 
 
+class ContextUsage(_Event):
+    type: Literal["context_usage"] = "context_usage"
+    call: int
+    """The model call of the turn this prompt was for (1, 2, ...)."""
+    tokens: int
+    """The prompt's estimated size in tokens (four characters each)."""
+    budget: int
+    """The token budget it was held to."""
+    parts: dict[str, int]
+    """Tokens per part: rules, state, summary, pinned, inventory, history, current."""
+    messages: int
+    """Messages sent."""
+    turns: list[int]
+    """Earlier turns sent as messages."""
+    dropped_turns: int
+    """Earlier turns left out to stay within the budget."""
+    summarized_through: int
+    """The last turn the rolling summary covers (0 for none)."""
+    assembly_ms: float
+    """Time spent assembling the prompt."""
+
+
+class MemoryUpdated(_Event):
+    type: Literal["memory"] = "memory"
+    origin: Literal["summarizer"]
+    """What changed the agent state off the hot path."""
+    status: Literal["applied", "failed"]
+    """Whether the change was applied."""
+    version: int = 0
+    """The agent state's version after the change."""
+    changes: dict[str, int] = {}
+    """How many entries were added, updated, removed and fields patched."""
+    summarized_through: int = 0
+    """The last turn the rolling summary covers after the change."""
+    message: str | None = None
+    """Why it failed."""
+
+
 Event = Annotated[
     TurnStarted
     | StateChanged
@@ -146,7 +189,9 @@ Event = Annotated[
     | ArtifactRecorded
     | Guarded
     | AnswerReady
-    | TurnEnded,
+    | TurnEnded
+    | ContextUsage
+    | MemoryUpdated,
     Field(discriminator="type"),
 ]
 """Every event, discriminated by ``type``."""

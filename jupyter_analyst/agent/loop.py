@@ -16,10 +16,10 @@ from pydantic import BaseModel
 from ..errors import AnalystError, InvalidArguments, ToolRetry
 from ..store import ThreadStore, Turn
 from .arguments import normalize_arguments_verbose
-from .context import history_window, system_message
 from .events import (
     AnswerReady,
     ArtifactRecorded,
+    ContextUsage,
     Event,
     Guarded,
     ReasonCode,
@@ -32,10 +32,15 @@ from .events import (
     TurnStarted,
 )
 from .llm import LLMClient, ToolCall
+from .memory import Addition, Item, StateDelta
+from .modes import classify
+from .names import mark_answer
+from .pack import ContextBudget
 from .runtime import ThreadRuntime
 from .state import TurnStateMachine
 from .tools import CallContext, StepOutcome, ToolBox
 from .tools_schema import TOOLS
+from .turn_memory import TurnMemory
 
 EventSink = Callable[[Event], Awaitable[None] | None]
 
@@ -93,7 +98,8 @@ class AgentLoop:
         model: str,
         emit: EventSink | None = None,
         max_steps: int = 16,
-        history_messages: int = 20,
+        budget: ContextBudget | None = None,
+        active_ttl_s: float = 1_800.0,
     ) -> None:
         self.store = store
         self.runtime = runtime
@@ -102,7 +108,8 @@ class AgentLoop:
         self.model = model
         self._emit_to = emit
         self.max_steps = max_steps
-        self.history_messages = history_messages
+        self.budget = budget or ContextBudget()
+        self.active_ttl_s = active_ttl_s
 
     # ------------------------------------------------------------------ events
 
@@ -137,20 +144,24 @@ class AgentLoop:
         trace = TurnTrace()
         turn_keys: dict[str, StepOutcome] = {}
         empty_retries: set[str] = set()
-        history = history_window(
-            self.store.messages(turn.thread_id), self.history_messages - 1
-        )
+        memory = TurnMemory(self.store, self.runtime, turn, budget=self.budget, active_ttl_s=self.active_ttl_s)
         user_message = {"role": "user", "content": turn.prompt}
         self.store.append_message(turn.thread_id, turn.turn_id, user_message)
-        conversation = [*history, user_message]
+        # This turn's messages; earlier turns come from the context pack.
+        conversation = [user_message]
 
         await self.emit(turn, TurnStarted(prompt=turn.prompt, model=self.model, rerun=rerun))
         await self.emit(turn, StateChanged(from_state=None, to_state="planning"))
         answer = ""
+        flagged: list[str] = []
         error: AnalystError | None = None
         started = time.perf_counter()
         llm_s = 0.0
+        chat = classify(turn.prompt) == "chat"
         try:
+            memory.open()
+            if chat:
+                await self._guard(turn, counters, "chat_mode", "a greeting or a question about the assistant: answered without tools", None)
             for step in range(self.max_steps + 1):
                 if machine.state == "error":
                     await self._enter(turn, machine, "planning")
@@ -160,10 +171,12 @@ class AgentLoop:
                         turn, counters, "step_limit_reached",
                         f"stopped after {self.max_steps} model calls; asking for an answer", None,
                     )
+                messages, usage = memory.messages(step + 1, conversation, chat=chat)
+                await self.emit(turn, ContextUsage(**usage.model_dump()))
                 asked = time.perf_counter()
                 reply = await self.llm.complete(
-                    [self._system(turn), *conversation],
-                    [] if final_call else TOOLS,
+                    messages,
+                    [] if final_call or chat else TOOLS,
                     on_text=lambda text: self.emit(turn, TextDelta(text=text)),
                 )
                 llm_s += time.perf_counter() - asked
@@ -184,19 +197,33 @@ class AgentLoop:
                     ],
                 }
                 self._remember(turn, conversation, assistant)
+                question = None
                 for call, args, problem in calls:
                     outcome = await self._handle(
                         turn, machine, counters, trace, turn_keys, empty_retries,
-                        call, args, problem, rerun,
+                        call, args, problem, rerun, memory,
                     )
                     content = outcome.public_result
+                    question = content.get("question_for_user") or question
                     self._remember(
                         turn,
                         conversation,
                         {"role": "tool", "tool_call_id": call.id, "content": json.dumps(content, default=str)},
                     )
+                if question:
+                    # An ambiguous request: the turn ends with the question to the user.
+                    answer = question
+                    break
+            flags = memory.check_answer(answer)
+            if flags:
+                flagged = [f.describe() for f in flags]
+                await self._guard(
+                    turn, counters, "invented_name_flagged",
+                    "the answer cites names that do not exist: " + "; ".join(flagged), None,
+                )
+                answer = mark_answer(answer, flags)
             await self._enter(turn, machine, "presenting")
-            await self.emit(turn, AnswerReady(text=answer))
+            await self.emit(turn, AnswerReady(text=answer, flagged=flagged))
             self._remember(turn, conversation, {"role": "assistant", "content": answer})
             await self._enter(turn, machine, "completed")
         except AnalystError as exc:
@@ -236,16 +263,6 @@ class AgentLoop:
         )
         return summary, trace
 
-    def _system(self, turn: Turn) -> dict[str, Any]:
-        source = self.runtime.source
-        return system_message(
-            dialect=source.dialect,
-            source_label=f"{source.kind} {source.spec}",
-            schema=source.schema(),
-            artifacts=self.runtime.artifacts.list(turn.thread_id),
-            datasets=sorted(self.runtime.datasets()),
-        )
-
     def _remember(self, turn: Turn, conversation: list[dict[str, Any]], message: dict[str, Any]) -> None:
         self.store.append_message(turn.thread_id, turn.turn_id, message)
         conversation.append(message)
@@ -267,6 +284,25 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ one call
 
+    async def _clarify(
+        self, turn: Turn, counters: Counter[str], memory: TurnMemory, call: ToolCall, args: dict[str, Any]
+    ) -> StepOutcome:
+        """Keep the candidate interpretations as an open question and end the turn with it."""
+        question = str(args.get("question") or "").strip()
+        candidates = list(args.get("candidates") or [])
+        if not question:
+            error = InvalidArguments("clarify needs the 'question' to ask", reason="empty_payload")
+            await self._guard(turn, counters, "invalid_arguments", error.message, call.id)
+            return StepOutcome(status="refused", result={"error": error.to_dict()})
+        item = Item(id=f"question:{call.id}", kind="question", text=question, candidates=candidates)
+        memory.apply(StateDelta(add=[Addition(section="items", value=item.model_dump())]), "tool")
+        await self._guard(turn, counters, "clarification_asked", question, call.id)
+        text = _clarify_text(question, candidates)
+        outcome = StepOutcome(status="ok", result={"asked": question, "candidates": candidates, "question_for_user": text})
+        await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
+        await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status="ok", result=outcome.result))
+        return outcome
+
     async def _handle(
         self,
         turn: Turn,
@@ -279,6 +315,7 @@ class AgentLoop:
         args: dict[str, Any] | None,
         problem: AnalystError | None,
         rerun: bool,
+        memory: TurnMemory,
     ) -> StepOutcome:
         async def refuse(reason: ReasonCode, error: AnalystError) -> StepOutcome:
             counters["blocked"] += 1
@@ -321,6 +358,21 @@ class AgentLoop:
                     hint="e.g. {\"sql\": \"SELECT ...\", \"name\": \"revenue\"}",
                 ),
             )
+        if call.name == "clarify":
+            return await self._clarify(turn, counters, memory, call, args)
+        if call.name == "run_python":
+            missing, suggestions = memory.unknown_python_names(args["code"])
+            if missing:
+                return await refuse(
+                    "unknown_name_refused",
+                    InvalidArguments(
+                        f"run_python reads {', '.join(repr(n) for n in missing)}, which no dataset, earlier "
+                        f"step or this code defines. Existing names nearest to it: {', '.join(suggestions) or '(none)'}",
+                        reason="unknown_name",
+                        suggestions=suggestions,
+                        hint="use a dataset listed in the agent state, or fetch it first with run_sql",
+                    ),
+                )
         if not machine.may_run(call.name):
             target = machine.tool_target(call.name)
             return await refuse(
@@ -337,6 +389,8 @@ class AgentLoop:
         except ToolRetry as exc:
             counters["blocked"] += 1
             counters[exc.reason] += 1
+            if exc.reason in ("unknown_table", "unknown_column"):
+                await self._guard(turn, counters, "unknown_name_refused", exc.message, call.id)
             outcome = StepOutcome(status="error", result={"error": exc.to_dict()})
             await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
             await self.emit(
@@ -370,6 +424,16 @@ class AgentLoop:
             counters["executed"] += 1
             if key is not None and outcome.status == "ok":
                 turn_keys[key] = outcome
+            if call.name == "run_python":
+                self.runtime.python_ran(args["code"])
+
+        verdict = memory.record_step(tool=call.name, call_id=call.id, arguments=args, outcome=outcome)
+        if verdict is not None:
+            outcome.result["expectation"] = {"status": verdict.status, "rule": verdict.rule, "detail": verdict.detail}
+            if verdict.status == "failed":
+                await self._guard(
+                    turn, counters, "expectation_failed", f"{call.name} {call.id}: {verdict.detail}", call.id
+                )
 
         for artifact, created in outcome.artifacts:
             if created:
@@ -409,6 +473,12 @@ class AgentLoop:
         if call.name in _PAYLOAD:
             trace.steps.append(StepTrace(call.id, call.name, args, outcome, machine.state))
         return outcome
+
+
+def _clarify_text(question: str, candidates: list[str]) -> str:
+    """The question as the user reads it, with the candidates numbered."""
+    options = "\n".join(f"{n}. {c}" for n, c in enumerate(candidates, start=1))
+    return f"{question}\n\n{options}" if options else question
 
 
 def _as_reused(outcome: StepOutcome) -> StepOutcome:

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..artifacts import ArtifactStore, StepRecord
 from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..sql import DataSource, QueryRunner
+from .names import assigned_names
 
 
 class ThreadRuntime:
@@ -52,6 +53,7 @@ class ThreadRuntime:
         #: One tool execution at a time per thread (DESIGN.md, decision 4).
         self.lock = asyncio.Lock()
         self.kernel_restarts = 0
+        self._python_names: set[str] | None = None
 
     @property
     def kernel_started(self) -> bool:
@@ -74,6 +76,26 @@ class ThreadRuntime:
             artifact = self.artifacts.get(step.artifact_ids[0])
             out[step.arguments["name"]] = (artifact.fingerprint, self.artifacts.blob_path(artifact))
         return out
+
+    def dataset_ids(self) -> dict[str, str]:
+        """The thread's datasets: name -> artifact id (the latest fetch into a name wins)."""
+        out: dict[str, str] = {}
+        for step in self.artifacts.steps(self.thread_id):
+            if step.tool == "run_sql" and step.status == "ok" and step.artifact_ids:
+                out[step.arguments["name"]] = step.artifact_ids[0]
+        return out
+
+    def python_names(self) -> set[str]:
+        """Every name the thread's Python steps have defined in the kernel so far."""
+        if self._python_names is None:
+            self._python_names = set()
+            for step in self.python_steps():
+                self._python_names |= assigned_names(step.arguments["code"])
+        return self._python_names
+
+    def python_ran(self, code: str) -> None:
+        """Remember the names a step that ran (even one that failed midway) may have defined."""
+        self.python_names().update(assigned_names(code))
 
     def python_steps(self) -> list[StepRecord]:
         """The thread's successful Python steps, in execution order."""

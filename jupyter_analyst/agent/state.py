@@ -33,6 +33,8 @@ TOOL_STATES: Mapping[str, State | None] = {
     "list_tables": None,
     "describe_table": None,
     "list_artifacts": None,
+    "find": None,
+    "clarify": None,
     "run_sql": "data_fetching",
     "run_python": "analyzing",
 }

@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from ..artifacts import Artifact, StepRecord, canonical_python, step_key
 from ..errors import AnalystError, InvalidArguments, ToolRetry
-from ..sql import prepare_query
+from ..sql import data_intent, prepare_query
+from .lookup import find
 from ..db import utc_now
 from .runtime import ThreadRuntime
 
@@ -153,6 +154,8 @@ class ToolBox:
                     outcome = self._describe_table(args)
                 case "list_artifacts":
                     outcome = self._list_artifacts(args, ctx)
+                case "find":
+                    outcome = self._find(args, ctx)
                 case "run_sql":
                     outcome = await self._run_sql(args, ctx, key)
                 case "run_python":
@@ -202,6 +205,27 @@ class ToolBox:
         items = self.artifacts.list(ctx.thread_id, type=args.get("type"), name=args.get("name"))
         return StepOutcome(status="ok", result={"artifacts": [a.summary() for a in items]})
 
+    def _find(self, args: dict[str, Any], ctx: CallContext) -> StepOutcome:
+        query = str(args.get("query") or "").strip()
+        if not query:
+            raise InvalidArguments("find needs a 'query': the words the user used", hint='e.g. {"query": "sales"}')
+        kind = args.get("kind") or None
+        if kind not in (None, "table", "column", "dataset", "artifact"):
+            raise InvalidArguments(
+                f"find cannot look for {kind!r}", hint="kind is one of: table, column, dataset, artifact"
+            )
+        matches = find(
+            query,
+            schema=self.runtime.source.schema(),
+            datasets=self.runtime.dataset_ids(),
+            artifacts=self.artifacts.list(ctx.thread_id) if kind in (None, "artifact") else (),
+            kind=kind,
+        )
+        result: dict[str, Any] = {"query": query, "matches": [m.model_dump(exclude_none=True) for m in matches]}
+        if not matches:
+            result["note"] = "nothing matches; call list_tables or list_artifacts, or ask the user"
+        return StepOutcome(status="ok", result=result)
+
     # ------------------------------------------------------------------ run_sql
 
     async def _run_sql(self, args: dict[str, Any], ctx: CallContext, key: str | None) -> StepOutcome:
@@ -227,6 +251,11 @@ class ToolBox:
         tmp.unlink(missing_ok=True)
         await self.runtime.ensure_dataset(name, artifact.fingerprint, self.artifacts.blob_path(artifact))
         columns = [{"name": c.name, "type": c.type} for c in result.columns]
+        # The data-intent note: what this dataset means, for later steps and turns.
+        intent = await asyncio.to_thread(
+            data_intent, prepared.executable, dialect=self.runtime.source.dialect, tables=prepared.tables,
+            rows=result.rows, columns=result.columns, result=self.artifacts.blob_path(artifact),
+        )
         payload = {
             "dataset": name,
             "artifact_id": artifact.artifact_id,
@@ -235,6 +264,8 @@ class ToolBox:
             "sample": _json_safe(result.sample),
             "truncated": result.truncated,
             "reused": False,
+            "intent": intent.model_dump(exclude_defaults=True),
+            "intent_note": intent.line(),
             "note": (
                 f"`{name}` is a pandas DataFrame in the kernel with {result.rows} rows"
                 + (" (truncated at the row cap)" if result.truncated else "")

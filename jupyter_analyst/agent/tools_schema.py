@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-TOOL_NAMES = ("list_tables", "describe_table", "run_sql", "run_python", "list_artifacts")
+TOOL_NAMES = ("list_tables", "describe_table", "run_sql", "run_python", "list_artifacts", "find", "clarify")
 
 _EXPECT: dict[str, Any] = {
     "type": "object",
@@ -18,6 +18,10 @@ _EXPECT: dict[str, Any] = {
     ),
     "properties": {
         "rows": {"type": "integer", "minimum": 0, "description": "the exact number of rows expected"},
+        "count": {
+            "type": "integer", "minimum": 0,
+            "description": "the exact number of artifacts a Python step should make (charts, files)",
+        },
         "columns": {
             "type": "array", "items": {"type": "string"},
             "description": "column names the result must have",
@@ -108,5 +112,35 @@ TOOLS: list[dict[str, Any]] = [
             "name": {"type": "string", "description": "only artifacts whose name contains this text"},
         },
         [],
+    ),
+    _tool(
+        "find",
+        "Look up a table, column, dataset or artifact the user named loosely (\"the sales table\", "
+        "\"that chart\", \"revenue by month\"). Fuzzy search over the data source's tables and "
+        "columns and this conversation's datasets and artifacts; returns the best matches with "
+        "their exact names and ids. Use it instead of guessing a name.",
+        {
+            "query": {"type": "string", "description": "the words the user used"},
+            "kind": {
+                "type": "string", "enum": ["table", "column", "dataset", "artifact"],
+                "description": "only this kind of thing",
+            },
+        },
+        ["query"],
+    ),
+    _tool(
+        "clarify",
+        "Ask the user to choose when the request can reasonably mean different things and the "
+        "choice changes the result (which measure, which period, which table). Give the "
+        "question and the candidate interpretations; the turn ends with the question. Do not "
+        "use it when the request is clear: act instead.",
+        {
+            "question": {"type": "string", "description": "one short question to the user"},
+            "candidates": {
+                "type": "array", "items": {"type": "string"},
+                "description": "the interpretations to choose from, each a short phrase",
+            },
+        },
+        ["question", "candidates"],
     ),
 ]

@@ -29,6 +29,8 @@ CREATE TABLE IF NOT EXISTS artifacts (
     size           INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS artifacts_by_thread ON artifacts(thread_id, fingerprint);
+-- In rowid order per thread: the newest artifacts are read without a sort.
+CREATE INDEX IF NOT EXISTS artifacts_in_order ON artifacts(thread_id);
 CREATE TABLE IF NOT EXISTS steps (
     thread_id    TEXT NOT NULL,
     step_key     TEXT NOT NULL,
@@ -193,6 +195,15 @@ class ArtifactStore(SQLiteStore):
             sql += " AND instr(lower(name), lower(?)) > 0"
             params.append(name)
         return [_artifact(r) for r in self._rows(sql + " ORDER BY rowid", tuple(params))]
+
+    def recent(self, thread_id: str, limit: int) -> list[Artifact]:
+        """The thread's newest ``limit`` artifacts, oldest first (a bounded read for prompts)."""
+        rows = self._rows(
+            f"SELECT * FROM (SELECT rowid AS r, {_COLUMNS} FROM artifacts WHERE thread_id = ? "
+            "ORDER BY rowid DESC LIMIT ?) ORDER BY r",
+            (thread_id, limit),
+        )
+        return [_artifact(r[1:]) for r in rows]
 
     def count(self, thread_id: str | None = None) -> int:
         """How many artifacts the thread (or the whole workspace) has."""

@@ -6,6 +6,7 @@ from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import IOLoop
 from traitlets import Bool, Dict, Float, Int, Unicode
 
+from ..agent.pack import ContextBudget
 from ..analysis import AnalystConfig, ModelSettings
 from ..errors import ConfigError
 from ..kernel import SandboxPolicy
@@ -34,6 +35,10 @@ class AnalystApp(ExtensionApp):
     max_steps = Int(16, config=True, help="Model calls allowed per turn before it must answer.")
     pool_size = Int(1, config=True, help="Prestarted sandboxed kernels kept warm for new threads (0: none).")
     pool_idle = Float(600.0, config=True, help="Seconds a warm kernel may wait unused before it is stopped.")
+    summarizer = Bool(True, config=True, help="After each turn, a model call updates the agent state and the rolling summary.")
+    summary_model = Unicode("", config=True, help="Model of the summarizer (default: $ANALYST_SUMMARY_MODEL, else the main model).")
+    context_tokens = Int(16_000, config=True, help="Token budget of each model call's prompt (estimated, 4 characters each).")
+    active_ttl = Float(1800.0, config=True, help="Seconds the active source, dataset and notebook stay authoritative unused.")
 
     def initialize_settings(self) -> None:
         try:
@@ -43,11 +48,15 @@ class AnalystApp(ExtensionApp):
                 query_timeout_s=self.query_timeout,
                 row_cap=self.row_cap,
                 python_timeout_s=self.python_timeout,
+                summarizer=self.summarizer,
+                active_ttl_s=self.active_ttl,
+                context=ContextBudget(tokens=self.context_tokens),
                 sandbox=SandboxPolicy(enabled=self.sandbox, memory_mb=self.memory_mb, processes=self.processes),
             )
             try:
                 model: ModelSettings | None = ModelSettings.resolve(
-                    model=self.model or None, base_url=self.model_base_url or None, api_key=self.api_key or None
+                    model=self.model or None, base_url=self.model_base_url or None, api_key=self.api_key or None,
+                    summary_model=self.summary_model or None,
                 )
             except ConfigError as exc:
                 model = None

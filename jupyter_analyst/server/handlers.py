@@ -196,6 +196,16 @@ class ThreadArtifactsHandler(AnalystHandler):
         self.reply({"artifacts": [a.model_dump() for a in items]})
 
 
+class StateHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, thread_id: str) -> None:
+        """The thread's agent state: never shown in the chat, served when asked for."""
+        self.owned_thread(thread_id)
+        state = self.service.workspace.store.agent_state(thread_id)
+        self.reply(state.model_dump(mode="json"))
+
+
 class ArtifactHandler(AnalystHandler):
     @web.authenticated
     @authorized
@@ -260,6 +270,7 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/threads/{thread}/cancel", CancelHandler),
         (f"{api}/threads/{thread}/artifacts", ThreadArtifactsHandler),
         (f"{api}/threads/{thread}/notebook", NotebookHandler),
+        (f"{api}/threads/{thread}/state", StateHandler),
         (f"{api}/artifacts/{artifact}", ArtifactHandler),
         (f"{api}/artifacts/{artifact}/content", ArtifactContentHandler),
     ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..agent.events import Event
 from ..agent.loop import TurnSummary
+from ..agent.summarizer import BackgroundWork
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
@@ -58,6 +59,8 @@ class ThreadService:
             )
         self._active: dict[str, asyncio.Task[TurnSummary]] = {}
         self._listeners: dict[str, set[asyncio.Queue[Event]]] = defaultdict(set)
+        #: The summarizer after each turn: off the hot path, drained at shutdown.
+        self.background = BackgroundWork()
 
     # ------------------------------------------------------------------ threads
 
@@ -93,7 +96,7 @@ class ThreadService:
                               rerun=rerun, user=thread.user)
         task = asyncio.create_task(
             run_turn(request, config=self.config, model=self.model, on_event=self._publish, launcher=self.launcher,
-                     pool=self.pool)
+                     pool=self.pool, background=self.background)
         )
         self._active[thread.thread_id] = task
         task.add_done_callback(lambda t, tid=thread.thread_id: self._finished(tid, t))
@@ -141,6 +144,7 @@ class ThreadService:
         """Cancel running turns and close the stores."""
         for thread_id in list(self._active):
             await self.cancel(thread_id)
+        await self.background.drain()
         if self.pool is not None:
             await self.pool.close()
         self.workspace.close()

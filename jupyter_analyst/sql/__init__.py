@@ -5,6 +5,7 @@ Parquet artifacts.
 """
 
 from .guard import check_read_only
+from .intent import DataIntent, data_intent
 from .model import ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
 from .prepare import canonical_sql, nearest, prepare_query
 from .runner import QueryRunner
@@ -12,6 +13,7 @@ from .sources import DataSource, DuckDBSource, SQLAlchemySource, open_source, re
 
 __all__ = [
     "ColumnInfo",
+    "DataIntent",
     "DataSource",
     "DuckDBSource",
     "PreparedQuery",
@@ -21,6 +23,7 @@ __all__ = [
     "TableDescription",
     "TableInfo",
     "canonical_sql",
+    "data_intent",
     "check_read_only",
     "nearest",
     "open_source",

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..agent.summarizer import MARKER as SUMMARIZER_MARKER
 from ..errors import ConfigError
 
 #: How a step streams its tool calls, to exercise clients: the id only in a call's first
@@ -93,6 +94,27 @@ class Script(_Strict):
 
     description: str | None = None
     turns: list[ScriptedTurn] = Field(default_factory=list)
+    summarizer: list[ScriptedTurn] = Field(default_factory=list)
+    """Replies to the end-of-turn summarizer, matched against its request; ``{}`` (no change)
+    when none matches. Only the first step of a matching entry is used."""
+
+    def is_summarizer(self, messages: list[dict[str, Any]]) -> bool:
+        """Whether a request comes from the summarizer rather than the agent."""
+        first = next((m for m in messages if isinstance(m, dict)), {})
+        return first.get("role") == "system" and _text(first.get("content")).startswith(SUMMARIZER_MARKER)
+
+    def summarizer_reply(self, messages: list[dict[str, Any]]) -> Step:
+        """The reply to a summarizer request.
+
+        >>> script = Script(summarizer=[ScriptedTurn(match="turn 2", steps=[Step(content='{"remove": []}')])])
+        >>> script.summarizer_reply([{"role": "user", "content": "--- turn 1"}]).content
+        '{}'
+        """
+        request = " ".join(_text(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "user")
+        for turn in self.summarizer:
+            if (turn.match is None or re.search(turn.match, request, re.IGNORECASE)) and turn.steps:
+                return turn.steps[0]
+        return Step(content="{}")
 
     def reply_for(self, messages: list[dict[str, Any]]) -> Step:
         """The step that answers this conversation (see the module docstring).
@@ -106,6 +128,8 @@ class Script(_Strict):
         '[scripted model] no scripted reply for: bye'
         """
         messages = [m for m in messages if isinstance(m, dict)]
+        if self.is_summarizer(messages):
+            return self.summarizer_reply(messages)
         last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
         prompt = _text(messages[last_user].get("content")) if last_user is not None else ""
         after = messages[last_user + 1 :] if last_user is not None else messages

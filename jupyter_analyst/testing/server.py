@@ -114,9 +114,16 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
-        with self.server.lock:
-            self.server.requests.append(body)
-        step = self.server.script.reply_for(body.get("messages") or [])
+        messages = body.get("messages") or []
+        if self.server.script.is_summarizer(messages):
+            with self.server.lock:
+                self.server.summarizer_requests.append(body)
+            # A test holds the summarizer to show that the next turn does not wait for it.
+            self.server.summarizer_gate.wait()
+        else:
+            with self.server.lock:
+                self.server.requests.append(body)
+        step = self.server.script.reply_for(messages)
         if step.error is not None:
             # A short retry-after keeps the SDK's retries (same scripted step: replay is stateless) quick.
             self._json(step.error.status, {"error": {"message": step.error.message, "type": "scripted_error"}},
@@ -173,6 +180,8 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     script: Script
     requests: list[dict[str, Any]]
+    summarizer_requests: list[dict[str, Any]]
+    summarizer_gate: threading.Event
     lock: threading.Lock
 
 
@@ -189,6 +198,9 @@ class ScriptedModelServer:
         self._httpd = _Server((host, port), _Handler)
         self._httpd.script = self.script
         self._httpd.requests = []
+        self._httpd.summarizer_requests = []
+        self._httpd.summarizer_gate = threading.Event()
+        self._httpd.summarizer_gate.set()
         self._httpd.lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
@@ -204,6 +216,17 @@ class ScriptedModelServer:
         with self._httpd.lock:
             return list(self._httpd.requests)
 
+    @property
+    def summarizer_requests(self) -> list[dict[str, Any]]:
+        """Every request of the end-of-turn summarizer, in order (kept apart from ``requests``)."""
+        with self._httpd.lock:
+            return list(self._httpd.summarizer_requests)
+
+    def hold_summarizer(self) -> threading.Event:
+        """Make summarizer requests wait until the returned event is set."""
+        self._httpd.summarizer_gate.clear()
+        return self._httpd.summarizer_gate
+
     def start(self) -> ScriptedModelServer:
         """Serve in a daemon thread."""
         if self._thread is None:
@@ -216,6 +239,7 @@ class ScriptedModelServer:
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
+        self._httpd.summarizer_gate.set()  # never leave a request hanging
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread.join(timeout=10)

@@ -1,0 +1,110 @@
+"""Resolving loose names: "the sales table", "that revenue chart", "amount".
+
+The ``find`` tool searches the data source's tables and columns and the thread's datasets
+and artifacts with a fuzzy score, so the model looks a name up instead of guessing it.
+Scores combine the similarity of the whole strings with word overlap, because users name
+things by a word they remember ("revenue") more often than by the exact identifier
+("monthly_revenue_by_region").
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
+
+from pydantic import BaseModel
+
+from ..artifacts import Artifact
+
+Kind = Literal["table", "column", "dataset", "artifact"]
+
+#: Matches scoring below this are not worth showing.
+MIN_SCORE = 0.45
+#: How many matches are returned.
+LIMIT = 10
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = {"the", "a", "an", "of", "by", "table", "chart", "dataset", "data", "that", "this", "my", "column", "file"}
+
+
+class Match(BaseModel):
+    """One candidate for what the user meant."""
+
+    kind: Kind
+    name: str
+    """The exact name to use: a table, ``table.column``, a dataset variable or a file name."""
+    score: float
+    id: str | None = None
+    """The artifact id, for artifacts and datasets."""
+    detail: str | None = None
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower().replace("_", " ")) if w not in _STOP} or set(
+        _WORD.findall(text.lower())
+    )
+
+
+def score(query: str, name: str) -> float:
+    """How well ``name`` fits ``query``, from 0 to 1.
+
+    >>> score("revenue", "monthly_revenue") > score("revenue", "regions")
+    True
+    >>> score("the orders table", "orders")
+    1.0
+    """
+    q, n = query.lower().strip(), name.lower()
+    q_words, n_words = _words(q), _words(n)
+    if q_words and q_words == n_words:
+        return 1.0
+    ratio = difflib.SequenceMatcher(None, " ".join(sorted(q_words)) or q, n.replace("_", " ")).ratio()
+    overlap = len(q_words & n_words) / len(q_words) if q_words else 0.0
+    contained = 0.85 if q_words and all(any(w in part for part in n_words) for w in q_words) else 0.0
+    # Near-misses of one word ("revnue") count through the per-word best ratio.
+    fuzzy_words = (
+        sum(max((difflib.SequenceMatcher(None, w, m).ratio() for m in n_words), default=0.0) for w in q_words)
+        / len(q_words)
+        if q_words
+        else 0.0
+    )
+    return round(max(ratio, 0.9 * overlap, contained, 0.8 * fuzzy_words), 3)
+
+
+def find(
+    query: str,
+    *,
+    schema: Mapping[str, Mapping[str, str]],
+    datasets: Mapping[str, str] | None = None,
+    artifacts: Sequence[Artifact] = (),
+    kind: Kind | None = None,
+    limit: int = LIMIT,
+) -> list[Match]:
+    """The best matches for ``query`` among everything that has a name.
+
+    ``datasets`` maps a dataset's variable name to its artifact id.
+
+    >>> schema = {"orders": {"order_id": "INTEGER", "revenue": "DOUBLE"}, "regions": {"region": "VARCHAR"}}
+    >>> [m.name for m in find("revenue", schema=schema)][:1]
+    ['orders.revenue']
+    """
+    candidates: list[Match] = []
+
+    def offer(found_kind: Kind, name: str, searched: Iterable[str], **extra: str | None) -> None:
+        if kind is not None and kind != found_kind:
+            return
+        best = max(score(query, text) for text in searched)
+        if best >= MIN_SCORE:
+            candidates.append(Match(kind=found_kind, name=name, score=best, **extra))
+
+    for table, columns in schema.items():
+        offer("table", table, [table], detail=f"{len(columns)} columns")
+        for column, type_ in columns.items():
+            offer("column", f"{table}.{column}", [column, f"{table} {column}"], detail=type_)
+    for name, artifact_id in (datasets or {}).items():
+        offer("dataset", name, [name], id=artifact_id, detail="a DataFrame in the kernel")
+    for artifact in artifacts:
+        offer("artifact", artifact.name, [artifact.name, artifact.artifact_id], id=artifact.artifact_id, detail=artifact.type)
+    order = {"dataset": 0, "table": 1, "artifact": 2, "column": 3}
+    candidates.sort(key=lambda m: (-m.score, order[m.kind], m.name))
+    return candidates[:limit]

@@ -1,0 +1,149 @@
+"""A turn's view of the thread's memory: it reads the agent state, packs every prompt, and
+records what each tool result establishes.
+
+The loop asks it for the messages of each model call (with the ``context_usage`` report)
+and hands it every tool result; it applies the deterministic updates and checks the
+call's expectation there and then. None of this calls the model: the summarizer does
+that, after the turn.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..db import utc_now
+from ..sql import nearest
+from ..store import ThreadStore, Turn
+from .context import CHAT_RULES, system_text
+from .expectations import Verdict, expectation_delta, match, observe
+from .memory import AgentState, StateDelta
+from .names import Flag, flag_answer, undefined_names
+from .observations import observe_step, turn_closed, turn_opened
+from .pack import ContextBudget, ContextUsageReport, PackedTurn, answers_only, assemble, shape_prior
+from .runtime import ThreadRuntime
+from .tools import StepOutcome, names_used
+
+
+class TurnMemory:
+    """The agent state and the prompt budget, for one turn of one thread."""
+
+    def __init__(
+        self, store: ThreadStore, runtime: ThreadRuntime, turn: Turn, *, budget: ContextBudget, active_ttl_s: float
+    ) -> None:
+        self.store = store
+        self.runtime = runtime
+        self.turn = turn
+        self.budget = budget
+        self.active_ttl_s = active_ttl_s
+        self.state: AgentState = store.agent_state(turn.thread_id)
+        self._prior: list[PackedTurn] = []
+
+    @property
+    def source_label(self) -> str:
+        return self.runtime.source.spec
+
+    def apply(self, delta: StateDelta, origin: str) -> None:
+        """Apply a change to the agent state now (one transaction)."""
+        if not delta.is_empty():
+            self.state = self.store.apply_state_delta(
+                self.turn.thread_id, delta, origin=origin, turn_id=self.turn.turn_id
+            )
+
+    # ------------------------------------------------------------------ turn boundaries
+
+    def open(self) -> None:
+        """Record what the prompt itself changes and load the earlier turns to send."""
+        self.apply(
+            turn_opened(self.state, turn_number=self.turn.number, prompt=self.turn.prompt, source_label=self.source_label),
+            "turn",
+        )
+        rows = self.store.recent_turn_messages(
+            self.turn.thread_id,
+            turns=self.budget.recent_turns,
+            after_turn=self.state.summary.through_turn,
+            before_turn=self.turn.number,
+        )
+        turns: dict[int, list[dict[str, Any]]] = {}
+        for number, message in rows:
+            turns.setdefault(number, []).append(message)
+        self._prior = shape_prior(turns, self.budget)
+
+    def close(self, notebook: str) -> None:
+        self.apply(turn_closed(notebook=notebook), "turn")
+
+    # ------------------------------------------------------------------ prompts
+
+    def messages(
+        self, call: int, current: Sequence[dict[str, Any]], *, chat: bool = False
+    ) -> tuple[list[dict[str, Any]], ContextUsageReport]:
+        """The messages of model call number ``call`` and what they cost."""
+        started = time.perf_counter()
+        source = self.runtime.source
+        if chat:
+            sections = {"rules": CHAT_RULES.format(source=self.source_label)}
+            prior = [PackedTurn(t.number, answers_only(t.messages)) for t in self._prior]
+        else:
+            artifacts = self.runtime.artifacts
+            sections = system_text(
+                dialect=source.dialect,
+                source_label=f"{source.kind} {source.spec}",
+                schema=source.schema(),
+                artifacts=artifacts.recent(self.turn.thread_id, 40),
+                artifact_total=artifacts.count(self.turn.thread_id),
+                state=self.state,
+                ttl_s=self.active_ttl_s,
+                state_chars=self.budget.state_chars,
+                summary_chars=self.budget.summary_chars,
+            )
+            prior = self._prior
+        return assemble(
+            sections=sections, prior=prior, current=current, budget=self.budget, call=call,
+            summarized_through=self.state.summary.through_turn, started=started,
+        )
+
+    # ------------------------------------------------------------------ steps
+
+    def unknown_python_names(self, code: str) -> tuple[list[str], list[str]]:
+        """Names a Python step reads that nothing defines, and the datasets nearest to them."""
+        datasets = set(self.runtime.dataset_ids())
+        missing = undefined_names(code, datasets | self.runtime.python_names())
+        suggestions: list[str] = []
+        for name in missing:
+            suggestions += nearest(name, datasets | self.runtime.python_names())
+        return missing, list(dict.fromkeys(suggestions)) or sorted(datasets)[:10]
+
+    def record_step(
+        self, *, tool: str, call_id: str, arguments: dict[str, Any], outcome: StepOutcome
+    ) -> Verdict | None:
+        """Apply what a tool result establishes; check its expectation, if it stated one."""
+        artifacts = [a for a, _ in outcome.artifacts]
+        used = []
+        if tool == "run_python":
+            code_names = names_used(arguments.get("code", ""))
+            used = [name for name in self.runtime.dataset_ids() if name in code_names]
+        delta = observe_step(
+            self.state, tool=tool, arguments=arguments, status=outcome.status, result=outcome.result,
+            artifacts=artifacts, source_label=self.source_label, datasets_used=used,
+        )
+        verdict = None
+        expect = arguments.get("expect")
+        if expect:
+            verdict = match(expect, observe(tool, outcome.status, outcome.result, artifacts))
+            delta = delta.merged(
+                expectation_delta(tool=tool, call_id=call_id, expect=expect, verdict=verdict, checked_at=utc_now())
+            )
+        self.apply(delta, "tool")
+        return verdict
+
+    # ------------------------------------------------------------------ answers
+
+    def check_answer(self, text: str) -> list[Flag]:
+        """Names the answer cites that do not exist in this thread."""
+        thread = self.turn.thread_id
+        ids = {a.artifact_id for a in self.runtime.artifacts.list(thread)} if "art_" in text else set()
+        datasets = set(self.runtime.dataset_ids()) | {
+            e.name for e in self.state.entities.values() if e.kind == "dataset"
+        }
+        return flag_answer(text, artifact_ids=ids, datasets=datasets, tables=set(self.runtime.source.schema()))

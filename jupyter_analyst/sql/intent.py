@@ -1,0 +1,113 @@
+"""The data-intent note: what a query fetched, in a few structured lines.
+
+After every successful query the agent keeps a short note (source tables, measures,
+dimensions, filters, row count, time range) that later Python steps and "continue" turns
+see, so the model knows what a dataset *means* without re-reading its SQL or its rows.
+Everything comes from the parsed query and the result file; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import sqlglot
+from pydantic import BaseModel
+from sqlglot import exp
+
+from .model import ColumnInfo
+
+_TEMPORAL = ("DATE", "TIMESTAMP", "TIME")
+
+
+class DataIntent(BaseModel):
+    """What one dataset holds, as far as its query and its rows say."""
+
+    tables: list[str]
+    measures: list[str] = []
+    """Aggregates, as ``name = SQL``."""
+    dimensions: list[str] = []
+    """What the rows are grouped by (or the plain columns when nothing is aggregated)."""
+    filters: list[str] = []
+    """WHERE and HAVING conditions, one per AND-ed term."""
+    rows: int
+    time_range: dict[str, list[str]] = {}
+    """For each date or time column of the result: its first and last value."""
+
+    def line(self) -> str:
+        """The note in one line, for prompts.
+
+        >>> DataIntent(tables=["orders"], measures=["revenue = SUM(amount)"], dimensions=["region"], rows=4).line()
+        'from orders; measures: revenue = SUM(amount); by: region; 4 rows'
+        """
+        parts = [f"from {', '.join(self.tables) or '(no table)'}"]
+        if self.measures:
+            parts.append("measures: " + ", ".join(self.measures))
+        if self.dimensions:
+            parts.append("by: " + ", ".join(self.dimensions))
+        if self.filters:
+            parts.append("where: " + " AND ".join(self.filters))
+        parts.append(f"{self.rows} rows")
+        for column, (first, last) in self.time_range.items():
+            parts.append(f"{column} {first} .. {last}")
+        return "; ".join(parts)
+
+
+def _conditions(node: exp.Expression | None, dialect: str) -> list[str]:
+    if node is None:
+        return []
+    condition = node.this if isinstance(node, exp.Where | exp.Having) else node
+    if isinstance(condition, exp.And):
+        return [*_conditions(condition.left, dialect), *_conditions(condition.right, dialect)]
+    return [condition.sql(dialect=dialect)]
+
+
+def data_intent(
+    sql: str, *, dialect: str, tables: list[str], rows: int, columns: list[ColumnInfo], result: Path | None = None
+) -> DataIntent:
+    """The note for a query that returned ``rows`` rows into the Parquet file ``result``.
+
+    >>> data_intent("SELECT region, SUM(amount) AS total FROM orders WHERE year = 2024 GROUP BY region",
+    ...             dialect="duckdb", tables=["orders"], rows=3, columns=[]).line()
+    'from orders; measures: total = SUM(amount); by: region; where: year = 2024; 3 rows'
+    """
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.ParseError:
+        return DataIntent(tables=tables, rows=rows)
+    select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
+    measures: list[str] = []
+    plain: list[str] = []
+    filters: list[str] = []
+    dimensions: list[str] = []
+    if select is not None:
+        for projection in select.expressions:
+            inner = projection.this if isinstance(projection, exp.Alias) else projection
+            if inner.find(exp.AggFunc) is not None:
+                measures.append(f"{projection.alias_or_name} = {inner.sql(dialect=dialect)}")
+            else:
+                plain.append(projection.alias_or_name or projection.sql(dialect=dialect))
+        group = select.args.get("group")
+        dimensions = [g.sql(dialect=dialect) for g in group.expressions] if group is not None else []
+        if not dimensions and not measures:
+            dimensions = plain
+        filters = _conditions(select.args.get("where"), dialect) + _conditions(select.args.get("having"), dialect)
+    return DataIntent(
+        tables=tables, measures=measures, dimensions=dimensions, filters=filters, rows=rows,
+        time_range=_time_range(result, columns) if result is not None else {},
+    )
+
+
+def _time_range(path: Path, columns: list[ColumnInfo]) -> dict[str, list[str]]:
+    """First and last value of each temporal column, read from the result file."""
+    temporal = [c.name for c in columns if c.type.upper().startswith(_TEMPORAL)]
+    if not temporal or not path.exists():
+        return {}
+    quoted = ", ".join(f'MIN("{c}"), MAX("{c}")' for c in (name.replace('"', '""') for name in temporal))
+    with duckdb.connect() as con:
+        values = con.execute(f"SELECT {quoted} FROM read_parquet(?)", [str(path)]).fetchone() or ()
+    return {
+        name: [str(values[2 * i]), str(values[2 * i + 1])]
+        for i, name in enumerate(temporal)
+        if values and values[2 * i] is not None
+    }
