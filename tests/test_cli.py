@@ -84,3 +84,26 @@ def test_help_lists_commands():
 def test_artifacts_of_unknown_thread(tmp_path, args):
     out = run_cli(*args, "--workspace", str(tmp_path))
     assert out.returncode == 2 and "unknown thread" in out.stderr
+
+
+def test_state_command_shows_what_the_agent_established(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    script = {"turns": [{"steps": [
+        {"tool_calls": [{"name": "run_sql", "arguments": {"sql": "SELECT region FROM regions", "name": "regions_df"}}]},
+        {"content": "[scripted model] done"},
+    ]}]}
+    with ScriptedModelServer(script) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        run = run_cli("run", "--db", str(sales_db), "--prompt", "regions", "--workspace", str(tmp_path), "--json", env=env)
+        assert run.returncode == 0, run.stderr
+        thread = json.loads(run.stdout.splitlines()[0])["thread_id"]
+        # The summarizer ran before the process exited.
+        assert len(server.summarizer_requests) == 1
+    shown = run_cli("state", "--thread", thread, "--workspace", str(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    assert "- active dataset: `regions_df`" in shown.stdout and "from regions" in shown.stdout
+    state = json.loads(run_cli("state", "--thread", thread, "--workspace", str(tmp_path), "--json").stdout)
+    assert state["entities"]["dataset:regions_df"]["derived_from"] == ["table:regions"]
+    missing = run_cli("state", "--thread", "thr_nope", "--workspace", str(tmp_path))
+    assert missing.returncode == 2 and "thr_nope" in missing.stderr

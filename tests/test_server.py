@@ -232,3 +232,16 @@ def test_text_deltas_coalesce_under_backpressure_and_nothing_else_does():
     assert (merged.seq, merged.text) == (3, "abc")
     assert held.type == "state" and held.seq == 4
     assert queue.qsize() == 1
+
+
+async def test_agent_state_is_served_when_asked(jp_fetch):
+    thread = await new_thread(jp_fetch)
+    tid = thread["thread_id"]
+    await call(jp_fetch, "threads", tid, "turns", method="POST", body={"prompt": "revenue by region"})
+    state = await as_json(jp_fetch, "threads", tid, "state")
+    datasets = [e for e in state["entities"].values() if e["kind"] == "dataset"]
+    assert datasets and datasets[0]["detail"]["artifact_id"].startswith("art_")
+    assert state["active"]["dataset"]["value"] == datasets[-1]["name"]
+    # Never part of the chat: no event carries it.
+    events = (await as_json(jp_fetch, "threads", tid, "events"))["events"]
+    assert not any("entities" in json.dumps(e) for e in events)

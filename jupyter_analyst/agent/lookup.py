@@ -40,10 +40,27 @@ class Match(BaseModel):
     detail: str | None = None
 
 
+#: Words in a query that say what kind of thing is meant.
+_KIND_WORDS: dict[str, Kind] = {
+    "table": "table", "tables": "table", "column": "column", "columns": "column", "field": "column",
+    "dataset": "dataset", "dataframe": "dataset", "chart": "artifact", "plot": "artifact",
+    "figure": "artifact", "file": "artifact", "image": "artifact",
+}
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower().replace("_", " ")) if w not in _STOP} or set(
-        _WORD.findall(text.lower())
-    )
+    words = _WORD.findall(text.lower().replace("_", " "))
+    return {_singular(w) for w in words if w not in _STOP} or {_singular(w) for w in words}
+
+
+def kind_hint(query: str) -> Kind | None:
+    """The kind of thing a query names, if it says ("the region *table*")."""
+    hits = {_KIND_WORDS[w] for w in _WORD.findall(query.lower()) if w in _KIND_WORDS}
+    return hits.pop() if len(hits) == 1 else None
 
 
 def score(query: str, name: str) -> float:
@@ -89,11 +106,14 @@ def find(
     ['orders.revenue']
     """
     candidates: list[Match] = []
+    hinted = kind_hint(query)
 
     def offer(found_kind: Kind, name: str, searched: Iterable[str], **extra: str | None) -> None:
         if kind is not None and kind != found_kind:
             return
         best = max(score(query, text) for text in searched)
+        if hinted == found_kind:
+            best = min(1.0, best + 0.05)
         if best >= MIN_SCORE:
             candidates.append(Match(kind=found_kind, name=name, score=best, **extra))
 
