@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from .common import Report
+from .bench_context import bench_context
 from .bench_continue import bench_continue
 from .bench_python import bench_run_python
 from .bench_sandbox import bench_sandbox
@@ -24,6 +25,7 @@ BENCHES = {
     "continue": bench_continue,
     "sandbox": bench_sandbox,
     "server": bench_server,
+    "context": bench_context,
 }
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
 from .agent.events import Event, parse_event
-from .agent.memory import AgentState, StateDelta, apply_delta
+from .agent.memory import AgentState, Entity, EntityKind, StateDelta, apply_delta
 from .db import SQLiteStore, utc_now
 from .errors import ConfigError
 
@@ -63,6 +63,17 @@ CREATE TABLE IF NOT EXISTS agent_state (
     body       TEXT NOT NULL,
     updated_at TEXT NOT NULL
 );
+-- Entities live in their own rows: a thread can know thousands of artifacts, and neither a
+-- prompt nor a change should have to read or rewrite all of them.
+CREATE TABLE IF NOT EXISTS agent_entities (
+    thread_id  TEXT NOT NULL REFERENCES threads(thread_id),
+    entity_id  TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    version    INTEGER NOT NULL,
+    body       TEXT NOT NULL,
+    PRIMARY KEY (thread_id, entity_id)
+);
+CREATE INDEX IF NOT EXISTS agent_entities_recent ON agent_entities(thread_id, kind, version);
 CREATE TABLE IF NOT EXISTS agent_state_deltas (
     thread_id  TEXT NOT NULL REFERENCES threads(thread_id),
     version    INTEGER NOT NULL,
@@ -291,30 +302,73 @@ class ThreadStore(SQLiteStore):
 
     # ------------------------------------------------------------------ agent state
 
-    def agent_state(self, thread_id: str) -> AgentState:
-        """The thread's agent state (empty before the first change)."""
+    def agent_state(self, thread_id: str, *, recent: int | None = None) -> AgentState:
+        """The thread's agent state (empty before the first change).
+
+        ``recent`` loads only the newest ``recent`` entities of each kind, the part a prompt
+        shows, so reading it costs the same however much the thread has made.
+        """
         rows = self._query("SELECT body FROM agent_state WHERE thread_id = ?", (thread_id,))
-        return AgentState.model_validate_json(rows[0]["body"]) if rows else AgentState()
+        state = AgentState.model_validate_json(rows[0]["body"]) if rows else AgentState()
+        if recent is None:
+            entity_rows = self._query(
+                "SELECT body FROM agent_entities WHERE thread_id = ? ORDER BY version, rowid", (thread_id,)
+            )
+        else:
+            # One indexed read per kind, newest first, then back in order of change.
+            picked = []
+            for kind in get_args(EntityKind):
+                picked += self._query(
+                    "SELECT body, version, rowid AS r FROM agent_entities WHERE thread_id = ? AND kind = ? "
+                    "ORDER BY version DESC, rowid DESC LIMIT ?",
+                    (thread_id, kind, recent),
+                )
+            entity_rows = sorted(picked, key=lambda r: (r["version"], r["r"]))
+        entities = [Entity.model_validate_json(r["body"]) for r in entity_rows]
+        state.entities = {e.id: e for e in entities}
+        return state
 
     def apply_state_delta(
         self, thread_id: str, delta: StateDelta, *, origin: str, turn_id: str | None = None
     ) -> AgentState:
-        """Apply ``delta`` to the latest state in one transaction; returns the new state.
+        """Apply ``delta`` to the latest state in one transaction; returns the new state
+        (with the entities the delta touched).
 
         The read and the write share the transaction (``BEGIN IMMEDIATE``), so a turn and a
         summarizer finishing at the same moment both land, one after the other. The delta
         itself is kept in an append-only log beside the snapshot.
         """
+        touched = list(dict.fromkeys(
+            [str(a.value.get("id")) for a in delta.add if a.section == "entities"]
+            + [c.id for c in (*delta.update, *delta.remove) if c.section == "entities"]
+        ))
         with self._tx() as cur:
             row = cur.execute("SELECT body FROM agent_state WHERE thread_id = ?", (thread_id,)).fetchone()
             current = AgentState.model_validate_json(row[0]) if row else AgentState()
+            if touched:
+                marks = ",".join("?" * len(touched))
+                found = cur.execute(
+                    f"SELECT body FROM agent_entities WHERE thread_id = ? AND entity_id IN ({marks})",
+                    (thread_id, *touched),
+                ).fetchall()
+                current.entities = {e.id: e for e in (Entity.model_validate_json(r[0]) for r in found)}
             state = apply_delta(current, delta)
             now = utc_now()
             cur.execute(
                 "INSERT INTO agent_state VALUES (?, ?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET "
                 "version = excluded.version, body = excluded.body, updated_at = excluded.updated_at",
-                (thread_id, state.version, state.model_dump_json(), now),
+                (thread_id, state.version, state.model_dump_json(exclude={"entities"}), now),
             )
+            for entity_id in touched:
+                entity = state.entities.get(entity_id)
+                if entity is None:
+                    cur.execute("DELETE FROM agent_entities WHERE thread_id = ? AND entity_id = ?", (thread_id, entity_id))
+                else:
+                    cur.execute(
+                        "INSERT INTO agent_entities VALUES (?, ?, ?, ?, ?) ON CONFLICT(thread_id, entity_id) DO UPDATE "
+                        "SET kind = excluded.kind, version = excluded.version, body = excluded.body",
+                        (thread_id, entity_id, entity.kind, state.version, entity.model_dump_json()),
+                    )
             cur.execute(
                 "INSERT INTO agent_state_deltas VALUES (?, ?, ?, ?, ?, ?)",
                 (thread_id, state.version, turn_id, origin, delta.model_dump_json(exclude_defaults=True), now),

@@ -228,12 +228,20 @@ def apply_delta(state: AgentState, delta: StateDelta) -> AgentState:
     >>> s.assumptions["a1"].confidence, s.version
     (0.0, 2)
     """
-    data = state.model_copy(deep=True)
+    # Entries are replaced, never mutated, so copying the touched sections' dicts is enough
+    # (a deep copy would cost time in proportion to the whole state on every change).
+    data = state.model_copy()
+    for section in {c.section for c in (*delta.add, *delta.update, *delta.remove)}:
+        setattr(data, section, dict(getattr(state, section)))
+    data.active = dict(state.active)
     try:
         for addition in delta.add:
             model = _SECTION_MODELS[addition.section]
             entry = model.model_validate(addition.value)
-            data.section(addition.section)[entry.id] = entry  # type: ignore[attr-defined]
+            entries = data.section(addition.section)
+            if isinstance(entry, Entity) and entry.id in entries:
+                entry = _merge_entity(entries[entry.id], entry)
+            entries[entry.id] = entry  # type: ignore[attr-defined]
         for update in delta.update:
             entries = data.section(update.section)
             if update.id not in entries:
@@ -264,6 +272,18 @@ def apply_delta(state: AgentState, delta: StateDelta) -> AgentState:
         data.summary = delta.patch.summary
     data.version = state.version + 1
     return data
+
+
+def _merge_entity(old: Entity, new: Entity) -> Entity:
+    """Adding a known entity asserts more facts about it: details merge, sources add up.
+
+    >>> old = Entity(id="table:t", kind="table", name="t", detail={"columns": ["a"]})
+    >>> _merge_entity(old, Entity(id="table:t", kind="table", name="t", detail={"rows": 3})).detail
+    {'columns': ['a'], 'rows': 3}
+    """
+    detail = {**old.detail, **{k: v for k, v in new.detail.items() if v is not None}}
+    derived = list(dict.fromkeys([*new.derived_from, *old.derived_from]))
+    return new.model_copy(update={"detail": detail, "derived_from": derived})
 
 
 def parse_delta(data: Any) -> StateDelta:

@@ -24,10 +24,6 @@ def _entity(kind: str, name: str, *, derived_from: Iterable[str] = (), **detail:
     return Addition(section="entities", value=value.model_dump())
 
 
-def _known(state: AgentState, entity_id: str) -> bool:
-    return entity_id in state.entities
-
-
 def observe_step(
     state: AgentState,
     *,
@@ -46,12 +42,11 @@ def observe_step(
     source_id = f"source:{source_label}"
     add: list[Addition] = []
     active: dict[str, ActiveValue | None] = {}
-    if not _known(state, source_id):
-        add.append(_entity("source", source_label))
+    add.append(_entity("source", source_label))
     if tool == "list_tables":
         for table in result.get("tables", []):
             name = table.get("name")
-            if name and not _known(state, f"table:{name}"):
+            if name:
                 add.append(_entity("table", name, derived_from=[source_id], rows=table.get("rows")))
     elif tool == "describe_table":
         name = result.get("name") or arguments.get("table")
@@ -63,8 +58,7 @@ def observe_step(
         intent = result.get("intent") or {}
         tables = intent.get("tables", [])
         for table in tables:
-            if not _known(state, f"table:{table}"):
-                add.append(_entity("table", table, derived_from=[source_id]))
+            add.append(_entity("table", table, derived_from=[source_id]))
         add.append(
             _entity(
                 "dataset", name, derived_from=[f"table:{t}" for t in tables],

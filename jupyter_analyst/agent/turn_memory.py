@@ -16,7 +16,7 @@ from typing import Any
 from ..db import utc_now
 from ..sql import nearest
 from ..store import ThreadStore, Turn
-from .context import CHAT_RULES, system_text
+from .context import CHAT_RULES, STATE_ENTRIES, system_text
 from .expectations import Verdict, expectation_delta, match, observe
 from .memory import AgentState, StateDelta
 from .names import Flag, flag_answer, undefined_names
@@ -24,6 +24,10 @@ from .observations import observe_step, turn_closed, turn_opened
 from .pack import ContextBudget, ContextUsageReport, PackedTurn, answers_only, assemble, shape_prior
 from .runtime import ThreadRuntime
 from .tools import StepOutcome, names_used
+
+
+#: Entities of each kind read for a turn (the prompt shows the newest of them).
+RECENT_ENTITIES = 2 * STATE_ENTRIES
 
 
 class TurnMemory:
@@ -37,7 +41,8 @@ class TurnMemory:
         self.turn = turn
         self.budget = budget
         self.active_ttl_s = active_ttl_s
-        self.state: AgentState = store.agent_state(turn.thread_id)
+        # Only the newest entities of each kind: what a prompt shows, at a flat cost.
+        self.state: AgentState = store.agent_state(turn.thread_id, recent=RECENT_ENTITIES)
         self._prior: list[PackedTurn] = []
 
     @property
@@ -46,10 +51,15 @@ class TurnMemory:
 
     def apply(self, delta: StateDelta, origin: str) -> None:
         """Apply a change to the agent state now (one transaction)."""
-        if not delta.is_empty():
-            self.state = self.store.apply_state_delta(
-                self.turn.thread_id, delta, origin=origin, turn_id=self.turn.turn_id
-            )
+        if delta.is_empty():
+            return
+        new = self.store.apply_state_delta(self.turn.thread_id, delta, origin=origin, turn_id=self.turn.turn_id)
+        # The store returns the entities the delta touched; the others are as loaded.
+        entities = {**self.state.entities, **new.entities}
+        for removal in delta.remove:
+            if removal.section == "entities":
+                entities.pop(removal.id, None)
+        self.state = new.model_copy(update={"entities": entities})
 
     # ------------------------------------------------------------------ turn boundaries
 
