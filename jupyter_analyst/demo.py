@@ -76,6 +76,7 @@ def _closing(first: TurnSummary, second: TurnSummary, workspace: Path) -> None:
         "\nWhat to open next:\n"
         f"  notebook:   {second.notebook}\n"
         f"  inventory:  jupyter analyst artifacts list --workspace {workspace} --thread {first.thread_id}\n"
+        f"  memory:     jupyter analyst state --workspace {workspace} --thread {first.thread_id}\n"
         f"  continue:   jupyter analyst run --workspace {workspace} --thread {first.thread_id} "
         '--prompt "..."  (needs a real model: OPENAI_API_KEY)'
     )

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from .agent.events import (
     AnswerReady,
+    MemoryUpdated,
     ArtifactRecorded,
     Event,
     Guarded,
@@ -79,6 +80,12 @@ class ProgressPrinter:
                 pass
             case TurnEnded():
                 self._line(f"turn {event.status}" + (f": {event.message}" if event.message else ""))
+            case MemoryUpdated():
+                if event.status == "applied":
+                    changes = ", ".join(f"{n} {kind}" for kind, n in event.changes.items() if n) or "no change"
+                    self._line(f"agent state updated ({changes})")
+                else:
+                    self._line(f"agent state not updated: {event.message}")
 
 
 def print_summary(summary: TurnSummary, out: TextIO | None = None) -> None:
