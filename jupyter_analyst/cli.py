@@ -6,12 +6,17 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from . import __version__
 from .errors import AnalystError
 
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+T = TypeVar("T")
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 
@@ -182,16 +187,24 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if summary.status == "completed" else EXIT_FAILED
 
 
-def _state(args: argparse.Namespace) -> int:
-    from .agent.context import state_summary
+def _read_workspace(path: Path, read: Callable[[Workspace], T], *, thread: str | None = None) -> T:
+    """What ``read`` takes from the workspace at ``path`` (closed again after); with
+    ``thread``, an unknown thread is a clear error first."""
     from .workspace import Workspace
 
-    workspace = Workspace(args.workspace)
+    workspace = Workspace(path)
     try:
-        workspace.store.get_thread(args.thread)
-        state = workspace.store.agent_state(args.thread)
+        if thread is not None:
+            workspace.store.get_thread(thread)
+        return read(workspace)
     finally:
         workspace.close()
+
+
+def _state(args: argparse.Namespace) -> int:
+    from .agent.context import state_summary
+
+    state = _read_workspace(args.workspace, lambda ws: ws.store.agent_state(args.thread), thread=args.thread)
     if args.json:
         print(state.model_dump_json(indent=2))
         return 0
@@ -204,14 +217,7 @@ def _state(args: argparse.Namespace) -> int:
 
 
 def _artifacts_list(args: argparse.Namespace) -> int:
-    from .workspace import Workspace
-
-    workspace = Workspace(args.workspace)
-    try:
-        workspace.store.get_thread(args.thread)
-        items = workspace.artifacts.list(args.thread)
-    finally:
-        workspace.close()
+    items = _read_workspace(args.workspace, lambda ws: ws.artifacts.list(args.thread), thread=args.thread)
     if args.json:
         print(json.dumps([a.model_dump() for a in items], indent=2))
         return 0
@@ -223,13 +229,7 @@ def _artifacts_list(args: argparse.Namespace) -> int:
 
 
 def _threads(args: argparse.Namespace) -> int:
-    from .workspace import Workspace
-
-    workspace = Workspace(args.workspace)
-    try:
-        threads = workspace.store.list_threads()
-    finally:
-        workspace.close()
+    threads = _read_workspace(args.workspace, lambda ws: ws.store.list_threads())
     if args.json:
         print(json.dumps([t.model_dump() for t in threads], indent=2))
         return 0

@@ -23,6 +23,16 @@ def sales_db(tmp_path_factory) -> Path:
     return build_sample_database(tmp_path_factory.mktemp("data") / "sales.duckdb")
 
 
+@pytest.fixture
+def store(tmp_path):
+    """An artifact store (inventory and blobs) in a fresh folder."""
+    from jupyter_analyst.artifacts import ArtifactStore
+
+    artifacts = ArtifactStore(tmp_path / "ws.sqlite3", tmp_path)
+    yield artifacts
+    artifacts.close()
+
+
 class Analyst:
     """Runs turns against a scripted model server in one workspace, recording events."""
 

@@ -17,13 +17,6 @@ from jupyter_analyst.artifacts import ArtifactNotFound, ArtifactStore, StepRecor
 KW = dict(type="file", mime="text/plain", producer="python")
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = ArtifactStore(tmp_path / "db.sqlite3", tmp_path)
-    yield s
-    s.close()
-
-
 def blobs(tmp_path):
     return sorted(p for p in (tmp_path / "artifacts" / "sha256").rglob("*") if p.is_file())
 

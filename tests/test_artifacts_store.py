@@ -19,13 +19,6 @@ from jupyter_analyst.store import ThreadStore
 TEXT = dict(type="text", mime="text/plain", producer="python")
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = ArtifactStore(tmp_path / "ws.sqlite3", tmp_path)
-    yield s
-    s.close()
-
-
 def stored_files(root: Path) -> list[Path]:
     return sorted(p for p in (root / "artifacts" / "sha256").rglob("*") if p.is_file())
 

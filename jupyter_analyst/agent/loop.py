@@ -19,7 +19,6 @@ from .arguments import normalize_arguments_verbose
 from .events import (
     AnswerReady,
     ArtifactRecorded,
-    ContextUsage,
     Event,
     Guarded,
     ReasonCode,
@@ -172,7 +171,7 @@ class AgentLoop:
                         f"stopped after {self.max_steps} model calls; asking for an answer", None,
                     )
                 messages, usage = memory.messages(step + 1, conversation, chat=chat)
-                await self.emit(turn, ContextUsage(**usage.model_dump()))
+                await self.emit(turn, usage)
                 asked = time.perf_counter()
                 reply = await self.llm.complete(
                     messages,

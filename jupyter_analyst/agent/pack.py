@@ -25,6 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .events import ContextUsage
+
 #: Keys of a tool result that carry rows or long text, left out of compact results.
 _BULKY = {"sample", "stdout", "stderr", "result", "tables", "artifacts", "matches"}
 _TEXT_CAP = 200
@@ -184,20 +186,6 @@ def shape_prior(turns: dict[int, list[dict[str, Any]]], budget: ContextBudget) -
     return kept
 
 
-class ContextUsageReport(BaseModel):
-    """What one call's prompt carried (the payload of the ``context_usage`` event)."""
-
-    call: int
-    tokens: int
-    budget: int
-    parts: dict[str, int]
-    messages: int
-    turns: list[int]
-    dropped_turns: int
-    summarized_through: int
-    assembly_ms: float
-
-
 def assemble(
     *,
     sections: dict[str, str],
@@ -207,7 +195,7 @@ def assemble(
     call: int,
     summarized_through: int,
     started: float | None = None,
-) -> tuple[list[dict[str, Any]], ContextUsageReport]:
+) -> tuple[list[dict[str, Any]], ContextUsage]:
     """The messages of one call, within the token budget, and what they cost."""
     started = time.perf_counter() if started is None else started
     system = "".join(sections.values())
@@ -226,7 +214,7 @@ def assemble(
     parts = {name: estimate_tokens(text) for name, text in sections.items()}
     parts["history"] = sum(history_tokens)
     parts["current"] = fixed - estimate_tokens(system)
-    report = ContextUsageReport(
+    report = ContextUsage(
         call=call,
         tokens=sum(parts.values()),
         budget=budget.tokens,

@@ -21,7 +21,8 @@ from .expectations import Verdict, expectation_delta, match, observe
 from .memory import AgentState, StateDelta
 from .names import Flag, flag_answer, undefined_names
 from .observations import observe_step, turn_closed, turn_opened
-from .pack import ContextBudget, ContextUsageReport, PackedTurn, answers_only, assemble, shape_prior
+from .events import ContextUsage
+from .pack import ContextBudget, PackedTurn, answers_only, assemble, shape_prior
 from .runtime import ThreadRuntime
 from .tools import StepOutcome, names_used
 
@@ -87,7 +88,7 @@ class TurnMemory:
 
     def messages(
         self, call: int, current: Sequence[dict[str, Any]], *, chat: bool = False
-    ) -> tuple[list[dict[str, Any]], ContextUsageReport]:
+    ) -> tuple[list[dict[str, Any]], ContextUsage]:
         """The messages of model call number ``call`` and what they cost."""
         started = time.perf_counter()
         source = self.runtime.source
