@@ -340,3 +340,19 @@ def test_pasted_text_stays_verbatim_after_folding(analyst):
     system = system_of(requests_for(a.server, "q5")[0])
     assert "Summary of turns 1-" in system
     assert "pasted in turn 1 (verbatim" in system and pasted in system
+
+
+def test_describing_an_invented_table_is_refused(analyst):
+    a = analyst({"turns": [{"steps": [tool("describe_table", table="sales"), say()]}]})
+    a.run("describe sales")
+    result = next(e for e in a.of_type("tool_result") if e.tool == "describe_table")
+    assert result.status == "refused" and result.result["error"]["reason"] == "unknown_name"
+    assert set(result.result["error"]["suggestions"]) <= {"orders", "products", "regions"}
+
+
+def test_expecting_an_artifact_id_that_does_not_exist_is_refused(analyst):
+    a = analyst({"turns": [{"steps": [sql(REVENUE, "revenue", expect={"artifact_ids": ["art_0000000000000000"]}), say()]}]})
+    summary = a.run("revenue by region")
+    result = next(e for e in a.of_type("tool_result") if e.tool == "run_sql")
+    assert result.status == "refused" and "art_0000000000000000" in result.result["error"]["message"]
+    assert summary.tool_calls["executed"] == 0

@@ -359,19 +359,9 @@ class AgentLoop:
             )
         if call.name == "clarify":
             return await self._clarify(turn, counters, memory, call, args)
-        if call.name == "run_python":
-            missing, suggestions = memory.unknown_python_names(args["code"])
-            if missing:
-                return await refuse(
-                    "unknown_name_refused",
-                    InvalidArguments(
-                        f"run_python reads {', '.join(repr(n) for n in missing)}, which no dataset, earlier "
-                        f"step or this code defines. Existing names nearest to it: {', '.join(suggestions) or '(none)'}",
-                        reason="unknown_name",
-                        suggestions=suggestions,
-                        hint="use a dataset listed in the agent state, or fetch it first with run_sql",
-                    ),
-                )
+        invented = memory.invented_names(call.name, args)
+        if invented is not None:
+            return await refuse("unknown_name_refused", invented)
         if not machine.may_run(call.name):
             target = machine.tool_target(call.name)
             return await refuse(

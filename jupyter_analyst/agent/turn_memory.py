@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..db import utc_now
+from ..errors import InvalidArguments
 from ..sql import nearest
 from ..store import ThreadStore, Turn
 from .context import CHAT_RULES, STATE_ENTRIES, system_text
@@ -29,6 +30,12 @@ from .tools import StepOutcome, names_used
 
 #: Entities of each kind read for a turn (the prompt shows the newest of them).
 RECENT_ENTITIES = 2 * STATE_ENTRIES
+
+
+def _unknown(message: str, suggestions: list[str], hint: str) -> InvalidArguments:
+    shown = ", ".join(suggestions) or "(none)"
+    return InvalidArguments(f"{message}. Nearest real names: {shown}", reason="unknown_name",
+                            suggestions=suggestions, hint=hint)
 
 
 class TurnMemory:
@@ -116,14 +123,40 @@ class TurnMemory:
 
     # ------------------------------------------------------------------ steps
 
-    def unknown_python_names(self, code: str) -> tuple[list[str], list[str]]:
-        """Names a Python step reads that nothing defines, and the datasets nearest to them."""
-        datasets = set(self.runtime.dataset_ids())
-        missing = undefined_names(code, datasets | self.runtime.python_names())
-        suggestions: list[str] = []
-        for name in missing:
-            suggestions += nearest(name, datasets | self.runtime.python_names())
-        return missing, list(dict.fromkeys(suggestions)) or sorted(datasets)[:10]
+    def invented_names(self, tool: str, arguments: dict[str, Any]) -> InvalidArguments | None:
+        """Why a call must be refused for naming something that does not exist, if it must.
+
+        SQL is checked by the SQL layer when its key is computed; this covers the dataset
+        and variable names Python reads, the table ``describe_table`` names, and the
+        artifact ids an ``expect`` names (ids are random: only existing ones can be expected).
+        """
+        if tool == "run_python":
+            datasets = set(self.runtime.dataset_ids())
+            known = datasets | self.runtime.python_names()
+            missing = undefined_names(arguments.get("code", ""), known)
+            if missing:
+                near = list(dict.fromkeys(n for name in missing for n in nearest(name, known))) or sorted(datasets)[:10]
+                return _unknown(
+                    f"run_python reads {', '.join(repr(n) for n in missing)}, which no dataset, earlier step or "
+                    f"this code defines", near, "use a dataset listed in the agent state, or fetch it first with run_sql",
+                )
+        if tool == "describe_table":
+            schema = self.runtime.source.schema()
+            table = str(arguments.get("table") or "")
+            if table and table.lower() not in {t.lower() for t in schema}:
+                return _unknown(f"there is no table {table!r}", nearest(table, schema) or sorted(schema)[:10],
+                                "call list_tables or find")
+        ids = (arguments.get("expect") or {}).get("artifact_ids") or []
+        if ids:
+            known_ids = {a.artifact_id for a in self.runtime.artifacts.list(self.turn.thread_id)}
+            missing = [i for i in ids if i not in known_ids]
+            if missing:
+                return _unknown(
+                    f"'expect' names artifact ids that do not exist: {', '.join(missing)}",
+                    [n for i in missing for n in nearest(i, known_ids, n=1)],
+                    "expect only ids from the inventory (new artifacts get new ids), or leave artifact_ids out",
+                )
+        return None
 
     def record_step(
         self, *, tool: str, call_id: str, arguments: dict[str, Any], outcome: StepOutcome
