@@ -87,6 +87,34 @@ def build_parser() -> argparse.ArgumentParser:
     spec.add_argument("--user", action="store_true", help="for this user only")
     spec.add_argument("--sys-prefix", action="store_true", help="into this environment (sys.prefix)")
 
+    export = sub.add_parser("export", help="export a thread as a re-executable audit notebook",
+                            description="Export a thread as one notebook: a parameters cell, the steps with their "
+                                        "outputs, and a manifest of every artifact's fingerprint.")
+    export.add_argument("--thread", required=True, metavar="ID")
+    export.add_argument("-o", "--output", required=True, type=Path, metavar="NB.ipynb")
+    _workspace_arg(export)
+
+    verify = sub.add_parser("verify", help="re-execute an exported notebook in the sandbox and check its fingerprints",
+                            description="Re-execute NB in the sandboxed kernel and compare every artifact's "
+                                        "fingerprint with the notebook's manifest. Exit status 1 on any difference.")
+    verify.add_argument("notebook", type=Path, metavar="NB.ipynb")
+    verify.add_argument("--db", dest="source", metavar="SOURCE", help="run against this data source instead")
+    verify.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    execute = sub.add_parser("execute", help="ask a playbook's prompts in order; write the audit notebook",
+                             description="Ask the markdown cells tagged 'prompt' of PLAYBOOK to the agent, in "
+                                         "order, on one thread, with {name} replaced by -p parameters.")
+    execute.add_argument("playbook", type=Path, metavar="PLAYBOOK.ipynb")
+    execute.add_argument("-o", "--output", required=True, type=Path, metavar="OUT.ipynb")
+    execute.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                         help="a parameter substituted into the prompts and the source (repeatable)")
+    execute.add_argument("--db", dest="source", metavar="SOURCE", help="the data source (else -p source or the playbook's)")
+    execute.add_argument("--model", help="model name (default: $OPENAI_MODEL or gpt-4o-mini)")
+    execute.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    execute.add_argument("--no-sandbox", action="store_true", help="run kernels without bubblewrap")
+    execute.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    _workspace_arg(execute)
+
     scripted = sub.add_parser("scripted-model", help="serve a scripted OpenAI-compatible model (testing)")
     scripted.add_argument("--script", type=Path, help="script JSON (default: the demo's script)")
     scripted.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
@@ -112,6 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _threads(args)
             case "state":
                 return _state(args)
+            case "export":
+                return _export(args)
+            case "verify":
+                return _verify(args)
+            case "execute":
+                return _execute(args)
             case "demo":
                 from .demo import run_demo
 
@@ -214,6 +248,45 @@ def _state(args: argparse.Namespace) -> int:
     if state.summary.text:
         print(f"Summary of turns 1-{state.summary.through_turn}:\n{state.summary.text}")
     return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .notebooks.export import export_thread, write_export
+
+    nb = _read_workspace(args.workspace, lambda ws: export_thread(ws.store, ws.artifacts, args.thread))
+    path = write_export(nb, args.output)
+    manifest = nb.metadata["jupyter_analyst"]["manifest"]
+    print(f"exported {args.thread} to {path}: {len(nb.cells)} cells, {len(manifest)} artifacts in the manifest")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from .notebooks.verify import format_report, verify_notebook
+
+    report = verify_notebook(args.notebook, source=args.source)
+    print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
+    return 0 if report.ok else EXIT_FAILED
+
+
+def _execute(args: argparse.Namespace) -> int:
+    from .analysis import AnalystConfig, ModelSettings
+    from .kernel import SandboxPolicy
+    from .notebooks.playbook import progress_printer, run_playbook
+
+    model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
+    config = AnalystConfig(workspace=args.workspace, sandbox=SandboxPolicy(enabled=not args.no_sandbox))
+    run = asyncio.run(run_playbook(
+        args.playbook, output=args.output, parameters=dict(args.parameter), source=args.source,
+        config=config, model=model, on_prompt=None if args.json else progress_printer(),
+    ))
+    if args.json:
+        print(json.dumps({"thread_id": run.thread_id, "output": run.output, "ok": run.ok,
+                          "turns": [t.model_dump() for t in run.turns]}))
+    else:
+        for turn in run.turns:
+            print(f"\n{turn.answer}")
+        print(f"\naudit notebook: {run.output}  (thread {run.thread_id})")
+    return 0 if run.ok else EXIT_FAILED
 
 
 def _artifacts_list(args: argparse.Namespace) -> int:

@@ -4,6 +4,11 @@ A thread's notebook starts with ``from jupyter_analyst import runtime as analyst
 ``analyst.connect(SOURCE)``; each SQL step is then ``name = analyst.sql(\"\"\"...\"\"\")``.
 The query goes through the same guard and runner as the agent's ``run_sql``, so a
 notebook re-executes exactly what the agent ran, read-only.
+
+Inside a kernel, ``connect`` also sets the kernel up as the agent's kernel was (pandas as
+``pd``, matplotlib's ``plt`` with the same figure settings), so charts come out byte for
+byte the same; and each ``sql`` call shows the fingerprint of its result (the mime type
+:data:`ARTIFACT_MIME`), which ``jupyter analyst verify`` compares with the recorded one.
 """
 
 from __future__ import annotations
@@ -15,11 +20,23 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .artifacts import sha256_file
 from .errors import ConfigError
 
 T = TypeVar("T")
 
 _state: dict[str, Any] = {}
+
+#: The output a re-executed SQL step publishes: the dataset's name, fingerprint and rows.
+ARTIFACT_MIME = "application/vnd.jupyter-analyst.artifact+json"
+
+
+def _ipython() -> Any:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipykernel
+        return None
+    return get_ipython()
 
 
 def connect(source: str) -> Any:
@@ -30,6 +47,13 @@ def connect(source: str) -> Any:
     if previous is not None:
         previous.close()
     _state["source"] = open_source(source)
+    shell = _ipython()
+    if shell is not None:
+        from .kernel.session import SETUP_CODE
+
+        shell.run_cell(SETUP_CODE, silent=True, store_history=False)
+        # Steps save their files under outputs/, as in the agent's kernel folder.
+        Path("outputs").mkdir(exist_ok=True)
     return _state["source"]
 
 
@@ -46,8 +70,29 @@ def sql(query: str, *, timeout_s: float = 300.0, row_cap: int = 1_000_000) -> An
     runner = QueryRunner(source, timeout_s=timeout_s, row_cap=row_cap)
     with tempfile.TemporaryDirectory(prefix="analyst-sql-") as tmp:
         dest = Path(tmp) / "result.parquet"
-        _run_sync(runner.run_to_parquet(prepared, dest))
-        return pd.read_parquet(dest)
+        result = _run_sync(runner.run_to_parquet(prepared, dest))
+        frame = pd.read_parquet(dest)
+        fingerprint = sha256_file(dest)
+    if _ipython() is not None:
+        from IPython.display import display
+
+        name = _assigned_name()
+        display(
+            {
+                ARTIFACT_MIME: {"type": "dataset", "name": name, "fingerprint": fingerprint, "rows": result.rows},
+                "text/plain": f"{name or 'result'}: {result.rows} rows, {fingerprint[:19]}",
+            },
+            raw=True,
+        )
+    return frame
+
+
+def _assigned_name() -> str | None:
+    """The variable the running cell assigns the result to (``name = analyst.sql(...)``)."""
+    shell = _ipython()
+    cell = shell.user_ns.get("_ih", [""])[-1] if shell is not None else ""
+    head = cell.split("=", 1)[0].strip() if "=" in cell else ""
+    return head if head.isidentifier() else None
 
 
 def _run_sync(coro: Coroutine[Any, Any, T]) -> T:

@@ -1,6 +1,6 @@
 """Artifacts: content-addressed blobs, the inventory, fingerprints and the step ledger."""
 
-from .deterministic import normalise_bytes
+from .deterministic import content_fingerprint, normalise_bytes
 from .fingerprints import FORMAT_VERSION, canonical_python, sha256_bytes, sha256_file, step_key
 from .inventory import ArtifactStore
 from .model import Artifact, ArtifactNotFound, ArtifactType, Producer, StepRecord
@@ -14,6 +14,7 @@ __all__ = [
     "Producer",
     "StepRecord",
     "canonical_python",
+    "content_fingerprint",
     "normalise_bytes",
     "sha256_bytes",
     "sha256_file",

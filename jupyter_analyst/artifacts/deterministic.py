@@ -7,6 +7,8 @@ storing.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import re
 import struct
 import zlib
@@ -120,3 +122,15 @@ def normalise_bytes(data: bytes, mime: str) -> bytes:
     if mime == "application/pdf":
         return normalise_pdf(data)
     return data
+
+
+def content_fingerprint(data: bytes | Path, mime: str) -> str:
+    """The fingerprint the inventory gives this content: normalised first when its format
+    carries stamps, so a re-run's chart or file can be compared with the recorded one."""
+    from .fingerprints import sha256_bytes, sha256_file
+
+    if isinstance(data, Path):
+        if not has_stamps(mime):
+            return sha256_file(data)
+        data = data.read_bytes()
+    return sha256_bytes(normalise_bytes(data, mime))

@@ -124,6 +124,11 @@ def append_turn(
     answer_cell = new_markdown_cell(f"**Answer** ({status}):\n\n{answer or '(no answer)'}")
     answer_cell.metadata[META] = {"role": "answer", "turn_id": header.turn_id, "status": status}
     nb.cells.append(answer_cell)
+    return write_atomically(nb, path)
+
+
+def write_atomically(nb: NotebookNode, path: Path) -> Path:
+    """Validate ``nb`` and write it to ``path`` by rename, so no reader sees half a file."""
     nbformat.validate(nb)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".nb-", suffix=".ipynb")

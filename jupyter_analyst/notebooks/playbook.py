@@ -1,0 +1,172 @@
+"""Playbooks: a notebook of prompts, asked to the agent in order, headless.
+
+    jupyter analyst execute playbook.ipynb -o out.ipynb -p region EMEA --db sales.duckdb
+
+The markdown cells tagged ``prompt`` are the questions; ``{name}`` in them (and in the data
+source) is replaced by the ``-p name value`` parameters, papermill style. All prompts go to
+one thread, so later prompts build on (and reuse) what earlier ones made. The output
+notebook is the thread's audit trail, exported with the parameters in its ``parameters``
+cell.
+"""
+
+from __future__ import annotations
+
+import string
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from pydantic import BaseModel
+
+from ..agent.loop import TurnSummary
+from ..agent.summarizer import BackgroundWork
+from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from ..errors import ConfigError
+from ..workspace import Workspace
+from .export import export_thread, write_export
+from .trail import META
+
+PROMPT_TAG = "prompt"
+
+
+class Playbook(BaseModel):
+    """The prompts of a playbook and the source it names, before substitution."""
+
+    path: str
+    prompts: list[str]
+    source: str | None = None
+
+
+class PlaybookRun(BaseModel):
+    """What a playbook run did."""
+
+    thread_id: str
+    output: str
+    turns: list[TurnSummary]
+
+    @property
+    def ok(self) -> bool:
+        return all(t.status == "completed" for t in self.turns)
+
+
+def load_playbook(path: Path) -> Playbook:
+    """The playbook's prompts in order; a clear error when it has none."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"no playbook at {path}", reason="notebook_not_found")
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as exc:
+        raise ConfigError(f"{path} is not a readable notebook: {exc}", reason="notebook_unreadable") from exc
+    prompts = [
+        cell.source.strip() for cell in nb.cells
+        if cell.cell_type == "markdown" and PROMPT_TAG in cell.get("metadata", {}).get("tags", []) and cell.source.strip()
+    ]
+    if not prompts:
+        raise ConfigError(
+            f"{path} has no prompts: no markdown cell is tagged {PROMPT_TAG!r}",
+            reason="no_prompts", hint="tag each question's markdown cell 'prompt' (View > Cell Toolbar > Tags)",
+        )
+    source = (nb.metadata.get(META) or {}).get("source")
+    return Playbook(path=str(path), prompts=prompts, source=source)
+
+
+def placeholders(text: str) -> set[str]:
+    """The ``{name}`` placeholders of a text.
+
+    >>> sorted(placeholders("Revenue in {region} for {year}; {{literal}}"))
+    ['region', 'year']
+    """
+    return {field for _, field, _, _ in string.Formatter().parse(text) if field}
+
+
+def substitute(text: str, parameters: Mapping[str, Any]) -> str:
+    """``text`` with its placeholders filled; an unknown one is an error naming it.
+
+    >>> substitute("Revenue in {region}", {"region": "EMEA"})
+    'Revenue in EMEA'
+    """
+    missing = placeholders(text) - set(parameters)
+    if missing:
+        raise ConfigError(
+            f"the playbook needs the parameter(s) {', '.join(sorted(missing))}", reason="missing_parameter",
+            hint=" ".join(f"-p {name} VALUE" for name in sorted(missing)),
+        )
+    return text.format_map(dict(parameters))
+
+
+async def run_playbook(
+    path: Path,
+    *,
+    output: Path,
+    parameters: Mapping[str, Any],
+    source: str | None,
+    config: AnalystConfig,
+    model: ModelSettings,
+    on_prompt: Callable[[int, int, str], None] | None = None,
+) -> PlaybookRun:
+    """Ask the playbook's prompts in order on one thread, then export its audit trail."""
+    playbook = load_playbook(path)
+    parameters = dict(parameters)
+    used = set().union(*(placeholders(p) for p in playbook.prompts), placeholders(playbook.source or ""))
+    unknown = set(parameters) - used - {"source"}
+    if unknown:
+        raise ConfigError(
+            f"unknown parameter(s) {', '.join(sorted(unknown))}: no prompt or source uses them",
+            reason="unknown_parameter", hint=f"the playbook's parameters: {', '.join(sorted(used)) or '(none)'}",
+        )
+    spec = source or parameters.get("source") or playbook.source
+    if not spec:
+        raise ConfigError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL or -p source PATH")
+    spec = substitute(str(spec), parameters)
+    prompts = [substitute(p, parameters) for p in playbook.prompts]
+    background = BackgroundWork()
+    thread_id: str | None = None
+    turns: list[TurnSummary] = []
+    for number, prompt in enumerate(prompts, start=1):
+        if on_prompt is not None:
+            on_prompt(number, len(prompts), prompt)
+        request = TurnRequest(prompt=prompt, source=spec, thread_id=thread_id)
+        summary = await run_turn(request, config=config, model=model, background=background)
+        thread_id = summary.thread_id
+        turns.append(summary)
+        if summary.status != "completed":
+            break
+    await background.drain()
+    assert thread_id is not None
+    workspace = Workspace(config.workspace)
+    try:
+        nb = export_thread(workspace.store, workspace.artifacts, thread_id, parameters={**parameters, "source": spec})
+    finally:
+        workspace.close()
+    nb.metadata[META]["playbook"] = {"path": str(path), "prompts": len(prompts)}
+    write_export(nb, Path(output))
+    return PlaybookRun(thread_id=thread_id, output=str(output), turns=turns)
+
+
+def progress_printer(stream: Any = None) -> Callable[[int, int, str], None]:
+    """A progress bar on a terminal, plain lines otherwise."""
+    stream = stream or sys.stderr
+    if stream.isatty():
+        from tqdm import tqdm
+
+        bar: dict[str, Any] = {}
+
+        def show(number: int, total: int, prompt: str) -> None:
+            if "bar" not in bar:
+                bar["bar"] = tqdm(total=total, unit="prompt", file=stream)
+            else:
+                bar["bar"].update(1)
+            bar["bar"].set_description(prompt[:40])
+            if number == total:
+                bar["bar"].update(1)
+                bar["bar"].close()
+
+        return show
+
+    def line(number: int, total: int, prompt: str) -> None:
+        print(f"[{number}/{total}] {prompt[:100]}", file=stream, flush=True)
+
+    return line

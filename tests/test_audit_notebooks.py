@@ -1,0 +1,238 @@
+"""Audit-trail notebooks: export, stock papermill, the analyst engine, verify, playbooks.
+
+Real parts throughout: the demo's two turns run against a real DuckDB file with real
+(sandboxed) kernels; papermill is the released one, run as a command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import nbformat
+import pytest
+
+from jupyter_analyst.errors import ConfigError
+
+BIN = Path(sys.executable).parent
+ARTIFACT_MIME = "application/vnd.jupyter-analyst.artifact+json"
+
+
+def cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jupyter_analyst.cli", *args], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **(env or {})}, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """The demo's thread (a query, a chart and a CSV; then "continue"), exported."""
+    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
+    from jupyter_analyst.notebooks.export import export_thread, write_export
+    from jupyter_analyst.testing import ScriptedModelServer
+    from jupyter_analyst.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("audit")
+    db = build_sample_database(root / "sales.duckdb")
+    with ScriptedModelServer(DEMO_SCRIPT) as server:
+        model = ModelSettings(model="jupyter-analyst-scripted", base_url=server.base_url, api_key="x")
+        config = AnalystConfig(workspace=root / "ws")
+        first = asyncio.run(run_turn(TurnRequest(prompt=FIRST_PROMPT, source=str(db)), config=config, model=model))
+        asyncio.run(run_turn(TurnRequest(prompt="continue", thread_id=first.thread_id), config=config, model=model))
+    ws = Workspace(root / "ws")
+    nb = export_thread(ws.store, ws.artifacts, first.thread_id)
+    inventory = {a.artifact_id: a.fingerprint for a in ws.artifacts.list(first.thread_id)}
+    ws.close()
+    path = write_export(nb, root / "exported.ipynb")
+    changed = root / "changed.duckdb"
+    shutil.copy(db, changed)
+    with duckdb.connect(str(changed)) as con:
+        con.execute("UPDATE orders SET revenue = revenue + 1 WHERE order_id = 1")
+    return {"root": root, "db": db, "changed": changed, "path": path, "thread": first.thread_id, "inventory": inventory}
+
+
+def test_export_is_valid_readable_and_carries_its_provenance(exported):
+    nb = nbformat.read(exported["path"], as_version=4)
+    nbformat.validate(nb)
+    meta = nb.metadata["jupyter_analyst"]
+    assert meta["thread_id"] == exported["thread"] and meta["source"] == str(exported["db"])
+    assert meta["model"] == "jupyter-analyst-scripted" and meta["turns"] == 2
+    assert meta["created_at"] and meta["finished_at"]
+    assert {e["artifact_id"]: e["fingerprint"] for e in meta["manifest"]} == exported["inventory"]
+    assert {e["type"] for e in meta["manifest"]} == {"dataset", "image", "file"}
+
+    params = nb.cells[1]
+    assert params.metadata["tags"] == ["parameters"] and f"source = {str(exported['db'])!r}" in params.source
+    assert "analyst.connect(source)" in nb.cells[2].source
+    steps = [c for c in nb.cells if "call_id" in c.metadata.get("jupyter_analyst", {})]
+    assert [c.metadata["jupyter_analyst"]["tool"] for c in steps] == ["run_sql", "run_python"] * 2
+    assert [c.metadata["jupyter_analyst"]["reused"] for c in steps] == [False, False, True, True]
+    for cell in steps:
+        assert {"call_id", "step_key", "state", "artifact_ids", "duration_s", "reused"} <= set(cell.metadata["jupyter_analyst"])
+    sql = steps[0]
+    assert sql.source.startswith("revenue_by_region = analyst.sql(")
+    table = sql.outputs[0]["data"]
+    assert "text/html" in table and table["application/vnd.dataresource+json"]["schema"]["fields"]
+    assert any("image/png" in o.get("data", {}) for o in steps[1].outputs)
+    prompts = [c.source for c in nb.cells if c.metadata.get("jupyter_analyst", {}).get("role") == "prompt"]
+    assert len(prompts) == 2 and "continue" in prompts[1]
+
+
+def test_stock_papermill_reexecutes_with_another_source(exported, tmp_path):
+    out = tmp_path / "out.ipynb"
+    run = subprocess.run([str(BIN / "papermill"), str(exported["path"]), str(out), "-p", "source", str(exported["changed"]),
+                          "--cwd", str(tmp_path), "--no-progress-bar"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    nb = nbformat.read(out, as_version=4)
+    injected = next(c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
+    assert str(exported["changed"]) in injected.source
+    published = [o["data"][ARTIFACT_MIME] for c in nb.cells if c.cell_type == "code"
+                 for o in c.get("outputs", []) if ARTIFACT_MIME in o.get("data", {})]
+    manifest = {e["name"]: e["fingerprint"] for e in nb.metadata["jupyter_analyst"]["manifest"]}
+    assert published and published[0]["name"] == "revenue_by_region"
+    assert published[0]["fingerprint"] != manifest["revenue_by_region"]  # other data, other bytes
+    assert (tmp_path / "outputs" / "revenue_by_region_month.csv").is_file()
+
+
+def test_verify_passes_on_unchanged_data(exported):
+    from jupyter_analyst.notebooks.verify import verify_notebook
+
+    report = verify_notebook(exported["path"])
+    assert report.ok, report.model_dump()
+    assert report.counts == {"matched": 3, "changed": 0, "missing": 0}
+
+
+def test_verify_fails_naming_the_step_when_one_row_changes(exported):
+    run = cli("verify", str(exported["path"]), "--db", str(exported["changed"]), "--json")
+    assert run.returncode == 1, run.stderr[-2000:]
+    report = json.loads(run.stdout)
+    assert report["ok"] is False and report["counts"]["changed"] == 3
+    nb = nbformat.read(exported["path"], as_version=4)
+    dataset = next(e for e in nb.metadata["jupyter_analyst"]["manifest"] if e["type"] == "dataset")
+    check = next(c for c in report["checks"] if c["artifact_id"] == dataset["artifact_id"])
+    assert check["status"] == "changed" and check["call_id"] == dataset["call_id"]
+    assert check["actual"] != check["expected"]
+    table = cli("verify", str(exported["path"]), "--db", str(exported["changed"]))
+    assert table.returncode == 1 and dataset["call_id"] in table.stdout and "NOT verified" in table.stdout
+
+
+def test_verify_refuses_what_it_cannot_check(exported, tmp_path):
+    from jupyter_analyst.notebooks.verify import verify_notebook
+
+    with pytest.raises(ConfigError, match="no notebook"):
+        verify_notebook(tmp_path / "nope.ipynb")
+    plain = tmp_path / "plain.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]), plain)
+    run = cli("verify", str(plain))
+    assert run.returncode == 2 and "no artifact manifest" in run.stderr and "hint:" in run.stderr
+
+
+def test_a_failing_step_leaves_its_artifacts_missing(exported, tmp_path):
+    from jupyter_analyst.notebooks.verify import verify_notebook
+
+    # A source without the orders table: the SQL step fails, and everything after it.
+    empty = tmp_path / "empty.duckdb"
+    with duckdb.connect(str(empty)) as con:
+        con.execute("CREATE TABLE regions AS SELECT 1 AS region_id")
+    report = verify_notebook(exported["path"], source=str(empty))
+    assert not report.ok and "Unknown table 'orders'" in report.error
+    assert report.counts["missing"] == 3
+
+
+def test_the_analyst_engine_runs_any_notebook_in_the_sandbox(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("data = 'x'", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(
+            "import os, socket\n"
+            "print(socket.gethostname(), os.getuid())\n"
+            "open('inside.txt', 'w').write(data)\n"
+            "try:\n    open('/etc/escaped', 'w')\nexcept OSError as e:\n    print('refused', type(e).__name__)"
+        ),
+    ])
+    # It names the plain kernel, as notebooks do; the engine runs it in the sandbox anyway.
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    src = tmp_path / "in.ipynb"
+    nbformat.write(nb, src)
+    work = tmp_path / "work"
+    work.mkdir()
+    out = tmp_path / "out.ipynb"
+    run = subprocess.run([str(BIN / "papermill"), str(src), str(out), "--engine", "analyst", "-p", "data", "hello",
+                          "--cwd", str(work), "--no-progress-bar"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    text = "".join(o.get("text", "") for o in nbformat.read(out, as_version=4).cells[-1].outputs)
+    assert text.startswith("analyst-sandbox ") and "refused" in text
+    assert (work / "inside.txt").read_text() == "hello"
+
+
+PLAYBOOK_SCRIPT = {"turns": [
+    {"match": "^Revenue in North$", "steps": [
+        {"tool_calls": [{"name": "run_sql", "arguments": {
+            "sql": "SELECT SUM(o.revenue) AS revenue FROM orders o JOIN regions r ON o.region_id = r.region_id "
+                   "WHERE r.region = 'North'", "name": "north"}}]},
+        {"content": "[scripted model] North revenue fetched"}]},
+    {"match": "^How many orders in North", "steps": [
+        {"tool_calls": [{"name": "run_sql", "arguments": {
+            "sql": "SELECT COUNT(*) AS orders FROM orders o JOIN regions r ON o.region_id = r.region_id "
+                   "WHERE r.region = 'North'", "name": "north_orders"}}]},
+        {"content": "[scripted model] counted"}]},
+]}
+
+
+def _playbook(path: Path) -> Path:
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Regional review (not a prompt)"),
+        nbformat.v4.new_markdown_cell("Revenue in {region}", metadata={"tags": ["prompt"]}),
+        nbformat.v4.new_markdown_cell("How many orders in {region}?", metadata={"tags": ["prompt"]}),
+    ])
+    nbformat.write(nb, path)
+    return path
+
+
+def test_playbook_with_two_prompts_and_a_parameter(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    book = _playbook(tmp_path / "review.ipynb")
+    out = tmp_path / "out.ipynb"
+    with ScriptedModelServer(PLAYBOOK_SCRIPT) as server:
+        run = cli("execute", str(book), "-o", str(out), "-p", "region", "North", "--db", str(sales_db),
+                  "--workspace", str(tmp_path / "ws"), env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "[1/2] Revenue in North" in run.stderr and "[2/2] How many orders in North?" in run.stderr
+    nb = nbformat.read(out, as_version=4)
+    nbformat.validate(nb)
+    prompts = [c.source for c in nb.cells if c.metadata.get("jupyter_analyst", {}).get("role") == "prompt"]
+    assert prompts == ["## Turn 1\n\n**Prompt:** Revenue in North", "## Turn 2\n\n**Prompt:** How many orders in North?"]
+    params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assert "region = 'North'" in params.source
+    meta = nb.metadata["jupyter_analyst"]
+    assert meta["parameters"]["region"] == "North" and meta["playbook"]["prompts"] == 2
+    assert [e["name"] for e in meta["manifest"]] == ["north", "north_orders"]
+
+
+def test_playbook_parameter_errors(tmp_path, sales_db):
+    from jupyter_analyst.analysis import AnalystConfig, ModelSettings
+    from jupyter_analyst.notebooks.playbook import run_playbook
+
+    book = _playbook(tmp_path / "review.ipynb")
+    model = ModelSettings(model="m", base_url="http://127.0.0.1:9/v1", api_key="x")
+    config = AnalystConfig(workspace=tmp_path / "ws")
+
+    def attempt(**kw):
+        return asyncio.run(run_playbook(book, output=tmp_path / "o.ipynb", config=config, model=model,
+                                        source=str(sales_db), **kw))
+
+    with pytest.raises(ConfigError, match="needs the parameter.*region"):
+        attempt(parameters={})
+    with pytest.raises(ConfigError, match="unknown parameter.*year"):
+        attempt(parameters={"region": "North", "year": "2025"})
+    empty = tmp_path / "empty.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("no tags")]), empty)
+    run = cli("execute", str(empty), "-o", str(tmp_path / "x.ipynb"), "--db", str(sales_db),
+              env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert run.returncode == 2 and "no prompts" in run.stderr
