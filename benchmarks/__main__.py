@@ -18,6 +18,7 @@ from .bench_python import bench_run_python
 from .bench_sandbox import bench_sandbox
 from .bench_server import bench_server
 from .bench_sql import bench_run_sql
+from .bench_verify import bench_verify
 
 BENCHES = {
     "run_sql": bench_run_sql,
@@ -26,6 +27,7 @@ BENCHES = {
     "sandbox": bench_sandbox,
     "server": bench_server,
     "context": bench_context,
+    "verify": bench_verify,
 }
 
 

@@ -271,14 +271,19 @@ def _verify(args: argparse.Namespace) -> int:
 def _execute(args: argparse.Namespace) -> int:
     from .analysis import AnalystConfig, ModelSettings
     from .kernel import SandboxPolicy
-    from .notebooks.playbook import progress_printer, run_playbook
+    from .notebooks.playbook import PromptProgress, run_playbook
 
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
     config = AnalystConfig(workspace=args.workspace, sandbox=SandboxPolicy(enabled=not args.no_sandbox))
-    run = asyncio.run(run_playbook(
-        args.playbook, output=args.output, parameters=dict(args.parameter), source=args.source,
-        config=config, model=model, on_prompt=None if args.json else progress_printer(),
-    ))
+    progress = None if args.json else PromptProgress()
+    try:
+        run = asyncio.run(run_playbook(
+            args.playbook, output=args.output, parameters=dict(args.parameter), source=args.source,
+            config=config, model=model, on_prompt=progress,
+        ))
+    finally:
+        if progress is not None:
+            progress.close()
     if args.json:
         print(json.dumps({"thread_id": run.thread_id, "output": run.output, "ok": run.ok,
                           "turns": [t.model_dump() for t in run.turns]}))

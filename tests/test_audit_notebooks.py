@@ -236,3 +236,22 @@ def test_playbook_parameter_errors(tmp_path, sales_db):
     run = cli("execute", str(empty), "-o", str(tmp_path / "x.ipynb"), "--db", str(sales_db),
               env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
     assert run.returncode == 2 and "no prompts" in run.stderr
+
+
+def test_playbook_progress_is_a_bar_on_a_terminal_and_lines_otherwise():
+    import io
+
+    from jupyter_analyst.notebooks.playbook import PromptProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    plain, tty = io.StringIO(), Terminal()
+    for stream in (plain, tty):
+        progress = PromptProgress(stream)
+        progress(1, 2, "Revenue in North")
+        progress(2, 2, "How many orders?")
+        progress.close()
+    assert plain.getvalue() == "[1/2] Revenue in North\n[2/2] How many orders?\n"
+    assert "2/2" in tty.getvalue() and "\r" in tty.getvalue() and "[1/2]" not in tty.getvalue()

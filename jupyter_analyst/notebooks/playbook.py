@@ -146,27 +146,26 @@ async def run_playbook(
     return PlaybookRun(thread_id=thread_id, output=str(output), turns=turns)
 
 
-def progress_printer(stream: Any = None) -> Callable[[int, int, str], None]:
-    """A progress bar on a terminal, plain lines otherwise."""
-    stream = stream or sys.stderr
-    if stream.isatty():
-        from tqdm import tqdm
+class PromptProgress:
+    """Which prompt is being asked: a progress bar on a terminal, plain lines otherwise."""
 
-        bar: dict[str, Any] = {}
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self._bar: Any = None
 
-        def show(number: int, total: int, prompt: str) -> None:
-            if "bar" not in bar:
-                bar["bar"] = tqdm(total=total, unit="prompt", file=stream)
-            else:
-                bar["bar"].update(1)
-            bar["bar"].set_description(prompt[:40])
-            if number == total:
-                bar["bar"].update(1)
-                bar["bar"].close()
+    def __call__(self, number: int, total: int, prompt: str) -> None:
+        if not self.stream.isatty():
+            print(f"[{number}/{total}] {prompt[:100]}", file=self.stream, flush=True)
+            return
+        if self._bar is None:
+            from tqdm import tqdm
 
-        return show
+            self._bar = tqdm(total=total, unit="prompt", file=self.stream)
+        else:
+            self._bar.update(1)  # the previous prompt is answered
+        self._bar.set_description(prompt[:40])
 
-    def line(number: int, total: int, prompt: str) -> None:
-        print(f"[{number}/{total}] {prompt[:100]}", file=stream, flush=True)
-
-    return line
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.update(self._bar.total - self._bar.n)
+            self._bar.close()
