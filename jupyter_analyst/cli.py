@@ -28,6 +28,11 @@ def _workspace_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="model name (default: $OPENAI_MODEL or gpt-4o-mini)")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line grammar."""
     parser = argparse.ArgumentParser(
@@ -44,8 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--prompt", required=True, help="what to ask")
     run.add_argument("--thread", metavar="ID", help="continue this thread instead of starting one")
     _workspace_arg(run)
-    run.add_argument("--model", help="model name (default: $OPENAI_MODEL or gpt-4o-mini)")
-    run.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    _model_args(run)
     run.add_argument("--output", metavar="NB.ipynb", type=Path,
                      help="write the notebook here (default: the thread's notebook in the workspace)")
     run.add_argument("--rerun", action="store_true", help="re-execute steps instead of reusing them")
@@ -109,8 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     execute.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                          help="a parameter substituted into the prompts and the source (repeatable)")
     execute.add_argument("--db", dest="source", metavar="SOURCE", help="the data source (else -p source or the playbook's)")
-    execute.add_argument("--model", help="model name (default: $OPENAI_MODEL or gpt-4o-mini)")
-    execute.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    _model_args(execute)
     execute.add_argument("--no-sandbox", action="store_true", help="run kernels without bubblewrap")
     execute.add_argument("--json", action="store_true", help="print one JSON object at the end")
     _workspace_arg(execute)

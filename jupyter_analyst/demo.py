@@ -62,19 +62,33 @@ def run_demo(out: Path, *, as_json: bool = False) -> int:
                 on_event=printer,
             )
         )
+    audit = _export(workspace, first.thread_id, out / "analysis.ipynb")
     if as_json:
-        print(json.dumps({"first": first.model_dump(), "second": second.model_dump()}, indent=2))
+        print(json.dumps({"first": first.model_dump(), "second": second.model_dump(), "audit": str(audit)}, indent=2))
     else:
         print_summary(second)
-        _closing(first, second, workspace)
+        _closing(first, second, workspace, audit)
     ok = first.status == "completed" and second.status == "completed"
     return 0 if ok else 1
 
 
-def _closing(first: TurnSummary, second: TurnSummary, workspace: Path) -> None:
+def _export(workspace: Path, thread_id: str, path: Path) -> Path:
+    """The thread's audit-trail notebook, with its manifest of fingerprints."""
+    from .notebooks.export import export_thread, write_export
+    from .workspace import Workspace
+
+    ws = Workspace(workspace)
+    try:
+        return write_export(export_thread(ws.store, ws.artifacts, thread_id), path)
+    finally:
+        ws.close()
+
+
+def _closing(first: TurnSummary, second: TurnSummary, workspace: Path, audit: Path) -> None:
     print(
         "\nWhat to open next:\n"
         f"  notebook:   {second.notebook}\n"
+        f"  audit:      {audit}  (check it: jupyter analyst verify {audit})\n"
         f"  inventory:  jupyter analyst artifacts list --workspace {workspace} --thread {first.thread_id}\n"
         f"  memory:     jupyter analyst state --workspace {workspace} --thread {first.thread_id}\n"
         f"  continue:   jupyter analyst run --workspace {workspace} --thread {first.thread_id} "

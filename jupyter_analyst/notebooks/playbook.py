@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import nbformat
 from pydantic import BaseModel
 
 from ..agent.loop import TurnSummary
@@ -26,7 +25,7 @@ from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import ConfigError
 from ..workspace import Workspace
 from .export import export_thread, write_export
-from .trail import META
+from .trail import META, read_notebook
 
 PROMPT_TAG = "prompt"
 
@@ -53,13 +52,7 @@ class PlaybookRun(BaseModel):
 
 def load_playbook(path: Path) -> Playbook:
     """The playbook's prompts in order; a clear error when it has none."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"no playbook at {path}", reason="notebook_not_found")
-    try:
-        nb = nbformat.read(path, as_version=4)
-    except Exception as exc:
-        raise ConfigError(f"{path} is not a readable notebook: {exc}", reason="notebook_unreadable") from exc
+    nb = read_notebook(path, "playbook")
     prompts = [
         cell.source.strip() for cell in nb.cells
         if cell.cell_type == "markdown" and PROMPT_TAG in cell.get("metadata", {}).get("tags", []) and cell.source.strip()

@@ -127,6 +127,19 @@ def append_turn(
     return write_atomically(nb, path)
 
 
+def read_notebook(path: Path, what: str = "notebook") -> NotebookNode:
+    """A notebook from ``path``, or a clear error saying why it cannot be read."""
+    from ..errors import ConfigError
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"no {what} at {path}", reason="notebook_not_found")
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception as exc:
+        raise ConfigError(f"{path} is not a readable notebook: {exc}", reason="notebook_unreadable") from exc
+
+
 def write_atomically(nb: NotebookNode, path: Path) -> Path:
     """Validate ``nb`` and write it to ``path`` by rename, so no reader sees half a file."""
     nbformat.validate(nb)

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from ..artifacts import content_fingerprint
 from ..errors import ConfigError
 from ..runtime import ARTIFACT_MIME
-from .trail import META
+from .trail import META, read_notebook
 
 Status = Literal["matched", "changed", "missing"]
 
@@ -113,12 +113,7 @@ def verify_notebook(
     from papermill.exceptions import PapermillExecutionError
 
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"no notebook at {path}", reason="notebook_not_found")
-    try:
-        original = nbformat.read(path, as_version=4)
-    except Exception as exc:
-        raise ConfigError(f"{path} is not a readable notebook: {exc}", reason="notebook_unreadable") from exc
+    original = read_notebook(path)
     manifest = {entry["artifact_id"]: entry for entry in manifest_of(original, path)}
     parameters = {"source": str(Path(source).resolve()) if source and Path(source).exists() else source} if source else {}
     with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
