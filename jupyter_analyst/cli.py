@@ -274,15 +274,16 @@ def _verify(args: argparse.Namespace) -> int:
 def _execute(args: argparse.Namespace) -> int:
     from .analysis import AnalystConfig, ModelSettings
     from .kernel import SandboxPolicy
-    from .notebooks.playbook import PromptProgress, run_playbook
+    from .notebooks.playbook import PromptProgress, plan_playbook, run_playbook
 
+    # The playbook, its parameters and its source are checked before the model is needed.
+    plan = plan_playbook(args.playbook, parameters=dict(args.parameter), source=args.source)
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
     config = AnalystConfig(workspace=args.workspace, sandbox=SandboxPolicy(enabled=not args.no_sandbox))
     progress = None if args.json else PromptProgress()
     try:
         run = asyncio.run(run_playbook(
-            args.playbook, output=args.output, parameters=dict(args.parameter), source=args.source,
-            config=config, model=model, on_prompt=progress,
+            plan, output=args.output, config=config, model=model, on_prompt=progress,
         ))
     finally:
         if progress is not None:

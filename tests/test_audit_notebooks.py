@@ -18,7 +18,7 @@ import duckdb
 import nbformat
 import pytest
 
-from jupyter_analyst.errors import ConfigError
+from jupyter_analyst.errors import ConfigError, SourceError
 
 BIN = Path(sys.executable).parent
 ARTIFACT_MIME = "application/vnd.jupyter-analyst.artifact+json"
@@ -118,8 +118,11 @@ def test_verify_fails_naming_the_step_when_one_row_changes(exported):
     check = next(c for c in report["checks"] if c["artifact_id"] == dataset["artifact_id"])
     assert check["status"] == "changed" and check["call_id"] == dataset["call_id"]
     assert check["actual"] != check["expected"]
+    # The cell is the step's index in the notebook as exported, not in papermill's copy.
+    assert nb.cells[check["cell"]].metadata["jupyter_analyst"]["call_id"] == dataset["call_id"]
     table = cli("verify", str(exported["path"]), "--db", str(exported["changed"]))
-    assert table.returncode == 1 and dataset["call_id"] in table.stdout and "NOT verified" in table.stdout
+    changed_row = next(line for line in table.stdout.splitlines() if line.startswith("changed  revenue_by_region "))
+    assert table.returncode == 1 and dataset["call_id"] in changed_row and "NOT verified" in table.stdout
 
 
 def test_verify_refuses_what_it_cannot_check(exported, tmp_path):
@@ -131,6 +134,17 @@ def test_verify_refuses_what_it_cannot_check(exported, tmp_path):
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]), plain)
     run = cli("verify", str(plain))
     assert run.returncode == 2 and "no artifact manifest" in run.stderr and "hint:" in run.stderr
+    # A source that does not exist fails before any kernel starts, naming where it came from.
+    run = cli("verify", str(exported["path"]), "--db", str(tmp_path / "gone.duckdb"))
+    assert run.returncode == 2 and "data source not found" in run.stderr and "(named by --db)" in run.stderr
+    nb = nbformat.read(exported["path"], as_version=4)
+    params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    params.source = params.source.replace(str(exported["db"]), str(tmp_path / "moved.duckdb"))
+    moved = tmp_path / "moved.ipynb"
+    nbformat.write(nb, moved)
+    with pytest.raises(SourceError, match="moved.duckdb.*parameters cell") as err:
+        verify_notebook(moved)
+    assert err.value.hint == "pass --db with a source that exists here"
 
 
 def test_a_failing_step_leaves_its_artifacts_missing(exported, tmp_path):
@@ -143,6 +157,10 @@ def test_a_failing_step_leaves_its_artifacts_missing(exported, tmp_path):
     report = verify_notebook(exported["path"], source=str(empty))
     assert not report.ok and "Unknown table 'orders'" in report.error
     assert report.counts["missing"] == 3
+    # The error names the failing cell by its index in the exported notebook: the SQL step.
+    nb = nbformat.read(exported["path"], as_version=4)
+    failed = int(report.error.split()[1])
+    assert nb.cells[failed].metadata["jupyter_analyst"]["tool"] == "run_sql"
 
 
 def test_the_analyst_engine_runs_any_notebook_in_the_sandbox(tmp_path):
@@ -215,27 +233,29 @@ def test_playbook_with_two_prompts_and_a_parameter(tmp_path, sales_db):
     assert [e["name"] for e in meta["manifest"]] == ["north", "north_orders"]
 
 
-def test_playbook_parameter_errors(tmp_path, sales_db):
-    from jupyter_analyst.analysis import AnalystConfig, ModelSettings
-    from jupyter_analyst.notebooks.playbook import run_playbook
+def test_playbook_bad_input_fails_before_any_prompt(tmp_path, sales_db):
+    from jupyter_analyst.notebooks.playbook import plan_playbook
 
     book = _playbook(tmp_path / "review.ipynb")
-    model = ModelSettings(model="m", base_url="http://127.0.0.1:9/v1", api_key="x")
-    config = AnalystConfig(workspace=tmp_path / "ws")
-
-    def attempt(**kw):
-        return asyncio.run(run_playbook(book, output=tmp_path / "o.ipynb", config=config, model=model,
-                                        source=str(sales_db), **kw))
-
     with pytest.raises(ConfigError, match="needs the parameter.*region"):
-        attempt(parameters={})
+        plan_playbook(book, parameters={}, source=str(sales_db))
     with pytest.raises(ConfigError, match="unknown parameter.*year"):
-        attempt(parameters={"region": "North", "year": "2025"})
+        plan_playbook(book, parameters={"region": "North", "year": "2025"}, source=str(sales_db))
+    with pytest.raises(SourceError, match="data source not found"):
+        plan_playbook(book, parameters={"region": "North"}, source=str(tmp_path / "gone.duckdb"))
+    with pytest.raises(ConfigError, match="no playbook at"):
+        plan_playbook(tmp_path / "nope.ipynb", parameters={}, source=str(sales_db))
+    plan = plan_playbook(book, parameters={"region": "North"}, source=str(sales_db))
+    assert plan.prompts == ["Revenue in North", "How many orders in North?"]
     empty = tmp_path / "empty.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("no tags")]), empty)
-    run = cli("execute", str(empty), "-o", str(tmp_path / "x.ipynb"), "--db", str(sales_db),
-              env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    # No model is configured: the playbook's own errors come first.
+    no_model = {"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""}
+    run = cli("execute", str(empty), "-o", str(tmp_path / "x.ipynb"), "--db", str(sales_db), env=no_model)
     assert run.returncode == 2 and "no prompts" in run.stderr
+    run = cli("execute", str(book), "-o", str(tmp_path / "x.ipynb"), "-p", "region", "North",
+              "--db", str(tmp_path / "gone.duckdb"), env=no_model)
+    assert run.returncode == 2 and "data source not found" in run.stderr and "[1/" not in run.stderr
 
 
 def test_playbook_progress_is_a_bar_on_a_terminal_and_lines_otherwise():

@@ -90,17 +90,23 @@ def substitute(text: str, parameters: Mapping[str, Any]) -> str:
     return text.format_map(dict(parameters))
 
 
-async def run_playbook(
-    path: Path,
-    *,
-    output: Path,
-    parameters: Mapping[str, Any],
-    source: str | None,
-    config: AnalystConfig,
-    model: ModelSettings,
-    on_prompt: Callable[[int, int, str], None] | None = None,
-) -> PlaybookRun:
-    """Ask the playbook's prompts in order on one thread, then export its audit trail."""
+class PlaybookPlan(BaseModel):
+    """A playbook ready to run: its prompts and source with the parameters filled in."""
+
+    path: str
+    prompts: list[str]
+    source: str
+    parameters: dict[str, Any]
+
+
+def plan_playbook(path: Path, *, parameters: Mapping[str, Any], source: str | None) -> PlaybookPlan:
+    """Check everything a run needs before the first prompt is asked.
+
+    Bad input (no prompts, a missing or unused parameter, a source that does not exist)
+    fails here, before a model is contacted or a thread is started.
+    """
+    from ..sql import open_source
+
     playbook = load_playbook(path)
     parameters = dict(parameters)
     used = set().union(*(placeholders(p) for p in playbook.prompts), placeholders(playbook.source or ""))
@@ -115,26 +121,39 @@ async def run_playbook(
         raise ConfigError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL or -p source PATH")
     spec = substitute(str(spec), parameters)
     prompts = [substitute(p, parameters) for p in playbook.prompts]
+    open_source(spec).close()  # raises SourceError naming a missing source, with a hint
+    return PlaybookPlan(path=str(path), prompts=prompts, source=spec, parameters={**parameters, "source": spec})
+
+
+async def run_playbook(
+    plan: PlaybookPlan,
+    *,
+    output: Path,
+    config: AnalystConfig,
+    model: ModelSettings,
+    on_prompt: Callable[[int, int, str], None] | None = None,
+) -> PlaybookRun:
+    """Ask the plan's prompts in order on one thread, then export its audit trail."""
     background = BackgroundWork()
     thread_id: str | None = None
     turns: list[TurnSummary] = []
-    for number, prompt in enumerate(prompts, start=1):
+    for number, prompt in enumerate(plan.prompts, start=1):
         if on_prompt is not None:
-            on_prompt(number, len(prompts), prompt)
-        request = TurnRequest(prompt=prompt, source=spec, thread_id=thread_id)
+            on_prompt(number, len(plan.prompts), prompt)
+        request = TurnRequest(prompt=prompt, source=plan.source, thread_id=thread_id)
         summary = await run_turn(request, config=config, model=model, background=background)
         thread_id = summary.thread_id
         turns.append(summary)
         if summary.status != "completed":
-            break
+            break  # later prompts build on this one's results
     await background.drain()
-    assert thread_id is not None
+    assert thread_id is not None  # a plan has at least one prompt
     workspace = Workspace(config.workspace)
     try:
-        nb = export_thread(workspace.store, workspace.artifacts, thread_id, parameters={**parameters, "source": spec})
+        nb = export_thread(workspace.store, workspace.artifacts, thread_id, parameters=plan.parameters)
     finally:
         workspace.close()
-    nb.metadata[META]["playbook"] = {"path": str(path), "prompts": len(prompts)}
+    nb.metadata[META]["playbook"] = {"path": plan.path, "prompts": len(plan.prompts)}
     write_export(nb, Path(output))
     return PlaybookRun(thread_id=thread_id, output=str(output), turns=turns)
 

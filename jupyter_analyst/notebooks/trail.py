@@ -133,11 +133,13 @@ def read_notebook(path: Path, what: str = "notebook") -> NotebookNode:
 
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"no {what} at {path}", reason="notebook_not_found")
+        raise ConfigError(f"no {what} at {path}", reason="notebook_not_found",
+                          hint="check the path; notebooks are .ipynb files")
     try:
         return nbformat.read(path, as_version=4)
-    except Exception as exc:
-        raise ConfigError(f"{path} is not a readable notebook: {exc}", reason="notebook_unreadable") from exc
+    except Exception as exc:  # nbformat raises JSON, validation and version errors alike
+        raise ConfigError(f"{path} is not a readable notebook: {exc}", reason="notebook_unreadable",
+                          hint="open it in Jupyter to repair it, or pass another .ipynb file") from exc
 
 
 def write_atomically(nb: NotebookNode, path: Path) -> Path:

@@ -21,7 +21,7 @@ import nbformat
 from pydantic import BaseModel
 
 from ..artifacts import content_fingerprint
-from ..errors import ConfigError
+from ..errors import ConfigError, SourceError
 from ..runtime import ARTIFACT_MIME
 from .trail import META, read_notebook
 
@@ -76,6 +76,44 @@ def manifest_of(nb: Any, path: Path) -> list[dict[str, Any]]:
     return manifest
 
 
+def _parameter(nb: Any, name: str) -> str | None:
+    """The string a notebook's ``parameters`` cell assigns to ``name`` (a reviewer may have edited it)."""
+    import ast
+
+    for cell in nb.cells:
+        if cell.cell_type != "code" or "parameters" not in cell.get("metadata", {}).get("tags", []):
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            return None
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]
+                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                return node.value.value
+    return None
+
+
+def check_source(spec: str | None, *, given: bool) -> str:
+    """The source the run will use, opened once here so a missing one fails before any kernel starts."""
+    from ..sql import open_source
+
+    if not spec:
+        raise ConfigError("the notebook names no data source", reason="no_source", hint="pass --db SOURCE")
+    path = Path(spec).expanduser()
+    # A relative path means the caller's folder; the run happens in a fresh one.
+    resolved = str(path.resolve()) if path.exists() else spec
+    try:
+        open_source(resolved).close()
+    except SourceError as exc:
+        where = "--db" if given else "the notebook's parameters cell"
+        raise SourceError(
+            f"{exc.message} (named by {where})", reason=exc.reason,
+            hint="pass --db with a source that exists here" if not given else exc.hint,
+        ) from exc
+    return resolved
+
+
 def _produced(cell: Any, outputs_dir: Path, manifest: dict[str, dict[str, Any]]) -> dict[str, str]:
     """What one executed step cell produced, as artifact id -> fingerprint."""
     expected = [manifest[a] for a in cell.metadata.get(META, {}).get("artifact_ids", []) if a in manifest]
@@ -115,7 +153,15 @@ def verify_notebook(
     path = Path(path)
     original = read_notebook(path)
     manifest = {entry["artifact_id"]: entry for entry in manifest_of(original, path)}
-    parameters = {"source": str(Path(source).resolve()) if source and Path(source).exists() else source} if source else {}
+    default = _parameter(original, "source") or (original.metadata.get(META) or {}).get("source")
+    resolved = check_source(source or default, given=bool(source))
+    # Injected only when it differs: a relative default is resolved, as the run is elsewhere.
+    parameters = {"source": resolved} if resolved != default else {}
+    # Cells are reported by their index in the notebook as given: papermill adds cells
+    # (injected parameters, error banners) to the executed copy.
+    index_of_id = {cell["id"]: i for i, cell in enumerate(original.cells) if cell.get("id")}
+    index_of_call = {cell.metadata[META]["call_id"]: i for i, cell in enumerate(original.cells)
+                     if "call_id" in cell.get("metadata", {}).get(META, {})}
     with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
         run_dir = Path(workdir or tmp)
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -127,14 +173,28 @@ def verify_notebook(
                 cwd=str(run_dir), progress_bar=False, log_output=False,
             )
         except PapermillExecutionError as exc:
-            error = f"cell {exc.cell_index} failed: {exc.ename}: {exc.evalue}"
+            executed = nbformat.read(out_path, as_version=4) if out_path.exists() else original
+            # exc.cell_index counts cells before papermill inserted its error banners into the
+            # written copy, so the failed cell is found by its error output instead.
+            failed = next((c for c in executed.cells if c.cell_type == "code" and (
+                any(o.get("output_type") == "error" for o in c.get("outputs", []))
+                or c.get("metadata", {}).get("papermill", {}).get("exception"))), {})
+            where = index_of_id.get(failed.get("id"))
+            if where is not None:
+                label = f"cell {where}"
+            elif "injected-parameters" in failed.get("metadata", {}).get("tags", []):
+                label = "the injected parameters cell"
+            else:
+                label = f"cell {exc.cell_index} of the executed copy"
+            error = f"{label} failed: {exc.ename}: {exc.evalue}"
         executed = nbformat.read(out_path, as_version=4) if out_path.exists() else original
-        made: dict[str, tuple[str, int]] = {}
-        cell_of: dict[str, int] = {}
-        for index, cell in enumerate(executed.cells):
+        made: dict[str, tuple[str, int | None]] = {}
+        cell_of: dict[str, int | None] = {}
+        for cell in executed.cells:
             meta = cell.get("metadata", {}).get(META, {})
             if cell.cell_type != "code" or "call_id" not in meta:
                 continue
+            index = index_of_call.get(meta["call_id"])
             for artifact_id in meta.get("artifact_ids", []):
                 cell_of.setdefault(artifact_id, index)
             if cell.get("execution_count") is None:
