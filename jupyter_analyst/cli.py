@@ -266,7 +266,8 @@ def _export(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from .notebooks.verify import format_report, verify_notebook
 
-    report = verify_notebook(args.notebook, source=args.source)
+    # A bar per executed cell on a terminal; nothing on a pipe, where it would be noise.
+    report = verify_notebook(args.notebook, source=args.source, progress=not args.json and sys.stderr.isatty())
     print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
     return 0 if report.ok else EXIT_FAILED
 

@@ -115,7 +115,14 @@ def _engine_class() -> type:
                     stdout_file=stdout_file,
                     stderr_file=stderr_file,
                 )
-                return PapermillNotebookClient(nb_man, km=manager, **final_kwargs).execute()
+                client = PapermillNotebookClient(nb_man, km=manager, **final_kwargs)
+                try:
+                    return client.execute()
+                finally:
+                    # nbclient leaves the client of a kernel it does not own connected; its
+                    # channels would outlive the kernel and warn when collected.
+                    if client.kc is not None:
+                        client.kc.stop_channels()
             finally:
                 asyncio.run(launcher.stop(manager))
 

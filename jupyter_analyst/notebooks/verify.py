@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,7 +46,8 @@ class VerifyReport(BaseModel):
     """The outcome of one verification."""
 
     notebook: str
-    source: str | None
+    source: str
+    """The data source the run used: ``--db``, else the notebook's ``parameters`` cell."""
     checks: list[ArtifactCheck]
     error: str | None = None
     """The execution error, when a cell failed (the checks say what it left missing)."""
@@ -144,9 +144,12 @@ def verify_notebook(
     source: str | None = None,
     workdir: Path | None = None,
     engine: str = "analyst",
-    on_cell: Callable[[int, int], None] | None = None,
+    progress: bool = False,
 ) -> VerifyReport:
-    """Re-execute ``path`` (against ``source`` when given) and compare with its manifest."""
+    """Re-execute ``path`` (against ``source`` when given) and compare with its manifest.
+
+    ``progress`` shows papermill's per-cell bar on stderr (for a terminal).
+    """
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -170,7 +173,7 @@ def verify_notebook(
         try:
             papermill.execute_notebook(
                 str(path.resolve()), str(out_path), parameters=parameters, engine_name=engine,
-                cwd=str(run_dir), progress_bar=False, log_output=False,
+                cwd=str(run_dir), progress_bar=progress, log_output=False,
             )
         except PapermillExecutionError as exc:
             executed = nbformat.read(out_path, as_version=4) if out_path.exists() else original
@@ -214,7 +217,7 @@ def verify_notebook(
             artifact_id=artifact_id, name=entry["name"], type=entry["type"], call_id=entry.get("call_id"),
             step_key=entry.get("step_key"), cell=index, expected=entry["fingerprint"], actual=actual, status=status,
         ))
-    return VerifyReport(notebook=str(path), source=source, checks=checks, error=error)
+    return VerifyReport(notebook=str(path), source=resolved, checks=checks, error=error)
 
 
 def format_report(report: VerifyReport) -> str:
