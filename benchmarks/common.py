@@ -56,11 +56,22 @@ class Report:
 
     def print(self) -> None:
         width = max((len(r.name) for r in self.rows), default=10)
-        print(f"\n{'measurement':<{width}}  {'ours':>10}  {'baseline':>10}  {'ratio':>7}  baseline")
+        print(f"\n{'measurement':<{width}}  {'ours':>12}  {'baseline':>12}  {'ratio':>7}  baseline")
         for r in self.rows:
             print(
-                f"{r.name:<{width}}  {r.ours:>9.4f}{r.unit}  {r.baseline:>9.4f}{r.unit}  "
+                f"{r.name:<{width}}  {_figure(r.ours, r.unit):>12}  {_figure(r.baseline, r.unit):>12}  "
                 f"{r.ratio:>6.2f}x  {r.baseline_name}"
             )
         for n in self.notes:
             print(f"  note: {n}")
+
+
+def _figure(value: float, unit: str) -> str:
+    """A measured value as printed: counts whole, times with four decimals.
+
+    >>> _figure(3135.0, "tok"), _figure(0.49651, "s")
+    ('3,135tok', '0.4965s')
+    """
+    if unit == "tok":
+        return f"{value:,.0f}{unit}"
+    return f"{value:.4f}{unit}"
