@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_analyst.agent.context import RULES, inventory_summary, schema_summary
+from jupyter_analyst.agent.context import RULES, schema_summary
 from jupyter_analyst.agent.memory import ActiveValue, Addition, StateDelta, StatePatch
 from jupyter_analyst.agent.pack import estimate_tokens
 from jupyter_analyst.agent.runtime import ThreadRuntime

@@ -10,26 +10,14 @@ import asyncio
 import json
 import re
 
-import pytest
 
 from jupyter_analyst.agent.pack import ContextBudget
+from jupyter_analyst.testing import call_step as tool, sql_step as sql, text_step as say
 
 REVENUE = (
     "SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r "
     "ON o.region_id = r.region_id GROUP BY r.region"
 )
-
-
-def sql(query, name, **extra):
-    return {"tool_calls": [{"name": "run_sql", "arguments": {"sql": query, "name": name, **extra}}]}
-
-
-def tool(name, **arguments):
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
-
-
-def say(text="[scripted model] done"):
-    return {"content": text}
 
 
 def system_of(request):

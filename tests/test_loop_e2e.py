@@ -6,10 +6,11 @@ The only stand-in is the model's words, replayed by the scripted model server.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import nbformat
 import pytest
+
+from jupyter_analyst.testing import python_step as py_step, sql_step, text_step as answer
 
 REVENUE_SQL = (
     "SELECT r.region, SUM(o.revenue) AS revenue FROM orders o "
@@ -30,18 +31,6 @@ CHART = (
 )
 # The same code with comments and another layout.
 CHART_AGAIN = "# again\n" + CHART.replace("legend=False", "legend = False") + "\n\n# end\n"
-
-
-def sql_step(sql: str, name: str, **extra: Any) -> dict:
-    return {"tool_calls": [{"name": "run_sql", "arguments": {"sql": sql, "name": name}}], **extra}
-
-
-def py_step(code: str, **extra: Any) -> dict:
-    return {"tool_calls": [{"name": "run_python", "arguments": {"code": code}}], **extra}
-
-
-def answer(text: str = "[scripted model] done") -> dict:
-    return {"content": text}
 
 
 def tool_messages(request: dict) -> list[dict]:

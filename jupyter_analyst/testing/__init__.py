@@ -3,7 +3,12 @@
 The demo, our tests and anyone else's can drive the real ``openai`` SDK path offline.
 """
 
-from .script import LABEL, Script, ScriptedCall, ScriptedTurn, Step, load_script
+from .script import (
+    LABEL, Script, ScriptedCall, ScriptedTurn, Step, call_step, load_script, python_step, sql_step, text_step,
+)
 from .server import MODEL_NAME, ScriptedModelServer
 
-__all__ = ["LABEL", "MODEL_NAME", "Script", "ScriptedCall", "ScriptedModelServer", "ScriptedTurn", "Step", "load_script"]
+__all__ = [
+    "LABEL", "MODEL_NAME", "Script", "ScriptedCall", "ScriptedModelServer", "ScriptedTurn", "Step",
+    "call_step", "load_script", "python_step", "sql_step", "text_step",
+]

@@ -142,6 +142,33 @@ class Script(_Strict):
         return Step(content=f"{LABEL} no scripted reply for: {prompt[:200]}")
 
 
+def call_step(tool: str, /, *, quirk: Quirk | None = None, **arguments: Any) -> dict[str, Any]:
+    """A script step that calls one tool (a dict in the script's JSON form).
+
+    >>> call_step("describe_table", table="orders")
+    {'tool_calls': [{'name': 'describe_table', 'arguments': {'table': 'orders'}}]}
+    """
+    step: dict[str, Any] = {"tool_calls": [{"name": tool, "arguments": arguments}]}
+    if quirk is not None:
+        step["quirk"] = quirk
+    return step
+
+
+def sql_step(sql: str, name: str, /, *, quirk: Quirk | None = None, **arguments: Any) -> dict[str, Any]:
+    """A step that fetches ``sql`` into the dataset ``name`` (``expect=...`` and such go along)."""
+    return call_step("run_sql", quirk=quirk, sql=sql, name=name, **arguments)
+
+
+def python_step(code: str, /, *, quirk: Quirk | None = None, **arguments: Any) -> dict[str, Any]:
+    """A step that runs ``code`` in the kernel."""
+    return call_step("run_python", quirk=quirk, code=code, **arguments)
+
+
+def text_step(text: str = f"{LABEL} done") -> dict[str, Any]:
+    """A step that answers in plain text, ending the turn."""
+    return {"content": text}
+
+
 def _text(content: Any) -> str:
     if isinstance(content, list):  # content parts
         return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
