@@ -86,10 +86,11 @@ async def test_death_is_noticed_promptly_and_restart_works(tmp_path):
         assert not await session.is_alive()
 
 
-async def test_rehydrate_reloads_datasets_and_replays_steps(tmp_path):
+async def test_a_dataset_loads_as_a_dataframe_later_steps_read(tmp_path):
     path = tmp_path / "d.parquet"
     pd.DataFrame({"v": [1, 2, 3]}).to_parquet(path)
     async with KernelSession(tmp_path / "k", readable=[path]) as session:
-        results = await session.rehydrate([("data", path)], ["total = data.v.sum()", "double = total * 2"])
+        results = [await session.load_dataset("data", path)]
+        results += [await session.execute(code) for code in ("total = data.v.sum()", "double = total * 2")]
         assert [r.status for r in results] == ["ok", "ok", "ok"]
         assert (await session.execute("print(double)")).stdout == "12\n"

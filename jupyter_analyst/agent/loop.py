@@ -402,19 +402,17 @@ class AgentLoop:
                 turn, counters, "duplicate_tool_call_skipped",
                 f"identical {call.name} step already done; its recorded result is returned", call.id,
             )
+            # What a reused step made is what its names hold now, as if it had run.
             if call.name == "run_sql" and outcome.artifacts:
-                artifact = outcome.artifacts[0][0]
-                await self.runtime.ensure_dataset(
-                    args["name"], artifact.fingerprint, self.runtime.artifacts.blob_path(artifact)
-                )
+                await self.runtime.dataset_fetched(args["name"], outcome.artifacts[0][0].fingerprint)
+            elif call.name == "run_python" and outcome.status == "ok" and key is not None:
+                self.runtime.python_reused(args["code"], key)
         else:
             async with self.runtime.lock:
                 outcome = await self.tools.call(call.name, args, ctx, key)
             counters["executed"] += 1
             if key is not None and outcome.status == "ok":
                 turn_keys[key] = outcome
-            if call.name == "run_python":
-                self.runtime.python_ran(args["code"])
 
         verdict = memory.record_step(tool=call.name, call_id=call.id, arguments=args, outcome=outcome)
         if verdict is not None:

@@ -3,19 +3,26 @@
 The kernel starts lazily: a turn whose steps are all reused never starts one. When it does
 start for a thread that already has history, it is rehydrated first: every dataset the
 thread fetched is reloaded from its Parquet artifact and the recorded Python steps are
-replayed in order, so the variables the model expects exist again.
+replayed in order, each on the inputs it was recorded with, so the variables the model
+expects exist again. What each name holds is tracked as a binding (see bindings.py), and
+a step's inputs are aligned before it executes.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..artifacts import ArtifactStore, StepRecord
 from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..sql import DataSource, QueryRunner
+from .bindings import Binding, bind_python, is_dataset, replayed
+from .dataflow import rebound_names
 from .names import assigned_names
+
+log = logging.getLogger(__name__)
 
 
 class ThreadRuntime:
@@ -48,8 +55,10 @@ class ThreadRuntime:
         )
         self._pool = pool
         self._kernel: KernelSession | None = None
-        #: Datasets loaded into the running kernel: variable name -> fingerprint.
-        self.loaded: dict[str, str] = {}
+        #: What the running kernel holds: name -> dataset fingerprint or Python step key.
+        self.loaded: dict[str, Binding] = {}
+        #: What the steps asked for so far say each name holds (loaded from the store).
+        self._bindings: dict[str, Binding] | None = None
         #: One tool execution at a time per thread (DESIGN.md, decision 4).
         self.lock = asyncio.Lock()
         self.kernel_restarts = 0
@@ -63,19 +72,6 @@ class ThreadRuntime:
     def data_version(self) -> str:
         """The source's identity and data version, part of every SQL step key."""
         return f"{self.source.kind}:{self.source.spec}:{self.source.data_version()}"
-
-    def datasets(self) -> dict[str, tuple[str, Path]]:
-        """The thread's datasets as recorded in the ledger: name -> (fingerprint, Parquet path).
-
-        A later fetch into the same name wins, as it would in the kernel.
-        """
-        out: dict[str, tuple[str, Path]] = {}
-        for step in self.artifacts.steps(self.thread_id):
-            if step.tool != "run_sql" or step.status != "ok" or not step.artifact_ids:
-                continue
-            artifact = self.artifacts.get(step.artifact_ids[0])
-            out[step.arguments["name"]] = (artifact.fingerprint, self.artifacts.blob_path(artifact))
-        return out
 
     def dataset_ids(self) -> dict[str, str]:
         """The thread's datasets: name -> artifact id (the latest fetch into a name wins)."""
@@ -105,6 +101,90 @@ class ThreadRuntime:
             if s.tool == "run_python" and s.status == "ok"
         ]
 
+    # ------------------------------------------------------------------ bindings
+
+    def bindings(self) -> dict[str, Binding]:
+        """What each name holds after the thread's steps, executed or reused, in order."""
+        if self._bindings is None:
+            stored = self.artifacts.bindings(self.thread_id)
+            if not stored:  # a thread recorded before bindings were: its ledger tells
+                steps = self.artifacts.steps(self.thread_id)
+                ids = {a for s in steps if s.tool == "run_sql" for a in s.artifact_ids}
+                stored = replayed(steps, {a: self.artifacts.get(a).fingerprint for a in ids})
+            self._bindings = stored
+        return self._bindings
+
+    def _bind(self, updates: Mapping[str, Binding]) -> None:
+        self.bindings().update(updates)
+        self.artifacts.bind(self.thread_id, updates)
+
+    async def dataset_fetched(self, name: str, fingerprint: str) -> None:
+        """A query's dataset (run or reused) now is ``name``; a running kernel loads it."""
+        self._bind({name: fingerprint})
+        if self.kernel_started and self.loaded.get(name) != fingerprint:
+            await self._load(name, fingerprint)
+
+    def python_reused(self, code: str, key: str) -> None:
+        """A reused Python step: the names it binds hold its values now, logically (the
+        kernel is aligned when a later step reads them)."""
+        updates: dict[str, Binding] = {}
+        bind_python(updates, code, key)
+        self._bind(updates)
+
+    def python_executed(self, code: str, key: str | None, ok: bool) -> None:
+        """A Python step ran in the kernel: on success its names hold its values; after a
+        failure they hold something unknown, so a later reader aligns them again."""
+        self.python_ran(code)
+        if ok and key is not None:
+            updates: dict[str, Binding] = {}
+            bind_python(updates, code, key)
+            self._bind(updates)
+            self.loaded.update(updates)
+        else:
+            for name in rebound_names(code):
+                self.loaded.pop(name, None)
+
+    async def align(self, inputs: Mapping[str, Binding], _seen: frozenset[str] = frozenset()) -> None:
+        """Make the running kernel hold ``inputs`` (name -> binding) before a step reads them.
+
+        A dataset is loaded from its Parquet artifact; a Python step's code is run again,
+        after its own recorded inputs are aligned. Keys chain back to earlier steps only,
+        so this ends; ``_seen`` guards against a damaged ledger all the same.
+        """
+        for name, binding in inputs.items():
+            if self.loaded.get(name) == binding:
+                continue
+            if is_dataset(binding):
+                await self._load(name, binding)
+                continue
+            step = self.artifacts.find_step(self.thread_id, binding)
+            if step is None or binding in _seen:
+                log.warning("cannot restore %s (%s) in the kernel of %s", name, binding, self.thread_id)
+                continue
+            await self._replay(step, _seen | {binding})
+
+    async def _replay(self, step: StepRecord, seen: frozenset[str] = frozenset()) -> None:
+        """Run a recorded Python step again, on the inputs it was recorded with."""
+        assert self._kernel is not None
+        await self.align(step.result.get("_inputs") or {}, seen)
+        code = step.arguments["code"]
+        result = await self._kernel.execute(code)
+        for name in rebound_names(code):
+            if result.status == "ok":
+                self.loaded[name] = step.step_key
+            else:
+                self.loaded.pop(name, None)
+
+    async def _load(self, name: str, fingerprint: str) -> None:
+        assert self._kernel is not None
+        result = await self._kernel.load_dataset(name, self.artifacts.blobs.path(fingerprint))
+        if result.status == "ok":
+            self.loaded[name] = fingerprint
+        else:
+            self.loaded.pop(name, None)
+
+    # ------------------------------------------------------------------ the kernel
+
     async def kernel(self) -> KernelSession:
         """The thread's kernel, started and rehydrated on first use."""
         if self._kernel is None and self._pool is not None:
@@ -126,26 +206,12 @@ class ThreadRuntime:
             await self._rehydrate()
 
     async def _rehydrate(self) -> None:
-        assert self._kernel is not None
-        datasets = self.datasets()
-        await self._kernel.rehydrate(
-            [(name, path) for name, (_, path) in datasets.items()],
-            [step.arguments["code"] for step in self.python_steps()],
-        )
-        self.loaded = {name: fp for name, (fp, _) in datasets.items()}
-
-    async def ensure_dataset(self, name: str, fingerprint: str, path: Path) -> None:
-        """Make ``name`` hold this dataset in the kernel, if a kernel is running.
-
-        Without a running kernel nothing happens now: the dataset is loaded when the
-        kernel starts, from the ledger.
-        """
-        if not self.kernel_started or self.loaded.get(name) == fingerprint:
-            return
-        kernel = await self.kernel()
-        result = await kernel.load_dataset(name, path)
-        if result.status == "ok":
-            self.loaded[name] = fingerprint
+        """Datasets first, then every recorded Python step in order, each on its own inputs."""
+        self.loaded = {}
+        for name, artifact_id in self.dataset_ids().items():
+            await self._load(name, self.artifacts.get(artifact_id).fingerprint)
+        for step in self.python_steps():
+            await self._replay(step)
 
     async def close(self) -> None:
         """Stop the kernel and release the source."""

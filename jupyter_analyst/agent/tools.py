@@ -18,6 +18,7 @@ from typing import Any, Literal
 from ..artifacts import Artifact, StepRecord, canonical_python, step_key
 from ..errors import AnalystError, InvalidArguments, ToolRetry
 from ..sql import data_intent, prepare_query
+from .bindings import inputs_of
 from .lookup import find
 from ..db import utc_now
 from .runtime import ThreadRuntime
@@ -116,10 +117,9 @@ class ToolBox:
                 data_version=self.runtime.data_version(),
             )
         if tool == "run_python":
-            datasets = self.runtime.datasets()
-            used = names_used(args["code"])
-            inputs = sorted(fp for name, (fp, _) in datasets.items() if name in used)
-            return step_key("run_python", {"code": canonical_python(args["code"])}, inputs)
+            # What the names it reads hold: datasets' fingerprints, earlier steps' keys.
+            inputs = inputs_of(args["code"], self.runtime.bindings())
+            return step_key("run_python", {"code": canonical_python(args["code"])}, list(inputs.values()))
         return None
 
     def recorded(self, ctx: CallContext, key: str | None) -> StepRecord | None:
@@ -249,7 +249,7 @@ class ToolBox:
             move=True,
         )
         tmp.unlink(missing_ok=True)
-        await self.runtime.ensure_dataset(name, artifact.fingerprint, self.artifacts.blob_path(artifact))
+        await self.runtime.dataset_fetched(name, artifact.fingerprint)
         columns = [{"name": c.name, "type": c.type} for c in result.columns]
         # The data-intent note: what this dataset means, for later steps and turns.
         intent = await asyncio.to_thread(
@@ -284,7 +284,12 @@ class ToolBox:
 
     async def _run_python(self, args: dict[str, Any], ctx: CallContext, key: str | None) -> StepOutcome:
         kernel = await self.runtime.kernel()
+        # The kernel may hold later values than this step's key says (a reused step changes
+        # nothing there): its inputs are made what the key says first.
+        inputs = inputs_of(args["code"], self.runtime.bindings())
+        await self.runtime.align(inputs)
         execution = await kernel.execute(args["code"], timeout=self.runtime.python_timeout_s)
+        self.runtime.python_executed(args["code"], key, ok=execution.status == "ok")
         note = None
         if execution.status == "died":
             cause = f" ({execution.error.evalue})" if execution.error else ""
@@ -301,6 +306,7 @@ class ToolBox:
         payload: dict[str, Any] = {
             "stdout": clip(execution.stdout),
             "reused": False,
+            "_inputs": inputs,
             "artifacts": [{"id": a.artifact_id, "name": a.name, "type": a.type} for a, _ in made],
         }
         if execution.stderr:

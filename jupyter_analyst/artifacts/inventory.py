@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,14 @@ CREATE TABLE IF NOT EXISTS steps (
     created_at   TEXT NOT NULL,
     duration_s   REAL NOT NULL,
     PRIMARY KEY (thread_id, step_key)
+);
+-- What each kernel name holds after the thread's steps, executed or reused, in the order
+-- they were asked for: a dataset fingerprint or a Python step key (agent/bindings.py).
+CREATE TABLE IF NOT EXISTS bindings (
+    thread_id TEXT NOT NULL,
+    name      TEXT NOT NULL,
+    binding   TEXT NOT NULL,
+    PRIMARY KEY (thread_id, name)
 );
 """
 
@@ -249,6 +258,20 @@ class ArtifactStore(SQLiteStore):
     def steps(self, thread_id: str) -> list[StepRecord]:
         """The thread's recorded steps in execution order."""
         return [_step(r) for r in self._rows("SELECT * FROM steps WHERE thread_id = ? ORDER BY rowid", (thread_id,))]
+
+    def bindings(self, thread_id: str) -> dict[str, str]:
+        """What each of the thread's kernel names holds: name -> fingerprint or step key."""
+        return dict(self._rows("SELECT name, binding FROM bindings WHERE thread_id = ?", (thread_id,)))  # type: ignore[arg-type]
+
+    def bind(self, thread_id: str, bindings: Mapping[str, str]) -> None:
+        """Record new bindings of some names (one transaction)."""
+        if not bindings:
+            return
+        with self._tx() as cur:
+            cur.executemany(
+                "INSERT OR REPLACE INTO bindings VALUES (?, ?, ?)",
+                [(thread_id, name, binding) for name, binding in bindings.items()],
+            )
 
 
 def _new_artifact(

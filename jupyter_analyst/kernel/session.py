@@ -345,12 +345,6 @@ class KernelSession:
         code = f"{name} = pd.read_parquet({str(parquet_path)!r})"
         return await self.execute(code, timeout=timeout)
 
-    async def rehydrate(self, datasets: Sequence[tuple[str, Path]], python_steps: Sequence[str]) -> list[ExecutionResult]:
-        """Reload datasets, then replay recorded Python steps in order; errors are returned."""
-        results = [await self.load_dataset(name, path) for name, path in datasets]
-        for code in python_steps:
-            results.append(await self.execute(code))
-        return results
 
 
 def _append_stream(outputs: list[dict[str, Any]], name: str, text: str) -> None:

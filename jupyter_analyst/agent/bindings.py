@@ -1,0 +1,73 @@
+"""What each name in a thread's kernel holds, told by the step that put it there.
+
+A Python step reads names that earlier steps bound: a dataset a query fetched into a
+name, a variable an earlier Python step assigned. The step's logical key includes, for
+every name it reads, that name's **binding** when it runs: the dataset's fingerprint
+(``sha256:...``) or the key of the Python step that assigned it (``step:...``). Keys thus
+chain back to the data: a chart step is not reused when the step that made its input
+changed, and an identical history gives identical keys, so "continue" still reuses all.
+
+Two maps are kept, because a reused step is not executed:
+
+- the *logical* bindings follow the steps in the order the model asks for them, executed
+  or reused, exactly as a notebook of those steps would run;
+- the *kernel* bindings say what the running kernel really holds.
+
+Before a step executes, the names it reads are aligned: a dataset is loaded again, a
+Python step's code is run again after its own recorded inputs are aligned. The step then
+sees what its key says, and the exported notebook (the steps in order) reproduces it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from ..artifacts import StepRecord
+from .dataflow import free_names, rebound_names
+
+#: A dataset fingerprint (``sha256:...``) or a Python step key (``step:...``).
+Binding = str
+
+
+def is_dataset(binding: Binding) -> bool:
+    """Whether a binding is a dataset's fingerprint (else it is a Python step's key)."""
+    return binding.startswith("sha256:")
+
+
+def inputs_of(code: str, bindings: Mapping[str, Binding]) -> dict[str, Binding]:
+    """The bindings of the names ``code`` takes from earlier steps, by name.
+
+    >>> inputs_of("chart = revenue.plot(); print(total)", {"revenue": "sha256:aa", "total": "step:1", "x": "step:2"})
+    {'revenue': 'sha256:aa', 'total': 'step:1'}
+    >>> inputs_of("import matplotlib.pyplot as plt\\nrevenue = other.copy()", {"revenue": "sha256:aa", "plt": "step:1"})
+    {}
+    """
+    free = free_names(code)
+    return {name: bindings[name] for name in sorted(free) if name in bindings}
+
+
+def bind_python(bindings: dict[str, Binding], code: str, key: Binding) -> None:
+    """Every name ``code`` assigns or changes in place now holds what step ``key`` made.
+
+    >>> b = {"x": "step:1", "revenue": "sha256:aa"}
+    >>> bind_python(b, "x, y = 1, 2\\nrevenue['share'] = 0.5", "step:2"); b
+    {'x': 'step:2', 'revenue': 'step:2', 'y': 'step:2'}
+    """
+    for name in rebound_names(code):
+        bindings[name] = key
+
+
+def replayed(steps: Iterable[StepRecord], fingerprints: Mapping[str, str]) -> dict[str, Binding]:
+    """The bindings after ``steps`` ran in order (``fingerprints``: artifact id -> fingerprint).
+
+    This is the logical state a thread's history leaves: the next turn starts from it.
+    """
+    bindings: dict[str, Binding] = {}
+    for step in steps:
+        if step.status != "ok":
+            continue
+        if step.tool == "run_sql" and step.artifact_ids:
+            bindings[step.arguments["name"]] = fingerprints[step.artifact_ids[0]]
+        elif step.tool == "run_python":
+            bind_python(bindings, step.arguments["code"], step.step_key)
+    return bindings

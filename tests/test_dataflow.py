@@ -1,0 +1,43 @@
+"""What a Python step takes from earlier steps and leaves for later ones, from a fixture
+of input/expected pairs; and the bindings the keys are made of."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jupyter_analyst.agent.bindings import inputs_of, replayed
+from jupyter_analyst.agent.dataflow import free_names, rebound_names
+from jupyter_analyst.artifacts import StepRecord
+
+CASES = json.loads((Path(__file__).parent / "fixtures" / "python_dataflow_cases.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["code"].splitlines()[0][:40] for c in CASES])
+def test_free_and_rebound_names(case):
+    assert sorted(free_names(case["code"])) == case["free"]
+    assert sorted(rebound_names(case["code"])) == case["rebound"]
+
+
+def test_only_names_an_earlier_step_bound_are_inputs():
+    bindings = {"revenue": "sha256:r", "plt": "step:setup", "total": "step:t"}
+    code = "import matplotlib.pyplot as plt\nrevenue.plot()\nprint(total, len(revenue))"
+    assert inputs_of(code, bindings) == {"revenue": "sha256:r", "total": "step:t"}
+
+
+def _step(key: str, tool: str, status: str = "ok", **arguments) -> StepRecord:
+    return StepRecord(thread_id="t", step_key=key, tool=tool, call_id=key, turn_id="u", arguments=arguments,
+                      status=status, result={}, artifact_ids=["art_1"] if tool == "run_sql" else [],
+                      created_at="2026-01-01T00:00:00Z", duration_s=0.0)
+
+
+def test_a_history_replays_to_its_last_bindings():
+    steps = [
+        _step("step:q", "run_sql", sql="SELECT 1", name="revenue"),
+        _step("step:a", "run_python", code="revenue['x'] = 1\nshare = 0.5"),
+        _step("step:b", "run_python", status="error", code="share = broken"),
+        _step("step:c", "run_python", code="share = share * 2"),
+    ]
+    assert replayed(steps, {"art_1": "sha256:r"}) == {"revenue": "step:a", "share": "step:c"}
