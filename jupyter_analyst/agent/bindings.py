@@ -46,15 +46,13 @@ def inputs_of(code: str, bindings: Mapping[str, Binding]) -> dict[str, Binding]:
     return {name: bindings[name] for name in sorted(free) if name in bindings}
 
 
-def bind_python(bindings: dict[str, Binding], code: str, key: Binding) -> None:
-    """Every name ``code`` assigns or changes in place now holds what step ``key`` made.
+def python_bindings(code: str, key: Binding) -> dict[str, Binding]:
+    """The names ``code`` assigns or changes in place, each now holding what step ``key`` made.
 
-    >>> b = {"x": "step:1", "revenue": "sha256:aa"}
-    >>> bind_python(b, "x, y = 1, 2\\nrevenue['share'] = 0.5", "step:2"); b
-    {'x': 'step:2', 'revenue': 'step:2', 'y': 'step:2'}
+    >>> sorted(python_bindings("x, y = 1, 2\\nrevenue['share'] = 0.5", "step:2").items())
+    [('revenue', 'step:2'), ('x', 'step:2'), ('y', 'step:2')]
     """
-    for name in rebound_names(code):
-        bindings[name] = key
+    return dict.fromkeys(rebound_names(code), key)
 
 
 def replayed(steps: Iterable[StepRecord], fingerprints: Mapping[str, str]) -> dict[str, Binding]:
@@ -69,5 +67,5 @@ def replayed(steps: Iterable[StepRecord], fingerprints: Mapping[str, str]) -> di
         if step.tool == "run_sql" and step.artifact_ids:
             bindings[step.arguments["name"]] = fingerprints[step.artifact_ids[0]]
         elif step.tool == "run_python":
-            bind_python(bindings, step.arguments["code"], step.step_key)
+            bindings.update(python_bindings(step.arguments["code"], step.step_key))
     return bindings

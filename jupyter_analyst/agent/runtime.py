@@ -18,7 +18,7 @@ from pathlib import Path
 from ..artifacts import ArtifactStore, StepRecord
 from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..sql import DataSource, QueryRunner
-from .bindings import Binding, bind_python, is_dataset, replayed
+from .bindings import Binding, is_dataset, python_bindings, replayed
 from .dataflow import rebound_names
 from .names import assigned_names
 
@@ -127,17 +127,14 @@ class ThreadRuntime:
     def python_reused(self, code: str, key: str) -> None:
         """A reused Python step: the names it binds hold its values now, logically (the
         kernel is aligned when a later step reads them)."""
-        updates: dict[str, Binding] = {}
-        bind_python(updates, code, key)
-        self._bind(updates)
+        self._bind(python_bindings(code, key))
 
     def python_executed(self, code: str, key: str | None, ok: bool) -> None:
         """A Python step ran in the kernel: on success its names hold its values; after a
         failure they hold something unknown, so a later reader aligns them again."""
         self.python_ran(code)
         if ok and key is not None:
-            updates: dict[str, Binding] = {}
-            bind_python(updates, code, key)
+            updates = python_bindings(code, key)
             self._bind(updates)
             self.loaded.update(updates)
         else:

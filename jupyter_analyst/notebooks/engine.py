@@ -11,7 +11,6 @@ notebook can read its data and nothing else of the machine.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 from pathlib import Path
 from typing import Any
@@ -24,21 +23,13 @@ from ..kernel.kernelspec import SANDBOX_KERNEL
 from ..kernel.launcher import LocalKernelLauncher
 from ..kernel.provisioner import SETTINGS_ENV, SandboxSettings
 from ..kernel.session import kernel_environment
+from .trail import parameter_values
 
 
 def parameter_paths(nb: NotebookNode) -> list[Path]:
     """Existing files and folders named by the notebook's parameters (defaults and overrides)."""
     values: list[Any] = list(((nb.metadata.get("papermill") or {}).get("parameters") or {}).values())
-    for cell in nb.cells:
-        tags = cell.get("metadata", {}).get("tags", [])
-        if cell.cell_type != "code" or not {"parameters", "injected-parameters"} & set(tags):
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
-        values += [node.value.value for node in tree.body
-                   if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)]
+    values += parameter_values(nb, ("parameters", "injected-parameters")).values()
     paths = []
     for value in values:
         if isinstance(value, str) and value and "\n" not in value and len(value) < 4096:

@@ -127,6 +127,30 @@ def append_turn(
     return write_atomically(nb, path)
 
 
+def parameter_values(nb: NotebookNode, tags: Sequence[str] = ("parameters",)) -> dict[str, Any]:
+    """The constants the notebook's parameters cells assign, by name (later cells win).
+
+    >>> nb = new_notebook(cells=[new_code_cell("source = 'a.duckdb'\\nn = 3", metadata={"tags": ["parameters"]})])
+    >>> parameter_values(nb)
+    {'source': 'a.duckdb', 'n': 3}
+    """
+    import ast
+
+    values: dict[str, Any] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not set(tags) & set(cell.get("metadata", {}).get("tags", [])):
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, ast.Constant)):
+                values[node.targets[0].id] = node.value.value
+    return values
+
+
 def read_notebook(path: Path, what: str = "notebook") -> NotebookNode:
     """A notebook from ``path``, or a clear error saying why it cannot be read."""
     from ..errors import ConfigError

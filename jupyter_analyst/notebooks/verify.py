@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from ..artifacts import content_fingerprint
 from ..errors import ConfigError, SourceError
 from ..runtime import ARTIFACT_MIME
-from .trail import META, read_notebook
+from .trail import META, parameter_values, read_notebook
 
 Status = Literal["matched", "changed", "missing"]
 
@@ -74,24 +74,6 @@ def manifest_of(nb: Any, path: Path) -> list[dict[str, Any]]:
             reason="no_manifest", hint="export a thread first: jupyter analyst export --thread ID -o NB.ipynb",
         )
     return manifest
-
-
-def _parameter(nb: Any, name: str) -> str | None:
-    """The string a notebook's ``parameters`` cell assigns to ``name`` (a reviewer may have edited it)."""
-    import ast
-
-    for cell in nb.cells:
-        if cell.cell_type != "code" or "parameters" not in cell.get("metadata", {}).get("tags", []):
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            return None
-        for node in tree.body:
-            if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]
-                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-                return node.value.value
-    return None
 
 
 def check_source(spec: str | None, *, given: bool) -> str:
@@ -156,7 +138,9 @@ def verify_notebook(
     path = Path(path)
     original = read_notebook(path)
     manifest = {entry["artifact_id"]: entry for entry in manifest_of(original, path)}
-    default = _parameter(original, "source") or (original.metadata.get(META) or {}).get("source")
+    # The parameters cell first: a reviewer may have edited it.
+    given = parameter_values(original).get("source")
+    default = (given if isinstance(given, str) else None) or (original.metadata.get(META) or {}).get("source")
     resolved = check_source(source or default, given=bool(source))
     # Injected only when it differs: a relative default is resolved, as the run is elsewhere.
     parameters = {"source": resolved} if resolved != default else {}
