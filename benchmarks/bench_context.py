@@ -92,7 +92,7 @@ def bench_context(report: Report, *, rows: int, repeat: int) -> None:
         source = open_source(str(db))
         thread = ws.store.create_thread(user="bench", source=str(db), title="long thread")
         runtime = ThreadRuntime(thread_id=thread.thread_id, source=source, artifacts=ws.artifacts,
-                                workdir=ws.thread_dir(thread.thread_id))
+                                workdir=ws.kernel_dir(thread.thread_id))
         done = 0
         for checkpoint in CHECKPOINTS:
             _grow(ws, thread.thread_id, done + 1, checkpoint)

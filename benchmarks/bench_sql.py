@@ -51,7 +51,7 @@ async def _ours(root: Path, db: str, rows: int, repeat: int) -> float:
     source = open_source(db)
     runtime = ThreadRuntime(
         thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
-        workdir=workspace.thread_dir(thread.thread_id), row_cap=rows + 1,
+        workdir=workspace.kernel_dir(thread.thread_id), row_cap=rows + 1,
     )
     tools = ToolBox(runtime)
     await runtime.kernel()  # started once: the comparison is per query, not per kernel start

@@ -22,6 +22,7 @@ from .agent.summarizer import BackgroundWork, summarize_turn
 from .store import Turn
 from .errors import ConfigError
 from .kernel import KernelLauncher, KernelPool, SandboxPolicy
+from .kernel.outputs import OutputCaps
 from .notebooks import trail
 from .sql import open_source
 from .workspace import Workspace
@@ -73,6 +74,8 @@ class AnalystConfig(BaseModel):
     row_cap: int = 1_000_000
     python_timeout_s: float = 120.0
     sandbox: SandboxPolicy = SandboxPolicy()
+    outputs: OutputCaps = OutputCaps()
+    """How much a step, and a thread in all, may add to the inventory."""
 
 
 class TurnRequest(BaseModel):
@@ -127,7 +130,9 @@ async def run_turn(
             thread_id=thread.thread_id,
             source=source,
             artifacts=workspace.artifacts,
-            workdir=workspace.thread_dir(thread.thread_id),
+            workdir=workspace.kernel_dir(thread.thread_id),
+            datasets_root=workspace.datasets_root,
+            output_caps=config.outputs,
             query_timeout_s=config.query_timeout_s,
             row_cap=config.row_cap,
             python_timeout_s=config.python_timeout_s,

@@ -4,8 +4,12 @@ Layout (default ``.analyst/`` beside the notebooks)::
 
     analyst.sqlite3          threads, turns, messages, events, inventory, step ledger (WAL)
     artifacts/sha256/ab/...  content-addressed blobs
-    threads/<thread_id>/     the thread's kernel working folder (``outputs/`` inside)
-                             and its notebook, ``notebook.ipynb``
+    threads/<thread_id>/     the thread's audit notebook, ``notebook.ipynb`` (the host's only)
+    kernels/<thread_id>/     the thread's kernel working folder (``outputs/`` inside): the only
+                             place a kernel may write, so nothing the host trusts lives there
+    kernels/.datasets/k-*/   per kernel, links to the blobs of its thread's datasets (read-only
+                             to the kernel)
+    kernels/.warm/           the warm pool's kernel folders
 """
 
 from __future__ import annotations
@@ -42,10 +46,26 @@ class Workspace:
         return ArtifactStore(self.db_path, self.root)
 
     def thread_dir(self, thread_id: str) -> Path:
-        """The thread's kernel working folder (created on demand)."""
+        """The thread's own folder (its notebook), which no kernel can see (created on demand)."""
         path = self.root / "threads" / thread_id
-        (path / "outputs").mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def kernel_dir(self, thread_id: str) -> Path:
+        """The thread's kernel working folder (created on demand; its content is the kernel's)."""
+        path = self.root / "kernels" / thread_id
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def datasets_root(self) -> Path:
+        """Where each kernel's read-only folder of dataset links is made."""
+        return self.root / "kernels" / ".datasets"
+
+    @property
+    def warm_dir(self) -> Path:
+        """Where the warm pool's kernels wait for a thread."""
+        return self.root / "kernels" / ".warm"
 
     def notebook_path(self, thread_id: str) -> Path:
         """Where the thread's audit notebook is written."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..artifacts import ArtifactStore, StepRecord
 from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
+from ..kernel.outputs import OutputCaps
 from ..sql import DataSource, QueryRunner
 from .bindings import Binding, is_dataset, python_bindings, replayed
 from .dataflow import rebound_names
@@ -42,6 +43,8 @@ class ThreadRuntime:
         query_timeout_s: float = 60.0,
         row_cap: int = 1_000_000,
         python_timeout_s: float = 120.0,
+        output_caps: OutputCaps | None = None,
+        datasets_root: Path | None = None,
     ) -> None:
         self.thread_id = thread_id
         self.source = source
@@ -49,9 +52,13 @@ class ThreadRuntime:
         self.workdir = workdir
         self.runner = QueryRunner(source, timeout_s=query_timeout_s, row_cap=row_cap)
         self.python_timeout_s = python_timeout_s
-        # The kernel reads datasets straight from the blob store, mounted read-only.
+        self.output_caps = output_caps or OutputCaps()
+        # The kernel reads its thread's datasets from a folder of its own, mounted read-only,
+        # into which each blob is linked when loaded (never the whole blob store). Beside
+        # the kernels' folders by default (see Workspace).
+        datasets = datasets_root or workdir.parent / ".datasets"
         self._kernel_factory = kernel_factory or (
-            lambda wd: KernelSession(wd, launcher=launcher, sandbox=sandbox, readable=[artifacts.blobs.dir])
+            lambda wd: KernelSession(wd, launcher=launcher, sandbox=sandbox, datasets_root=datasets)
         )
         self._pool = pool
         self._kernel: KernelSession | None = None
@@ -174,7 +181,8 @@ class ThreadRuntime:
 
     async def _load(self, name: str, fingerprint: str) -> None:
         assert self._kernel is not None
-        result = await self._kernel.load_dataset(name, self.artifacts.blobs.path(fingerprint))
+        path = self._kernel.stage(fingerprint, self.artifacts.blobs.path(fingerprint))
+        result = await self._kernel.load_dataset(name, path)
         if result.status == "ok":
             self.loaded[name] = fingerprint
         else:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..artifacts import Artifact, StepRecord, canonical_python, step_key
 from ..errors import AnalystError, InvalidArguments, ToolRetry
+from ..kernel.outputs import collect, over_thread_cap
 from ..sql import data_intent, prepare_query
 from .bindings import inputs_of
 from .lookup import find
@@ -235,6 +236,13 @@ class ToolBox:
         tmp = self.artifacts.blobs.dir.parent / ".incoming" / f"{ctx.thread_id}-{ctx.call_id}.parquet"
         tmp.parent.mkdir(parents=True, exist_ok=True)
         result = await self.runtime.runner.run_to_parquet(prepared, tmp)
+        used, used_bytes = self.artifacts.usage(ctx.thread_id)
+        refusal = over_thread_cap(self.runtime.output_caps, files=1, size=tmp.stat().st_size,
+                                  thread_files=used, thread_bytes=used_bytes)
+        if refusal is not None:
+            tmp.unlink(missing_ok=True)
+            raise InvalidArguments(f"the dataset was not stored: {refusal}", reason="thread_cap_reached",
+                                   hint="fetch fewer rows or columns, or start a new thread")
         # Hashing a large result takes a while: off the event loop.
         artifact, created = await asyncio.to_thread(
             self.artifacts.add_file,
@@ -301,14 +309,21 @@ class ToolBox:
         elif execution.status == "timeout":
             note = f"The step ran past {self.runtime.python_timeout_s:g} s and was interrupted."
         made: list[tuple[Artifact, bool]] = []
+        refused: list[tuple[str, str]] = list(execution.refused_files)
+        refusal: str | None = None
         if execution.status == "ok":
-            made = await asyncio.to_thread(self._collect_outputs, execution, ctx, key)
+            made, more, refusal = await asyncio.to_thread(self._collect_outputs, execution, ctx, key)
+            refused += more
         payload: dict[str, Any] = {
             "stdout": clip(execution.stdout),
             "reused": False,
             "_inputs": inputs,
             "artifacts": [{"id": a.artifact_id, "name": a.name, "type": a.type} for a, _ in made],
         }
+        if refused or refusal:
+            # Told plainly, so the model does not cite files that are not in the inventory.
+            payload["files_not_stored"] = [{"path": p, "reason": why} for p, why in refused[:20]]
+            payload["files_note"] = refusal or f"{len(refused)} file(s) under outputs/ were ignored and not stored"
         if execution.stderr:
             payload["stderr"] = clip(execution.stderr, 1_000)
         if execution.result is not None:
@@ -323,38 +338,46 @@ class ToolBox:
             status=status, result=payload, step_key=key, artifacts=made, notebook_outputs=text_outputs
         )
 
-    def _collect_outputs(self, execution: Any, ctx: CallContext, key: str | None) -> list[tuple[Artifact, bool]]:
+    def _collect_outputs(
+        self, execution: Any, ctx: CallContext, key: str | None
+    ) -> tuple[list[tuple[Artifact, bool]], list[tuple[str, str]], str | None]:
+        """The step's figures and files as artifacts, within the caps; ``(made, refused, refusal)``.
+
+        Files are read from the kernel's folder without following links (kernel/outputs.py)
+        and staged host-side before they enter the blob store.
+        """
+        used, used_bytes = self.artifacts.usage(ctx.thread_id)
+        figures = [(mime, data) for mime, data in execution.images]
+        collection, refusal = collect(
+            self.runtime.workdir, [str(p) for p in execution.new_files], caps=self.runtime.output_caps,
+            staging=self.artifacts.blobs.dir.parent / ".incoming",
+            figures=len(figures), figures_bytes=sum(len(d) for _, d in figures),
+            thread_files=used, thread_bytes=used_bytes,
+        )
+        if refusal is not None:
+            return [], collection.refused, refusal
         made: list[tuple[Artifact, bool]] = []
-        for n, (mime, data) in enumerate(execution.images, start=1):
-            suffix = ".svg" if "svg" in mime else ".png"
-            made.append(
-                self.artifacts.add_bytes(
-                    data,
-                    thread_id=ctx.thread_id,
-                    name=f"{ctx.call_id}-figure-{n}{suffix}",
-                    type="image",
-                    mime=mime,
-                    producer="python",
-                    source_call_id=ctx.call_id,
-                    logical_key=key,
+        try:
+            for n, (mime, data) in enumerate(figures, start=1):
+                suffix = ".svg" if "svg" in mime else ".png"
+                made.append(
+                    self.artifacts.add_bytes(
+                        data, thread_id=ctx.thread_id, name=f"{ctx.call_id}-figure-{n}{suffix}", type="image",
+                        mime=mime, producer="python", source_call_id=ctx.call_id, logical_key=key,
+                    )
                 )
-            )
-        for rel in execution.new_files:
-            path = rel if Path(rel).is_absolute() else self.runtime.workdir / rel
-            kind, mime = _MIME_BY_SUFFIX.get(path.suffix.lower(), ("file", "application/octet-stream"))
-            made.append(
-                self.artifacts.add_file(
-                    path,
-                    thread_id=ctx.thread_id,
-                    name=str(Path(rel)),
-                    type=kind,  # type: ignore[arg-type]
-                    mime=mime,
-                    producer="python",
-                    source_call_id=ctx.call_id,
-                    logical_key=key,
+            for staged in collection.staged:
+                kind, mime = _MIME_BY_SUFFIX.get(Path(staged.relpath).suffix.lower(), ("file", "application/octet-stream"))
+                made.append(
+                    self.artifacts.add_file(
+                        staged.path, thread_id=ctx.thread_id, name=staged.relpath,
+                        type=kind,  # type: ignore[arg-type]
+                        mime=mime, producer="python", source_call_id=ctx.call_id, logical_key=key, move=True,
+                    )
                 )
-            )
-        return made
+        finally:
+            collection.discard()  # whatever was not moved into the store
+        return made, collection.refused, None
 
 
 def _json_safe(value: Any) -> Any:

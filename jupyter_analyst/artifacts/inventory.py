@@ -220,6 +220,13 @@ class ArtifactStore(SQLiteStore):
             return int(self._rows("SELECT COUNT(*) FROM artifacts")[0][0])
         return int(self._rows("SELECT COUNT(*) FROM artifacts WHERE thread_id = ?", (thread_id,))[0][0])
 
+    def usage(self, thread_id: str) -> tuple[int, int]:
+        """How many artifacts the thread holds and their bytes in all."""
+        count, size = self._rows(
+            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM artifacts WHERE thread_id = ?", (thread_id,)
+        )[0]
+        return int(count), int(size)
+
     def blob_path(self, artifact: Artifact | str) -> Path:
         """The file holding an artifact's bytes (from the artifact or its fingerprint)."""
         fingerprint = artifact.fingerprint if isinstance(artifact, Artifact) else artifact

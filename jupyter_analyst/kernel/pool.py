@@ -19,16 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .session import KernelSession
+from .workdir import holds_files
 
 
 @dataclass
 class _Warm:
     session: KernelSession
     since: float
-
-
-def _is_empty_tree(path: Path) -> bool:
-    return not path.exists() or all(p.is_dir() for p in path.rglob("*"))
 
 
 class KernelPool:
@@ -79,7 +76,7 @@ class KernelPool:
         """A started kernel working in ``workdir``: a warm one when ``workdir`` is new."""
         workdir = Path(workdir)
         self.cull()
-        if self._ready and _is_empty_tree(workdir):
+        if self._ready and not holds_files(workdir):
             warm = self._ready.pop(0)
             if await warm.session.is_alive():
                 if workdir.exists():

@@ -18,10 +18,11 @@ from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 from pydantic import BaseModel
 
+from . import seccomp
 from .cgroups import KernelCgroup
+from .identity import KernelIdentity, lease
 from .sandbox import (
     NO_BWRAP_WARNING,
-    NOBODY,
     SandboxPolicy,
     bwrap_command,
     find_bwrap,
@@ -29,6 +30,7 @@ from .sandbox import (
     scrub_environment,
     unsandboxed_command,
 )
+from .workdir import chown_tree
 
 #: The launch environment variable carrying :class:`SandboxSettings` (never passed on).
 SETTINGS_ENV = "JUPYTER_ANALYST_SANDBOX"
@@ -39,41 +41,35 @@ class SandboxSettings(BaseModel):
 
     policy: SandboxPolicy = SandboxPolicy()
     readable: list[str] = []
-    """Folders the kernel may read (e.g. the artifact store, for datasets)."""
-
-
-def _give_to_nobody(*paths: Path) -> None:
-    for path in paths:
-        if not path.exists():
-            continue
-        os.chown(path, NOBODY, NOBODY)
-        if path.is_dir():
-            for child in path.rglob("*"):
-                try:
-                    os.chown(child, NOBODY, NOBODY, follow_symlinks=False)
-                except OSError:
-                    pass
+    """Folders the kernel may read: its own datasets folder, a notebook's data files."""
 
 
 class SandboxProvisioner(LocalProvisioner):
-    """A local provisioner whose kernel runs under bubblewrap with limits."""
+    """A local provisioner whose kernel runs under bubblewrap with limits, as a uid of its own."""
 
     cgroup: KernelCgroup | None = None
     sandboxed: bool = False
     sockets_dir: str | None = None
+    identity: KernelIdentity | None = None
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
-        """Put the kernel's ZMQ sockets and connection file in a private folder, over ipc.
+        """Put the kernel's ZMQ sockets and its connection file in a private folder, over ipc.
 
-        The sandbox has no network, so TCP cannot reach it; and the server's runtime folder
-        (which holds other kernels' connection files) must not be mounted into it.
+        The sandbox has no network, so TCP cannot reach it; the server's runtime folder
+        (which holds other kernels' connection files) must not be mounted into it. The
+        folder is the host's: the kernel may write only its ``s/`` folder of sockets and
+        reads the connection file through a read-only mount, so nothing the host writes
+        there on a restart can be redirected by the kernel.
         """
         km = self.parent
-        if km is not None and km.transport != "ipc":
-            self.sockets_dir = tempfile.mkdtemp(prefix="ja-k-")
+        if km is not None:
+            base = Path(tempfile.mkdtemp(prefix="ja-k-"))
+            os.chmod(base, 0o711)  # the kernel's uid passes through to its sockets
+            (base / "s").mkdir(mode=0o700)
+            self.sockets_dir = str(base)
             km.transport = "ipc"
-            km.ip = f"{self.sockets_dir}/k"
-            km.connection_file = f"{self.sockets_dir}/connection.json"
+            km.ip = f"{base}/s/k"
+            km.connection_file = f"{base}/connection.json"
             km.cache_ports = False
         return await super().pre_launch(**kwargs)
 
@@ -82,26 +78,38 @@ class SandboxProvisioner(LocalProvisioner):
         settings = SandboxSettings.model_validate_json(env.pop(SETTINGS_ENV, "{}"))
         policy = settings.policy
         workdir = Path(kwargs.get("cwd") or os.getcwd()).resolve()
-        (workdir / ".config" / "matplotlib").mkdir(parents=True, exist_ok=True)
-        (workdir / "outputs").mkdir(parents=True, exist_ok=True)
-        connection_dir = Path(self.parent.connection_file).resolve().parent if self.parent else workdir
-        drop = running_as_root()
-        if drop:
-            _give_to_nobody(workdir, connection_dir)
+        connection_file = Path(self.parent.connection_file).resolve() if self.parent else None
+        sockets = connection_file.parent / "s" if connection_file is not None else None
+        if running_as_root() and self.identity is None:
+            self.identity = lease(policy.uid_first, policy.uid_count)
+        ids = (self.identity.uid, self.identity.gid) if self.identity is not None else None
+        if ids is not None:
+            # What an earlier kernel of the thread left (another uid) becomes this one's;
+            # links are changed themselves, never what they point to.
+            chown_tree(workdir, *ids)
+            if sockets is not None and connection_file is not None:
+                os.chown(sockets, *ids)
+                os.chown(connection_file, *ids)  # 0600: only the kernel (and root) read the key
         self.cgroup = KernelCgroup.create(memory_mb=policy.memory_mb, processes=policy.processes)
         bwrap = find_bwrap(policy.bwrap_path)
         readable = [Path(p) for p in settings.readable if Path(p).exists()]
+        filter_fd: int | None = None
         if bwrap and policy.enabled:
+            if seccomp.supported():
+                filter_fd = seccomp.program_fd()
+                kwargs["pass_fds"] = (*kwargs.get("pass_fds", ()), filter_fd)  # the same number in bwrap
+            private = [connection_file] if connection_file is not None and sockets is not None else []
             wrapped = bwrap_command(
-                cmd, bwrap=bwrap, workdir=workdir, writable=[connection_dir] if connection_dir != workdir else [],
-                readable=readable, policy=policy, drop_to_nobody=drop, address_space_limit=self.cgroup is None,
+                cmd, bwrap=bwrap, workdir=workdir, writable=[sockets] if sockets is not None else [],
+                readable=[*readable, *private], policy=policy, identity=ids,
+                address_space_limit=self.cgroup is None, seccomp_fd=filter_fd,
             )
             self.sandboxed = True
         else:
             if policy.enabled:
                 print(NO_BWRAP_WARNING, file=sys.stderr, flush=True)
                 self.log.warning(NO_BWRAP_WARNING)
-            wrapped = unsandboxed_command(cmd, policy=policy, drop_to_nobody=drop)
+            wrapped = unsandboxed_command(cmd, policy=policy, identity=ids)
         kwargs["env"] = scrub_environment(env, home=workdir, extra=policy.extra_env)
         if self.cgroup is not None:
             # Join the cgroup in the child before exec: bubblewrap forks at once, and a
@@ -113,6 +121,9 @@ class SandboxProvisioner(LocalProvisioner):
             if self.cgroup is not None:
                 self.cgroup.destroy()
             raise
+        finally:
+            if filter_fd is not None:
+                os.close(filter_fd)
 
     _baseline: set[int] | None = None
 
@@ -143,9 +154,28 @@ class SandboxProvisioner(LocalProvisioner):
         if self.cgroup is not None:
             self.cgroup.destroy()
             self.cgroup = None
+        if self.identity is not None:
+            self._end_identity(keep=restart)
         if self.sockets_dir is not None and not restart:
             shutil.rmtree(self.sockets_dir, ignore_errors=True)
             self.sockets_dir = None
+
+    def _end_identity(self, *, keep: bool) -> None:
+        """Stop whatever still runs as the kernel's uid; give the uid back unless restarting."""
+        assert self.identity is not None
+        uid = self.identity.uid
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child only signals and exits
+            try:
+                os.setgid(self.identity.gid)
+                os.setuid(uid)
+                os.kill(-1, 9)  # as that uid, -1 reaches exactly its own processes
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        if not keep:
+            self.identity.release()
+            self.identity = None
 
     def oom_killed(self) -> bool:
         """Whether the kernel died of its memory cap."""

@@ -9,7 +9,10 @@ The model writes the code, so the kernel treats it as untrusted:
 * **limits**: memory and process count in a cgroup where one can be made, and rlimits
   always (address space when there is no cgroup, CPU time, processes, file size, open
   files), set with ``prlimit``.
-* **identity**: started as root, the kernel drops to an unprivileged uid with ``setpriv``.
+* **identity**: started as root, the kernel drops to a uid of its own (leased from a range,
+  see identity.py) with ``setpriv``, so its process limit counts only its own processes.
+* **no new namespaces or mounts**: a seccomp filter (seccomp.py) refuses ``unshare``,
+  ``setns``, ``clone`` with ``CLONE_NEW*`` and every mount call inside the sandbox.
 * **environment**: only an allow-list passes; API keys, database URLs and Jupyter tokens
   never reach the kernel.
 
@@ -26,8 +29,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-#: The uid/gid the kernel drops to when the sandbox is started as root.
-NOBODY = 65534
+#: The first uid kernels are given when the sandbox is started as root (see identity.py).
+KERNEL_UID_FIRST = 900_000_000
 
 #: Environment variables that may reach the kernel (plus the ``LC_*`` family).
 ENV_ALLOW = frozenset({
@@ -58,16 +61,24 @@ class SandboxPolicy(BaseModel):
     """Further variables to pass into the kernel."""
     bwrap_path: str | None = None
     """The bubblewrap executable (default: ``bwrap`` on PATH)."""
+    uid_first: int = Field(KERNEL_UID_FIRST, ge=1000)
+    """Started as root, each kernel runs as a uid of its own from ``uid_first`` on."""
+    uid_count: int = Field(4096, ge=1)
+    """How many uids kernels may use: the most sandboxed kernels on one machine at once."""
 
 
 def scrub_environment(env: Mapping[str, str], *, home: Path, extra: Mapping[str, str] = {}) -> dict[str, str]:
     """The kernel's environment: only allow-listed variables, HOME set to its folder.
 
+    The kernel's uid may have no entry in the password file, so ``USER`` and ``LOGNAME``
+    name it for the libraries that ask.
+
     >>> sorted(scrub_environment({"PATH": "/bin", "OPENAI_API_KEY": "sk-1", "LC_ALL": "C"}, home=Path("/w")))
-    ['HOME', 'LC_ALL', 'MPLCONFIGDIR', 'PATH', 'XDG_CACHE_HOME']
+    ['HOME', 'LC_ALL', 'LOGNAME', 'MPLCONFIGDIR', 'PATH', 'USER', 'XDG_CACHE_HOME']
     """
     out = {k: v for k, v in env.items() if k in ENV_ALLOW or k.startswith("LC_")}
     out["HOME"] = str(home)
+    out["USER"] = out["LOGNAME"] = "analyst"
     out["MPLCONFIGDIR"] = str(home / ".config" / "matplotlib")
     out["XDG_CACHE_HOME"] = str(home / ".cache")
     out.update(extra)
@@ -82,7 +93,7 @@ def find_bwrap(configured: str | None = None) -> str | None:
 
 
 def running_as_root() -> bool:
-    """Whether this process is root (the kernel then drops to an unprivileged uid)."""
+    """Whether this process is root (the kernel then drops to a uid of its own)."""
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
@@ -116,8 +127,12 @@ def limit_command(policy: SandboxPolicy, *, address_space: bool) -> list[str]:
     return [*args, "--"]
 
 
-def drop_privileges_command(uid: int = NOBODY, gid: int = NOBODY) -> list[str]:
-    """``setpriv`` arguments that become an unprivileged user for good."""
+def drop_privileges_command(uid: int, gid: int) -> list[str]:
+    """``setpriv`` arguments that become an unprivileged user for good.
+
+    >>> drop_privileges_command(900000001, 900000001)[1:]
+    ['--reuid=900000001', '--regid=900000001', '--clear-groups', '--no-new-privs', '--']
+    """
     return [shutil.which("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
             "--no-new-privs", "--"]
 
@@ -142,21 +157,25 @@ def bwrap_command(
     writable: Sequence[Path] = (),
     readable: Sequence[Path] = (),
     policy: SandboxPolicy,
-    drop_to_nobody: bool,
+    identity: tuple[int, int] | None,
     address_space_limit: bool,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The full command that runs ``cmd`` (a kernel's argv) inside the sandbox.
 
     Later mounts go on top of earlier ones, so the order is: the system read-only, fresh
-    ``/tmp``, ``/dev`` and ``/proc``, the interpreter and data read-only, then the writable
-    folders.
+    ``/tmp``, ``/dev`` and ``/proc``, the interpreter and data read-only (files too: the
+    connection file), then the writable folders. ``identity`` is the ``(uid, gid)`` to
+    drop to (when started as root).
     """
     args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--hostname", "analyst-sandbox"]
     if not policy.network:
         args.append("--unshare-net")
-    if not drop_to_nobody:
+    if identity is None:
         args.append("--unshare-user-try")
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     _bind_system(args)
     top = ["/tmp", "/root", "/home", "/run"]
     for path in top:
@@ -177,16 +196,16 @@ def bwrap_command(
         args += ["--bind", str(path), str(path)]
     args += ["--chdir", str(workdir), "--unsetenv", "JPY_PARENT_PID", "--"]
     inner = limit_command(policy, address_space=address_space_limit)
-    if drop_to_nobody:
-        inner += drop_privileges_command()
+    if identity is not None:
+        inner += drop_privileges_command(*identity)
     return [*args, *inner, *cmd]
 
 
-def unsandboxed_command(cmd: Sequence[str], *, policy: SandboxPolicy, drop_to_nobody: bool) -> list[str]:
+def unsandboxed_command(cmd: Sequence[str], *, policy: SandboxPolicy, identity: tuple[int, int] | None) -> list[str]:
     """Without bubblewrap: rlimits (and the uid drop) only."""
     inner = limit_command(policy, address_space=True)
-    if drop_to_nobody:
-        inner += drop_privileges_command()
+    if identity is not None:
+        inner += drop_privileges_command(*identity)
     return [*inner, *cmd]
 
 

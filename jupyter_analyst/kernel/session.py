@@ -6,7 +6,9 @@ import asyncio
 import keyword
 import os
 import re
+import shutil
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -18,12 +20,16 @@ from .kernelspec import SANDBOX_KERNEL
 from .launcher import KernelLauncher, LocalKernelLauncher
 from .provisioner import SETTINGS_ENV, SandboxSettings
 from .sandbox import SandboxPolicy
+from .workdir import Entry, scan
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: How often a silent kernel is checked for being alive while waiting for output.
 _LIVENESS_POLL_S = 0.5
 
 SETUP_CODE = """\
+import os as _analyst_os
+_analyst_os.makedirs("outputs", exist_ok=True)
+del _analyst_os
 import pandas as pd
 import matplotlib
 try:
@@ -77,19 +83,29 @@ class ExecutionResult(BaseModel):
     outputs: list[dict[str, Any]] = []
     images: list[tuple[str, bytes]] = []
     new_files: list[Path] = []
+    """Plain files under ``outputs/`` that the execution made or changed (relative paths)."""
+    refused_files: list[tuple[str, str]] = []
+    """Other new names under ``outputs/`` (links, FIFOs, hard links) and why they are ignored."""
     error: ErrorInfo | None = None
     elapsed_s: float = 0.0
     execution_count: int | None = None
 
 
-def _snapshot(folder: Path) -> dict[Path, tuple[int, int]]:
-    out = {}
-    if folder.is_dir():
-        for path in folder.rglob("*"):
-            if path.is_file() and not path.name.startswith("."):
-                st = path.stat()
-                out[path] = (st.st_size, st.st_mtime_ns)
-    return out
+def changed_outputs(before: dict[str, Entry], after: dict[str, Entry]) -> tuple[list[Path], list[tuple[str, str]]]:
+    """What changed under ``outputs/``: plain files, and the other names with why they are ignored."""
+    files: list[Path] = []
+    refused: list[tuple[str, str]] = []
+    for rel in sorted(after):
+        entry = after[rel]
+        old = before.get(rel)
+        if old is not None and old.signature == entry.signature and old.mode == entry.mode:
+            continue
+        problem = entry.problem()
+        if problem is None:
+            files.append(Path(rel))
+        else:
+            refused.append((rel, problem))
+    return files, refused
 
 
 class _Capped:
@@ -127,14 +143,22 @@ class KernelSession:
         launcher: KernelLauncher | None = None,
         sandbox: SandboxPolicy | None = None,
         readable: Sequence[Path] = (),
+        datasets_root: Path | None = None,
         kernel_name: str | None = None,
         startup_timeout: float = 60.0,
         output_cap: int = 1_000_000,
         env: Mapping[str, str] | None = None,
     ) -> None:
+        # The folder is the host's to make (its parent is the host's); what is inside it is
+        # the kernel's, and the host creates nothing there (the set-up cell makes outputs/).
         self.workdir = Path(workdir)
-        self.outputs_dir = self.workdir / "outputs"
-        self.outputs_dir.mkdir(parents=True, exist_ok=True)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        # The datasets this kernel may read: a host-owned folder mounted read-only, into
+        # which the thread's blobs are linked one by one (never the whole blob store).
+        self.datasets_dir: Path | None = None
+        if datasets_root is not None:
+            self.datasets_dir = Path(datasets_root) / f"k-{uuid.uuid4().hex[:16]}"
+            readable = [*readable, self.datasets_dir]
         self.launcher = launcher or LocalKernelLauncher()
         self.sandbox = sandbox if sandbox is not None else SandboxPolicy()
         self.kernel_name = kernel_name or (SANDBOX_KERNEL if self.sandbox.enabled else "python3")
@@ -151,9 +175,26 @@ class KernelSession:
     def adopt(self, workdir: Path) -> None:
         """Follow the working folder to a new place (it was renamed under a running kernel)."""
         self.workdir = Path(workdir)
-        self.outputs_dir = self.workdir / "outputs"
-        self.outputs_dir.mkdir(parents=True, exist_ok=True)
 
+    def stage(self, fingerprint: str, blob: Path) -> Path:
+        """Make one blob readable by this kernel; returns the path the kernel reads it at.
+
+        The blob is hard-linked into the kernel's datasets folder (a copy across file
+        systems), so the kernel sees its own thread's data and nothing else of the store.
+        """
+        if self.datasets_dir is None:
+            return blob
+        dest = self.datasets_dir / fingerprint.removeprefix("sha256:")
+        if dest.exists():
+            return dest
+        tmp = self.datasets_dir / f".tmp-{uuid.uuid4().hex[:8]}"
+        try:
+            os.link(blob, tmp)
+        except OSError:
+            shutil.copyfile(blob, tmp)
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, dest)
+        return dest
     @property
     def is_started(self) -> bool:
         """Whether a kernel has been started and not shut down."""
@@ -170,6 +211,8 @@ class KernelSession:
         """Start the kernel and run the set-up cell (no-op when started)."""
         if self.is_started:
             return
+        if self.datasets_dir is not None:
+            self.datasets_dir.mkdir(parents=True, mode=0o755, exist_ok=True)
         try:
             self._manager, self._client = await asyncio.wait_for(
                 self.launcher.launch(self.kernel_name, self.workdir, self.env), self.startup_timeout
@@ -190,6 +233,8 @@ class KernelSession:
         """Stop the kernel; never raises, also for a dead kernel."""
         manager, client = self._manager, self._client
         self._manager = self._client = None
+        if self.datasets_dir is not None:
+            shutil.rmtree(self.datasets_dir, ignore_errors=True)  # the links, not the blobs
         if client is not None:
             try:
                 client.stop_channels()
@@ -242,7 +287,7 @@ class KernelSession:
 
     async def _execute(self, code: str, timeout: float, *, reap: bool = True) -> ExecutionResult:
         client = self._client
-        before = _snapshot(self.outputs_dir)
+        before = scan(self.workdir)
         started = time.perf_counter()
         msg_id = client.execute(code, store_history=True, allow_stdin=False)
         stdout, stderr = _Capped(self.output_cap), _Capped(self.output_cap)
@@ -311,13 +356,12 @@ class KernelSession:
             for _ in range(3):
                 if (await self._execute(REAP_CHILDREN, 10, reap=False)).status == "ok":
                     break
-        after = _snapshot(self.outputs_dir)
-        new_files = sorted(p.relative_to(self.workdir) for p, sig in after.items() if before.get(p) != sig)
+        new_files, refused = changed_outputs(before, scan(self.workdir))
         _finish_streams(outputs, stdout, stderr)
         return ExecutionResult(
             status=status, stdout=stdout.text(), stderr=stderr.text(), result=result, outputs=outputs,
-            images=images, new_files=new_files, error=error, elapsed_s=time.perf_counter() - started,
-            execution_count=count,
+            images=images, new_files=new_files, refused_files=refused, error=error,
+            elapsed_s=time.perf_counter() - started, execution_count=count,
         )
 
     async def _stop_runaway(self) -> None:

@@ -51,11 +51,12 @@ class ThreadService:
         self.workspace.store.interrupt_running()
         self.pool: KernelPool | None = None
         if pool_size > 0:
-            blobs = self.workspace.artifacts.blobs.dir
-            # Staged inside the threads folder, so a warm kernel's folder is renamed, not copied.
+            datasets = self.workspace.datasets_root
+            # Staged beside the kernels' folders, so a warm kernel's folder is renamed, not copied.
             self.pool = KernelPool(
-                self.workspace.root / "threads" / ".warm", size=pool_size, idle_timeout_s=pool_idle_s,
-                make=lambda folder: KernelSession(folder, launcher=launcher, sandbox=config.sandbox, readable=[blobs]),
+                self.workspace.warm_dir, size=pool_size, idle_timeout_s=pool_idle_s,
+                make=lambda folder: KernelSession(folder, launcher=launcher, sandbox=config.sandbox,
+                                                  datasets_root=datasets),
             )
         self._active: dict[str, asyncio.Task[TurnSummary]] = {}
         self._listeners: dict[str, set[asyncio.Queue[Event]]] = defaultdict(set)
