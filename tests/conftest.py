@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,46 +32,17 @@ def store(tmp_path):
     artifacts.close()
 
 
-class Analyst:
-    """Runs turns against a scripted model server in one workspace, recording events."""
-
-    def __init__(self, workspace: Path, server: Any, source: Path) -> None:
-        self.workspace = workspace
-        self.server = server
-        self.source = source
-        self.events: list[Any] = []
-
-    def run(self, prompt: str, *, thread: str | None = None, rerun: bool = False, **config: Any):
-        from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
-
-        request = TurnRequest(
-            prompt=prompt, source=None if thread else str(self.source), thread_id=thread, rerun=rerun
-        )
-        model = ModelSettings(model="jupyter-analyst-scripted", base_url=self.server.base_url, api_key="x")
-        return asyncio.run(
-            run_turn(
-                request,
-                config=AnalystConfig(workspace=self.workspace, **config),
-                model=model,
-                on_event=self.events.append,
-            )
-        )
-
-    def of_type(self, kind: str) -> list[Any]:
-        return [e for e in self.events if e.type == kind]
-
-
 @pytest.fixture
-def analyst(tmp_path, sales_db) -> Callable[[dict], Analyst]:
+def analyst(tmp_path, sales_db) -> Callable[[dict], Any]:
     """Start a scripted model with the given script and return a turn runner."""
-    from jupyter_analyst.testing import ScriptedModelServer
+    from jupyter_analyst.testing import ScriptedModelServer, TurnRunner
 
     servers: list[Any] = []
 
-    def make(script: dict) -> Analyst:
+    def make(script: dict) -> Any:
         server = ScriptedModelServer(script).start()
         servers.append(server)
-        return Analyst(tmp_path / "ws", server, sales_db)
+        return TurnRunner(tmp_path / "ws", server, sales_db)
 
     yield make
     for server in servers:

@@ -83,12 +83,17 @@ def open_folder(root: Path, relpath: str = "") -> int:
 def scan(root: Path, sub: str = "outputs") -> dict[str, Entry]:
     """Every name under ``root/sub``, without following links; hidden names are skipped.
 
-    A missing ``sub``, or one that is a link, gives nothing.
+    A missing ``sub`` gives nothing; one that is not a folder (a link to one, say) is
+    itself the only entry, so it is reported rather than walked.
     """
     try:
         top = open_folder(root, sub)
     except OSError:
-        return {}
+        try:
+            st = os.stat(root / sub, follow_symlinks=False)  # root is the host's: trusted
+        except OSError:
+            return {}
+        return {sub: Entry(sub, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_nlink)}
     found: dict[str, Entry] = {}
     try:
         for folder, dirs, files, dir_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):

@@ -1,0 +1,36 @@
+"""Turns run in-process against a scripted model, for tests and benchmarks."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+
+class TurnRunner:
+    """Runs turns against a scripted model server in one workspace, recording events."""
+
+    def __init__(self, workspace: Path, server: Any, source: Path) -> None:
+        self.workspace = workspace
+        self.server = server
+        self.source = source
+        self.events: list[Any] = []
+
+    def run(self, prompt: str, *, thread: str | None = None, rerun: bool = False, **config: Any):
+        from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+
+        request = TurnRequest(
+            prompt=prompt, source=None if thread else str(self.source), thread_id=thread, rerun=rerun
+        )
+        model = ModelSettings(model="jupyter-analyst-scripted", base_url=self.server.base_url, api_key="x")
+        return asyncio.run(
+            run_turn(
+                request,
+                config=AnalystConfig(workspace=self.workspace, **config),
+                model=model,
+                on_event=self.events.append,
+            )
+        )
+
+    def of_type(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]

@@ -1,0 +1,34 @@
+"""The hostile battery: model-written code attacking the host from inside its kernel.
+
+Each module is one family of attacks, each test one attack, run through the real loop: the
+real openai SDK against the scripted model, a real sandboxed kernel, a real DuckDB file,
+the real workspace. The only stand-in is the model's words, which here are the attacks.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from jupyter_analyst.kernel.sandbox import find_bwrap
+
+
+def sandboxed_root() -> list[pytest.MarkDecorator]:
+    """Marks for attacks that need the whole sandbox: bubblewrap, and root to drop from."""
+    return [
+        pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed (make installs it)"),
+        pytest.mark.skipif(os.geteuid() != 0, reason="per-kernel identities need root"),
+    ]
+
+
+def blob_bytes(workspace: Path) -> list[bytes]:
+    """The content of every blob in the workspace's store."""
+    store = workspace / "artifacts" / "sha256"
+    return [p.read_bytes() for p in store.rglob("*") if p.is_file() and not p.name.startswith(".")]
+
+
+def results_of(analyst, turn_id: str) -> list:
+    """The tool results of one turn, in order."""
+    return [e for e in analyst.of_type("tool_result") if e.turn_id == turn_id]
