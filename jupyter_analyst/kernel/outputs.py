@@ -10,13 +10,14 @@ is exactly what was checked, even if the kernel changes the name meanwhile.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .workdir import open_regular
+from .workdir import open_folder, open_regular
 
 MB = 2**20
 
@@ -109,35 +110,56 @@ def collect(
     says why (every file is then listed as refused).
     """
     out = Collection()
-    opened: list[tuple[str, int, int]] = []
+    sized: list[tuple[str, int]] = []
+    for rel in relpaths:
+        size = _plain_size(root, rel)
+        if size is None:
+            out.refused.append((rel, "not a plain file in the kernel's folder (links are never followed)"))
+        else:
+            sized.append((rel, size))
+    # Decided on the sizes the files declare, before anything is opened or copied.
+    total = figures_bytes + sum(size for _, size in sized)
+    refusal = over_cap(caps, files=figures + len(sized), size=total, thread_files=thread_files,
+                       thread_bytes=thread_bytes)
+    if refusal is not None:
+        out.refused += [(rel, "over the cap") for rel, _ in sized]
+        return out, refusal
+    staging.mkdir(parents=True, exist_ok=True)
     try:
-        for rel in relpaths:
+        for rel, declared in sized:
             try:
                 fd, st = open_regular(root, rel)
             except OSError:
                 out.refused.append((rel, "not a plain file in the kernel's folder (links are never followed)"))
                 continue
-            opened.append((rel, fd, st.st_size))
-        size = figures_bytes + sum(s for _, _, s in opened)
-        refusal = over_cap(caps, files=figures + len(opened), size=size, thread_files=thread_files,
-                           thread_bytes=thread_bytes)
-        if refusal is not None:
-            out.refused += [(rel, "over the cap") for rel, _, _ in opened]
-            return out, refusal
-        staging.mkdir(parents=True, exist_ok=True)
-        for rel, fd, declared in opened:
-            staged = _copy_out(fd, declared, staging)
+            try:
+                staged = _copy_out(fd, declared, staging) if st.st_size == declared else None
+            finally:
+                os.close(fd)
             if staged is None:
-                out.refused.append((rel, "it changed size while it was read"))
+                out.refused.append((rel, "it changed while it was read"))
             else:
                 out.staged.append(Staged(rel, staged, declared))
-        return out, None
     except BaseException:
         out.discard()
         raise
+    return out, None
+
+
+def _plain_size(root: Path, relpath: str) -> int | None:
+    """The size of the plain file ``root/relpath`` (no link followed anywhere), else ``None``."""
+    parent, name = os.path.split(relpath)
+    try:
+        dir_fd = open_folder(root, parent)
+    except OSError:
+        return None
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return None
     finally:
-        for _, fd, _ in opened:
-            os.close(fd)
+        os.close(dir_fd)
+    return st.st_size if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 else None
 
 
 def _copy_out(fd: int, size: int, staging: Path) -> Path | None:

@@ -28,6 +28,8 @@ _LIVENESS_POLL_S = 0.5
 
 SETUP_CODE = """\
 import os as _analyst_os
+if _analyst_os.path.islink("outputs") or _analyst_os.path.isfile("outputs"):
+    _analyst_os.remove("outputs")
 _analyst_os.makedirs("outputs", exist_ok=True)
 del _analyst_os
 import pandas as pd

@@ -1,0 +1,48 @@
+"""Root never acts on a path the kernel chose.
+
+Before the fix, the host made ``.config/matplotlib`` in the kernel's folder at each start,
+following a link the kernel had put there: ``<target>/matplotlib`` appeared on the host,
+made by root.
+"""
+
+from __future__ import annotations
+
+import os
+
+from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, python_step, text_step
+
+from .conftest import sandboxed_root
+
+pytestmark = sandboxed_root()
+
+
+def test_links_planted_for_the_next_kernel_start_are_not_followed(tmp_path, sales_db):
+    target = tmp_path / "host-target"
+    target.mkdir()
+    owned = tmp_path / "host-file"
+    owned.write_text("root's")
+    plant = f"""
+import os, shutil
+for name in (".config", ".cache", "outputs"):
+    shutil.rmtree(name, ignore_errors=True)
+os.symlink({str(target)!r}, ".config")
+os.symlink({str(target)!r}, ".cache")
+os.symlink({str(target)!r}, "outputs")
+os.symlink({str(owned)!r}, "owned-by-me")
+"""
+    script = {"turns": [
+        {"match": "plant", "steps": [python_step(plant), text_step()]},
+        # A new process, so a new kernel starts in the planted folder.
+        {"match": "next", "steps": [python_step("import matplotlib; print('ok')"), text_step()]},
+    ]}
+    server = ScriptedModelServer(script).start()
+    runner = TurnRunner(tmp_path / "ws", server, sales_db)
+    try:
+        first = runner.run("plant")
+        second = runner.run("next", thread=first.thread_id)
+    finally:
+        server.stop()
+    assert first.status == second.status == "completed"
+    assert os.listdir(target) == [], "nothing may be created through the kernel's links"
+    assert os.stat(target).st_uid == 0 and os.stat(owned).st_uid == 0, "no chown through a link"
+    assert owned.read_text() == "root's"
