@@ -41,3 +41,30 @@ def test_doctor_reports_every_layer():
     assert {"bubblewrap", "PID namespace", "network namespace", "cgroup memory and process limits", "prlimit"} <= names
     text = report(checks)
     assert "bubblewrap" in text and ("all sandbox layers are active" in text or "missing:" in text)
+
+
+def test_doctor_reports_the_kernel_identity_and_the_output_caps():
+    import os
+
+    from jupyter_analyst.kernel.doctor import report, run_checks
+    from jupyter_analyst.kernel.outputs import OutputCaps
+
+    text = report(run_checks(SandboxPolicy(uid_first=700000, uid_count=10), OutputCaps(step_files=7)))
+    assert "per step 256 MB in 7 files; per thread 4096 MB in 2000 artifacts" in text
+    if os.geteuid() == 0:
+        assert "each kernel its own uid in 700000-700009" in text
+    else:
+        assert "share its process limit" in text
+
+
+def test_seccomp_program_is_well_formed_for_each_machine():
+    import struct
+
+    from jupyter_analyst.kernel.seccomp import CLONE_NEW_ANY, program
+
+    for machine in ("x86_64", "aarch64"):
+        code = program(machine)
+        entries = [struct.unpack("=HBBI", code[i:i + 8]) for i in range(0, len(code), 8)]
+        assert entries[0] == (0x20, 0, 0, 4), "first the architecture is loaded"
+        assert (0x45, entries[-4][1], 0, CLONE_NEW_ANY) in entries, "clone's flags are tested"
+        assert entries[-1][3] & 0xFFFF == 38 and entries[-2][3] & 0xFFFF == 1, "ENOSYS, EPERM"

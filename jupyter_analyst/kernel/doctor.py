@@ -8,8 +8,11 @@ import subprocess
 
 from pydantic import BaseModel
 
+from . import seccomp
 from .cgroups import cgroup_support
-from .sandbox import find_bwrap, running_as_root
+from .identity import leases_in_use
+from .outputs import OutputCaps
+from .sandbox import SandboxPolicy, find_bwrap, running_as_root
 
 
 class Check(BaseModel):
@@ -30,8 +33,10 @@ def _bwrap_runs(bwrap: str, *flags: str) -> tuple[bool, str]:
     return out.returncode == 0, (out.stderr.strip().splitlines() or ["ok"])[-1]
 
 
-def run_checks() -> list[Check]:
-    """Probe each layer of the sandbox."""
+def run_checks(policy: SandboxPolicy | None = None, caps: OutputCaps | None = None) -> list[Check]:
+    """Probe each layer of the sandbox (with the given policy and caps, or the defaults)."""
+    policy = policy or SandboxPolicy()
+    caps = caps or OutputCaps()
     checks: list[Check] = []
     bwrap = find_bwrap()
     if bwrap is None:
@@ -60,9 +65,27 @@ def run_checks() -> list[Check]:
         checks.append(Check(name=tool, ok=path is not None or not needed,
                             detail=f"{purpose}: {path}" if path else f"{purpose}: missing",
                             fix=None if path else "apt-get install util-linux"))
-    who = "root: the kernel drops to uid 65534" if running_as_root() else f"uid {os.getuid()}"
-    checks.append(Check(name="identity", ok=True, detail=who))
+    checks.append(_identity(policy))
+    checks.append(Check(
+        name="no nested namespaces or mounts", ok=seccomp.supported(),
+        detail="seccomp filter refuses unshare, setns, clone(CLONE_NEW*) and mounts" if seccomp.supported()
+        else "no seccomp filter for this architecture: code in the kernel may create namespaces",
+        fix=None if seccomp.supported() else "run on x86_64 or aarch64",
+    ))
+    checks.append(Check(name="output caps", ok=True, detail=caps.describe()))
     return checks
+
+
+def _identity(policy: SandboxPolicy) -> Check:
+    """Whether each kernel gets a uid of its own (root only), and how many are in use."""
+    if not running_as_root():
+        return Check(name="per-kernel identity", ok=False,
+                     detail=f"not root: kernels run as uid {os.getuid()} and share its process limit",
+                     fix="run as root to give each kernel a uid of its own (the cgroup limits still apply)")
+    last = policy.uid_first + policy.uid_count - 1
+    return Check(name="per-kernel identity", ok=True,
+                 detail=f"each kernel its own uid in {policy.uid_first}-{last} ({policy.uid_count} kernels at most; "
+                        f"{leases_in_use()} in use now); its process limit counts only its own processes")
 
 
 def report(checks: list[Check]) -> str:

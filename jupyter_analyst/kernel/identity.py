@@ -86,3 +86,22 @@ def lease(first: int, count: int, *, root: Path = LEASE_DIR) -> KernelIdentity:
         f"no free kernel identity: all {count} uids from {first} are in use",
         reason="sandbox_identity", hint="stop idle kernels or widen SandboxPolicy.uid_count",
     )
+
+
+def leases_in_use(root: Path = LEASE_DIR) -> int:
+    """How many uids are leased by running kernels now (a held lock is a live lease)."""
+    if not root.is_dir():
+        return 0
+    held = 0
+    for entry in os.scandir(root):
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            held += 1
+        finally:
+            os.close(fd)  # also drops the lock if it was taken here
+    return held

@@ -12,6 +12,7 @@ it: the step failed or never ran).
 from __future__ import annotations
 
 import base64
+import os
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
@@ -96,6 +97,18 @@ def check_source(spec: str | None, *, given: bool) -> str:
     return resolved
 
 
+def _file_fingerprint(run_dir: Path, name: str, mime: str) -> str | None:
+    """The fingerprint of a file the re-run kernel wrote, read without following any link."""
+    from ..kernel.workdir import open_regular
+
+    try:
+        fd, _ = open_regular(run_dir, name)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        return content_fingerprint(fh.read(), mime)
+
+
 def _produced(cell: Any, outputs_dir: Path, manifest: dict[str, dict[str, Any]]) -> dict[str, str]:
     """What one executed step cell produced, as artifact id -> fingerprint."""
     expected = [manifest[a] for a in cell.metadata.get(META, {}).get("artifact_ids", []) if a in manifest]
@@ -113,8 +126,7 @@ def _produced(cell: Any, outputs_dir: Path, manifest: dict[str, dict[str, Any]])
         if entry["type"] in by_type:
             found = next(by_type[entry["type"]], None)
         else:
-            file = outputs_dir.parent / entry["name"]
-            found = content_fingerprint(file, entry["mime"]) if file.is_file() else None
+            found = _file_fingerprint(outputs_dir.parent, entry["name"], entry["mime"])
         if found is not None:
             made[entry["artifact_id"]] = found
     return made
