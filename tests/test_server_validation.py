@@ -346,3 +346,13 @@ async def test_no_route_answers_any_method_or_body_with_a_5xx(jp_fetch, service)
                     if not (400 <= exc.code < 500 and {"message", "reason", "hint"} <= set(error)):
                         failures.append((path[-1][:20], method, body, exc.code, error))
     assert failures == []
+
+
+async def test_the_openapi_description_names_the_limits_and_errors(jp_fetch):
+    import yaml
+
+    spec = yaml.safe_load((await call(jp_fetch, "openapi.yaml")).body)
+    assert set(spec["components"]["schemas"]["Error"]["required"]) == {"message", "reason", "hint"}
+    for path, method in [("/threads", "post"), ("/threads/{thread_id}/turns", "post")]:
+        assert {"400", "413"} <= set(spec["paths"][path][method]["responses"])
+    assert "400" in spec["paths"]["/threads/{thread_id}/events"]["get"]["responses"]
