@@ -3,8 +3,8 @@
 A client of the server does not choose what the server opens: it names one of the sources
 its administrator configured (``c.AnalystApp.sources``), and threads store that source's
 spec. Only with ``c.AnalystApp.allow_any_source`` may a client give a path or URL itself.
-The API shows a thread's source by its configured name; a spec (a server path, a URL with
-credentials) is not shown to clients.
+Thread listings show a thread's source by its configured name; a spec (a server path, a URL
+with credentials) is not shown there.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ class AnalystHandler(APIHandler):
         try:
             return parse_body(model, self._buffer.body() if self._buffer is not None else b"")
         except InvalidRequest as exc:
-            raise ApiError(exc.status, exc) from None
+            raise self.refuse(exc) from None
 
     def query(self, model: type[Input], **fallbacks: str | None) -> Input:
         """The query parameters ``model`` names, typed (400 when one is not what it takes);
@@ -109,7 +109,7 @@ class AnalystHandler(APIHandler):
         try:
             return parse_fields(model, present)
         except InvalidRequest as exc:
-            raise ApiError(exc.status, exc) from None
+            raise self.refuse(exc) from None
 
     def refuse(self, error: AnalystError, status: int | None = None) -> ApiError:
         """The HTTP error answering ``error`` (raise it)."""

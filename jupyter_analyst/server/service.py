@@ -99,7 +99,7 @@ class ThreadService:
             raise ThreadBusy("a turn is already running on this thread", hint="wait for it, or cancel it")
         if self.model is None:
             raise ConfigError("no model is configured for the server", reason="no_model",
-                              hint="set OPENAI_API_KEY / OPENAI_BASE_URL or c.AnalystApp.base_url")
+                              hint="set OPENAI_API_KEY / OPENAI_BASE_URL or c.AnalystApp.model_base_url")
         spec = self.catalog.for_thread(thread.source) if source is None else self.catalog.spec_of(source)
         request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun, user=thread.user)
         task = asyncio.create_task(
