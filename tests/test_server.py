@@ -69,7 +69,7 @@ async def test_sources_and_threads(jp_fetch):
     sources = await as_json(jp_fetch, "sources")
     assert sources == {"sources": [{"name": "sales", "kind": "path"}]}
     thread = await new_thread(jp_fetch)
-    assert thread["thread_id"].startswith("thr_") and thread["source"].endswith("sales.duckdb")
+    assert thread["thread_id"].startswith("thr_") and thread["source"] == "sales"
     listed = await as_json(jp_fetch, "threads")
     assert [t["thread_id"] for t in listed["threads"]] == [thread["thread_id"]]
     one = await as_json(jp_fetch, "threads", thread["thread_id"])

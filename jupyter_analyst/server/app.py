@@ -12,6 +12,7 @@ from ..errors import ConfigError
 from ..kernel import SandboxPolicy
 from ..kernel.kernelspec import kernels_dir
 from .handlers import routes
+from .inputs import ApiLimits
 from .launcher import ServerKernelLauncher
 from .service import ThreadService
 
@@ -25,7 +26,16 @@ class AnalystApp(ExtensionApp):
     model = Unicode("", config=True, help="Model name (default: $OPENAI_MODEL, else gpt-4o-mini).")
     model_base_url = Unicode("", config=True, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL).")
     api_key = Unicode("", config=True, help="API key of the endpoint (default: $OPENAI_API_KEY).")
-    sources = Dict({}, config=True, help="Named data sources: {name: path or SQLAlchemy URL}. The first is the default.")
+    sources = Dict(value_trait=Unicode(), key_trait=Unicode(), default_value={}, config=True,
+                   help="Named data sources: {name: path or SQLAlchemy URL}. The first is the default. "
+                        "Clients name these sources; the API never shows their paths or URLs.")
+    allow_any_source = Bool(False, config=True,
+                            help="Let clients name any path or URL on the server as a data source, not only the "
+                                 "names in `sources` (off: any other name gets 400 with the configured names).")
+    max_prompt_bytes = Int(100_000, min=1, config=True,
+                           help="Largest prompt a turn takes, in bytes of UTF-8 (larger: 413 prompt_too_large).")
+    max_body_bytes = Int(1 << 20, min=1, config=True,
+                         help="Largest JSON request body of the API, in bytes (larger: 413 body_too_large).")
     sandbox = Bool(True, config=True, help="Run kernels in the bubblewrap sandbox (see `jupyter analyst doctor`).")
     memory_mb = Int(4096, config=True, help="Memory limit of each kernel, in MiB.")
     processes = Int(256, config=True, help="Processes and threads allowed per kernel.")
@@ -65,7 +75,7 @@ class AnalystApp(ExtensionApp):
             if str(kernels_dir()) not in ksm.kernel_dirs:
                 ksm.kernel_dirs = [str(kernels_dir()), *ksm.kernel_dirs]
             service = ThreadService(
-                config=config, model=model, sources=dict(self.sources),
+                config=config, model=model, sources=dict(self.sources), allow_any_source=self.allow_any_source,
                 launcher=ServerKernelLauncher(self.serverapp.kernel_manager),
                 pool_size=self.pool_size,
                 pool_idle_s=self.pool_idle,
@@ -77,6 +87,9 @@ class AnalystApp(ExtensionApp):
             self.log.critical("jupyter-analyst could NOT start: %s", exc)
             raise
         self.settings["jupyter_analyst"] = service
+        self.settings["jupyter_analyst_limits"] = ApiLimits(
+            max_body_bytes=self.max_body_bytes, max_prompt_bytes=self.max_prompt_bytes,
+        )
         self.log.info("jupyter-analyst: workspace %s, %d source(s)", service.workspace.root, len(self.sources))
 
     def initialize_handlers(self) -> None:

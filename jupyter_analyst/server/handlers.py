@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import mimetypes
+from http.client import responses
 from importlib import resources
 from typing import Any
 
@@ -19,20 +20,53 @@ from tornado import web
 
 from ..artifacts import ArtifactNotFound
 from ..errors import AnalystError, ConfigError
+from ..store import Thread
 from . import sse
+from .inputs import (
+    ApiLimits, ArtifactsQuery, BodyBuffer, CancelTurn, EventsQuery, Input, InvalidRequest, NewThread, NewTurn,
+    parse_body, parse_fields,
+)
 from .service import ThreadBusy, ThreadService
 
 AUTH_RESOURCE = "analyst"
 
 
+class ApiError(web.HTTPError):
+    """An :class:`AnalystError` answered with an HTTP status, its body ``{message, reason, hint, ...}``."""
+
+    def __init__(self, status: int, error: AnalystError) -> None:
+        # Tornado formats the log line with %: a client's text must not be read as a format.
+        super().__init__(status, error.message.replace("%", "%%"), reason=error.reason)
+        self.error = error
+
+
+def status_of(error: AnalystError) -> int:
+    """The HTTP status of a refusal: the request's own 4xx, 409 for a busy thread, else 400."""
+    if isinstance(error, InvalidRequest):
+        return error.status
+    if isinstance(error, ThreadBusy):
+        return 409
+    return 400
+
+
+@web.stream_request_body
 class AnalystHandler(APIHandler):
-    """Shared parts: the service, the caller's identity, JSON bodies and errors."""
+    """Shared parts: the service, the caller's identity, typed bodies and parameters, JSON errors.
+
+    Bodies are read as they arrive and kept only up to ``c.AnalystApp.max_body_bytes``: a
+    larger one is counted, dropped, and answered 413 once it has been read.
+    """
 
     auth_resource = AUTH_RESOURCE
+    _buffer: BodyBuffer | None = None
 
     @property
     def service(self) -> ThreadService:
         return self.settings["jupyter_analyst"]
+
+    @property
+    def limits(self) -> ApiLimits:
+        return self.settings.get("jupyter_analyst_limits") or ApiLimits()
 
     @property
     def user_name(self) -> str:
@@ -48,37 +82,78 @@ class AnalystHandler(APIHandler):
         user = self.current_user
         return getattr(user, "username", None) or str(user)
 
-    def body(self) -> dict[str, Any]:
-        """The JSON request body (400 when it is not an object)."""
-        if not self.request.body:
-            return {}
-        try:
-            data = json.loads(self.request.body)
-        except json.JSONDecodeError as exc:
-            raise web.HTTPError(400, f"the body is not JSON: {exc}", reason="invalid_json") from exc
-        if not isinstance(data, dict):
-            raise web.HTTPError(400, "the body must be a JSON object", reason="invalid_json")
-        return data
+    async def prepare(self) -> None:  # type: ignore[override]
+        self._buffer = BodyBuffer(self.limits.max_body_bytes)
+        await super().prepare()
 
-    def owned_thread(self, thread_id: str):
+    def data_received(self, chunk: bytes) -> None:
+        """Keep the body's next chunk (counted only, past the limit)."""
+        if self._buffer is not None:
+            self._buffer.add(chunk)
+
+    def body(self, model: type[Input]) -> Input:
+        """The JSON request body as ``model`` (413 when too large, 400 when not what it takes)."""
+        try:
+            return parse_body(model, self._buffer.body() if self._buffer is not None else b"")
+        except InvalidRequest as exc:
+            raise self.refuse(exc) from None
+
+    def query(self, model: type[Input], **fallbacks: str | None) -> Input:
+        """The query parameters ``model`` names, typed (400 when one is not what it takes);
+        ``fallbacks`` are used for parameters absent from the query (e.g. a header)."""
+        present = {name: self.get_query_argument(name, strip=False) for name in model.model_fields
+                   if name in self.request.query_arguments}
+        for name, value in fallbacks.items():
+            if name not in present and value:
+                present[name] = value
+        try:
+            return parse_fields(model, present)
+        except InvalidRequest as exc:
+            raise self.refuse(exc) from None
+
+    def refuse(self, error: AnalystError, status: int | None = None) -> ApiError:
+        """The HTTP error answering ``error`` (raise it)."""
+        return ApiError(status or status_of(error), error)
+
+    def owned_thread(self, thread_id: str) -> Thread:
         """The caller's thread, or 404 (also for another user's)."""
         try:
             return self.service.thread(thread_id, self.user_name)
-        except ConfigError as exc:
-            raise web.HTTPError(404, f"unknown thread {thread_id!r}", reason="thread_not_found") from exc
+        except ConfigError:
+            raise self.refuse(ConfigError(f"unknown thread {thread_id!r}", reason="thread_not_found",
+                                          hint="list your threads with GET threads"), 404) from None
 
     def owned_artifact(self, artifact_id: str):
         """The caller's artifact, or 404."""
         try:
             artifact = self.service.workspace.artifacts.get(artifact_id)
             self.service.thread(artifact.thread_id, self.user_name)
-        except (ArtifactNotFound, ConfigError) as exc:
-            raise web.HTTPError(404, f"unknown artifact {artifact_id!r}", reason="artifact_not_found") from exc
+        except (ArtifactNotFound, ConfigError):
+            raise self.refuse(ConfigError(f"unknown artifact {artifact_id!r}", reason="artifact_not_found",
+                                          hint="list a thread's artifacts with GET threads/{id}/artifacts"), 404) from None
         return artifact
+
+    def shown(self, thread: Thread) -> dict[str, Any]:
+        """A thread as clients see it: its source by configured name, never a server path or URL."""
+        return {**thread.model_dump(), "source": self.service.catalog.name_of(thread.source)}
 
     def reply(self, data: Any, status: int = 200) -> None:
         self.set_status(status)
         self.finish(json.dumps(data, default=str))
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Errors are JSON ``{message, reason, hint}`` (plus what locates them, e.g. ``field``)."""
+        error = (kwargs.get("exc_info") or (None, None, None))[1]
+        if isinstance(error, ApiError):
+            body = error.error.to_dict()
+            reply = {"message": body.pop("message"), "reason": body.pop("reason"), "hint": body.pop("hint", None), **body}
+        elif isinstance(error, web.HTTPError):  # Jupyter's and Tornado's own: 403, 405...
+            reply = {"message": error.log_message or responses.get(status_code, "error"), "reason": error.reason,
+                     "hint": None}
+        else:  # a bug: nothing of it is shown
+            reply = {"message": "Unhandled error", "reason": None, "hint": None, "traceback": ""}
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(reply, default=str))
 
 
 class SourcesHandler(AnalystHandler):
@@ -96,15 +171,18 @@ class ThreadsHandler(AnalystHandler):
     async def get(self) -> None:
         """The caller's threads, newest first."""
         threads = self.service.workspace.store.list_threads(user=self.user_name)
-        self.reply({"threads": [t.model_dump() for t in threads]})
+        self.reply({"threads": [self.shown(t) for t in threads]})
 
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        """A new thread: ``{source?, title?}``."""
-        body = self.body()
-        thread = self.service.create_thread(self.user_name, body.get("source"), body.get("title"))
-        self.reply(thread.model_dump(), status=201)
+        """A new thread: ``{source?, title?}``, ``source`` a configured source's name."""
+        request = self.body(NewThread)
+        try:
+            thread = self.service.create_thread(self.user_name, request.source, request.title)
+        except AnalystError as exc:
+            raise self.refuse(exc) from None
+        self.reply(self.shown(thread), status=201)
 
 
 class ThreadHandler(AnalystHandler):
@@ -115,7 +193,7 @@ class ThreadHandler(AnalystHandler):
         thread = self.owned_thread(thread_id)
         store = self.service.workspace.store
         self.reply({
-            **thread.model_dump(),
+            **self.shown(thread),
             "turns": [t.model_dump() for t in store.turns(thread_id)],
             "active": self.service.is_active(thread_id),
             "last_seq": store.last_seq(thread_id),
@@ -128,18 +206,17 @@ class TurnsHandler(AnalystHandler):
     async def post(self, thread_id: str) -> None:
         """Start a turn ``{prompt, source?, rerun?}`` and stream its events."""
         thread = self.owned_thread(thread_id)
-        body = self.body()
-        prompt = body.get("prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise web.HTTPError(400, "'prompt' must be a non-empty string", reason="empty_prompt")
+        request = self.body(NewTurn)
+        try:
+            request.check_size(self.limits)
+        except InvalidRequest as exc:
+            raise self.refuse(exc) from None
         with self.service.listen(thread_id) as queue:
             before = self.service.workspace.store.last_seq(thread_id)
             try:
-                task = self.service.start_turn(thread, prompt, source=body.get("source"), rerun=bool(body.get("rerun")))
-            except ThreadBusy as exc:
-                raise web.HTTPError(409, exc.message, reason=exc.reason) from exc
+                task = self.service.start_turn(thread, request.prompt, source=request.source, rerun=request.rerun)
             except AnalystError as exc:
-                raise web.HTTPError(400, exc.message, reason=exc.reason) from exc
+                raise self.refuse(exc) from None
             sse.start(self)
             backlog = self.service.workspace.store.events(thread_id, after=before)
             await sse.relay(self, backlog, queue, follow=True)
@@ -160,11 +237,7 @@ class EventsHandler(AnalystHandler):
     async def get(self, thread_id: str) -> None:
         """Events after ``?after=N`` (or ``Last-Event-ID``); a stream with ``Accept: text/event-stream``."""
         self.owned_thread(thread_id)
-        raw = self.get_argument("after", None) or self.request.headers.get("Last-Event-ID") or "0"
-        try:
-            after = int(raw)
-        except ValueError as exc:
-            raise web.HTTPError(400, f"'after' must be a number, not {raw!r}", reason="invalid_after") from exc
+        after = self.query(EventsQuery, after=self.request.headers.get("Last-Event-ID")).after
         store = self.service.workspace.store
         if "text/event-stream" not in self.request.headers.get("Accept", ""):
             self.reply({"events": [e.model_dump() for e in store.events(thread_id, after=after)]})
@@ -182,6 +255,7 @@ class CancelHandler(AnalystHandler):
     async def post(self, thread_id: str) -> None:
         """Stop the running turn; what it completed is kept."""
         self.owned_thread(thread_id)
+        self.body(CancelTurn)
         cancelled = await self.service.cancel(thread_id)
         self.reply({"cancelled": cancelled})
 
@@ -190,9 +264,9 @@ class ThreadArtifactsHandler(AnalystHandler):
     @web.authenticated
     @authorized
     async def get(self, thread_id: str) -> None:
-        """The thread's artifact inventory."""
+        """The thread's artifact inventory (``?type=`` keeps one type)."""
         self.owned_thread(thread_id)
-        items = self.service.workspace.artifacts.list(thread_id, type=self.get_argument("type", None))
+        items = self.service.workspace.artifacts.list(thread_id, type=self.query(ArtifactsQuery).type)
         self.reply({"artifacts": [a.model_dump() for a in items]})
 
 
@@ -238,7 +312,8 @@ class NotebookHandler(AnalystHandler):
         self.owned_thread(thread_id)
         path = self.service.workspace.notebook_path(thread_id)
         if not path.exists():
-            raise web.HTTPError(404, "the thread has no notebook yet", reason="notebook_not_found")
+            raise self.refuse(ConfigError("the thread has no notebook yet", reason="notebook_not_found",
+                                          hint="it is written at the end of the thread's first turn"), 404)
         self.set_header("Content-Type", "application/x-ipynb+json")
         self.finish(path.read_bytes())
 

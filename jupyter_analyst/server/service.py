@@ -21,6 +21,7 @@ from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
 from ..store import Thread
 from ..workspace import Workspace
+from .catalog import SourceCatalog
 
 
 class ThreadBusy(AnalystError):
@@ -38,13 +39,15 @@ class ThreadService:
         config: AnalystConfig,
         model: ModelSettings | None,
         sources: dict[str, str],
+        allow_any_source: bool = False,
         launcher: KernelLauncher | None = None,
         pool_size: int = 0,
         pool_idle_s: float = 600.0,
     ) -> None:
         self.config = config
         self.model = model
-        self.sources = sources
+        #: What clients may open: configured sources by name (any path or URL only if allowed).
+        self.catalog = SourceCatalog(sources, allow_any=allow_any_source)
         self.launcher = launcher
         self.workspace = Workspace(config.workspace)
         # Nothing runs yet: a turn still marked running was cut by a crash of the last server.
@@ -65,19 +68,19 @@ class ThreadService:
 
     # ------------------------------------------------------------------ threads
 
-    def resolve_source(self, name_or_spec: str | None) -> str | None:
-        """A configured source's spec by name; otherwise the text as given."""
-        if name_or_spec is None:
-            return next(iter(self.sources.values()), None)
-        return self.sources.get(name_or_spec, name_or_spec)
-
     def thread(self, thread_id: str, user: str) -> Thread:
         """The user's thread (``ConfigError`` ``thread_not_found`` for anyone else's)."""
         return self.workspace.store.get_thread(thread_id, user=user)
 
+    @property
+    def sources(self) -> dict[str, str]:
+        """The configured sources: name -> spec."""
+        return self.catalog.sources
+
     def create_thread(self, user: str, source: str | None, title: str | None) -> Thread:
-        """A new thread owned by ``user``."""
-        return self.workspace.store.create_thread(user=user, source=self.resolve_source(source), title=title)
+        """A new thread owned by ``user`` on a configured source (by name; the default when
+        ``None``); ``SourceError`` ``unknown_source`` for any other name."""
+        return self.workspace.store.create_thread(user=user, source=self.catalog.spec_of(source), title=title)
 
     def is_active(self, thread_id: str) -> bool:
         """Whether a turn is running on the thread."""
@@ -87,14 +90,19 @@ class ThreadService:
     # ------------------------------------------------------------------ turns
 
     def start_turn(self, thread: Thread, prompt: str, *, source: str | None = None, rerun: bool = False) -> asyncio.Task[TurnSummary]:
-        """Run a turn in the background; refused while another runs on the thread."""
+        """Run a turn in the background; refused while another runs on the thread.
+
+        Without ``source`` the turn runs on the thread's own source; a configured source
+        named here switches the thread to it (later turns stay on it). Nothing outside the
+        configured sources is opened unless the server allows any source.
+        """
         if self.is_active(thread.thread_id):
             raise ThreadBusy("a turn is already running on this thread", hint="wait for it, or cancel it")
         if self.model is None:
             raise ConfigError("no model is configured for the server", reason="no_model",
-                              hint="set OPENAI_API_KEY / OPENAI_BASE_URL or c.AnalystApp.base_url")
-        request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=self.resolve_source(source),
-                              rerun=rerun, user=thread.user)
+                              hint="set OPENAI_API_KEY / OPENAI_BASE_URL or c.AnalystApp.model_base_url")
+        spec = self.catalog.for_thread(thread.source) if source is None else self.catalog.spec_of(source)
+        request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun, user=thread.user)
         task = asyncio.create_task(
             run_turn(request, config=self.config, model=self.model, on_event=self._publish, launcher=self.launcher,
                      pool=self.pool, background=self.background)

@@ -1,0 +1,249 @@
+"""What clients may send to the API: typed bodies and query parameters, and their limits.
+
+Every field of every body and query parameter is read through a model here, at the handler
+boundary; anything else (a wrong type, an unknown field, a number out of range, text that
+is not UTF-8, a body too deep or too large) is an :class:`InvalidRequest`, answered 4xx
+with ``{message, reason, hint}``, and nothing runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, ClassVar, TypeVar
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from ..artifacts.model import ArtifactType
+from ..errors import ConfigError
+
+#: The largest sequence number SQLite can hold; a larger one could never be an event's.
+MAX_SEQ = 2**63 - 1
+
+
+class InvalidRequest(ConfigError):
+    """A request the API refuses as sent: answered with ``status`` (a 4xx), never run."""
+
+    reason = "invalid_request"
+
+    def __init__(self, message: str, *, status: int = 400, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.status = status
+
+
+class ApiLimits(BaseModel):
+    """Sizes the API accepts (``c.AnalystApp.max_body_bytes``, ``max_prompt_bytes``)."""
+
+    max_body_bytes: int = Field(1 << 20, gt=0)
+    """Bytes of one request body, as sent."""
+    max_prompt_bytes: int = Field(100_000, gt=0)
+    """Bytes of one prompt, encoded as UTF-8."""
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A client's value quoted for an error message, cut short.
+
+    >>> shown("x" * 100)[-5:]
+    "x...'"
+    """
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..." + text[0]
+
+
+# ------------------------------------------------------------------ field types
+
+
+def _utf8(text: str) -> str:
+    # JSON may spell a lone surrogate (\ud800); no store, file or model can take one.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("must be valid Unicode text (a lone surrogate is not)") from exc
+    return text
+
+
+def _sequence_number(value: Any) -> Any:
+    # Digits only: int() would also take " 1", "1_0", "+1" and "١".
+    if isinstance(value, str):
+        if not re.fullmatch(r"[0-9]{1,19}", value):
+            raise ValueError("must be an event sequence number: a whole number from 0")
+        return int(value)
+    return value
+
+
+Text = Annotated[str, AfterValidator(_utf8)]
+SequenceNumber = Annotated[int, BeforeValidator(_sequence_number), Field(ge=0, le=MAX_SEQ)]
+
+
+class _Input(BaseModel):
+    """A body or a set of query parameters: strict types, no unknown fields."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    #: Reason codes of a refused field (default ``invalid_<field>``).
+    reasons: ClassVar[dict[str, str]] = {}
+    #: What the client should send instead.
+    hint: ClassVar[str] = ""
+
+
+# ------------------------------------------------------------------ bodies
+
+
+class NewThread(_Input):
+    """``POST threads``."""
+
+    hint = "send {source?: a configured source name, title?: text}"
+
+    source: Text | None = Field(None, max_length=4096)
+    """A configured source's name (the default source when absent)."""
+    title: Text | None = Field(None, max_length=1000)
+
+
+class NewTurn(_Input):
+    """``POST threads/{id}/turns``."""
+
+    reasons = {"prompt": "empty_prompt"}
+    hint = "send {prompt: text, source?: a configured source name, rerun?: true or false}"
+
+    prompt: Text = Field(pattern=r"\S")
+    """What the user asks; not blank."""
+    source: Text | None = Field(None, max_length=4096)
+    """A configured source's name: the thread switches to it. Absent: the thread's own."""
+    rerun: bool = False
+
+    def check_size(self, limits: ApiLimits) -> None:
+        """Refuse (413) a prompt over the configured size."""
+        size = len(self.prompt.encode("utf-8"))
+        if size > limits.max_prompt_bytes:
+            raise InvalidRequest(
+                f"the prompt is {size} bytes; this server takes at most {limits.max_prompt_bytes}",
+                status=413, reason="prompt_too_large",
+                hint="shorten it, or attach the data as a source (c.AnalystApp.max_prompt_bytes sets the limit)",
+            )
+
+
+class CancelTurn(_Input):
+    """``POST threads/{id}/cancel``: no fields."""
+
+    hint = "send {} or no body"
+
+
+# ------------------------------------------------------------------ query parameters
+
+
+class EventsQuery(_Input):
+    """``GET threads/{id}/events?after=N`` (or the ``Last-Event-ID`` header)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)  # e.g. ?token=...
+    hint = "pass ?after=N, N the last event sequence number seen (0 for all)"
+
+    after: SequenceNumber = 0
+
+
+class ArtifactsQuery(_Input):
+    """``GET threads/{id}/artifacts?type=T``."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+    hint = "pass ?type= one of dataset, image, file, text, or no type for all"
+
+    type: ArtifactType | None = None
+
+
+# ------------------------------------------------------------------ parsing
+
+Input = TypeVar("Input", bound=_Input)
+
+
+def parse_fields(model: type[Input], data: dict[str, Any]) -> Input:
+    """``data`` as ``model``, or the :class:`InvalidRequest` naming the first bad field.
+
+    >>> try:
+    ...     parse_fields(EventsQuery, {"after": "-1e23"})
+    ... except InvalidRequest as exc:
+    ...     print(exc.reason, exc.message)
+    invalid_after 'after': must be an event sequence number: a whole number from 0 (got '-1e23')
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        field = str(error["loc"][0]) if error["loc"] else "body"
+        if error["type"] == "extra_forbidden":
+            known = ", ".join(model.model_fields) or "none"
+            raise InvalidRequest(f"unknown field {shown(field)} (fields: {known})", reason="unknown_field",
+                                 hint=model.hint, field=field) from None
+        if error["type"] == "missing":
+            message = f"{shown(field)} is required"
+        else:
+            said = {"string_pattern_mismatch": "must not be blank"}.get(error["type"]) or str(error["msg"])
+            said = said.removeprefix("Value error, ")
+            message = f"{shown(field)}: {said[:1].lower()}{said[1:]} (got {shown(error.get('input'))})"
+        raise InvalidRequest(message, reason=model.reasons.get(field, f"invalid_{field}"), hint=model.hint,
+                             field=field) from None
+
+
+def parse_body(model: type[Input], raw: bytes) -> Input:
+    """A JSON request body as ``model`` (no body: no fields).
+
+    >>> parse_body(NewTurn, b'{"prompt": "revenue by region"}').prompt
+    'revenue by region'
+    >>> try:
+    ...     parse_body(NewTurn, b'{"prompt": "x", "rerun": 1}')
+    ... except InvalidRequest as exc:
+    ...     print(exc.reason, exc.message)
+    invalid_rerun 'rerun': input should be a valid boolean (got 1)
+    """
+    data: Any = {}
+    if raw.strip():
+        try:
+            data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        except RecursionError:
+            raise InvalidRequest("the body is nested too deeply", reason="invalid_json", hint=model.hint) from None
+        except ValueError as exc:  # not UTF-8, not JSON, NaN, a number of 5,000 digits...
+            raise InvalidRequest(f"the body is not JSON: {shown(str(exc), 120)[1:-1]}", reason="invalid_json",
+                                 hint=model.hint) from None
+    if not isinstance(data, dict):
+        raise InvalidRequest(f"the body must be a JSON object, not {type(data).__name__}", reason="invalid_json",
+                             hint=model.hint)
+    return parse_fields(model, data)
+
+
+def _no_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; Python's parser takes them unless told otherwise.
+    raise ValueError(f"{name} is not a JSON value")
+
+
+class BodyBuffer:
+    """A request body read in chunks, kept up to a size and only counted past it.
+
+    >>> buffer = BodyBuffer(limit=4)
+    >>> buffer.add(b"abc"); buffer.add(b"de"); buffer.too_large, buffer.size
+    (True, 5)
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self._chunks: list[bytes] = []
+
+    @property
+    def too_large(self) -> bool:
+        """Whether more than ``limit`` bytes came."""
+        return self.size > self.limit
+
+    def add(self, chunk: bytes) -> None:
+        """Take the next chunk (dropped once the body is over the limit)."""
+        self.size += len(chunk)
+        if self.too_large:
+            self._chunks.clear()  # what came is never read: nothing is kept
+        else:
+            self._chunks.append(chunk)
+
+    def body(self) -> bytes:
+        """The whole body, or the 413 :class:`InvalidRequest` when it was too large."""
+        if self.too_large:
+            raise InvalidRequest(
+                f"the request body is over {self.limit} bytes", status=413, reason="body_too_large",
+                hint="send less (c.AnalystApp.max_body_bytes sets the limit)",
+            )
+        return b"".join(self._chunks)
