@@ -8,11 +8,15 @@ the real workspace. The only stand-in is the model's words, which here are the a
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from jupyter_analyst.kernel.sandbox import find_bwrap
+from jupyter_analyst.testing import ScriptedModelServer, TurnRunner
 
 
 def sandboxed_root() -> list[pytest.MarkDecorator]:
@@ -32,3 +36,13 @@ def blob_bytes(workspace: Path) -> list[bytes]:
 def results_of(analyst, turn_id: str) -> list:
     """The tool results of one turn, in order."""
     return [e for e in analyst.of_type("tool_result") if e.turn_id == turn_id]
+
+
+@contextmanager
+def scripted(workspace: Path, source: Path, script: dict[str, Any]) -> Iterator[TurnRunner]:
+    """Turns in ``workspace`` whose model says ``script``; the model server stops afterwards."""
+    server = ScriptedModelServer(script).start()
+    try:
+        yield TurnRunner(workspace, server, source)
+    finally:
+        server.stop()

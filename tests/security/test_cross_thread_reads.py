@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, python_step, sql_step, text_step
+from jupyter_analyst.testing import python_step, sql_step, text_step
 
-from .conftest import results_of, sandboxed_root
+from .conftest import results_of, sandboxed_root, scripted
 
 pytestmark = sandboxed_root()
 
@@ -20,19 +20,15 @@ A_SQL = "SELECT region_id, region FROM regions ORDER BY region_id"
 B_SQL = "SELECT product_id FROM products ORDER BY product_id LIMIT 3"
 
 
-def _runner(workspace, sales_db, steps) -> tuple[TurnRunner, ScriptedModelServer]:
-    server = ScriptedModelServer({"turns": [{"match": ".", "steps": steps}]}).start()
-    return TurnRunner(workspace, server, sales_db), server
+def _script(*steps) -> dict:
+    return {"turns": [{"match": ".", "steps": list(steps)}]}
 
 
 def test_thread_b_cannot_read_thread_a_datasets(tmp_path, sales_db):
     workspace = tmp_path / "ws"
-    a, server_a = _runner(workspace, sales_db, [sql_step(A_SQL, "regions_a"), python_step("print(len(regions_a))"),
-                                                text_step()])
-    try:
+    with scripted(workspace, sales_db, _script(sql_step(A_SQL, "regions_a"), python_step("print(len(regions_a))"),
+                                               text_step())) as a:
         first = a.run("fetch")
-    finally:
-        server_a.stop()
     assert first.status == "completed"
     secret = next(e for e in a.of_type("artifact") if e.artifact_type == "dataset").fingerprint.removeprefix("sha256:")
     blob = workspace.resolve() / "artifacts" / "sha256" / secret[:2] / secret
@@ -53,11 +49,8 @@ found["datasets"] = {{d: sorted(os.listdir(os.path.join(root, d))) for d in os.l
 found["hits"] = [p for p in glob.glob({str(workspace.resolve())!r} + "/**", recursive=True) if {secret!r} in p]
 print(json.dumps(found))
 """
-    b, server_b = _runner(workspace, sales_db, [sql_step(B_SQL, "products_b"), python_step(probe), text_step()])
-    try:
+    with scripted(workspace, sales_db, _script(sql_step(B_SQL, "products_b"), python_step(probe), text_step())) as b:
         second = b.run("probe")
-    finally:
-        server_b.stop()
     assert second.status == "completed" and second.thread_id != first.thread_id
     seen = json.loads(results_of(b, second.turn_id)[1].result["stdout"])
     assert seen["blob"] == "FileNotFoundError", "thread A's dataset must not be readable from thread B"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, python_step, text_step
+from jupyter_analyst.testing import python_step, text_step
 
-from .conftest import blob_bytes, results_of, sandboxed_root
+from .conftest import blob_bytes, results_of, sandboxed_root, scripted
 
 pytestmark = sandboxed_root()
 
@@ -38,13 +38,9 @@ open("outputs/b.csv", "w").write("b\\n2\\n")
 def capped(tmp_path_factory, sales_db):
     steps = [python_step(SPARSE), python_step(MANY), python_step("open('outputs/small.csv', 'w').write('x\\n1\\n')"),
              python_step(FIGURES), text_step()]
-    server = ScriptedModelServer({"turns": [{"match": ".", "steps": steps}]}).start()
-    try:
-        runner = TurnRunner(tmp_path_factory.mktemp("ws") / "ws", server, sales_db)
+    with scripted(tmp_path_factory.mktemp("ws") / "ws", sales_db, {"turns": [{"match": ".", "steps": steps}]}) as runner:
         summary = runner.run("fill the disk", outputs={"step_files": 4})
         yield runner, summary, results_of(runner, summary.turn_id)
-    finally:
-        server.stop()
 
 
 def test_sparse_giants_are_refused_before_a_byte_is_copied(capped):
@@ -71,12 +67,8 @@ def test_figures_count_towards_the_cap(capped):
 
 def test_the_thread_cap_counts_what_the_thread_holds(tmp_path, sales_db):
     steps = [python_step(f"open('outputs/f{i}.csv', 'w').write('{i}')") for i in range(3)] + [text_step()]
-    server = ScriptedModelServer({"turns": [{"match": ".", "steps": steps}]}).start()
-    try:
-        runner = TurnRunner(tmp_path / "ws", server, sales_db)
+    with scripted(tmp_path / "ws", sales_db, {"turns": [{"match": ".", "steps": steps}]}) as runner:
         summary = runner.run("fill the thread", outputs={"thread_files": 2})
-    finally:
-        server.stop()
     results = results_of(runner, summary.turn_id)
     assert [len(r.artifact_ids) for r in results] == [1, 1, 0]
     assert "cap of 2" in results[2].result["files_note"]

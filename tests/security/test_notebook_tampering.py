@@ -11,9 +11,9 @@ import json
 
 import nbformat
 
-from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, python_step, text_step
+from jupyter_analyst.testing import python_step, text_step
 
-from .conftest import results_of, sandboxed_root
+from .conftest import results_of, sandboxed_root, scripted
 
 pytestmark = sandboxed_root()
 
@@ -37,13 +37,9 @@ for path in ["notebook.ipynb", "../notebook.ipynb", f"../../threads/{{tid}}/note
         pass
 print(written)
 """
-    server = ScriptedModelServer({"turns": [{"match": ".", "steps": [python_step(attack), text_step()]}]}).start()
-    runner = TurnRunner(tmp_path / "ws", server, sales_db)
-    try:
+    with scripted(tmp_path / "ws", sales_db, {"turns": [{"match": ".", "steps": [python_step(attack), text_step()]}]}) as runner:
         first = runner.run("plant")
         second = runner.run("again", thread=first.thread_id)
-    finally:
-        server.stop()
     assert first.status == second.status == "completed"
     # The kernel wrote what it could (its own folder), and none of it is the audit notebook.
     planted = results_of(runner, first.turn_id)[0]

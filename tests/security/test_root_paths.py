@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 
-from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, python_step, text_step
+from jupyter_analyst.testing import python_step, text_step
 
-from .conftest import sandboxed_root
+from .conftest import sandboxed_root, scripted
 
 pytestmark = sandboxed_root()
 
@@ -35,13 +35,9 @@ os.symlink({str(owned)!r}, "owned-by-me")
         # A new process, so a new kernel starts in the planted folder.
         {"match": "next", "steps": [python_step("import matplotlib; print('ok')"), text_step()]},
     ]}
-    server = ScriptedModelServer(script).start()
-    runner = TurnRunner(tmp_path / "ws", server, sales_db)
-    try:
+    with scripted(tmp_path / "ws", sales_db, script) as runner:
         first = runner.run("plant")
         second = runner.run("next", thread=first.thread_id)
-    finally:
-        server.stop()
     assert first.status == second.status == "completed"
     assert os.listdir(target) == [], "nothing may be created through the kernel's links"
     assert os.stat(target).st_uid == 0 and os.stat(owned).st_uid == 0, "no chown through a link"

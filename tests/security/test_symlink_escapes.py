@@ -13,7 +13,7 @@ import pytest
 
 from jupyter_analyst.testing import python_step, text_step
 
-from .conftest import blob_bytes, results_of, sandboxed_root
+from .conftest import blob_bytes, results_of, sandboxed_root, scripted
 
 pytestmark = sandboxed_root()
 
@@ -23,8 +23,6 @@ SECRET = b"TOP-SECRET-HOST-BYTES-7f3a"
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory, sales_db):
     """One turn whose steps are the attacks; the host's secret files live outside the sandbox."""
-    from jupyter_analyst.testing import ScriptedModelServer, TurnRunner
-
     host = tmp_path_factory.mktemp("host")
     secret = host / "secret.txt"
     secret.write_bytes(SECRET)
@@ -47,13 +45,9 @@ def attacked(tmp_path_factory, sales_db):
         python_step("open('outputs/ok.csv', 'w').write('a,b\\n1,2\\n')"),
         text_step(),
     ]
-    server = ScriptedModelServer({"turns": [{"match": "attack", "steps": steps}]}).start()
-    try:
-        analyst = TurnRunner(tmp_path_factory.mktemp("ws") / "ws", server, sales_db)
+    with scripted(tmp_path_factory.mktemp("ws") / "ws", sales_db, {"turns": [{"match": "attack", "steps": steps}]}) as analyst:
         summary = analyst.run("attack")
         yield analyst, summary, results_of(analyst, summary.turn_id)
-    finally:
-        server.stop()
 
 
 def _not_stored(result) -> dict[str, str]:
