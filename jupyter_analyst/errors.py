@@ -131,7 +131,9 @@ class SqlRejected(ToolRetry):
     """SQL refused before execution: unparsable, not read-only, or naming unknown things.
 
     Reason codes: ``sql_parse_error``, ``sql_not_read_only``, ``sql_multiple_statements``,
-    ``unknown_table``, ``unknown_column``.
+    ``unknown_table``, ``unknown_column``, ``sql_too_large``, ``sql_too_complex`` (nested
+    too deeply, or past the preparation's time or memory limit), ``sql_unsupported``,
+    ``invalid_unicode``.
     """
 
     reason = "sql_rejected"
