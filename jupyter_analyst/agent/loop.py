@@ -372,9 +372,9 @@ class AgentLoop:
                 ),
             )
 
-        # The step's logical key; computing it also validates SQL against the schema.
+        # The step's logical key; planning it also checks SQL against the schema (off the loop).
         try:
-            key = self.tools.key_for(call.name, args)
+            plan = await self.tools.plan(call.name, args)
         except ToolRetry as exc:
             counters["blocked"] += 1
             counters[exc.reason] += 1
@@ -387,6 +387,7 @@ class AgentLoop:
             )
             return outcome
 
+        key = plan.key
         target = machine.tool_target(call.name)
         if target is not None:
             await self._enter(turn, machine, target)
@@ -409,7 +410,7 @@ class AgentLoop:
                 self.runtime.python_reused(args["code"], key)
         else:
             async with self.runtime.lock:
-                outcome = await self.tools.call(call.name, args, ctx, key)
+                outcome = await self.tools.call(call.name, args, ctx, plan)
             counters["executed"] += 1
             if key is not None and outcome.status == "ok":
                 turn_keys[key] = outcome
