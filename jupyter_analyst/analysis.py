@@ -10,7 +10,7 @@ import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from .agent.events import Event
 from .agent.llm import LLMClient
@@ -26,6 +26,7 @@ from .kernel.outputs import OutputCaps
 from .notebooks import trail
 from .sql import open_source
 from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
+from .text import valid_text
 from .workspace import Workspace
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -97,6 +98,12 @@ class TurnRequest(BaseModel):
     rerun: bool = False
     user: str = "local"
     notebook: Path | None = None
+
+    @field_validator("prompt")
+    @classmethod
+    def _valid_unicode(cls, prompt: str) -> str:
+        # A terminal or a JSON body can carry lone surrogates, which nothing can store.
+        return valid_text(prompt)
 
 
 async def run_turn(

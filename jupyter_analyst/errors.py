@@ -122,7 +122,13 @@ class ToolRetry(AnalystError):
 
 
 class InvalidArguments(ToolRetry):
-    """Tool arguments that could not be understood, even after normalisation."""
+    """Tool arguments that could not be understood, even after normalisation.
+
+    Reason codes: ``invalid_arguments``, ``unknown_tool``, ``empty_payload``,
+    ``arguments_too_large``, ``arguments_too_deep``, ``argument_too_long``,
+    ``invalid_unicode``, ``invalid_name``, ``reserved_name``, ``python_too_large``,
+    ``python_too_complex``, ``invalid_code``.
+    """
 
     reason = "invalid_arguments"
 
