@@ -131,3 +131,29 @@ def test_a_plain_dataset_name_still_works(analyst):
     a = analyst({"turns": [{"steps": [sql_step("SELECT region FROM regions", "regions_df"), text_step("done")]}]})
     out = a.run("plain")
     assert out.tool_calls["executed"] == 1 and a.of_type("tool_result")[0].status == "ok"
+
+
+def test_lone_surrogates_in_the_models_text_and_the_prompt_are_stored_as_replacement_characters(sales_db, tmp_path):
+    """Prose is not code: a lone surrogate there becomes U+FFFD, and every event persists."""
+    script = {"turns": [{"steps": [text_step("revenue \ud800 grew")]}]}
+    with ScriptedModelServer(script) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+        env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="x")
+        # Bytes that are not UTF-8 reach Python's argv as lone surrogates.
+        out = subprocess.run(
+            [*(c.encode() for c in CLI), b"run", b"--db", str(sales_db).encode(), b"--prompt", b"why \xed\xa0\x80?",
+             b"--json", b"--no-summarizer", b"--workspace", str(tmp_path / "ws").encode()],
+            env=env, capture_output=True, timeout=240,
+        )
+    assert out.returncode == 0, out.stderr.decode(errors="replace")[-3000:]
+    summary = json.loads(out.stdout)
+    assert summary["status"] == "completed" and summary["answer"] == "revenue \ufffd grew"
+    from jupyter_analyst.workspace import Workspace
+
+    workspace = Workspace(tmp_path / "ws")
+    try:
+        events = workspace.store.events(summary["thread_id"])
+        assert events[0].type == "turn_started" and "\ufffd" in events[0].prompt
+        assert any(e.type == "answer" and e.text == "revenue \ufffd grew" for e in events)
+    finally:
+        workspace.close()
