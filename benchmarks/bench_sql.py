@@ -57,11 +57,11 @@ async def _ours(root: Path, db: str, rows: int, repeat: int) -> float:
     await runtime.kernel()  # started once: the comparison is per query, not per kernel start
     ids = count()
     args = {"sql": QUERY, "name": "big_result"}
-    key = tools.key_for("run_sql", args)
+    plan = await tools.plan("run_sql", args)
 
     async def once() -> None:
         ctx = CallContext(thread.thread_id, "bench", f"call_{next(ids)}", rerun=True)
-        outcome = await tools.call("run_sql", args, ctx, key)
+        outcome = await tools.call("run_sql", args, ctx, plan)
         assert outcome.status == "ok" and outcome.result["rows"] == rows, outcome.result
         runtime.loaded.clear()  # make every repetition load the DataFrame into the kernel again
 

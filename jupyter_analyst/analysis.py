@@ -10,7 +10,7 @@ import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, field_validator
 
 from .agent.events import Event
 from .agent.llm import LLMClient
@@ -25,6 +25,8 @@ from .kernel import KernelLauncher, KernelPool, SandboxPolicy
 from .kernel.outputs import OutputCaps
 from .notebooks import trail
 from .sql import open_source
+from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
+from .text import valid_text
 from .workspace import Workspace
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -73,6 +75,15 @@ class AnalystConfig(BaseModel):
     query_timeout_s: float = 60.0
     row_cap: int = 1_000_000
     python_timeout_s: float = 120.0
+    sql_max_chars: int = Field(
+        default=DEFAULT_MAX_CHARS, gt=0,
+        description="Longer SQL from the model is refused unparsed (reason sql_too_large).",
+    )
+    sql_prepare_timeout_s: float = Field(
+        default=DEFAULT_TIMEOUT_S, gt=0,
+        description="Checking one query (parse, guard, qualify) may take this long, in a worker "
+                    "process off the event loop; past it the query is refused (reason sql_too_complex).",
+    )
     sandbox: SandboxPolicy = SandboxPolicy()
     outputs: OutputCaps = OutputCaps()
     """How much a step, and a thread in all, may add to the inventory."""
@@ -87,6 +98,12 @@ class TurnRequest(BaseModel):
     rerun: bool = False
     user: str = "local"
     notebook: Path | None = None
+
+    @field_validator("prompt")
+    @classmethod
+    def _valid_unicode(cls, prompt: str) -> str:
+        # A terminal or a JSON body can carry lone surrogates, which nothing can store.
+        return valid_text(prompt)
 
 
 async def run_turn(
@@ -136,6 +153,8 @@ async def run_turn(
             query_timeout_s=config.query_timeout_s,
             row_cap=config.row_cap,
             python_timeout_s=config.python_timeout_s,
+            sql_max_chars=config.sql_max_chars,
+            sql_prepare_timeout_s=config.sql_prepare_timeout_s,
             sandbox=config.sandbox,
             launcher=launcher,
             pool=pool,

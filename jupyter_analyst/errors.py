@@ -122,7 +122,13 @@ class ToolRetry(AnalystError):
 
 
 class InvalidArguments(ToolRetry):
-    """Tool arguments that could not be understood, even after normalisation."""
+    """Tool arguments that could not be understood, even after normalisation.
+
+    Reason codes: ``invalid_arguments``, ``unknown_tool``, ``empty_payload``,
+    ``arguments_too_large``, ``arguments_too_deep``, ``argument_too_long``,
+    ``invalid_unicode``, ``invalid_name``, ``reserved_name``, ``python_too_large``,
+    ``python_too_complex``, ``invalid_code``.
+    """
 
     reason = "invalid_arguments"
 
@@ -131,7 +137,9 @@ class SqlRejected(ToolRetry):
     """SQL refused before execution: unparsable, not read-only, or naming unknown things.
 
     Reason codes: ``sql_parse_error``, ``sql_not_read_only``, ``sql_multiple_statements``,
-    ``unknown_table``, ``unknown_column``.
+    ``unknown_table``, ``unknown_column``, ``sql_too_large``, ``sql_too_complex`` (nested
+    too deeply, or past the preparation's time or memory limit), ``sql_unsupported``,
+    ``invalid_unicode``.
     """
 
     reason = "sql_rejected"

@@ -82,11 +82,22 @@ CASES: dict[str, tuple[list[list[dict]], list[tuple[str, str, str]]]] = {
         [[d(id="call_a", name="run_sql", args="{")], [d(args="}")]],
         [("call_a", "run_sql", "{}")],
     ),
-    "entry that never got a name is dropped": (
+    # A call without a name is kept, so that the loop tells the model; it never ends the turn.
+    "entry that never got a name is kept, nameless": (
         [[d(0, "call_a", None, "{}")], [d(1, "call_b", "list_tables", "{}")]],
-        [("call_b", "list_tables", "{}")],
+        [("call_a", "", "{}"), ("call_b", "list_tables", "{}")],
     ),
-    "blank name is dropped": ([[d(0, "call_a", "  ", "{}")]], []),
+    "blank name is kept, nameless": ([[d(0, "call_a", "  ", "{}")]], [("call_a", "", "{}")]),
+    "an entry that carried nothing is dropped": ([[d(0)], [d(1, "call_b", "list_tables", "{}")]],
+                                                 [("call_b", "list_tables", "{}")]),
+    "a repeated id is made unique": (
+        [[d(0, "call_a", "list_tables", "{}")], [d(1, "call_a", "list_artifacts", "{}")]],
+        [("call_a", "list_tables", "{}"), ("call_a_", "list_artifacts", "{}")],
+    ),
+    "names and ids are made valid unicode; arguments are left to the normaliser": (
+        [[d(0, "call_\ud800", "run_\udc80", '{"code": "\ud800"}')]],
+        [("call_\ufffd", "run_\ufffd", '{"code": "\ud800"}')],
+    ),
     "nothing fed": ([], []),
     "empty and None delta lists are harmless": ([[], [d(0, "call_a", "list_tables", "")]], [("call_a", "list_tables", "")]),
 }

@@ -89,3 +89,79 @@ def test_empty_and_non_string_sql(source):
     for bad in ("", "   ;  ", None):
         with pytest.raises(SqlRejected):
             prepare_query(bad, source)  # type: ignore[arg-type]
+
+
+ACCEPTED = [sql for verdict, sql in CASE_LIST if verdict == "accept"]
+
+
+@pytest.mark.parametrize("sql", ACCEPTED, ids=[s.splitlines()[0][:50] for s in ACCEPTED])
+def test_accepted_queries_run_against_the_sample_database(source, sql, tmp_path):
+    """What the guard lets through runs: through the query runner, to Parquet."""
+    import asyncio
+
+    from jupyter_analyst.sql import QueryRunner
+
+    result = asyncio.run(QueryRunner(source).run_to_parquet(prepare_query(sql, source), tmp_path / "out.parquet"))
+    assert result.rows > 0 and result.columns
+
+
+def test_pivot_statements_are_queries(source, tmp_path):
+    """DuckDB's PIVOT: one row per product, one column per region, as DuckDB computes it."""
+    import asyncio
+
+    import duckdb
+
+    from jupyter_analyst.sql import QueryRunner
+
+    sql = "PIVOT orders ON region_id USING SUM(revenue) GROUP BY product_id"
+    prepared = prepare_query(sql, source)
+    assert prepared.tables == ["orders"]
+    # Equivalent spellings share a canonical form; another aggregate does not.
+    again = prepare_query("pivot ORDERS on REGION_ID using sum(REVENUE) group by PRODUCT_ID", source)
+    assert again.canonical == prepared.canonical
+    assert prepare_query(sql.replace("SUM", "AVG"), source).canonical != prepared.canonical
+    dest = tmp_path / "wide.parquet"
+    result = asyncio.run(QueryRunner(source).run_to_parquet(prepared, dest))
+    direct = source.conn.execute(sql)
+    names, rows = [d[0] for d in direct.description], direct.fetchall()
+    with duckdb.connect() as con:
+        stored = con.execute("SELECT * FROM read_parquet(?)", [str(dest)])
+        assert [d[0] for d in stored.description] == names
+        assert sorted(stored.fetchall()) == sorted(rows)
+    assert result.rows == len(rows) > 1 and names[0] == "product_id" and len(names) > 2
+
+
+def test_analysis_failures_of_any_kind_are_refusals(source):
+    """Whatever the SQL does to the parser or the checker, the answer is a SqlRejected."""
+    cases = {
+        "SELECT " + "(" * 300 + "1" + ")" * 300: "sql_too_complex",
+        "SELECT " + "- " * 20_000 + "1": "sql_too_complex",
+        "SELECT * FROM (PIVOT orders ON region_id USING SUM(revenue)) AS p, (PIVOT regions ON country) AS q": None,
+        "SELECT 'unterminated": "sql_parse_error",
+        "SELECT \x00": None,
+        "SELECT '\ud800' AS x": "invalid_unicode",
+    }
+    for sql, reason in cases.items():
+        try:
+            prepare_query(sql, source)
+        except SqlRejected as exc:
+            assert reason is None or exc.reason == reason, (sql[:40], exc.reason, exc.message)
+            assert exc.message and len(exc.message) < 1_000
+        else:
+            assert reason is None, sql[:40]
+
+
+def test_pivot_end_to_end_makes_a_dataset(analyst):
+    """Through the loop: the model's PIVOT runs and its dataset enters the inventory."""
+    from jupyter_analyst.testing import sql_step, text_step
+
+    pivot = "PIVOT orders ON region_id USING SUM(revenue) GROUP BY product_id"
+    unpivot = "UNPIVOT (SELECT order_id, revenue, quantity FROM orders) ON revenue, quantity INTO NAME metric VALUE amount"
+    a = analyst({"turns": [{"steps": [sql_step(pivot, "wide"), sql_step(unpivot, "long"), text_step("done")]}]})
+    out = a.run("pivot")
+    assert out.status == "completed"
+    results = a.of_type("tool_result")
+    assert [r.status for r in results] == ["ok", "ok"], [r.result for r in results]
+    assert results[0].result["columns"][0]["name"] == "product_id"
+    assert results[1].result["rows"] == 2 * 2400
+    assert out.artifacts["created"] == 2

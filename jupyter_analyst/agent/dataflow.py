@@ -99,7 +99,9 @@ class _Flow:
         for node in nodes:
             if node is None:
                 continue
-            local = set(bound)
+            # Names local to this expression, kept apart from ``bound``: copying ``bound`` for
+            # every statement made long code quadratic to analyse.
+            local: set[str] = set()
             walrus: set[str] = set()
             for inner in ast.walk(node):
                 if isinstance(inner, ast.comprehension):
@@ -110,7 +112,10 @@ class _Flow:
                     walrus |= _stored(inner.target)
             local |= walrus
             for inner in ast.walk(node):
-                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load) and inner.id not in local:
+                if (
+                    isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load)
+                    and inner.id not in local and inner.id not in bound
+                ):
                     self.free.add(inner.id)
             bound |= walrus
 

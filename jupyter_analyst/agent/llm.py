@@ -3,6 +3,10 @@
 Servers disagree on how they stream tool calls: some send a call's id only in its first
 chunk, some repeat it, some change it halfway, some never send one. Calls are therefore
 assembled by their ``index`` and reconciled by id (the first id seen wins).
+
+This is where the model's words enter the engine, so its text, tool names and call ids are
+made valid Unicode here, once (see ``text.py``); argument text is left as sent, for the
+argument normaliser to judge.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 from pydantic import BaseModel
 
 from ..errors import ConfigError, ModelError
+from ..text import valid_text
 
 TextSink = Callable[[str], Awaitable[None] | None]
 
@@ -97,20 +102,27 @@ class ToolCallAssembler:
                     partial.arguments.append(arguments)
 
     def calls(self) -> list[ToolCall]:
-        """The assembled calls in index order; a call that never got an id gets ``call_<index>``."""
+        """The assembled calls in index order.
+
+        A call that never got an id gets ``call_<index>``, and an id already taken by an
+        earlier call gets a suffix: every call is answered under an id of its own. A call
+        without a name is kept (named ``""``) so that the model is told so; only an entry
+        that carried nothing at all is dropped.
+        """
         out = []
         used = {p.id for p in self._by_index.values() if p.id}
+        taken: set[str] = set()
         for index in sorted(self._by_index):
             partial = self._by_index[index]
-            if not partial.name.strip():
+            if not (partial.name.strip() or partial.id or partial.arguments):
                 continue
-            call_id = partial.id
-            if not call_id:
-                call_id = f"call_{index}"
-                while call_id in used:
+            call_id = valid_text(partial.id)
+            if not call_id or call_id in taken:
+                call_id = call_id or f"call_{index}"
+                while call_id in used or call_id in taken:
                     call_id += "_"
-                used.add(call_id)
-            out.append(ToolCall(id=call_id, name=partial.name.strip(), arguments="".join(partial.arguments)))
+            taken.add(call_id)
+            out.append(ToolCall(id=call_id, name=valid_text(partial.name.strip()), arguments="".join(partial.arguments)))
         return out
 
 
@@ -178,9 +190,10 @@ class LLMClient:
                             continue
                         delta = choice.delta
                         if delta is not None and delta.content:
-                            text.append(delta.content)
+                            piece = valid_text(delta.content)
+                            text.append(piece)
                             if on_text is not None:
-                                maybe = on_text(delta.content)
+                                maybe = on_text(piece)
                                 if inspect.isawaitable(maybe):
                                     await maybe
                         if delta is not None and delta.tool_calls:

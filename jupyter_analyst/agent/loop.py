@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
+import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -35,6 +37,7 @@ from .memory import Addition, Item, StateDelta
 from .modes import classify
 from .names import mark_answer
 from .pack import ContextBudget
+from .payloads import check_dataset_name, check_python_code
 from .runtime import ThreadRuntime
 from .state import TurnStateMachine
 from .tools import CallContext, StepOutcome, ToolBox
@@ -42,10 +45,13 @@ from .tools_schema import TOOLS
 from .turn_memory import TurnMemory
 
 EventSink = Callable[[Event], Awaitable[None] | None]
+log = logging.getLogger(__name__)
 
 #: Arguments each tool cannot do without; an empty one gets one guided retry.
 _PAYLOAD = {"run_sql": "sql", "run_python": "code"}
 _KNOWN_TOOLS = {t["function"]["name"] for t in TOOLS}
+#: A function name OpenAI-compatible servers accept in the conversation they are sent back.
+_FUNCTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class TurnSummary(BaseModel):
@@ -190,7 +196,7 @@ class AgentLoop:
                         {
                             "id": call.id,
                             "type": "function",
-                            "function": {"name": call.name, "arguments": json.dumps(args or {})},
+                            "function": {"name": _echoed_name(call.name), "arguments": json.dumps(args or {})},
                         }
                         for call, args, _ in calls
                     ],
@@ -268,15 +274,24 @@ class AgentLoop:
 
     @staticmethod
     def _normalise_call(call: ToolCall) -> tuple[ToolCall, dict[str, Any] | None, AnalystError | None]:
+        """The call's arguments in canonical form, or why the call cannot run; never raises."""
         if call.name not in _KNOWN_TOOLS:
+            shown = call.name if len(call.name) <= 80 else f"{call.name[:80]}..."
             return call, None, InvalidArguments(
-                f"unknown tool {call.name!r}", reason="unknown_tool",
-                hint=f"the tools are: {', '.join(sorted(_KNOWN_TOOLS))}",
+                "a tool call without a name" if not call.name else f"unknown tool {shown!r}",
+                reason="unknown_tool",
+                hint=f"call one of the tools by its name: {', '.join(sorted(_KNOWN_TOOLS))}",
             )
         try:
             args, rescues = normalize_arguments_verbose(call.name, call.arguments)
         except InvalidArguments as exc:
             return call, None, exc
+        except Exception as exc:  # noqa: BLE001 - reading the model's arguments must never end the turn
+            log.exception("the arguments of %s could not be normalised", call.name)
+            return call, None, InvalidArguments(
+                f"the arguments could not be read ({type(exc).__name__})",
+                hint="send the arguments as one JSON object, as the tool's schema describes",
+            )
         if rescues:
             args = {**args, "_rescues": rescues}
         return call, args, None
@@ -292,7 +307,10 @@ class AgentLoop:
         if not question:
             error = InvalidArguments("clarify needs the 'question' to ask", reason="empty_payload")
             await self._guard(turn, counters, "invalid_arguments", error.message, call.id)
-            return StepOutcome(status="refused", result={"error": error.to_dict()})
+            refused = StepOutcome(status="refused", result={"error": error.to_dict()})
+            # Every call has its result event, refused ones too.
+            await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status="refused", result=refused.result))
+            return refused
         item = Item(id=f"question:{call.id}", kind="question", text=question, candidates=candidates)
         memory.apply(StateDelta(add=[Addition(section="items", value=item.model_dump())]), "tool")
         await self._guard(turn, counters, "clarification_asked", question, call.id)
@@ -349,14 +367,15 @@ class AgentLoop:
                 "empty_payload_refused",
                 InvalidArguments(f"{call.name} was called with an empty '{payload}' again", reason="empty_payload"),
             )
-        if call.name == "run_sql" and not str(args.get("name") or "").isidentifier():
-            return await refuse(
-                "invalid_arguments",
-                InvalidArguments(
-                    "run_sql needs a 'name': the Python variable that will hold the dataset",
-                    hint="e.g. {\"sql\": \"SELECT ...\", \"name\": \"revenue\"}",
-                ),
-            )
+        try:
+            # Before anything parses the payload or binds a name: what no analysis could
+            # handle, and names that would clobber Python or the kernel, are refused here.
+            if call.name == "run_sql":
+                check_dataset_name(str(args.get("name") or ""))
+            elif call.name == "run_python":
+                check_python_code(args["code"])
+        except InvalidArguments as exc:
+            return await refuse("invalid_arguments", exc)
         if call.name == "clarify":
             return await self._clarify(turn, counters, memory, call, args)
         invented = memory.invented_names(call.name, args)
@@ -372,9 +391,9 @@ class AgentLoop:
                 ),
             )
 
-        # The step's logical key; computing it also validates SQL against the schema.
+        # The step's logical key; planning it also checks SQL against the schema (off the loop).
         try:
-            key = self.tools.key_for(call.name, args)
+            plan = await self.tools.plan(call.name, args)
         except ToolRetry as exc:
             counters["blocked"] += 1
             counters[exc.reason] += 1
@@ -387,6 +406,7 @@ class AgentLoop:
             )
             return outcome
 
+        key = plan.key
         target = machine.tool_target(call.name)
         if target is not None:
             await self._enter(turn, machine, target)
@@ -409,7 +429,7 @@ class AgentLoop:
                 self.runtime.python_reused(args["code"], key)
         else:
             async with self.runtime.lock:
-                outcome = await self.tools.call(call.name, args, ctx, key)
+                outcome = await self.tools.call(call.name, args, ctx, plan)
             counters["executed"] += 1
             if key is not None and outcome.status == "ok":
                 turn_keys[key] = outcome
@@ -460,6 +480,18 @@ class AgentLoop:
         if call.name in _PAYLOAD:
             trace.steps.append(StepTrace(call.id, call.name, args, outcome, machine.state))
         return outcome
+
+
+def _echoed_name(name: str) -> str:
+    """The name a call is echoed under in the conversation sent back to the model.
+
+    Servers refuse a conversation whose calls have an empty or malformed function name, so
+    such a call is echoed under a placeholder; its tool message says what was wrong.
+
+    >>> _echoed_name("run_sql"), _echoed_name(""), _echoed_name("no such tool")
+    ('run_sql', 'invalid_tool_name', 'invalid_tool_name')
+    """
+    return name if _FUNCTION_NAME.fullmatch(name) else "invalid_tool_name"
 
 
 def _clarify_text(question: str, candidates: list[str]) -> str:

@@ -18,7 +18,8 @@ from pathlib import Path
 from ..artifacts import ArtifactStore, StepRecord
 from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..kernel.outputs import OutputCaps
-from ..sql import DataSource, QueryRunner
+from ..sql import DataSource, QueryRunner, SqlPreparer
+from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
 from .bindings import Binding, is_dataset, python_bindings, replayed
 from .dataflow import rebound_names
 from .names import assigned_names
@@ -45,12 +46,17 @@ class ThreadRuntime:
         python_timeout_s: float = 120.0,
         output_caps: OutputCaps | None = None,
         datasets_root: Path | None = None,
+        sql_max_chars: int = DEFAULT_MAX_CHARS,
+        sql_prepare_timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.thread_id = thread_id
         self.source = source
         self.artifacts = artifacts
         self.workdir = workdir
         self.runner = QueryRunner(source, timeout_s=query_timeout_s, row_cap=row_cap)
+        #: Checks the model's SQL in worker processes, within a size and a time limit.
+        self.preparer = SqlPreparer(max_chars=sql_max_chars, timeout_s=sql_prepare_timeout_s)
+        self.preparer.warm()
         self.python_timeout_s = python_timeout_s
         self.output_caps = output_caps or OutputCaps()
         # The kernel reads its thread's datasets from a folder of its own, mounted read-only,

@@ -22,7 +22,8 @@ from typing import Any
 
 from ..errors import AnalystError
 from ..store import ThreadStore, Turn
-from .arguments import strip_fence
+from ..text import find_lone_surrogate
+from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
 from .events import Event, MemoryUpdated
 from .llm import LLMClient
 from .memory import AgentState, RollingSummary, StateDelta, StatePatch, parse_delta
@@ -151,8 +152,17 @@ def parse_reply(text: str, *, fold_through: int, summary_chars: int) -> StateDel
         data = json.loads(strip_fence(text.strip()) or "{}")
     except json.JSONDecodeError as exc:
         raise AnalystError(f"the summarizer did not reply with JSON: {exc.msg}", reason="summarizer_reply") from exc
+    except (ValueError, RecursionError, MemoryError) as exc:  # too deep, a number too long to read...
+        raise AnalystError(f"the summarizer's reply could not be read: {type(exc).__name__}",
+                           reason="summarizer_reply") from None
     if not isinstance(data, dict):
         raise AnalystError("the summarizer's reply is not a JSON object", reason="summarizer_reply")
+    if nested_deeper_than(data, MAX_ARGUMENT_DEPTH):
+        raise AnalystError("the summarizer's reply is nested too deeply", reason="summarizer_reply")
+    where = find_lone_surrogate(data)
+    if where is not None:
+        # It could be neither stored nor sent back (see text.py).
+        raise AnalystError(f"the summarizer's reply holds a lone surrogate in {where}", reason="summarizer_reply")
     summary = data.pop("summary", None)
     delta = parse_delta({k: v for k, v in data.items() if k in ("add", "update", "remove")})
     if any(a.section in ("entities", "expectations") for a in delta.add):

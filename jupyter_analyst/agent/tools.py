@@ -18,7 +18,7 @@ from typing import Any, Literal
 from ..artifacts import Artifact, StepRecord, canonical_python, step_key
 from ..errors import AnalystError, InvalidArguments, ToolRetry
 from ..kernel.outputs import collect, over_thread_cap
-from ..sql import data_intent, prepare_query
+from ..sql import PreparedQuery, data_intent
 from .bindings import inputs_of
 from .lookup import find
 from ..db import utc_now
@@ -65,6 +65,15 @@ class StepOutcome:
         return [a.artifact_id for a, _ in self.artifacts]
 
 
+@dataclass(frozen=True)
+class StepPlan:
+    """What a call will do, worked out before it runs: its logical key and, for SQL, the
+    checked query (prepared once, used for the key and for the execution)."""
+
+    key: str | None = None
+    query: PreparedQuery | None = None
+
+
 @dataclass
 class CallContext:
     """Who is calling: the turn, the call id, whether reuse is allowed."""
@@ -108,20 +117,32 @@ class ToolBox:
 
     # ------------------------------------------------------------------ keys
 
-    def key_for(self, tool: str, args: dict[str, Any]) -> str | None:
-        """The logical key of a step, or ``None`` for metadata tools (never cached)."""
+    async def plan(self, tool: str, args: dict[str, Any]) -> StepPlan:
+        """The step's plan: its logical key (``None`` for metadata tools, never cached).
+
+        SQL is prepared here, off the event loop and within the runtime's limits; that also
+        checks it against the schema.
+
+        Raises:
+            ToolRetry: the SQL is refused (``SqlRejected``) or the code too complex to key.
+        """
         if tool == "run_sql":
-            prepared = prepare_query(args["sql"], self.runtime.source)
-            return step_key(
+            prepared = await self.runtime.preparer.prepare(args["sql"], self.runtime.source)
+            key = step_key(
                 "run_sql",
                 {"sql": prepared.canonical, "name": args["name"]},
                 data_version=self.runtime.data_version(),
             )
+            return StepPlan(key, prepared)
         if tool == "run_python":
             # What the names it reads hold: datasets' fingerprints, earlier steps' keys.
-            inputs = inputs_of(args["code"], self.runtime.bindings())
-            return step_key("run_python", {"code": canonical_python(args["code"])}, list(inputs.values()))
-        return None
+            try:
+                inputs = inputs_of(args["code"], self.runtime.bindings())
+                canonical = canonical_python(args["code"])
+            except (RecursionError, MemoryError):  # checked code does not get here; never a crash
+                raise InvalidArguments("the code is too complex to analyse", reason="python_too_complex") from None
+            return StepPlan(step_key("run_python", {"code": canonical}, list(inputs.values())))
+        return StepPlan()
 
     def recorded(self, ctx: CallContext, key: str | None) -> StepRecord | None:
         """The earlier step with this key, if reuse is allowed."""
@@ -144,8 +165,9 @@ class ToolBox:
 
     # ------------------------------------------------------------------ dispatch
 
-    async def call(self, tool: str, args: dict[str, Any], ctx: CallContext, key: str | None) -> StepOutcome:
-        """Run one (already normalised and guarded) tool call."""
+    async def call(self, tool: str, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
+        """Run one (already normalised, guarded and planned) tool call."""
+        key = plan.key
         started = time.perf_counter()
         try:
             match tool:
@@ -158,7 +180,7 @@ class ToolBox:
                 case "find":
                     outcome = self._find(args, ctx)
                 case "run_sql":
-                    outcome = await self._run_sql(args, ctx, key)
+                    outcome = await self._run_sql(args, ctx, plan)
                 case "run_python":
                     outcome = await self._run_python(args, ctx, key)
                 case _:
@@ -229,9 +251,11 @@ class ToolBox:
 
     # ------------------------------------------------------------------ run_sql
 
-    async def _run_sql(self, args: dict[str, Any], ctx: CallContext, key: str | None) -> StepOutcome:
+    async def _run_sql(self, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
         name = args["name"]
-        prepared = prepare_query(args["sql"], self.runtime.source)
+        key = plan.key
+        # Prepared when the step was planned: not parsed a second time.
+        prepared = plan.query or await self.runtime.preparer.prepare(args["sql"], self.runtime.source)
         # Staged beside the blob store, where the kernel cannot see it, then moved in.
         tmp = self.artifacts.blobs.dir.parent / ".incoming" / f"{ctx.thread_id}-{ctx.call_id}.parquet"
         tmp.parent.mkdir(parents=True, exist_ok=True)

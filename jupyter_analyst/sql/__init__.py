@@ -2,31 +2,58 @@
 
 SQL never runs inside the kernel: it runs here, and its results enter the kernel as
 Parquet artifacts.
+
+The names below are imported on first use, so that a worker that only prepares SQL (see
+``preparer.py``) starts without loading DuckDB and Arrow.
 """
 
-from .guard import check_read_only
-from .intent import DataIntent, data_intent
-from .model import ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
-from .prepare import canonical_sql, nearest, prepare_query
-from .runner import QueryRunner
-from .sources import DataSource, DuckDBSource, SQLAlchemySource, open_source, register_source
+from __future__ import annotations
 
-__all__ = [
-    "ColumnInfo",
-    "DataIntent",
-    "DataSource",
-    "DuckDBSource",
-    "PreparedQuery",
-    "QueryResult",
-    "QueryRunner",
-    "SQLAlchemySource",
-    "TableDescription",
-    "TableInfo",
-    "canonical_sql",
-    "data_intent",
-    "check_read_only",
-    "nearest",
-    "open_source",
-    "prepare_query",
-    "register_source",
-]
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .guard import check_read_only
+    from .intent import DataIntent, data_intent
+    from .model import ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
+    from .prepare import canonical_sql, nearest, prepare_query, prepare_sql
+    from .preparer import SqlPreparer
+    from .runner import QueryRunner
+    from .sources import DataSource, DuckDBSource, SQLAlchemySource, open_source, register_source
+
+_HOME = {
+    "check_read_only": "guard",
+    "DataIntent": "intent",
+    "data_intent": "intent",
+    "ColumnInfo": "model",
+    "PreparedQuery": "model",
+    "QueryResult": "model",
+    "TableDescription": "model",
+    "TableInfo": "model",
+    "canonical_sql": "prepare",
+    "nearest": "prepare",
+    "prepare_query": "prepare",
+    "prepare_sql": "prepare",
+    "SqlPreparer": "preparer",
+    "QueryRunner": "runner",
+    "DataSource": "sources",
+    "DuckDBSource": "sources",
+    "SQLAlchemySource": "sources",
+    "open_source": "sources",
+    "register_source": "sources",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

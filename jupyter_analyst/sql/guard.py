@@ -1,8 +1,9 @@
 """The read-only guard: checks a parsed statement's whole syntax tree.
 
 Regexes are not enough (a DELETE can hide in a CTE, a file read in a subquery), so every
-node is visited. Only one statement, a query, may pass; anything that writes, changes
-settings, loads code or reads files is refused.
+node is visited. Only one statement, a query, may pass (DuckDB's PIVOT and UNPIVOT
+statements are queries too); anything that writes, changes settings, loads code or reads
+files is refused.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..errors import SqlRejected
+from .pivot import is_statement_pivot
 
 #: Statement and clause nodes that write, configure or leave the database.
 _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
@@ -50,12 +52,13 @@ def check_read_only(statement: exp.Expression, *, allow_file_functions: bool = F
 
     >>> import sqlglot
     >>> check_read_only(sqlglot.parse_one("SELECT 1"))
+    >>> check_read_only(sqlglot.parse_one("PIVOT t ON a USING SUM(b)", read="duckdb"))
     >>> check_read_only(sqlglot.parse_one("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d"))
     Traceback (most recent call last):
     ...
     jupyter_analyst.errors.SqlRejected: DELETE is not allowed: queries are read-only (hint: only one read-only SELECT over the source's tables is allowed)
     """
-    if not isinstance(statement, exp.Query):
+    if not isinstance(statement, exp.Query) and not is_statement_pivot(statement):
         raise _refuse(f"{_statement_word(statement)} is not allowed: only queries (SELECT) may run")
     for node in statement.walk():
         if isinstance(node, _FORBIDDEN_NODES):

@@ -73,14 +73,22 @@ def data_intent(
     """
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
-    except sqlglot.errors.ParseError:
+    except (sqlglot.errors.SqlglotError, RecursionError, MemoryError):
+        # Only a note: SQL the preparation accepted but that reads differently here gets a short one.
         return DataIntent(tables=tables, rows=rows)
     select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
     measures: list[str] = []
     plain: list[str] = []
     filters: list[str] = []
     dimensions: list[str] = []
-    if select is not None:
+    if isinstance(tree, exp.Pivot) and not tree.args.get("unpivot"):
+        # PIVOT t ON col USING agg GROUP BY dim: the aggregates are the measures.
+        using = tree.args.get("using") or []
+        measures = [f"{u.alias_or_name} = {u.sql(dialect=dialect)}" if u.alias else u.sql(dialect=dialect) for u in using]
+        group = tree.args.get("group")
+        dimensions = [g.sql(dialect=dialect) for g in group.expressions] if group is not None else []
+        dimensions += [f"each {e.sql(dialect=dialect)}" for e in tree.expressions]
+    elif select is not None:
         for projection in select.expressions:
             inner = projection.this if isinstance(projection, exp.Alias) else projection
             if inner.find(exp.AggFunc) is not None:

@@ -2,6 +2,12 @@
 
 1. parse (sqlglot), 2. the read-only guard, 3. unknown tables and columns refused with
 the nearest real names, 4. a canonical text for fingerprints, 5. the source's dialect.
+
+:func:`prepare_sql` is a pure function of the SQL and the source's schema, so that it can
+run in a worker process (see ``preparer.py``). Whatever the SQL does to the parser or the
+checker ends as :class:`SqlRejected`: nesting past the recursion limit is
+``sql_too_complex``, anything sqlglot cannot read is ``sql_parse_error``, anything it reads
+but cannot check is ``sql_unsupported``.
 """
 
 from __future__ import annotations
@@ -13,12 +19,14 @@ from typing import TYPE_CHECKING
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import OptimizeError, ParseError
+from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 
 from ..errors import SqlRejected
+from ..text import lone_surrogate, valid_text
 from .guard import check_read_only
 from .model import PreparedQuery
+from .pivot import check_pivot_columns, statement_pivots
 
 if TYPE_CHECKING:
     from .sources import DataSource
@@ -47,7 +55,7 @@ def parse_one(sql: str, dialect: str) -> exp.Expression:
     for read in dict.fromkeys([dialect, "duckdb"]):
         try:
             statements = [s for s in sqlglot.parse(text, read=read) if s is not None]
-        except ParseError as exc:
+        except SqlglotError as exc:  # a parse or a tokenizer error: try the next dialect
             last = exc
             continue
         if len(statements) != 1:
@@ -57,8 +65,8 @@ def parse_one(sql: str, dialect: str) -> exp.Expression:
                 hint="send a single SELECT (use a CTE to combine steps)",
             )
         return statements[0]
-    message = str(last).splitlines()[0] if last else "unparsable"
-    raise SqlRejected(f"the SQL does not parse: {message}", reason="sql_parse_error", sql=sql)
+    message = valid_text(str(last).splitlines()[0] if str(last).strip() else "unparsable")[:500]
+    raise SqlRejected(f"the SQL does not parse: {message}", reason="sql_parse_error")
 
 
 def _check_tables(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> list[str]:
@@ -130,24 +138,79 @@ def canonical_sql(qualified: exp.Expression) -> str:
     return tree.sql(dialect="duckdb", normalize=True, pretty=False)
 
 
-def prepare_query(sql: str, source: DataSource) -> PreparedQuery:
-    """Check ``sql`` against ``source`` and give its canonical and executable forms.
+def prepare_sql(
+    sql: str, *, schema: dict[str, dict[str, str]], dialect: str, allow_file_functions: bool = False
+) -> PreparedQuery:
+    """Check ``sql`` against a source's ``schema`` and give its canonical and executable forms.
+
+    >>> prepare_sql("select Region from regions", schema={"regions": {"region": "VARCHAR"}}, dialect="duckdb").canonical
+    'SELECT "_t0"."region" AS "region" FROM "regions" AS "_t0"'
 
     Raises:
-        SqlRejected: unparsable, not read-only, several statements, or naming tables or
-            columns the source does not have (with the nearest real names).
+        SqlRejected: unparsable, not read-only, several statements, naming tables or columns
+            the source does not have (with the nearest real names), nested too deeply to
+            check, or anything else the checker cannot handle.
     """
     if not isinstance(sql, str):
         raise SqlRejected("the SQL must be a string", reason="sql_parse_error")
-    tree = parse_one(sql, source.dialect)
-    check_read_only(tree, allow_file_functions=source.allow_file_functions)
-    schema = source.schema()
-    tables = _check_tables(tree, schema)
-    qualified = _qualified(tree, schema, tables, "duckdb")
+    position = lone_surrogate(sql)
+    if position is not None:
+        raise SqlRejected(
+            f"the SQL holds a lone surrogate at position {position}, which is not valid Unicode",
+            reason="invalid_unicode", hint="send valid UTF-8 text",
+        )
     try:
-        executable = tree.sql(dialect=source.dialect)
+        return _prepare(sql, schema, dialect, allow_file_functions)
+    except SqlRejected:
+        raise
+    except (RecursionError, MemoryError):
+        raise SqlRejected(
+            "the SQL is nested too deeply to check",
+            reason="sql_too_complex",
+            hint="flatten it: name intermediate results in CTEs (WITH ...) instead of nesting "
+                 "parentheses, subqueries or operators",
+        ) from None
+    except SqlglotError as exc:
+        raise SqlRejected(f"the SQL does not parse: {_first_line(exc)}", reason="sql_parse_error") from None
+    except Exception as exc:  # noqa: BLE001 - the checker failing on odd SQL is a refusal, not a crash
+        raise SqlRejected(
+            f"the SQL could not be checked ({type(exc).__name__}: {_first_line(exc)})",
+            reason="sql_unsupported", hint="write it more plainly: one SELECT, with CTEs for the steps",
+        ) from None
+
+
+def prepare_query(sql: str, source: DataSource) -> PreparedQuery:
+    """Check ``sql`` against ``source`` (in this process; see :func:`prepare_sql`).
+
+    Raises:
+        SqlRejected: as :func:`prepare_sql`.
+    """
+    return prepare_sql(
+        sql, schema=source.schema(), dialect=source.dialect, allow_file_functions=source.allow_file_functions
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return valid_text(text.splitlines()[0] if text else "no detail")[:500]
+
+
+def _prepare(sql: str, schema: dict[str, dict[str, str]], dialect: str, allow_file_functions: bool) -> PreparedQuery:
+    tree = parse_one(sql, dialect)
+    check_read_only(tree, allow_file_functions=allow_file_functions)
+    tables = _check_tables(tree, schema)
+    if statement_pivots(tree):
+        # DuckDB's PIVOT/UNPIVOT statements: the optimizer cannot walk their scopes, so
+        # their columns are checked on their own and the canonical form is the normalised
+        # text (identifiers lower-cased and quoted) rather than the qualified tree.
+        check_pivot_columns(tree, schema, lambda select: _qualified(select, schema, tables, "duckdb"))
+        qualified = _quoted(tree)
+    else:
+        qualified = _qualified(tree, schema, tables, "duckdb")
+    try:
+        executable = tree.sql(dialect=dialect)
     except sqlglot.errors.UnsupportedError as exc:  # pragma: no cover - dialect gaps
-        raise SqlRejected(f"cannot express this query in {source.dialect}: {exc}", reason="sql_parse_error") from exc
+        raise SqlRejected(f"cannot express this query in {dialect}: {exc}", reason="sql_parse_error") from exc
     return PreparedQuery(
         original=sql,
         canonical=canonical_sql(qualified),
@@ -155,3 +218,13 @@ def prepare_query(sql: str, source: DataSource) -> PreparedQuery:
         tables=tables,
         has_order=tree.args.get("order") is not None,
     )
+
+
+def _quoted(tree: exp.Expression) -> exp.Expression:
+    """The tree with unquoted identifiers lower-cased and quoted (what qualify does to them)."""
+    out = tree.copy()
+    for identifier in out.find_all(exp.Identifier):
+        if not identifier.quoted:
+            identifier.set("this", identifier.name.lower())
+            identifier.set("quoted", True)
+    return out

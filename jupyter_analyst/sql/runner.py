@@ -71,7 +71,12 @@ class QueryRunner:
 
         def work() -> tuple[int, list[ColumnInfo], bool, list[dict[str, Any]]]:
             cursor.execute("SET preserve_insertion_order = true")
-            (written,) = cursor.execute(f"COPY ({capped}) TO '{path}' ({_PARQUET_OPTIONS})").fetchone()
+            copied = cursor.execute(f"COPY ({capped}) TO '{path}' ({_PARQUET_OPTIONS})").fetchone()
+            if copied is None or isinstance(copied[0], bool) or not isinstance(copied[0], int):
+                # DuckDB runs a PIVOT statement as several statements and reports only
+                # "Success" for the COPY: the file says how many rows it holds.
+                copied = cursor.execute(f"SELECT COUNT(*) FROM read_parquet('{path}')").fetchone()
+            written = int(copied[0]) if copied else 0
             truncated = False
             if written >= self.row_cap:
                 more = cursor.execute(f"SELECT 1 FROM ({query.executable}) AS _q LIMIT 1 OFFSET {int(self.row_cap)}")

@@ -1,0 +1,99 @@
+"""A worker process that prepares SQL: ``python -m jupyter_analyst.sql.prepare_worker``.
+
+It reads one JSON job per line on stdin (``sql``, ``schema``, ``dialect``,
+``allow_file_functions``) and answers each with one JSON line: ``{"prepared": {...}}`` or
+``{"rejected": {...}}``. Its first line says ``{"ready": true}``. It never stops on a job:
+every failure of the preparation is an answer. The host kills it when a job runs past the
+time limit (see ``preparer.py``); it exits when its stdin closes, and on Linux is killed
+when the host process dies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+
+def _limit_memory() -> None:
+    """Cap the address space, so that a query that needs too much fails here, not the host."""
+    megabytes = int(os.environ.get("JUPYTER_ANALYST_WORKER_MEMORY_MB") or 0)
+    if megabytes <= 0:
+        return
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = megabytes * 1024 * 1024
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, ValueError, OSError):  # not on this platform, or not allowed: no cap
+        pass
+
+
+def _die_with_host() -> None:
+    """On Linux, be killed when the host process goes, even in the middle of a long job."""
+    host = int(os.environ.get("JUPYTER_ANALYST_HOST_PID") or 0)
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the closed stdin ends the worker between jobs
+        return
+    if host and os.getppid() != host:  # the host went before the signal was armed
+        os._exit(0)
+
+
+def answer(job: dict[str, Any]) -> dict[str, Any]:
+    """The reply to one job; never raises."""
+    from ..errors import SqlRejected
+    from .prepare import prepare_sql
+
+    try:
+        prepared = prepare_sql(
+            job["sql"], schema=job["schema"], dialect=job["dialect"],
+            allow_file_functions=bool(job.get("allow_file_functions")),
+        )
+    except SqlRejected as exc:
+        return {"rejected": {"message": exc.message, "reason": exc.reason, "hint": exc.hint,
+                             "suggestions": exc.suggestions}}
+    except Exception as exc:  # noqa: BLE001 - prepare_sql maps everything it knows; this is the last resort
+        return {"rejected": {"message": f"the SQL could not be checked ({type(exc).__name__})",
+                             "reason": "sql_unsupported"}}
+    return {"prepared": prepared.model_dump()}
+
+
+def serve(jobs: TextIO, replies: TextIO) -> None:
+    """Answer jobs until ``jobs`` ends."""
+    replies.write(json.dumps({"ready": True}) + "\n")
+    replies.flush()
+    for line in jobs:
+        try:
+            reply = answer(json.loads(line))
+        except (ValueError, KeyError, TypeError) as exc:
+            reply = {"rejected": {"message": f"a malformed job: {exc}", "reason": "sql_unsupported"}}
+        except MemoryError:
+            reply = {"rejected": {"message": "the SQL needs more memory than the checker may use",
+                                  "reason": "sql_too_complex"}}
+        # ASCII JSON: one line, whatever the text holds.
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+
+
+def main() -> None:
+    """Serve on stdin/stdout; anything else that prints goes to stderr."""
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="ascii")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    _die_with_host()
+    _limit_memory()
+    # Imported before saying ready, so that the time limit counts only the work.
+    from . import prepare  # noqa: F401
+
+    serve(sys.stdin, replies)
+
+
+if __name__ == "__main__":
+    main()

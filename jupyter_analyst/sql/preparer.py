@@ -1,0 +1,298 @@
+"""Preparing SQL off the event loop, in worker processes, within a size and a time limit.
+
+Parsing, guarding and qualifying a query (``prepare_sql``) is pure Python and usually takes
+milliseconds, but hostile SQL can make it take minutes: qualifying a UNION is quadratic in
+its arms (1,500 arms took 34 s). On the event loop that stalls every other user of the
+server; in a thread it could not be stopped (sqlglot cannot be interrupted) and would keep
+a core and the GIL until it finished. So it runs in small worker processes:
+
+* SQL longer than ``max_chars`` is refused before anything parses it (``sql_too_large``);
+* a worker still busy after ``timeout_s`` is killed, replaced, and the SQL refused
+  (``sql_too_complex``); so is SQL that exhausts the worker's memory (capped at
+  :data:`WORKER_MEMORY_MB`) or kills it;
+* the event loop only awaits: the waiting happens in threads of this module's own, so a
+  hostile query never holds a thread other work needs.
+
+Workers are started once per process (:data:`POOL_SIZE` of them, lazily, warmed when a
+thread's runtime is set up) and answer one query at a time, as JSON lines over pipes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import queue
+import select
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import AnalystError, SqlRejected
+from .model import PreparedQuery
+
+if TYPE_CHECKING:
+    from .sources import DataSource
+
+#: The default limits (see ``AnalystConfig.sql_max_chars`` and ``sql_prepare_timeout_s``).
+DEFAULT_MAX_CHARS = 100_000
+DEFAULT_TIMEOUT_S = 10.0
+#: Worker processes per process; each prepares one query at a time.
+POOL_SIZE = max(1, min(4, os.cpu_count() or 1))
+#: The address space a worker may use: a query that needs more is refused, not the host harmed.
+WORKER_MEMORY_MB = 1_024
+#: How long a new worker may take to import sqlglot and say it is ready.
+STARTUP_TIMEOUT_S = 60.0
+
+_counter_lock = threading.Lock()
+_prepared = 0
+
+
+def prepared_count() -> int:
+    """How many queries the workers of this process have prepared (or refused) so far."""
+    return _prepared
+
+
+class _WorkerGone(Exception):
+    """The worker died, or did not answer in time; it has been stopped."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+class _Worker:
+    """One worker process and the pipes to it."""
+
+    def __init__(self) -> None:
+        package_root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ)
+        # The worker imports this very package, wherever it was imported from.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env["JUPYTER_ANALYST_WORKER_MEMORY_MB"] = str(WORKER_MEMORY_MB)
+        env["JUPYTER_ANALYST_HOST_PID"] = str(os.getpid())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "jupyter_analyst.sql.prepare_worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+            # Its own session: Ctrl-C in a terminal stops the host, which closes the pipes.
+            start_new_session=True,
+        )
+        self.ready = False
+        self._pending = b""
+
+    def wait_ready(self) -> None:
+        """Block until the worker has imported what it needs."""
+        if not self.ready:
+            reply = self._read(STARTUP_TIMEOUT_S)
+            if reply.get("ready") is not True:
+                self.stop()
+                raise _WorkerGone("it did not start")
+            self.ready = True
+
+    def ask(self, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """Send one job and wait at most ``timeout_s`` for its answer."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(job).encode("ascii") + b"\n")
+            self.proc.stdin.flush()
+        except OSError as exc:
+            self.stop()
+            raise _WorkerGone("it was not running") from exc
+        return self._read(timeout_s)
+
+    def _read(self, timeout_s: float) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.stop()
+                raise _WorkerGone("timeout")
+            readable, _, _ = select.select([fd], [], [], left)
+            if not readable:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                code = self.stop()
+                raise _WorkerGone(f"it stopped (exit status {code})")
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return json.loads(line)
+
+    def stop(self) -> int | None:
+        """Kill the process (never raises); returns its exit status."""
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:
+                pass
+        try:
+            return self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a process that ignores SIGKILL
+            return None
+
+
+class WorkerPool:
+    """Worker processes shared by every preparer of this process."""
+
+    def __init__(self, size: int = POOL_SIZE) -> None:
+        self.size = size
+        self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
+        self._lock = threading.Lock()
+        self._all: set[_Worker] = set()
+        # As many waiting threads as workers: a job never blocks a thread other work needs.
+        self.executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="sql-prepare")
+
+    def warm(self) -> None:
+        """Start one worker in the background, if none is running yet (does not wait)."""
+        with self._lock:
+            if self._all:
+                return
+            worker = _Worker()
+            self._all.add(worker)
+        self._idle.put(worker)
+
+    def _acquire(self) -> _Worker:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if len(self._all) < self.size:
+                worker = _Worker()
+                self._all.add(worker)
+                return worker
+        return self._idle.get()
+
+    def _discard(self, worker: _Worker) -> None:
+        with self._lock:
+            self._all.discard(worker)
+
+    def run(self, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """Prepare one job in a worker (blocking); a worker that fails is replaced.
+
+        Raises:
+            _WorkerGone: the job ran past ``timeout_s`` or killed its worker.
+            AnalystError: ``sql_worker_failed``: no worker could be started.
+        """
+        global _prepared
+        for attempt in (1, 2):
+            worker = self._acquire()
+            try:
+                worker.wait_ready()
+            except _WorkerGone:
+                self._discard(worker)
+                if attempt == 2:
+                    raise AnalystError(
+                        "the SQL checker could not be started",
+                        reason="sql_worker_failed",
+                        hint=f"check that `{sys.executable} -m jupyter_analyst.sql.prepare_worker` runs",
+                    ) from None
+                continue
+            try:
+                reply = worker.ask(job, timeout_s)
+            except _WorkerGone as exc:
+                self._discard(worker)
+                if exc.why == "it was not running" and attempt == 1:
+                    continue  # died while idle: the job never reached it
+                raise
+            self._idle.put(worker)
+            with _counter_lock:
+                _prepared += 1
+            return reply
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        """Stop every worker (at exit)."""
+        with self._lock:
+            workers, self._all = list(self._all), set()
+        for worker in workers:
+            worker.stop()
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+_pool: WorkerPool | None = None
+_pool_lock = threading.Lock()
+
+
+def worker_pool() -> WorkerPool:
+    """This process's worker pool (created on first use, stopped at exit)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = WorkerPool()
+            atexit.register(_pool.close)
+        return _pool
+
+
+class SqlPreparer:
+    """Prepares the model's SQL for one source's runtime, off the event loop, within limits.
+
+    Args:
+        max_chars: longer SQL is refused unread (``sql_too_large``).
+        timeout_s: preparation still running after this long is stopped (``sql_too_complex``).
+    """
+
+    def __init__(self, *, max_chars: int = DEFAULT_MAX_CHARS, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.max_chars = max_chars
+        self.timeout_s = timeout_s
+
+    def warm(self) -> None:
+        """Start a worker now, so that the first query does not wait for it to import."""
+        worker_pool().warm()
+
+    async def prepare(self, sql: str, source: DataSource) -> PreparedQuery:
+        """Check ``sql`` against ``source``: its canonical and executable forms.
+
+        Raises:
+            SqlRejected: as ``prepare_sql``, and ``sql_too_large`` / ``sql_too_complex``
+                past the limits.
+            AnalystError: ``sql_worker_failed``: the checker itself could not run.
+        """
+        if not isinstance(sql, str):
+            raise SqlRejected("the SQL must be a string", reason="sql_parse_error")
+        if len(sql) > self.max_chars:
+            raise SqlRejected(
+                f"the SQL is {len(sql):,} characters long; at most {self.max_chars:,} are accepted",
+                reason="sql_too_large",
+                hint="aggregate or filter in fewer words: a CTE, GROUP BY or IN (SELECT ...) "
+                     "instead of spelling out every value or arm",
+            )
+        schema = await asyncio.to_thread(source.schema)  # a catalogue query, when not cached
+        job = {"sql": sql, "schema": schema, "dialect": source.dialect,
+               "allow_file_functions": bool(source.allow_file_functions)}
+        pool = worker_pool()
+        loop = asyncio.get_running_loop()
+        try:
+            reply = await loop.run_in_executor(pool.executor, pool.run, job, self.timeout_s)
+        except _WorkerGone as exc:
+            if exc.why == "timeout":
+                raise SqlRejected(
+                    f"checking the SQL took longer than {self.timeout_s:g} s and was stopped",
+                    reason="sql_too_complex",
+                    hint="simplify it: fewer UNION arms or CASE branches, CTEs instead of repetition",
+                ) from None
+            raise SqlRejected(
+                f"checking the SQL stopped the checker ({exc.why}); it is too large or too complex",
+                reason="sql_too_complex", hint="simplify it: smaller, flatter queries, CTEs for the steps",
+            ) from None
+        if "prepared" in reply:
+            return PreparedQuery.model_validate(reply["prepared"])
+        rejected = reply.get("rejected") or {}
+        raise SqlRejected(
+            str(rejected.get("message") or "the SQL was refused"),
+            reason=str(rejected.get("reason") or "sql_rejected"),
+            hint=rejected.get("hint"),
+            suggestions=rejected.get("suggestions") or (),
+        )

@@ -1,0 +1,116 @@
+"""SQL preparation (parse, guard, qualify) runs off the event loop, with a size and a time limit.
+
+sqlglot cannot be interrupted, so preparation runs in worker processes that are stopped at
+the time limit. While a hostile query is being prepared, the event loop keeps answering:
+measured with a concurrent coroutine's tick latency, never with a sleep on wall time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from jupyter_analyst.testing import sql_step, text_step
+
+# Qualifying a UNION is quadratic in its arms: this one takes seconds to check.
+HUGE_UNION = " UNION ALL ".join(f"SELECT region FROM regions WHERE region = 'r{i}'" for i in range(900))
+
+
+async def _turn_with_ticker(a, prompt: str, **config) -> tuple[object, list[float]]:
+    """Run one turn while a coroutine ticks every 10 ms; returns the summary and the gaps."""
+    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            await asyncio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    task = asyncio.create_task(ticker())
+    try:
+        summary = await run_turn(
+            TurnRequest(prompt=prompt, source=str(a.source)),
+            config=AnalystConfig(workspace=a.workspace, summarizer=False, **config),
+            model=ModelSettings(model="scripted", base_url=a.server.base_url, api_key="x"),
+            on_event=a.events.append,
+        )
+    finally:
+        done.set()
+        await task
+    return summary, gaps
+
+
+def _told(a) -> list[dict]:
+    return [json.loads(m["content"]) for m in a.server.requests[-1]["messages"] if m["role"] == "tool"]
+
+
+def test_a_query_past_the_time_limit_is_refused_while_the_loop_keeps_answering(analyst):
+    a = analyst({"turns": [{"steps": [sql_step(HUGE_UNION, "arms"), text_step("done")]}]})
+    started = time.perf_counter()
+    summary, gaps = asyncio.run(_turn_with_ticker(a, "union", sql_prepare_timeout_s=1.0))
+    # The loop ticked all along: no gap anywhere near the preparation's length.
+    assert len(gaps) > 20
+    assert sorted(gaps)[len(gaps) // 2] < 0.05
+    assert max(gaps) < 0.75, f"the event loop stalled for {max(gaps):.2f} s"
+    assert summary.status == "completed"
+    (told,) = _told(a)
+    assert told["error"]["reason"] == "sql_too_complex", told
+    assert "1 s" in told["error"]["message"] and told["error"]["hint"]
+    assert time.perf_counter() - started < 30
+
+
+def test_a_query_past_the_size_limit_is_refused_before_it_is_parsed(analyst):
+    sql = "SELECT region FROM regions WHERE region IN (" + ", ".join(f"'r{i}'" for i in range(500)) + ")"
+    a = analyst({"turns": [{"steps": [sql_step(sql, "big"), text_step("done")]}]})
+    summary, _ = asyncio.run(_turn_with_ticker(a, "big", sql_max_chars=1_000))
+    assert summary.status == "completed"
+    (told,) = _told(a)
+    assert told["error"]["reason"] == "sql_too_large"
+    assert f"{len(sql):,}" in told["error"]["message"] and "1,000" in told["error"]["message"]
+
+
+def test_default_limits_are_documented_on_the_config():
+    from jupyter_analyst.analysis import AnalystConfig
+
+    config = AnalystConfig()
+    assert config.sql_max_chars == 100_000 and config.sql_prepare_timeout_s == 10.0
+    fields = AnalystConfig.model_fields
+    assert fields["sql_max_chars"].description and fields["sql_prepare_timeout_s"].description
+
+
+def test_a_worker_stopped_at_the_limit_is_replaced(sales_db):
+    from jupyter_analyst.errors import SqlRejected
+    from jupyter_analyst.sql import SqlPreparer, open_source
+
+    source = open_source(str(sales_db))
+    preparer = SqlPreparer(max_chars=1_000_000, timeout_s=0.5)
+
+    async def both() -> None:
+        with pytest.raises(SqlRejected) as info:
+            await preparer.prepare(HUGE_UNION, source)
+        assert info.value.reason == "sql_too_complex"
+        prepared = await preparer.prepare("SELECT region FROM regions", source)
+        assert prepared.tables == ["regions"]
+
+    try:
+        asyncio.run(both())
+    finally:
+        source.close()
+
+
+def test_each_sql_step_is_prepared_once(analyst):
+    from jupyter_analyst.sql import preparer as preparation
+
+    a = analyst({"turns": [{"steps": [sql_step("SELECT region FROM regions", "r"), text_step("done")]}]})
+    before = preparation.prepared_count()
+    out = a.run("once")
+    assert out.tool_calls["executed"] == 1
+    assert preparation.prepared_count() - before == 1
