@@ -312,12 +312,15 @@ def _artifacts_list(args: argparse.Namespace) -> int:
 
 
 def _threads(args: argparse.Namespace) -> int:
+    from .sql import display_spec
+
     threads = _read_workspace(args.workspace, lambda ws: ws.store.list_threads())
     if args.json:
         print(json.dumps([t.model_dump() for t in threads], indent=2))
         return 0
     for t in threads:
-        print(f"{t.thread_id}  {t.created_at}  {t.source or '-'}  {t.title or ''}")
+        # Stored absolute; shown relative to this folder when it is inside it.
+        print(f"{t.thread_id}  {t.created_at}  {display_spec(t.source) if t.source else '-'}  {t.title or ''}")
     return 0
 
 

@@ -19,6 +19,7 @@ from ..agent.summarizer import BackgroundWork
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
+from ..sql import absolute_spec
 from ..store import Thread
 from ..workspace import Workspace
 from .catalog import SourceCatalog
@@ -80,7 +81,9 @@ class ThreadService:
     def create_thread(self, user: str, source: str | None, title: str | None) -> Thread:
         """A new thread owned by ``user`` on a configured source (by name; the default when
         ``None``); ``SourceError`` ``unknown_source`` for any other name."""
-        return self.workspace.store.create_thread(user=user, source=self.catalog.spec_of(source), title=title)
+        spec = self.catalog.spec_of(source)
+        # Stored absolute, as the CLI stores it: a relative path means the server's folder.
+        return self.workspace.store.create_thread(user=user, source=absolute_spec(spec) if spec else None, title=title)
 
     def is_active(self, thread_id: str) -> bool:
         """Whether a turn is running on the thread."""

@@ -6,6 +6,7 @@ Parquet artifacts.
 
 from .guard import check_read_only
 from .intent import DataIntent, data_intent
+from .paths import absolute_spec, display_spec
 from .model import ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
 from .prepare import canonical_sql, nearest, prepare_query
 from .runner import QueryRunner
@@ -22,9 +23,11 @@ __all__ = [
     "SQLAlchemySource",
     "TableDescription",
     "TableInfo",
+    "absolute_spec",
     "canonical_sql",
     "data_intent",
     "check_read_only",
+    "display_spec",
     "nearest",
     "open_source",
     "prepare_query",

@@ -315,7 +315,7 @@ def _read_only_sqlite(url: Any) -> tuple[Any, Path | None]:
         return url, None
     path = Path(database).expanduser().resolve()
     if not path.exists():
-        raise _not_found(str(url.database))
+        raise _not_found(str(path))
     if not path.is_file():
         raise SourceError(f"{path} is not a SQLite database file", reason="source_unreadable",
                           hint="point the sqlite:/// URL at a database file")
