@@ -154,6 +154,9 @@ class AgentLoop:
         answer = ""
         flagged: list[str] = []
         error: AnalystError | None = None
+        # A step that could not run for a reason the model cannot fix (no kernel, damaged
+        # data) fails the turn, unless a later step of the same tool ran: then it recovered.
+        failure: tuple[str, AnalystError] | None = None
         started = time.perf_counter()
         llm_s = 0.0
         chat = classify(turn.prompt) == "chat"
@@ -202,6 +205,11 @@ class AgentLoop:
                         turn, machine, counters, trace, turn_keys, empty_retries,
                         call, args, problem, rerun, memory,
                     )
+                    if outcome.failure is not None:
+                        counters[outcome.failure.reason] += 1
+                        failure = (call.name, outcome.failure)
+                    elif failure is not None and failure[0] == call.name and outcome.status == "ok" and not outcome.reused:
+                        failure = None
                     content = outcome.public_result
                     question = content.get("question_for_user") or question
                     self._remember(
@@ -224,7 +232,12 @@ class AgentLoop:
             await self._enter(turn, machine, "presenting")
             await self.emit(turn, AnswerReady(text=answer, flagged=flagged))
             self._remember(turn, conversation, {"role": "assistant", "content": answer})
-            await self._enter(turn, machine, "completed")
+            if failure is not None:
+                # The answer stands, but a step that was asked for could not run: not completed.
+                error = failure[1]
+                await self._enter(turn, machine, "error")
+            else:
+                await self._enter(turn, machine, "completed")
         except AnalystError as exc:
             error = exc
             if machine.can_enter("error"):

@@ -11,11 +11,13 @@ a step's inputs are aligned before it executes.
 from __future__ import annotations
 
 import asyncio
+import os
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..artifacts import ArtifactStore, StepRecord
+from ..errors import StorageError
 from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..kernel.outputs import OutputCaps
 from ..sql import DataSource, QueryRunner
@@ -70,6 +72,8 @@ class ThreadRuntime:
         self.lock = asyncio.Lock()
         self.kernel_restarts = 0
         self._python_names: set[str] | None = None
+        #: Names that steps which could not run (no kernel) would have defined -> their call id.
+        self.not_run: dict[str, str] = {}
 
     @property
     def kernel_started(self) -> bool:
@@ -98,7 +102,15 @@ class ThreadRuntime:
 
     def python_ran(self, code: str) -> None:
         """Remember the names a step that ran (even one that failed midway) may have defined."""
-        self.python_names().update(assigned_names(code))
+        names = assigned_names(code)
+        self.python_names().update(names)
+        for name in names:
+            self.not_run.pop(name, None)
+
+    def python_not_run(self, code: str, call_id: str) -> None:
+        """Remember that a step could not run at all, so a later reader of its names is told why."""
+        for name in assigned_names(code) - self.python_names():
+            self.not_run[name] = call_id
 
     def python_steps(self) -> list[StepRecord]:
         """The thread's successful Python steps, in execution order."""
@@ -181,7 +193,13 @@ class ThreadRuntime:
 
     async def _load(self, name: str, fingerprint: str) -> None:
         assert self._kernel is not None
-        path = self._kernel.stage(fingerprint, self.artifacts.blobs.path(fingerprint))
+        # The kernel reads the file itself: its bytes are checked first (off the loop: a big
+        # dataset takes a while to hash). Only the host writes blobs, by rename.
+        blob = await asyncio.to_thread(self.artifacts.checked_blob, fingerprint, thread_id=self.thread_id)
+        path = self._kernel.stage(fingerprint, blob)
+        if not os.path.samefile(path, blob):
+            # A copy (the datasets folder is on another file system): what the kernel reads is checked.
+            await asyncio.to_thread(self.artifacts.checked_blob, fingerprint, thread_id=self.thread_id, copy=path)
         result = await self._kernel.load_dataset(name, path)
         if result.status == "ok":
             self.loaded[name] = fingerprint
@@ -191,32 +209,60 @@ class ThreadRuntime:
     # ------------------------------------------------------------------ the kernel
 
     async def kernel(self) -> KernelSession:
-        """The thread's kernel, started and rehydrated on first use."""
-        if self._kernel is None and self._pool is not None:
-            self._kernel = await self._pool.acquire(self.workdir)
-            await self._rehydrate()
+        """The thread's kernel, started and rehydrated on first use.
+
+        When it cannot be started (or dies while it is rehydrated), nothing of it is kept:
+        the error goes to the caller, and the next call starts a kernel again.
+        """
+        if self._kernel is not None and self._kernel.is_started:
             return self._kernel
-        if self._kernel is None:
-            self._kernel = self._kernel_factory(self.workdir)
-        if not self._kernel.is_started:
-            await self._kernel.start()
+        try:
+            if self._kernel is None and self._pool is not None:
+                self._kernel = await self._pool.acquire(self.workdir)
+            else:
+                if self._kernel is None:
+                    self._kernel = self._kernel_factory(self.workdir)
+                await self._kernel.start()
             await self._rehydrate()
+        except BaseException:
+            await self._discard_kernel()
+            raise
         return self._kernel
 
     async def restart_kernel(self) -> None:
-        """Replace a dead kernel with a fresh, rehydrated one."""
+        """Replace a dead kernel with a fresh, rehydrated one (none is kept if that fails)."""
         self.kernel_restarts += 1
         if self._kernel is not None:
-            await self._kernel.restart()
-            await self._rehydrate()
+            try:
+                await self._kernel.restart()
+                await self._rehydrate()
+            except BaseException:
+                await self._discard_kernel()
+                raise
+
+    async def _discard_kernel(self) -> None:
+        kernel, self._kernel = self._kernel, None
+        self.loaded = {}
+        if kernel is not None:
+            await kernel.shutdown()
 
     async def _rehydrate(self) -> None:
-        """Datasets first, then every recorded Python step in order, each on its own inputs."""
+        """Datasets first, then every recorded Python step in order, each on its own inputs.
+
+        A dataset whose stored bytes are damaged is left out (and what depends on it): a
+        step that reads it fails loudly when its inputs are aligned, naming the artifact.
+        """
         self.loaded = {}
         for name, artifact_id in self.dataset_ids().items():
-            await self._load(name, self.artifacts.get(artifact_id).fingerprint)
+            try:
+                await self._load(name, self.artifacts.get(artifact_id).fingerprint)
+            except StorageError as exc:
+                log.warning("%s not restored in the kernel of %s: %s", name, self.thread_id, exc)
         for step in self.python_steps():
-            await self._replay(step)
+            try:
+                await self._replay(step)
+            except StorageError as exc:
+                log.warning("step %s not replayed in the kernel of %s: %s", step.call_id, self.thread_id, exc)
 
     async def close(self) -> None:
         """Stop the kernel and release the source."""

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..agent.events import Event
 from ..agent.loop import TurnSummary
@@ -148,9 +148,13 @@ class ThreadService:
         finally:
             self._listeners[thread_id].discard(queue)
 
-    def artifact_path(self, artifact_id: str) -> Path:
-        """Where an artifact's bytes are (inside the workspace's blob store)."""
-        return self.workspace.artifacts.blob_path(self.workspace.artifacts.get(artifact_id))
+    def open_artifact(self, artifact_id: str) -> BinaryIO:
+        """An artifact's bytes, checked against its fingerprint (hashing: call off the loop).
+
+        Raises:
+            StorageError: ``blob_missing`` or ``blob_corrupt``, naming the artifact.
+        """
+        return self.workspace.artifacts.open_blob(artifact_id)
 
     async def close(self) -> None:
         """Cancel running turns and close the stores."""
