@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import time
@@ -13,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..errors import AnalystError, InvalidArguments, ToolRetry
+from ..errors import AnalystError, DiskUnavailable, InvalidArguments, ToolRetry
 from ..store import ThreadStore, Turn
 from .arguments import normalize_arguments_verbose
 from .events import (
@@ -238,6 +239,13 @@ class AgentLoop:
                 await self._enter(turn, machine, "error")
             else:
                 await self._enter(turn, machine, "completed")
+        except DiskUnavailable as exc:
+            # The workspace cannot be written: record the end if it still can be, then stop
+            # (the caller says it in one line).
+            with contextlib.suppress(AnalystError):
+                await self.emit(turn, TurnEnded(status="error", message=str(exc), counters=dict(counters)))
+                self.store.end_turn(turn.turn_id, "error", answer=answer or None)
+            raise
         except AnalystError as exc:
             error = exc
             if machine.can_enter("error"):

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..artifacts import Artifact, StepRecord, canonical_python, step_key
-from ..errors import AnalystError, InvalidArguments, KernelError, ToolRetry
+from ..disk import unavailable
+from ..errors import AnalystError, DiskUnavailable, InvalidArguments, KernelError, QueryFailed, StorageError, ToolRetry
 from ..kernel.outputs import collect, over_thread_cap
 from ..sql import data_intent, prepare_query
 from .bindings import inputs_of
@@ -168,6 +169,8 @@ class ToolBox:
                     raise InvalidArguments(f"unknown tool {tool!r}", reason="unknown_tool")
         except ToolRetry as exc:
             outcome = StepOutcome(status="error", result={"error": exc.to_dict()}, step_key=key)
+        except DiskUnavailable:
+            raise  # a read-only or full workspace ends the turn; the model cannot help it
         except AnalystError as exc:
             outcome = StepOutcome(status="error", result={"error": exc.to_dict()}, step_key=key, failure=exc)
         outcome.duration_s = time.perf_counter() - started
@@ -237,8 +240,17 @@ class ToolBox:
         prepared = prepare_query(args["sql"], self.runtime.source)
         # Staged beside the blob store, where the kernel cannot see it, then moved in.
         tmp = self.artifacts.blobs.dir.parent / ".incoming" / f"{ctx.thread_id}-{ctx.call_id}.parquet"
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        result = await self.runtime.runner.run_to_parquet(prepared, tmp)
+        try:
+            tmp.parent.mkdir(parents=True, exist_ok=True)
+            result = await self.runtime.runner.run_to_parquet(prepared, tmp)
+        except (OSError, QueryFailed) as exc:
+            # A result that does not fit on the disk is not the query's fault: the turn stops.
+            problem = unavailable(exc, self.artifacts.blobs.root)
+            if problem is not None:
+                raise problem from exc
+            if isinstance(exc, OSError):
+                raise StorageError(f"cannot stage the query's result in {tmp.parent}: {exc}") from exc
+            raise
         used, used_bytes = self.artifacts.usage(ctx.thread_id)
         refusal = over_thread_cap(self.runtime.output_caps, files=1, size=tmp.stat().st_size,
                                   thread_files=used, thread_bytes=used_bytes)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from ..disk import unavailable
 from ..errors import StorageError
 
 #: Prefix of the temporary files a write goes through; never a valid blob name (not hex).
@@ -29,11 +30,12 @@ class BlobStore:
     """Bytes stored by their sha256; a whole blob is never rewritten once present."""
 
     def __init__(self, root: Path) -> None:
-        self.dir = Path(root) / "artifacts" / "sha256"
+        self.root = Path(root)
+        self.dir = self.root / "artifacts" / "sha256"
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StorageError(f"cannot create the blob store {self.dir}: {exc}") from exc
+            raise unavailable(exc, self.root) or StorageError(f"cannot create the blob store {self.dir}: {exc}") from exc
 
     def path(self, fingerprint: str) -> Path:
         """Where the blob of ``fingerprint`` (``sha256:<hex>``) lives."""
@@ -162,7 +164,8 @@ class BlobStore:
                 raise
             _fsync_dir(dest.parent)
         except OSError as exc:
-            raise StorageError(f"cannot store blob {fingerprint[:19]}: {exc}", fingerprint=fingerprint) from exc
+            raise unavailable(exc, self.root) or StorageError(
+                f"cannot store blob {fingerprint[:19]}: {exc}", fingerprint=fingerprint) from exc
         return dest
 
 
