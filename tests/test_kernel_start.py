@@ -102,3 +102,26 @@ def test_a_kernel_that_cannot_start_fails_the_turn_and_the_thread_recovers(tmp_p
     assert results[1].result["stdout"].startswith("total ")
     assert starts(counter) == 3
     assert second.status == "completed", second.error
+
+
+@pytest.mark.asyncio
+async def test_a_kernel_whose_set_up_fails_is_not_kept(tmp_path):
+    """A kernel that starts but cannot run the set-up cell is stopped, tried again, and reported."""
+    import os
+
+    from jupyter_analyst.errors import KernelError
+    from jupyter_analyst.kernel import KernelSession, SandboxPolicy
+    from jupyter_analyst.kernel.session import kernel_environment
+
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "pandas.py").write_text("raise ImportError('pandas is broken here')\n")
+    env = kernel_environment()
+    env["PYTHONPATH"] = os.pathsep.join([str(shadow), env.get("PYTHONPATH", "")])
+    session = KernelSession(tmp_path / "work", sandbox=SandboxPolicy(enabled=False), env=env)
+    with pytest.raises(KernelError) as info:
+        await session.start()
+    assert info.value.reason == "kernel_start_failed"
+    assert "2 attempts" in info.value.message and "pandas is broken here" in info.value.message
+    assert not session.is_started, "nothing half-started is kept"
+    await session.shutdown()

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..artifacts import ArtifactStore, StepRecord
-from ..errors import StorageError
+from ..errors import KernelError, StorageError
 from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..kernel.outputs import OutputCaps
 from ..sql import DataSource, QueryRunner
@@ -223,7 +223,13 @@ class ThreadRuntime:
                 if self._kernel is None:
                     self._kernel = self._kernel_factory(self.workdir)
                 await self._kernel.start()
-            await self._rehydrate()
+            try:
+                await self._rehydrate()
+            except KernelError as exc:
+                raise KernelError(
+                    f"the kernel died while the thread's datasets and earlier steps were restored in it: "
+                    f"{exc.message}", reason="kernel_start_failed",
+                ) from exc
         except BaseException:
             await self._discard_kernel()
             raise
