@@ -31,6 +31,7 @@ CLI = [sys.executable, "-m", "jupyter_analyst.cli"]
     ("sqlite://", "sqlite://"),
     ("sqlite:///:memory:", "sqlite:///:memory:"),
     (":memory:", ":memory:"),
+    ("duckdb:///:memory:", "duckdb:///:memory:"),
     ("postgresql://ann:s3cret@db.example:5432/shop", "postgresql://ann:s3cret@db.example:5432/shop"),
 ])
 def test_what_is_stored(typed, stored):

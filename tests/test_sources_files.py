@@ -71,8 +71,8 @@ def test_a_sqlite_url_to_something_else_is_refused(tmp_path):
     assert not_db.read_text().startswith("region,amount")
 
 
-def test_in_memory_sqlite_still_opens():
-    for spec in ("sqlite://", "sqlite:///:memory:"):
+def test_in_memory_databases_still_open():
+    for spec in ("sqlite://", "sqlite:///:memory:", ":memory:", "duckdb:///:memory:"):
         src = open_source(spec)
         try:
             assert src.list_tables() == []

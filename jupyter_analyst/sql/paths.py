@@ -47,7 +47,7 @@ def absolute_spec(spec: str, base: Path | None = None) -> str:
     'postgresql://ann@db/shop'
     """
     spec = str(spec).strip()
-    if not spec or spec == ":memory:":
+    if not spec or spec in (":memory:", f"{_DUCKDB_URL}:memory:"):
         return spec
     if spec.startswith(_DUCKDB_URL):
         return _DUCKDB_URL + _absolute(spec.removeprefix(_DUCKDB_URL), base)
@@ -70,7 +70,8 @@ def display_spec(spec: str, base: Path | None = None) -> str:
     spec = str(spec)
     here = Path(base or os.getcwd())
     if spec.startswith(_DUCKDB_URL):
-        return _DUCKDB_URL + display_spec(spec.removeprefix(_DUCKDB_URL), here)
+        rest = spec.removeprefix(_DUCKDB_URL)
+        return spec if not os.path.isabs(rest) else _DUCKDB_URL + display_spec(rest, here)
     if "://" in spec:
         url = _sqlite_url(spec)
         if url is None or not os.path.isabs(url.database):  # type: ignore[attr-defined]

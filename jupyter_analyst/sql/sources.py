@@ -361,7 +361,8 @@ def _is_sqlite_file(spec: str) -> bool:
 
 
 # Tried newest first: a plugin registered later takes precedence over these.
-register_source("duckdb", lambda s: s == ":memory:" or Path(s.removeprefix("duckdb:///")).expanduser().is_file(),
+register_source("duckdb", lambda s: s.removeprefix("duckdb:///") == ":memory:"
+                or Path(s.removeprefix("duckdb:///")).expanduser().is_file(),
                 lambda s, allow: DuckDBSource(s.removeprefix("duckdb:///"), allow_file_functions=allow))
 register_source("files", lambda s: _data_files(s) is not None,
                 lambda s, allow: DuckDBSource(s, files=_data_files(s), allow_file_functions=allow))
