@@ -11,12 +11,13 @@ a step's inputs are aligned before it executes.
 from __future__ import annotations
 
 import asyncio
-import os
 import logging
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..artifacts import ArtifactStore, StepRecord
+from ..disk import unavailable
 from ..errors import KernelError, StorageError
 from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..kernel.outputs import OutputCaps
@@ -196,7 +197,11 @@ class ThreadRuntime:
         # The kernel reads the file itself: its bytes are checked first (off the loop: a big
         # dataset takes a while to hash). Only the host writes blobs, by rename.
         blob = await asyncio.to_thread(self.artifacts.checked_blob, fingerprint, thread_id=self.thread_id)
-        path = self._kernel.stage(fingerprint, blob)
+        try:
+            path = self._kernel.stage(fingerprint, blob)
+        except OSError as exc:  # a copy into the kernel's datasets folder on a full disk
+            raise unavailable(exc, self.artifacts.blobs.root) or StorageError(
+                f"cannot make dataset {name} readable by the kernel: {exc}") from exc
         if not os.path.samefile(path, blob):
             # A copy (the datasets folder is on another file system): what the kernel reads is checked.
             await asyncio.to_thread(self.artifacts.checked_blob, fingerprint, thread_id=self.thread_id, copy=path)

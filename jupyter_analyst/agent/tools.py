@@ -339,7 +339,11 @@ class ToolBox:
         refused: list[tuple[str, str]] = list(execution.refused_files)
         refusal: str | None = None
         if execution.status == "ok":
-            made, more, refusal = await asyncio.to_thread(self._collect_outputs, execution, ctx, key)
+            try:
+                made, more, refusal = await asyncio.to_thread(self._collect_outputs, execution, ctx, key)
+            except OSError as exc:  # copying the step's files out: a full or read-only workspace
+                raise unavailable(exc, self.artifacts.blobs.root) or StorageError(
+                    f"cannot store the step's files: {exc}") from exc
             refused += more
         payload: dict[str, Any] = {
             "stdout": clip(execution.stdout),
