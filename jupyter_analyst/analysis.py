@@ -24,7 +24,7 @@ from .errors import ConfigError
 from .kernel import KernelLauncher, KernelPool, SandboxPolicy
 from .kernel.outputs import OutputCaps
 from .notebooks import trail
-from .sql import open_source
+from .sql import absolute_spec, open_source
 from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
 from .text import valid_text
 from .workspace import Workspace
@@ -138,6 +138,8 @@ async def run_turn(
         spec = request.source or (thread.source if thread else None)
         if not spec:
             raise ConfigError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL")
+        # Stored absolute: the thread goes on, and its notebook re-runs, from any folder.
+        spec = absolute_spec(spec)
         source = open_source(spec)
         if thread is None:
             thread = store.create_thread(user=request.user, source=spec, title=request.prompt[:80])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -175,13 +176,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        # A file the command reads or writes outside the workspace: one line, not a traceback.
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+        if getattr(args, "json", False):
+            print(json.dumps({"status": "error", "error": {"reason": "os_error", "message": str(exc)}}))
+        return EXIT_BAD_INPUT if exc.errno in _SET_UP_ERRNOS else EXIT_FAILED
     return EXIT_BAD_INPUT
 
 
-def _is_bad_input(exc: AnalystError) -> bool:
-    from .errors import ConfigError, SourceError
+#: File-system failures that are the set-up's, not the product's: exit status 2.
+_SET_UP_ERRNOS = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.ENOENT})
 
-    return isinstance(exc, ConfigError | SourceError)
+
+def _is_bad_input(exc: AnalystError) -> bool:
+    from .errors import ConfigError, DiskUnavailable, SourceError
+
+    return isinstance(exc, ConfigError | SourceError | DiskUnavailable)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -312,12 +324,15 @@ def _artifacts_list(args: argparse.Namespace) -> int:
 
 
 def _threads(args: argparse.Namespace) -> int:
+    from .sql import display_spec
+
     threads = _read_workspace(args.workspace, lambda ws: ws.store.list_threads())
     if args.json:
         print(json.dumps([t.model_dump() for t in threads], indent=2))
         return 0
     for t in threads:
-        print(f"{t.thread_id}  {t.created_at}  {t.source or '-'}  {t.title or ''}")
+        # Stored absolute; shown relative to this folder when it is inside it.
+        print(f"{t.thread_id}  {t.created_at}  {display_spec(t.source) if t.source else '-'}  {t.title or ''}")
     return 0
 
 

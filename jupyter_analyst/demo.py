@@ -17,6 +17,8 @@ from pathlib import Path
 import duckdb
 
 from .agent.loop import TurnSummary
+from .disk import unavailable
+from .errors import StorageError
 from .analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from .progress import ProgressPrinter, print_summary
 from .testing import ScriptedModelServer
@@ -41,7 +43,10 @@ def build_sample_database(path: Path) -> Path:
 def run_demo(out: Path, *, as_json: bool = False) -> int:
     """Run the two demo turns into ``out``; returns the exit status."""
     out = out.resolve()
-    db = build_sample_database(out / "sales.duckdb")
+    try:
+        db = build_sample_database(out / "sales.duckdb")
+    except (OSError, duckdb.Error) as exc:
+        raise unavailable(exc, out, workspace=False) or StorageError(f"cannot make the sample data in {out}: {exc}") from exc
     workspace = out / ".analyst"
     say = (lambda *a: None) if as_json else (lambda *a: print(*a, file=sys.stderr, flush=True))
     with ScriptedModelServer(DEMO_SCRIPT) as server:

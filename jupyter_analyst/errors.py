@@ -78,6 +78,17 @@ class StorageError(AnalystError):
     reason = "storage_error"
 
 
+class DiskUnavailable(StorageError):
+    """A file system we must write to is read-only or full: the turn cannot go on.
+
+    Reason codes: ``workspace_read_only`` and ``workspace_full`` for the workspace,
+    ``read_only`` and ``disk_full`` for a file written elsewhere (an export, ``--output``).
+    The CLI exits with status 2, as for other problems of the set-up.
+    """
+
+    reason = "disk_unavailable"
+
+
 class ModelError(AnalystError):
     """The language model endpoint failed or answered with something unusable."""
 

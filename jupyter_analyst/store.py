@@ -196,12 +196,14 @@ class ThreadStore(SQLiteStore):
             return cur.rowcount
 
     def end_turn(self, turn_id: str, status: TurnStatus, *, answer: str | None = None) -> None:
-        """Close a turn with its final status and answer."""
+        """Close a turn with its final status and answer; the whole turn is then in the
+        database file itself, not only in its write-ahead log (see :meth:`checkpoint`)."""
         with self._tx() as cur:
             cur.execute(
                 "UPDATE turns SET status = ?, answer = ?, ended_at = ? WHERE turn_id = ?",
                 (status, answer, utc_now(), turn_id),
             )
+        self.checkpoint()
 
     def turns(self, thread_id: str) -> list[Turn]:
         """The thread's turns in order."""

@@ -18,6 +18,8 @@ from functools import cached_property
 from pathlib import Path
 
 from .artifacts import ArtifactStore
+from .disk import unavailable
+from .errors import StorageError
 from .store import ThreadStore
 
 DEFAULT_WORKSPACE = Path(".analyst")
@@ -28,7 +30,13 @@ class Workspace:
 
     def __init__(self, root: Path | str = DEFAULT_WORKSPACE) -> None:
         self.root = Path(root).expanduser().resolve()
-        self.root.mkdir(parents=True, exist_ok=True)
+        self._mkdir(self.root)
+
+    def _mkdir(self, path: Path) -> None:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise unavailable(exc, self.root) or StorageError(f"cannot create {path}: {exc}") from exc
 
     @property
     def db_path(self) -> Path:
@@ -48,13 +56,13 @@ class Workspace:
     def thread_dir(self, thread_id: str) -> Path:
         """The thread's own folder (its notebook), which no kernel can see (created on demand)."""
         path = self.root / "threads" / thread_id
-        path.mkdir(parents=True, exist_ok=True)
+        self._mkdir(path)
         return path
 
     def kernel_dir(self, thread_id: str) -> Path:
         """The thread's kernel working folder (created on demand; its content is the kernel's)."""
         path = self.root / "kernels" / thread_id
-        path.mkdir(parents=True, exist_ok=True)
+        self._mkdir(path)
         return path
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
@@ -15,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..errors import AnalystError, InvalidArguments, ToolRetry
+from ..errors import AnalystError, DiskUnavailable, InvalidArguments, ToolRetry
 from ..store import ThreadStore, Turn
 from .arguments import normalize_arguments_verbose
 from .events import (
@@ -160,6 +161,9 @@ class AgentLoop:
         answer = ""
         flagged: list[str] = []
         error: AnalystError | None = None
+        # A step that could not run for a reason the model cannot fix (no kernel, damaged
+        # data) fails the turn, unless a later step of the same tool ran: then it recovered.
+        failure: tuple[str, AnalystError] | None = None
         started = time.perf_counter()
         llm_s = 0.0
         chat = classify(turn.prompt) == "chat"
@@ -208,6 +212,11 @@ class AgentLoop:
                         turn, machine, counters, trace, turn_keys, empty_retries,
                         call, args, problem, rerun, memory,
                     )
+                    if outcome.failure is not None:
+                        counters[outcome.failure.reason] += 1
+                        failure = (call.name, outcome.failure)
+                    elif failure is not None and failure[0] == call.name and outcome.status == "ok" and not outcome.reused:
+                        failure = None
                     content = outcome.public_result
                     question = content.get("question_for_user") or question
                     self._remember(
@@ -230,7 +239,19 @@ class AgentLoop:
             await self._enter(turn, machine, "presenting")
             await self.emit(turn, AnswerReady(text=answer, flagged=flagged))
             self._remember(turn, conversation, {"role": "assistant", "content": answer})
-            await self._enter(turn, machine, "completed")
+            if failure is not None:
+                # The answer stands, but a step that was asked for could not run: not completed.
+                error = failure[1]
+                await self._enter(turn, machine, "error")
+            else:
+                await self._enter(turn, machine, "completed")
+        except DiskUnavailable as exc:
+            # The workspace cannot be written: record the end if it still can be, then stop
+            # (the caller says it in one line).
+            with contextlib.suppress(AnalystError):
+                await self.emit(turn, TurnEnded(status="error", message=str(exc), counters=dict(counters)))
+                self.store.end_turn(turn.turn_id, "error", answer=answer or None)
+            raise
         except AnalystError as exc:
             error = exc
             if machine.can_enter("error"):

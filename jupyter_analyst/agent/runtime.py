@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..artifacts import ArtifactStore, StepRecord
+from ..disk import unavailable
+from ..errors import KernelError, StorageError
 from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..kernel.outputs import OutputCaps
 from ..sql import DataSource, QueryRunner, SqlPreparer
@@ -76,6 +79,8 @@ class ThreadRuntime:
         self.lock = asyncio.Lock()
         self.kernel_restarts = 0
         self._python_names: set[str] | None = None
+        #: Names that steps which could not run (no kernel) would have defined -> their call id.
+        self.not_run: dict[str, str] = {}
 
     @property
     def kernel_started(self) -> bool:
@@ -104,7 +109,15 @@ class ThreadRuntime:
 
     def python_ran(self, code: str) -> None:
         """Remember the names a step that ran (even one that failed midway) may have defined."""
-        self.python_names().update(assigned_names(code))
+        names = assigned_names(code)
+        self.python_names().update(names)
+        for name in names:
+            self.not_run.pop(name, None)
+
+    def python_not_run(self, code: str, call_id: str) -> None:
+        """Remember that a step could not run at all, so a later reader of its names is told why."""
+        for name in assigned_names(code) - self.python_names():
+            self.not_run[name] = call_id
 
     def python_steps(self) -> list[StepRecord]:
         """The thread's successful Python steps, in execution order."""
@@ -187,7 +200,17 @@ class ThreadRuntime:
 
     async def _load(self, name: str, fingerprint: str) -> None:
         assert self._kernel is not None
-        path = self._kernel.stage(fingerprint, self.artifacts.blobs.path(fingerprint))
+        # The kernel reads the file itself: its bytes are checked first (off the loop: a big
+        # dataset takes a while to hash). Only the host writes blobs, by rename.
+        blob = await asyncio.to_thread(self.artifacts.checked_blob, fingerprint, thread_id=self.thread_id)
+        try:
+            path = self._kernel.stage(fingerprint, blob)
+        except OSError as exc:  # a copy into the kernel's datasets folder on a full disk
+            raise unavailable(exc, self.artifacts.blobs.root) or StorageError(
+                f"cannot make dataset {name} readable by the kernel: {exc}") from exc
+        if not os.path.samefile(path, blob):
+            # A copy (the datasets folder is on another file system): what the kernel reads is checked.
+            await asyncio.to_thread(self.artifacts.checked_blob, fingerprint, thread_id=self.thread_id, copy=path)
         result = await self._kernel.load_dataset(name, path)
         if result.status == "ok":
             self.loaded[name] = fingerprint
@@ -197,32 +220,66 @@ class ThreadRuntime:
     # ------------------------------------------------------------------ the kernel
 
     async def kernel(self) -> KernelSession:
-        """The thread's kernel, started and rehydrated on first use."""
-        if self._kernel is None and self._pool is not None:
-            self._kernel = await self._pool.acquire(self.workdir)
-            await self._rehydrate()
+        """The thread's kernel, started and rehydrated on first use.
+
+        When it cannot be started (or dies while it is rehydrated), nothing of it is kept:
+        the error goes to the caller, and the next call starts a kernel again.
+        """
+        if self._kernel is not None and self._kernel.is_started:
             return self._kernel
-        if self._kernel is None:
-            self._kernel = self._kernel_factory(self.workdir)
-        if not self._kernel.is_started:
-            await self._kernel.start()
-            await self._rehydrate()
+        try:
+            if self._kernel is None and self._pool is not None:
+                self._kernel = await self._pool.acquire(self.workdir)
+            else:
+                if self._kernel is None:
+                    self._kernel = self._kernel_factory(self.workdir)
+                await self._kernel.start()
+            try:
+                await self._rehydrate()
+            except KernelError as exc:
+                raise KernelError(
+                    f"the kernel died while the thread's datasets and earlier steps were restored in it: "
+                    f"{exc.message}", reason="kernel_start_failed",
+                ) from exc
+        except BaseException:
+            await self._discard_kernel()
+            raise
         return self._kernel
 
     async def restart_kernel(self) -> None:
-        """Replace a dead kernel with a fresh, rehydrated one."""
+        """Replace a dead kernel with a fresh, rehydrated one (none is kept if that fails)."""
         self.kernel_restarts += 1
         if self._kernel is not None:
-            await self._kernel.restart()
-            await self._rehydrate()
+            try:
+                await self._kernel.restart()
+                await self._rehydrate()
+            except BaseException:
+                await self._discard_kernel()
+                raise
+
+    async def _discard_kernel(self) -> None:
+        kernel, self._kernel = self._kernel, None
+        self.loaded = {}
+        if kernel is not None:
+            await kernel.shutdown()
 
     async def _rehydrate(self) -> None:
-        """Datasets first, then every recorded Python step in order, each on its own inputs."""
+        """Datasets first, then every recorded Python step in order, each on its own inputs.
+
+        A dataset whose stored bytes are damaged is left out (and what depends on it): a
+        step that reads it fails loudly when its inputs are aligned, naming the artifact.
+        """
         self.loaded = {}
         for name, artifact_id in self.dataset_ids().items():
-            await self._load(name, self.artifacts.get(artifact_id).fingerprint)
+            try:
+                await self._load(name, self.artifacts.get(artifact_id).fingerprint)
+            except StorageError as exc:
+                log.warning("%s not restored in the kernel of %s: %s", name, self.thread_id, exc)
         for step in self.python_steps():
-            await self._replay(step)
+            try:
+                await self._replay(step)
+            except StorageError as exc:
+                log.warning("step %s not replayed in the kernel of %s: %s", step.call_id, self.thread_id, exc)
 
     async def close(self) -> None:
         """Stop the kernel and release the source."""

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..artifacts import Artifact, StepRecord, canonical_python, step_key
-from ..errors import AnalystError, InvalidArguments, ToolRetry
+from ..disk import unavailable
+from ..errors import AnalystError, DiskUnavailable, InvalidArguments, KernelError, QueryFailed, StorageError, ToolRetry
 from ..kernel.outputs import collect, over_thread_cap
 from ..sql import PreparedQuery, data_intent
 from .bindings import inputs_of
@@ -53,6 +54,9 @@ class StepOutcome:
     artifacts: list[tuple[Artifact, bool]] = field(default_factory=list)
     duration_s: float = 0.0
     notebook_outputs: list[dict[str, Any]] = field(default_factory=list)
+    failure: AnalystError | None = None
+    """A real failure (not a signal to retry): the step could not run for a reason the
+    model cannot fix, such as a kernel that does not start or damaged stored data."""
 
     @property
     def public_result(self) -> dict[str, Any]:
@@ -187,8 +191,10 @@ class ToolBox:
                     raise InvalidArguments(f"unknown tool {tool!r}", reason="unknown_tool")
         except ToolRetry as exc:
             outcome = StepOutcome(status="error", result={"error": exc.to_dict()}, step_key=key)
+        except DiskUnavailable:
+            raise  # a read-only or full workspace ends the turn; the model cannot help it
         except AnalystError as exc:
-            outcome = StepOutcome(status="error", result={"error": exc.to_dict()}, step_key=key)
+            outcome = StepOutcome(status="error", result={"error": exc.to_dict()}, step_key=key, failure=exc)
         outcome.duration_s = time.perf_counter() - started
         if key is not None and tool in ("run_sql", "run_python") and outcome.status == "ok":
             self.artifacts.record_step(
@@ -258,8 +264,17 @@ class ToolBox:
         prepared = plan.query or await self.runtime.preparer.prepare(args["sql"], self.runtime.source)
         # Staged beside the blob store, where the kernel cannot see it, then moved in.
         tmp = self.artifacts.blobs.dir.parent / ".incoming" / f"{ctx.thread_id}-{ctx.call_id}.parquet"
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        result = await self.runtime.runner.run_to_parquet(prepared, tmp)
+        try:
+            tmp.parent.mkdir(parents=True, exist_ok=True)
+            result = await self.runtime.runner.run_to_parquet(prepared, tmp)
+        except (OSError, QueryFailed) as exc:
+            # A result that does not fit on the disk is not the query's fault: the turn stops.
+            problem = unavailable(exc, self.artifacts.blobs.root)
+            if problem is not None:
+                raise problem from exc
+            if isinstance(exc, OSError):
+                raise StorageError(f"cannot stage the query's result in {tmp.parent}: {exc}") from exc
+            raise
         used, used_bytes = self.artifacts.usage(ctx.thread_id)
         refusal = over_thread_cap(self.runtime.output_caps, files=1, size=tmp.stat().st_size,
                                   thread_files=used, thread_bytes=used_bytes)
@@ -267,6 +282,12 @@ class ToolBox:
             tmp.unlink(missing_ok=True)
             raise InvalidArguments(f"the dataset was not stored: {refusal}", reason="thread_cap_reached",
                                    hint="fetch fewer rows or columns, or start a new thread")
+        # The data-intent note: what this dataset means, for later steps and turns (read
+        # from the result as written, before it is handed to the blob store).
+        intent = await asyncio.to_thread(
+            data_intent, prepared.executable, dialect=self.runtime.source.dialect, tables=prepared.tables,
+            rows=result.rows, columns=result.columns, result=tmp,
+        )
         # Hashing a large result takes a while: off the event loop.
         artifact, created = await asyncio.to_thread(
             self.artifacts.add_file,
@@ -283,11 +304,6 @@ class ToolBox:
         tmp.unlink(missing_ok=True)
         await self.runtime.dataset_fetched(name, artifact.fingerprint)
         columns = [{"name": c.name, "type": c.type} for c in result.columns]
-        # The data-intent note: what this dataset means, for later steps and turns.
-        intent = await asyncio.to_thread(
-            data_intent, prepared.executable, dialect=self.runtime.source.dialect, tables=prepared.tables,
-            rows=result.rows, columns=result.columns, result=self.artifacts.blob_path(artifact),
-        )
         payload = {
             "dataset": name,
             "artifact_id": artifact.artifact_id,
@@ -315,7 +331,14 @@ class ToolBox:
     # ------------------------------------------------------------------ run_python
 
     async def _run_python(self, args: dict[str, Any], ctx: CallContext, key: str | None) -> StepOutcome:
-        kernel = await self.runtime.kernel()
+        try:
+            kernel = await self.runtime.kernel()
+        except KernelError as exc:
+            self.runtime.python_not_run(args["code"], ctx.call_id)
+            raise KernelError(
+                f"the step did not run: {exc.message}", reason="kernel_start_failed",
+                hint="nothing it would define exists; the next run_python starts a kernel again",
+            ) from exc
         # The kernel may hold later values than this step's key says (a reused step changes
         # nothing there): its inputs are made what the key says first.
         inputs = inputs_of(args["code"], self.runtime.bindings())
@@ -329,14 +352,22 @@ class ToolBox:
                 f"The kernel died while running this step{cause}; a fresh kernel was started with "
                 "the thread's datasets reloaded and its recorded steps replayed."
             )
-            await self.runtime.restart_kernel()
+            try:
+                await self.runtime.restart_kernel()
+            except KernelError as exc:
+                note = (f"The kernel died while running this step{cause}, and a fresh one could not be "
+                        f"started ({exc.message}); the next run_python starts a kernel again.")
         elif execution.status == "timeout":
             note = f"The step ran past {self.runtime.python_timeout_s:g} s and was interrupted."
         made: list[tuple[Artifact, bool]] = []
         refused: list[tuple[str, str]] = list(execution.refused_files)
         refusal: str | None = None
         if execution.status == "ok":
-            made, more, refusal = await asyncio.to_thread(self._collect_outputs, execution, ctx, key)
+            try:
+                made, more, refusal = await asyncio.to_thread(self._collect_outputs, execution, ctx, key)
+            except OSError as exc:  # copying the step's files out: a full or read-only workspace
+                raise unavailable(exc, self.artifacts.blobs.root) or StorageError(
+                    f"cannot store the step's files: {exc}") from exc
             refused += more
         payload: dict[str, Any] = {
             "stdout": clip(execution.stdout),

@@ -134,6 +134,15 @@ class TurnMemory:
             datasets = set(self.runtime.dataset_ids())
             known = datasets | self.runtime.python_names()
             missing = undefined_names(arguments.get("code", ""), known)
+            unrun = {n: self.runtime.not_run[n] for n in missing if n in self.runtime.not_run}
+            if unrun:
+                names = ", ".join(repr(n) for n in unrun)
+                calls = ", ".join(dict.fromkeys(unrun.values()))
+                return _unknown(
+                    f"run_python reads {names}, which step {calls} would have defined, but that step did not "
+                    f"run (no kernel could start)", sorted(unrun),
+                    "run that step's code again first (or in this step), or answer without it",
+                )
             if missing:
                 near = list(dict.fromkeys(n for name in missing for n in nearest(name, known))) or sorted(datasets)[:10]
                 return _unknown(

@@ -6,7 +6,7 @@ import json
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..db import SQLiteStore, utc_now
 from ..errors import StorageError
@@ -97,10 +97,11 @@ class ArtifactStore(SQLiteStore):
         fingerprint = sha256_bytes(data)
         # Validated before any byte is written: a bad type or producer leaves no blob.
         artifact = _new_artifact(thread_id, name, type, mime, producer, source_call_id, logical_key, fingerprint, len(data))
+        # Stored again even when an equivalent exists: a damaged copy is repaired.
+        self.blobs.put_bytes(fingerprint, data)
         existing = self._equivalent(thread_id, fingerprint, type)
         if existing is not None:
             return existing, False
-        self.blobs.put_bytes(fingerprint, data)
         return self._insert(artifact)
 
     def add_file(
@@ -142,12 +143,12 @@ class ArtifactStore(SQLiteStore):
         except OSError as exc:
             raise StorageError(f"cannot read {src}: {exc}", path=str(src)) from exc
         artifact = _new_artifact(thread_id, name, type, mime, producer, source_call_id, logical_key, fingerprint, size)
+        # Stored again even when an equivalent exists: a damaged copy is repaired (and a
+        # moved file is handed over either way, so the caller never cleans up a dedup hit).
+        self.blobs.put_file(fingerprint, src, move=move)
         existing = self._equivalent(thread_id, fingerprint, type)
         if existing is None:
-            self.blobs.put_file(fingerprint, src, move=move)
             return self._insert(artifact)
-        if move:
-            src.unlink(missing_ok=True)  # handed over: the caller never cleans up a dedup hit
         return existing, False
 
     def _equivalent(self, thread_id: str, fingerprint: str, type: str) -> Artifact | None:
@@ -228,20 +229,50 @@ class ArtifactStore(SQLiteStore):
         return int(count), int(size)
 
     def blob_path(self, artifact: Artifact | str) -> Path:
-        """The file holding an artifact's bytes (from the artifact or its fingerprint)."""
+        """Where an artifact's bytes are stored (from the artifact or its fingerprint).
+
+        Unchecked: to read them, use :meth:`open_blob`, :meth:`read_bytes` or
+        :meth:`checked_blob`, which hash them first.
+        """
         fingerprint = artifact.fingerprint if isinstance(artifact, Artifact) else artifact
         return self.blobs.path(fingerprint)
 
-    def read_bytes(self, artifact_id: str) -> bytes:
-        """An artifact's bytes."""
-        artifact = self.get(artifact_id)
+    def open_blob(self, artifact: Artifact | str) -> BinaryIO:
+        """An artifact's bytes opened for reading, checked against its fingerprint first.
+
+        Raises:
+            StorageError: ``blob_missing`` or ``blob_corrupt``, naming the artifact.
+        """
+        if isinstance(artifact, str):
+            artifact = self.get(artifact)
         try:
-            return self.blob_path(artifact).read_bytes()
-        except OSError as exc:
-            raise StorageError(
-                f"the bytes of artifact {artifact_id!r} are missing from the blob store: {exc}",
-                reason="blob_missing", artifact_id=artifact_id, fingerprint=artifact.fingerprint,
-            ) from exc
+            return self.blobs.open_verified(artifact.fingerprint)
+        except StorageError as exc:
+            raise _named(exc, artifact) from exc
+
+    def read_bytes(self, artifact_id: str) -> bytes:
+        """An artifact's bytes, checked against its fingerprint."""
+        with self.open_blob(artifact_id) as fh:
+            return fh.read()
+
+    def checked_blob(self, fingerprint: str, *, thread_id: str, copy: Path | None = None) -> Path:
+        """The path of a blob whose bytes were just checked, for a reader that opens it
+        itself (a kernel loading a dataset); errors name the thread's artifact.
+
+        With ``copy``, that copy of the blob is checked instead (and returned).
+        """
+        try:
+            return self.blobs.verified_path(fingerprint, copy)
+        except StorageError as exc:
+            artifact = self._equivalent_any(thread_id, fingerprint)
+            raise (exc if artifact is None else _named(exc, artifact)) from exc
+
+    def _equivalent_any(self, thread_id: str, fingerprint: str) -> Artifact | None:
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM artifacts WHERE thread_id = ? AND fingerprint = ? ORDER BY rowid LIMIT 1",
+            (thread_id, fingerprint),
+        )
+        return _artifact(rows[0]) if rows else None
 
     # ------------------------------------------------------------------ the step ledger
 
@@ -297,6 +328,17 @@ def _new_artifact(
         logical_key=logical_key,
         fingerprint=fingerprint,
         size=size,
+    )
+
+
+def _named(exc: StorageError, artifact: Artifact) -> StorageError:
+    """The blob store's error, told about the artifact whose bytes it concerns."""
+    what = "are missing" if exc.reason == "blob_missing" else "no longer match its fingerprint"
+    return StorageError(
+        f"the stored bytes of artifact {artifact.artifact_id} ({artifact.type} `{artifact.name}`) {what}: "
+        f"{exc.message}",
+        reason=exc.reason, hint=exc.hint, artifact_id=artifact.artifact_id, name=artifact.name,
+        fingerprint=artifact.fingerprint,
     )
 
 

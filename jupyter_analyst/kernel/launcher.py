@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -14,10 +14,10 @@ from jupyter_client.manager import AsyncKernelManager
 from .kernelspec import kernels_dir
 
 
-def kernel_spec_manager() -> KernelSpecManager:
-    """Jupyter's kernelspecs plus the sandboxed one (first, so it wins)."""
+def kernel_spec_manager(extra_dirs: Sequence[Path] = ()) -> KernelSpecManager:
+    """Jupyter's kernelspecs plus the sandboxed one (first, so it wins), after ``extra_dirs``."""
     manager = KernelSpecManager()
-    manager.kernel_dirs = [str(kernels_dir()), *manager.kernel_dirs]
+    manager.kernel_dirs = [*map(str, extra_dirs), str(kernels_dir()), *manager.kernel_dirs]
     return manager
 
 
@@ -43,17 +43,24 @@ class KernelLauncher(Protocol):
 
 
 class LocalKernelLauncher:
-    """A kernel process on this machine through ``AsyncKernelManager``."""
+    """A kernel process on this machine through ``AsyncKernelManager``.
 
-    def __init__(self, ready_timeout: float = 60.0) -> None:
+    Args:
+        ready_timeout: how long a started kernel has to answer.
+        kernel_dirs: folders of kernelspecs searched before the others.
+    """
+
+    def __init__(self, ready_timeout: float = 60.0, *, kernel_dirs: Sequence[Path] = ()) -> None:
         self.ready_timeout = ready_timeout
+        self.kernel_dirs = [Path(d) for d in kernel_dirs]
 
     async def launch(self, kernel_name: str, cwd: Path, env: Mapping[str, str]) -> tuple[Any, Any]:
         # ZMQ over Unix sockets, not TCP: nothing listens on the network. Socket paths
         # are limited to ~100 bytes, hence a short folder of their own under /tmp.
         sockets = tempfile.mkdtemp(prefix="ja-k-")
         manager = AsyncKernelManager(
-            kernel_name=kernel_name, transport="ipc", ip=f"{sockets}/k", kernel_spec_manager=kernel_spec_manager()
+            kernel_name=kernel_name, transport="ipc", ip=f"{sockets}/k",
+            kernel_spec_manager=kernel_spec_manager(self.kernel_dirs),
         )
         manager.connection_file = f"{sockets}/connection.json"
         manager._analyst_sockets = sockets  # removed on stop
@@ -61,12 +68,34 @@ class LocalKernelLauncher:
         log = open(f"{sockets}/kernel.log", "ab")  # noqa: SIM115 - closed with the process
         try:
             await manager.start_kernel(cwd=str(cwd), env=dict(env), stdout=log, stderr=log)
+        except BaseException:
+            shutil.rmtree(sockets, ignore_errors=True)
+            raise
         finally:
             log.close()
-        return manager, await connect_client(self, manager, self.ready_timeout)
+        try:
+            return manager, await connect_client(self, manager, self.ready_timeout)
+        except Exception as exc:
+            # What the kernel said before it died is the only clue to why: kept in the error.
+            said = getattr(manager, "_analyst_log_tail", "")
+            raise RuntimeError(f"{exc}" + (f"; the kernel said: {said}" if said else "")) from exc
 
     async def stop(self, manager: Any) -> None:
+        sockets = getattr(manager, "_analyst_sockets", "")
         try:
             await manager.shutdown_kernel(now=True)
         finally:
-            shutil.rmtree(getattr(manager, "_analyst_sockets", ""), ignore_errors=True)
+            manager._analyst_log_tail = _tail(Path(sockets) / "kernel.log") if sockets else ""
+            shutil.rmtree(sockets, ignore_errors=True)
+
+
+def _tail(path: Path, limit: int = 600) -> str:
+    """The last lines of a kernel's log, on one line (empty when there is none)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - limit))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())

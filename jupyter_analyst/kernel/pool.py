@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shutil
 import time
 import uuid
@@ -21,11 +22,18 @@ from pathlib import Path
 from .session import KernelSession
 from .workdir import holds_files
 
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class _Warm:
     session: KernelSession
     since: float
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("the warm kernel pool could not start a kernel: %s", task.exception())
 
 
 class KernelPool:
@@ -60,9 +68,11 @@ class KernelPool:
         await self._fill()
 
     def refill(self) -> None:
-        """Fill the pool in the background."""
+        """Fill the pool in the background (a kernel that cannot start is logged; a thread
+        that needs one then starts its own, and says why if it cannot)."""
         if self.size > 0 and (self._filling is None or self._filling.done()):
             self._filling = asyncio.create_task(self._fill())
+            self._filling.add_done_callback(_log_failure)
 
     async def _fill(self) -> None:
         async with self._lock:

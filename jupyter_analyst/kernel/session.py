@@ -150,6 +150,7 @@ class KernelSession:
         startup_timeout: float = 60.0,
         output_cap: int = 1_000_000,
         env: Mapping[str, str] | None = None,
+        start_attempts: int = 2,
     ) -> None:
         # The folder is the host's to make (its parent is the host's); what is inside it is
         # the kernel's, and the host creates nothing there (the set-up cell makes outputs/).
@@ -165,6 +166,8 @@ class KernelSession:
         self.sandbox = sandbox if sandbox is not None else SandboxPolicy()
         self.kernel_name = kernel_name or (SANDBOX_KERNEL if self.sandbox.enabled else "python3")
         self.startup_timeout = startup_timeout
+        #: A failed start is tried again this many times in all (once more by default).
+        self.start_attempts = max(1, start_attempts)
         self.output_cap = output_cap
         self.env = dict(env) if env is not None else kernel_environment()
         # Read by the sandbox provisioner and removed before the kernel starts.
@@ -210,9 +213,32 @@ class KernelSession:
         await self.shutdown()
 
     async def start(self) -> None:
-        """Start the kernel and run the set-up cell (no-op when started)."""
+        """Start the kernel and run the set-up cell (no-op when started).
+
+        A start that fails (the kernel exits, never answers, or its set-up fails) leaves
+        nothing running and is tried once more.
+
+        Raises:
+            KernelError: ``kernel_start_failed`` after the last attempt, with each cause.
+        """
         if self.is_started:
             return
+        causes: list[str] = []
+        for _ in range(self.start_attempts):
+            try:
+                await self._start_once()
+                return
+            except KernelError as exc:
+                causes.append(exc.message)
+            # Nothing half-started stays behind: the next attempt (or step) starts afresh.
+            await self.shutdown()
+        attempts = f"{len(causes)} attempts" if len(causes) > 1 else "1 attempt"
+        raise KernelError(
+            f"the kernel could not start ({attempts}): {causes[-1]}", reason="kernel_start_failed",
+            hint="run `jupyter analyst doctor` to see what works on this machine", causes=causes,
+        )
+
+    async def _start_once(self) -> None:
         if self.datasets_dir is not None:
             self.datasets_dir.mkdir(parents=True, mode=0o755, exist_ok=True)
         try:
@@ -220,11 +246,11 @@ class KernelSession:
                 self.launcher.launch(self.kernel_name, self.workdir, self.env), self.startup_timeout
             )
         except (TimeoutError, asyncio.TimeoutError) as exc:
-            raise KernelError(f"the kernel did not start within {self.startup_timeout:g} s") from exc
+            raise KernelError(f"it did not answer within {self.startup_timeout:g} s") from exc
         except KernelError:
             raise
         except Exception as exc:
-            raise KernelError(f"the kernel could not start: {exc}") from exc
+            raise KernelError(str(exc) or type(exc).__name__) from exc
         setup = await self.execute(SETUP_CODE, timeout=self.startup_timeout)
         self.reap_strays()  # records the kernel's own processes
         if setup.status != "ok":

@@ -105,7 +105,7 @@ def plan_playbook(path: Path, *, parameters: Mapping[str, Any], source: str | No
     Bad input (no prompts, a missing or unused parameter, a source that does not exist)
     fails here, before a model is contacted or a thread is started.
     """
-    from ..sql import open_source
+    from ..sql import absolute_spec, open_source
 
     playbook = load_playbook(path)
     parameters = dict(parameters)
@@ -121,6 +121,7 @@ def plan_playbook(path: Path, *, parameters: Mapping[str, Any], source: str | No
         raise ConfigError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL or -p source PATH")
     spec = substitute(str(spec), parameters)
     prompts = [substitute(p, parameters) for p in playbook.prompts]
+    spec = absolute_spec(spec)  # the output notebook re-runs from any folder
     open_source(spec).close()  # raises SourceError naming a missing source, with a hint
     return PlaybookPlan(path=str(path), prompts=prompts, source=spec, parameters={**parameters, "source": spec})
 

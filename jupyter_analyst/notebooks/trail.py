@@ -168,12 +168,22 @@ def read_notebook(path: Path, what: str = "notebook") -> NotebookNode:
 
 def write_atomically(nb: NotebookNode, path: Path) -> Path:
     """Validate ``nb`` and write it to ``path`` by rename, so no reader sees half a file."""
+    from ..disk import unavailable
+    from ..errors import StorageError
+
     nbformat.validate(nb)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".nb-", suffix=".ipynb")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        nbformat.write(nb, fh)
-    os.replace(tmp, path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".nb-", suffix=".ipynb")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            nbformat.write(nb, fh)
+        os.replace(tmp, path)
+    except OSError as exc:
+        # Nothing half-written: the old notebook (if any) stays as it was.
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise unavailable(exc, path, workspace=False) or StorageError(f"cannot write {path}: {exc}") from exc
     return path
 
 

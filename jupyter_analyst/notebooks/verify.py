@@ -79,13 +79,12 @@ def manifest_of(nb: Any, path: Path) -> list[dict[str, Any]]:
 
 def check_source(spec: str | None, *, given: bool) -> str:
     """The source the run will use, opened once here so a missing one fails before any kernel starts."""
-    from ..sql import open_source
+    from ..sql import absolute_spec, open_source
 
     if not spec:
         raise ConfigError("the notebook names no data source", reason="no_source", hint="pass --db SOURCE")
-    path = Path(spec).expanduser()
     # A relative path means the caller's folder; the run happens in a fresh one.
-    resolved = str(path.resolve()) if path.exists() else spec
+    resolved = absolute_spec(spec)
     try:
         open_source(resolved).close()
     except SourceError as exc:

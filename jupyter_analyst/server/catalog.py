@@ -9,18 +9,17 @@ with credentials) is not shown there.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 
 from ..errors import ConfigError, SourceError
+from ..sql.paths import absolute_spec
 
 
 def _normal(spec: str) -> str:
-    # One file named two ways (relative, absolute, ~) is one source; URLs compare as typed.
-    if "://" in spec or spec == ":memory:":
-        return spec
-    return os.path.abspath(os.path.expanduser(spec))
+    # One file named two ways (relative, absolute, ~, a SQLite URL's relative file) is one
+    # source, as threads store it; other URLs compare as typed.
+    return absolute_spec(spec)
 
 
 def masked(spec: str) -> str:

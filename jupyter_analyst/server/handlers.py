@@ -19,7 +19,7 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from ..artifacts import ArtifactNotFound
-from ..errors import AnalystError, ConfigError
+from ..errors import AnalystError, ConfigError, StorageError
 from ..store import Thread
 from . import sse
 from .inputs import (
@@ -294,10 +294,14 @@ class ArtifactContentHandler(AnalystHandler):
     async def get(self, artifact_id: str) -> None:
         """An artifact's bytes, with its content type."""
         artifact = self.owned_artifact(artifact_id)
-        path = self.service.artifact_path(artifact_id)
+        try:
+            # Re-hashed before a byte is sent (off the loop: big blobs take a while).
+            blob = await asyncio.to_thread(self.service.open_artifact, artifact_id)
+        except StorageError as exc:
+            raise web.HTTPError(500, exc.message, reason=exc.reason) from exc
         self.set_header("Content-Type", artifact.mime or mimetypes.guess_type(artifact.name)[0] or "application/octet-stream")
         self.set_header("Content-Disposition", f'inline; filename="{artifact.name.rsplit("/", 1)[-1]}"')
-        with open(path, "rb") as fh:
+        with blob as fh:
             while chunk := fh.read(1 << 20):
                 self.write(chunk)
                 await self.flush()

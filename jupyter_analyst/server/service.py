@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..agent.events import Event
 from ..agent.loop import TurnSummary
@@ -19,6 +19,7 @@ from ..agent.summarizer import BackgroundWork
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
+from ..sql import absolute_spec
 from ..store import Thread
 from ..workspace import Workspace
 from .catalog import SourceCatalog
@@ -80,7 +81,9 @@ class ThreadService:
     def create_thread(self, user: str, source: str | None, title: str | None) -> Thread:
         """A new thread owned by ``user`` on a configured source (by name; the default when
         ``None``); ``SourceError`` ``unknown_source`` for any other name."""
-        return self.workspace.store.create_thread(user=user, source=self.catalog.spec_of(source), title=title)
+        spec = self.catalog.spec_of(source)
+        # Stored absolute, as the CLI stores it: a relative path means the server's folder.
+        return self.workspace.store.create_thread(user=user, source=absolute_spec(spec) if spec else None, title=title)
 
     def is_active(self, thread_id: str) -> bool:
         """Whether a turn is running on the thread."""
@@ -145,9 +148,13 @@ class ThreadService:
         finally:
             self._listeners[thread_id].discard(queue)
 
-    def artifact_path(self, artifact_id: str) -> Path:
-        """Where an artifact's bytes are (inside the workspace's blob store)."""
-        return self.workspace.artifacts.blob_path(self.workspace.artifacts.get(artifact_id))
+    def open_artifact(self, artifact_id: str) -> BinaryIO:
+        """An artifact's bytes, checked against its fingerprint (hashing: call off the loop).
+
+        Raises:
+            StorageError: ``blob_missing`` or ``blob_corrupt``, naming the artifact.
+        """
+        return self.workspace.artifacts.open_blob(artifact_id)
 
     async def close(self) -> None:
         """Cancel running turns and close the stores."""

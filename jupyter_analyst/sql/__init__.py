@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .guard import check_read_only
     from .intent import DataIntent, data_intent
+    from .paths import absolute_spec, display_spec
     from .model import ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
     from .prepare import canonical_sql, nearest, prepare_query, prepare_sql
     from .preparer import SqlPreparer
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from .sources import DataSource, DuckDBSource, SQLAlchemySource, open_source, register_source
 
 _HOME = {
+    "absolute_spec": "paths",
+    "display_spec": "paths",
     "check_read_only": "guard",
     "DataIntent": "intent",
     "data_intent": "intent",

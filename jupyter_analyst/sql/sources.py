@@ -9,9 +9,10 @@ import datetime as _dt
 import decimal
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+from urllib.parse import quote
 
 import duckdb
 
@@ -64,6 +65,34 @@ def _sanitise(stem: str) -> str:
     """
     name = re.sub(r"\W+", "_", stem).strip("_").lower() or "t"
     return f"t_{name}" if name[0].isdigit() else name
+
+
+def _not_found(what: str) -> SourceError:
+    return SourceError(
+        f"data source not found: {what}",
+        reason="source_not_found",
+        hint="pass an existing .duckdb file, a CSV/Parquet file or folder, :memory:, or a SQLAlchemy URL",
+    )
+
+
+def file_version(paths: Sequence[Path]) -> str:
+    """The identity of some files' contents as of now (name, size, modification time).
+
+    Raises:
+        SourceError: ``source_not_found`` when one of them is gone (moved or deleted
+            after the source was opened).
+    """
+    parts = []
+    for p in paths:
+        try:
+            st = p.stat()
+        except OSError as exc:
+            raise SourceError(
+                f"the data file {p} is gone: {exc.strerror or exc}", reason="source_not_found",
+                hint="it was moved or deleted after the source was opened; restore it or pass another source",
+            ) from exc
+        parts.append(f"{p.name}:{st.st_size}:{st.st_mtime_ns}")
+    return ";".join(parts)
 
 
 def _unknown_table(table: str, known: list[str]) -> SqlRejected:
@@ -121,13 +150,7 @@ class DuckDBSource:
     def data_version(self) -> str:
         """Changes whenever the database file or a data file changes."""
         paths = [self.path] if self.path else self._files
-        if not paths:
-            return "memory"
-        parts = []
-        for p in paths:
-            st = p.stat()
-            parts.append(f"{p.name}:{st.st_size}:{st.st_mtime_ns}")
-        return ";".join(parts)
+        return file_version(paths) if paths else "memory"
 
     def list_tables(self) -> list[TableInfo]:
         cur = self.cursor()
@@ -189,15 +212,28 @@ class SQLAlchemySource:
 
     kind = "sqlalchemy"
 
-    def __init__(self, spec: str, *, allow_file_functions: bool = False) -> None:
+    def __init__(self, spec: str, *, allow_file_functions: bool = False, url: Any = None) -> None:
+        """Connect to ``spec``; ``url`` (a ``sqlalchemy.URL``) when it is not the spec itself."""
         import sqlalchemy
 
         self.spec = spec
         self.allow_file_functions = allow_file_functions
+        #: The database file of a file-backed database (SQLite), else ``None``.
+        self.path: Path | None = None
         try:
-            self.engine = sqlalchemy.create_engine(spec)
-            with self.engine.connect():
-                pass
+            url = sqlalchemy.engine.make_url(url if url is not None else spec)
+        except Exception as exc:  # ArgumentError, ValueError: not a URL SQLAlchemy reads
+            raise SourceError(f"cannot read {spec!r} as a database URL: {exc}", reason="source_unknown_kind",
+                              hint="a SQLAlchemy URL looks like dialect+driver://user@host/database") from exc
+        if url.get_backend_name() == "sqlite":
+            url, self.path = _read_only_sqlite(url)
+        try:
+            self.engine = sqlalchemy.create_engine(url)
+            with self.engine.connect() as conn:
+                if self.path is not None:
+                    # Opening a file checks nothing; reading its catalogue tells a
+                    # database from any other file.
+                    conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").all()
         except Exception as exc:  # drivers raise their own types
             raise SourceError(
                 f"cannot connect to {self._safe_url()}: {str(exc).splitlines()[0]}",
@@ -212,10 +248,8 @@ class SQLAlchemySource:
         return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", self.spec)
 
     def data_version(self) -> str:
-        db = getattr(self.engine.url, "database", None)
-        if self.engine.dialect.name == "sqlite" and db and Path(db).exists():
-            st = Path(db).stat()
-            return f"sqlite:{st.st_size}:{st.st_mtime_ns}"
+        if self.path is not None:
+            return f"sqlite:{file_version([self.path])}"
         return f"{self._safe_url()}:live"
 
     def schema(self) -> dict[str, dict[str, str]]:
@@ -259,6 +293,38 @@ class SQLAlchemySource:
         self.engine.dispose()
 
 
+def _read_only_sqlite(url: Any) -> tuple[Any, Path | None]:
+    """A SQLite URL that opens its file read-only, and that file (``None`` in memory).
+
+    SQLite creates a missing file when asked to open it for writing, so a typo would make
+    an empty database and every query would find nothing. A file is therefore opened in
+    SQLite's read-only URI mode (``mode=ro``), and one that does not exist is refused.
+
+    Raises:
+        SourceError: ``source_not_found`` for a missing file, ``source_unreadable`` for
+            something that is not a file.
+    """
+    database = url.database or ""
+    query = dict(url.query)
+    is_uri = str(query.get("uri", "")).lower() in ("true", "1")
+    if is_uri and database.startswith("file:"):
+        database = database.removeprefix("file:").split("?", 1)[0]
+        if database.startswith("//"):  # file://host/path: only the local host exists for SQLite
+            database = "/" + database[2:].partition("/")[2]
+    if database in ("", ":memory:") or query.get("mode") == "memory":
+        return url, None
+    path = Path(database).expanduser().resolve()
+    if not path.exists():
+        raise _not_found(str(path))
+    if not path.is_file():
+        raise SourceError(f"{path} is not a SQLite database file", reason="source_unreadable",
+                          hint="point the sqlite:/// URL at a database file")
+    if url.get_driver_name() != "pysqlite":
+        return url.set(database=str(path)), path  # other drivers: at least never a new file
+    query.update({"mode": "ro", "uri": "true"})
+    return url.set(database=f"file:{quote(str(path))}", query=query), path
+
+
 # ---------------------------------------------------------------------- the registry
 
 SourceFactory = Callable[[str, bool], DataSource]
@@ -273,7 +339,7 @@ def register_source(name: str, predicate: Callable[[str], bool], factory: Source
 def _data_files(spec: str) -> list[Path] | None:
     path = Path(spec).expanduser()
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix.lower() in _DATA_SUFFIXES and p.is_file())
+        files = sorted(p.resolve() for p in path.iterdir() if p.suffix.lower() in _DATA_SUFFIXES and p.is_file())
         if not files:
             raise SourceError(f"the folder {spec} holds no CSV, Parquet or JSON files", reason="source_empty",
                               hint="point --db at a folder of .csv/.parquet files, or at one file")
@@ -287,17 +353,28 @@ def _is_sqlite_file(spec: str) -> bool:
     path = Path(spec).expanduser()
     if not path.is_file():
         return False
-    with open(path, "rb") as fh:
-        return fh.read(16) == _SQLITE_MAGIC
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == _SQLITE_MAGIC
+    except OSError:  # unreadable: another kind may say why
+        return False
 
 
 # Tried newest first: a plugin registered later takes precedence over these.
-register_source("duckdb", lambda s: s == ":memory:" or Path(s.removeprefix("duckdb:///")).expanduser().is_file(),
+register_source("duckdb", lambda s: s.removeprefix("duckdb:///") == ":memory:"
+                or Path(s.removeprefix("duckdb:///")).expanduser().is_file(),
                 lambda s, allow: DuckDBSource(s.removeprefix("duckdb:///"), allow_file_functions=allow))
 register_source("files", lambda s: _data_files(s) is not None,
                 lambda s, allow: DuckDBSource(s, files=_data_files(s), allow_file_functions=allow))
-register_source("sqlite-file", _is_sqlite_file,
-                lambda s, allow: SQLAlchemySource(f"sqlite:///{Path(s).expanduser().resolve()}", allow_file_functions=allow))
+def _sqlite_file(spec: str, allow: bool) -> DataSource:
+    from sqlalchemy.engine import URL
+
+    # Built as a URL object: a file name may hold '?' or '#', which URL text would split.
+    url = URL.create("sqlite", database=str(Path(spec).expanduser().resolve()))
+    return SQLAlchemySource(spec, allow_file_functions=allow, url=url)
+
+
+register_source("sqlite-file", _is_sqlite_file, _sqlite_file)
 register_source("sqlalchemy", lambda s: "://" in s and not s.startswith("duckdb://"),
                 lambda s, allow: SQLAlchemySource(s, allow_file_functions=allow))
 
@@ -314,12 +391,8 @@ def open_source(spec: str, *, allow_file_functions: bool = False) -> DataSource:
     for _name, predicate, factory in _REGISTRY:
         if predicate(spec):
             return factory(spec, allow_file_functions)
-    path = Path(spec).expanduser()
+    path = Path(spec.removeprefix("duckdb:///")).expanduser()
     if not path.exists():
-        raise SourceError(
-            f"data source not found: {spec}",
-            reason="source_not_found",
-            hint="pass an existing .duckdb file, a CSV/Parquet file or folder, :memory:, or a SQLAlchemy URL",
-        )
+        raise _not_found(spec)
     raise SourceError(f"cannot tell what kind of data source {spec} is", reason="source_unknown_kind",
                       hint="use a .duckdb, .csv or .parquet file, a folder of them, or a SQLAlchemy URL")

@@ -123,6 +123,12 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             with self.server.lock:
                 self.server.requests.append(body)
+                count = len(self.server.requests)
+            hold = self.server.hold
+            if hold is not None and count > hold[0]:
+                # A test holds the agent here, mid-turn, to do something to it (kill it...).
+                hold[1].set()
+                hold[2].wait()
         step = self.server.script.reply_for(messages)
         if step.error is not None:
             # A short retry-after keeps the SDK's retries (same scripted step: replay is stateless) quick.
@@ -182,6 +188,7 @@ class _Server(ThreadingHTTPServer):
     requests: list[dict[str, Any]]
     summarizer_requests: list[dict[str, Any]]
     summarizer_gate: threading.Event
+    hold: tuple[int, threading.Event, threading.Event] | None
     lock: threading.Lock
 
 
@@ -201,6 +208,7 @@ class ScriptedModelServer:
         self._httpd.summarizer_requests = []
         self._httpd.summarizer_gate = threading.Event()
         self._httpd.summarizer_gate.set()
+        self._httpd.hold = None
         self._httpd.lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
@@ -227,6 +235,16 @@ class ScriptedModelServer:
         self._httpd.summarizer_gate.clear()
         return self._httpd.summarizer_gate
 
+    def hold_requests(self, after: int) -> tuple[threading.Event, threading.Event]:
+        """Make agent requests after the first ``after`` (counted from the start) wait.
+
+        Returns ``(held, release)``: ``held`` is set once a request waits, and setting
+        ``release`` lets it (and later ones) through.
+        """
+        held, release = threading.Event(), threading.Event()
+        self._httpd.hold = (after, held, release)
+        return held, release
+
     def start(self) -> ScriptedModelServer:
         """Serve in a daemon thread."""
         if self._thread is None:
@@ -240,6 +258,8 @@ class ScriptedModelServer:
     def stop(self) -> None:
         """Stop serving and close the socket."""
         self._httpd.summarizer_gate.set()  # never leave a request hanging
+        if self._httpd.hold is not None:
+            self._httpd.hold[2].set()
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread.join(timeout=10)

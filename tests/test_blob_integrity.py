@@ -1,0 +1,139 @@
+"""Stored blobs are re-hashed whenever they are read back: a swapped or damaged one is a loud error."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pandas as pd
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from jupyter_analyst.errors import StorageError
+from jupyter_analyst.testing import python_step, sql_step, text_step
+
+SQL = ("SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r "
+       "ON o.region_id = r.region_id GROUP BY r.region ORDER BY r.region")
+TOTAL = "print('total', round(revenue.revenue.sum(), 2))"
+
+
+def _swap_for_other_parquet(path, tmp_path) -> None:
+    """Replace a dataset blob by other valid Parquet with the same columns (and other numbers)."""
+    other = tmp_path / "other.parquet"
+    pd.DataFrame({"region": ["EMEA"], "revenue": [1.0]}).to_parquet(other)
+    os.replace(other, path)
+
+
+# ------------------------------------------------------------------ the store
+
+
+def test_reading_a_swapped_blob_names_the_artifact(store):
+    art, _ = store.add_bytes(b"the real bytes", thread_id="t", name="notes.txt", type="text",
+                             mime="text/plain", producer="python")
+    assert store.read_bytes(art.artifact_id) == b"the real bytes"
+    store.blob_path(art).write_bytes(b"other bytes, same length")
+    with pytest.raises(StorageError) as info:
+        store.read_bytes(art.artifact_id)
+    assert info.value.reason == "blob_corrupt"
+    assert art.artifact_id in info.value.message and "notes.txt" in info.value.message
+    assert info.value.context["artifact_id"] == art.artifact_id
+
+
+def test_a_missing_blob_and_a_link_in_place_of_one(store, tmp_path):
+    art, _ = store.add_bytes(b"abc", thread_id="t", name="a.txt", type="text", mime="text/plain", producer="python")
+    path = store.blob_path(art)
+    elsewhere = tmp_path / "same-bytes.txt"
+    elsewhere.write_bytes(b"abc")
+    path.unlink()
+    with pytest.raises(StorageError) as info:
+        store.read_bytes(art.artifact_id)
+    assert info.value.reason == "blob_missing"
+    # A link is never followed, even to the right bytes: blobs are regular files.
+    path.symlink_to(elsewhere)
+    with pytest.raises(StorageError) as info:
+        store.read_bytes(art.artifact_id)
+    assert info.value.reason == "blob_corrupt"
+
+
+def test_storing_the_same_content_again_repairs_a_damaged_blob(store, tmp_path):
+    art, _ = store.add_bytes(b"chart bytes", thread_id="t", name="c.txt", type="text", mime="text/plain",
+                             producer="python")
+    store.blob_path(art).write_bytes(b"damaged")
+    again, created = store.add_bytes(b"chart bytes", thread_id="t", name="c2.txt", type="text",
+                                     mime="text/plain", producer="python")
+    assert not created and again.artifact_id == art.artifact_id
+    assert store.read_bytes(art.artifact_id) == b"chart bytes"
+    src = tmp_path / "d.csv"
+    src.write_bytes(b"a,b\n1,2\n")
+    data, _ = store.add_file(src, thread_id="t", name="d.csv", type="file", mime="text/csv", producer="python")
+    store.blob_path(data).write_bytes(b"a,b\n9,9\n")
+    moved = tmp_path / "d2.csv"
+    moved.write_bytes(b"a,b\n1,2\n")
+    store.add_file(moved, thread_id="t", name="d.csv", type="file", mime="text/csv", producer="python", move=True)
+    assert store.read_bytes(data.artifact_id) == b"a,b\n1,2\n" and not moved.exists()
+
+
+# ------------------------------------------------------------------ into the kernel
+
+
+def test_a_swapped_dataset_is_never_loaded_into_a_kernel(analyst, tmp_path):
+    """The rerun that gave other numbers: now the step fails, naming the artifact."""
+    from jupyter_analyst.workspace import Workspace
+
+    a = analyst({"turns": [
+        {"match": "^repair", "steps": [sql_step(SQL, "revenue"), python_step(TOTAL), text_step()]},
+        {"match": "^total", "steps": [python_step(TOTAL.replace("'total'", "'total again'")), text_step()]},
+        {"match": ".", "steps": [sql_step(SQL, "revenue"), python_step(TOTAL), text_step()]},
+    ]})
+    first = a.run("revenue by region")
+    assert first.status == "completed"
+    true_total = next(e for e in a.of_type("tool_result") if e.tool == "run_python").result["stdout"]
+    ws = Workspace(a.workspace)
+    dataset = next(x for x in ws.artifacts.list(first.thread_id) if x.type == "dataset")
+    blob = ws.artifacts.blob_path(dataset)
+    ws.close()
+    _swap_for_other_parquet(blob, tmp_path)
+
+    a.events.clear()
+    later = a.run("total again", thread=first.thread_id)
+    result = next(e for e in a.of_type("tool_result") if e.tool == "run_python")
+    assert result.status == "error"
+    error = result.result["error"]
+    assert error["reason"] == "blob_corrupt" and dataset.artifact_id in error["message"]
+    assert "total 1.0" not in json.dumps(result.result), "the swapped numbers never reach the model"
+    assert later.status == "error" and later.error["reason"] == "blob_corrupt"
+
+    # Fetching the data again (rerun) stores the true bytes again; the thread works.
+    a.events.clear()
+    repaired = a.run("repair it", thread=first.thread_id, rerun=True)
+    assert repaired.status == "completed", repaired.error
+    result = next(e for e in a.of_type("tool_result") if e.tool == "run_python")
+    assert result.status == "ok" and result.result["stdout"] == true_total
+
+
+# ------------------------------------------------------------------ served by the Jupyter server
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, sales_db):
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}},
+        "AnalystApp": {"workspace": str(tmp_path / "ws"), "sources": {"sales": str(sales_db)}, "pool_size": 0,
+                       "summarizer": False},
+    }
+
+
+async def test_the_server_does_not_serve_a_swapped_blob(jp_fetch, jp_serverapp):
+    service = jp_serverapp.web_app.settings["jupyter_analyst"]
+    thread = service.workspace.store.create_thread(user="local", source="x")
+    art, _ = service.workspace.artifacts.add_bytes(b"true,1\n", thread_id=thread.thread_id, name="t.csv",
+                                                   type="file", mime="text/csv", producer="python")
+    ok = await jp_fetch("analyst", "api", "artifacts", art.artifact_id, "content")
+    assert ok.body == b"true,1\n"
+    service.workspace.artifacts.blob_path(art).write_bytes(b"fake,9\n")
+    with pytest.raises(HTTPClientError) as info:
+        await jp_fetch("analyst", "api", "artifacts", art.artifact_id, "content")
+    assert info.value.code == 500
+    body = json.loads(info.value.response.body)
+    assert body["reason"] == "blob_corrupt" and art.artifact_id in body["message"]
+    assert b"fake" not in info.value.response.body
