@@ -46,7 +46,8 @@ def sql_cell_source(name: str, sql: str) -> str:
     SELECT 1
     \"\"\")
     """
-    body = sql.strip().replace('"""', '\\"\\"\\"')
+    # Backslashes first: a "\n" inside a string literal of the SQL must stay two characters.
+    body = sql.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     return f'{name} = analyst.sql("""\n{body}\n""")'
 
 
