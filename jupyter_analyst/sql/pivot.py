@@ -13,8 +13,6 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from ..errors import SqlRejected
-
 
 def statement_pivots(tree: exp.Expression) -> list[exp.Pivot]:
     """The PIVOT/UNPIVOT statements in ``tree`` (at its root or nested), outermost first.
@@ -47,7 +45,7 @@ def check_pivot_columns(
     Raises:
         SqlRejected: ``unknown_column``, with the nearest real names.
     """
-    from .prepare import nearest
+    from .prepare import unknown_column  # prepare imports this module: a late import
 
     known_tables = {t.lower(): t for t in schema}
     for pivot in statement_pivots(tree):
@@ -69,11 +67,4 @@ def check_pivot_columns(
             for node in nodes:
                 for column in node.find_all(exp.Column):
                     if column.name and column.name.lower() not in lowered:
-                        suggestions = nearest(column.name, available)
-                        raise SqlRejected(
-                            f"Unknown column {column.name!r} in {where}."
-                            + (f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""),
-                            reason="unknown_column",
-                            suggestions=suggestions or available[:15],
-                            hint="call describe_table to see the columns",
-                        )
+                        raise unknown_column(column.name, available, f" in {where}")

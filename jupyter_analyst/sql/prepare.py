@@ -104,15 +104,24 @@ def _qualified(tree: exp.Expression, schema: dict[str, dict[str, str]], tables: 
             raise SqlRejected(f"the SQL could not be checked: {exc}", reason="sql_parse_error") from exc
         column = (match.group(1) or match.group(2)).split(".")[-1].strip('"')
         in_scope = [c for t in tables for c in schema.get(t, {})]
-        suggestions = nearest(column, in_scope)
         where = f" in {', '.join(repr(t) for t in tables)}" if tables else ""
-        raise SqlRejected(
-            f"Unknown column {column!r}{where}."
-            + (f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""),
-            reason="unknown_column",
-            suggestions=suggestions or in_scope[:15],
-            hint="call describe_table to see the columns",
-        ) from exc
+        raise unknown_column(column, in_scope, where) from exc
+
+
+def unknown_column(column: str, in_scope: list[str], where: str = "") -> SqlRejected:
+    """The refusal of a column that does not exist, with the nearest real names.
+
+    >>> unknown_column("revnue", ["revenue", "quantity"], " in 'orders'").message
+    "Unknown column 'revnue' in 'orders'. Did you mean: revenue?"
+    """
+    suggestions = nearest(column, in_scope)
+    return SqlRejected(
+        f"Unknown column {column!r}{where}."
+        + (f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""),
+        reason="unknown_column",
+        suggestions=suggestions or in_scope[:15],
+        hint="call describe_table to see the columns",
+    )
 
 
 def canonical_sql(qualified: exp.Expression) -> str:
