@@ -100,7 +100,8 @@ def changed_outputs(before: dict[str, Entry], after: dict[str, Entry]) -> tuple[
     for rel in sorted(after):
         entry = after[rel]
         old = before.get(rel)
-        if old is not None and old.signature == entry.signature and old.mode == entry.mode:
+        # An entry the scan could not look into is told every time: what lies there is unseen.
+        if old is not None and old.signature == entry.signature and old.mode == entry.mode and entry.note is None:
             continue
         problem = entry.problem()
         if problem is None:

@@ -5,7 +5,9 @@ link in place of ``outputs/`` or ``.config``, a FIFO, a hard link, a sparse file
 terabyte. So the host never follows a link in it, never creates or writes through a path
 in it, and reads a file only through a descriptor it opened without following links,
 checked to be a regular file with one name. Every walk goes down by directory descriptors
-(``os.fwalk``), so a folder swapped for a link while it is read is not entered.
+opened without following links, so a folder swapped for a link while it is read is not
+entered; walks are iterative and bounded in depth and in count, so a folder nested ten
+thousand deep or holding a million names costs the host a bounded effort, never a crash.
 
 The folder itself is made by the host in a host-owned parent, so its own path is trusted;
 every name *inside* it is not.
@@ -34,6 +36,8 @@ class Entry:
     mtime_ns: int
     inode: int
     links: int
+    note: str | None = None
+    """Why the host did not look further (a folder nested too deep, too many names)."""
 
     @property
     def signature(self) -> tuple[int, int, int]:
@@ -50,6 +54,8 @@ class Entry:
         >>> Entry("outputs/x.csv", stat.S_IFREG | 0o644, 11, 0, 1, 1).problem() is None
         True
         """
+        if self.note is not None:
+            return self.note
         if stat.S_ISLNK(self.mode):
             return "a symbolic link (links are never followed)"
         if not stat.S_ISREG(self.mode):
@@ -80,11 +86,66 @@ def open_folder(root: Path, relpath: str = "") -> int:
     return fd
 
 
+#: How deep below ``outputs/`` files are looked for, and how many names a scan reads at most.
+SCAN_DEPTH = 32
+SCAN_NAMES = 20_000
+
+
+def _entry(rel: str, st: os.stat_result, note: str | None = None) -> Entry:
+    return Entry(rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_nlink, note)
+
+
+def walk(top: int, *, max_depth: int, skip_hidden: bool = False) -> Iterator[tuple[int, str, str, os.stat_result, bool]]:
+    """Every name under the folder ``top`` (a descriptor), links not followed, no recursion.
+
+    Yields ``(dir_fd, folder, name, lstat, entered)``: ``folder`` is relative to ``top``,
+    ``entered`` tells whether a sub-folder will be walked (it is not past ``max_depth``, or
+    when it cannot be opened). At most ``max_depth`` descriptors are open at once; the
+    caller's ``top`` stays open.
+    """
+    stack: list[tuple[int, str, Iterator[str]]] = [(top, "", iter(sorted(os.listdir(top))))]
+    try:
+        while stack:
+            fd, folder, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                stack.pop()
+                if fd != top:
+                    os.close(fd)
+                continue
+            if skip_hidden and name.startswith("."):
+                continue
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue  # gone meanwhile
+            child: int | None = None
+            if stat.S_ISDIR(st.st_mode) and len(stack) <= max_depth:
+                try:
+                    child = os.open(name, _NOFOLLOW_DIR, dir_fd=fd)
+                except OSError:
+                    child = None  # swapped for a link, or out of descriptors: not entered
+            yield fd, folder, name, st, child is not None
+            if child is not None:
+                try:
+                    listing = iter(sorted(os.listdir(child)))
+                except OSError:
+                    os.close(child)
+                    continue
+                stack.append((child, os.path.join(folder, name), listing))
+    finally:
+        for fd, _, _ in stack:
+            if fd != top:
+                os.close(fd)
+
+
 def scan(root: Path, sub: str = "outputs") -> dict[str, Entry]:
     """Every name under ``root/sub``, without following links; hidden names are skipped.
 
     A missing ``sub`` gives nothing; one that is not a folder (a link to one, say) is
-    itself the only entry, so it is reported rather than walked.
+    itself the only entry, so it is reported rather than walked. A folder nested past
+    :data:`SCAN_DEPTH` is an entry with a note; past :data:`SCAN_NAMES` names the scan
+    stops, and ``sub`` itself carries the note.
     """
     try:
         top = open_folder(root, sub)
@@ -93,31 +154,22 @@ def scan(root: Path, sub: str = "outputs") -> dict[str, Entry]:
             st = os.stat(root / sub, follow_symlinks=False)  # root is the host's: trusted
         except OSError:
             return {}
-        return {sub: Entry(sub, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_nlink)}
+        return {sub: _entry(sub, st)}
     found: dict[str, Entry] = {}
     try:
-        for folder, dirs, files, dir_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            names = [n for n in files if not n.startswith(".")]
-            # fwalk lists links to folders among the folders: they are entries too.
-            names += [d for d in dirs if _is_link(d, dir_fd)]
-            for name in names:
-                try:
-                    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                except OSError:
-                    continue
-                rel = os.path.normpath(os.path.join(sub, folder, name))
-                found[rel] = Entry(rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_nlink)
+        for _fd, folder, name, st, entered in walk(top, max_depth=SCAN_DEPTH, skip_hidden=True):
+            rel = os.path.normpath(os.path.join(sub, folder, name))
+            if stat.S_ISDIR(st.st_mode):
+                if not entered:
+                    found[rel] = _entry(rel, st, f"a folder nested more than {SCAN_DEPTH} deep: not read")
+                continue
+            found[rel] = _entry(rel, st)
+            if len(found) >= SCAN_NAMES:
+                found[sub] = _entry(sub, os.fstat(top), f"more than {SCAN_NAMES} names: the rest was not read")
+                break
     finally:
         os.close(top)
     return found
-
-
-def _is_link(name: str, dir_fd: int) -> bool:
-    try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
 
 
 def open_regular(root: Path, relpath: str) -> tuple[int, os.stat_result]:
@@ -140,40 +192,33 @@ def open_regular(root: Path, relpath: str) -> tuple[int, os.stat_result]:
     return fd, st
 
 
-def walk_tree(root: Path) -> Iterator[tuple[int, list[str]]]:
-    """``(dir_fd, names)`` of every folder under ``root`` (``root`` included), links not followed."""
-    for _folder, dirs, files, dir_fd in os.fwalk(root, follow_symlinks=False):
-        yield dir_fd, [*dirs, *files]
+#: How deep ownership is handed to a new kernel; deeper content keeps its old owner.
+CHOWN_DEPTH = 256
 
 
 def chown_tree(root: Path, uid: int, gid: int) -> None:
     """Give ``root`` and everything under it to ``uid:gid``; links themselves, not their targets."""
     os.chown(root, uid, gid, follow_symlinks=False)
-    for dir_fd, names in walk_tree(root):
-        for name in names:
+    top = os.open(root, _NOFOLLOW_DIR)
+    try:
+        for dir_fd, _folder, name, _st, _entered in walk(top, max_depth=CHOWN_DEPTH):
             try:
                 os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
             except OSError:
                 pass  # gone meanwhile
+    finally:
+        os.close(top)
 
 
 def holds_files(root: Path) -> bool:
-    """Whether anything but folders is under ``root`` (links count as files)."""
-    if not root.exists():
-        return False
-    for _folder, dirs, files, dir_fd in os.fwalk(root, follow_symlinks=False):
-        if files or any(_is_link(d, dir_fd) for d in dirs):
-            return True
-    return False
-
-
-def make_private_folder(path: Path, mode: int = 0o755) -> Path:
-    """Create ``path`` (its parent is the host's) as a fresh folder; an existing link is refused."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Whether anything but folders is under ``root`` (links count as files, and so does a
+    folder too deep to look into)."""
     try:
-        os.mkdir(path, mode)
-    except FileExistsError:
-        st = os.lstat(path)
-        if not stat.S_ISDIR(st.st_mode):
-            raise
-    return path
+        top = os.open(root, _NOFOLLOW_DIR)
+    except FileNotFoundError:
+        return False
+    try:
+        return any(not (stat.S_ISDIR(st.st_mode) and entered)
+                   for _fd, _f, _n, st, entered in walk(top, max_depth=CHOWN_DEPTH))
+    finally:
+        os.close(top)
