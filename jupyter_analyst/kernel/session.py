@@ -107,7 +107,7 @@ def changed_outputs(before: dict[str, Entry], after: dict[str, Entry]) -> tuple[
         if problem is None:
             files.append(Path(rel))
         else:
-            refused.append((rel, problem))
+            refused.append((entry.relpath, problem))  # as printable text
     return files, refused
 
 

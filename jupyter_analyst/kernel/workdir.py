@@ -95,6 +95,18 @@ def _entry(rel: str, st: os.stat_result, note: str | None = None) -> Entry:
     return Entry(rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_nlink, note)
 
 
+def shown_name(name: str) -> str:
+    """A file name as printable, storable text: undecodable bytes and control characters escaped.
+
+    >>> shown_name(os.fsdecode(b"outputs/\\xff\\n.csv"))
+    'outputs/\\\\xff\\\\n.csv'
+    >>> shown_name("outputs/été.csv")
+    'outputs/été.csv'
+    """
+    text = os.fsencode(name).decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def walk(top: int, *, max_depth: int, skip_hidden: bool = False) -> Iterator[tuple[int, str, str, os.stat_result, bool]]:
     """Every name under the folder ``top`` (a descriptor), links not followed, no recursion.
 
@@ -163,7 +175,11 @@ def scan(root: Path, sub: str = "outputs") -> dict[str, Entry]:
                 if not entered:
                     found[rel] = _entry(rel, st, f"a folder nested more than {SCAN_DEPTH} deep: not read")
                 continue
-            found[rel] = _entry(rel, st)
+            shown = shown_name(rel)
+            if shown != rel:  # not storable as a name (undecodable bytes, control characters)
+                found[rel] = _entry(shown, st, "a name that is not plain text: not read (rename it)")
+            else:
+                found[rel] = _entry(rel, st)
             if len(found) >= SCAN_NAMES:
                 found[sub] = _entry(sub, os.fstat(top), f"more than {SCAN_NAMES} names: the rest was not read")
                 break

@@ -8,6 +8,7 @@ the real workspace. The only stand-in is the model's words, which here are the a
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,3 +47,26 @@ def scripted(workspace: Path, source: Path, script: dict[str, Any]) -> Iterator[
         yield TurnRunner(workspace, server, source)
     finally:
         server.stop()
+
+
+def remove_deep_tree(root: Path) -> None:
+    """Remove a folder nested too deep for ``shutil.rmtree`` (which recurses), going down
+    and up by relative steps; pytest's own clean-up of old runs would fail on it."""
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        path: list[str] = []  # the names walked down, so going up needs no getcwd()
+        while True:
+            folders = [e.name for e in os.scandir(".") if e.is_dir(follow_symlinks=False)]
+            if folders:
+                os.chdir(folders[0])
+                path.append(folders[0])
+                continue
+            for entry in os.scandir("."):
+                os.unlink(entry.name)
+            if not path:
+                break
+            os.chdir("..")
+            os.rmdir(path.pop())
+    finally:
+        os.chdir(here)
