@@ -67,6 +67,11 @@ class ProgressPrinter:
                 extra = ""
                 if "rows" in event.result:
                     extra = f", {event.result['rows']} rows"
+                capped = event.result.get("row_cap")
+                if isinstance(capped, dict):  # never silent: the rows the cap dropped
+                    dropped = capped.get("dropped")
+                    more = f"{dropped:,} more" if isinstance(dropped, int) else "more rows"
+                    extra += f"; {more} dropped at the row cap of {capped.get('cap')}"
                 err = event.result.get("error")
                 if isinstance(err, dict):
                     extra += f": {_short(str(err.get('message', '')), 100)}"

@@ -20,7 +20,6 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .artifacts import sha256_file
 from .errors import ConfigError
 
 T = TypeVar("T")
@@ -72,7 +71,7 @@ def sql(query: str, *, timeout_s: float = 300.0, row_cap: int = 1_000_000) -> An
         dest = Path(tmp) / "result.parquet"
         result = _run_sync(runner.run_to_parquet(prepared, dest))
         frame = pd.read_parquet(dest)
-        fingerprint = sha256_file(dest)
+        fingerprint = result.fingerprint  # hashed as it was written
     if _ipython() is not None:
         from IPython.display import display
 

@@ -19,7 +19,7 @@ from ..artifacts import Artifact, StepRecord, canonical_python, step_key
 from ..disk import unavailable
 from ..errors import AnalystError, DiskUnavailable, InvalidArguments, KernelError, QueryFailed, StorageError, ToolRetry
 from ..kernel.outputs import collect, over_thread_cap
-from ..sql import PreparedQuery, data_intent
+from ..sql import PreparedQuery, QueryResult, data_intent
 from .bindings import inputs_of
 from .lookup import find
 from ..db import utc_now
@@ -276,19 +276,16 @@ class ToolBox:
                 raise StorageError(f"cannot stage the query's result in {tmp.parent}: {exc}") from exc
             raise
         used, used_bytes = self.artifacts.usage(ctx.thread_id)
-        refusal = over_thread_cap(self.runtime.output_caps, files=1, size=tmp.stat().st_size,
+        refusal = over_thread_cap(self.runtime.output_caps, files=1, size=result.size,
                                   thread_files=used, thread_bytes=used_bytes)
         if refusal is not None:
             tmp.unlink(missing_ok=True)
             raise InvalidArguments(f"the dataset was not stored: {refusal}", reason="thread_cap_reached",
                                    hint="fetch fewer rows or columns, or start a new thread")
-        # The data-intent note: what this dataset means, for later steps and turns (read
-        # from the result as written, before it is handed to the blob store).
-        intent = await asyncio.to_thread(
-            data_intent, prepared.executable, dialect=self.runtime.source.dialect, tables=prepared.tables,
-            rows=result.rows, columns=result.columns, result=tmp,
-        )
-        # Hashing a large result takes a while: off the event loop.
+        # The data-intent note: what this dataset means, for later steps and turns (its
+        # shape was read when the SQL was prepared, its time range as the file was written).
+        intent = data_intent(prepared.shape, tables=prepared.tables, rows=result.rows, time_range=result.time_range)
+        # Hashed as it was written: handed to the blob store without being read again.
         artifact, created = await asyncio.to_thread(
             self.artifacts.add_file,
             tmp,
@@ -300,10 +297,12 @@ class ToolBox:
             source_call_id=ctx.call_id,
             logical_key=key,
             move=True,
+            fingerprint=result.fingerprint,
         )
         tmp.unlink(missing_ok=True)
         await self.runtime.dataset_fetched(name, artifact.fingerprint)
         columns = [{"name": c.name, "type": c.type} for c in result.columns]
+        capped = row_cap_note(result)
         payload = {
             "dataset": name,
             "artifact_id": artifact.artifact_id,
@@ -316,16 +315,18 @@ class ToolBox:
             "intent_note": intent.line(),
             "note": (
                 f"`{name}` is a pandas DataFrame in the kernel with {result.rows} rows"
-                + (" (truncated at the row cap)" if result.truncated else "")
+                + (f" ({capped})" if capped else "")
                 + f"; columns: {', '.join(c['name'] for c in columns)}."
             ),
         }
+        if result.truncated:
+            payload["row_cap"] = {"cap": result.row_cap, "kept": result.rows, "dropped": result.dropped}
         return StepOutcome(
             status="ok",
             result=payload,
             step_key=key,
             artifacts=[(artifact, created)],
-            notebook_outputs=[_sample_output(name, result.rows, columns, result.sample)],
+            notebook_outputs=[_sample_output(name, result.rows, columns, result.sample, capped)],
         )
 
     # ------------------------------------------------------------------ run_python
@@ -446,7 +447,26 @@ def _json_safe(value: Any) -> Any:
     return str(value)
 
 
-def _sample_output(name: str, rows: int, columns: list[dict[str, str]], sample: list[dict[str, Any]]) -> dict[str, Any]:
+def row_cap_note(result: QueryResult) -> str:
+    """What the row cap dropped and how to get those rows; empty when nothing was dropped.
+
+    >>> row_cap_note(QueryResult(rows=1000, columns=[], truncated=True, dropped=500, row_cap=1000, elapsed_s=0))
+    'the first 1,000 of 1,500 rows: 500 rows past the row cap of 1,000 were dropped; to get them, narrow the query (filter or aggregate in SQL) or raise the row_cap setting'
+    """
+    if not result.truncated:
+        return ""
+    cap = f"{result.row_cap:,}" if result.row_cap is not None else "the"
+    if result.dropped is None:
+        what = f"the first {result.rows:,} rows; more rows past the row cap of {cap} were dropped (too many to count quickly)"
+    else:
+        what = (f"the first {result.rows:,} of {result.rows + result.dropped:,} rows: {result.dropped:,} rows "
+                f"past the row cap of {cap} were dropped")
+    return what + "; to get them, narrow the query (filter or aggregate in SQL) or raise the row_cap setting"
+
+
+def _sample_output(
+    name: str, rows: int, columns: list[dict[str, str]], sample: list[dict[str, Any]], capped: str = ""
+) -> dict[str, Any]:
     """A notebook display of a dataset's first rows, as HTML and plain text."""
     from html import escape
 
@@ -455,6 +475,8 @@ def _sample_output(name: str, rows: int, columns: list[dict[str, str]], sample: 
         "<tr>" + "".join(f"<td>{escape(str(r.get(c['name'])))}</td>" for c in columns) + "</tr>"
         for r in sample
     )
-    html = f"<p><code>{escape(name)}</code>: {rows} rows</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    text = f"{name}: {rows} rows x {len(columns)} columns"
+    more = f" ({escape(capped)})" if capped else ""
+    html = (f"<p><code>{escape(name)}</code>: {rows} rows{more}</p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    text = f"{name}: {rows} rows x {len(columns)} columns" + (f" ({capped})" if capped else "")
     return {"output_type": "display_data", "data": {"text/html": html, "text/plain": text}, "metadata": {}}

@@ -116,11 +116,14 @@ class ArtifactStore(SQLiteStore):
         source_call_id: str | None = None,
         logical_key: str | None = None,
         move: bool = False,
+        fingerprint: str | None = None,
     ) -> tuple[Artifact, bool]:
         """Store a file as an artifact of the thread; ``(artifact, created)``.
 
         Formats with time stamps (PNG, PDF) are normalised first; other files are hashed
         streaming and moved (or copied) into the blob store without being read whole.
+        ``fingerprint`` is the file's, when the host hashed the bytes as it wrote them (a
+        query's result, staged where no kernel can reach): the file is not read again.
         """
         src = Path(src)
         if not src.is_file():
@@ -138,7 +141,7 @@ class ArtifactStore(SQLiteStore):
                 src.unlink(missing_ok=True)
             return made
         try:
-            fingerprint = sha256_file(src)
+            fingerprint = fingerprint or sha256_file(src)
             size = src.stat().st_size
         except OSError as exc:
             raise StorageError(f"cannot read {src}: {exc}", path=str(src)) from exc

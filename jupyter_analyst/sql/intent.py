@@ -8,16 +8,14 @@ Everything comes from the parsed query and the result file; nothing is guessed.
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
-import sqlglot
 from pydantic import BaseModel
-from sqlglot import exp
 
-from .model import ColumnInfo
+from .model import QueryShape
 
-_TEMPORAL = ("DATE", "TIMESTAMP", "TIME")
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 
 class DataIntent(BaseModel):
@@ -54,6 +52,8 @@ class DataIntent(BaseModel):
 
 
 def _conditions(node: exp.Expression | None, dialect: str) -> list[str]:
+    from sqlglot import exp
+
     if node is None:
         return []
     condition = node.this if isinstance(node, exp.Where | exp.Having) else node
@@ -62,20 +62,17 @@ def _conditions(node: exp.Expression | None, dialect: str) -> list[str]:
     return [condition.sql(dialect=dialect)]
 
 
-def data_intent(
-    sql: str, *, dialect: str, tables: list[str], rows: int, columns: list[ColumnInfo], result: Path | None = None
-) -> DataIntent:
-    """The note for a query that returned ``rows`` rows into the Parquet file ``result``.
+def query_shape(tree: exp.Expression, dialect: str) -> QueryShape:
+    """The measures, dimensions and filters of a parsed query (read where it is prepared,
+    so that the host never parses it again).
 
-    >>> data_intent("SELECT region, SUM(amount) AS total FROM orders WHERE year = 2024 GROUP BY region",
-    ...             dialect="duckdb", tables=["orders"], rows=3, columns=[]).line()
-    'from orders; measures: total = SUM(amount); by: region; where: year = 2024; 3 rows'
+    >>> import sqlglot
+    >>> query_shape(sqlglot.parse_one("SELECT region, SUM(amount) AS total FROM orders "
+    ...                               "WHERE year = 2024 GROUP BY region"), "duckdb").filters
+    ['year = 2024']
     """
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except (sqlglot.errors.SqlglotError, RecursionError, MemoryError):
-        # Only a note: SQL the preparation accepted but that reads differently here gets a short one.
-        return DataIntent(tables=tables, rows=rows)
+    from sqlglot import exp
+
     select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
     measures: list[str] = []
     plain: list[str] = []
@@ -100,22 +97,19 @@ def data_intent(
         if not dimensions and not measures:
             dimensions = plain
         filters = _conditions(select.args.get("where"), dialect) + _conditions(select.args.get("having"), dialect)
+    return QueryShape(measures=measures, dimensions=dimensions, filters=filters)
+
+
+def data_intent(
+    shape: QueryShape, *, tables: list[str], rows: int, time_range: dict[str, list[str]] | None = None
+) -> DataIntent:
+    """The note for a query of this shape that returned ``rows`` rows.
+
+    >>> shape = QueryShape(measures=["total = SUM(amount)"], dimensions=["region"], filters=["year = 2024"])
+    >>> data_intent(shape, tables=["orders"], rows=3).line()
+    'from orders; measures: total = SUM(amount); by: region; where: year = 2024; 3 rows'
+    """
     return DataIntent(
-        tables=tables, measures=measures, dimensions=dimensions, filters=filters, rows=rows,
-        time_range=_time_range(result, columns) if result is not None else {},
+        tables=tables, measures=shape.measures, dimensions=shape.dimensions, filters=shape.filters,
+        rows=rows, time_range=time_range or {},
     )
-
-
-def _time_range(path: Path, columns: list[ColumnInfo]) -> dict[str, list[str]]:
-    """First and last value of each temporal column, read from the result file."""
-    temporal = [c.name for c in columns if c.type.upper().startswith(_TEMPORAL)]
-    if not temporal or not path.exists():
-        return {}
-    quoted = ", ".join(f'MIN("{c}"), MAX("{c}")' for c in (name.replace('"', '""') for name in temporal))
-    with duckdb.connect() as con:
-        values = con.execute(f"SELECT {quoted} FROM read_parquet(?)", [str(path)]).fetchone() or ()
-    return {
-        name: [str(values[2 * i]), str(values[2 * i + 1])]
-        for i, name in enumerate(temporal)
-        if values and values[2 * i] is not None
-    }

@@ -32,6 +32,17 @@ class TableDescription(BaseModel):
     sample: list[dict[str, Any]] = []
 
 
+class QueryShape(BaseModel):
+    """What a query computes, as its syntax tree says (for the data-intent note)."""
+
+    measures: list[str] = []
+    """Aggregates, as ``name = SQL``."""
+    dimensions: list[str] = []
+    """What the rows are grouped by (or the plain columns when nothing is aggregated)."""
+    filters: list[str] = []
+    """WHERE and HAVING conditions, one per AND-ed term."""
+
+
 class PreparedQuery(BaseModel):
     """A query that passed the guard, in its canonical and executable forms."""
 
@@ -43,6 +54,8 @@ class PreparedQuery(BaseModel):
     tables: list[str]
     has_order: bool = False
     """Whether the query orders its rows itself (otherwise the runner imposes an order)."""
+    shape: QueryShape = QueryShape()
+    """Its measures, dimensions and filters, read while it was prepared (never parsed again)."""
 
 
 class QueryResult(BaseModel):
@@ -51,5 +64,16 @@ class QueryResult(BaseModel):
     rows: int
     columns: list[ColumnInfo]
     truncated: bool = False
+    """Whether rows past the row cap were dropped."""
+    dropped: int | None = 0
+    """How many were dropped; ``None`` when there were more but counting them took too long."""
+    row_cap: int | None = None
+    """The cap the query ran under."""
     elapsed_s: float
     sample: list[dict[str, Any]] = []
+    fingerprint: str = ""
+    """``sha256:<hex>`` of the Parquet file's bytes, hashed as they were written."""
+    size: int = 0
+    """The file's size in bytes."""
+    time_range: dict[str, list[str]] = {}
+    """For each date or time column: its first and last value."""

@@ -25,7 +25,8 @@ from sqlglot.optimizer.qualify import qualify
 from ..errors import SqlRejected
 from ..text import lone_surrogate, valid_text
 from .guard import check_read_only
-from .model import PreparedQuery
+from .intent import query_shape
+from .model import PreparedQuery, QueryShape
 from .pivot import check_pivot_columns, statement_pivots
 
 if TYPE_CHECKING:
@@ -226,7 +227,16 @@ def _prepare(sql: str, schema: dict[str, dict[str, str]], dialect: str, allow_fi
         executable=executable,
         tables=tables,
         has_order=tree.args.get("order") is not None,
+        shape=_shape(tree, dialect),
     )
+
+
+def _shape(tree: exp.Expression, dialect: str) -> QueryShape:
+    """The query's shape for its data-intent note; a query it cannot read gets an empty one."""
+    try:
+        return query_shape(tree, dialect)
+    except (SqlglotError, RecursionError, MemoryError, ValueError):  # only a note: never a refusal
+        return QueryShape()
 
 
 def _quoted(tree: exp.Expression) -> exp.Expression:

@@ -2,7 +2,12 @@
 
 The same query on the same data must give the same bytes (fingerprints are sha256 of the
 file), so a query without its own ORDER BY gets a total order, and the writer's settings
-are fixed.
+are fixed. The file is written in one pass from the engine and hashed on its way to the
+disk (see stream.py); what the step reports (columns, a sample, the time range) is read
+from the file's footer and first rows, never from a second run of the query.
+
+Rows past the row cap are dropped, never silently: the result says how many (counted
+within a time allowance; past it, only that there were more).
 """
 
 from __future__ import annotations
@@ -10,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -19,12 +23,18 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..artifacts.fingerprints import sha256_file
 from ..errors import QueryFailed
 from .model import ColumnInfo, PreparedQuery, QueryResult
 from .sources import DataSource, DuckDBSource, SQLAlchemySource, json_safe
+from .stream import PIPES, HashingFile, copy_hashed
 
 SAMPLE_ROWS = 5
-_PARQUET_OPTIONS = "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880"
+ROW_GROUP_ROWS = 122_880
+_PARQUET_OPTIONS = f"FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS}"
+#: Counting the rows past the cap may take this long at least (or as long as the query did).
+COUNT_ALLOWANCE_S = 2.0
+_TEMPORAL = ("DATE", "TIMESTAMP", "TIME")
 
 
 class QueryRunner:
@@ -36,7 +46,8 @@ class QueryRunner:
         self.row_cap = row_cap
 
     async def run_to_parquet(self, query: PreparedQuery, dest: Path) -> QueryResult:
-        """Execute ``query`` and write its rows to ``dest`` (atomically); returns a summary.
+        """Execute ``query`` and write its rows to ``dest`` (atomically); returns a summary
+        with the file's fingerprint.
 
         Raises:
             QueryFailed: ``query_timeout`` past the timeout, ``query_failed`` on an engine error.
@@ -49,112 +60,183 @@ class QueryRunner:
         started = time.perf_counter()
         try:
             if isinstance(self.source, DuckDBSource):
-                rows, columns, truncated, sample = await self._duckdb(query, tmp)
+                result = await self._duckdb(query, tmp, started)
             else:
-                rows, columns, truncated, sample = await self._generic(query, tmp)
+                result = await self._generic(query, tmp)
             os.replace(tmp, dest)
         finally:
             tmp.unlink(missing_ok=True)
-        return QueryResult(
-            rows=rows, columns=columns, truncated=truncated,
-            elapsed_s=time.perf_counter() - started, sample=sample,
-        )
+        result.elapsed_s = time.perf_counter() - started
+        return result
 
     # ------------------------------------------------------------------ DuckDB
 
-    async def _duckdb(self, query: PreparedQuery, tmp: Path) -> tuple[int, list[ColumnInfo], bool, list[dict[str, Any]]]:
+    async def _duckdb(self, query: PreparedQuery, tmp: Path, started: float) -> QueryResult:
         assert isinstance(self.source, DuckDBSource)
         cursor = self.source.cursor()
+        cap = int(self.row_cap)
         order = "" if query.has_order else " ORDER BY ALL"
-        capped = f"SELECT * FROM ({query.executable}) AS _q{order} LIMIT {int(self.row_cap)}"
-        path = str(tmp).replace("'", "''")
+        capped = f"SELECT * FROM ({query.executable}) AS _q{order} LIMIT {cap}"
 
-        def work() -> tuple[int, list[ColumnInfo], bool, list[dict[str, Any]]]:
-            cursor.execute("SET preserve_insertion_order = true")
-            copied = cursor.execute(f"COPY ({capped}) TO '{path}' ({_PARQUET_OPTIONS})").fetchone()
-            if copied is None or isinstance(copied[0], bool) or not isinstance(copied[0], int):
-                # DuckDB runs a PIVOT statement as several statements and reports only
-                # "Success" for the COPY: the file says how many rows it holds.
-                copied = cursor.execute(f"SELECT COUNT(*) FROM read_parquet('{path}')").fetchone()
-            written = int(copied[0]) if copied else 0
-            truncated = False
-            if written >= self.row_cap:
-                more = cursor.execute(f"SELECT 1 FROM ({query.executable}) AS _q LIMIT 1 OFFSET {int(self.row_cap)}")
-                truncated = more.fetchone() is not None
-            described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
-            columns = [ColumnInfo(name=r[0], type=str(r[1])) for r in described]
+        def copy(target: str) -> None:
+            path = target.replace("'", "''")
+            cursor.execute(f"COPY ({capped}) TO '{path}' ({_PARQUET_OPTIONS})")
+
+        def work() -> QueryResult:
+            if PIPES:
+                _, fingerprint, size = copy_hashed(tmp, copy)
+            else:  # no named pipes on this platform: hashed from the file
+                copy(str(tmp))
+                fingerprint, size = sha256_file(tmp), tmp.stat().st_size
+            # The rows as the file holds them (DuckDB reports only "Success" for the COPY
+            # of a PIVOT statement, which it runs as several statements).
+            rows, meta = _footer(tmp)
+            path = str(tmp).replace("'", "''")
             head = cursor.execute(f"SELECT * FROM read_parquet('{path}') LIMIT {SAMPLE_ROWS}")
-            names = [d[0] for d in head.description]
+            columns = [ColumnInfo(name=d[0], type=str(d[1])) for d in head.description]
+            names = [c.name for c in columns]
             sample = [{k: json_safe(v) for k, v in zip(names, row, strict=True)} for row in head.fetchall()]
-            return int(written), columns, truncated, sample
+            return QueryResult(
+                rows=rows, columns=columns, elapsed_s=0.0, sample=sample, fingerprint=fingerprint, size=size,
+                row_cap=cap, time_range=_time_range(meta, columns),
+            )
 
         try:
-            return await self._with_timeout(work, cancel=cursor.interrupt)
+            result = await self._with_timeout(work, cancel=cursor.interrupt)
+            if result.rows >= cap:
+                total = await self._count(cursor, query, started)
+                _cap_dropped(result, total, cap)
+            return result
         finally:
             cursor.close()
 
+    async def _count(self, cursor: duckdb.DuckDBPyConnection, query: PreparedQuery, started: float) -> int | None:
+        """All the rows of ``query``, or ``None`` when counting takes longer than allowed."""
+        spent = time.perf_counter() - started
+        allowance = min(max(COUNT_ALLOWANCE_S, spent), max(self.timeout_s - spent, 0.0))
+
+        def work() -> int:
+            (total,) = cursor.execute(f"SELECT COUNT(*) FROM ({query.executable}) AS _q").fetchone() or (0,)
+            return int(total)
+
+        try:
+            return await self._with_timeout(work, cancel=cursor.interrupt, timeout_s=allowance)
+        except QueryFailed:
+            return None
+
     # ------------------------------------------------------------------ SQLAlchemy
 
-    async def _generic(self, query: PreparedQuery, tmp: Path) -> tuple[int, list[ColumnInfo], bool, list[dict[str, Any]]]:
+    async def _generic(self, query: PreparedQuery, tmp: Path) -> QueryResult:
         assert isinstance(self.source, SQLAlchemySource)
         import sqlalchemy
 
         engine = self.source.engine
         cap = int(self.row_cap)
+        started = time.perf_counter()
 
-        def work() -> tuple[int, list[ColumnInfo], bool, list[dict[str, Any]]]:
+        def work() -> QueryResult:
+            dropped: int | None = 0
             with engine.connect() as conn:
                 result = conn.execution_options(stream_results=True).execute(sqlalchemy.text(query.executable))
                 names = list(result.keys())
-                fetched = result.fetchmany(cap + 1)
-            truncated = len(fetched) > cap
-            fetched = fetched[:cap]
+                fetched = result.fetchmany(cap)
+                # The rest is counted as it streams past, within the allowance.
+                deadline = started + max(COUNT_ALLOWANCE_S, time.perf_counter() - started)
+                while more := result.fetchmany(10_000):
+                    dropped += len(more)
+                    if time.perf_counter() > deadline:
+                        dropped = None if result.fetchone() is not None else dropped
+                        break
             table = pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in fetched]) if fetched else pa.table(
                 {n: pa.array([], pa.null()) for n in names}
             )
             if not query.has_order and table.num_rows:
                 table = table.sort_by([(n, "ascending") for n in names if not pa.types.is_null(table.schema.field(n).type)])
-            pq.write_table(table, tmp, compression="zstd", row_group_size=122_880)
+            with open(tmp, "wb") as raw:
+                sink = HashingFile(raw)
+                with pq.ParquetWriter(sink, table.schema, compression="zstd") as writer:
+                    writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
             columns = [ColumnInfo(name=f.name, type=str(f.type)) for f in table.schema]
             sample = [{k: json_safe(v) for k, v in row.items()} for row in table.slice(0, SAMPLE_ROWS).to_pylist()]
-            return table.num_rows, columns, truncated, sample
+            out = QueryResult(
+                rows=table.num_rows, columns=columns, elapsed_s=0.0, sample=sample, row_cap=cap,
+                fingerprint=sink.fingerprint(), size=sink.size, time_range=_time_range(pq.read_metadata(tmp), columns),
+            )
+            if dropped != 0:
+                _cap_dropped(out, None if dropped is None else cap + dropped, cap)
+            return out
 
         return await self._with_timeout(work, cancel=None)
 
     # ------------------------------------------------------------------ shared
 
-    async def _with_timeout(self, work, *, cancel) -> Any:
+    async def _with_timeout(self, work, *, cancel, timeout_s: float | None = None) -> Any:
+        """Run ``work`` in a thread; past the timeout ``cancel`` interrupts it (or, with no
+        way to interrupt, it is abandoned) and ``query_timeout`` is raised."""
+        seconds = self.timeout_s if timeout_s is None else timeout_s
         loop = asyncio.get_running_loop()
-        done = threading.Event()
-        fired = threading.Event()
+        fired = False
 
         def on_timeout() -> None:
-            if not done.is_set() and cancel is not None:
-                fired.set()
-                cancel()
+            nonlocal fired
+            fired = True
+            cancel()
 
-        timer = threading.Timer(self.timeout_s, on_timeout)
-        timer.daemon = True
         future = loop.run_in_executor(None, work)
-        timer.start()
+        # A timer on the loop (not a thread per query): interrupting DuckDB is thread-safe.
+        timer = loop.call_later(seconds, on_timeout) if cancel is not None else None
         try:
             if cancel is None:
-                return await asyncio.wait_for(future, self.timeout_s)
+                return await asyncio.wait_for(future, seconds)
             return await future
         except (TimeoutError, asyncio.TimeoutError) as exc:
-            raise _timeout(self.timeout_s) from exc
+            raise _timeout(seconds) from exc
         except duckdb.InterruptException as exc:
-            raise _timeout(self.timeout_s) from exc
+            raise _timeout(seconds) from exc
         except (duckdb.Error, Exception) as exc:
-            if fired.is_set():
-                raise _timeout(self.timeout_s) from exc
+            if fired:
+                raise _timeout(seconds) from exc
             if isinstance(exc, QueryFailed):
                 raise
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise QueryFailed(f"the query failed: {message}", reason="query_failed") from exc
         finally:
-            done.set()
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
+
+
+def _footer(path: Path) -> tuple[int, pq.FileMetaData]:
+    """The row count and metadata of a Parquet file, from its footer alone."""
+    meta = pq.read_metadata(path)
+    return meta.num_rows, meta
+
+
+def _time_range(meta: pq.FileMetaData, columns: list[ColumnInfo]) -> dict[str, list[str]]:
+    """First and last value of each date or time column, from the row groups' statistics."""
+    temporal = {c.name for c in columns if c.type.upper().startswith(_TEMPORAL)}
+    if not temporal:
+        return {}
+    low: dict[str, Any] = {}
+    high: dict[str, Any] = {}
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for j in range(group.num_columns):
+            chunk = group.column(j)
+            name = chunk.path_in_schema
+            stats = chunk.statistics
+            if name not in temporal or stats is None or not stats.has_min_max:
+                continue
+            low[name] = stats.min if name not in low else min(low[name], stats.min)
+            high[name] = stats.max if name not in high else max(high[name], stats.max)
+    return {c.name: [str(low[c.name]), str(high[c.name])] for c in columns if c.name in low}
+
+
+def _cap_dropped(result: QueryResult, total: int | None, cap: int) -> None:
+    """Record what the row cap dropped, given all the query's rows (``None``: unknown)."""
+    if total is not None and total <= cap:
+        return
+    result.truncated = True
+    result.dropped = None if total is None else total - cap
 
 
 def _timeout(seconds: float) -> QueryFailed:

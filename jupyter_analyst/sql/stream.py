@@ -1,0 +1,130 @@
+"""A query's Parquet bytes, written once and hashed as they are written.
+
+A result's fingerprint is the sha256 of its file. Reading the file back to hash it would
+pass over every byte a second time, so the bytes are hashed on their way to the disk:
+
+* DuckDB writes its own Parquet (in parallel, on every core) into a pipe that
+  :func:`copy_hashed` drains into the destination file, hashing each chunk;
+* other engines hand Arrow tables to :class:`HashingFile`, a file object for
+  ``pyarrow.parquet.ParquetWriter`` that hashes what it writes.
+
+Either way the file and its fingerprint come out of the same pass, in the host.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO, TypeVar
+
+T = TypeVar("T")
+_CHUNK = 1 << 20
+#: A larger pipe means fewer switches between the engine's writer and the drain.
+_PIPE_BYTES = 1 << 20
+
+
+class HashingFile:
+    """A writable file object that hashes every byte it passes to ``raw``.
+
+    >>> import io
+    >>> sink = HashingFile(io.BytesIO())
+    >>> sink.write(b"abc"), sink.tell(), sink.fingerprint()[:20]
+    (3, 3, 'sha256:ba7816bf8f01c')
+    """
+
+    closed = False
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.size = 0
+        self._digest = hashlib.sha256()
+
+    def write(self, data: bytes | memoryview) -> int:
+        """Write ``data`` and add it to the hash."""
+        self._digest.update(data)
+        self.raw.write(data)
+        self.size += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        """Bytes written so far (the writer never seeks)."""
+        return self.size
+
+    def flush(self) -> None:
+        """Flush the underlying file."""
+        self.raw.flush()
+
+    def fingerprint(self) -> str:
+        """``sha256:<hex>`` of everything written."""
+        return "sha256:" + self._digest.hexdigest()
+
+
+#: Whether :func:`copy_hashed` can work here (named pipes: POSIX).
+PIPES = hasattr(os, "mkfifo")
+
+
+def copy_hashed(dest: Path, write: Callable[[str], T]) -> tuple[T, str, int]:
+    """Let ``write(path)`` write a file in one sequential pass; it lands at ``dest``, hashed.
+
+    ``path`` is a named pipe beside ``dest`` (in the host's staging folder, never a
+    kernel's); a thread drains it into ``dest`` and hashes each chunk on the way. Returns
+    what ``write`` returned, the fingerprint and the size. When ``write`` raises, the
+    error is raised (``dest`` then holds a partial file: the caller discards it).
+    """
+    fifo = dest.with_name(dest.name + ".pipe")
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo, 0o600)
+    try:
+        # Opened by us at both ends first: the engine's open never blocks, and the drain
+        # sees the end of the data only once the engine's end and ours are both closed.
+        read_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        os.set_blocking(read_fd, True)
+        keep_fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            import fcntl
+
+            fcntl.fcntl(read_fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
+        except OSError:
+            pass  # the default size is only slower
+        drain = _Drain(read_fd, dest)
+        drain.start()
+        try:
+            result = write(str(fifo))
+        finally:
+            os.close(keep_fd)
+            drain.join()
+    finally:
+        fifo.unlink(missing_ok=True)
+    if drain.error is not None:
+        raise drain.error
+    return result, drain.sink.fingerprint(), drain.sink.size
+
+
+class _Drain(threading.Thread):
+    """Reads a pipe to its end into a file, hashing; always reads to the end, so that the
+    writer never blocks on a full pipe, even after the file could not be written."""
+
+    def __init__(self, fd: int, dest: Path) -> None:
+        super().__init__(name="sql-result-drain", daemon=True)
+        self.fd = fd
+        self.dest = dest
+        self.error: OSError | None = None
+        self.sink = HashingFile(open(dest, "wb"))  # noqa: SIM115 - closed by run()
+
+    def run(self) -> None:
+        try:
+            while chunk := os.read(self.fd, _CHUNK):
+                if self.error is None:
+                    try:
+                        self.sink.write(chunk)
+                    except OSError as exc:  # a full disk: keep draining, report it after
+                        self.error = exc
+        finally:
+            os.close(self.fd)
+            try:
+                self.sink.raw.close()
+            except OSError as exc:
+                self.error = self.error or exc

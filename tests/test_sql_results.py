@@ -1,0 +1,141 @@
+"""What a query's result says about itself: fingerprint as written, rows dropped at the cap, intent."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import duckdb
+import nbformat
+import pytest
+
+from jupyter_analyst.artifacts import sha256_file
+from jupyter_analyst.sql import QueryRunner, open_source, prepare_query
+from jupyter_analyst.sql import runner as runner_module
+from jupyter_analyst.testing import sql_step, text_step
+
+
+def run(source, sql, dest, **kw):
+    return asyncio.run(QueryRunner(source, **kw).run_to_parquet(prepare_query(sql, source), dest))
+
+
+@pytest.fixture(scope="module")
+def events_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("events") / "events.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE events AS SELECT range AS id, DATE '2024-01-01' + (range % 300)::INT AS day, "
+                     "TIMESTAMP '2024-03-01 08:00:00' + INTERVAL (range) MINUTE AS seen_at FROM range(300000)")
+    return path
+
+
+def test_fingerprint_is_that_of_the_bytes_written(events_db, tmp_path):
+    """Hashed on the way to the disk: the same as hashing the file afterwards, for every engine."""
+    src = open_source(str(events_db))
+    try:
+        out = run(src, "SELECT id, day FROM events WHERE id % 3 = 0", tmp_path / "a.parquet")
+        assert out.fingerprint == sha256_file(tmp_path / "a.parquet")
+        assert out.size == (tmp_path / "a.parquet").stat().st_size and out.rows == 100_000
+        assert not [p.name for p in tmp_path.iterdir() if p.name != "a.parquet"], "no pipe or temp file left"
+    finally:
+        src.close()
+    db = tmp_path / "shop.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE sales (region TEXT, amount REAL)")
+        conn.executemany("INSERT INTO sales VALUES (?, ?)", [("south", 2.0), ("north", 1.5)])
+    lite = open_source(f"sqlite:///{db}")
+    try:
+        out = run(lite, "SELECT region, amount FROM sales", tmp_path / "s.parquet")
+        assert out.fingerprint == sha256_file(tmp_path / "s.parquet") and out.rows == 2
+    finally:
+        lite.close()
+
+
+def test_time_range_comes_from_the_written_file(events_db, tmp_path):
+    src = open_source(str(events_db))
+    try:
+        out = run(src, "SELECT id, day, seen_at FROM events WHERE id >= 1000", tmp_path / "t.parquet")
+        low_day, high_day, low_at, high_at = src.cursor().execute(
+            "SELECT MIN(day), MAX(day), MIN(seen_at), MAX(seen_at) FROM events WHERE id >= 1000").fetchone()
+        assert out.time_range == {"day": [str(low_day), str(high_day)], "seen_at": [str(low_at), str(high_at)]}
+        assert out.time_range["seen_at"][0] == "2024-03-02 00:40:00"
+    finally:
+        src.close()
+
+
+def test_row_cap_counts_what_it_dropped(events_db, tmp_path):
+    src = open_source(str(events_db))
+    try:
+        out = run(src, "SELECT id FROM events", tmp_path / "c.parquet", row_cap=1000)
+        assert (out.rows, out.truncated, out.dropped, out.row_cap) == (1000, True, 299_000, 1000)
+        exact = run(src, "SELECT id FROM events WHERE id < 1000", tmp_path / "d.parquet", row_cap=1000)
+        assert (exact.rows, exact.truncated, exact.dropped) == (1000, False, 0)
+    finally:
+        src.close()
+
+
+def test_rows_past_the_cap_not_counted_in_time_are_still_reported(tmp_path, monkeypatch):
+    """Counting the dropped rows stops at its allowance: the result says there were more."""
+    db = tmp_path / "many.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (x INTEGER)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(50_000)])
+    monkeypatch.setattr(runner_module, "COUNT_ALLOWANCE_S", 0.0)
+    src = open_source(f"sqlite:///{db}")
+    try:
+        out = run(src, "SELECT x FROM t", tmp_path / "m.parquet", row_cap=10)
+        assert (out.rows, out.truncated, out.dropped) == (10, True, None)
+    finally:
+        src.close()
+    monkeypatch.setattr(runner_module, "COUNT_ALLOWANCE_S", 60.0)
+    src = open_source(f"sqlite:///{db}")
+    try:
+        out = run(src, "SELECT x FROM t", tmp_path / "n.parquet", row_cap=10)
+        assert (out.rows, out.truncated, out.dropped) == (10, True, 49_990)
+    finally:
+        src.close()
+
+
+def test_the_model_and_the_user_are_told_what_the_row_cap_dropped(analyst):
+    """Never silent: the tool result, the progress line and the notebook say how many rows
+    were dropped and how to get them."""
+    import io
+
+    from jupyter_analyst.progress import ProgressPrinter
+
+    a = analyst({"turns": [{"steps": [sql_step("SELECT order_id FROM orders", "ids"), text_step("done")]}]})
+    out = a.run("ids", row_cap=100)
+    (result,) = a.of_type("tool_result")
+    told = result.result
+    assert told["rows"] == 100 and told["truncated"] is True
+    assert told["row_cap"] == {"cap": 100, "kept": 100, "dropped": 2300}
+    assert "2,300 rows past the row cap of 100 were dropped" in told["note"]
+    assert "narrow the query" in told["note"] and "row_cap" in told["note"]
+    printed = io.StringIO()
+    ProgressPrinter(printed)(result)
+    assert "2,300 more dropped at the row cap" in printed.getvalue()
+    nb = nbformat.read(out.notebook, as_version=4)
+    texts = [o["data"]["text/plain"] for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+             if o.get("output_type") == "display_data"]
+    assert any("ids: 100 rows" in t and "2,300 rows past the row cap" in t for t in texts), texts
+
+
+def test_intent_is_read_when_the_sql_is_prepared_not_parsed_again(analyst, monkeypatch):
+    """The host never parses a step's SQL: the shape comes from the worker that checked it."""
+    import sqlglot
+
+    parsed: list[str] = []
+    real = sqlglot.parse_one
+
+    def counting(sql, *args, **kwargs):
+        parsed.append(sql)
+        return real(sql, *args, **kwargs)
+
+    monkeypatch.setattr(sqlglot, "parse_one", counting)
+    sql = "SELECT region_id, SUM(revenue) AS total FROM orders WHERE quantity > 1 GROUP BY region_id"
+    a = analyst({"turns": [{"steps": [sql_step(sql, "totals"), text_step("done")]}]})
+    a.run("totals")
+    (result,) = a.of_type("tool_result")
+    assert result.result["intent"]["measures"] == ["total = SUM(revenue)"]
+    assert result.result["intent"]["filters"] == ["quantity > 1"]
+    assert result.result["intent_note"].startswith("from orders; measures: total = SUM(revenue); by: region_id")
+    assert parsed == []
