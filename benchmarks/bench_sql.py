@@ -1,14 +1,33 @@
-"""``run_sql`` on a large result vs DuckDB -> Parquet -> pandas done directly."""
+"""``run_sql`` on large results, end to end into the kernel, vs JupySQL and the raw floor.
+
+Each size is measured three ways in the same run, on the same DuckDB file:
+
+* ours: ``ToolBox.plan`` + ``ToolBox.call("run_sql")``: the SQL checked, the result
+  written as Parquet and fingerprinted, stored as an artifact, loaded into the thread's
+  (sandboxed, already started) kernel as a pandas DataFrame;
+* the peer: JupySQL's ``%sql df << SELECT ...`` in a plain ipykernel (started once,
+  connected once), with ``autopandas`` so that ``df`` is a DataFrame;
+* the floor: DuckDB -> Arrow -> pandas in this process, nothing stored.
+
+Peak memory is the high-water mark of resident memory during the first query after the
+start (``VmHWM``, reset before it): ours is the host's process (with DuckDB; a process of
+its own) plus the kernel's processes; the peer's is its kernel. The increase over the
+memory held before the query is shown too: what the query itself costs.
+"""
 
 from __future__ import annotations
 
-import asyncio
+import json
+import os
+import subprocess
+import sys
 import tempfile
+import threading
+import time
 from itertools import count
 from pathlib import Path
 
 import duckdb
-import pandas as pd
 
 from jupyter_analyst.agent.runtime import ThreadRuntime
 from jupyter_analyst.agent.tools import CallContext, ToolBox
@@ -17,6 +36,7 @@ from jupyter_analyst.workspace import Workspace
 from .common import Report, median_time, median_time_async
 
 QUERY = "SELECT id, id % 97 AS bucket, id * 0.5 AS amount, 'label-' || (id % 13) AS label FROM big ORDER BY id"
+PEER = "JupySQL %sql df << SELECT ... (plain ipykernel)"
 
 
 def make_db(path: Path, rows: int) -> None:
@@ -25,30 +45,138 @@ def make_db(path: Path, rows: int) -> None:
 
 
 def bench_run_sql(report: Report, *, rows: int, repeat: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="bench-sql-") as tmp:
-        root = Path(tmp)
-        db = root / "big.duckdb"
-        make_db(db, rows)
+    for size in (rows, 10 * rows):
+        with tempfile.TemporaryDirectory(prefix="bench-sql-") as tmp:
+            root = Path(tmp)
+            db = root / "big.duckdb"
+            make_db(db, size)
+            floor = median_time(lambda: _floor(db, size), repeat)
+            peer = _jupysql(db, size, repeat)
+            ours = _ours_in_a_fresh_process(root, db, size, repeat)
+            label = f"run_sql, {size:,} rows into the kernel"
+            if peer is not None:
+                report.add(f"{label}, vs JupySQL", ours.seconds, peer.seconds, PEER)
+            report.add(f"{label}, vs the floor", ours.seconds, floor, "DuckDB -> Arrow -> pandas in process, nothing stored")
+            if peer is not None:
+                report.add(f"{label}: peak memory", ours.peak_mb, peer.peak_mb, "JupySQL's kernel", unit="MB")
+                report.add(f"{label}: peak memory over idle", ours.added_mb, peer.added_mb, "JupySQL's kernel", unit="MB")
+            else:
+                report.note("JupySQL is not installed (pip install '.[bench]'): the peer was not measured")
 
-        def raw() -> None:
-            out = root / "raw.parquet"
-            with duckdb.connect(str(db), read_only=True) as conn:
-                conn.execute(f"COPY ({QUERY}) TO '{out}' (FORMAT parquet)")
-            frame = pd.read_parquet(out)
-            assert len(frame) == rows
 
-        baseline = median_time(raw, repeat)
-        ours = asyncio.run(_ours(root, str(db), rows, repeat))
-        report.add(f"run_sql, {rows:,} rows (to Parquet, inventory, kernel DataFrame)", ours, baseline,
-                   "DuckDB COPY -> Parquet -> pandas.read_parquet")
+def _floor(db: Path, rows: int) -> None:
+    import pyarrow as pa
+
+    with duckdb.connect(str(db), read_only=True) as conn:
+        table = conn.sql(QUERY).to_arrow_table()
+    for i, field in enumerate(table.schema):  # as our kernel gets them: DECIMAL as float64
+        if pa.types.is_decimal(field.type):
+            table = table.set_column(i, field.name, table.column(i).cast(pa.float64()))
+    frame = table.to_pandas(self_destruct=True, split_blocks=True)
+    assert len(frame) == rows
 
 
-async def _ours(root: Path, db: str, rows: int, repeat: int) -> float:
+class Measured:
+    """Median seconds of a call, and the peak memory of one more call (MB)."""
+
+    def __init__(self, seconds: float, peak: int, before: int) -> None:
+        self.seconds = seconds
+        self.peak_mb = peak / 1e6
+        self.added_mb = (peak - before) / 1e6
+
+
+class PeakMemory:
+    """The high-water mark of some processes' resident memory over a span of time.
+
+    Reset through ``/proc/PID/clear_refs`` and read from ``VmHWM`` where that is allowed,
+    else sampled every 2 ms; the figure is the sum over the processes.
+    """
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self._stop = threading.Event()
+        self._sampled = 0
+        self._thread: threading.Thread | None = None
+        self.exact = all(_can_reset(pid) for pid in pids)
+
+    def resident(self) -> int:
+        return sum(_status(pid, "VmRSS") for pid in self.pids)
+
+    def __enter__(self) -> PeakMemory:
+        if self.exact:
+            for pid in self.pids:
+                Path(f"/proc/{pid}/clear_refs").write_text("5")
+        else:
+            self._thread = threading.Thread(target=self._sample, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+
+    def peak(self) -> int:
+        return sum(_status(pid, "VmHWM") for pid in self.pids) if self.exact else self._sampled
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            self._sampled = max(self._sampled, self.resident())
+            time.sleep(0.002)
+
+
+def _status(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _can_reset(pid: int) -> bool:
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def _kernel_pids() -> list[int]:
+    """This process's descendants that make up kernels (not the SQL checker's workers)."""
+    import psutil
+
+    return [
+        p.pid for p in psutil.Process().children(recursive=True)
+        if "prepare_worker" not in " ".join(p.cmdline())
+    ]
+
+
+def _ours_in_a_fresh_process(root: Path, db: Path, rows: int, repeat: int) -> Measured:
+    """Ours, measured in a process of its own: its memory is the host's alone."""
+    code = (
+        "import asyncio, json, sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
+        "from benchmarks.bench_sql import _ours;"
+        "m = asyncio.run(_ours(Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])));"
+        "print(json.dumps(vars(m)))"
+    )
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(repo), str(root), str(db), str(rows), str(repeat)],
+        capture_output=True, text=True, check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the run_sql measurement failed: {done.stderr[-2000:]}")
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    measured = Measured(0.0, 0, 0)
+    measured.__dict__.update(figures)
+    return measured
+
+
+async def _ours(root: Path, db: Path, rows: int, repeat: int) -> Measured:
     from jupyter_analyst.sql import open_source
 
     workspace = Workspace(root / "ws")
-    thread = workspace.store.create_thread(source=db)
-    source = open_source(db)
+    thread = workspace.store.create_thread(source=str(db))
+    source = open_source(str(db))
     runtime = ThreadRuntime(
         thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
         workdir=workspace.kernel_dir(thread.thread_id), row_cap=rows + 1,
@@ -57,17 +185,54 @@ async def _ours(root: Path, db: str, rows: int, repeat: int) -> float:
     await runtime.kernel()  # started once: the comparison is per query, not per kernel start
     ids = count()
     args = {"sql": QUERY, "name": "big_result"}
-    plan = await tools.plan("run_sql", args)
 
     async def once() -> None:
         ctx = CallContext(thread.thread_id, "bench", f"call_{next(ids)}", rerun=True)
+        plan = await tools.plan("run_sql", args)
         outcome = await tools.call("run_sql", args, ctx, plan)
         assert outcome.status == "ok" and outcome.result["rows"] == rows, outcome.result
         runtime.loaded.clear()  # make every repetition load the DataFrame into the kernel again
 
     try:
-        return await median_time_async(once, repeat)
+        # Memory first, on the first query after the start, as the peer's is.
+        memory = PeakMemory([os.getpid(), *_kernel_pids()])
+        before = memory.resident()
+        with memory:
+            await once()
+        peak = memory.peak()
+        return Measured(await median_time_async(once, repeat), peak, before)
     finally:
         await runtime.close()
         source.close()
         workspace.close()
+
+
+def _jupysql(db: Path, rows: int, repeat: int) -> Measured | None:
+    """JupySQL in a plain ipykernel: ``%sql df << QUERY`` into a DataFrame."""
+    try:
+        import sql  # noqa: F401  (jupysql)
+    except ImportError:
+        return None
+    from jupyter_client.manager import start_new_kernel
+
+    env = {**os.environ, "PLOOMBER_STATS_ENABLED": "false"}  # no telemetry calls
+    manager, client = start_new_kernel(kernel_name="python3", env=env)
+
+    def run(code: str) -> None:
+        reply = client.execute_interactive(code, timeout=3_600, output_hook=lambda msg: None)
+        assert reply["content"]["status"] == "ok", reply["content"]
+
+    try:
+        run("%load_ext sql")
+        run("%config SqlMagic.autopandas = True\n%config SqlMagic.displaycon = False")
+        run(f"%sql duckdb:///{db}?access_mode=read_only")
+        memory = PeakMemory([manager.provisioner.process.pid])
+        before = memory.resident()
+        with memory:
+            run(f"%sql df << {QUERY}")
+        peak = memory.peak()
+        run(f"assert type(df).__name__ == 'DataFrame' and len(df) == {rows}, (type(df), len(df))")
+        return Measured(median_time(lambda: run(f"%sql df << {QUERY}"), repeat), peak, before)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

@@ -58,8 +58,7 @@ def connect(source: str) -> Any:
 
 def sql(query: str, *, timeout_s: float = 300.0, row_cap: int = 1_000_000) -> Any:
     """Run a read-only query against the connected source; returns a pandas DataFrame."""
-    import pandas as pd
-
+    from .kernel.loader import read_dataset
     from .sql import QueryRunner, prepare_query
 
     source = _state.get("source")
@@ -70,7 +69,7 @@ def sql(query: str, *, timeout_s: float = 300.0, row_cap: int = 1_000_000) -> An
     with tempfile.TemporaryDirectory(prefix="analyst-sql-") as tmp:
         dest = Path(tmp) / "result.parquet"
         result = _run_sync(runner.run_to_parquet(prepared, dest))
-        frame = pd.read_parquet(dest)
+        frame = read_dataset(str(dest))  # as the agent's kernel loads it
         fingerprint = result.fingerprint  # hashed as it was written
     if _ipython() is not None:
         from IPython.display import display

@@ -61,6 +61,29 @@ async def test_dataset_loaded_from_parquet(kernel):
             await kernel.load_dataset(bad, path)
 
 
+async def test_dataset_types_as_the_engine_wrote_them(kernel):
+    """DuckDB's Parquet becomes the DataFrame analyst.sql gives too: DECIMAL as float64,
+    the rest as pandas reads it; the loader leaves no name of its own behind."""
+    import duckdb
+
+    from jupyter_analyst.kernel.loader import read_dataset
+
+    path = kernel.workdir / "typed.parquet"
+    with duckdb.connect() as conn:
+        conn.execute(
+            "COPY (SELECT range AS id, (range * 0.5)::DECIMAL(10, 2) AS amount, 'r' || range AS label, "
+            f"DATE '2024-01-01' + range::INT AS day FROM range(5)) TO '{path}' (FORMAT parquet)"
+        )
+    assert (await kernel.load_dataset("typed", path)).status == "ok"
+    shown = await kernel.execute(
+        "print(dict(typed.dtypes.astype(str)), typed.amount.tolist(), sorted(n for n in dir() if 'analyst' in n))"
+    )
+    host = read_dataset(str(path))
+    assert shown.stdout.strip() == f"{dict(host.dtypes.astype(str))} [0.0, 0.5, 1.0, 1.5, 2.0] []"
+    assert str(host.dtypes["amount"]) == "float64" and str(host.dtypes["id"]) == "int64"
+    assert host.equals(pd.read_parquet(path).astype({"amount": "float64"}))
+
+
 async def test_output_cap(kernel):
     r = await kernel.execute("print('x' * 50_000)")
     assert len(r.stdout) < 11_000 and "[output truncated:" in r.stdout

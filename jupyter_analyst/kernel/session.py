@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from ..errors import InvalidArguments, KernelError
 from .kernelspec import SANDBOX_KERNEL
 from .launcher import KernelLauncher, LocalKernelLauncher
+from .loader import load_code
 from .provisioner import SETTINGS_ENV, SandboxSettings
 from .sandbox import SandboxPolicy
 from .workdir import Entry, scan
@@ -412,11 +413,11 @@ class KernelSession:
         await self.restart()
 
     async def load_dataset(self, name: str, parquet_path: Path, *, timeout: float = 120.0) -> ExecutionResult:
-        """Make ``name`` a pandas DataFrame read from a Parquet file."""
+        """Make ``name`` a pandas DataFrame read from a Parquet file (memory-mapped, without a
+        second full copy; see loader.py)."""
         if not name.isidentifier() or keyword.iskeyword(name):
             raise InvalidArguments(f"{name!r} is not a valid Python variable name", hint="use letters, digits and _")
-        code = f"{name} = pd.read_parquet({str(parquet_path)!r})"
-        return await self.execute(code, timeout=timeout)
+        return await self.execute(load_code(name, parquet_path), timeout=timeout)
 
 
 
