@@ -18,10 +18,12 @@ from .bench_python import bench_run_python
 from .bench_sandbox import bench_sandbox
 from .bench_server import bench_server
 from .bench_sql import bench_run_sql
+from .bench_tpch import bench_tpch
 from .bench_verify import bench_verify
 
 BENCHES = {
     "run_sql": bench_run_sql,
+    "tpch": bench_tpch,
     "run_python": bench_run_python,
     "continue": bench_continue,
     "sandbox": bench_sandbox,

@@ -82,6 +82,10 @@ async def test_dataset_types_as_the_engine_wrote_them(kernel):
     assert shown.stdout.strip() == f"{dict(host.dtypes.astype(str))} [0.0, 0.5, 1.0, 1.5, 2.0] []"
     assert str(host.dtypes["amount"]) == "float64" and str(host.dtypes["id"]) == "int64"
     assert host.equals(pd.read_parquet(path).astype({"amount": "float64"}))
+    # The loader is defined once per kernel; code that removes it does not break the next load.
+    assert (await kernel.execute("import sys; del sys.modules['_jupyter_analyst_loader']")).status == "ok"
+    assert (await kernel.load_dataset("again", path)).status == "ok"
+    assert (await kernel.execute("print(again.equals(typed))")).stdout.strip() == "True"
 
 
 async def test_output_cap(kernel):

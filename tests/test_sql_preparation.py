@@ -106,11 +106,51 @@ def test_a_worker_stopped_at_the_limit_is_replaced(sales_db):
         source.close()
 
 
-def test_each_sql_step_is_prepared_once(analyst):
+def test_each_sql_step_is_prepared_once(analyst, monkeypatch):
     from jupyter_analyst.sql import preparer as preparation
 
-    a = analyst({"turns": [{"steps": [sql_step("SELECT region FROM regions", "r"), text_step("done")]}]})
+    asked: list[str] = []
+    real = preparation.SqlPreparer.prepare
+
+    async def counted(self, sql, source):
+        asked.append(sql)
+        return await real(self, sql, source)
+
+    monkeypatch.setattr(preparation.SqlPreparer, "prepare", counted)
+    sql = "SELECT region FROM regions WHERE region <> 'prepared once'"
+    a = analyst({"turns": [{"steps": [sql_step(sql, "r"), text_step("done")]}]})
     before = preparation.prepared_count()
     out = a.run("once")
     assert out.tool_calls["executed"] == 1
-    assert preparation.prepared_count() - before == 1
+    assert asked == [sql] and preparation.prepared_count() - before == 1
+
+
+def test_a_query_checked_once_is_not_sent_to_a_worker_again_until_the_data_changes(tmp_path):
+    """The same text against the same version of the same source is the same check."""
+    import duckdb
+
+    from jupyter_analyst.sql import SqlPreparer, open_source
+    from jupyter_analyst.sql import preparer as preparation
+
+    db = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("CREATE TABLE sales AS SELECT 1 AS amount")
+    preparer = SqlPreparer()
+
+    async def check(sql: str):
+        source = open_source(str(db))
+        try:
+            return await preparer.prepare(sql, source)
+        finally:
+            source.close()
+
+    sql = "SELECT SUM(amount) AS total FROM sales"
+    before = preparation.prepared_count()
+    first = asyncio.run(check(sql))
+    again = asyncio.run(check(sql))
+    assert again == first and preparation.prepared_count() - before == 1
+    with duckdb.connect(str(db)) as conn:  # a new column: the data version changes
+        conn.execute("ALTER TABLE sales ADD COLUMN region VARCHAR")
+    asyncio.run(check("SELECT region FROM sales"))
+    assert asyncio.run(check(sql)) == first
+    assert preparation.prepared_count() - before == 3

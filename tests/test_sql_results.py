@@ -62,6 +62,22 @@ def test_time_range_comes_from_the_written_file(events_db, tmp_path):
         src.close()
 
 
+def test_a_time_zone_column_is_described_sampled_and_ranged(tmp_path):
+    """Read by Arrow, not converted by DuckDB (which would need pytz for time zones)."""
+    db = tmp_path / "tz.duckdb"
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("CREATE TABLE t AS SELECT TIMESTAMPTZ '2024-01-01 10:00:00+00' + INTERVAL (range) HOUR AS ts "
+                     "FROM range(10)")
+    src = open_source(str(db))
+    try:
+        out = run(src, "SELECT ts FROM t", tmp_path / "tz.parquet")
+        assert [c.type for c in out.columns] == ["TIMESTAMP WITH TIME ZONE"]
+        assert out.sample[0] == {"ts": "2024-01-01T10:00:00+00:00"} and len(out.sample) == 5
+        assert out.time_range == {"ts": ["2024-01-01 10:00:00+00:00", "2024-01-01 19:00:00+00:00"]}
+    finally:
+        src.close()
+
+
 def test_row_cap_counts_what_it_dropped(events_db, tmp_path):
     src = open_source(str(events_db))
     try:

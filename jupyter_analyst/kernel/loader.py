@@ -30,15 +30,28 @@ def read_dataset(path: str) -> "pd.DataFrame":  # noqa: F821 - also defined wher
     return table.to_pandas(self_destruct=True, split_blocks=True)
 
 
+#: The module the loader lives in, in the kernel (not in the namespace the model's code sees).
+MODULE = "_jupyter_analyst_loader"
+
+
 @cache
-def _function_source() -> str:
-    return inspect.getsource(read_dataset).replace("def read_dataset(", "def _analyst_read_dataset(", 1)
+def definition() -> str:
+    """Code that defines the loader in a kernel, as the module :data:`MODULE`, leaving no name."""
+    source = inspect.getsource(read_dataset)
+    return (
+        "import sys as _analyst_sys, types as _analyst_types\n"
+        f"_analyst_sys.modules[{MODULE!r}] = _analyst_types.ModuleType({MODULE!r})\n"
+        f"exec({source!r}, _analyst_sys.modules[{MODULE!r}].__dict__)\n"
+        "del _analyst_sys, _analyst_types\n"
+    )
 
 
-def load_code(name: str, path: Path | str) -> str:
-    """The cell that makes ``name`` the DataFrame of ``path`` in a kernel, leaving no other name.
+def load_code(name: str, path: Path | str, *, define: bool = True) -> str:
+    """The cell that makes ``name`` the DataFrame of ``path`` in a kernel; with ``define``
+    it defines the loader first (once per kernel is enough: then the cell is one line).
 
-    >>> print(load_code("sales", "/data/ab12").splitlines()[-2:])
-    ["sales = _analyst_read_dataset('/data/ab12')", 'del _analyst_read_dataset']
+    >>> load_code("sales", "/data/ab12", define=False)
+    "sales = __import__('_jupyter_analyst_loader').read_dataset('/data/ab12')"
     """
-    return f"{_function_source()}\n{name} = _analyst_read_dataset({str(path)!r})\ndel _analyst_read_dataset\n"
+    line = f"{name} = __import__({MODULE!r}).read_dataset({str(path)!r})"
+    return definition() + line if define else line

@@ -24,6 +24,8 @@ from .sandbox import SandboxPolicy
 from .workdir import Entry, scan
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: What loading raises when the kernel's code removed the loader module.
+_LOADER_GONE = frozenset({"ModuleNotFoundError", "ImportError", "AttributeError", "KeyError"})
 #: How often a silent kernel is checked for being alive while waiting for output.
 _LIVENESS_POLL_S = 0.5
 
@@ -178,6 +180,8 @@ class KernelSession:
         self._manager: Any = None
         self._client: Any = None
         self._lock = asyncio.Lock()
+        #: Whether this kernel process has the dataset loader (see loader.py).
+        self._loader_defined = False
 
     def adopt(self, workdir: Path) -> None:
         """Follow the working folder to a new place (it was renamed under a running kernel)."""
@@ -241,6 +245,7 @@ class KernelSession:
         )
 
     async def _start_once(self) -> None:
+        self._loader_defined = False
         if self.datasets_dir is not None:
             self.datasets_dir.mkdir(parents=True, mode=0o755, exist_ok=True)
         try:
@@ -417,7 +422,14 @@ class KernelSession:
         second full copy; see loader.py)."""
         if not name.isidentifier() or keyword.iskeyword(name):
             raise InvalidArguments(f"{name!r} is not a valid Python variable name", hint="use letters, digits and _")
-        return await self.execute(load_code(name, parquet_path), timeout=timeout)
+        if self._loader_defined:
+            result = await self.execute(load_code(name, parquet_path, define=False), timeout=timeout)
+            if result.status != "error" or result.error is None or result.error.ename not in _LOADER_GONE:
+                return result
+            # The kernel's own code removed the loader: it is defined again.
+        result = await self.execute(load_code(name, parquet_path), timeout=timeout)
+        self._loader_defined = result.status == "ok"
+        return result
 
 
 

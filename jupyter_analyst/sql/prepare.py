@@ -93,10 +93,12 @@ def _check_tables(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> li
     return list(dict.fromkeys(used))
 
 
-def _qualified(tree: exp.Expression, schema: dict[str, dict[str, str]], tables: list[str], dialect: str) -> exp.Expression:
+def _qualified(
+    tree: exp.Expression, schema: dict[str, dict[str, str]], tables: list[str], dialect: str, *, copy: bool = True
+) -> exp.Expression:
     try:
         return qualify(
-            tree.copy(), schema=schema, dialect=dialect, validate_qualify_columns=True,
+            tree.copy() if copy else tree, schema=schema, dialect=dialect, validate_qualify_columns=True,
             quote_identifiers=True, identify=True,
         )
     except OptimizeError as exc:
@@ -125,7 +127,7 @@ def unknown_column(column: str, in_scope: list[str], where: str = "") -> SqlReje
     )
 
 
-def canonical_sql(qualified: exp.Expression) -> str:
+def canonical_sql(qualified: exp.Expression, *, copy: bool = True) -> str:
     """Canonical text: table and subquery aliases renamed in order of appearance.
 
     >>> import sqlglot
@@ -133,7 +135,7 @@ def canonical_sql(qualified: exp.Expression) -> str:
     >>> a == canonical_sql(sqlglot.parse_one('select "q"."x" from "t" as "q"'))
     True
     """
-    tree = qualified.copy()
+    tree = qualified.copy() if copy else qualified  # ``copy=False`` renames in place
     renames: dict[str, str] = {}
     for node in tree.find_all(exp.Table, exp.Subquery):
         alias = node.alias
@@ -209,6 +211,14 @@ def _prepare(sql: str, schema: dict[str, dict[str, str]], dialect: str, allow_fi
     tree = parse_one(sql, dialect)
     check_read_only(tree, allow_file_functions=allow_file_functions)
     tables = _check_tables(tree, schema)
+    # What is read off the tree as parsed comes first: qualifying then works on the tree
+    # itself rather than on a copy (copying a large tree costs as much as qualifying it).
+    try:
+        executable = tree.sql(dialect=dialect)
+    except sqlglot.errors.UnsupportedError as exc:  # pragma: no cover - dialect gaps
+        raise SqlRejected(f"cannot express this query in {dialect}: {exc}", reason="sql_parse_error") from exc
+    has_order = tree.args.get("order") is not None
+    shape = _shape(tree, dialect)
     if statement_pivots(tree):
         # DuckDB's PIVOT/UNPIVOT statements: the optimizer cannot walk their scopes, so
         # their columns are checked on their own and the canonical form is the normalised
@@ -216,18 +226,14 @@ def _prepare(sql: str, schema: dict[str, dict[str, str]], dialect: str, allow_fi
         check_pivot_columns(tree, schema, lambda select: _qualified(select, schema, tables, "duckdb"))
         qualified = _quoted(tree)
     else:
-        qualified = _qualified(tree, schema, tables, "duckdb")
-    try:
-        executable = tree.sql(dialect=dialect)
-    except sqlglot.errors.UnsupportedError as exc:  # pragma: no cover - dialect gaps
-        raise SqlRejected(f"cannot express this query in {dialect}: {exc}", reason="sql_parse_error") from exc
+        qualified = _qualified(tree, schema, tables, "duckdb", copy=False)
     return PreparedQuery(
         original=sql,
-        canonical=canonical_sql(qualified),
+        canonical=canonical_sql(qualified, copy=False),
         executable=executable,
         tables=tables,
-        has_order=tree.args.get("order") is not None,
-        shape=_shape(tree, dialect),
+        has_order=has_order,
+        shape=shape,
     )
 
 

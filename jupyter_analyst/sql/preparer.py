@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,8 @@ STARTUP_TIMEOUT_S = 60.0
 
 _counter_lock = threading.Lock()
 _prepared = 0
+#: How many checked queries this process remembers (see :class:`_Checked`).
+CACHE_SIZE = 512
 
 
 def prepared_count() -> int:
@@ -226,6 +229,38 @@ _pool: WorkerPool | None = None
 _pool_lock = threading.Lock()
 
 
+class _Checked:
+    """Queries this process has checked, by their text and their source as of now.
+
+    Checking is a pure function of the SQL, the source's schema and its settings, and the
+    schema is the source's as of its data version: the same text against the same version
+    is the same query. A rerun, a "continue" that recomputes its steps' keys, or another
+    thread asking the same of the same source is not checked again. Refusals are not kept.
+    """
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, ...], PreparedQuery] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, ...]) -> PreparedQuery | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, ...], prepared: PreparedQuery) -> None:
+        with self._lock:
+            self._items[key] = prepared
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+_checked = _Checked()
+
+
 def worker_pool() -> WorkerPool:
     """This process's worker pool (created on first use, stopped at exit)."""
     global _pool
@@ -269,6 +304,11 @@ class SqlPreparer:
                 hint="aggregate or filter in fewer words: a CTE, GROUP BY or IN (SELECT ...) "
                      "instead of spelling out every value or arm",
             )
+        key = (sql, source.kind, source.spec, source.dialect, str(bool(source.allow_file_functions)),
+               source.data_version())
+        known = _checked.get(key)
+        if known is not None:
+            return known.model_copy(deep=True)
         schema = await asyncio.to_thread(source.schema)  # a catalogue query, when not cached
         job = {"sql": sql, "schema": schema, "dialect": source.dialect,
                "allow_file_functions": bool(source.allow_file_functions)}
@@ -288,7 +328,9 @@ class SqlPreparer:
                 reason="sql_too_complex", hint="simplify it: smaller, flatter queries, CTEs for the steps",
             ) from None
         if "prepared" in reply:
-            return PreparedQuery.model_validate(reply["prepared"])
+            prepared = PreparedQuery.model_validate(reply["prepared"])
+            _checked.put(key, prepared.model_copy(deep=True))
+            return prepared
         rejected = reply.get("rejected") or {}
         raise SqlRejected(
             str(rejected.get("message") or "the SQL was refused"),

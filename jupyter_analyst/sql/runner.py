@@ -92,13 +92,11 @@ class QueryRunner:
             # of a PIVOT statement, which it runs as several statements).
             rows, meta = _footer(tmp)
             path = str(tmp).replace("'", "''")
-            head = cursor.execute(f"SELECT * FROM read_parquet('{path}') LIMIT {SAMPLE_ROWS}")
-            columns = [ColumnInfo(name=d[0], type=str(d[1])) for d in head.description]
-            names = [c.name for c in columns]
-            sample = [{k: json_safe(v) for k, v in zip(names, row, strict=True)} for row in head.fetchall()]
+            described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
+            columns = [ColumnInfo(name=r[0], type=str(r[1])) for r in described]
             return QueryResult(
-                rows=rows, columns=columns, elapsed_s=0.0, sample=sample, fingerprint=fingerprint, size=size,
-                row_cap=cap, time_range=_time_range(meta, columns),
+                rows=rows, columns=columns, elapsed_s=0.0, sample=_head(tmp, rows), fingerprint=fingerprint,
+                size=size, row_cap=cap, time_range=_time_range(meta, columns),
             )
 
         try:
@@ -209,6 +207,17 @@ def _footer(path: Path) -> tuple[int, pq.FileMetaData]:
     """The row count and metadata of a Parquet file, from its footer alone."""
     meta = pq.read_metadata(path)
     return meta.num_rows, meta
+
+
+def _head(path: Path, rows: int) -> list[dict[str, Any]]:
+    """The file's first rows as JSON-safe values (read by Arrow: no engine-side conversion,
+    which for DuckDB's time zones would need a module this package does not require)."""
+    if rows == 0:
+        return []
+    batch = next(pq.ParquetFile(path).iter_batches(batch_size=SAMPLE_ROWS), None)
+    if batch is None:
+        return []
+    return [{k: json_safe(v) for k, v in row.items()} for row in batch.slice(0, SAMPLE_ROWS).to_pylist()]
 
 
 def _time_range(meta: pq.FileMetaData, columns: list[ColumnInfo]) -> dict[str, list[str]]:
