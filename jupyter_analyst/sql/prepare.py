@@ -147,7 +147,8 @@ def canonical_sql(qualified: exp.Expression, *, copy: bool = True) -> str:
     for column in tree.find_all(exp.Column):
         if column.table in renames:
             column.set("table", exp.to_identifier(renames[column.table], quoted=True))
-    return tree.sql(dialect="duckdb", normalize=True, pretty=False)
+    # The generator changes what it writes out: without a copy only when it is ours to change.
+    return tree.sql(dialect="duckdb", normalize=True, pretty=False, copy=copy)
 
 
 def prepare_sql(
