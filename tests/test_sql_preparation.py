@@ -15,7 +15,8 @@ import pytest
 
 from jupyter_analyst.testing import sql_step, text_step
 
-# Qualifying a UNION is quadratic in its arms: this one takes seconds to check.
+# Qualifying a UNION is quadratic in its arms: this one takes most of a second to check with
+# sqlglot's compiled build, seconds without it; the tests' limits are well below that.
 HUGE_UNION = " UNION ALL ".join(f"SELECT region FROM regions WHERE region = 'r{i}'" for i in range(900))
 
 
@@ -55,15 +56,15 @@ def _told(a) -> list[dict]:
 def test_a_query_past_the_time_limit_is_refused_while_the_loop_keeps_answering(analyst):
     a = analyst({"turns": [{"steps": [sql_step(HUGE_UNION, "arms"), text_step("done")]}]})
     started = time.perf_counter()
-    summary, gaps = asyncio.run(_turn_with_ticker(a, "union", sql_prepare_timeout_s=1.0))
+    summary, gaps = asyncio.run(_turn_with_ticker(a, "union", sql_prepare_timeout_s=0.3))
     # The loop ticked all along: no gap anywhere near the preparation's length.
     assert len(gaps) > 20
     assert sorted(gaps)[len(gaps) // 2] < 0.05
-    assert max(gaps) < 0.75, f"the event loop stalled for {max(gaps):.2f} s"
+    assert max(gaps) < 0.25, f"the event loop stalled for {max(gaps):.2f} s"
     assert summary.status == "completed"
     (told,) = _told(a)
     assert told["error"]["reason"] == "sql_too_complex", told
-    assert "1 s" in told["error"]["message"] and told["error"]["hint"]
+    assert "0.3 s" in told["error"]["message"] and told["error"]["hint"]
     assert time.perf_counter() - started < 30
 
 
@@ -91,7 +92,7 @@ def test_a_worker_stopped_at_the_limit_is_replaced(sales_db):
     from jupyter_analyst.sql import SqlPreparer, open_source
 
     source = open_source(str(sales_db))
-    preparer = SqlPreparer(max_chars=1_000_000, timeout_s=0.5)
+    preparer = SqlPreparer(max_chars=1_000_000, timeout_s=0.2)
 
     async def both() -> None:
         with pytest.raises(SqlRejected) as info:
