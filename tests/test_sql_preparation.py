@@ -155,3 +155,27 @@ def test_a_query_checked_once_is_not_sent_to_a_worker_again_until_the_data_chang
     asyncio.run(check("SELECT region FROM sales"))
     assert asyncio.run(check(sql)) == first
     assert preparation.prepared_count() - before == 3
+
+
+def test_a_schema_is_sent_to_a_worker_once_and_again_when_it_let_it_go():
+    """Jobs name a schema the worker was sent before; a worker without it asks for it."""
+    from jupyter_analyst.sql import prepare_worker
+    from jupyter_analyst.sql.preparer import WorkerPool
+
+    schema = {"sales": {"region": "VARCHAR", "amount": "DOUBLE"}}
+    job = {"sql": "SELECT region FROM sales", "schema_key": "k-test", "dialect": "duckdb"}
+    prepare_worker._schemas.clear()
+    assert prepare_worker.answer(job) == {"schema_missing": True}
+    assert "prepared" in prepare_worker.answer({**job, "schema": schema})
+    assert prepare_worker.answer(job)["prepared"]["tables"] == ["sales"]  # kept from the job before
+
+    pool = WorkerPool(size=1)
+    try:
+        first = pool.run({**job, "schema": schema}, 30)
+        (worker,) = pool._all
+        assert first["prepared"]["tables"] == ["sales"] and worker.schemas == {"k-test"}
+        worker.schemas.add("k-other")  # as if it had been sent and then let go by the worker
+        other = pool.run({**job, "schema_key": "k-other", "schema": schema}, 30)
+        assert other["prepared"]["tables"] == ["sales"]
+    finally:
+        pool.close()

@@ -21,6 +21,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
 
 from ..errors import SqlRejected
 from ..text import lone_surrogate, valid_text
@@ -93,12 +94,20 @@ def _check_tables(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> li
     return list(dict.fromkeys(used))
 
 
+def mapping_schema(schema: dict[str, dict[str, str]]) -> MappingSchema:
+    """The schema as the qualifier reads it; building it costs as much as a small check, so a
+    caller checking many queries against one schema builds it once."""
+    return MappingSchema(schema, dialect="duckdb")
+
+
 def _qualified(
-    tree: exp.Expression, schema: dict[str, dict[str, str]], tables: list[str], dialect: str, *, copy: bool = True
+    tree: exp.Expression, schema: dict[str, dict[str, str]], tables: list[str], dialect: str, *, copy: bool = True,
+    mapping: MappingSchema | None = None,
 ) -> exp.Expression:
     try:
         return qualify(
-            tree.copy() if copy else tree, schema=schema, dialect=dialect, validate_qualify_columns=True,
+            tree.copy() if copy else tree, schema=mapping if mapping is not None else schema, dialect=dialect,
+            validate_qualify_columns=True,
             quote_identifiers=True, identify=True,
         )
     except OptimizeError as exc:
@@ -152,9 +161,11 @@ def canonical_sql(qualified: exp.Expression, *, copy: bool = True) -> str:
 
 
 def prepare_sql(
-    sql: str, *, schema: dict[str, dict[str, str]], dialect: str, allow_file_functions: bool = False
+    sql: str, *, schema: dict[str, dict[str, str]], dialect: str, allow_file_functions: bool = False,
+    mapping: MappingSchema | None = None,
 ) -> PreparedQuery:
-    """Check ``sql`` against a source's ``schema`` and give its canonical and executable forms.
+    """Check ``sql`` against a source's ``schema`` and give its canonical and executable forms
+    (``mapping``: the schema already built by :func:`mapping_schema`, the same result sooner).
 
     >>> prepare_sql("select Region from regions", schema={"regions": {"region": "VARCHAR"}}, dialect="duckdb").canonical
     'SELECT "_t0"."region" AS "region" FROM "regions" AS "_t0"'
@@ -173,7 +184,7 @@ def prepare_sql(
             reason="invalid_unicode", hint="send valid UTF-8 text",
         )
     try:
-        return _prepare(sql, schema, dialect, allow_file_functions)
+        return _prepare(sql, schema, dialect, allow_file_functions, mapping)
     except SqlRejected:
         raise
     except (RecursionError, MemoryError):
@@ -208,7 +219,10 @@ def _first_line(exc: BaseException) -> str:
     return valid_text(text.splitlines()[0] if text else "no detail")[:500]
 
 
-def _prepare(sql: str, schema: dict[str, dict[str, str]], dialect: str, allow_file_functions: bool) -> PreparedQuery:
+def _prepare(
+    sql: str, schema: dict[str, dict[str, str]], dialect: str, allow_file_functions: bool,
+    mapping: MappingSchema | None,
+) -> PreparedQuery:
     tree = parse_one(sql, dialect)
     check_read_only(tree, allow_file_functions=allow_file_functions)
     tables = _check_tables(tree, schema)
@@ -227,7 +241,7 @@ def _prepare(sql: str, schema: dict[str, dict[str, str]], dialect: str, allow_fi
         check_pivot_columns(tree, schema, lambda select: _qualified(select, schema, tables, "duckdb"))
         qualified = _quoted(tree)
     else:
-        qualified = _qualified(tree, schema, tables, "duckdb", copy=False)
+        qualified = _qualified(tree, schema, tables, "duckdb", copy=False, mapping=mapping)
     return PreparedQuery(
         original=sql,
         canonical=canonical_sql(qualified, copy=False),

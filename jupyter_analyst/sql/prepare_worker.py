@@ -1,7 +1,7 @@
 """A worker process that prepares SQL: ``python -m jupyter_analyst.sql.prepare_worker``.
 
-It reads one JSON job per line on stdin (``sql``, ``schema``, ``dialect``,
-``allow_file_functions``) and answers each with one JSON line: ``{"prepared": {...}}`` or
+It reads one JSON job per line on stdin (``sql``, ``schema`` or the ``schema_key`` of one
+sent before, ``dialect``, ``allow_file_functions``) and answers each with one JSON line: ``{"prepared": {...}}`` or
 ``{"rejected": {...}}``. Its first line says ``{"ready": true}``. It never stops on a job:
 every failure of the preparation is an answer. The host kills it when a job runs past the
 time limit (see ``preparer.py``); it exits when its stdin closes, and on Linux is killed
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import OrderedDict
 from typing import Any, TextIO
 
 
@@ -47,15 +48,43 @@ def _die_with_host() -> None:
         os._exit(0)
 
 
+#: Schemas this worker has been sent, by key, most recent last (see ``preparer.py``).
+_schemas: OrderedDict[str, tuple[dict[str, Any], Any]] = OrderedDict()
+SCHEMAS_KEPT = 8
+
+
+def _schema(job: dict[str, Any]) -> tuple[dict[str, Any], Any] | None:
+    """The job's schema and its built form: sent with the job, or kept from an earlier one."""
+    from .prepare import mapping_schema
+
+    key = job.get("schema_key")
+    if job.get("schema") is not None:
+        entry = (job["schema"], mapping_schema(job["schema"]))
+        if key:
+            _schemas[key] = entry
+            while len(_schemas) > SCHEMAS_KEPT:
+                _schemas.popitem(last=False)
+        return entry
+    entry = _schemas.get(key) if key else None
+    if entry is not None:
+        _schemas.move_to_end(key)
+    return entry
+
+
 def answer(job: dict[str, Any]) -> dict[str, Any]:
-    """The reply to one job; never raises."""
+    """The reply to one job; never raises. A job may name a schema sent before by its key
+    instead of carrying it: ``{"schema_missing": true}`` asks for it when it is not kept."""
     from ..errors import SqlRejected
     from .prepare import prepare_sql
 
     try:
+        known = _schema(job)
+        if known is None:
+            return {"schema_missing": True}
+        schema, mapping = known
         prepared = prepare_sql(
-            job["sql"], schema=job["schema"], dialect=job["dialect"],
-            allow_file_functions=bool(job.get("allow_file_functions")),
+            job["sql"], schema=schema, dialect=job["dialect"],
+            allow_file_functions=bool(job.get("allow_file_functions")), mapping=mapping,
         )
     except SqlRejected as exc:
         return {"rejected": {"message": exc.message, "reason": exc.reason, "hint": exc.hint,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import hashlib
 import json
 import os
 import queue
@@ -87,6 +88,8 @@ class _Worker:
         )
         self.ready = False
         self._pending = b""
+        #: Keys of the schemas sent to this worker: later jobs name them instead of carrying them.
+        self.schemas: set[str] = set()
 
     def wait_ready(self) -> None:
         """Block until the worker has imported what it needs."""
@@ -204,7 +207,7 @@ class WorkerPool:
                     ) from None
                 continue
             try:
-                reply = worker.ask(job, timeout_s)
+                reply = self._ask(worker, job, timeout_s)
             except _WorkerGone as exc:
                 self._discard(worker)
                 if exc.why == "it was not running" and attempt == 1:
@@ -215,6 +218,21 @@ class WorkerPool:
                 _prepared += 1
             return reply
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _ask(worker: _Worker, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """Send a job, with its schema only when this worker was not sent that schema before
+        (a large schema costs more to send and to build than a small query to check)."""
+        key = job.get("schema_key")
+        if key and key in worker.schemas:
+            reply = worker.ask({k: v for k, v in job.items() if k != "schema"}, timeout_s)
+            if not reply.get("schema_missing"):
+                return reply
+            worker.schemas.discard(key)  # the worker let it go: sent again below
+        reply = worker.ask(job, timeout_s)
+        if key:
+            worker.schemas.add(key)
+        return reply
 
     def close(self) -> None:
         """Stop every worker (at exit)."""
@@ -259,6 +277,26 @@ class _Checked:
 
 
 _checked = _Checked()
+#: Each source's schema as of a data version, with the key workers know it by.
+_schemas: OrderedDict[tuple[str, str, str], tuple[str, dict[str, dict[str, str]]]] = OrderedDict()
+_schemas_lock = threading.Lock()
+
+
+async def _schema_of(source: DataSource, version: str) -> tuple[str, dict[str, dict[str, str]]]:
+    """The source's schema and its key (a digest of its content), read once per data version."""
+    index = (source.kind, source.spec, version)
+    with _schemas_lock:
+        known = _schemas.get(index)
+    if known is not None:
+        return known
+    schema = await asyncio.to_thread(source.schema)  # a catalogue query, when not cached
+    text = json.dumps(schema, sort_keys=True)
+    entry = (hashlib.sha256(text.encode()).hexdigest()[:24], schema)
+    with _schemas_lock:
+        _schemas[index] = entry
+        while len(_schemas) > 64:
+            _schemas.popitem(last=False)
+    return entry
 
 
 def worker_pool() -> WorkerPool:
@@ -304,13 +342,15 @@ class SqlPreparer:
                 hint="aggregate or filter in fewer words: a CTE, GROUP BY or IN (SELECT ...) "
                      "instead of spelling out every value or arm",
             )
-        key = (sql, source.kind, source.spec, source.dialect, str(bool(source.allow_file_functions)),
-               source.data_version())
+        version = source.data_version()
+        # A source without files (":memory:") is only itself: its own object is part of its identity.
+        identity = f"{version}@{id(source)}" if version == "memory" else version
+        key = (sql, source.kind, source.spec, source.dialect, str(bool(source.allow_file_functions)), identity)
         known = _checked.get(key)
         if known is not None:
             return known.model_copy(deep=True)
-        schema = await asyncio.to_thread(source.schema)  # a catalogue query, when not cached
-        job = {"sql": sql, "schema": schema, "dialect": source.dialect,
+        schema_key, schema = await _schema_of(source, key[-1])
+        job = {"sql": sql, "schema_key": schema_key, "schema": schema, "dialect": source.dialect,
                "allow_file_functions": bool(source.allow_file_functions)}
         pool = worker_pool()
         loop = asyncio.get_running_loop()
