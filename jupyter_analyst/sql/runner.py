@@ -88,16 +88,17 @@ class QueryRunner:
             else:  # no named pipes on this platform: hashed from the file
                 copy(str(tmp))
                 fingerprint, size = sha256_file(tmp), tmp.stat().st_size
-            # The rows as the file holds them (DuckDB reports only "Success" for the COPY
-            # of a PIVOT statement, which it runs as several statements).
-            rows, meta = _footer(tmp)
+            # The rows as the file's footer counts them (DuckDB reports only "Success" for the
+            # COPY of a PIVOT statement, which it runs as several statements).
             path = str(tmp).replace("'", "''")
             described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
             columns = [ColumnInfo(name=r[0], type=str(r[1])) for r in described]
-            return QueryResult(
-                rows=rows, columns=columns, elapsed_s=0.0, sample=_head(tmp, rows), fingerprint=fingerprint,
-                size=size, row_cap=cap, time_range=_time_range(meta, columns),
-            )
+            with pq.ParquetFile(tmp) as written:
+                return QueryResult(
+                    rows=written.metadata.num_rows, columns=columns, elapsed_s=0.0, sample=_head(written),
+                    fingerprint=fingerprint, size=size, row_cap=cap,
+                    time_range=_time_range(written.metadata, columns),
+                )
 
         try:
             result = await self._with_timeout(work, cancel=cursor.interrupt)
@@ -203,18 +204,12 @@ class QueryRunner:
                 timer.cancel()
 
 
-def _footer(path: Path) -> tuple[int, pq.FileMetaData]:
-    """The row count and metadata of a Parquet file, from its footer alone."""
-    meta = pq.read_metadata(path)
-    return meta.num_rows, meta
-
-
-def _head(path: Path, rows: int) -> list[dict[str, Any]]:
+def _head(written: pq.ParquetFile) -> list[dict[str, Any]]:
     """The file's first rows as JSON-safe values (read by Arrow: no engine-side conversion,
     which for DuckDB's time zones would need a module this package does not require)."""
-    if rows == 0:
+    if written.metadata.num_rows == 0:
         return []
-    batch = next(pq.ParquetFile(path).iter_batches(batch_size=SAMPLE_ROWS), None)
+    batch = next(written.iter_batches(batch_size=SAMPLE_ROWS), None)
     if batch is None:
         return []
     return [{k: json_safe(v) for k, v in row.items()} for row in batch.slice(0, SAMPLE_ROWS).to_pylist()]
