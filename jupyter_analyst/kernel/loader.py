@@ -1,8 +1,9 @@
 """How a dataset's Parquet file becomes a pandas DataFrame, in the kernel that reads it.
 
-One function for the agent's kernel (its source is sent in the load cell: the kernel need
-not import this package) and for ``analyst.sql`` in a re-executed notebook, so both hold
-the same DataFrame for the same file.
+One function for the agent's kernel (its source is sent to the kernel once, as a module of
+its own: the kernel need not import this package, and the model's namespace gets no new
+name) and for ``analyst.sql`` in a re-executed notebook, so both hold the same DataFrame
+for the same file.
 
 Without a second full copy: the file is memory-mapped, and each Arrow column is released
 as soon as it has become a pandas column (``self_destruct``), into blocks of their own
