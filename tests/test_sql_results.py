@@ -50,6 +50,19 @@ def test_fingerprint_is_that_of_the_bytes_written(events_db, tmp_path):
         lite.close()
 
 
+def test_a_failed_query_leaves_no_pipe_or_partial_file(events_db, tmp_path):
+    from jupyter_analyst.errors import QueryFailed
+
+    src = open_source(str(events_db))
+    try:
+        with pytest.raises(QueryFailed) as info:
+            run(src, "SELECT CAST('x' || id AS INTEGER) AS n FROM events", tmp_path / "bad.parquet")
+        assert info.value.reason == "query_failed"
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        src.close()
+
+
 def test_time_range_comes_from_the_written_file(events_db, tmp_path):
     src = open_source(str(events_db))
     try:

@@ -22,7 +22,6 @@ from typing import BinaryIO, TypeVar
 
 T = TypeVar("T")
 _CHUNK = 1 << 20
-#: A larger pipe means fewer switches between the engine's writer and the drain.
 _PIPE_BYTES = 1 << 20
 
 
@@ -76,43 +75,58 @@ def copy_hashed(dest: Path, write: Callable[[str], T]) -> tuple[T, str, int]:
     """
     fifo = dest.with_name(dest.name + ".pipe")
     fifo.unlink(missing_ok=True)
-    os.mkfifo(fifo, 0o600)
-    try:
-        # Opened by us at both ends first: the engine's open never blocks, and the drain
-        # sees the end of the data only once the engine's end and ours are both closed.
-        read_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        os.set_blocking(read_fd, True)
-        keep_fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    with open(dest, "wb") as raw:
+        sink = HashingFile(raw)
+        os.mkfifo(fifo, 0o600)
         try:
-            import fcntl
-
-            fcntl.fcntl(read_fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
-        except OSError:
-            pass  # the default size is only slower
-        drain = _Drain(read_fd, dest)
-        drain.start()
-        try:
-            result = write(str(fifo))
+            # Opened by us at both ends first: the engine's open never blocks, and the drain
+            # sees the end of the data only once the engine's end and ours are both closed.
+            read_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                os.set_blocking(read_fd, True)
+                keep_fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except BaseException:
+                os.close(read_fd)
+                raise
+            _widen(read_fd)
+            drain = _Drain(read_fd, sink)  # closes its end when the data ends
+            try:
+                drain.start()
+            except BaseException:
+                os.close(read_fd)
+                os.close(keep_fd)
+                raise
+            try:
+                result = write(str(fifo))
+            finally:
+                os.close(keep_fd)
+                drain.join()
         finally:
-            os.close(keep_fd)
-            drain.join()
-    finally:
-        fifo.unlink(missing_ok=True)
+            fifo.unlink(missing_ok=True)
     if drain.error is not None:
         raise drain.error
-    return result, drain.sink.fingerprint(), drain.sink.size
+    return result, sink.fingerprint(), sink.size
+
+
+def _widen(fd: int) -> None:
+    """A larger pipe: fewer switches between the engine's writer and the drain."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
+    except OSError:
+        pass  # the default size is only slower
 
 
 class _Drain(threading.Thread):
     """Reads a pipe to its end into a file, hashing; always reads to the end, so that the
     writer never blocks on a full pipe, even after the file could not be written."""
 
-    def __init__(self, fd: int, dest: Path) -> None:
+    def __init__(self, fd: int, sink: HashingFile) -> None:
         super().__init__(name="sql-result-drain", daemon=True)
         self.fd = fd
-        self.dest = dest
+        self.sink = sink
         self.error: OSError | None = None
-        self.sink = HashingFile(open(dest, "wb"))  # noqa: SIM115 - closed by run()
 
     def run(self) -> None:
         try:
@@ -124,7 +138,3 @@ class _Drain(threading.Thread):
                         self.error = exc
         finally:
             os.close(self.fd)
-            try:
-                self.sink.raw.close()
-            except OSError as exc:
-                self.error = self.error or exc
