@@ -161,7 +161,8 @@ def database(sf: float) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".part")
     partial.unlink(missing_ok=True)
-    with duckdb.connect(str(partial), config={"enable_progress_bar": False}) as conn:
+    with duckdb.connect(str(partial)) as conn:
+        conn.execute("SET enable_progress_bar = false")
         for statement in _script(sf):
             conn.execute(statement)
         conn.execute("CHECKPOINT")
