@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -21,13 +22,16 @@ from .agent.runtime import ThreadRuntime
 from .agent.summarizer import BackgroundWork, summarize_turn
 from .store import Turn
 from .errors import ConfigError
-from .kernel import KernelLauncher, KernelPool, SandboxPolicy
+from .kernel import SandboxPolicy
 from .kernel.outputs import OutputCaps
 from .notebooks import trail
 from .sql import absolute_spec, open_source
 from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
 from .text import valid_text
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .kernel import KernelLauncher, KernelPool
 
 DEFAULT_MODEL = "gpt-4o-mini"
 NO_MODEL_HINT = "set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers), or try `jupyter analyst demo`"

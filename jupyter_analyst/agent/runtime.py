@@ -14,18 +14,24 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..artifacts import ArtifactStore, StepRecord
 from ..disk import unavailable
 from ..errors import KernelError, StorageError
-from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..kernel.outputs import OutputCaps
-from ..sql import DataSource, QueryRunner, SqlPreparer
-from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
+from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
 from .bindings import Binding, is_dataset, python_bindings, replayed
 from .dataflow import rebound_names
 from .names import assigned_names
+
+if TYPE_CHECKING:
+    # Imported when used: a turn whose steps are all reused needs no kernel (jupyter_client)
+    # and no query runner (pyarrow).
+    from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
+    from ..sql import DataSource, QueryRunner
 
 log = logging.getLogger(__name__)
 
@@ -56,19 +62,22 @@ class ThreadRuntime:
         self.source = source
         self.artifacts = artifacts
         self.workdir = workdir
-        self.runner = QueryRunner(source, timeout_s=query_timeout_s, row_cap=row_cap)
-        #: Checks the model's SQL in worker processes, within a size and a time limit.
+        self._query_limits = (query_timeout_s, row_cap)
+        #: Checks the model's SQL in worker processes, within a size and a time limit (the
+        #: first query starts one: a turn without SQL starts no process).
         self.preparer = SqlPreparer(max_chars=sql_max_chars, timeout_s=sql_prepare_timeout_s)
-        self.preparer.warm()
         self.python_timeout_s = python_timeout_s
         self.output_caps = output_caps or OutputCaps()
         # The kernel reads its thread's datasets from a folder of its own, mounted read-only,
         # into which each blob is linked when loaded (never the whole blob store). Beside
         # the kernels' folders by default (see Workspace).
         datasets = datasets_root or workdir.parent / ".datasets"
-        self._kernel_factory = kernel_factory or (
-            lambda wd: KernelSession(wd, launcher=launcher, sandbox=sandbox, datasets_root=datasets)
-        )
+        def local_kernel(wd: Path) -> KernelSession:
+            from ..kernel import KernelSession
+
+            return KernelSession(wd, launcher=launcher, sandbox=sandbox, datasets_root=datasets)
+
+        self._kernel_factory = kernel_factory or local_kernel
         self._pool = pool
         self._kernel: KernelSession | None = None
         #: What the running kernel holds: name -> dataset fingerprint or Python step key.
@@ -81,6 +90,14 @@ class ThreadRuntime:
         self._python_names: set[str] | None = None
         #: Names that steps which could not run (no kernel) would have defined -> their call id.
         self.not_run: dict[str, str] = {}
+
+    @cached_property
+    def runner(self) -> QueryRunner:
+        """Runs the thread's queries (made on first use)."""
+        from ..sql import QueryRunner
+
+        timeout_s, row_cap = self._query_limits
+        return QueryRunner(self.source, timeout_s=timeout_s, row_cap=row_cap)
 
     @property
     def kernel_started(self) -> bool:

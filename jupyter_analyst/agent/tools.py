@@ -19,7 +19,7 @@ from ..artifacts import Artifact, StepRecord, canonical_python, step_key
 from ..disk import unavailable
 from ..errors import AnalystError, DiskUnavailable, InvalidArguments, KernelError, QueryFailed, StorageError, ToolRetry
 from ..kernel.outputs import collect, over_thread_cap
-from ..sql import PreparedQuery, data_intent
+from ..sql import PreparedQuery
 from .bindings import inputs_of
 from .lookup import find
 from ..db import utc_now
@@ -283,7 +283,10 @@ class ToolBox:
             raise InvalidArguments(f"the dataset was not stored: {refusal}", reason="thread_cap_reached",
                                    hint="fetch fewer rows or columns, or start a new thread")
         # The data-intent note: what this dataset means, for later steps and turns (read
-        # from the result as written, before it is handed to the blob store).
+        # from the result as written, before it is handed to the blob store). Imported here:
+        # it loads sqlglot, which a turn whose queries are all reused does not need.
+        from ..sql import data_intent
+
         intent = await asyncio.to_thread(
             data_intent, prepared.executable, dialect=self.runtime.source.dialect, tables=prepared.tables,
             rows=result.rows, columns=result.columns, result=tmp,
