@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from .common import Report
+from .bench_cli import bench_cli
 from .bench_context import bench_context
 from .bench_continue import bench_continue
 from .bench_python import bench_run_python
@@ -28,6 +29,7 @@ BENCHES = {
     "server": bench_server,
     "context": bench_context,
     "verify": bench_verify,
+    "cli": bench_cli,
 }
 
 
