@@ -268,16 +268,27 @@ class ThreadStore(SQLiteStore):
 
     def append_event(self, event: Event) -> Event:
         """Persist an event, assigning its sequence number; returns the stored event."""
+        return self.append_events([event])[0]
+
+    def append_events(self, events: list[Event]) -> list[Event]:
+        """Persist events in one transaction, in order, numbered after the thread's last;
+        returns them stored. Each event names its own thread (one call may mix threads)."""
+        stored: list[Event] = []
         with self._tx() as cur:
-            (seq,) = cur.execute(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE thread_id = ?",
-                (event.thread_id,),
-            ).fetchone()
-            stored = event.model_copy(update={"seq": seq})
-            cur.execute(
-                "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
-                (stored.thread_id, seq, stored.turn_id, stored.type, stored.model_dump_json()),
-            )
+            next_seq: dict[str, int] = {}
+            for event in events:
+                if event.thread_id not in next_seq:
+                    (next_seq[event.thread_id],) = cur.execute(
+                        "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE thread_id = ?", (event.thread_id,)
+                    ).fetchone()
+                seq = next_seq[event.thread_id]
+                next_seq[event.thread_id] = seq + 1
+                event = event.model_copy(update={"seq": seq})
+                cur.execute(
+                    "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
+                    (event.thread_id, seq, event.turn_id, event.type, event.model_dump_json()),
+                )
+                stored.append(event)
         return stored
 
     def last_seq(self, thread_id: str) -> int:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,6 +31,7 @@ from .events import (
     TurnEnded,
     TurnStarted,
 )
+from .eventlog import EventSink, EventWriter
 from .llm import LLMClient, ToolCall
 from .memory import Addition, Item, StateDelta
 from .modes import classify
@@ -45,7 +44,6 @@ from .tools import CallContext, StepOutcome, ToolBox
 from .tools_schema import TOOLS
 from .turn_memory import TurnMemory
 
-EventSink = Callable[[Event], Awaitable[None] | None]
 log = logging.getLogger(__name__)
 
 #: Arguments each tool cannot do without; an empty one gets one guided retry.
@@ -112,7 +110,8 @@ class AgentLoop:
         self.tools = ToolBox(runtime)
         self.llm = llm
         self.model = model
-        self._emit_to = emit
+        #: The one writer of this loop's events (see eventlog.py).
+        self._events = EventWriter(store, emit)
         self.max_steps = max_steps
         self.budget = budget or ContextBudget()
         self.active_ttl_s = active_ttl_s
@@ -120,15 +119,16 @@ class AgentLoop:
     # ------------------------------------------------------------------ events
 
     async def emit(self, turn: Turn, event: Event) -> Event:
-        """Persist the event, then hand it to the sink."""
-        stored = self.store.append_event(
-            event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id})
-        )
-        if self._emit_to is not None:
-            maybe = self._emit_to(stored)
-            if inspect.isawaitable(maybe):
-                await maybe
-        return stored
+        """Persist the event (off the event loop, after those before it), then hand it to the sink."""
+        return await self._events.append(self._of(turn, event))
+
+    def _text(self, turn: Turn, text: str) -> None:
+        """A piece of the model's text: stored and handed on in order, without holding up the stream."""
+        self._events.add(self._of(turn, TextDelta(text=text)))
+
+    @staticmethod
+    def _of(turn: Turn, event: Event) -> Event:
+        return event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id})
 
     async def _enter(self, turn: Turn, machine: TurnStateMachine, state: State) -> None:
         moved = machine.enter(state)
@@ -186,7 +186,7 @@ class AgentLoop:
                 reply = await self.llm.complete(
                     messages,
                     [] if final_call or chat else TOOLS,
-                    on_text=lambda text: self.emit(turn, TextDelta(text=text)),
+                    on_text=lambda text: self._text(turn, text),
                 )
                 llm_s += time.perf_counter() - asked
                 if not reply.tool_calls or final_call:
@@ -250,7 +250,7 @@ class AgentLoop:
             # (the caller says it in one line).
             with contextlib.suppress(AnalystError):
                 await self.emit(turn, TurnEnded(status="error", message=str(exc), counters=dict(counters)))
-                self.store.end_turn(turn.turn_id, "error", answer=answer or None)
+                await asyncio.to_thread(self.store.end_turn, turn.turn_id, "error", answer=answer or None)
             raise
         except AnalystError as exc:
             error = exc
@@ -261,14 +261,15 @@ class AgentLoop:
             await self.emit(
                 turn, TurnEnded(status="interrupted", message="cancelled by the user", counters=dict(counters))
             )
-            self.store.end_turn(turn.turn_id, "interrupted", answer=answer or None)
+            await asyncio.to_thread(self.store.end_turn, turn.turn_id, "interrupted", answer=answer or None)
             raise
         status: Literal["completed", "error"] = "completed" if error is None else "error"
         await self.emit(
             turn,
             TurnEnded(status=status, message=None if error is None else str(error), counters=dict(counters)),
         )
-        self.store.end_turn(turn.turn_id, status, answer=answer or None)
+        # Ending a turn checkpoints the database (a file sync): off the event loop.
+        await asyncio.to_thread(self.store.end_turn, turn.turn_id, status, answer=answer or None)
         total = self.runtime.artifacts.count(turn.thread_id)
         summary = TurnSummary(
             thread_id=turn.thread_id,
