@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -188,7 +189,10 @@ async def run_turn(
             thread_id=thread.thread_id, source=spec, model=model.model, turn_number=turn.number,
             turn_id=turn.turn_id, prompt=request.prompt,
         )
-        trail.write_turn(notebook, header, trace=trace, summary=summary, artifacts=workspace.artifacts)
+        # File work (reading, checking and writing the notebook): off the event loop.
+        await asyncio.to_thread(
+            trail.write_turn, notebook, header, trace=trace, summary=summary, artifacts=workspace.artifacts
+        )
         store.apply_state_delta(thread.thread_id, turn_closed(notebook=str(notebook)), origin="turn", turn_id=turn.turn_id)
     finally:
         workspace.close()

@@ -182,3 +182,15 @@ async def test_base_url_and_key_come_from_the_environment(serve, monkeypatch):
         assert (await client.complete(USER, [])).text == "from env"
     finally:
         await client.aclose()
+
+
+def test_model_clients_share_one_tls_context_that_still_verifies_certificates():
+    import ssl
+
+    from jupyter_analyst.agent.llm import _tls
+
+    # Made once per process (loading the CA bundle is the costly part), never relaxed.
+    assert _tls() is _tls()
+    assert _tls().verify_mode == ssl.CERT_REQUIRED and _tls().check_hostname
+    assert _tls().get_ca_certs() or _tls().cert_store_stats()["x509_ca"] > 0
+
