@@ -179,8 +179,11 @@ class LLMClient:
         tools: list[dict[str, Any]] | None,
         *,
         on_text: TextSink | None = None,
+        on_tool: Callable[[str], None] | None = None,
     ) -> ModelReply:
-        """One streamed completion; text pieces go to ``on_text`` as they arrive.
+        """One streamed completion; text pieces go to ``on_text`` as they arrive, and the
+        name of each tool the model starts to call to ``on_tool`` (before its arguments),
+        so that what the call needs can be got ready while the arguments stream.
 
         Raises:
             ModelError: the endpoint could not be reached or answered with an error.
@@ -216,6 +219,11 @@ class LLMClient:
                                     await maybe
                         if delta is not None and delta.tool_calls:
                             assembler.feed(delta.tool_calls)
+                            if on_tool is not None:
+                                for call in delta.tool_calls:
+                                    name = _get(_get(call, "function"), "name")
+                                    if name:
+                                        on_tool(valid_text(name))
                         if choice.finish_reason:
                             finish = choice.finish_reason
             finally:

@@ -126,6 +126,12 @@ class AgentLoop:
         """A piece of the model's text: stored and handed on in order, without holding up the stream."""
         self._events.add(self._of(turn, TextDelta(text=text)))
 
+    def _tool_named(self, name: str) -> None:
+        """The model has started a call to ``name``: a query is coming, so the SQL checker
+        starts now (it takes a moment to import) instead of when the arguments are in."""
+        if name == "run_sql":
+            self.runtime.preparer.warm()
+
     @staticmethod
     def _of(turn: Turn, event: Event) -> Event:
         return event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id})
@@ -187,6 +193,7 @@ class AgentLoop:
                     messages,
                     [] if final_call or chat else TOOLS,
                     on_text=lambda text: self._text(turn, text),
+                    on_tool=self._tool_named,
                 )
                 llm_s += time.perf_counter() - asked
                 if not reply.tool_calls or final_call:
