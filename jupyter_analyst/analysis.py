@@ -145,7 +145,8 @@ async def run_turn(
             raise ConfigError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL")
         # Stored absolute: the thread goes on, and its notebook re-runs, from any folder.
         spec = absolute_spec(spec)
-        source = open_source(spec)
+        # Connecting (a DuckDB file: some 20 ms) runs off the event loop, which other turns share.
+        source = await asyncio.to_thread(open_source, spec)
         if thread is None:
             thread = store.create_thread(user=request.user, source=spec, title=request.prompt[:80])
         elif thread.source != spec:
