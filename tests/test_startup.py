@@ -71,3 +71,33 @@ def test_a_turn_whose_steps_are_all_reused_imports_no_kernel_dataframe_or_sql_pa
     assert report["workers_after_chat"] in (False, 0)
     assert report["reused"] == {"executed": 0, "reused": 1, "blocked": 0}
     assert report["heavy"] == []
+
+
+def test_the_console_script_collects_garbage_again_once_the_turn_has_started(analyst):
+    runner = analyst(SCRIPT)
+    first = runner.run("hello")
+    # As the console script (no arguments given to main): the collector is off while the
+    # command imports, on again for the turn; the status is the command's.
+    report = _fresh(f"""
+        import contextlib, gc, io, json, sys
+        from jupyter_analyst.agent import loop
+
+        seen = []
+        original = loop.AgentLoop.run
+
+        async def run(self, *a, **k):
+            seen.append((gc.isenabled(), gc.get_freeze_count() > 0))
+            return await original(self, *a, **k)
+
+        loop.AgentLoop.run = run
+        from jupyter_analyst import cli
+
+        sys.argv = ["jupyter-analyst", "run", "--workspace", {str(runner.workspace)!r}, "--thread",
+                    {first.thread_id!r}, "--prompt", "hello", "--base-url", {runner.server.base_url!r},
+                    "--no-summarizer", "--json"]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status = cli.main()
+        print(json.dumps({{"status": status, "seen": seen, "answer": json.loads(out.getvalue())["answer"]}}))
+    """)
+    assert report == {"status": 0, "seen": [[True, True]], "answer": "[scripted] hello"}
