@@ -158,7 +158,7 @@ class AgentLoop:
         empty_retries: set[str] = set()
         memory = TurnMemory(self.store, self.runtime, turn, budget=self.budget, active_ttl_s=self.active_ttl_s)
         user_message = {"role": "user", "content": turn.prompt}
-        self.store.append_message(turn.thread_id, turn.turn_id, user_message)
+        await asyncio.to_thread(self.store.append_message, turn.thread_id, turn.turn_id, user_message)
         # This turn's messages; earlier turns come from the context pack.
         conversation = [user_message]
 
@@ -212,7 +212,7 @@ class AgentLoop:
                         for call, args, _ in calls
                     ],
                 }
-                self._remember(turn, conversation, assistant)
+                await self._remember(turn, conversation, assistant)
                 question = None
                 for call, args, problem in calls:
                     outcome = await self._handle(
@@ -226,7 +226,7 @@ class AgentLoop:
                         failure = None
                     content = outcome.public_result
                     question = content.get("question_for_user") or question
-                    self._remember(
+                    await self._remember(
                         turn,
                         conversation,
                         {"role": "tool", "tool_call_id": call.id, "content": json.dumps(content, default=str)},
@@ -245,7 +245,7 @@ class AgentLoop:
                 answer = mark_answer(answer, flags)
             await self._enter(turn, machine, "presenting")
             await self.emit(turn, AnswerReady(text=answer, flagged=flagged))
-            self._remember(turn, conversation, {"role": "assistant", "content": answer})
+            await self._remember(turn, conversation, {"role": "assistant", "content": answer})
             if failure is not None:
                 # The answer stands, but a step that was asked for could not run: not completed.
                 error = failure[1]
@@ -297,8 +297,9 @@ class AgentLoop:
         )
         return summary, trace
 
-    def _remember(self, turn: Turn, conversation: list[dict[str, Any]], message: dict[str, Any]) -> None:
-        self.store.append_message(turn.thread_id, turn.turn_id, message)
+    async def _remember(self, turn: Turn, conversation: list[dict[str, Any]], message: dict[str, Any]) -> None:
+        # Stored off the event loop (a server's other turns share it), before it is used.
+        await asyncio.to_thread(self.store.append_message, turn.thread_id, turn.turn_id, message)
         conversation.append(message)
 
     @staticmethod
