@@ -14,6 +14,7 @@ import sys
 from .common import Report
 from .bench_context import bench_context
 from .bench_continue import bench_continue
+from .bench_live import bench_live
 from .bench_python import bench_run_python
 from .bench_sandbox import bench_sandbox
 from .bench_server import bench_server
@@ -28,6 +29,7 @@ BENCHES = {
     "server": bench_server,
     "context": bench_context,
     "verify": bench_verify,
+    "live": bench_live,
 }
 
 
