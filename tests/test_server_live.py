@@ -96,6 +96,18 @@ async def test_an_idle_kernel_is_culled_and_its_thread_restored_lazily(jp_fetch,
     assert len(kernels.list_kernel_ids()) == 1
 
 
+async def test_a_kernel_shut_down_through_the_server_is_replaced(jp_fetch, jp_serverapp, service):
+    kernels = jp_serverapp.kernel_manager
+    thread = service.create_thread("local", "sales", "t")
+    await run(service, thread, "one")
+    gone = (await kernel_shown(jp_fetch, thread.thread_id))["id"]
+    await kernels.shutdown_kernel(gone)  # as from JupyterLab's kernel list, or the server's culler
+    assert await kernel_shown(jp_fetch, thread.thread_id) is None
+    assert await run(service, thread, "three") == "42"
+    assert replays(service, thread.thread_id) == ["one", "one"]
+    assert kernels.list_kernel_ids() == [(await kernel_shown(jp_fetch, thread.thread_id))["id"]] != [gone]
+
+
 async def test_past_the_caps_the_least_recently_used_kernels_stop(jp_fetch, jp_serverapp, service):
     service.live.max_total, service.live.max_per_user = 2, 1
     threads = {name: service.create_thread(user, "sales", name)

@@ -37,4 +37,4 @@ class ServerKernelLauncher:
             return None, None
         manager = self.kernel_manager.get_kernel(kernel_id)
         last = getattr(manager, "last_activity", None)
-        return getattr(manager, "execution_state", None), last.isoformat() if last is not None else None
+        return getattr(manager, "execution_state", None) or "unknown", last.isoformat() if last is not None else None

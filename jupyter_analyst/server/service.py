@@ -100,7 +100,12 @@ class ThreadService:
             return None
         kernel_id = runtime.kernel_id
         seen = getattr(self.launcher, "activity", None)
-        state, last_activity = seen(kernel_id) if seen is not None and kernel_id is not None else (None, None)
+        if seen is not None and kernel_id is not None:
+            state, last_activity = seen(kernel_id)
+            if state is None:
+                return None  # shut down through the server (a user, its culler): dropped at the next turn
+        else:
+            state, last_activity = None, None
         return {"id": kernel_id, "state": state or ("busy" if self.is_active(thread_id) else "idle"),
                 "last_activity": last_activity or self.live.last_used(thread_id)}
 
