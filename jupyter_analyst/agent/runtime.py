@@ -90,8 +90,8 @@ class ThreadRuntime:
         #: thread without history, or replayed it all. A kernel rehydrated lazily does not,
         #: so a step whose inputs cannot be told makes it replay everything first.
         self.kernel_complete = False
-        #: How many recorded steps were run again to restore a kernel (lazily or in full).
-        self.replayed_steps = 0
+        #: Recorded step key -> the names its code changes through in-place methods.
+        self._in_place: dict[str, set[str]] = {}
         self._python_names: set[str] | None = None
         #: Names that steps which could not run (no kernel) would have defined -> their call id.
         self.not_run: dict[str, str] = {}
@@ -230,10 +230,11 @@ class ThreadRuntime:
         why = unknown_reads(code, self.bindings())
         if why is not None:
             return why
-        steps = self.python_steps()
         changed: dict[str, set[str]] = {}  # name -> keys of the steps that change it in place
-        for step in steps:
-            for name in changed_by_methods(step.arguments["code"]):
+        for step in self.python_steps():
+            if step.step_key not in self._in_place:  # each recorded step is parsed once
+                self._in_place[step.step_key] = changed_by_methods(step.arguments["code"])
+            for name in self._in_place[step.step_key]:
                 changed.setdefault(name, set()).add(step.step_key)
         pending = list(inputs.items())
         seen: set[tuple[str, Binding]] = set()
@@ -280,7 +281,6 @@ class ThreadRuntime:
         assert self._kernel is not None
         await self.align(step.result.get("_inputs") or {}, seen)
         code = step.arguments["code"]
-        self.replayed_steps += 1
         result = await self._kernel.execute(code)
         for name in rebound_names(code):
             if result.status == "ok":
