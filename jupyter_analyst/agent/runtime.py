@@ -253,7 +253,7 @@ class ThreadRuntime:
             recorded = step.result.get("_inputs") or {}
             why = unknown_reads(step.arguments["code"], recorded)
             if why is not None:
-                return f"reads {name}, made by a step of which {why[3:]}"
+                return f"reads {name}, made by a step that {why[3:]}"
             pending.extend(recorded.items())
         return None
 
