@@ -61,3 +61,53 @@ def test_a_step_whose_inputs_cannot_be_told_gets_the_whole_history(thread, promp
     out = a.run(prompt, thread=thread_id)
     assert out.status == "completed" and stdout_of_last_step(a) == printed
     assert replays(a, thread_id)[3:] == ["one", "two"]
+
+
+# ---------------------------------------------------------------- when only a part may be restored
+
+
+@pytest.fixture
+def runtime(tmp_path, sales_db):
+    """A thread's runtime over a real workspace; no kernel is started."""
+    from jupyter_analyst.agent.runtime import ThreadRuntime
+    from jupyter_analyst.sql import open_source
+    from jupyter_analyst.workspace import Workspace
+
+    workspace = Workspace(tmp_path / "ws")
+    thread = workspace.store.create_thread(source=str(sales_db))
+    source = open_source(str(sales_db))
+    yield ThreadRuntime(thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
+                        workdir=workspace.kernel_dir(thread.thread_id))
+    source.close()
+    workspace.close()
+
+
+def record(runtime, key: str, code: str) -> None:
+    """A Python step that ran in the thread: recorded with its inputs, its names bound."""
+    from jupyter_analyst.agent.bindings import inputs_of
+    from jupyter_analyst.artifacts import StepRecord
+
+    inputs = inputs_of(code, runtime.bindings())
+    runtime.artifacts.record_step(StepRecord(
+        thread_id=runtime.thread_id, step_key=key, tool="run_python", call_id=key, turn_id="turn", arguments={"code": code},
+        status="ok", result={"_inputs": inputs}, artifact_ids=[], created_at="2026-01-01T00:00:00Z", duration_s=0.0,
+    ))
+    runtime.python_executed(code, key, ok=True)
+
+
+@pytest.mark.parametrize(("code", "refused"), [
+    ("print(y + 1)", None),
+    ("print(f())", "reads f, made by a step that reads k, which no step bound"),  # k was bound after f
+    ("print(sqrt(2))", "it reads sqrt, which no step bound"),  # a star import's
+    ("%time print(y)", "it is not plain Python"),
+    ("print(len(items))", "reads items, which a later step may have changed in place"),
+    ("print(vars()['y'])", "it reads the namespace through vars"),
+])
+def test_only_what_the_code_shows_it_reads_is_restored_alone(runtime, code, refused):
+    from jupyter_analyst.agent.bindings import inputs_of
+
+    for key, step in [("step:f", "def f():\n    return k * 2"), ("step:k", "k = 3"), ("step:y", "y = 1"),
+                      ("step:star", "from math import *"), ("step:items", "items = []"),
+                      ("step:grow", "items.append(y)")]:
+        record(runtime, key, step)
+    assert runtime.lazy_restore_refused(code, inputs_of(code, runtime.bindings())) == refused
