@@ -63,7 +63,7 @@ def bench_live(report: Report, *, rows: int, repeat: int) -> None:
         db = build_sample_database(root / "sales.duckdb")
         extra = ["--AnalystApp.pool_size=0", "--AnalystApp.summarizer=False"]
         with JupyterServerProcess(root, sources={"sales": str(db)}, model_url=model.base_url, extra=extra) as server:
-            for _ in range(max(1, repeat // 2)):
+            for _ in range(max(2, repeat)):  # one thread per repetition: per-turn figures are noisy
                 thread = server.request("/analyst/api/threads", method="POST", body={"source": "sales"})
                 for n in range(1, TURNS + 1):
                     per_turn[n].append(_first_python_result(server, thread["thread_id"], f"turn {n}"))
@@ -72,5 +72,8 @@ def bench_live(report: Report, *, rows: int, repeat: int) -> None:
     first, second, last = (statistics.median(per_turn[n]) for n in (1, 2, TURNS))
     report.add(f"server: first Python result, turn {TURNS} of a thread", last, second, "turn 2 of the same thread")
     report.add("server: first Python result, turn 1 (starts the kernel)", first, second, "turn 2 of the same thread")
+    early = statistics.median(x for n in range(2, 6) for x in per_turn[n])
+    late = statistics.median(x for n in range(TURNS - 4, TURNS + 1) for x in per_turn[n])
     report.note(f"live kernels: {len(per_turn[1])} thread(s) of {TURNS} turns, each turn one Python step reading "
-                "the turn before's variable; medians per turn number; no warm pool, summarizer off")
+                "the turn before's variable; medians per turn number; no warm pool, summarizer off; "
+                f"turns 2-5 {early:.4f}s, turns {TURNS - 4}-{TURNS} {late:.4f}s ({late / early:.2f}x)")
