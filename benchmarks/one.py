@@ -29,6 +29,7 @@ BENCHES: dict[str, str] = {
     "server": "bench_server:bench_server",
     "context": "bench_context:bench_context",
     "verify": "bench_verify:bench_verify",
+    "live": "bench_live:bench_live",
 }
 
 
