@@ -66,9 +66,10 @@ def bench_cli(report: Report, *, rows: int, repeat: int) -> None:
         inside = statistics.median(s["timings"]["total_s"] for s in summaries)
         imported, _, _ = _wall([sys.executable, "-c", "import jupyter_analyst"], repeat)
         bare, _, _ = _wall([sys.executable, "-c", "pass"], repeat)
-    report.add("CLI 'continue' turn, every step reused (process wall)", ours, imported,
+    report.add("CLI 'continue' turn, every step reused (process wall), vs the package's import", ours, imported,
                'python -c "import jupyter_analyst"')
-    report.add("CLI 'continue' turn, every step reused (process wall)", ours, bare, "python -c pass")
+    report.add("CLI 'continue' turn, every step reused (process wall), vs a bare interpreter", ours, bare,
+               "python -c pass")
     report.note(f"CLI turn: {ours:.2f} s wall ({ours_cpu:.2f} s CPU, with its SQL checker process), of which the "
                 f"agent loop (TurnSummary total_s) {inside:.2f} s; the rest is start-up, the notebook, the "
                 "end-of-turn summarizer and the exit; scripted model on 127.0.0.1")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field, field_validator
 
 from .agent.events import Event
+from .agent.live import LiveThreads
 from .agent.llm import LLMClient
 from .agent.loop import AgentLoop, TurnSummary
 from .agent.observations import turn_closed
@@ -120,12 +121,16 @@ async def run_turn(
     launcher: KernelLauncher | None = None,
     pool: KernelPool | None = None,
     background: BackgroundWork | None = None,
+    live: LiveThreads | None = None,
 ) -> TurnSummary:
     """Run one turn end to end: resolve the thread and source, loop, write the notebook.
 
     ``launcher`` decides where kernels start (the Jupyter server passes its own kernel
     manager's); by default they start on this machine. A long-running process passes a
-    warm ``pool`` so a new thread's first Python step does not wait for a kernel.
+    warm ``pool`` so a new thread's first Python step does not wait for a kernel, and
+    ``live`` to keep each thread's runtime, its kernel included, from one turn to the
+    next; without it the kernel stops when the turn ends. A turn cancelled or failed
+    midway keeps nothing of its kernel (a step may have been cut in the middle).
 
     After ``done``, the summarizer updates the agent state: in ``background`` when given (the
     call returns as soon as the turn is done, and the next turn may start at once), else
@@ -151,38 +156,57 @@ async def run_turn(
             thread = store.create_thread(user=request.user, source=spec, title=request.prompt[:80])
         elif thread.source != spec:
             store.set_thread_source(thread.thread_id, spec)
-        runtime = ThreadRuntime(
-            thread_id=thread.thread_id,
-            source=source,
-            artifacts=workspace.artifacts,
-            workdir=workspace.kernel_dir(thread.thread_id),
-            datasets_root=workspace.datasets_root,
-            output_caps=config.outputs,
-            query_timeout_s=config.query_timeout_s,
-            row_cap=config.row_cap,
-            python_timeout_s=config.python_timeout_s,
-            sql_max_chars=config.sql_max_chars,
-            sql_prepare_timeout_s=config.sql_prepare_timeout_s,
-            sandbox=config.sandbox,
-            launcher=launcher,
-            pool=pool,
-        )
+        thread_id = thread.thread_id
+
+        def build() -> ThreadRuntime:
+            return ThreadRuntime(
+                thread_id=thread_id,
+                source=source,
+                artifacts=workspace.artifacts,
+                workdir=workspace.kernel_dir(thread_id),
+                datasets_root=workspace.datasets_root,
+                output_caps=config.outputs,
+                query_timeout_s=config.query_timeout_s,
+                row_cap=config.row_cap,
+                python_timeout_s=config.python_timeout_s,
+                sql_max_chars=config.sql_max_chars,
+                sql_prepare_timeout_s=config.sql_prepare_timeout_s,
+                sandbox=config.sandbox,
+                launcher=launcher,
+                pool=pool,
+            )
+
         llm = LLMClient(model=model.model, base_url=model.base_url, api_key=model.api_key)
-        loop = AgentLoop(
-            store=store,
-            runtime=runtime,
-            llm=llm,
-            model=model.model,
-            emit=on_event,
-            max_steps=config.max_steps,
-            budget=config.context,
-            active_ttl_s=config.active_ttl_s,
-        )
-        turn = store.start_turn(thread.thread_id, request.prompt)
+        runtime: ThreadRuntime | None = None
+        keep = True
         try:
-            summary, trace = await loop.run(turn, rerun=request.rerun)
+            runtime = build() if live is None else await live.checkout(thread_id, thread.user, build)
+            if runtime.source is not source:
+                # A kept runtime: this turn's source (the thread's may have changed) and stores.
+                # No source stays open between turns: nothing holds a lock on the database
+                # file, or reads it at the version it had when the kernel started.
+                runtime.attach(source=source, artifacts=workspace.artifacts)
+            loop = AgentLoop(
+                store=store,
+                runtime=runtime,
+                llm=llm,
+                model=model.model,
+                emit=on_event,
+                max_steps=config.max_steps,
+                budget=config.context,
+                active_ttl_s=config.active_ttl_s,
+            )
+            turn = store.start_turn(thread_id, request.prompt)
+            try:
+                summary, trace = await loop.run(turn, rerun=request.rerun)
+            except BaseException:
+                keep = False  # cancelled or failed midway: a step may have been cut in the middle
+                raise
         finally:
-            await runtime.close()
+            if live is not None and runtime is not None:
+                await live.checkin(thread_id, keep=keep)
+            elif runtime is not None:
+                await runtime.close()
             await llm.aclose()
             source.close()
         notebook = request.notebook or workspace.notebook_path(thread.thread_id)

@@ -2,7 +2,8 @@
 events fanned out to any number of listeners.
 
 A turn is not tied to the request that started it: a dropped stream leaves it running, and
-a client resumes from the last sequence number it saw.
+a client resumes from the last sequence number it saw. A thread's kernel lives from one
+turn to the next (see agent/live.py), within the idle time and the caps the server sets.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..agent.events import Event
+from ..agent.live import LiveThreads
 from ..agent.loop import TurnSummary
 from ..agent.summarizer import BackgroundWork
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
@@ -44,6 +46,9 @@ class ThreadService:
         launcher: KernelLauncher | None = None,
         pool_size: int = 0,
         pool_idle_s: float = 600.0,
+        kernel_idle_s: float = 1_800.0,
+        max_kernels: int = 32,
+        max_kernels_per_user: int = 8,
     ) -> None:
         self.config = config
         self.model = model
@@ -62,6 +67,8 @@ class ThreadService:
                 make=lambda folder: KernelSession(folder, launcher=launcher, sandbox=config.sandbox,
                                                   datasets_root=datasets),
             )
+        #: Each thread's runtime and kernel, kept between its turns.
+        self.live = LiveThreads(idle_s=kernel_idle_s, max_total=max_kernels, max_per_user=max_kernels_per_user)
         self._active: dict[str, asyncio.Task[TurnSummary]] = {}
         self._listeners: dict[str, set[asyncio.Queue[Event]]] = defaultdict(set)
         #: The summarizer after each turn: off the hot path, drained at shutdown.
@@ -84,6 +91,23 @@ class ThreadService:
         spec = self.catalog.spec_of(source)
         # Stored absolute, as the CLI stores it: a relative path means the server's folder.
         return self.workspace.store.create_thread(user=user, source=absolute_spec(spec) if spec else None, title=title)
+
+    def kernel_of(self, thread_id: str) -> dict[str, Any] | None:
+        """The thread's running kernel, so a client can attach to it: ``{id, state,
+        last_activity}`` (``id`` in the server's kernel manager), or ``None``."""
+        runtime = self.live.runtime(thread_id)
+        if runtime is None or not runtime.kernel_started:
+            return None
+        kernel_id = runtime.kernel_id
+        seen = getattr(self.launcher, "activity", None)
+        if seen is not None and kernel_id is not None:
+            state, last_activity = seen(kernel_id)
+            if state is None:
+                return None  # shut down through the server (a user, its culler): dropped at the next turn
+        else:
+            state, last_activity = None, None
+        return {"id": kernel_id, "state": state or ("busy" if self.is_active(thread_id) else "idle"),
+                "last_activity": last_activity or self.live.last_used(thread_id)}
 
     def is_active(self, thread_id: str) -> bool:
         """Whether a turn is running on the thread."""
@@ -108,7 +132,7 @@ class ThreadService:
         request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun, user=thread.user)
         task = asyncio.create_task(
             run_turn(request, config=self.config, model=self.model, on_event=self._publish, launcher=self.launcher,
-                     pool=self.pool, background=self.background)
+                     pool=self.pool, background=self.background, live=self.live)
         )
         self._active[thread.thread_id] = task
         task.add_done_callback(lambda t, tid=thread.thread_id: self._finished(tid, t))
@@ -161,6 +185,7 @@ class ThreadService:
         for thread_id in list(self._active):
             await self.cancel(thread_id)
         await self.background.drain()
+        await self.live.close()
         if self.pool is not None:
             await self.pool.close()
         self.workspace.close()
