@@ -7,14 +7,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from .agent.events import Event
+from .agent.eventlog import EventWriter
+from .agent.events import Event, TurnEnded, TurnStarted
 from .agent.live import LiveThreads
 from .agent.llm import LLMClient
 from .agent.loop import AgentLoop, TurnSummary
@@ -22,8 +24,8 @@ from .agent.observations import turn_closed
 from .agent.pack import ContextBudget
 from .agent.runtime import ThreadRuntime
 from .agent.summarizer import BackgroundWork, summarize_turn
-from .store import Turn
-from .errors import ConfigError
+from .store import ThreadStore, Turn
+from .errors import AnalystError, ConfigError
 from .kernel import SandboxPolicy
 from .kernel.outputs import OutputCaps
 from .notebooks import trail
@@ -34,6 +36,7 @@ from .workspace import Workspace
 
 if TYPE_CHECKING:
     from .kernel import KernelLauncher, KernelPool
+    from .sql import DataSource
 
 DEFAULT_MODEL = "gpt-4o-mini"
 NO_MODEL_HINT = "set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers), or try `jupyter analyst demo`"
@@ -150,36 +153,51 @@ async def run_turn(
             raise ConfigError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL")
         # Stored absolute: the thread goes on, and its notebook re-runs, from any folder.
         spec = absolute_spec(spec)
-        # Connecting (a DuckDB file: some 20 ms) runs off the event loop, which other turns share.
-        source = await asyncio.to_thread(open_source, spec)
-        if thread is None:
-            thread = store.create_thread(user=request.user, source=spec, title=request.prompt[:80])
-        elif thread.source != spec:
-            store.set_thread_source(thread.thread_id, spec)
-        thread_id = thread.thread_id
-
-        def build() -> ThreadRuntime:
-            return ThreadRuntime(
-                thread_id=thread_id,
-                source=source,
-                artifacts=workspace.artifacts,
-                workdir=workspace.kernel_dir(thread_id),
-                datasets_root=workspace.datasets_root,
-                output_caps=config.outputs,
-                query_timeout_s=config.query_timeout_s,
-                row_cap=config.row_cap,
-                python_timeout_s=config.python_timeout_s,
-                sql_max_chars=config.sql_max_chars,
-                sql_prepare_timeout_s=config.sql_prepare_timeout_s,
-                sandbox=config.sandbox,
-                launcher=launcher,
-                pool=pool,
-            )
-
-        llm = LLMClient(model=model.model, base_url=model.base_url, api_key=model.api_key)
+        events = EventWriter(store, on_event)
+        turn: Turn | None = None
+        if thread is not None:
+            # A thread that goes on: its turn starts, and says so, before the source is
+            # connected, so a client sees it begin at once. (A new thread is made only once
+            # its source has opened.)
+            turn = await asyncio.to_thread(store.start_turn, thread.thread_id, request.prompt)
+        source: DataSource | None = None
+        llm: LLMClient | None = None
         runtime: ThreadRuntime | None = None
         keep = True
+        running = False
         try:
+            if turn is not None:
+                await events.append(TurnStarted(
+                    thread_id=turn.thread_id, turn_id=turn.turn_id, prompt=turn.prompt, model=model.model,
+                    rerun=request.rerun,
+                ))
+            # Connecting (a DuckDB file: some 20 ms) runs off the event loop, which other turns share.
+            source = opened = await asyncio.to_thread(open_source, spec)
+            if thread is None:
+                thread = store.create_thread(user=request.user, source=spec, title=request.prompt[:80])
+            elif thread.source != spec:
+                store.set_thread_source(thread.thread_id, spec)
+            thread_id = thread.thread_id
+
+            def build() -> ThreadRuntime:
+                return ThreadRuntime(
+                    thread_id=thread_id,
+                    source=opened,
+                    artifacts=workspace.artifacts,
+                    workdir=workspace.kernel_dir(thread_id),
+                    datasets_root=workspace.datasets_root,
+                    output_caps=config.outputs,
+                    query_timeout_s=config.query_timeout_s,
+                    row_cap=config.row_cap,
+                    python_timeout_s=config.python_timeout_s,
+                    sql_max_chars=config.sql_max_chars,
+                    sql_prepare_timeout_s=config.sql_prepare_timeout_s,
+                    sandbox=config.sandbox,
+                    launcher=launcher,
+                    pool=pool,
+                )
+
+            llm = LLMClient(model=model.model, base_url=model.base_url, api_key=model.api_key)
             runtime = build() if live is None else await live.checkout(thread_id, thread.user, build)
             if runtime.source is not source:
                 # A kept runtime: this turn's source (the thread's may have changed) and stores.
@@ -195,20 +213,30 @@ async def run_turn(
                 max_steps=config.max_steps,
                 budget=config.context,
                 active_ttl_s=config.active_ttl_s,
+                events=events,
             )
-            turn = store.start_turn(thread_id, request.prompt)
+            announced = turn is not None
+            if turn is None:
+                turn = store.start_turn(thread_id, request.prompt)
             try:
-                summary, trace = await loop.run(turn, rerun=request.rerun)
+                running = True
+                summary, trace = await loop.run(turn, rerun=request.rerun, announced=announced)
             except BaseException:
                 keep = False  # cancelled or failed midway: a step may have been cut in the middle
                 raise
+        except BaseException as exc:
+            if turn is not None and not running:  # announced, but the loop never took it over
+                await _abandon(events, store, turn, exc)
+            raise
         finally:
             if live is not None and runtime is not None:
-                await live.checkin(thread_id, keep=keep)
+                await live.checkin(thread.thread_id, keep=keep)  # type: ignore[union-attr]
             elif runtime is not None:
                 await runtime.close()
-            await llm.aclose()
-            source.close()
+            if llm is not None:
+                await llm.aclose()
+            if source is not None:
+                source.close()
         notebook = request.notebook or workspace.notebook_path(thread.thread_id)
         header = trail.TurnHeader(
             thread_id=thread.thread_id, source=spec, model=model.model, turn_number=turn.number,
@@ -228,6 +256,16 @@ async def run_turn(
         else:
             await job
     return summary.model_copy(update={"notebook": str(notebook)})
+
+
+async def _abandon(events: EventWriter, store: ThreadStore, turn: Turn, exc: BaseException) -> None:
+    """End a turn that was announced but could not start (its source did not open, say):
+    ``turn_ended`` says why, and the turn is closed, as the loop closes the turns it ran."""
+    status: Literal["error", "interrupted"] = "interrupted" if isinstance(exc, asyncio.CancelledError) else "error"
+    message = "cancelled by the user" if status == "interrupted" else str(exc)
+    with contextlib.suppress(AnalystError):  # the first error is the one to tell
+        await events.append(TurnEnded(thread_id=turn.thread_id, turn_id=turn.turn_id, status=status, message=message))
+        await asyncio.to_thread(store.end_turn, turn.turn_id, status)
 
 
 async def _summarize(

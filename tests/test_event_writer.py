@@ -100,3 +100,32 @@ def test_a_delta_that_cannot_be_stored_fails_the_next_event(turn, tmp_path):
             await writer.append(_of(t, AnswerReady(text="b")))
 
     asyncio.run(run())
+
+
+def test_a_continuing_turn_is_announced_before_its_source_opens_and_ended_if_it_cannot(analyst, sales_db, tmp_path):
+    import shutil
+
+    from jupyter_analyst.errors import SourceError
+    from jupyter_analyst.testing import text_step
+
+    own = tmp_path / "own.duckdb"
+    shutil.copy(sales_db, own)
+    runner = analyst({"turns": [{"steps": [text_step("[scripted] hi")]}]})
+    runner.source = own
+    first = runner.run("hello")
+    own.unlink()  # the thread's database is gone before its next turn
+    runner.events.clear()
+    with pytest.raises(SourceError):
+        runner.run("hello again", thread=first.thread_id)
+    # The client saw the turn begin (before the source was tried), then end with the reason.
+    assert [e.type for e in runner.events] == ["turn_started", "turn_ended"]
+    ended = runner.events[-1]
+    assert ended.status == "error" and "own.duckdb" in ended.message
+    store = ThreadStore(runner.workspace / "analyst.sqlite3")
+    try:
+        turns = store.turns(first.thread_id)
+        assert [t.status for t in turns] == ["completed", "error"]
+        assert [e.seq for e in store.events(first.thread_id, turn_id=turns[-1].turn_id)] == [
+            e.seq for e in runner.events]
+    finally:
+        store.close()

@@ -104,14 +104,16 @@ class AgentLoop:
         max_steps: int = 16,
         budget: ContextBudget | None = None,
         active_ttl_s: float = 1_800.0,
+        events: EventWriter | None = None,
     ) -> None:
         self.store = store
         self.runtime = runtime
         self.tools = ToolBox(runtime)
         self.llm = llm
         self.model = model
-        #: The one writer of this loop's events (see eventlog.py).
-        self._events = EventWriter(store, emit)
+        #: The one writer of this loop's events (see eventlog.py); the caller's when the turn
+        #: was announced before the loop was made.
+        self._events = events or EventWriter(store, emit)
         self.max_steps = max_steps
         self.budget = budget or ContextBudget()
         self.active_ttl_s = active_ttl_s
@@ -149,8 +151,12 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ the turn
 
-    async def run(self, turn: Turn, *, rerun: bool = False) -> tuple[TurnSummary, TurnTrace]:
-        """Answer ``turn.prompt``; every event is persisted before it is emitted."""
+    async def run(self, turn: Turn, *, rerun: bool = False, announced: bool = False) -> tuple[TurnSummary, TurnTrace]:
+        """Answer ``turn.prompt``; every event is persisted before it is emitted.
+
+        ``announced``: the caller has already emitted the turn's ``turn_started`` (through
+        this loop's event writer).
+        """
         machine = TurnStateMachine()
         counters: Counter[str] = Counter()
         trace = TurnTrace()
@@ -162,7 +168,8 @@ class AgentLoop:
         # This turn's messages; earlier turns come from the context pack.
         conversation = [user_message]
 
-        await self.emit(turn, TurnStarted(prompt=turn.prompt, model=self.model, rerun=rerun))
+        if not announced:
+            await self.emit(turn, TurnStarted(prompt=turn.prompt, model=self.model, rerun=rerun))
         await self.emit(turn, StateChanged(from_state=None, to_state="planning"))
         answer = ""
         flagged: list[str] = []
