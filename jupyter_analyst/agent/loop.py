@@ -162,7 +162,11 @@ class AgentLoop:
         trace = TurnTrace()
         turn_keys: dict[str, StepOutcome] = {}
         empty_retries: set[str] = set()
-        memory = TurnMemory(self.store, self.runtime, turn, budget=self.budget, active_ttl_s=self.active_ttl_s)
+        # The turn's memory reads and writes the store (and the source's schema) on every step:
+        # in a worker thread, never on the event loop a server's other turns and streams share.
+        memory = await asyncio.to_thread(
+            TurnMemory, self.store, self.runtime, turn, budget=self.budget, active_ttl_s=self.active_ttl_s
+        )
         user_message = {"role": "user", "content": turn.prompt}
         await asyncio.to_thread(self.store.append_message, turn.thread_id, turn.turn_id, user_message)
         # This turn's messages; earlier turns come from the context pack.
@@ -181,7 +185,7 @@ class AgentLoop:
         llm_s = 0.0
         chat = classify(turn.prompt) == "chat"
         try:
-            memory.open()
+            await asyncio.to_thread(memory.open)
             if chat:
                 await self._guard(turn, counters, "chat_mode", "a greeting or a question about the assistant: answered without tools", None)
             for step in range(self.max_steps + 1):
@@ -193,7 +197,7 @@ class AgentLoop:
                         turn, counters, "step_limit_reached",
                         f"stopped after {self.max_steps} model calls; asking for an answer", None,
                     )
-                messages, usage = memory.messages(step + 1, conversation, chat=chat)
+                messages, usage = await asyncio.to_thread(memory.messages, step + 1, conversation, chat=chat)
                 await self.emit(turn, usage)
                 asked = time.perf_counter()
                 reply = await self.llm.complete(
@@ -242,7 +246,7 @@ class AgentLoop:
                     # An ambiguous request: the turn ends with the question to the user.
                     answer = question
                     break
-            flags = memory.check_answer(answer)
+            flags = await asyncio.to_thread(memory.check_answer, answer)
             if flags:
                 flagged = [f.describe() for f in flags]
                 await self._guard(
@@ -349,7 +353,8 @@ class AgentLoop:
             await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status="refused", result=refused.result))
             return refused
         item = Item(id=f"question:{call.id}", kind="question", text=question, candidates=candidates)
-        memory.apply(StateDelta(add=[Addition(section="items", value=item.model_dump())]), "tool")
+        delta = StateDelta(add=[Addition(section="items", value=item.model_dump())])
+        await asyncio.to_thread(memory.apply, delta, "tool")
         await self._guard(turn, counters, "clarification_asked", question, call.id)
         text = _clarify_text(question, candidates)
         outcome = StepOutcome(status="ok", result={"asked": question, "candidates": candidates, "question_for_user": text})
@@ -415,7 +420,7 @@ class AgentLoop:
             return await refuse("invalid_arguments", exc)
         if call.name == "clarify":
             return await self._clarify(turn, counters, memory, call, args)
-        invented = memory.invented_names(call.name, args)
+        invented = await asyncio.to_thread(memory.invented_names, call.name, args)
         if invented is not None:
             return await refuse("unknown_name_refused", invented)
         if not machine.may_run(call.name):
@@ -471,7 +476,9 @@ class AgentLoop:
             if key is not None and outcome.status == "ok":
                 turn_keys[key] = outcome
 
-        verdict = memory.record_step(tool=call.name, call_id=call.id, arguments=args, outcome=outcome)
+        verdict = await asyncio.to_thread(
+            memory.record_step, tool=call.name, call_id=call.id, arguments=args, outcome=outcome
+        )
         if verdict is not None:
             outcome.result["expectation"] = {"status": verdict.status, "rule": verdict.rule, "detail": verdict.detail}
             if verdict.status == "failed":
