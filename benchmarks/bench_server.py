@@ -11,17 +11,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
 from jupyter_analyst.demo import build_sample_database
-from jupyter_analyst.testing import ScriptedModelServer
 from jupyter_analyst.testing.jupyter import JupyterServerProcess
 
 from .common import Report
@@ -107,11 +110,30 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+@contextlib.contextmanager
+def _scripted_model(folder: Path) -> Iterator[str]:
+    """The scripted model in a process of its own (so its work does not share this
+    client's interpreter, whose clock times the events); yields its base URL."""
+    script = folder / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    proc = subprocess.Popen([sys.executable, "-m", "jupyter_analyst.cli", "scripted-model", "--script", str(script)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if "serving at " not in line:
+            raise RuntimeError(f"the scripted model did not start: {line!r}")
+        yield line.rsplit("serving at ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def bench_server(report: Report, *, rows: int, repeat: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp, ScriptedModelServer(SCRIPT) as model:
+    with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp, _scripted_model(Path(tmp)) as model_url:
         root = Path(tmp)
         db = build_sample_database(root / "sales.duckdb")
-        with JupyterServerProcess(root, sources={"sales": str(db)}, model_url=model.base_url) as server:
+        with JupyterServerProcess(root, sources={"sales": str(db)}, model_url=model_url) as server:
             _turn(server)  # warm-up: the first SQL checker, imports on first use
             status = [_status(server) for _ in range(50)]
             singles = [_turn(server) for _ in range(max(3, repeat))]
