@@ -125,6 +125,7 @@ async def run_turn(
     pool: KernelPool | None = None,
     background: BackgroundWork | None = None,
     live: LiveThreads | None = None,
+    turn: Turn | None = None,
 ) -> TurnSummary:
     """Run one turn end to end: resolve the thread and source, loop, write the notebook.
 
@@ -134,6 +135,10 @@ async def run_turn(
     ``live`` to keep each thread's runtime, its kernel included, from one turn to the
     next; without it the kernel stops when the turn ends. A turn cancelled or failed
     midway keeps nothing of its kernel (a step may have been cut in the middle).
+
+    ``turn``: the turn, already started and announced by the caller on the request's
+    thread (the server does so while it answers the request: its client sees the turn begin
+    at once, see :meth:`ThreadStore.announce_turn`).
 
     After ``done``, the summarizer updates the agent state: in ``background`` when given (the
     call returns as soon as the turn is done, and the next turn may start at once), else
@@ -154,8 +159,10 @@ async def run_turn(
         # Stored absolute: the thread goes on, and its notebook re-runs, from any folder.
         spec = absolute_spec(spec)
         events = EventWriter(store, on_event)
-        turn: Turn | None = None
-        if thread is not None:
+        if turn is not None and (thread is None or turn.thread_id != thread.thread_id):
+            raise ConfigError("the announced turn is not of the request's thread", reason="turn_mismatch")
+        announced_here = turn is None and thread is not None
+        if announced_here:
             # A thread that goes on: its turn starts, and says so, before the source is
             # connected, so a client sees it begin at once. (A new thread is made only once
             # its source has opened.)
@@ -166,7 +173,7 @@ async def run_turn(
         keep = True
         running = False
         try:
-            if turn is not None:
+            if turn is not None and announced_here:
                 await events.append(TurnStarted(
                     thread_id=turn.thread_id, turn_id=turn.turn_id, prompt=turn.prompt, model=model.model,
                     rerun=request.rerun,

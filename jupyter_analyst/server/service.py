@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
-from ..agent.events import Event
+from ..agent.events import Event, TurnEnded, TurnStarted
 from ..agent.live import LiveThreads
 from ..agent.loop import TurnSummary
 from ..agent.summarizer import BackgroundWork
@@ -22,7 +22,7 @@ from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
 from ..sql import absolute_spec
-from ..store import Thread
+from ..store import Thread, Turn
 from ..workspace import Workspace
 from .catalog import SourceCatalog
 
@@ -130,17 +130,38 @@ class ThreadService:
                               hint="set OPENAI_API_KEY / OPENAI_BASE_URL or c.AnalystApp.model_base_url")
         spec = self.catalog.for_thread(thread.source) if source is None else self.catalog.spec_of(source)
         request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun, user=thread.user)
+        # The turn starts, and says so, while the request is answered: its client sees it
+        # begin at once (one small transaction), before the engine opens anything.
+        model = self.model.model
+        turn, started = self.workspace.store.announce_turn(
+            thread.thread_id, request.prompt,
+            lambda t: TurnStarted(thread_id=t.thread_id, turn_id=t.turn_id, prompt=t.prompt, model=model, rerun=rerun),
+        )
+        self._publish(started)
         task = asyncio.create_task(
             run_turn(request, config=self.config, model=self.model, on_event=self._publish, launcher=self.launcher,
-                     pool=self.pool, background=self.background, live=self.live)
+                     pool=self.pool, background=self.background, live=self.live, turn=turn)
         )
         self._active[thread.thread_id] = task
-        task.add_done_callback(lambda t, tid=thread.thread_id: self._finished(tid, t))
+        task.add_done_callback(lambda t: self._finished(turn, t))
         return task
 
-    def _finished(self, thread_id: str, task: asyncio.Task[Any]) -> None:
+    def _finished(self, turn: Turn, task: asyncio.Task[Any]) -> None:
+        thread_id = turn.thread_id
         if self._active.get(thread_id) is task:
             del self._active[thread_id]
+        if task.cancelled() or task.exception() is not None:
+            # A turn stopped before the engine could close it (cancelled before it ran, a
+            # thread without a source): closed here, so no turn stays "running" unended.
+            cancelled = task.cancelled() or isinstance(task.exception(), asyncio.CancelledError)
+            status: Literal["interrupted", "error"] = "interrupted" if cancelled else "error"
+            message = "cancelled by the user" if cancelled else str(task.exception())
+            ended = self.workspace.store.abandon_turn(
+                turn.turn_id, TurnEnded(thread_id=thread_id, turn_id=turn.turn_id, status=status, message=message),
+                status,
+            )
+            if ended is not None:
+                self._publish(ended)
         if not task.cancelled() and task.exception() is not None:
             # The loop persisted what it could; wake listeners so they stop waiting.
             for queue in self._listeners.get(thread_id, ()):
