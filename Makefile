@@ -4,7 +4,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench install clean sandbox-deps
+BENCH_STAMP := $(VENV)/.bench-installed
+
+.PHONY: demo test bench bench-quick install clean sandbox-deps
 
 ## bubblewrap isolates the kernel; installed with apt when we are root, else a warning.
 sandbox-deps:
@@ -32,9 +34,18 @@ demo: $(STAMP) sandbox-deps
 test: $(STAMP) sandbox-deps
 	$(PY) -m pytest
 
-## Speed and memory, as ratios against raw baselines measured in the same run.
-bench: $(STAMP) sandbox-deps
-	$(PY) -m benchmarks
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+## Speed and memory, as ratios against the raw floor and the peers (JupySQL, stock papermill)
+## measured in the same run; writes benchmarks/results.json and the README's table from it.
+bench: $(BENCH_STAMP) sandbox-deps
+	$(PY) -m benchmarks; status=$$?; $(PY) -m benchmarks --readme; exit $$status
+
+## A short run (small data, one repetition) to check that every benchmark still works.
+bench-quick: $(BENCH_STAMP) sandbox-deps
+	$(PY) -m benchmarks --quick --out benchmarks/results-quick.json
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache

@@ -1,50 +1,63 @@
-"""``make bench``: each figure is a ratio against a raw baseline measured in the same run.
+"""``make bench``: each figure beside its raw floor and the peer a user would pick instead.
 
-The machine is shared and noisy, so nothing here asserts a time; it prints medians of
-several repetitions and the ratio ours / baseline.
+The machine is shared and noisy, so nothing here asserts a time: it prints medians of
+several repetitions as they come, each benchmark in a process of its own (one that crashes
+loses nothing of the others), and writes them all to ``benchmarks/results.json``, from
+which ``--readme`` rewrites the README's table.
 
-    python -m benchmarks [--only NAME ...] [--rows N] [--repeat K]
+    python -m benchmarks [--only NAME ...] [--quick] [--rows N] [--repeat K] [--out FILE]
+    python -m benchmarks --readme
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from .common import Report
-from .bench_context import bench_context
-from .bench_continue import bench_continue
-from .bench_python import bench_run_python
-from .bench_sandbox import bench_sandbox
-from .bench_server import bench_server
-from .bench_sql import bench_run_sql
-from .bench_tpch import bench_tpch
-from .bench_verify import bench_verify
+from . import harness, readme
+from .common import from_json, print_rows
+from .one import BENCHES
 
-BENCHES = {
-    "run_sql": bench_run_sql,
-    "tpch": bench_tpch,
-    "run_python": bench_run_python,
-    "continue": bench_continue,
-    "sandbox": bench_sandbox,
-    "server": bench_server,
-    "context": bench_context,
-    "verify": bench_verify,
-}
+QUICK_ROWS, QUICK_REPEAT = 100_000, 1
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--only", nargs="*", choices=sorted(BENCHES), help="run only these")
-    parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the run_sql result")
-    parser.add_argument("--repeat", type=int, default=5, help="repetitions per measurement")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", metavar="NAME",
+                        help=f"run only these: {', '.join(BENCHES)} (or module:function)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"a short run: {QUICK_ROWS:,} rows, {QUICK_REPEAT} repetition, small data sets")
+    parser.add_argument("--rows", type=int, help="rows of the large SQL results (default 1,000,000)")
+    parser.add_argument("--repeat", type=int, help="repetitions per measurement (default 5)")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds one benchmark may take")
+    parser.add_argument("--out", type=Path, default=harness.RESULTS, help="the results file")
+    parser.add_argument("--readme", action="store_true",
+                        help="rewrite README.md's benchmark table from the results file, and run nothing")
     args = parser.parse_args(argv)
-    report = Report()
-    for name in args.only or list(BENCHES):
-        print(f"running {name} ...", file=sys.stderr, flush=True)
-        BENCHES[name](report, rows=args.rows, repeat=args.repeat)
-    report.print()
-    return 0
+    if args.readme:
+        changed = readme.rewrite(harness.ROOT / "README.md", harness.load(args.out))
+        print("README.md " + ("updated" if changed else "already up to date"))
+        return 0
+    specs = args.only or list(BENCHES)
+    for spec in specs:
+        if spec not in BENCHES and ":" not in spec:
+            parser.error(f"unknown benchmark {spec!r}: one of {', '.join(BENCHES)}")
+    rows = args.rows or (QUICK_ROWS if args.quick else 1_000_000)
+    repeat = args.repeat or (QUICK_REPEAT if args.quick else 5)
+    results = harness.run(specs, out=args.out, rows=rows, repeat=repeat, quick=args.quick, timeout_s=args.timeout)
+    failed = []
+    for spec in specs:
+        entry = results["benches"][spec]
+        rows_, notes = from_json(entry)
+        print(f"\n# {spec}: {entry['status']} in {entry['seconds']} s")
+        print_rows(rows_, notes)
+        if entry["status"] != "ok":
+            failed.append(spec)
+            print(f"  {entry['status']}: {entry['error']}")
+    print(f"\nwritten to {args.out}" + (f"; did not finish: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ Each size is measured three ways in the same run, on the same DuckDB file:
 
 Peak memory is the high-water mark of resident memory during the first query after the
 start (``VmHWM``, reset before it): ours is the host's process (with DuckDB; a process of
-its own) plus the kernel's processes; the peer's is its kernel. The increase over the
-memory held before the query is shown too: what the query itself costs.
+its own) plus the kernel's processes; the peer's is its kernel; the floor's its own
+process. The increase over the memory held before the query is shown too: what the query
+itself costs.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from .common import Report, median_time, median_time_async
 
 QUERY = "SELECT id, id % 97 AS bucket, id * 0.5 AS amount, 'label-' || (id % 13) AS label FROM big ORDER BY id"
 PEER = "JupySQL %sql df << SELECT ... (plain ipykernel)"
+FLOOR = "DuckDB -> Arrow -> pandas in process, nothing stored"
 
 
 def make_db(path: Path, rows: int) -> None:
@@ -51,17 +53,19 @@ def bench_run_sql(report: Report, *, rows: int, repeat: int) -> None:
             db = root / "big.duckdb"
             make_db(db, size)
             floor = median_time(lambda: _floor(db, size), repeat)
+            floor_memory = _in_a_fresh_process("_floor_memory", db, size)
             peer = _jupysql(db, size, repeat)
-            ours = _ours_in_a_fresh_process(root, db, size, repeat)
+            ours = _in_a_fresh_process("_ours", root, db, size, repeat)
             label = f"run_sql, {size:,} rows into the kernel"
-            if peer is not None:
-                report.add(f"{label}, vs JupySQL", ours.seconds, peer.seconds, PEER)
-            report.add(f"{label}, vs the floor", ours.seconds, floor, "DuckDB -> Arrow -> pandas in process, nothing stored")
-            if peer is not None:
-                report.add(f"{label}: peak memory", ours.peak_mb, peer.peak_mb, "JupySQL's kernel", unit="MB")
-                report.add(f"{label}: peak memory over idle", ours.added_mb, peer.added_mb, "JupySQL's kernel", unit="MB")
-            else:
-                report.note("JupySQL is not installed (pip install '.[bench]'): the peer was not measured")
+            peer_of = {"peer_name": PEER} if peer is not None else {}
+            report.add(label, ours.seconds, floor, FLOOR,
+                       **({"peer": peer.seconds, **peer_of} if peer is not None else {}))
+            report.add(f"{label}: peak memory", ours.peak_mb, floor_memory.peak_mb, FLOOR, unit="MB",
+                       **({"peer": peer.peak_mb, **peer_of} if peer is not None else {}))
+            report.add(f"{label}: peak memory over idle", ours.added_mb, floor_memory.added_mb, FLOOR, unit="MB",
+                       **({"peer": peer.added_mb, **peer_of} if peer is not None else {}))
+            if peer is None:
+                report.note("JupySQL is not installed (pip install -e '.[bench]'): the peer was not measured")
 
 
 def _floor(db: Path, rows: int) -> None:
@@ -150,25 +154,38 @@ def _kernel_pids() -> list[int]:
     ]
 
 
-def _ours_in_a_fresh_process(root: Path, db: Path, rows: int, repeat: int) -> Measured:
-    """Ours, measured in a process of its own: its memory is the host's alone."""
+def _in_a_fresh_process(function: str, *args: object) -> Measured:
+    """``function(*args)`` of this module in a process of its own (its memory is its own)."""
     code = (
-        "import asyncio, json, sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
-        "from benchmarks.bench_sql import _ours;"
-        "m = asyncio.run(_ours(Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])));"
+        "import asyncio, inspect, json, sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
+        "from benchmarks import bench_sql;"
+        "f = getattr(bench_sql, sys.argv[2]);"
+        "args = [Path(a) if '/' in a else int(a) for a in sys.argv[3:]];"
+        "m = f(*args); m = asyncio.run(m) if inspect.iscoroutine(m) else m;"
         "print(json.dumps(vars(m)))"
     )
     repo = Path(__file__).resolve().parents[1]
     done = subprocess.run(
-        [sys.executable, "-c", code, str(repo), str(root), str(db), str(rows), str(repeat)],
+        [sys.executable, "-c", code, str(repo), function, *map(str, args)],
         capture_output=True, text=True, check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"the run_sql measurement failed: {done.stderr[-2000:]}")
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"{function} failed: {done.stderr[-2000:]}")
     measured = Measured(0.0, 0, 0)
-    measured.__dict__.update(figures)
+    measured.__dict__.update(json.loads(done.stdout.strip().splitlines()[-1]))
     return measured
+
+
+def _floor_memory(db: Path, rows: int) -> Measured:
+    """The floor's peak memory in this (fresh) process, over what it held before."""
+    import pandas  # noqa: F401 - imported before the idle figure, as the kernel has it
+    import pyarrow  # noqa: F401
+
+    memory = PeakMemory([os.getpid()])
+    before = memory.resident()
+    with memory:
+        _floor(db, rows)
+    return Measured(0.0, memory.peak(), before)
 
 
 async def _ours(root: Path, db: Path, rows: int, repeat: int) -> Measured:

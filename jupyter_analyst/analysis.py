@@ -6,28 +6,37 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from .agent.events import Event
+from .agent.eventlog import EventWriter
+from .agent.events import Event, TurnEnded, TurnStarted
+from .agent.live import LiveThreads
 from .agent.llm import LLMClient
 from .agent.loop import AgentLoop, TurnSummary
 from .agent.observations import turn_closed
 from .agent.pack import ContextBudget
 from .agent.runtime import ThreadRuntime
 from .agent.summarizer import BackgroundWork, summarize_turn
-from .store import Turn
-from .errors import ConfigError
-from .kernel import KernelLauncher, KernelPool, SandboxPolicy
+from .store import ThreadStore, Turn
+from .errors import AnalystError, ConfigError
+from .kernel import SandboxPolicy
 from .kernel.outputs import OutputCaps
 from .notebooks import trail
 from .sql import absolute_spec, open_source
 from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
 from .text import valid_text
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .kernel import KernelLauncher, KernelPool
+    from .sql import DataSource
 
 DEFAULT_MODEL = "gpt-4o-mini"
 NO_MODEL_HINT = "set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers), or try `jupyter analyst demo`"
@@ -115,12 +124,21 @@ async def run_turn(
     launcher: KernelLauncher | None = None,
     pool: KernelPool | None = None,
     background: BackgroundWork | None = None,
+    live: LiveThreads | None = None,
+    turn: Turn | None = None,
 ) -> TurnSummary:
     """Run one turn end to end: resolve the thread and source, loop, write the notebook.
 
     ``launcher`` decides where kernels start (the Jupyter server passes its own kernel
     manager's); by default they start on this machine. A long-running process passes a
-    warm ``pool`` so a new thread's first Python step does not wait for a kernel.
+    warm ``pool`` so a new thread's first Python step does not wait for a kernel, and
+    ``live`` to keep each thread's runtime, its kernel included, from one turn to the
+    next; without it the kernel stops when the turn ends. A turn cancelled or failed
+    midway keeps nothing of its kernel (a step may have been cut in the middle).
+
+    ``turn``: the turn, already started and announced by the caller on the request's
+    thread (the server does so while it answers the request: its client sees the turn begin
+    at once, see :meth:`ThreadStore.announce_turn`).
 
     After ``done``, the summarizer updates the agent state: in ``background`` when given (the
     call returns as soon as the turn is done, and the next turn may start at once), else
@@ -140,51 +158,101 @@ async def run_turn(
             raise ConfigError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL")
         # Stored absolute: the thread goes on, and its notebook re-runs, from any folder.
         spec = absolute_spec(spec)
-        source = open_source(spec)
-        if thread is None:
-            thread = store.create_thread(user=request.user, source=spec, title=request.prompt[:80])
-        elif thread.source != spec:
-            store.set_thread_source(thread.thread_id, spec)
-        runtime = ThreadRuntime(
-            thread_id=thread.thread_id,
-            source=source,
-            artifacts=workspace.artifacts,
-            workdir=workspace.kernel_dir(thread.thread_id),
-            datasets_root=workspace.datasets_root,
-            output_caps=config.outputs,
-            query_timeout_s=config.query_timeout_s,
-            row_cap=config.row_cap,
-            python_timeout_s=config.python_timeout_s,
-            sql_max_chars=config.sql_max_chars,
-            sql_prepare_timeout_s=config.sql_prepare_timeout_s,
-            sandbox=config.sandbox,
-            launcher=launcher,
-            pool=pool,
-        )
-        llm = LLMClient(model=model.model, base_url=model.base_url, api_key=model.api_key)
-        loop = AgentLoop(
-            store=store,
-            runtime=runtime,
-            llm=llm,
-            model=model.model,
-            emit=on_event,
-            max_steps=config.max_steps,
-            budget=config.context,
-            active_ttl_s=config.active_ttl_s,
-        )
-        turn = store.start_turn(thread.thread_id, request.prompt)
+        events = EventWriter(store, on_event)
+        if turn is not None and (thread is None or turn.thread_id != thread.thread_id):
+            raise ConfigError("the announced turn is not of the request's thread", reason="turn_mismatch")
+        announced_here = turn is None and thread is not None
+        if announced_here:
+            # A thread that goes on: its turn starts, and says so, before the source is
+            # connected, so a client sees it begin at once. (A new thread is made only once
+            # its source has opened.)
+            turn = await asyncio.to_thread(store.start_turn, thread.thread_id, request.prompt)
+        source: DataSource | None = None
+        llm: LLMClient | None = None
+        runtime: ThreadRuntime | None = None
+        keep = True
+        running = False
         try:
-            summary, trace = await loop.run(turn, rerun=request.rerun)
+            if turn is not None and announced_here:
+                await events.append(TurnStarted(
+                    thread_id=turn.thread_id, turn_id=turn.turn_id, prompt=turn.prompt, model=model.model,
+                    rerun=request.rerun,
+                ))
+            # Connecting (a DuckDB file: some 20 ms) runs off the event loop, which other turns share.
+            source = opened = await asyncio.to_thread(open_source, spec)
+            if thread is None:
+                thread = store.create_thread(user=request.user, source=spec, title=request.prompt[:80])
+            elif thread.source != spec:
+                store.set_thread_source(thread.thread_id, spec)
+            thread_id = thread.thread_id
+
+            def build() -> ThreadRuntime:
+                return ThreadRuntime(
+                    thread_id=thread_id,
+                    source=opened,
+                    artifacts=workspace.artifacts,
+                    workdir=workspace.kernel_dir(thread_id),
+                    datasets_root=workspace.datasets_root,
+                    output_caps=config.outputs,
+                    query_timeout_s=config.query_timeout_s,
+                    row_cap=config.row_cap,
+                    python_timeout_s=config.python_timeout_s,
+                    sql_max_chars=config.sql_max_chars,
+                    sql_prepare_timeout_s=config.sql_prepare_timeout_s,
+                    sandbox=config.sandbox,
+                    launcher=launcher,
+                    pool=pool,
+                )
+
+            llm = LLMClient(model=model.model, base_url=model.base_url, api_key=model.api_key)
+            runtime = build() if live is None else await live.checkout(thread_id, thread.user, build)
+            if runtime.source is not source:
+                # A kept runtime: this turn's source (the thread's may have changed) and stores.
+                # No source stays open between turns: nothing holds a lock on the database
+                # file, or reads it at the version it had when the kernel started.
+                runtime.attach(source=source, artifacts=workspace.artifacts)
+            loop = AgentLoop(
+                store=store,
+                runtime=runtime,
+                llm=llm,
+                model=model.model,
+                emit=on_event,
+                max_steps=config.max_steps,
+                budget=config.context,
+                active_ttl_s=config.active_ttl_s,
+                events=events,
+            )
+            announced = turn is not None
+            if turn is None:
+                turn = store.start_turn(thread_id, request.prompt)
+            try:
+                running = True
+                summary, trace = await loop.run(turn, rerun=request.rerun, announced=announced)
+            except BaseException:
+                keep = False  # cancelled or failed midway: a step may have been cut in the middle
+                raise
+        except BaseException as exc:
+            if turn is not None and not running:  # announced, but the loop never took it over
+                await _abandon(events, store, turn, exc)
+            raise
         finally:
-            await runtime.close()
-            await llm.aclose()
-            source.close()
+            if live is not None and runtime is not None:
+                await live.checkin(thread.thread_id, keep=keep)  # type: ignore[union-attr]
+            elif runtime is not None:
+                await runtime.close()
+            if llm is not None:
+                await llm.aclose()
+            if source is not None:
+                source.close()
         notebook = request.notebook or workspace.notebook_path(thread.thread_id)
         header = trail.TurnHeader(
             thread_id=thread.thread_id, source=spec, model=model.model, turn_number=turn.number,
             turn_id=turn.turn_id, prompt=request.prompt,
         )
-        trail.write_turn(notebook, header, trace=trace, summary=summary, artifacts=workspace.artifacts)
+        # File work (reading, checking and writing the notebook): off the event loop.
+        await asyncio.to_thread(
+            trail.write_turn, notebook, header, trace=trace, summary=summary, artifacts=workspace.artifacts
+        )
         store.apply_state_delta(thread.thread_id, turn_closed(notebook=str(notebook)), origin="turn", turn_id=turn.turn_id)
     finally:
         workspace.close()
@@ -195,6 +263,16 @@ async def run_turn(
         else:
             await job
     return summary.model_copy(update={"notebook": str(notebook)})
+
+
+async def _abandon(events: EventWriter, store: ThreadStore, turn: Turn, exc: BaseException) -> None:
+    """End a turn that was announced but could not start (its source did not open, say):
+    ``turn_ended`` says why, and the turn is closed, as the loop closes the turns it ran."""
+    status: Literal["error", "interrupted"] = "interrupted" if isinstance(exc, asyncio.CancelledError) else "error"
+    message = "cancelled by the user" if status == "interrupted" else str(exc)
+    with contextlib.suppress(AnalystError):  # the first error is the one to tell
+        await events.append(TurnEnded(thread_id=turn.thread_id, turn_id=turn.turn_id, status=status, message=message))
+        await asyncio.to_thread(store.end_turn, turn.turn_id, status)
 
 
 async def _summarize(

@@ -69,7 +69,7 @@ class SQLiteStore:
         # BEGIN IMMEDIATE takes the write lock up front, so two processes writing the same
         # thread cannot both read the same max(seq) or both insert the same content.
         with self._lock:
-            cur = self._conn.cursor()
+            cur = self._cursor("cannot write to the workspace database")
             try:
                 cur.execute("BEGIN IMMEDIATE")
                 yield cur
@@ -86,7 +86,7 @@ class SQLiteStore:
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:
-            cur = self._conn.cursor()
+            cur = self._cursor("cannot read the workspace database")
             cur.row_factory = sqlite3.Row
             try:
                 return cur.execute(sql, params).fetchall()
@@ -94,3 +94,9 @@ class SQLiteStore:
                 raise self._failure(exc, "cannot read the workspace database") from exc
             finally:
                 cur.close()
+
+    def _cursor(self, doing: str) -> sqlite3.Cursor:
+        try:
+            return self._conn.cursor()
+        except sqlite3.Error as exc:  # a closed connection: a store used after it was closed
+            raise self._failure(exc, doing) from exc

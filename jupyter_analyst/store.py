@@ -8,7 +8,9 @@ unique and gap-free per thread and an event exists on disk before anyone is show
 from __future__ import annotations
 
 import json
+import sqlite3
 import uuid
+from collections.abc import Callable
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
@@ -166,27 +168,38 @@ class ThreadStore(SQLiteStore):
     def start_turn(self, thread_id: str, prompt: str) -> Turn:
         """Open a new turn; turns left running by a dead process are marked interrupted."""
         with self._tx() as cur:
-            cur.execute(
-                "UPDATE turns SET status = 'interrupted', ended_at = ? "
-                "WHERE thread_id = ? AND status = 'running'",
-                (utc_now(), thread_id),
-            )
-            (number,) = cur.execute(
-                "SELECT COALESCE(MAX(number), 0) + 1 FROM turns WHERE thread_id = ?", (thread_id,)
-            ).fetchone()
-            turn = Turn(
-                turn_id=new_id("turn"),
-                thread_id=thread_id,
-                number=number,
-                prompt=prompt,
-                status="running",
-                started_at=utc_now(),
-            )
-            cur.execute(
-                "INSERT INTO turns (turn_id, thread_id, number, prompt, status, started_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (turn.turn_id, thread_id, number, prompt, turn.status, turn.started_at),
-            )
+            return self._open_turn(cur, thread_id, prompt)
+
+    def announce_turn(self, thread_id: str, prompt: str, started: Callable[[Turn], Event]) -> tuple[Turn, Event]:
+        """Open a new turn and store its first event, ``started(turn)``, in one transaction:
+        a turn is never seen without its announcement. Returns both, the event numbered."""
+        with self._tx() as cur:
+            turn = self._open_turn(cur, thread_id, prompt)
+            (event,) = self._insert_events(cur, [started(turn)])
+        return turn, event
+
+    def _open_turn(self, cur: sqlite3.Cursor, thread_id: str, prompt: str) -> Turn:
+        cur.execute(
+            "UPDATE turns SET status = 'interrupted', ended_at = ? "
+            "WHERE thread_id = ? AND status = 'running'",
+            (utc_now(), thread_id),
+        )
+        (number,) = cur.execute(
+            "SELECT COALESCE(MAX(number), 0) + 1 FROM turns WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        turn = Turn(
+            turn_id=new_id("turn"),
+            thread_id=thread_id,
+            number=number,
+            prompt=prompt,
+            status="running",
+            started_at=utc_now(),
+        )
+        cur.execute(
+            "INSERT INTO turns (turn_id, thread_id, number, prompt, status, started_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (turn.turn_id, thread_id, number, prompt, turn.status, turn.started_at),
+        )
         return turn
 
     def interrupt_running(self) -> int:
@@ -204,6 +217,18 @@ class ThreadStore(SQLiteStore):
                 (status, answer, utc_now(), turn_id),
             )
         self.checkpoint()
+
+    def abandon_turn(self, turn_id: str, ended: Event, status: TurnStatus) -> Event | None:
+        """Close a turn that is still running with ``status`` and store ``ended`` (its
+        ``turn_ended``), in one transaction; ``None`` (and nothing done) when the turn has
+        been closed already, by whoever ran it."""
+        with self._tx() as cur:
+            cur.execute("UPDATE turns SET status = ?, ended_at = ? WHERE turn_id = ? AND status = 'running'",
+                        (status, utc_now(), turn_id))
+            if cur.rowcount == 0:
+                return None
+            (event,) = self._insert_events(cur, [ended])
+        return event
 
     def turns(self, thread_id: str) -> list[Turn]:
         """The thread's turns in order."""
@@ -268,16 +293,31 @@ class ThreadStore(SQLiteStore):
 
     def append_event(self, event: Event) -> Event:
         """Persist an event, assigning its sequence number; returns the stored event."""
+        return self.append_events([event])[0]
+
+    def append_events(self, events: list[Event]) -> list[Event]:
+        """Persist events in one transaction, in order, numbered after the thread's last;
+        returns them stored. Each event names its own thread (one call may mix threads)."""
         with self._tx() as cur:
-            (seq,) = cur.execute(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE thread_id = ?",
-                (event.thread_id,),
-            ).fetchone()
-            stored = event.model_copy(update={"seq": seq})
+            return self._insert_events(cur, events)
+
+    @staticmethod
+    def _insert_events(cur: sqlite3.Cursor, events: list[Event]) -> list[Event]:
+        stored: list[Event] = []
+        next_seq: dict[str, int] = {}
+        for event in events:
+            if event.thread_id not in next_seq:
+                (next_seq[event.thread_id],) = cur.execute(
+                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE thread_id = ?", (event.thread_id,)
+                ).fetchone()
+            seq = next_seq[event.thread_id]
+            next_seq[event.thread_id] = seq + 1
+            event = event.model_copy(update={"seq": seq})
             cur.execute(
                 "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
-                (stored.thread_id, seq, stored.turn_id, stored.type, stored.model_dump_json()),
+                (event.thread_id, seq, event.turn_id, event.type, event.model_dump_json()),
             )
+            stored.append(event)
         return stored
 
     def last_seq(self, thread_id: str) -> int:

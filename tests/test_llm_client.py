@@ -22,10 +22,10 @@ USER = [{"role": "user", "content": "go"}]
 TRICKY_SQL = {"sql": 'SELECT \'a"b\' AS "q", \'C:\\\\dir\' AS p -- é\nFROM t', "name": "x"}
 
 
-async def complete(server, messages=USER, *, tools=TOOLS, on_text=None, **client_kw) -> ModelReply:
+async def complete(server, messages=USER, *, tools=TOOLS, on_text=None, on_tool=None, **client_kw) -> ModelReply:
     client = LLMClient(model="jupyter-analyst-scripted", base_url=server.base_url, api_key="any", **client_kw)
     try:
-        return await client.complete(messages, tools, on_text=on_text)
+        return await client.complete(messages, tools, on_text=on_text, on_tool=on_tool)
     finally:
         await client.aclose()
 
@@ -182,3 +182,24 @@ async def test_base_url_and_key_come_from_the_environment(serve, monkeypatch):
         assert (await client.complete(USER, [])).text == "from env"
     finally:
         await client.aclose()
+
+
+def test_model_clients_share_one_tls_context_that_still_verifies_certificates():
+    import ssl
+
+    from jupyter_analyst.agent.llm import _tls
+
+    # Made once per process (loading the CA bundle is the costly part), never relaxed.
+    assert _tls() is _tls()
+    assert _tls().verify_mode == ssl.CERT_REQUIRED and _tls().check_hostname
+    assert _tls().get_ca_certs() or _tls().cert_store_stats()["x509_ca"] > 0
+
+
+@pytest.mark.asyncio
+async def test_each_tool_is_named_as_its_call_starts(serve):
+    calls = [{"name": "run_sql", "arguments": TRICKY_SQL}, {"name": "run_python", "arguments": {"code": "print(1)"}}]
+    server = serve(one_step(tool_calls=calls, quirk="split_arguments"))
+    named: list[str] = []
+    reply = await complete(server, on_tool=named.append)
+    assert named == ["run_sql", "run_python"]
+    assert [c.name for c in reply.tool_calls] == named

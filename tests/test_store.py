@@ -99,3 +99,15 @@ def test_message_bodies_are_json(store, tmp_path):
            "function": {"name": "run_sql", "arguments": json.dumps({"sql": "SELECT 1"})}}]}
     store.append_message(t.thread_id, turn.turn_id, msg)
     assert store.messages(t.thread_id) == [msg]
+
+
+def test_a_store_used_after_close_raises_a_storage_error(tmp_path):
+    from jupyter_analyst.errors import StorageError
+
+    s = ThreadStore(tmp_path / "closed.sqlite3")
+    thread = s.create_thread(user="ann")
+    s.close()
+    with pytest.raises(StorageError, match="cannot write to the workspace database"):
+        s.append_event(TextDelta(thread_id=thread.thread_id, turn_id="t", text="x"))
+    with pytest.raises(StorageError, match="cannot read the workspace database"):
+        s.events(thread.thread_id)

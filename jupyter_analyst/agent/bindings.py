@@ -20,13 +20,28 @@ sees what its key says, and the exported notebook (the steps in order) reproduce
 
 from __future__ import annotations
 
+import ast
+import builtins
+import re
 from collections.abc import Iterable, Mapping
 
 from ..artifacts import StepRecord
 from .dataflow import free_names, rebound_names
+from .names import KERNEL_NAMES
 
 #: A dataset fingerprint (``sha256:...``) or a Python step key (``step:...``).
 Binding = str
+
+
+#: Names that read the kernel's whole namespace or its history: what code using them takes
+#: from earlier steps cannot be told from its names.
+NAMESPACE_READERS = frozenset({
+    "globals", "locals", "vars", "dir", "eval", "exec", "__import__", "__builtins__", "get_ipython",
+    "In", "Out", "_", "__", "___", "_i", "_ii", "_iii", "_ih", "_oh", "_dh",
+})
+_HISTORY = re.compile(r"_i?\d+")
+#: Names every kernel has without any step: Python's builtins and the set-up cell's.
+_ALWAYS_THERE = frozenset(dir(builtins)) | KERNEL_NAMES
 
 
 def is_dataset(binding: Binding) -> bool:
@@ -69,3 +84,32 @@ def replayed(steps: Iterable[StepRecord], fingerprints: Mapping[str, str]) -> di
         elif step.tool == "run_python":
             bindings.update(python_bindings(step.arguments["code"], step.step_key))
     return bindings
+
+
+def unknown_reads(code: str, known: Iterable[str]) -> str | None:
+    """Why what ``code`` takes from earlier steps cannot be told from it, or ``None`` when it can.
+
+    ``known`` are the names earlier steps bound. It cannot be told when the code is not
+    plain Python (IPython magics, shell escapes), reads the namespace or the history
+    dynamically (``globals()``, ``exec``, ``Out``), or reads a name that no step bound and
+    the kernel does not define (a star import's, a name set through ``globals()``).
+
+    >>> unknown_reads("print(total + len(revenue))", {"total", "revenue"}) is None
+    True
+    >>> unknown_reads("print(globals()['total'])", {"total"})
+    'it reads the namespace through globals'
+    >>> unknown_reads("print(sqrt(2))", set())
+    'it reads sqrt, which no step bound'
+    """
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return "it is not plain Python"
+    free = free_names(code)
+    dynamic = sorted(n for n in free if n in NAMESPACE_READERS or _HISTORY.fullmatch(n))
+    if dynamic:
+        return f"it reads the namespace through {', '.join(dynamic)}"
+    unbound = sorted(free - set(known) - _ALWAYS_THERE)
+    if unbound:
+        return f"it reads {', '.join(unbound)}, which no step bound"
+    return None

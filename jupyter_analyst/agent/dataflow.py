@@ -53,6 +53,37 @@ def rebound_names(code: str) -> set[str]:
     return assigned_names(code) | _mutated(tree)
 
 
+#: Methods that change their object in place (lists, dicts, sets; ``DataFrame.insert``, ``.pop``,
+#: ``.update``): a call of one is a change the bindings cannot see (see ``changed_by_methods``).
+IN_PLACE_METHODS = frozenset({
+    "append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault", "add",
+    "discard", "sort", "reverse", "intersection_update", "difference_update", "symmetric_difference_update",
+})
+
+
+def changed_by_methods(code: str) -> set[str]:
+    """The names ``code`` may change through an in-place method (``items.append(x)``).
+
+    Such a change is not a rebinding (the name keeps the binding of the step that made
+    it), so restoring that step alone would not restore the value: a kernel that is not
+    the one the change ran in must replay the whole history to get it back.
+
+    >>> sorted(changed_by_methods("items.append(1)\\nd['k'].update(e)\\ntotal = revenue.sum()"))
+    ['d', 'items']
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in IN_PLACE_METHODS:
+            name = _base(node.func.value)
+            if name is not None:
+                out.add(name)
+    return out
+
+
 def _base(node: ast.AST) -> str | None:
     """The name at the root of ``a.b[c].d``."""
     while isinstance(node, ast.Subscript | ast.Attribute):

@@ -12,8 +12,10 @@ argument normaliser to judge.
 from __future__ import annotations
 
 import inspect
+import ssl
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import openai
@@ -126,6 +128,21 @@ class ToolCallAssembler:
         return out
 
 
+@cache
+def _tls() -> ssl.SSLContext:
+    """The TLS settings of every model client of this process, made once.
+
+    The SDK's HTTP client would load the certificate bundle anew for each client (50 ms of
+    CPU, on the event loop, twice per turn with the summarizer); this is the same default
+    context (the bundled CAs, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), shared.
+    """
+    try:  # the openai SDK's HTTP library: httpx2 in recent releases, httpx before
+        from httpx2 import create_ssl_context
+    except ImportError:
+        from httpx import create_ssl_context
+    return create_ssl_context()
+
+
 class LLMClient:
     """Streamed chat completions against one OpenAI-compatible endpoint."""
 
@@ -142,7 +159,8 @@ class LLMClient:
         self.timeout = timeout
         try:
             self._client = openai.AsyncOpenAI(
-                base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
+                base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
+                http_client=openai.DefaultAsyncHttpxClient(timeout=timeout, verify=_tls()),
             )
         except openai.OpenAIError as exc:
             raise ConfigError(
@@ -161,8 +179,11 @@ class LLMClient:
         tools: list[dict[str, Any]] | None,
         *,
         on_text: TextSink | None = None,
+        on_tool: Callable[[str], None] | None = None,
     ) -> ModelReply:
-        """One streamed completion; text pieces go to ``on_text`` as they arrive.
+        """One streamed completion; text pieces go to ``on_text`` as they arrive, and the
+        name of each tool the model starts to call to ``on_tool`` (before its arguments),
+        so that what the call needs can be got ready while the arguments stream.
 
         Raises:
             ModelError: the endpoint could not be reached or answered with an error.
@@ -198,6 +219,11 @@ class LLMClient:
                                     await maybe
                         if delta is not None and delta.tool_calls:
                             assembler.feed(delta.tool_calls)
+                            if on_tool is not None:
+                                for call in delta.tool_calls:
+                                    name = _get(_get(call, "function"), "name")
+                                    if name:
+                                        on_tool(valid_text(name))
                         if choice.finish_reason:
                             finish = choice.finish_reason
             finally:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,6 +31,7 @@ from .events import (
     TurnEnded,
     TurnStarted,
 )
+from .eventlog import EventSink, EventWriter
 from .llm import LLMClient, ToolCall
 from .memory import Addition, Item, StateDelta
 from .modes import classify
@@ -45,7 +44,6 @@ from .tools import CallContext, StepOutcome, ToolBox
 from .tools_schema import TOOLS
 from .turn_memory import TurnMemory
 
-EventSink = Callable[[Event], Awaitable[None] | None]
 log = logging.getLogger(__name__)
 
 #: Arguments each tool cannot do without; an empty one gets one guided retry.
@@ -106,13 +104,16 @@ class AgentLoop:
         max_steps: int = 16,
         budget: ContextBudget | None = None,
         active_ttl_s: float = 1_800.0,
+        events: EventWriter | None = None,
     ) -> None:
         self.store = store
         self.runtime = runtime
         self.tools = ToolBox(runtime)
         self.llm = llm
         self.model = model
-        self._emit_to = emit
+        #: The one writer of this loop's events (see eventlog.py); the caller's when the turn
+        #: was announced before the loop was made.
+        self._events = events or EventWriter(store, emit)
         self.max_steps = max_steps
         self.budget = budget or ContextBudget()
         self.active_ttl_s = active_ttl_s
@@ -120,15 +121,22 @@ class AgentLoop:
     # ------------------------------------------------------------------ events
 
     async def emit(self, turn: Turn, event: Event) -> Event:
-        """Persist the event, then hand it to the sink."""
-        stored = self.store.append_event(
-            event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id})
-        )
-        if self._emit_to is not None:
-            maybe = self._emit_to(stored)
-            if inspect.isawaitable(maybe):
-                await maybe
-        return stored
+        """Persist the event (off the event loop, after those before it), then hand it to the sink."""
+        return await self._events.append(self._of(turn, event))
+
+    def _text(self, turn: Turn, text: str) -> None:
+        """A piece of the model's text: stored and handed on in order, without holding up the stream."""
+        self._events.add(self._of(turn, TextDelta(text=text)))
+
+    def _tool_named(self, name: str) -> None:
+        """The model has started a call to ``name``: a query is coming, so the SQL checker
+        starts now (it takes a moment to import) instead of when the arguments are in."""
+        if name == "run_sql":
+            self.runtime.preparer.warm()
+
+    @staticmethod
+    def _of(turn: Turn, event: Event) -> Event:
+        return event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id})
 
     async def _enter(self, turn: Turn, machine: TurnStateMachine, state: State) -> None:
         moved = machine.enter(state)
@@ -143,20 +151,29 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ the turn
 
-    async def run(self, turn: Turn, *, rerun: bool = False) -> tuple[TurnSummary, TurnTrace]:
-        """Answer ``turn.prompt``; every event is persisted before it is emitted."""
+    async def run(self, turn: Turn, *, rerun: bool = False, announced: bool = False) -> tuple[TurnSummary, TurnTrace]:
+        """Answer ``turn.prompt``; every event is persisted before it is emitted.
+
+        ``announced``: the caller has already emitted the turn's ``turn_started`` (through
+        this loop's event writer).
+        """
         machine = TurnStateMachine()
         counters: Counter[str] = Counter()
         trace = TurnTrace()
         turn_keys: dict[str, StepOutcome] = {}
         empty_retries: set[str] = set()
-        memory = TurnMemory(self.store, self.runtime, turn, budget=self.budget, active_ttl_s=self.active_ttl_s)
+        # The turn's memory reads and writes the store (and the source's schema) on every step:
+        # in a worker thread, never on the event loop a server's other turns and streams share.
+        memory = await asyncio.to_thread(
+            TurnMemory, self.store, self.runtime, turn, budget=self.budget, active_ttl_s=self.active_ttl_s
+        )
         user_message = {"role": "user", "content": turn.prompt}
-        self.store.append_message(turn.thread_id, turn.turn_id, user_message)
+        await asyncio.to_thread(self.store.append_message, turn.thread_id, turn.turn_id, user_message)
         # This turn's messages; earlier turns come from the context pack.
         conversation = [user_message]
 
-        await self.emit(turn, TurnStarted(prompt=turn.prompt, model=self.model, rerun=rerun))
+        if not announced:
+            await self.emit(turn, TurnStarted(prompt=turn.prompt, model=self.model, rerun=rerun))
         await self.emit(turn, StateChanged(from_state=None, to_state="planning"))
         answer = ""
         flagged: list[str] = []
@@ -168,7 +185,7 @@ class AgentLoop:
         llm_s = 0.0
         chat = classify(turn.prompt) == "chat"
         try:
-            memory.open()
+            await asyncio.to_thread(memory.open)
             if chat:
                 await self._guard(turn, counters, "chat_mode", "a greeting or a question about the assistant: answered without tools", None)
             for step in range(self.max_steps + 1):
@@ -180,13 +197,14 @@ class AgentLoop:
                         turn, counters, "step_limit_reached",
                         f"stopped after {self.max_steps} model calls; asking for an answer", None,
                     )
-                messages, usage = memory.messages(step + 1, conversation, chat=chat)
+                messages, usage = await asyncio.to_thread(memory.messages, step + 1, conversation, chat=chat)
                 await self.emit(turn, usage)
                 asked = time.perf_counter()
                 reply = await self.llm.complete(
                     messages,
                     [] if final_call or chat else TOOLS,
-                    on_text=lambda text: self.emit(turn, TextDelta(text=text)),
+                    on_text=lambda text: self._text(turn, text),
+                    on_tool=self._tool_named,
                 )
                 llm_s += time.perf_counter() - asked
                 if not reply.tool_calls or final_call:
@@ -205,7 +223,7 @@ class AgentLoop:
                         for call, args, _ in calls
                     ],
                 }
-                self._remember(turn, conversation, assistant)
+                await self._remember(turn, conversation, assistant)
                 question = None
                 for call, args, problem in calls:
                     outcome = await self._handle(
@@ -219,7 +237,7 @@ class AgentLoop:
                         failure = None
                     content = outcome.public_result
                     question = content.get("question_for_user") or question
-                    self._remember(
+                    await self._remember(
                         turn,
                         conversation,
                         {"role": "tool", "tool_call_id": call.id, "content": json.dumps(content, default=str)},
@@ -228,7 +246,7 @@ class AgentLoop:
                     # An ambiguous request: the turn ends with the question to the user.
                     answer = question
                     break
-            flags = memory.check_answer(answer)
+            flags = await asyncio.to_thread(memory.check_answer, answer)
             if flags:
                 flagged = [f.describe() for f in flags]
                 await self._guard(
@@ -238,7 +256,7 @@ class AgentLoop:
                 answer = mark_answer(answer, flags)
             await self._enter(turn, machine, "presenting")
             await self.emit(turn, AnswerReady(text=answer, flagged=flagged))
-            self._remember(turn, conversation, {"role": "assistant", "content": answer})
+            await self._remember(turn, conversation, {"role": "assistant", "content": answer})
             if failure is not None:
                 # The answer stands, but a step that was asked for could not run: not completed.
                 error = failure[1]
@@ -250,7 +268,7 @@ class AgentLoop:
             # (the caller says it in one line).
             with contextlib.suppress(AnalystError):
                 await self.emit(turn, TurnEnded(status="error", message=str(exc), counters=dict(counters)))
-                self.store.end_turn(turn.turn_id, "error", answer=answer or None)
+                await asyncio.to_thread(self.store.end_turn, turn.turn_id, "error", answer=answer or None)
             raise
         except AnalystError as exc:
             error = exc
@@ -261,14 +279,15 @@ class AgentLoop:
             await self.emit(
                 turn, TurnEnded(status="interrupted", message="cancelled by the user", counters=dict(counters))
             )
-            self.store.end_turn(turn.turn_id, "interrupted", answer=answer or None)
+            await asyncio.to_thread(self.store.end_turn, turn.turn_id, "interrupted", answer=answer or None)
             raise
         status: Literal["completed", "error"] = "completed" if error is None else "error"
         await self.emit(
             turn,
             TurnEnded(status=status, message=None if error is None else str(error), counters=dict(counters)),
         )
-        self.store.end_turn(turn.turn_id, status, answer=answer or None)
+        # Ending a turn checkpoints the database (a file sync): off the event loop.
+        await asyncio.to_thread(self.store.end_turn, turn.turn_id, status, answer=answer or None)
         total = self.runtime.artifacts.count(turn.thread_id)
         summary = TurnSummary(
             thread_id=turn.thread_id,
@@ -289,8 +308,9 @@ class AgentLoop:
         )
         return summary, trace
 
-    def _remember(self, turn: Turn, conversation: list[dict[str, Any]], message: dict[str, Any]) -> None:
-        self.store.append_message(turn.thread_id, turn.turn_id, message)
+    async def _remember(self, turn: Turn, conversation: list[dict[str, Any]], message: dict[str, Any]) -> None:
+        # Stored off the event loop (a server's other turns share it), before it is used.
+        await asyncio.to_thread(self.store.append_message, turn.thread_id, turn.turn_id, message)
         conversation.append(message)
 
     @staticmethod
@@ -333,7 +353,8 @@ class AgentLoop:
             await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status="refused", result=refused.result))
             return refused
         item = Item(id=f"question:{call.id}", kind="question", text=question, candidates=candidates)
-        memory.apply(StateDelta(add=[Addition(section="items", value=item.model_dump())]), "tool")
+        delta = StateDelta(add=[Addition(section="items", value=item.model_dump())])
+        await asyncio.to_thread(memory.apply, delta, "tool")
         await self._guard(turn, counters, "clarification_asked", question, call.id)
         text = _clarify_text(question, candidates)
         outcome = StepOutcome(status="ok", result={"asked": question, "candidates": candidates, "question_for_user": text})
@@ -399,7 +420,7 @@ class AgentLoop:
             return await refuse("invalid_arguments", exc)
         if call.name == "clarify":
             return await self._clarify(turn, counters, memory, call, args)
-        invented = memory.invented_names(call.name, args)
+        invented = await asyncio.to_thread(memory.invented_names, call.name, args)
         if invented is not None:
             return await refuse("unknown_name_refused", invented)
         if not machine.may_run(call.name):
@@ -455,7 +476,9 @@ class AgentLoop:
             if key is not None and outcome.status == "ok":
                 turn_keys[key] = outcome
 
-        verdict = memory.record_step(tool=call.name, call_id=call.id, arguments=args, outcome=outcome)
+        verdict = await asyncio.to_thread(
+            memory.record_step, tool=call.name, call_id=call.id, arguments=args, outcome=outcome
+        )
         if verdict is not None:
             outcome.result["expectation"] = {"status": verdict.status, "rule": verdict.rule, "detail": verdict.detail}
             if verdict.status == "failed":

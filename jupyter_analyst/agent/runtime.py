@@ -1,11 +1,17 @@
 """What a thread's tools run against: its data source, query runner, inventory and kernel.
 
-The kernel starts lazily: a turn whose steps are all reused never starts one. When it does
-start for a thread that already has history, it is rehydrated first: every dataset the
-thread fetched is reloaded from its Parquet artifact and the recorded Python steps are
-replayed in order, each on the inputs it was recorded with, so the variables the model
-expects exist again. What each name holds is tracked as a binding (see bindings.py), and
-a step's inputs are aligned before it executes.
+The kernel starts lazily: a turn whose steps are all reused never starts one. A kernel
+that starts for a thread that already has history (a new process, a kernel culled or
+dead) is rehydrated lazily: before a step executes, only the names it reads are restored
+(a dataset reloaded from its Parquet artifact, the Python step that made a value run
+again on its own recorded inputs). What each name holds is tracked as a binding (see
+bindings.py). When what a step reads cannot be told from its code (``globals()``, a
+magic, a name no step bound, a value changed in place by a later ``.append``), the whole
+history is replayed instead, in order, each step on its own inputs; the kernel then holds
+everything, as one that ran the thread from its start does.
+
+A runtime may outlive a turn (the server keeps it, see live.py): each turn attaches its
+own source and stores to it, and the kernel and what it holds carry over.
 """
 
 from __future__ import annotations
@@ -15,17 +21,22 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..artifacts import ArtifactStore, StepRecord
 from ..disk import unavailable
 from ..errors import KernelError, StorageError
-from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
 from ..kernel.outputs import OutputCaps
-from ..sql import DataSource, QueryRunner, SqlPreparer
-from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
-from .bindings import Binding, is_dataset, python_bindings, replayed
-from .dataflow import rebound_names
+from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
+from .bindings import Binding, inputs_of, is_dataset, python_bindings, replayed, unknown_reads
+from .dataflow import changed_by_methods, rebound_names
 from .names import assigned_names
+
+if TYPE_CHECKING:
+    # Imported when used: a turn whose steps are all reused needs no kernel (jupyter_client)
+    # and no query runner (pyarrow).
+    from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
+    from ..sql import DataSource, QueryRunner
 
 log = logging.getLogger(__name__)
 
@@ -56,19 +67,25 @@ class ThreadRuntime:
         self.source = source
         self.artifacts = artifacts
         self.workdir = workdir
-        self.runner = QueryRunner(source, timeout_s=query_timeout_s, row_cap=row_cap)
-        #: Checks the model's SQL in worker processes, within a size and a time limit.
+        self._query_timeout_s = query_timeout_s
+        self._row_cap = row_cap
+        self._runner: QueryRunner | None = None
+        #: Checks the model's SQL in worker processes, within a size and a time limit (the
+        #: first query starts one: a turn without SQL starts no process).
         self.preparer = SqlPreparer(max_chars=sql_max_chars, timeout_s=sql_prepare_timeout_s)
-        self.preparer.warm()
         self.python_timeout_s = python_timeout_s
         self.output_caps = output_caps or OutputCaps()
         # The kernel reads its thread's datasets from a folder of its own, mounted read-only,
         # into which each blob is linked when loaded (never the whole blob store). Beside
         # the kernels' folders by default (see Workspace).
         datasets = datasets_root or workdir.parent / ".datasets"
-        self._kernel_factory = kernel_factory or (
-            lambda wd: KernelSession(wd, launcher=launcher, sandbox=sandbox, datasets_root=datasets)
-        )
+
+        def local_kernel(wd: Path) -> KernelSession:
+            from ..kernel import KernelSession
+
+            return KernelSession(wd, launcher=launcher, sandbox=sandbox, datasets_root=datasets)
+
+        self._kernel_factory = kernel_factory or local_kernel
         self._pool = pool
         self._kernel: KernelSession | None = None
         #: What the running kernel holds: name -> dataset fingerprint or Python step key.
@@ -78,14 +95,51 @@ class ThreadRuntime:
         #: One tool execution at a time per thread (DESIGN.md, decision 4).
         self.lock = asyncio.Lock()
         self.kernel_restarts = 0
+        #: Whether the running kernel holds the effects of the whole history: it started on a
+        #: thread without history, or replayed it all. A kernel rehydrated lazily does not,
+        #: so a step whose inputs cannot be told makes it replay everything first.
+        self.kernel_complete = False
+        #: Recorded step key -> the names its code changes through in-place methods.
+        self._in_place: dict[str, set[str]] = {}
         self._python_names: set[str] | None = None
         #: Names that steps which could not run (no kernel) would have defined -> their call id.
         self.not_run: dict[str, str] = {}
 
     @property
+    def runner(self) -> QueryRunner:
+        """Runs the thread's queries against its current source (made on first use)."""
+        if self._runner is None:
+            from ..sql import QueryRunner
+
+            self._runner = QueryRunner(self.source, timeout_s=self._query_timeout_s, row_cap=self._row_cap)
+        return self._runner
+
+    @property
     def kernel_started(self) -> bool:
         """Whether a kernel is running for this thread."""
         return self._kernel is not None and self._kernel.is_started
+
+    @property
+    def kernel_id(self) -> str | None:
+        """The running kernel's id in the server's kernel manager (``None`` for a local one)."""
+        return self._kernel.kernel_id if self._kernel is not None and self._kernel.is_started else None
+
+    async def kernel_alive(self) -> bool:
+        """Whether the running kernel's process is still there (``False`` when none runs)."""
+        return self.kernel_started and await self._kernel.is_alive()  # type: ignore[union-attr]
+
+    def attach(self, *, source: DataSource, artifacts: ArtifactStore) -> None:
+        """Run the next turn against ``source`` and ``artifacts`` (a kept runtime's new turn).
+
+        The kernel and what it holds carry over; what the steps say each name holds is read
+        from the store again, which is the truth whoever wrote it last.
+        """
+        self.source = source
+        self.artifacts = artifacts
+        self._runner = None  # made again, on the new source, by the next query
+        self._bindings = None
+        self._python_names = None
+        self.not_run = {}
 
     def data_version(self) -> str:
         """The source's identity and data version, part of every SQL step key."""
@@ -167,6 +221,60 @@ class ThreadRuntime:
             for name in rebound_names(code):
                 self.loaded.pop(name, None)
 
+    async def restore_inputs(self, code: str) -> dict[str, Binding]:
+        """Make the running kernel hold what ``code`` reads, as its key says; returns those inputs.
+
+        A kernel that does not hold the whole history replays all of it first when what
+        the code reads cannot be told (see ``lazy_restore_refused``).
+        """
+        inputs = inputs_of(code, self.bindings())
+        try:
+            if not self.kernel_complete:
+                why = self.lazy_restore_refused(code, inputs)
+                if why is not None:
+                    log.info("the kernel of %s replays the whole history: the step %s", self.thread_id, why)
+                    await self._rehydrate()
+            await self.align(inputs)
+        except KernelError as exc:
+            raise KernelError(
+                f"the kernel died while the thread's datasets and earlier steps were restored in it: {exc.message}",
+                reason="kernel_start_failed",
+            ) from exc
+        return inputs
+
+    def lazy_restore_refused(self, code: str, inputs: Mapping[str, Binding]) -> str | None:
+        """Why restoring only ``inputs`` (and, in turn, the recorded inputs of the steps
+        that made them) would not give ``code`` what it reads; ``None`` when it would."""
+        why = unknown_reads(code, self.bindings())
+        if why is not None:
+            return why
+        changed: dict[str, set[str]] = {}  # name -> keys of the steps that change it in place
+        for step in self.python_steps():
+            if step.step_key not in self._in_place:  # each recorded step is parsed once
+                self._in_place[step.step_key] = changed_by_methods(step.arguments["code"])
+            for name in self._in_place[step.step_key]:
+                changed.setdefault(name, set()).add(step.step_key)
+        pending = list(inputs.items())
+        seen: set[tuple[str, Binding]] = set()
+        while pending:
+            name, binding = pending.pop()
+            if (name, binding) in seen:
+                continue
+            seen.add((name, binding))
+            if changed.get(name, set()) - {binding}:
+                return f"reads {name}, which a later step may have changed in place"
+            if is_dataset(binding):
+                continue
+            step = self.artifacts.find_step(self.thread_id, binding)
+            if step is None:
+                return f"reads {name}, whose step is not recorded"
+            recorded = step.result.get("_inputs") or {}
+            why = unknown_reads(step.arguments["code"], recorded)
+            if why is not None:
+                return f"reads {name}, made by a step that {why[3:]}"
+            pending.extend(recorded.items())
+        return None
+
     async def align(self, inputs: Mapping[str, Binding], _seen: frozenset[str] = frozenset()) -> None:
         """Make the running kernel hold ``inputs`` (name -> binding) before a step reads them.
 
@@ -220,10 +328,10 @@ class ThreadRuntime:
     # ------------------------------------------------------------------ the kernel
 
     async def kernel(self) -> KernelSession:
-        """The thread's kernel, started and rehydrated on first use.
+        """The thread's kernel, started on first use (rehydrated lazily, step by step).
 
-        When it cannot be started (or dies while it is rehydrated), nothing of it is kept:
-        the error goes to the caller, and the next call starts a kernel again.
+        When it cannot be started, nothing of it is kept: the error goes to the caller, and
+        the next call starts a kernel again.
         """
         if self._kernel is not None and self._kernel.is_started:
             return self._kernel
@@ -234,32 +342,33 @@ class ThreadRuntime:
                 if self._kernel is None:
                     self._kernel = self._kernel_factory(self.workdir)
                 await self._kernel.start()
-            try:
-                await self._rehydrate()
-            except KernelError as exc:
-                raise KernelError(
-                    f"the kernel died while the thread's datasets and earlier steps were restored in it: "
-                    f"{exc.message}", reason="kernel_start_failed",
-                ) from exc
         except BaseException:
-            await self._discard_kernel()
+            await self.discard_kernel()
             raise
+        self._fresh_kernel()
         return self._kernel
 
+    def _fresh_kernel(self) -> None:
+        """A kernel that ran only its set-up: it holds nothing of the thread yet."""
+        self.loaded = {}
+        self.kernel_complete = not self.bindings()
+
     async def restart_kernel(self) -> None:
-        """Replace a dead kernel with a fresh, rehydrated one (none is kept if that fails)."""
+        """Replace a dead kernel with a fresh one, rehydrated lazily (none is kept if it fails)."""
         self.kernel_restarts += 1
         if self._kernel is not None:
             try:
                 await self._kernel.restart()
-                await self._rehydrate()
             except BaseException:
-                await self._discard_kernel()
+                await self.discard_kernel()
                 raise
+            self._fresh_kernel()
 
-    async def _discard_kernel(self) -> None:
+    async def discard_kernel(self) -> None:
+        """Stop the kernel and forget what it held; the next step starts a new one."""
         kernel, self._kernel = self._kernel, None
         self.loaded = {}
+        self.kernel_complete = False
         if kernel is not None:
             await kernel.shutdown()
 
@@ -270,6 +379,7 @@ class ThreadRuntime:
         step that reads it fails loudly when its inputs are aligned, naming the artifact.
         """
         self.loaded = {}
+        self.kernel_complete = False
         for name, artifact_id in self.dataset_ids().items():
             try:
                 await self._load(name, self.artifacts.get(artifact_id).fingerprint)
@@ -280,10 +390,8 @@ class ThreadRuntime:
                 await self._replay(step)
             except StorageError as exc:
                 log.warning("step %s not replayed in the kernel of %s: %s", step.call_id, self.thread_id, exc)
+        self.kernel_complete = True
 
     async def close(self) -> None:
-        """Stop the kernel and release the source."""
-        if self._kernel is not None:
-            await self._kernel.shutdown()
-            self._kernel = None
-        self.loaded.clear()
+        """Stop the kernel (the source is its opener's to close)."""
+        await self.discard_kernel()

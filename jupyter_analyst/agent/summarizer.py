@@ -187,7 +187,9 @@ async def summarize_turn(
     try:
         reply = await llm.complete(messages, [])
         delta = parse_reply(reply.text, fold_through=fold_through, summary_chars=budget.summary_chars)
-        new_state = store.apply_state_delta(turn.thread_id, delta, origin="summarizer", turn_id=turn.turn_id)
+        new_state = await asyncio.to_thread(
+            store.apply_state_delta, turn.thread_id, delta, origin="summarizer", turn_id=turn.turn_id
+        )
         event = MemoryUpdated(
             origin="summarizer", status="applied", version=new_state.version, changes=delta.counts(),
             summarized_through=new_state.summary.through_turn,
@@ -198,7 +200,10 @@ async def summarize_turn(
             origin="summarizer", status="failed", message=str(exc),
             summarized_through=state.summary.through_turn,
         )
-    stored = store.append_event(event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id}))
+    # Stored off the event loop, which a server's other turns and streams share.
+    stored = await asyncio.to_thread(
+        store.append_event, event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id})
+    )
     if emit is not None:
         maybe = emit(stored)
         if asyncio.iscoroutine(maybe) or isinstance(maybe, Awaitable):

@@ -334,24 +334,24 @@ class ToolBox:
     async def _run_python(self, args: dict[str, Any], ctx: CallContext, key: str | None) -> StepOutcome:
         try:
             kernel = await self.runtime.kernel()
+            # The kernel may hold later values than this step's key says (a reused step
+            # changes nothing there), or none (a new kernel is restored lazily): its inputs
+            # are made what the key says first.
+            inputs = await self.runtime.restore_inputs(args["code"])
         except KernelError as exc:
             self.runtime.python_not_run(args["code"], ctx.call_id)
             raise KernelError(
                 f"the step did not run: {exc.message}", reason="kernel_start_failed",
                 hint="nothing it would define exists; the next run_python starts a kernel again",
             ) from exc
-        # The kernel may hold later values than this step's key says (a reused step changes
-        # nothing there): its inputs are made what the key says first.
-        inputs = inputs_of(args["code"], self.runtime.bindings())
-        await self.runtime.align(inputs)
         execution = await kernel.execute(args["code"], timeout=self.runtime.python_timeout_s)
         self.runtime.python_executed(args["code"], key, ok=execution.status == "ok")
         note = None
         if execution.status == "died":
             cause = f" ({execution.error.evalue})" if execution.error else ""
             note = (
-                f"The kernel died while running this step{cause}; a fresh kernel was started with "
-                "the thread's datasets reloaded and its recorded steps replayed."
+                f"The kernel died while running this step{cause}; a fresh kernel was started, and the "
+                "thread's datasets and earlier results are restored in it as later steps read them."
             )
             try:
                 await self.runtime.restart_kernel()

@@ -15,12 +15,11 @@ from typing import Any
 
 from ..db import utc_now
 from ..errors import InvalidArguments
-from ..sql import nearest
 from ..store import ThreadStore, Turn
 from .context import CHAT_RULES, STATE_ENTRIES, system_text
 from .expectations import Verdict, expectation_delta, match, observe
 from .memory import AgentState, StateDelta
-from .names import Flag, flag_answer, undefined_names
+from .names import Flag, flag_answer, nearest, undefined_names
 from .observations import observe_step, turn_closed, turn_opened
 from .events import ContextUsage
 from .pack import ContextBudget, PackedTurn, answers_only, assemble, shape_prior

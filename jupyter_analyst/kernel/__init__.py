@@ -1,20 +1,45 @@
-"""Kernels: sessions that execute, interrupt, restart and rehydrate; the launcher seam."""
+"""Kernels: sessions that execute, interrupt, restart and rehydrate; the launcher seam.
 
-from .kernelspec import SANDBOX_KERNEL, install_kernelspec
-from .launcher import KernelLauncher, LocalKernelLauncher
-from .pool import KernelPool
-from .sandbox import SandboxPolicy
-from .session import ErrorInfo, ExecutionResult, KernelSession, kernel_environment
+The names below are imported on first use: a turn whose steps are all reused never starts
+a kernel, so it should not pay for importing ``jupyter_client`` either.
+"""
 
-__all__ = [
-    "SANDBOX_KERNEL",
-    "ErrorInfo",
-    "ExecutionResult",
-    "KernelLauncher",
-    "KernelPool",
-    "KernelSession",
-    "LocalKernelLauncher",
-    "SandboxPolicy",
-    "install_kernelspec",
-    "kernel_environment",
-]
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .kernelspec import SANDBOX_KERNEL, install_kernelspec
+    from .launcher import KernelLauncher, LocalKernelLauncher
+    from .pool import KernelPool
+    from .sandbox import SandboxPolicy
+    from .session import ErrorInfo, ExecutionResult, KernelSession, kernel_environment
+
+_HOME = {
+    "SANDBOX_KERNEL": "kernelspec",
+    "install_kernelspec": "kernelspec",
+    "KernelLauncher": "launcher",
+    "LocalKernelLauncher": "launcher",
+    "KernelPool": "pool",
+    "SandboxPolicy": "sandbox",
+    "ErrorInfo": "session",
+    "ExecutionResult": "session",
+    "KernelSession": "session",
+    "kernel_environment": "session",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

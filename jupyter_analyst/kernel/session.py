@@ -206,6 +206,12 @@ class KernelSession:
             os.chmod(tmp, 0o644)
         os.replace(tmp, dest)
         return dest
+
+    @property
+    def kernel_id(self) -> str | None:
+        """The kernel's id in the Jupyter server's kernel manager, when it started there."""
+        return getattr(self._manager, "_analyst_kernel_id", None) if self._manager is not None else None
+
     @property
     def is_started(self) -> bool:
         """Whether a kernel has been started and not shut down."""

@@ -16,15 +16,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import nbformat
-from nbformat import NotebookNode
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from pydantic import BaseModel
 
 from .. import __version__
 from ..agent.events import StateChanged, ToolCallStarted, ToolResult, TurnStarted
 from ..artifacts import ArtifactStore
 from ..store import ThreadStore
+from . import ipynb
+from .ipynb import Node, new_code_cell, new_markdown_cell, new_notebook
 from .trail import META, step_cell, write_atomically
 
 #: Bumped when the exported layout or metadata changes.
@@ -130,7 +129,7 @@ def export_thread(
     *,
     parameters: Mapping[str, Any] | None = None,
     user: str | None = None,
-) -> NotebookNode:
+) -> Node:
     """The thread as one validated notebook (see the module docstring)."""
     thread = store.get_thread(thread_id, user=user)
     source = str((parameters or {}).get("source") or thread.source or "")
@@ -186,13 +185,13 @@ def export_thread(
         "parameters": dict(parameters or {}),
         "manifest": [entry.model_dump() for entry in manifest],
     }
-    nbformat.validate(nb)
+    ipynb.validate(nb)
     return nb
 
 
 def _step(
     call: ToolCallStarted, result: ToolResult, state: str, ledger: Mapping[str, Any], artifacts: ArtifactStore
-) -> NotebookNode:
+) -> Node:
     """One step as a code cell; a failed step as markdown, so re-execution does not stop on it."""
     if result.status != "ok":
         code = call.arguments.get("sql") or call.arguments.get("code") or ""
@@ -228,6 +227,6 @@ def _manifest(artifacts: ArtifactStore, thread_id: str, ledger: Mapping[str, Any
     ]
 
 
-def write_export(nb: NotebookNode, path: Path) -> Path:
+def write_export(nb: Node, path: Path) -> Path:
     """Write an exported notebook atomically."""
     return write_atomically(nb, path)

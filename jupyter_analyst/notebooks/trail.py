@@ -2,6 +2,9 @@
 
 Cells carry their provenance under ``metadata.jupyter_analyst`` so that a reader (or a
 verifier) can tie every cell to the tool call, step key and artifacts behind it.
+
+The turn's path (build, read back, check, write) goes through ``ipynb.py``, not
+``nbformat``, whose import alone costs more than a turn whose steps are all reused.
 """
 
 from __future__ import annotations
@@ -13,14 +16,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import nbformat
-from nbformat import NotebookNode
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from pydantic import BaseModel
 
 from .. import __version__
+from . import ipynb
+from .ipynb import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 if TYPE_CHECKING:
+    from nbformat import NotebookNode
+
     from ..agent.loop import StepTrace, TurnSummary, TurnTrace
     from ..artifacts import ArtifactStore
 
@@ -51,7 +55,7 @@ def sql_cell_source(name: str, sql: str) -> str:
     return f'{name} = analyst.sql("""\n{body}\n""")'
 
 
-def _setup_cell(source: str) -> NotebookNode:
+def _setup_cell(source: str) -> ipynb.Node:
     cell = new_code_cell(
         "# Set-up: the data source this thread queried.\n"
         "from jupyter_analyst import runtime as analyst\n"
@@ -61,10 +65,10 @@ def _setup_cell(source: str) -> NotebookNode:
     return cell
 
 
-def load(path: Path, *, thread_id: str, source: str, model: str) -> NotebookNode:
+def load(path: Path, *, thread_id: str, source: str, model: str) -> ipynb.Node:
     """The thread's notebook, or a new one with its set-up cell."""
     if path.exists():
-        return nbformat.read(path, as_version=4)
+        return ipynb.read(path)
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
@@ -86,7 +90,7 @@ def step_cell(
     artifact_ids: Sequence[str],
     duration_s: float,
     outputs: Sequence[dict[str, Any]],
-) -> NotebookNode:
+) -> ipynb.Node:
     """One code cell for one SQL or Python step, with its outputs and provenance."""
     if tool == "run_sql":
         source = sql_cell_source(arguments["name"], arguments["sql"])
@@ -114,7 +118,7 @@ def _output_fields(output: dict[str, Any]) -> dict[str, Any]:
 
 
 def append_turn(
-    path: Path, header: TurnHeader, *, cells: Sequence[NotebookNode], answer: str, status: str
+    path: Path, header: TurnHeader, *, cells: Sequence[dict[str, Any]], answer: str, status: str
 ) -> Path:
     """Append one turn to the thread's notebook; written atomically and validated."""
     nb = load(path, thread_id=header.thread_id, source=header.source, model=header.model)
@@ -128,10 +132,12 @@ def append_turn(
     return write_atomically(nb, path)
 
 
-def parameter_values(nb: NotebookNode, tags: Sequence[str] = ("parameters",)) -> dict[str, Any]:
+def parameter_values(nb: NotebookNode | ipynb.Node, tags: Sequence[str] = ("parameters",)) -> dict[str, Any]:
     """The constants the notebook's parameters cells assign, by name (later cells win).
 
-    >>> nb = new_notebook(cells=[new_code_cell("source = 'a.duckdb'\\nn = 3", metadata={"tags": ["parameters"]})])
+    >>> nb = new_notebook()
+    >>> nb.cells.append(new_code_cell("source = 'a.duckdb'\\nn = 3"))
+    >>> nb.cells[0].metadata["tags"] = ["parameters"]
     >>> parameter_values(nb)
     {'source': 'a.duckdb', 'n': 3}
     """
@@ -160,6 +166,8 @@ def read_notebook(path: Path, what: str = "notebook") -> NotebookNode:
     if not path.is_file():
         raise ConfigError(f"no {what} at {path}", reason="notebook_not_found",
                           hint="check the path; notebooks are .ipynb files")
+    import nbformat
+
     try:
         return nbformat.read(path, as_version=4)
     except Exception as exc:  # nbformat raises JSON, validation and version errors alike
@@ -167,18 +175,19 @@ def read_notebook(path: Path, what: str = "notebook") -> NotebookNode:
                           hint="open it in Jupyter to repair it, or pass another .ipynb file") from exc
 
 
-def write_atomically(nb: NotebookNode, path: Path) -> Path:
+def write_atomically(nb: dict[str, Any], path: Path) -> Path:
     """Validate ``nb`` and write it to ``path`` by rename, so no reader sees half a file."""
     from ..disk import unavailable
     from ..errors import StorageError
 
-    nbformat.validate(nb)
+    ipynb.validate(nb)
+    text = ipynb.dumps(nb) + "\n"
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".nb-", suffix=".ipynb")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            nbformat.write(nb, fh)
+            fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
         # Nothing half-written: the old notebook (if any) stays as it was.

@@ -45,6 +45,15 @@ class AnalystApp(ExtensionApp):
     max_steps = Int(16, config=True, help="Model calls allowed per turn before it must answer.")
     pool_size = Int(1, config=True, help="Prestarted sandboxed kernels kept warm for new threads (0: none).")
     pool_idle = Float(600.0, config=True, help="Seconds a warm kernel may wait unused before it is stopped.")
+    kernel_idle = Float(1800.0, min=0.0, config=True,
+                        help="Seconds a thread's kernel lives on unused after its turn before it is stopped (its "
+                             "thread's next Python step starts one and restores only what that step reads).")
+    max_kernels = Int(32, min=0, config=True,
+                      help="Threads' kernels kept alive between turns on this server; past it the least recently "
+                           "used idle ones are stopped (0: a kernel stops when its turn ends).")
+    max_kernels_per_user = Int(8, min=0, config=True,
+                               help="Threads' kernels kept alive between turns for one user; past it that user's "
+                                    "least recently used idle ones are stopped.")
     summarizer = Bool(True, config=True, help="After each turn, a model call updates the agent state and the rolling summary.")
     summary_model = Unicode("", config=True, help="Model of the summarizer (default: $ANALYST_SUMMARY_MODEL, else the main model).")
     context_tokens = Int(16_000, config=True, help="Token budget of each model call's prompt (estimated, 4 characters each).")
@@ -79,6 +88,9 @@ class AnalystApp(ExtensionApp):
                 launcher=ServerKernelLauncher(self.serverapp.kernel_manager),
                 pool_size=self.pool_size,
                 pool_idle_s=self.pool_idle,
+                kernel_idle_s=self.kernel_idle,
+                max_kernels=self.max_kernels,
+                max_kernels_per_user=self.max_kernels_per_user,
             )
             if service.pool is not None:
                 # Filled once the server's loop runs, so the first thread finds a kernel ready.

@@ -189,7 +189,7 @@ class ThreadHandler(AnalystHandler):
     @web.authenticated
     @authorized
     async def get(self, thread_id: str) -> None:
-        """A thread, its turns, and whether a turn is running."""
+        """A thread, its turns, whether a turn is running, and its live kernel (to attach to)."""
         thread = self.owned_thread(thread_id)
         store = self.service.workspace.store
         self.reply({
@@ -197,6 +197,7 @@ class ThreadHandler(AnalystHandler):
             "turns": [t.model_dump() for t in store.turns(thread_id)],
             "active": self.service.is_active(thread_id),
             "last_seq": store.last_seq(thread_id),
+            "kernel": self.service.kernel_of(thread_id),
         })
 
 

@@ -29,3 +29,12 @@ class ServerKernelLauncher:
         kernel_id = getattr(manager, "_analyst_kernel_id", None)
         if kernel_id is not None and kernel_id in self.kernel_manager:
             await self.kernel_manager.shutdown_kernel(kernel_id, now=True)
+
+    def activity(self, kernel_id: str) -> tuple[str | None, str | None]:
+        """The kernel's execution state and last activity (UTC, ISO 8601) as the server's
+        kernel manager tracks them; ``(None, None)`` for a kernel it does not know."""
+        if kernel_id not in self.kernel_manager:
+            return None, None
+        manager = self.kernel_manager.get_kernel(kernel_id)
+        last = getattr(manager, "last_activity", None)
+        return getattr(manager, "execution_state", None) or "unknown", last.isoformat() if last is not None else None

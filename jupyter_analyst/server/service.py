@@ -2,7 +2,8 @@
 events fanned out to any number of listeners.
 
 A turn is not tied to the request that started it: a dropped stream leaves it running, and
-a client resumes from the last sequence number it saw.
+a client resumes from the last sequence number it saw. A thread's kernel lives from one
+turn to the next (see agent/live.py), within the idle time and the caps the server sets.
 """
 
 from __future__ import annotations
@@ -11,16 +12,17 @@ import asyncio
 import contextlib
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
-from ..agent.events import Event
+from ..agent.events import Event, TurnEnded, TurnStarted
+from ..agent.live import LiveThreads
 from ..agent.loop import TurnSummary
 from ..agent.summarizer import BackgroundWork
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
 from ..sql import absolute_spec
-from ..store import Thread
+from ..store import Thread, Turn
 from ..workspace import Workspace
 from .catalog import SourceCatalog
 
@@ -44,6 +46,9 @@ class ThreadService:
         launcher: KernelLauncher | None = None,
         pool_size: int = 0,
         pool_idle_s: float = 600.0,
+        kernel_idle_s: float = 1_800.0,
+        max_kernels: int = 32,
+        max_kernels_per_user: int = 8,
     ) -> None:
         self.config = config
         self.model = model
@@ -62,6 +67,8 @@ class ThreadService:
                 make=lambda folder: KernelSession(folder, launcher=launcher, sandbox=config.sandbox,
                                                   datasets_root=datasets),
             )
+        #: Each thread's runtime and kernel, kept between its turns.
+        self.live = LiveThreads(idle_s=kernel_idle_s, max_total=max_kernels, max_per_user=max_kernels_per_user)
         self._active: dict[str, asyncio.Task[TurnSummary]] = {}
         self._listeners: dict[str, set[asyncio.Queue[Event]]] = defaultdict(set)
         #: The summarizer after each turn: off the hot path, drained at shutdown.
@@ -85,6 +92,23 @@ class ThreadService:
         # Stored absolute, as the CLI stores it: a relative path means the server's folder.
         return self.workspace.store.create_thread(user=user, source=absolute_spec(spec) if spec else None, title=title)
 
+    def kernel_of(self, thread_id: str) -> dict[str, Any] | None:
+        """The thread's running kernel, so a client can attach to it: ``{id, state,
+        last_activity}`` (``id`` in the server's kernel manager), or ``None``."""
+        runtime = self.live.runtime(thread_id)
+        if runtime is None or not runtime.kernel_started:
+            return None
+        kernel_id = runtime.kernel_id
+        seen = getattr(self.launcher, "activity", None)
+        if seen is not None and kernel_id is not None:
+            state, last_activity = seen(kernel_id)
+            if state is None:
+                return None  # shut down through the server (a user, its culler): dropped at the next turn
+        else:
+            state, last_activity = None, None
+        return {"id": kernel_id, "state": state or ("busy" if self.is_active(thread_id) else "idle"),
+                "last_activity": last_activity or self.live.last_used(thread_id)}
+
     def is_active(self, thread_id: str) -> bool:
         """Whether a turn is running on the thread."""
         task = self._active.get(thread_id)
@@ -106,17 +130,38 @@ class ThreadService:
                               hint="set OPENAI_API_KEY / OPENAI_BASE_URL or c.AnalystApp.model_base_url")
         spec = self.catalog.for_thread(thread.source) if source is None else self.catalog.spec_of(source)
         request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun, user=thread.user)
+        # The turn starts, and says so, while the request is answered: its client sees it
+        # begin at once (one small transaction), before the engine opens anything.
+        model = self.model.model
+        turn, started = self.workspace.store.announce_turn(
+            thread.thread_id, request.prompt,
+            lambda t: TurnStarted(thread_id=t.thread_id, turn_id=t.turn_id, prompt=t.prompt, model=model, rerun=rerun),
+        )
+        self._publish(started)
         task = asyncio.create_task(
             run_turn(request, config=self.config, model=self.model, on_event=self._publish, launcher=self.launcher,
-                     pool=self.pool, background=self.background)
+                     pool=self.pool, background=self.background, live=self.live, turn=turn)
         )
         self._active[thread.thread_id] = task
-        task.add_done_callback(lambda t, tid=thread.thread_id: self._finished(tid, t))
+        task.add_done_callback(lambda t: self._finished(turn, t))
         return task
 
-    def _finished(self, thread_id: str, task: asyncio.Task[Any]) -> None:
+    def _finished(self, turn: Turn, task: asyncio.Task[Any]) -> None:
+        thread_id = turn.thread_id
         if self._active.get(thread_id) is task:
             del self._active[thread_id]
+        if task.cancelled() or task.exception() is not None:
+            # A turn stopped before the engine could close it (cancelled before it ran, a
+            # thread without a source): closed here, so no turn stays "running" unended.
+            cancelled = task.cancelled() or isinstance(task.exception(), asyncio.CancelledError)
+            status: Literal["interrupted", "error"] = "interrupted" if cancelled else "error"
+            message = "cancelled by the user" if cancelled else str(task.exception())
+            ended = self.workspace.store.abandon_turn(
+                turn.turn_id, TurnEnded(thread_id=thread_id, turn_id=turn.turn_id, status=status, message=message),
+                status,
+            )
+            if ended is not None:
+                self._publish(ended)
         if not task.cancelled() and task.exception() is not None:
             # The loop persisted what it could; wake listeners so they stop waiting.
             for queue in self._listeners.get(thread_id, ()):
@@ -161,6 +206,7 @@ class ThreadService:
         for thread_id in list(self._active):
             await self.cancel(thread_id)
         await self.background.drain()
+        await self.live.close()
         if self.pool is not None:
             await self.pool.close()
         self.workspace.close()

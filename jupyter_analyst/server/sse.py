@@ -48,7 +48,9 @@ async def relay(
             handler.write(format_event(event))
             last = event.seq
         await handler.flush()
-        if not follow:
+        # A backlog that ends with a turn's end has nothing more to follow (the turn may
+        # still be finishing its notebook, but it sends no more events).
+        if not follow or (backlog and isinstance(backlog[-1], TurnEnded)):
             return last
         pending: Event | None = None
         while True:

@@ -13,8 +13,9 @@ a core and the GIL until it finished. So it runs in small worker processes:
 * the event loop only awaits: the waiting happens in threads of this module's own, so a
   hostile query never holds a thread other work needs.
 
-Workers are started once per process (:data:`POOL_SIZE` of them, lazily, warmed when a
-thread's runtime is set up) and answer one query at a time, as JSON lines over pipes.
+Workers are started once per process (:data:`POOL_SIZE` of them, lazily: the first when
+the model starts a ``run_sql`` call, so a turn without SQL starts none) and answer one
+query at a time, as JSON lines over pipes.
 """
 
 from __future__ import annotations
