@@ -33,9 +33,11 @@ def test_thread_b_cannot_read_thread_a_datasets(tmp_path, sales_db):
     secret = next(e for e in a.of_type("artifact") if e.artifact_type == "dataset").fingerprint.removeprefix("sha256:")
     blob = workspace.resolve() / "artifacts" / "sha256" / secret[:2] / secret
     assert blob.is_file()
+    # The probe reads B's own dataset, so B's kernel has it linked (datasets are restored
+    # for the steps that read them).
     probe = f"""
 import glob, json, os
-found = {{"blob": None, "store": None, "datasets": None}}
+found = {{"blob": None, "store": None, "datasets": None, "rows": len(products_b)}}
 try:
     found["blob"] = len(open({str(blob)!r}, "rb").read())
 except OSError as exc:
@@ -55,7 +57,7 @@ print(json.dumps(found))
     seen = json.loads(results_of(b, second.turn_id)[1].result["stdout"])
     assert seen["blob"] == "FileNotFoundError", "thread A's dataset must not be readable from thread B"
     assert seen["store"] == "FileNotFoundError", "the blob store is not mounted at all"
-    assert seen["hits"] == []
+    assert seen["hits"] == [] and seen["rows"] == 3
     # B's kernel sees one datasets folder, its own, holding only B's dataset.
     mine = next(e for e in b.of_type("artifact") if e.artifact_type == "dataset").fingerprint.removeprefix("sha256:")
     assert list(seen["datasets"].values()) == [[mine]]
