@@ -25,8 +25,8 @@ MALFORMED: dict[str, tuple[dict, str]] = {
         {"tool_calls": [{"name": "run_sql", "raw_arguments": '{"sql": ' + "[" * 100_000 + "]" * 100_000 + "}"}]},
         "arguments_too_deep",
     ),
-    "SQL with 300 nested parentheses": (
-        sql_step("SELECT " + "(" * 300 + "1" + ")" * 300 + " AS x", "x"),
+    "SQL with 3000 nested parentheses": (
+        sql_step("SELECT " + "(" * 3000 + "1" + ")" * 3000 + " AS x", "x"),
         "sql_too_complex",
     ),
     # Spaced out: "--" would start an SQL comment.
