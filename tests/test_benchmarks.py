@@ -54,6 +54,13 @@ def test_a_partial_run_keeps_the_other_figures(tmp_path):
     assert benches["run_sql"]["notes"] == ["kept"] and benches["benchmarks.selftest:fine"]["status"] == "ok"
 
 
+def test_readme_table_is_the_one_generated_from_the_results_file():
+    results = harness.load(harness.RESULTS)
+    assert results["benches"], "benchmarks/results.json holds no run: run `make bench`"
+    assert readme.current(harness.ROOT / "README.md") == readme.render(results), (
+        "README.md's benchmark table differs from benchmarks/results.json: run `python -m benchmarks --readme`")
+
+
 def test_render_shows_peer_ratio_and_unfinished_benchmarks():
     results = {"machine": {"cpus": 2}, "benches": {
         "run_sql": {"status": "ok", "commit": "abc", "notes": ["n"], "rows": [
