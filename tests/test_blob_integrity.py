@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from jupyter_analyst.testing.jupyter import analyst_server_config
 from jupyter_analyst.errors import StorageError
 from jupyter_analyst.testing import python_step, sql_step, text_step
 
@@ -116,11 +117,7 @@ def test_a_swapped_dataset_is_never_loaded_into_a_kernel(analyst, tmp_path):
 
 @pytest.fixture
 def jp_server_config(tmp_path, sales_db):
-    return {
-        "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}},
-        "AnalystApp": {"workspace": str(tmp_path / "ws"), "sources": {"sales": str(sales_db)}, "pool_size": 0,
-                       "summarizer": False},
-    }
+    return analyst_server_config(tmp_path / "ws", {"sales": str(sales_db)})
 
 
 async def test_the_server_does_not_serve_a_swapped_blob(jp_fetch, jp_serverapp):

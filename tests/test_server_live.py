@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_analyst.testing.jupyter import analyst_server_config
 from jupyter_analyst.testing import ScriptedModelServer, python_step as py_step, text_step as answer
 
 
@@ -31,12 +32,8 @@ SCRIPT = {"turns": [
 @pytest.fixture
 def jp_server_config(tmp_path, sales_db):
     with ScriptedModelServer(SCRIPT) as model:
-        yield {
-            "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}},
-            "AnalystApp": {"workspace": str(tmp_path / "ws"), "sources": {"sales": str(sales_db)},
-                           "model_base_url": model.base_url, "api_key": "x", "pool_size": 0,
-                           "summarizer": False, "kernel_idle": 3600.0, "max_kernels": 5, "max_kernels_per_user": 4},
-        }
+        yield analyst_server_config(tmp_path / "ws", {"sales": str(sales_db)}, model.base_url,
+                                    kernel_idle=3600.0, max_kernels=5, max_kernels_per_user=4)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from jupyter_analyst.testing.jupyter import analyst_server_config
 from jupyter_analyst.server.sse import parse_events
 from jupyter_analyst.testing import ScriptedModelServer
 
@@ -19,11 +20,7 @@ SCRIPT = {"turns": [{"steps": [
 @pytest.fixture
 def jp_server_config(tmp_path, sales_db):
     with ScriptedModelServer(SCRIPT) as model:
-        yield {
-            "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}},
-            "AnalystApp": {"workspace": str(tmp_path / "ws"), "sources": {"sales": str(sales_db)},
-                           "model_base_url": model.base_url, "api_key": "x", "pool_size": 1},
-        }
+        yield analyst_server_config(tmp_path / "ws", {"sales": str(sales_db)}, model.base_url, pool_size=1)
 
 
 async def test_first_step_of_a_new_thread_uses_a_warm_kernel(jp_fetch, jp_serverapp):

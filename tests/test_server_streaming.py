@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from jupyter_analyst.testing.jupyter import analyst_server_config
 from jupyter_analyst.server.sse import parse_events
 from jupyter_analyst.testing import ScriptedModelServer
 
@@ -27,18 +28,7 @@ def scripted():
 
 @pytest.fixture
 def jp_server_config(tmp_path, sales_db, scripted):
-    return {
-        "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}},
-        "AnalystApp": {
-            "workspace": str(tmp_path / "ws"),
-            "sources": {"sales": str(sales_db)},
-            "model": "jupyter-analyst-scripted",
-            "model_base_url": scripted.base_url,
-            "api_key": "scripted",
-            "pool_size": 0,
-            "summarizer": False,
-        },
-    }
+    return analyst_server_config(tmp_path / "ws", {"sales": str(sales_db)}, scripted.base_url)
 
 
 async def _api(jp_fetch, *path, method="GET", body=None, **kw):

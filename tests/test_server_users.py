@@ -9,6 +9,7 @@ import pytest
 from jupyter_server.auth.identity import IdentityProvider, User
 from tornado.httpclient import HTTPClientError
 
+from jupyter_analyst.testing.jupyter import analyst_server_config
 from jupyter_analyst.testing import ScriptedModelServer
 
 
@@ -26,12 +27,10 @@ XSRF = {"Cookie": "_xsrf=t0k3n", "X-XSRFToken": "t0k3n"}
 @pytest.fixture
 def jp_server_config(tmp_path, sales_db):
     with ScriptedModelServer({"turns": []}) as model:
-        yield {
-            "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True},
-                          "identity_provider_class": HeaderIdentity, "allow_unauthenticated_access": False},
-            "AnalystApp": {"workspace": str(tmp_path / "ws"), "sources": {"sales": str(sales_db)},
-                           "model_base_url": model.base_url, "api_key": "x", "pool_size": 0},
-        }
+        yield analyst_server_config(
+            tmp_path / "ws", {"sales": str(sales_db)}, model.base_url, summarizer=True,
+            server={"identity_provider_class": HeaderIdentity, "allow_unauthenticated_access": False},
+        )
 
 
 async def as_user(jp_fetch, user, *path, method="GET", body=None):

@@ -11,6 +11,7 @@ import duckdb
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from jupyter_analyst.testing.jupyter import analyst_server_config
 from jupyter_analyst.server.sse import parse_events
 from jupyter_analyst.testing import ScriptedModelServer, sql_step, text_step
 
@@ -43,20 +44,9 @@ def analyst_settings() -> dict:
 
 @pytest.fixture
 def jp_server_config(tmp_path, sales_db, warehouse, scripted, analyst_settings):
-    return {
-        "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}},
-        "AnalystApp": {
-            "workspace": str(tmp_path / "ws"),
-            # "sales" is first, so the default; the tests give threads "warehouse".
-            "sources": {"sales": str(sales_db), "warehouse": str(warehouse)},
-            "model": "jupyter-analyst-scripted",
-            "model_base_url": scripted.base_url,
-            "api_key": "scripted",
-            "pool_size": 0,
-            "summarizer": False,
-            **analyst_settings,
-        },
-    }
+    # "sales" is first, so the default; the tests give threads "warehouse".
+    return analyst_server_config(tmp_path / "ws", {"sales": str(sales_db), "warehouse": str(warehouse)},
+                                 scripted.base_url, **analyst_settings)
 
 
 @pytest.fixture

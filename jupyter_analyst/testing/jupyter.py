@@ -96,3 +96,22 @@ class JupyterServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def analyst_server_config(
+    workspace: Path, sources: dict[str, str], model_url: str | None = None, *,
+    server: dict[str, Any] | None = None, **analyst: Any,
+) -> dict[str, Any]:
+    """pytest-jupyter's ``jp_server_config`` for a server with the extension on ``workspace``
+    and ``sources``, answering with the (scripted) model at ``model_url``.
+
+    No warm pool and no summarizer unless ``analyst`` says otherwise (the summarizer's
+    background event would race streams compared event for event); ``server`` adds
+    ``ServerApp`` settings.
+    """
+    model = {"model": "jupyter-analyst-scripted", "model_base_url": model_url, "api_key": "scripted"} if model_url else {}
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}, **(server or {})},
+        "AnalystApp": {"workspace": str(workspace), "sources": sources, **model, "pool_size": 0, "summarizer": False,
+                       **analyst},
+    }
