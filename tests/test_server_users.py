@@ -55,6 +55,14 @@ async def test_each_user_sees_only_their_own(jp_fetch, jp_serverapp):
             await as_user(jp_fetch, "bob", *path)
         assert info.value.code == 404, path
         assert (await jp_fetch("analyst", "api", *path, headers={"X-Test-User": "ann", "Authorization": ""})).code == 200
+    # The audit notebook's calls: another user's thread is unknown before anything is read.
+    for path in [("threads", ann["thread_id"], "export"), ("threads", ann["thread_id"], "verify")]:
+        with pytest.raises(HTTPClientError) as info:
+            await as_user(jp_fetch, "bob", *path, method="POST", body={})
+        assert info.value.code == 404, path
+    with pytest.raises(HTTPClientError) as info:
+        await as_user(jp_fetch, "bob", "threads", ann["thread_id"], "steps", "call_1", "cell")
+    assert (info.value.code, json.loads(info.value.response.body)["reason"]) == (404, "thread_not_found")
     with pytest.raises(HTTPClientError) as info:
         await as_user(jp_fetch, "bob", "threads", ann["thread_id"], "cancel", method="POST", body={})
     assert info.value.code == 404
@@ -67,7 +75,7 @@ async def test_nobody_gets_403(jp_fetch):
 
 
 async def test_every_handler_is_authenticated(jp_fetch, jp_serverapp):
-    from jupyter_analyst.server.handlers import routes
+    from jupyter_analyst.server.routes import routes
 
     assert jp_serverapp.allow_unauthenticated_access is False
     for pattern, handler in routes("/"):

@@ -156,6 +156,15 @@ class AnalystHandler(APIHandler):
         self.finish(json.dumps(reply, default=str))
 
 
+class ConfigHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """What a client shows of the server's set-up: the model (never its key), the
+        source names, the limits of a request."""
+        self.reply(self.service.describe() | {"limits": self.limits.model_dump()})
+
+
 class SourcesHandler(AnalystHandler):
     @web.authenticated
     @authorized
@@ -330,27 +339,3 @@ class OpenAPIHandler(AnalystHandler):
         """The OpenAPI description of this API."""
         self.set_header("Content-Type", "application/yaml")
         self.finish((resources.files("jupyter_analyst.server") / "openapi.yaml").read_text())
-
-
-_ID = r"(?P<{}>[A-Za-z0-9_-]+)"
-
-
-def routes(base: str) -> list[tuple[str, type]]:
-    """URL patterns under ``{base}analyst/api/``."""
-    api = base.rstrip("/") + "/analyst/api"
-    thread = _ID.format("thread_id")
-    artifact = _ID.format("artifact_id")
-    return [
-        (f"{api}/sources", SourcesHandler),
-        (f"{api}/openapi.yaml", OpenAPIHandler),
-        (f"{api}/threads", ThreadsHandler),
-        (f"{api}/threads/{thread}", ThreadHandler),
-        (f"{api}/threads/{thread}/turns", TurnsHandler),
-        (f"{api}/threads/{thread}/events", EventsHandler),
-        (f"{api}/threads/{thread}/cancel", CancelHandler),
-        (f"{api}/threads/{thread}/artifacts", ThreadArtifactsHandler),
-        (f"{api}/threads/{thread}/notebook", NotebookHandler),
-        (f"{api}/threads/{thread}/state", StateHandler),
-        (f"{api}/artifacts/{artifact}", ArtifactHandler),
-        (f"{api}/artifacts/{artifact}/content", ArtifactContentHandler),
-    ]

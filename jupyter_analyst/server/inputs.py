@@ -122,6 +122,42 @@ class NewTurn(_Input):
             )
 
 
+#: Where the sidebar keeps audit notebooks in the user's folder, unless told otherwise.
+NOTEBOOK_FOLDER = "analyst"
+
+
+def _notebook_path(path: str) -> str:
+    # A path in the Jupyter contents API: relative, '/'-separated, no parent steps. The
+    # contents manager checks it again (root escapes, hidden files); this says why early.
+    parts = path.strip("/").split("/")
+    if path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
+        raise ValueError("must be a relative path in your Jupyter folder, without '..' or empty parts")
+    if not parts[-1].endswith(".ipynb") or parts[-1] == ".ipynb":
+        raise ValueError("must name a notebook file (NAME.ipynb)")
+    return "/".join(parts)
+
+
+NotebookPath = Annotated[Text, AfterValidator(_notebook_path)]
+
+
+class ExportNotebook(_Input):
+    """``POST threads/{id}/export``: where in the user's Jupyter folder to write the notebook."""
+
+    hint = f"send {{path?: a notebook path in your Jupyter folder, e.g. {NOTEBOOK_FOLDER}/sales.ipynb}}"
+
+    path: NotebookPath | None = Field(None, max_length=1024)
+    """Relative to the Jupyter server's root; absent: ``analyst/{title}-{thread}.ipynb``."""
+
+
+class VerifyNotebook(_Input):
+    """``POST threads/{id}/verify``: the thread's notebook to re-execute and check."""
+
+    hint = "send {path?: the thread's exported notebook in your Jupyter folder}, or {} to check a fresh export"
+
+    path: NotebookPath | None = Field(None, max_length=1024)
+    """An export of this thread in the user's Jupyter folder; absent: a fresh export."""
+
+
 class CancelTurn(_Input):
     """``POST threads/{id}/cancel``: no fields."""
 
