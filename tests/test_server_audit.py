@@ -1,9 +1,10 @@
 """What the sidebar's buttons call, through a real Jupyter server: the server's set-up
 (``config``), a thread's audit notebook exported into the user's folder and verified there,
-and one step as a runnable cell."""
+one step as a runnable cell, and an artifact's preview as a notebook output."""
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -48,15 +49,16 @@ def jp_server_config(tmp_path, db, model_configured):
         yield analyst_server_config(tmp_path / "ws", {"sales": str(db)}, url, **extra)
 
 
-async def api(jp_fetch, *path, method="GET", body=None):
-    kw = {"body": json.dumps(body)} if body is not None else {}
+async def api(jp_fetch, *path, method="GET", body=None, **kw):
+    if body is not None:
+        kw["body"] = json.dumps(body)
     response = await jp_fetch("analyst", "api", *path, method=method, **kw)
     return json.loads(response.body) if "json" in response.headers.get("Content-Type", "") else response
 
 
-async def refused(jp_fetch, *path, method="POST", body=None) -> tuple[int, dict]:
+async def refused(jp_fetch, *path, method="POST", body=None, **kw) -> tuple[int, dict]:
     with pytest.raises(HTTPClientError) as info:
-        await api(jp_fetch, *path, method=method, body=body)
+        await api(jp_fetch, *path, method=method, body=body, **kw)
     return info.value.code, json.loads(info.value.response.body)
 
 
@@ -156,3 +158,20 @@ async def test_a_step_as_a_cell_runs_in_a_fresh_python(jp_fetch, tmp_path, db):
 
     status, error = await refused(jp_fetch, "threads", tid, "steps", "call_nope", "cell", method="GET")
     assert (status, error["reason"]) == (404, "step_not_found")
+
+
+async def test_previews_are_notebook_outputs_of_the_checked_bytes(jp_fetch):
+    tid, _ = await thread_with_a_turn(jp_fetch)
+    artifacts = {a["type"]: a for a in (await api(jp_fetch, "threads", tid, "artifacts"))["artifacts"]}
+    table = await api(jp_fetch, "artifacts", artifacts["dataset"]["artifact_id"], "preview")
+    assert table["metadata"] == {"rows": 5, "shown": 5, "columns": table["metadata"]["columns"]}
+    assert [c["name"] for c in table["metadata"]["columns"]] == ["region_id", "region"]
+    assert "<table>" in table["data"]["text/html"] and table["data"]["text/plain"] == "regions: 5 rows x 2 columns"
+    two = await api(jp_fetch, "artifacts", artifacts["dataset"]["artifact_id"], "preview", params={"rows": "2"})
+    assert two["metadata"]["shown"] == 2 and "first 2 shown" in two["data"]["text/html"]
+    chart = await api(jp_fetch, "artifacts", artifacts["image"]["artifact_id"], "preview")
+    assert base64.b64decode(chart["data"]["image/png"]).startswith(b"\x89PNG")
+    for bad in ("-1", "201", "x", "2.5"):
+        status, error = await refused(jp_fetch, "artifacts", artifacts["dataset"]["artifact_id"], "preview",
+                                      method="GET", params={"rows": bad})
+        assert (status, error["reason"]) == (400, "invalid_rows"), bad

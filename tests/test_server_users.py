@@ -50,7 +50,7 @@ async def test_each_user_sees_only_their_own(jp_fetch, jp_serverapp):
                                                    mime="text/plain", producer="python")
     for path in [("threads", ann["thread_id"]), ("threads", ann["thread_id"], "events"),
                  ("threads", ann["thread_id"], "artifacts"), ("artifacts", art.artifact_id),
-                 ("artifacts", art.artifact_id, "content")]:
+                 ("artifacts", art.artifact_id, "content"), ("artifacts", art.artifact_id, "preview")]:
         with pytest.raises(HTTPClientError) as info:
             await as_user(jp_fetch, "bob", *path)
         assert info.value.code == 404, path

@@ -24,6 +24,7 @@ from ..store import Thread
 from . import sse
 from .inputs import (
     ApiLimits, ArtifactsQuery, BodyBuffer, CancelTurn, EventsQuery, Input, InvalidRequest, NewThread, NewTurn,
+    PreviewQuery,
     parse_body, parse_fields,
 )
 from .service import ThreadBusy, ThreadService
@@ -316,6 +317,28 @@ class ArtifactContentHandler(AnalystHandler):
                 self.write(chunk)
                 await self.flush()
         self.finish()
+
+
+class ArtifactPreviewHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, artifact_id: str) -> None:
+        """An artifact as a notebook output shows it: ``{data: MIME bundle, metadata}``
+        (a dataset's first ``?rows=`` rows, an image, the start of a text file)."""
+        from ..artifacts.preview import preview
+
+        artifact = self.owned_artifact(artifact_id)
+        rows = self.query(PreviewQuery).rows
+
+        def read() -> dict[str, Any]:
+            with self.service.open_artifact(artifact_id) as blob:
+                return preview(artifact, blob, rows=rows)
+
+        try:
+            bundle = await asyncio.to_thread(read)
+        except StorageError as exc:
+            raise self.refuse(exc, 500) from None
+        self.reply(bundle)
 
 
 class NotebookHandler(AnalystHandler):

@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ..artifacts.model import ArtifactType
+from ..artifacts.preview import MAX_PREVIEW_ROWS, PREVIEW_ROWS
 from ..errors import ConfigError
 
 #: The largest sequence number SQLite can hold; a larger one could never be an event's.
@@ -183,6 +184,15 @@ class ArtifactsQuery(_Input):
     hint = "pass ?type= one of dataset, image, file, text, or no type for all"
 
     type: ArtifactType | None = None
+
+
+class PreviewQuery(_Input):
+    """``GET artifacts/{id}/preview?rows=N``."""
+
+    model_config = ConfigDict(extra="ignore", strict=False, frozen=True)  # query text: "20" is 20
+    hint = f"pass ?rows= a whole number from 0 to {MAX_PREVIEW_ROWS}"
+
+    rows: int = Field(PREVIEW_ROWS, ge=0, le=MAX_PREVIEW_ROWS)
 
 
 # ------------------------------------------------------------------ parsing

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .audit import ExportHandler, StepCellHandler, VerifyHandler
 from .handlers import (
-    ArtifactContentHandler, ArtifactHandler, CancelHandler, ConfigHandler, EventsHandler, NotebookHandler,
+    ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, CancelHandler, ConfigHandler, EventsHandler, NotebookHandler,
     OpenAPIHandler, SourcesHandler, StateHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler,
     TurnsHandler,
 )
@@ -36,4 +36,5 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/threads/{thread}/state", StateHandler),
         (f"{api}/artifacts/{artifact}", ArtifactHandler),
         (f"{api}/artifacts/{artifact}/content", ArtifactContentHandler),
+        (f"{api}/artifacts/{artifact}/preview", ArtifactPreviewHandler),
     ]
