@@ -28,6 +28,7 @@ export class SseParser {
   private hasData = false;
   private eventType = '';
   private idBuffer = '';
+  private lastId = '';
   private reconnect: number | null = null;
   private commentCount = 0;
 
@@ -74,11 +75,12 @@ export class SseParser {
     this.data = [];
     this.hasData = false;
     this.eventType = '';
+    this.idBuffer = this.lastId; // the id of a frame that never completed does not count
   }
 
-  /** The last event id: what `Last-Event-ID` sends on reconnection. */
+  /** The id of the last completed frame: what `Last-Event-ID` sends on reconnection. */
   get lastEventId(): string {
-    return this.idBuffer;
+    return this.lastId;
   }
 
   /** The reconnection time the server asked for with `retry:` (ms), or null. */
@@ -130,6 +132,7 @@ export class SseParser {
   }
 
   private dispatch(frames: SseFrame[]): void {
+    this.lastId = this.idBuffer;
     if (this.hasData) {
       frames.push({ id: this.idBuffer, event: this.eventType || 'message', data: this.data.join('\n') });
     }
