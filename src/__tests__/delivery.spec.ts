@@ -3,8 +3,10 @@ import {
   initialDelivery,
   initialThreadModel,
   missing,
+  openStream,
   receive,
   receiveAll,
+  receiveFrames,
   receiveUnreadable,
   type ThreadModel
 } from '../model/delivery';
@@ -57,7 +59,7 @@ describe('duplicated delivery', () => {
       expect(deliver(once.delivery, event).ready).toEqual([]);
       expect(receive(once, event)).toBe(once);
     }
-    const doubled = receiveEach(initialThreadModel(), events.flatMap(e => [e, e]));
+    const doubled = receiveEach(initialThreadModel(), events.reduce<AnalystEvent[]>((out, e) => [...out, e, e], []));
     expect(doubled.view).toEqual(expected);
     // The text was not doubled: the one text block holds each piece once.
     const text = doubled.view.turns[0].items[0];
@@ -88,7 +90,7 @@ describe('out-of-order delivery', () => {
   });
 
   it('ends with the in-order view when everything comes backwards, each event twice', () => {
-    const backwards = events.slice().reverse().flatMap(e => [e, e]);
+    const backwards = events.slice().reverse().reduce<AnalystEvent[]>((out, e) => [...out, e, e], []);
     expect(receiveEach(initialThreadModel(), backwards).view).toEqual(expected);
   });
 });
@@ -198,5 +200,33 @@ describe('a malformed frame', () => {
     model = receiveUnreadable(model, 7);
     expect(model.delivery.lastSeq).toBe(28);
     expect(model.view.turns[0].status).toBe('completed');
+  });
+});
+
+describe('receiveFrames: the frames of one stream', () => {
+  it('feeds a stream body (merged text, a heartbeat, a malformed frame, the error frame) into the model', () => {
+    const [one, two, three] = bySeq([1, 2, 3]);
+    const body =
+      [one, two, three].map(frameOf).join('') +
+      frameOf(merged(bySeq([4, 5, 6]) as TextDelta[])) +
+      ': heartbeat\n\n' +
+      'id: 7\nevent: tool_call\ndata: {"type": "tool_call", "seq": 7}\n\n' +
+      bySeq(range(8, 20)).map(frameOf).join('') +
+      'event: error\ndata: {"reason": "turn_failed", "message": "the workspace is read-only"}\n\n';
+    const parser = new SseParser();
+    let progress = openStream(initialThreadModel(), 0);
+    for (let at = 0; at < body.length; at += 97) {
+      progress = receiveFrames(progress, parser.push(body.slice(at, at + 97)));
+    }
+    expect(progress.previous).toBe(20);
+    expect(progress.error).toEqual({ reason: 'turn_failed', message: 'the workspace is read-only' });
+    expect(progress.model.delivery.lastSeq).toBe(20);
+    expect(missing(progress.model.delivery)).toBeNull();
+    const text = progress.model.view.turns[0].items[0];
+    expect(text.kind === 'text' && text.text).toBe('Let me look at the tables first.');
+    // The resumed stream picks up after 20 and ends with the whole turn.
+    const resumed = receiveFrames(openStream(progress.model, 20), new SseParser().push(bySeq(range(21, 28)).map(frameOf).join('')));
+    expect(resumed.model.view.turns[0].status).toBe('completed');
+    expect(resumed.model.view.lastSeq).toBe(28);
   });
 });

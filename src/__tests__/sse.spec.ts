@@ -15,7 +15,7 @@ function streamBody(): string {
 
 function feed(chunks: string[]): { frames: SseFrame[]; parser: SseParser } {
   const parser = new SseParser();
-  const frames = chunks.flatMap(chunk => parser.push(chunk));
+  const frames = chunks.reduce<SseFrame[]>((out, chunk) => [...out, ...parser.push(chunk)], []);
   return { frames, parser };
 }
 

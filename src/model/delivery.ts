@@ -19,8 +19,9 @@
  * fetched from the history, which never merges.
  */
 
-import type { AnalystEvent } from './events';
+import { parseEvent, parseStreamError, type AnalystEvent, type StreamError } from './events';
 import { initialThreadView, reduce, type ThreadView } from './reducer';
+import type { SseFrame } from './sse';
 
 /** Events `after < seq <= through` are needed before anything held can be applied. */
 export interface Gap {
@@ -161,4 +162,46 @@ function settle(model: ThreadModel, { delivery, ready }: Delivered): ThreadModel
     return model;
   }
   return { view: ready.reduce(reduce, model.view), delivery };
+}
+
+/** Where one open event stream is: the model it fed, its last frame's number, its error. */
+export interface StreamProgress {
+  model: ThreadModel;
+  /** The sequence number of the stream's last event frame (or the `after` it was opened with). */
+  previous: number;
+  /** Why the stream ended without its turn's end (its `event: error` frame), if it did. */
+  error: StreamError | null;
+}
+
+/** A stream just opened with `?after=after` (or `Last-Event-ID: after`). */
+export function openStream(model: ThreadModel, after: number): StreamProgress {
+  return { model, previous: after, error: null };
+}
+
+/**
+ * The stream after more of its frames (from SseParser, in order): events are received
+ * with their place on the stream (so merged text deltas count right), a frame that is
+ * not a readable event but has a new id is passed over, and the error frame is kept.
+ */
+export function receiveFrames(progress: StreamProgress, frames: readonly SseFrame[]): StreamProgress {
+  let { model, previous, error } = progress;
+  for (const frame of frames) {
+    if (frame.event === 'error') {
+      error = parseStreamError(frame.data) ?? { reason: 'stream_error', message: frame.data };
+      continue;
+    }
+    const event = parseEvent(frame.data);
+    if (event !== null) {
+      model = receive(model, event, previous);
+      previous = event.seq;
+      continue;
+    }
+    // An id is kept across frames, so only an id newer than the last one names this frame.
+    const seq = Number(frame.id);
+    if (frame.id !== '' && Number.isInteger(seq) && seq > previous) {
+      model = receiveUnreadable(model, seq);
+      previous = seq;
+    }
+  }
+  return { model, previous, error };
 }

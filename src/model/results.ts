@@ -150,10 +150,14 @@ function defined<T extends object>(view: T): T {
 }
 
 function columns(value: JsonValue | undefined): ColumnView[] {
-  return objects(value).flatMap(c => {
+  const out: ColumnView[] = [];
+  for (const c of objects(value)) {
     const name = text(c.name);
-    return name === undefined ? [] : [{ name, type: text(c.type) ?? '' }];
-  });
+    if (name !== undefined) {
+      out.push({ name, type: text(c.type) ?? '' });
+    }
+  }
+  return out;
 }
 
 function readError(value: JsonValue | undefined): ToolError | undefined {
