@@ -40,11 +40,11 @@ $(NODE_STAMP): package.json package-lock.json
 	touch $@
 
 ## The extension, built into jupyter_analyst/labextension and linked into the venv's
-## share/jupyter/labextensions (`labextension develop`: a link, so a rebuild is seen
+## share/jupyter/labextensions (`jupyter-builder develop`, what `jupyter labextension develop` runs: a link, so a rebuild is seen
 ## without reinstalling; an editable install would copy the files once).
 $(EXT_STAMP): $(STAMP) $(NODE_STAMP) $(EXT_SOURCES)
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(NPM) run build:prod
-	$(VENV)/bin/jupyter labextension develop --overwrite . >/dev/null
+	$(VENV)/bin/jupyter-builder develop --overwrite . >/dev/null
 	touch $@
 
 extension: $(EXT_STAMP)

@@ -15,7 +15,7 @@ from pathlib import Path
 from jupyter_core.paths import jupyter_path
 
 NAME = "jupyter-analyst"
-HINT = "build and link it with `make extension` (npm ci, npm run build:prod, jupyter labextension develop)"
+HINT = "build and link it with `make extension` (npm ci, npm run build:prod, jupyter-builder develop)"
 
 
 def installed_extension() -> Path:
