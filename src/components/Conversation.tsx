@@ -11,8 +11,6 @@ export interface IConversationProps {
   thread: IThread;
   submitOnEnter?: boolean;
   onBack: () => void;
-  /** A turn was asked (the thread list's last activity changes). */
-  onTurn?: () => void;
 }
 
 /** One thread: its header, its events as they arrive, and the prompt box. */
@@ -20,8 +18,7 @@ export function Conversation({
   client,
   thread,
   submitOnEnter,
-  onBack,
-  onTurn
+  onBack
 }: IConversationProps): JSX.Element {
   const { events, running, error, submit, clearError } = useThreadEvents(
     client,
@@ -29,7 +26,7 @@ export function Conversation({
   );
 
   const ask = (prompt: string): void => {
-    void submit({ prompt }).then(() => onTurn?.());
+    void submit({ prompt });
   };
 
   return (
