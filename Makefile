@@ -40,8 +40,9 @@ $(NODE_STAMP): package.json package-lock.json
 	touch $@
 
 ## The extension, built into jupyter_analyst/labextension and linked into the venv's
-## share/jupyter/labextensions (`jupyter-builder develop`, what `jupyter labextension develop` runs: a link, so a rebuild is seen
-## without reinstalling; an editable install would copy the files once).
+## share/jupyter/labextensions by `jupyter-builder develop` (what `jupyter labextension
+## develop` runs): a link, so a rebuild is seen without reinstalling, where the editable
+## install's shared data would be a copy made once.
 $(EXT_STAMP): $(STAMP) $(NODE_STAMP) $(EXT_SOURCES)
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(NPM) run build:prod
 	$(VENV)/bin/jupyter-builder develop --overwrite . >/dev/null
@@ -85,7 +86,7 @@ test-ui: $(EXT_STAMP) $(UI_STAMP) sandbox-deps chromium-deps
 	cd ui-tests && PATH="$(abspath $(VENV))/bin:$$PATH" ANALYST_PYTHON="$(abspath $(PY))" $(NPM) test
 
 $(BENCH_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e '.[test,bench]'
 	touch $(BENCH_STAMP)
 
 ## Speed and memory, as ratios against the raw floor and the peers (JupySQL, stock papermill)
