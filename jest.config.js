@@ -1,0 +1,31 @@
+/**
+ * Jest on the JupyterLab preset of @jupyterlab/testing (ts-jest for TypeScript, a jsdom
+ * environment with JupyterLab's shims); tests are src/__tests__/*.spec.ts(x).
+ */
+const jestJupyterLab = require('@jupyterlab/testing/lib/jest-config');
+
+const esModules = [
+  '@codemirror',
+  '@jupyter/ydoc',
+  '@jupyterlab/',
+  'lib0',
+  'nanoid',
+  'vscode-ws-jsonrpc',
+  'y-protocols',
+  'y-websocket',
+  'yjs'
+].join('|');
+
+const baseConfig = jestJupyterLab(__dirname);
+
+module.exports = {
+  ...baseConfig,
+  automock: false,
+  reporters: ['default'],
+  collectCoverageFrom: ['src/**/*.{ts,tsx}', '!src/**/*.d.ts'],
+  coverageReporters: ['text'],
+  testRegex: 'src/__tests__/.*\\.spec\\.tsx?$',
+  // The built extension and the browser tests have package.json files of their own.
+  modulePathIgnorePatterns: ['<rootDir>/jupyter_analyst/', '<rootDir>/ui-tests/'],
+  transformIgnorePatterns: [`/node_modules/(?!${esModules}).+`]
+};

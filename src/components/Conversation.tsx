@@ -1,0 +1,64 @@
+import * as React from 'react';
+
+import { AnalystClient, IThread } from '../api';
+import { useThreadEvents } from '../threadEvents';
+import { ErrorBanner } from './ErrorBanner';
+import { EventList } from './EventList';
+import { PromptBox } from './PromptBox';
+
+export interface IConversationProps {
+  client: AnalystClient;
+  thread: IThread;
+  submitOnEnter?: boolean;
+  onBack: () => void;
+}
+
+/** One thread: its header, its events as they arrive, and the prompt box. */
+export function Conversation({
+  client,
+  thread,
+  submitOnEnter,
+  onBack
+}: IConversationProps): JSX.Element {
+  const { events, running, error, submit, clearError } = useThreadEvents(
+    client,
+    thread.thread_id
+  );
+
+  const ask = (prompt: string): void => {
+    void submit({ prompt });
+  };
+
+  return (
+    <section
+      className="jp-AnalystConversation"
+      data-thread-id={thread.thread_id}
+      aria-busy={running}
+    >
+      <header className="jp-AnalystConversation-header">
+        <button
+          type="button"
+          className="jp-AnalystConversation-back jp-Button jp-mod-minimal"
+          aria-label="Back to threads"
+          onClick={onBack}
+        >
+          ‹
+        </button>
+        <span className="jp-AnalystConversation-title">
+          {thread.title || 'Untitled thread'}
+        </span>
+        <span className="jp-AnalystConversation-source">{thread.source}</span>
+      </header>
+      {error && <ErrorBanner error={error} onDismiss={clearError} />}
+      <div className="jp-AnalystConversation-body">
+        <EventList events={events} />
+      </div>
+      {running && (
+        <div className="jp-AnalystConversation-status" role="status">
+          Working…
+        </div>
+      )}
+      <PromptBox busy={running} onSubmit={ask} submitOnEnter={submitOnEnter} />
+    </section>
+  );
+}

@@ -1,0 +1,67 @@
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+
+import { AnalystClient } from './api';
+import { AnalystPanel } from './panel';
+
+const PLUGIN_ID = 'jupyter-analyst:plugin';
+
+/** Commands of the extension. */
+export namespace CommandIDs {
+  export const open = 'jupyter-analyst:open';
+}
+
+/** Where the panel sits among the right sidebar's tabs (after the debugger's 1000). */
+const SIDEBAR_RANK = 1100;
+
+/**
+ * The "Data analyst" sidebar: threads, turns and their events, from the
+ * jupyter-analyst server extension's API.
+ */
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description: 'The Data analyst panel of the right sidebar.',
+  autoStart: true,
+  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    restorer: ILayoutRestorer | null,
+    palette: ICommandPalette | null,
+    settingRegistry: ISettingRegistry | null
+  ) => {
+    // The page's server settings (ServerConnection.makeSettings()): base URL, token, XSRF.
+    const client = new AnalystClient(app.serviceManager.serverSettings);
+    const panel = new AnalystPanel({ client });
+    app.shell.add(panel, 'right', { rank: SIDEBAR_RANK });
+    restorer?.add(panel, 'jupyter-analyst');
+
+    app.commands.addCommand(CommandIDs.open, {
+      label: 'Open the Data analyst panel',
+      caption: 'Ask questions about your data',
+      execute: () => app.shell.activateById(panel.id)
+    });
+    palette?.addItem({ command: CommandIDs.open, category: 'Data analyst' });
+
+    if (settingRegistry) {
+      settingRegistry
+        .load(PLUGIN_ID)
+        .then(settings => {
+          const apply = (): void => {
+            panel.submitOnEnter = settings.get('submitOnEnter').composite as boolean;
+          };
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(reason => {
+          console.error('jupyter-analyst: the settings could not be loaded', reason);
+        });
+    }
+  }
+};
+
+export default plugin;
