@@ -21,7 +21,7 @@ from .disk import unavailable
 from .errors import StorageError
 from .analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from .progress import ProgressPrinter, print_summary
-from .testing import ScriptedModelServer
+from .testing import MODEL_NAME, ScriptedModelServer
 
 DATA = resources.files("jupyter_analyst") / "data"
 DEMO_SCRIPT = Path(str(DATA / "demo_script.json"))
@@ -50,7 +50,7 @@ def run_demo(out: Path, *, as_json: bool = False) -> int:
     workspace = out / ".analyst"
     say = (lambda *a: None) if as_json else (lambda *a: print(*a, file=sys.stderr, flush=True))
     with ScriptedModelServer(DEMO_SCRIPT) as server:
-        model = ModelSettings(model="jupyter-analyst-scripted", base_url=server.base_url, api_key="scripted")
+        model = ModelSettings(model=MODEL_NAME, base_url=server.base_url, api_key="scripted")
         config = AnalystConfig(workspace=workspace)
         printer = None if as_json else ProgressPrinter()
         say("jupyter-analyst demo: OFFLINE, with the SCRIPTED model (its replies are canned, not an LLM's)")

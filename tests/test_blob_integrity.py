@@ -127,10 +127,13 @@ async def test_the_server_does_not_serve_a_swapped_blob(jp_fetch, jp_serverapp):
                                                    type="file", mime="text/csv", producer="python")
     ok = await jp_fetch("analyst", "api", "artifacts", art.artifact_id, "content")
     assert ok.body == b"true,1\n"
+    shown = await jp_fetch("analyst", "api", "artifacts", art.artifact_id, "preview")
+    assert json.loads(shown.body)["data"] == {"text/plain": "true,1\n"}
     service.workspace.artifacts.blob_path(art).write_bytes(b"fake,9\n")
-    with pytest.raises(HTTPClientError) as info:
-        await jp_fetch("analyst", "api", "artifacts", art.artifact_id, "content")
-    assert info.value.code == 500
-    body = json.loads(info.value.response.body)
-    assert body["reason"] == "blob_corrupt" and art.artifact_id in body["message"]
-    assert b"fake" not in info.value.response.body
+    for served in ("content", "preview"):
+        with pytest.raises(HTTPClientError) as info:
+            await jp_fetch("analyst", "api", "artifacts", art.artifact_id, served)
+        assert info.value.code == 500
+        body = json.loads(info.value.response.body)
+        assert body["reason"] == "blob_corrupt" and art.artifact_id in body["message"]
+        assert b"fake" not in info.value.response.body

@@ -6,19 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from jupyter_server.auth.identity import IdentityProvider, User
 from tornado.httpclient import HTTPClientError
 
+from jupyter_analyst.testing.identity import HEADER, HeaderIdentityProvider
 from jupyter_analyst.testing.jupyter import analyst_server_config
 from jupyter_analyst.testing import ScriptedModelServer
-
-
-class HeaderIdentity(IdentityProvider):
-    """Who you are is the X-Test-User header (a stand-in for JupyterHub's provider)."""
-
-    def get_user(self, handler):
-        name = handler.request.headers.get("X-Test-User")
-        return User(username=name) if name else None
 
 
 XSRF = {"Cookie": "_xsrf=t0k3n", "X-XSRFToken": "t0k3n"}
@@ -29,12 +21,12 @@ def jp_server_config(tmp_path, sales_db):
     with ScriptedModelServer({"turns": []}) as model:
         yield analyst_server_config(
             tmp_path / "ws", {"sales": str(sales_db)}, model.base_url, summarizer=True,
-            server={"identity_provider_class": HeaderIdentity, "allow_unauthenticated_access": False},
+            server={"identity_provider_class": HeaderIdentityProvider, "allow_unauthenticated_access": False},
         )
 
 
 async def as_user(jp_fetch, user, *path, method="GET", body=None):
-    headers = {"X-Test-User": user, "Authorization": "", **(XSRF if method != "GET" else {})}
+    headers = {HEADER: user, "Authorization": "", **(XSRF if method != "GET" else {})}
     kw = {"body": json.dumps(body)} if body is not None else {}
     response = await jp_fetch("analyst", "api", *path, method=method, headers=headers, **kw)
     return json.loads(response.body)
@@ -50,11 +42,19 @@ async def test_each_user_sees_only_their_own(jp_fetch, jp_serverapp):
                                                    mime="text/plain", producer="python")
     for path in [("threads", ann["thread_id"]), ("threads", ann["thread_id"], "events"),
                  ("threads", ann["thread_id"], "artifacts"), ("artifacts", art.artifact_id),
-                 ("artifacts", art.artifact_id, "content")]:
+                 ("artifacts", art.artifact_id, "content"), ("artifacts", art.artifact_id, "preview")]:
         with pytest.raises(HTTPClientError) as info:
             await as_user(jp_fetch, "bob", *path)
         assert info.value.code == 404, path
-        assert (await jp_fetch("analyst", "api", *path, headers={"X-Test-User": "ann", "Authorization": ""})).code == 200
+        assert (await jp_fetch("analyst", "api", *path, headers={HEADER: "ann", "Authorization": ""})).code == 200
+    # The audit notebook's calls: another user's thread is unknown before anything is read.
+    for path in [("threads", ann["thread_id"], "export"), ("threads", ann["thread_id"], "verify")]:
+        with pytest.raises(HTTPClientError) as info:
+            await as_user(jp_fetch, "bob", *path, method="POST", body={})
+        assert info.value.code == 404, path
+    with pytest.raises(HTTPClientError) as info:
+        await as_user(jp_fetch, "bob", "threads", ann["thread_id"], "steps", "call_1", "cell")
+    assert (info.value.code, json.loads(info.value.response.body)["reason"]) == (404, "thread_not_found")
     with pytest.raises(HTTPClientError) as info:
         await as_user(jp_fetch, "bob", "threads", ann["thread_id"], "cancel", method="POST", body={})
     assert info.value.code == 404
@@ -67,7 +67,7 @@ async def test_nobody_gets_403(jp_fetch):
 
 
 async def test_every_handler_is_authenticated(jp_fetch, jp_serverapp):
-    from jupyter_analyst.server.handlers import routes
+    from jupyter_analyst.server.routes import routes
 
     assert jp_serverapp.allow_unauthenticated_access is False
     for pattern, handler in routes("/"):

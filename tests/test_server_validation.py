@@ -322,7 +322,9 @@ async def test_no_route_answers_any_method_or_body_with_a_5xx(jp_fetch, service)
     routes = [("sources",), ("openapi.yaml",), ("threads",), ("threads", tid), ("threads", tid, "turns"),
               ("threads", tid, "events"), ("threads", tid, "cancel"), ("threads", tid, "artifacts"),
               ("threads", tid, "notebook"), ("threads", tid, "state"), ("artifacts", art.artifact_id),
-              ("artifacts", art.artifact_id, "content"), ("threads", "t" * 3000, "events")]
+              ("artifacts", art.artifact_id, "content"), ("threads", "t" * 3000, "events"), ("config",),
+              ("threads", tid, "export"), ("threads", tid, "verify"), ("threads", tid, "steps", "c" * 300, "cell"),
+              ("threads", tid, "steps", "call_1", "cell"), ("artifacts", art.artifact_id, "preview")]
     bodies = [b"", b"[]", b'{"prompt": null}', b"\xff", b'{"after": -1e23, "type": []}']
     failures = []
     for path in routes:

@@ -55,12 +55,29 @@ def sql_cell_source(name: str, sql: str) -> str:
     return f'{name} = analyst.sql("""\n{body}\n""")'
 
 
+def connect_source(source: str) -> str:
+    """The lines that open ``source`` for the SQL cells that follow (any kernel).
+
+    >>> print(connect_source("/data/sales.duckdb"))
+    from jupyter_analyst import runtime as analyst
+    analyst.connect('/data/sales.duckdb')
+    """
+    return f"from jupyter_analyst import runtime as analyst\nanalyst.connect({source!r})"
+
+
+def step_source(tool: str, arguments: dict[str, Any]) -> str:
+    """The code of the cell that stands for a ``run_sql`` or ``run_python`` step.
+
+    >>> print(step_source("run_python", {"code": "revenue.head()"}))
+    revenue.head()
+    """
+    if tool == "run_sql":
+        return sql_cell_source(arguments["name"], arguments["sql"])
+    return arguments["code"]
+
+
 def _setup_cell(source: str) -> ipynb.Node:
-    cell = new_code_cell(
-        "# Set-up: the data source this thread queried.\n"
-        "from jupyter_analyst import runtime as analyst\n"
-        f"analyst.connect({source!r})"
-    )
+    cell = new_code_cell("# Set-up: the data source this thread queried.\n" + connect_source(source))
     cell.metadata[META] = {"role": "setup"}
     return cell
 
@@ -92,11 +109,7 @@ def step_cell(
     outputs: Sequence[dict[str, Any]],
 ) -> ipynb.Node:
     """One code cell for one SQL or Python step, with its outputs and provenance."""
-    if tool == "run_sql":
-        source = sql_cell_source(arguments["name"], arguments["sql"])
-    else:
-        source = arguments["code"]
-    cell = new_code_cell(source)
+    cell = new_code_cell(step_source(tool, arguments))
     cell.outputs = [new_output(**_output_fields(o)) for o in outputs]
     cell.metadata[META] = {
         "tool": tool,

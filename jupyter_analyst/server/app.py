@@ -11,7 +11,7 @@ from ..analysis import AnalystConfig, ModelSettings
 from ..errors import ConfigError
 from ..kernel import SandboxPolicy
 from ..kernel.kernelspec import kernels_dir
-from .handlers import routes
+from .routes import routes
 from .inputs import ApiLimits
 from .launcher import ServerKernelLauncher
 from .service import ThreadService

@@ -24,6 +24,7 @@ from ..store import Thread
 from . import sse
 from .inputs import (
     ApiLimits, ArtifactsQuery, BodyBuffer, CancelTurn, EventsQuery, Input, InvalidRequest, NewThread, NewTurn,
+    PreviewQuery,
     parse_body, parse_fields,
 )
 from .service import ThreadBusy, ThreadService
@@ -154,6 +155,15 @@ class AnalystHandler(APIHandler):
             reply = {"message": "Unhandled error", "reason": None, "hint": None, "traceback": ""}
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(reply, default=str))
+
+
+class ConfigHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """What a client shows of the server's set-up: the model (never its key), the
+        source names, the limits of a request."""
+        self.reply(self.service.describe() | {"limits": self.limits.model_dump()})
 
 
 class SourcesHandler(AnalystHandler):
@@ -309,6 +319,28 @@ class ArtifactContentHandler(AnalystHandler):
         self.finish()
 
 
+class ArtifactPreviewHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, artifact_id: str) -> None:
+        """An artifact as a notebook output shows it: ``{data: MIME bundle, metadata}``
+        (a dataset's first ``?rows=`` rows, an image, the start of a text file)."""
+        from ..artifacts.preview import preview
+
+        artifact = self.owned_artifact(artifact_id)
+        rows = self.query(PreviewQuery).rows
+
+        def read() -> dict[str, Any]:
+            with self.service.open_artifact(artifact_id) as blob:
+                return preview(artifact, blob, rows=rows)
+
+        try:
+            bundle = await asyncio.to_thread(read)
+        except StorageError as exc:
+            raise self.refuse(exc, 500) from None
+        self.reply(bundle)
+
+
 class NotebookHandler(AnalystHandler):
     @web.authenticated
     @authorized
@@ -330,27 +362,3 @@ class OpenAPIHandler(AnalystHandler):
         """The OpenAPI description of this API."""
         self.set_header("Content-Type", "application/yaml")
         self.finish((resources.files("jupyter_analyst.server") / "openapi.yaml").read_text())
-
-
-_ID = r"(?P<{}>[A-Za-z0-9_-]+)"
-
-
-def routes(base: str) -> list[tuple[str, type]]:
-    """URL patterns under ``{base}analyst/api/``."""
-    api = base.rstrip("/") + "/analyst/api"
-    thread = _ID.format("thread_id")
-    artifact = _ID.format("artifact_id")
-    return [
-        (f"{api}/sources", SourcesHandler),
-        (f"{api}/openapi.yaml", OpenAPIHandler),
-        (f"{api}/threads", ThreadsHandler),
-        (f"{api}/threads/{thread}", ThreadHandler),
-        (f"{api}/threads/{thread}/turns", TurnsHandler),
-        (f"{api}/threads/{thread}/events", EventsHandler),
-        (f"{api}/threads/{thread}/cancel", CancelHandler),
-        (f"{api}/threads/{thread}/artifacts", ThreadArtifactsHandler),
-        (f"{api}/threads/{thread}/notebook", NotebookHandler),
-        (f"{api}/threads/{thread}/state", StateHandler),
-        (f"{api}/artifacts/{artifact}", ArtifactHandler),
-        (f"{api}/artifacts/{artifact}/content", ArtifactContentHandler),
-    ]

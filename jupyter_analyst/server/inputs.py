@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ..artifacts.model import ArtifactType
+from ..artifacts.preview import MAX_PREVIEW_ROWS, PREVIEW_ROWS
 from ..errors import ConfigError
 
 #: The largest sequence number SQLite can hold; a larger one could never be an event's.
@@ -122,6 +123,42 @@ class NewTurn(_Input):
             )
 
 
+#: Where the sidebar keeps audit notebooks in the user's folder, unless told otherwise.
+NOTEBOOK_FOLDER = "analyst"
+
+
+def _notebook_path(path: str) -> str:
+    # A path in the Jupyter contents API: relative, '/'-separated, no parent steps. The
+    # contents manager checks it again (root escapes, hidden files); this says why early.
+    parts = path.strip("/").split("/")
+    if path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
+        raise ValueError("must be a relative path in your Jupyter folder, without '..' or empty parts")
+    if not parts[-1].endswith(".ipynb") or parts[-1] == ".ipynb":
+        raise ValueError("must name a notebook file (NAME.ipynb)")
+    return "/".join(parts)
+
+
+NotebookPath = Annotated[Text, AfterValidator(_notebook_path)]
+
+
+class ExportNotebook(_Input):
+    """``POST threads/{id}/export``: where in the user's Jupyter folder to write the notebook."""
+
+    hint = f"send {{path?: a notebook path in your Jupyter folder, e.g. {NOTEBOOK_FOLDER}/sales.ipynb}}"
+
+    path: NotebookPath | None = Field(None, max_length=1024)
+    """Relative to the Jupyter server's root; absent: ``analyst/{title}-{thread}.ipynb``."""
+
+
+class VerifyNotebook(_Input):
+    """``POST threads/{id}/verify``: the thread's notebook to re-execute and check."""
+
+    hint = "send {path?: the thread's exported notebook in your Jupyter folder}, or {} to check a fresh export"
+
+    path: NotebookPath | None = Field(None, max_length=1024)
+    """An export of this thread in the user's Jupyter folder; absent: a fresh export."""
+
+
 class CancelTurn(_Input):
     """``POST threads/{id}/cancel``: no fields."""
 
@@ -147,6 +184,15 @@ class ArtifactsQuery(_Input):
     hint = "pass ?type= one of dataset, image, file, text, or no type for all"
 
     type: ArtifactType | None = None
+
+
+class PreviewQuery(_Input):
+    """``GET artifacts/{id}/preview?rows=N``."""
+
+    model_config = ConfigDict(extra="ignore", strict=False, frozen=True)  # query text: "20" is 20
+    hint = f"pass ?rows= a whole number from 0 to {MAX_PREVIEW_ROWS}"
+
+    rows: int = Field(PREVIEW_ROWS, ge=0, le=MAX_PREVIEW_ROWS)
 
 
 # ------------------------------------------------------------------ parsing

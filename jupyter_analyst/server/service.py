@@ -18,13 +18,20 @@ from ..agent.events import Event, TurnEnded, TurnStarted
 from ..agent.live import LiveThreads
 from ..agent.loop import TurnSummary
 from ..agent.summarizer import BackgroundWork
+from .. import __version__
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
 from ..sql import absolute_spec
 from ..store import Thread, Turn
+from ..testing.server import MODEL_NAME as SCRIPTED_MODEL
 from ..workspace import Workspace
-from .catalog import SourceCatalog
+from .catalog import SourceCatalog, masked
+
+
+#: How a server gets a model (the sidebar's banner and a refused turn say it).
+NO_MODEL_HINT = ("set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers) in the server's environment, or "
+                 "c.AnalystApp.api_key / model_base_url / model, then restart the server")
 
 
 class ThreadBusy(AnalystError):
@@ -109,6 +116,22 @@ class ThreadService:
         return {"id": kernel_id, "state": state or ("busy" if self.is_active(thread_id) else "idle"),
                 "last_activity": last_activity or self.live.last_used(thread_id)}
 
+    def describe(self) -> dict[str, Any]:
+        """What clients may know of the set-up: the model's name and endpoint (a URL's
+        password masked, the key never), whether it is the scripted one, the source names."""
+        model = self.model
+        return {
+            "version": __version__,
+            "model": {
+                "configured": model is not None,
+                "name": model.model if model else None,
+                "base_url": masked(model.base_url) if model and model.base_url else None,
+                "scripted": model is not None and model.model == SCRIPTED_MODEL,
+                "hint": None if model else NO_MODEL_HINT,
+            },
+            "sources": self.catalog.names,
+        }
+
     def is_active(self, thread_id: str) -> bool:
         """Whether a turn is running on the thread."""
         task = self._active.get(thread_id)
@@ -126,8 +149,7 @@ class ThreadService:
         if self.is_active(thread.thread_id):
             raise ThreadBusy("a turn is already running on this thread", hint="wait for it, or cancel it")
         if self.model is None:
-            raise ConfigError("no model is configured for the server", reason="no_model",
-                              hint="set OPENAI_API_KEY / OPENAI_BASE_URL or c.AnalystApp.model_base_url")
+            raise ConfigError("no model is configured for the server", reason="no_model", hint=NO_MODEL_HINT)
         spec = self.catalog.for_thread(thread.source) if source is None else self.catalog.spec_of(source)
         request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun, user=thread.user)
         # The turn starts, and says so, while the request is answered: its client sees it

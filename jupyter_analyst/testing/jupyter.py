@@ -18,6 +18,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from .server import MODEL_NAME
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 nobody listens on now."""
@@ -40,7 +42,7 @@ class JupyterServerProcess:
             "--ServerApp.jpserver_extensions={'jupyter_analyst.server': True}",
             f"--AnalystApp.workspace={self.root / 'ws'}", "--AnalystApp.sources=" + json.dumps(sources),
             f"--AnalystApp.model_base_url={model_url}", "--AnalystApp.api_key=scripted",
-            "--AnalystApp.model=jupyter-analyst-scripted", *(extra or []),
+            f"--AnalystApp.model={MODEL_NAME}", *(extra or []),
         ]
         self.env = {**os.environ, "JUPYTER_CONFIG_DIR": str(self.root / "cfg"),
                     "JUPYTER_RUNTIME_DIR": str(self.root / "rt"), "JUPYTER_DATA_DIR": str(self.root / "data")}
@@ -109,7 +111,7 @@ def analyst_server_config(
     background event would race streams compared event for event); ``server`` adds
     ``ServerApp`` settings.
     """
-    model = {"model": "jupyter-analyst-scripted", "model_base_url": model_url, "api_key": "scripted"} if model_url else {}
+    model = {"model": MODEL_NAME, "model_base_url": model_url, "api_key": "scripted"} if model_url else {}
     return {
         "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}, **(server or {})},
         "AnalystApp": {"workspace": str(workspace), "sources": sources, **model, "pool_size": 0, "summarizer": False,

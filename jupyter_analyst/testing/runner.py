@@ -18,11 +18,12 @@ class TurnRunner:
 
     def run(self, prompt: str, *, thread: str | None = None, rerun: bool = False, **config: Any):
         from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+        from jupyter_analyst.testing.server import MODEL_NAME
 
         request = TurnRequest(
             prompt=prompt, source=None if thread else str(self.source), thread_id=thread, rerun=rerun
         )
-        model = ModelSettings(model="jupyter-analyst-scripted", base_url=self.server.base_url, api_key="x")
+        model = ModelSettings(model=MODEL_NAME, base_url=self.server.base_url, api_key="x")
         return asyncio.run(
             run_turn(
                 request,

@@ -1,0 +1,171 @@
+"""A thread's audit notebook in the user's own Jupyter folder: export, verify, one step's cell.
+
+These are what the sidebar's "Export", "Verify", "Open audit notebook" and "Insert as cell"
+do, through the same functions as ``jupyter analyst export`` and ``verify``. Notebooks are
+written and read through the server's contents manager, so its checks apply (no path
+outside the root, no hidden files) and any contents backend works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from ..agent.events import ToolCallStarted
+from ..errors import AnalystError, ConfigError, StorageError
+from ..notebooks import ipynb
+from ..notebooks.export import export_thread
+from ..notebooks.trail import META, connect_source, step_source
+from ..store import Thread
+from .catalog import masked
+from .handlers import AnalystHandler
+from .inputs import NOTEBOOK_FOLDER, ExportNotebook, VerifyNotebook
+
+#: The tools whose calls are notebook cells.
+STEP_TOOLS = ("run_sql", "run_python")
+
+
+def default_notebook_path(thread: Thread) -> str:
+    """``analyst/{title}-{thread}.ipynb``: readable, and one file per thread.
+
+    >>> from jupyter_analyst.store import Thread
+    >>> default_notebook_path(Thread(thread_id="thr_0123456789abcdef", title="Revenue / region?", user="u",
+    ...                              created_at=""))
+    'analyst/revenue-region-89abcdef.ipynb'
+    """
+    slug = re.sub(r"[^a-z0-9]+", "-", (thread.title or "thread").lower()).strip("-")[:60] or "thread"
+    return f"{NOTEBOOK_FOLDER}/{slug}-{thread.thread_id[-8:]}.ipynb"
+
+
+async def verify_in_subprocess(path: Path, source: str) -> dict[str, Any]:
+    """``jupyter analyst verify --json`` on ``path``: the CLI's own run, in a process of its
+    own, so papermill's kernel and event loop stay out of the server's."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "jupyter_analyst.cli", "verify", str(path), "--db", source, "--json",
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        cwd=path.parent,
+    )
+    out, err = await process.communicate()
+    try:
+        report = json.loads(out)
+    except ValueError:
+        report = None
+    if not isinstance(report, dict) or "checks" not in report:
+        said = err.decode("utf-8", "replace").strip().splitlines()
+        raise StorageError(f"the notebook could not be verified: {said[-1] if said else f'exit {process.returncode}'}",
+                           reason="verify_failed", hint="run `jupyter analyst verify` on it for the whole report")
+    return report
+
+
+class AuditHandler(AnalystHandler):
+    """Shared parts: the thread's notebook as the user may see it, the contents manager."""
+
+    def exported(self, thread: Thread) -> ipynb.Node:
+        """The thread exported as ``jupyter analyst export`` does, a URL's password masked:
+        the notebook goes into the user's folder, where credentials do not belong."""
+        service = self.service
+        spec = thread.source or ""
+        parameters = {"source": masked(spec)} if masked(spec) != spec else None
+        return export_thread(service.workspace.store, service.workspace.artifacts, thread.thread_id,
+                             parameters=parameters, user=thread.user)
+
+    async def make_folders(self, path: str) -> None:
+        """The folders above ``path``, made through the contents manager when missing."""
+        cm = self.contents_manager
+        parts = path.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            if not await ensure_async(cm.dir_exists(folder)):
+                await ensure_async(cm.save({"type": "directory"}, folder))
+
+
+class ExportHandler(AuditHandler):
+    @web.authenticated
+    @authorized
+    async def post(self, thread_id: str) -> None:
+        """Write the thread's audit notebook into the user's folder; ``{path, cells, artifacts}``."""
+        thread = self.owned_thread(thread_id)
+        request = self.body(ExportNotebook)
+        if not self.service.workspace.store.turns(thread_id):
+            raise self.refuse(ConfigError("the thread has no turn yet", reason="notebook_not_found",
+                                          hint="ask a question first; the notebook records the turns"), 404)
+        path = request.path or default_notebook_path(thread)
+        nb = await asyncio.to_thread(self.exported, thread)
+        await self.make_folders(path)
+        content = json.loads(ipynb.dumps(nb))
+        saved = await ensure_async(self.contents_manager.save({"type": "notebook", "format": "json",
+                                                               "content": content}, path))
+        self.reply({"path": saved["path"], "cells": len(nb["cells"]),
+                    "artifacts": len(nb["metadata"][META]["manifest"])})
+
+
+class VerifyHandler(AuditHandler):
+    @web.authenticated
+    @authorized
+    async def post(self, thread_id: str) -> None:
+        """Re-execute the thread's notebook (``path`` in the user's folder, else a fresh
+        export) against the thread's own source; the report as ``jupyter analyst verify --json``."""
+        thread = self.owned_thread(thread_id)
+        request = self.body(VerifyNotebook)
+        if not self.service.workspace.store.turns(thread_id):
+            raise self.refuse(ConfigError("the thread has no turn yet", reason="notebook_not_found",
+                                          hint="ask a question first"), 404)
+        if request.path is not None:
+            model = await ensure_async(self.contents_manager.get(request.path, content=True, type="notebook"))
+            nb: dict[str, Any] = model["content"]
+            if (nb.get("metadata", {}).get(META) or {}).get("thread_id") != thread_id:
+                raise self.refuse(ConfigError(f"{request.path} is not an export of this thread",
+                                              reason="notebook_of_another_thread",
+                                              hint="export the thread, then verify that notebook"))
+        else:
+            nb = await asyncio.to_thread(self.exported, thread)
+        # Whatever the notebook's parameters cell says, it runs on the thread's own source:
+        # the server opens configured sources only.
+        try:
+            spec = self.service.catalog.for_thread(thread.source)
+        except AnalystError as exc:
+            raise self.refuse(exc) from None
+
+        with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
+            path = Path(tmp) / "notebook.ipynb"
+            path.write_text(json.dumps(nb), encoding="utf-8")
+            try:
+                report = await verify_in_subprocess(path, spec)
+            except StorageError as exc:
+                raise self.refuse(exc, 500) from None
+        report["notebook"] = request.path
+        report["source"] = self.service.catalog.name_of(spec)
+        self.reply(report)
+
+
+class StepCellHandler(AuditHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, thread_id: str, call_id: str) -> None:
+        """The runnable cell of one SQL or Python step: ``{tool, call_id, source, setup}``;
+        ``setup`` opens the thread's source with the runtime helper, as exported notebooks do."""
+        thread = self.owned_thread(thread_id)
+        events = await asyncio.to_thread(self.service.workspace.store.events, thread_id)
+        call = next((e for e in events if isinstance(e, ToolCallStarted) and e.call_id == call_id), None)
+        if call is None:
+            raise self.refuse(ConfigError(f"unknown step {call_id!r}", reason="step_not_found",
+                                          hint="name a tool call of this thread (its call_id)"), 404)
+        if call.tool not in STEP_TOOLS:
+            raise self.refuse(ConfigError(f"{call.tool} steps are not notebook cells", reason="not_a_cell",
+                                          hint=f"only {' and '.join(STEP_TOOLS)} steps are"))
+        self.reply({
+            "tool": call.tool,
+            "call_id": call_id,
+            "name": call.arguments.get("name"),
+            "source": step_source(call.tool, call.arguments),
+            "setup": connect_source(masked(thread.source or "")),
+        })

@@ -1,0 +1,403 @@
+/**
+ * The events the server emits, as TypeScript types, and a guard that reads one frame.
+ *
+ * These mirror `jupyter_analyst/agent/events.py` field for field (a Python test,
+ * tests/test_ui_event_types.py, fails when the two drift). The sidebar renders a
+ * thread only from these events, never from model text.
+ */
+
+/** The states of one turn (DESIGN.md, decision 4). */
+export const TURN_STATES = [
+  'planning',
+  'data_fetching',
+  'analyzing',
+  'presenting',
+  'completed',
+  'error'
+] as const;
+export type State = (typeof TURN_STATES)[number];
+
+/** Why a tool call was not executed as asked, or what a guard did about it. */
+export const REASON_CODES = [
+  'invalid_state',
+  'duplicate_tool_call_skipped',
+  'duplicate_artifact_prevented',
+  'empty_python_payload_retried',
+  'empty_payload_refused',
+  'invalid_arguments',
+  'unknown_tool',
+  'step_limit_reached',
+  'arguments_normalized',
+  'unknown_name_refused',
+  'invented_name_flagged',
+  'expectation_failed',
+  'clarification_asked',
+  'chat_mode'
+] as const;
+export type ReasonCode = (typeof REASON_CODES)[number];
+
+/** A JSON value as the server sends it (tool arguments and results are free-form). */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+/** What every event carries. */
+export interface EventBase {
+  /** Thread-scoped, gap-free sequence number, assigned when the event is persisted. */
+  seq: number;
+  /** The thread the event belongs to. */
+  thread_id: string;
+  /** The turn that produced the event. */
+  turn_id: string;
+  /** When the event was made (UTC, ISO 8601). */
+  ts: string;
+}
+
+export interface TurnStarted extends EventBase {
+  type: 'turn_started';
+  /** What the user asked. */
+  prompt: string;
+  /** The model answering. */
+  model: string;
+  /** Whether the user asked to re-execute steps that could be reused. */
+  rerun: boolean;
+}
+
+export interface StateChanged extends EventBase {
+  type: 'state';
+  /** The state left (null at the start of a turn). */
+  from_state: State | null;
+  /** The state entered. */
+  to_state: State;
+}
+
+export interface TextDelta extends EventBase {
+  type: 'text_delta';
+  /** A piece of the model's streamed text (several pieces when the server merged them). */
+  text: string;
+}
+
+export interface ToolCallStarted extends EventBase {
+  type: 'tool_call';
+  /** The tool call's id. */
+  call_id: string;
+  /** The tool's name. */
+  tool: string;
+  /** The arguments after normalisation (`sql` for run_sql, `code` for run_python). */
+  arguments: JsonObject;
+  /** The step's logical key, when it has one. */
+  step_key: string | null;
+}
+
+export type ToolStatus = 'ok' | 'error' | 'refused';
+
+export interface ToolResult extends EventBase {
+  type: 'tool_result';
+  /** The tool call this answers. */
+  call_id: string;
+  /** The tool's name. */
+  tool: string;
+  /** `ok`; `error` when the tool ran and failed; `refused` when a guard stopped it. */
+  status: ToolStatus;
+  /** True when the result came from an earlier identical step. */
+  reused: boolean;
+  /** What the model was told (see results.ts for typed views). */
+  result: JsonObject;
+  /** Artifacts the step produced or reused. */
+  artifact_ids: string[];
+  /** Time spent executing (0 for a reused step). */
+  duration_s: number;
+}
+
+export interface ArtifactRecorded extends EventBase {
+  type: 'artifact';
+  /** The artifact's inventory id. */
+  artifact_id: string;
+  /** Its dataset variable or file name. */
+  name: string;
+  /** `dataset`, `image`, `file` or `text`. */
+  artifact_type: string;
+  /** `sha256:` of its bytes. */
+  fingerprint: string;
+  /** False when an equivalent artifact already existed and was reused. */
+  created: boolean;
+}
+
+export interface Guarded extends EventBase {
+  type: 'guard';
+  /** The reason code. */
+  reason: ReasonCode;
+  /** A readable explanation. */
+  message: string;
+  /** The tool call concerned, if any. */
+  call_id: string | null;
+}
+
+export interface AnswerReady extends EventBase {
+  type: 'answer';
+  /** The final answer shown to the user. */
+  text: string;
+  /** Ids or names the answer cites that do not exist. */
+  flagged: string[];
+}
+
+export type TurnEndStatus = 'completed' | 'error' | 'interrupted';
+
+export interface TurnEnded extends EventBase {
+  type: 'turn_ended';
+  /** How the turn ended. */
+  status: TurnEndStatus;
+  /** Why, when it did not complete. */
+  message: string | null;
+  /** Reason-code and step counters for the turn. */
+  counters: Record<string, number>;
+}
+
+export interface ContextUsage extends EventBase {
+  type: 'context_usage';
+  /** The model call of the turn this prompt was for (1, 2, ...). */
+  call: number;
+  /** The prompt's estimated size in tokens. */
+  tokens: number;
+  /** The token budget it was held to. */
+  budget: number;
+  /** Tokens per part: rules, state, summary, pinned, inventory, history, current. */
+  parts: Record<string, number>;
+  /** Messages sent. */
+  messages: number;
+  /** Earlier turns sent as messages. */
+  turns: number[];
+  /** Earlier turns left out to stay within the budget. */
+  dropped_turns: number;
+  /** The last turn the rolling summary covers (0 for none). */
+  summarized_through: number;
+  /** Time spent assembling the prompt. */
+  assembly_ms: number;
+}
+
+export interface MemoryUpdated extends EventBase {
+  type: 'memory';
+  /** What changed the agent state off the hot path. */
+  origin: 'summarizer';
+  /** Whether the change was applied. */
+  status: 'applied' | 'failed';
+  /** The agent state's version after the change. */
+  version: number;
+  /** How many entries were added, updated, removed and fields patched. */
+  changes: Record<string, number>;
+  /** The last turn the rolling summary covers after the change. */
+  summarized_through: number;
+  /** Why it failed. */
+  message: string | null;
+}
+
+/** Every event, discriminated by `type`. */
+export type AnalystEvent =
+  | TurnStarted
+  | StateChanged
+  | TextDelta
+  | ToolCallStarted
+  | ToolResult
+  | ArtifactRecorded
+  | Guarded
+  | AnswerReady
+  | TurnEnded
+  | ContextUsage
+  | MemoryUpdated;
+
+export type EventType = AnalystEvent['type'];
+
+// ------------------------------------------------------------------ the guard
+
+/** How one field is checked, and its default when the server may leave it out. */
+type FieldRule =
+  | { kind: 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'strings' | 'integers' | 'counts' }
+  | { kind: 'nullable-string' }
+  | { kind: 'enum'; values: readonly string[]; nullable?: boolean };
+
+interface FieldSpec {
+  rule: FieldRule;
+  /** Present: the field is optional on the wire and takes this value. */
+  fallback?: JsonValue;
+}
+
+const str: FieldSpec = { rule: { kind: 'string' } };
+const int: FieldSpec = { rule: { kind: 'integer' } };
+const num: FieldSpec = { rule: { kind: 'number' } };
+const counts: FieldSpec = { rule: { kind: 'counts' } };
+const optNullString: FieldSpec = { rule: { kind: 'nullable-string' }, fallback: null };
+const oneOf = (values: readonly string[], fallback?: string): FieldSpec =>
+  fallback === undefined ? { rule: { kind: 'enum', values } } : { rule: { kind: 'enum', values }, fallback };
+
+/** The fields of each event type beyond the common ones, with the Python defaults. */
+const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
+  turn_started: { prompt: str, model: str, rerun: { rule: { kind: 'boolean' }, fallback: false } },
+  state: {
+    from_state: { rule: { kind: 'enum', values: TURN_STATES, nullable: true } },
+    to_state: oneOf(TURN_STATES)
+  },
+  text_delta: { text: str },
+  tool_call: {
+    call_id: str,
+    tool: str,
+    arguments: { rule: { kind: 'object' } },
+    step_key: optNullString
+  },
+  tool_result: {
+    call_id: str,
+    tool: str,
+    status: oneOf(['ok', 'error', 'refused']),
+    reused: { rule: { kind: 'boolean' }, fallback: false },
+    result: { rule: { kind: 'object' } },
+    artifact_ids: { rule: { kind: 'strings' }, fallback: [] },
+    duration_s: { rule: { kind: 'number' }, fallback: 0 }
+  },
+  artifact: {
+    artifact_id: str,
+    name: str,
+    artifact_type: str,
+    fingerprint: str,
+    created: { rule: { kind: 'boolean' } }
+  },
+  guard: { reason: oneOf(REASON_CODES), message: str, call_id: optNullString },
+  answer: { text: str, flagged: { rule: { kind: 'strings' }, fallback: [] } },
+  turn_ended: {
+    status: oneOf(['completed', 'error', 'interrupted']),
+    message: optNullString,
+    counters: { ...counts, fallback: {} }
+  },
+  context_usage: {
+    call: int,
+    tokens: int,
+    budget: int,
+    parts: counts,
+    messages: int,
+    turns: { rule: { kind: 'integers' } },
+    dropped_turns: int,
+    summarized_through: int,
+    assembly_ms: num
+  },
+  memory: {
+    origin: oneOf(['summarizer']),
+    status: oneOf(['applied', 'failed']),
+    version: { ...int, fallback: 0 },
+    changes: { ...counts, fallback: {} },
+    summarized_through: { ...int, fallback: 0 },
+    message: optNullString
+  }
+};
+
+/** The event types the server emits. */
+export const EVENT_TYPES = Object.keys(FIELDS) as EventType[];
+
+function isObject(value: unknown): value is { [key: string]: unknown } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value);
+}
+
+function fits(rule: FieldRule, value: unknown): boolean {
+  switch (rule.kind) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return isInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'object':
+      return isObject(value);
+    case 'strings':
+      return Array.isArray(value) && value.every(v => typeof v === 'string');
+    case 'integers':
+      return Array.isArray(value) && value.every(isInteger);
+    case 'counts':
+      return isObject(value) && Object.values(value).every(isInteger);
+    case 'nullable-string':
+      return value === null || typeof value === 'string';
+    case 'enum':
+      return (rule.nullable === true && value === null) || (typeof value === 'string' && rule.values.includes(value));
+  }
+}
+
+function isEventType(value: unknown): value is EventType {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(FIELDS, value);
+}
+
+/**
+ * One event from its JSON (a parsed value or the text of an SSE frame's data), or null
+ * when it is not an event this client knows: not an object, an unknown `type`, no
+ * positive integer `seq`, or a field missing or of the wrong kind. Never throws, so a
+ * bad frame cannot break the stream that carries it. Optional fields take the server's
+ * defaults; fields this client does not know are dropped.
+ */
+export function parseEvent(json: unknown): AnalystEvent | null {
+  let value = json;
+  if (typeof json === 'string') {
+    try {
+      value = JSON.parse(json) as unknown;
+    } catch {
+      return null;
+    }
+  }
+  if (!isObject(value) || !isEventType(value.type)) {
+    return null;
+  }
+  const seq = value.seq;
+  if (!isInteger(seq) || seq < 1) {
+    return null; // the store numbers events from 1; delivery depends on it
+  }
+  const out: { [key: string]: unknown } = {
+    type: value.type,
+    seq,
+    thread_id: typeof value.thread_id === 'string' ? value.thread_id : '',
+    turn_id: typeof value.turn_id === 'string' ? value.turn_id : '',
+    ts: typeof value.ts === 'string' ? value.ts : ''
+  };
+  for (const [name, spec] of Object.entries(FIELDS[value.type])) {
+    const field = value[name];
+    if (field === undefined && spec.fallback !== undefined) {
+      out[name] = structuredCopy(spec.fallback);
+    } else if (fits(spec.rule, field)) {
+      out[name] = field;
+    } else {
+      return null;
+    }
+  }
+  // Every field was checked against the rules of this type above.
+  return out as unknown as AnalystEvent;
+}
+
+function structuredCopy(value: JsonValue): JsonValue {
+  return Array.isArray(value) ? [...value] : isObject(value) ? { ...value } : value;
+}
+
+/** The body of a stream's final `event: error` frame (a stream that ended without its turn's end). */
+export interface StreamError {
+  reason: string;
+  message: string;
+}
+
+/** A stream error frame's data, or null when it is not one. */
+export function parseStreamError(json: unknown): StreamError | null {
+  let value = json;
+  if (typeof json === 'string') {
+    try {
+      value = JSON.parse(json) as unknown;
+    } catch {
+      return null;
+    }
+  }
+  if (isObject(value) && typeof value.reason === 'string' && typeof value.message === 'string') {
+    return { reason: value.reason, message: value.message };
+  }
+  return null;
+}

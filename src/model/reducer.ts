@@ -1,0 +1,484 @@
+/**
+ * The view of a thread, built from its events alone: `reduce(view, event)` is pure and
+ * never changes its input, so the panel can keep every view it rendered and re-render
+ * only what changed.
+ *
+ * Events are applied in sequence order (delivery.ts puts them in order); an event at
+ * or below the view's `lastSeq` was applied already and changes nothing, so a replay
+ * is harmless.
+ *
+ * Within a turn the items are in the order the events came: streamed text (the pieces
+ * of one stretch of text joined into one block), a card per tool call, artifacts not
+ * made by a call, guard notices not about a call, and the final answer. What concerns
+ * a call (its guards, the artifacts it recorded, its result) goes on its card.
+ */
+
+import type {
+  AnalystEvent,
+  AnswerReady,
+  ArtifactRecorded,
+  ContextUsage,
+  Guarded,
+  JsonObject,
+  MemoryUpdated,
+  ReasonCode,
+  State,
+  StateChanged,
+  TextDelta,
+  ToolCallStarted,
+  ToolResult,
+  ToolStatus,
+  TurnEndStatus,
+  TurnEnded,
+  TurnStarted
+} from './events';
+import { reasonText } from './reasons';
+import { readResult, type ToolResultView } from './results';
+
+/** One state the turn entered, for the state strip. */
+export interface StateStep {
+  state: State;
+  /** The state left (null for the first). */
+  from: State | null;
+  /** When it was entered. */
+  at: string;
+  seq: number;
+}
+
+/** What a guard did, in its code and in plain words. */
+export interface GuardNotice {
+  reason: ReasonCode;
+  /** The reason in plain words (reasons.ts). */
+  text: string;
+  /** The server's explanation. */
+  message: string;
+  callId: string | null;
+  at: string;
+  seq: number;
+}
+
+/** An artifact as the events record it. */
+export interface ArtifactView {
+  artifactId: string;
+  name: string;
+  artifactType: string;
+  fingerprint: string;
+  /** The fingerprint's first 12 hex digits, for a badge. */
+  shortFingerprint: string;
+  /** False when an equal artifact already existed and was reused ("reused" badge). */
+  created: boolean;
+  at: string;
+  seq: number;
+}
+
+/** The size of one model call's prompt (shown on hover over what that call produced). */
+export interface ContextUsageView {
+  call: number;
+  tokens: number;
+  budget: number;
+  parts: Record<string, number>;
+  messages: number;
+  turns: number[];
+  droppedTurns: number;
+  summarizedThrough: number;
+  assemblyMs: number;
+  at: string;
+}
+
+export interface TextItem {
+  kind: 'text';
+  /** The pieces of one stretch of streamed text, joined. */
+  text: string;
+  /** The model call that wrote it (a key of the turn's `context`), when known. */
+  modelCall: number | null;
+  /** The first and last event of the block. */
+  firstSeq: number;
+  lastSeq: number;
+}
+
+/** `unfinished`: the turn ended before the call had its result. */
+export type CardStatus = 'pending' | ToolStatus | 'unfinished';
+
+export interface ToolCard {
+  kind: 'tool';
+  callId: string;
+  /** The tool's name ('' until the call or its result says; a guard may come first). */
+  tool: string;
+  arguments: JsonObject;
+  /** The query of a run_sql call. */
+  sql?: string;
+  /** The code of a run_python call. */
+  code?: string;
+  /** The dataset name a run_sql call binds. */
+  datasetName?: string;
+  stepKey: string | null;
+  status: CardStatus;
+  /** True when the result is an earlier identical step's ("reused" badge). */
+  reused: boolean;
+  result: ToolResultView | null;
+  /** Seconds the step ran (0 for a reused step), once it has a result. */
+  durationS: number | null;
+  /** What the result says the step produced or reused. */
+  artifactIds: string[];
+  /** The artifacts recorded while the call ran. */
+  artifacts: ArtifactView[];
+  /** The guards that concern this call, in order. */
+  guards: GuardNotice[];
+  modelCall: number | null;
+  /** When the call started (null when it was refused before it started). */
+  startedAt: string | null;
+  endedAt: string | null;
+  seq: number;
+}
+
+export interface ArtifactItem extends ArtifactView {
+  kind: 'artifact';
+}
+
+export interface GuardItem extends GuardNotice {
+  kind: 'guard';
+}
+
+export interface AnswerItem {
+  kind: 'answer';
+  text: string;
+  /** Ids or names the answer cites that do not exist. */
+  flagged: string[];
+  at: string;
+  seq: number;
+}
+
+export type TurnItem = TextItem | ToolCard | ArtifactItem | GuardItem | AnswerItem;
+
+/** How a turn ended. */
+export interface TurnEnd {
+  status: TurnEndStatus;
+  message: string | null;
+  at: string;
+  seq: number;
+}
+
+/** A change the summarizer made to the thread's memory after a turn. */
+export interface MemoryNotice {
+  status: 'applied' | 'failed';
+  version: number;
+  changes: Record<string, number>;
+  summarizedThrough: number;
+  message: string | null;
+  at: string;
+  seq: number;
+}
+
+export interface TurnView {
+  turnId: string;
+  /** What the user asked ('' when the view began after the turn started). */
+  prompt: string;
+  model: string;
+  rerun: boolean;
+  startedAt: string | null;
+  /** `running` until the turn's end arrives. */
+  status: 'running' | TurnEndStatus;
+  /** The state the turn is in (null before the first). */
+  state: State | null;
+  /** The states entered, in order. */
+  states: StateStep[];
+  items: TurnItem[];
+  /** Context usage per model call, in call order. */
+  context: ContextUsageView[];
+  /** Reason-code and step counters: counted from guards while running, the server's at the end. */
+  counters: Record<string, number>;
+  end: TurnEnd | null;
+  memory: MemoryNotice[];
+}
+
+export interface ThreadView {
+  /** The last sequence number applied (0 before any). */
+  lastSeq: number;
+  turns: TurnView[];
+  /** Every artifact the events recorded, by id (the latest record of each). */
+  artifacts: Readonly<Record<string, ArtifactView>>;
+}
+
+/** The view before any event. */
+export function initialThreadView(): ThreadView {
+  return { lastSeq: 0, turns: [], artifacts: {} };
+}
+
+/** The turn currently running: the last one, if it has not ended. */
+export function activeTurn(view: ThreadView): TurnView | null {
+  const last = view.turns[view.turns.length - 1];
+  return last !== undefined && last.status === 'running' ? last : null;
+}
+
+/** The card of a tool call, wherever it is. */
+export function findCard(view: ThreadView, callId: string): ToolCard | null {
+  for (const turn of view.turns) {
+    for (const item of turn.items) {
+      if (item.kind === 'tool' && item.callId === callId) {
+        return item;
+      }
+    }
+  }
+  return null;
+}
+
+function newTurn(turnId: string): TurnView {
+  return {
+    turnId,
+    prompt: '',
+    model: '',
+    rerun: false,
+    startedAt: null,
+    status: 'running',
+    state: null,
+    states: [],
+    items: [],
+    context: [],
+    counters: {},
+    end: null,
+    memory: []
+  };
+}
+
+function newCard(callId: string, seq: number): ToolCard {
+  return {
+    kind: 'tool',
+    callId,
+    tool: '',
+    arguments: {},
+    stepKey: null,
+    status: 'pending',
+    reused: false,
+    result: null,
+    durationS: null,
+    artifactIds: [],
+    artifacts: [],
+    guards: [],
+    modelCall: null,
+    startedAt: null,
+    endedAt: null,
+    seq
+  };
+}
+
+/** The turn's model call in progress: the last one whose context usage arrived. */
+function currentCall(turn: TurnView): number | null {
+  const last = turn.context[turn.context.length - 1];
+  return last === undefined ? null : last.call;
+}
+
+function shortFingerprint(fingerprint: string): string {
+  return fingerprint.replace(/^sha256:/, '').slice(0, 12);
+}
+
+/** The view with `turnId`'s turn replaced by `change(turn)` (the turn is made if new). */
+function withTurn(view: ThreadView, turnId: string, change: (turn: TurnView) => TurnView): ThreadView {
+  const index = view.turns.findIndex(t => t.turnId === turnId);
+  if (index < 0) {
+    return { ...view, turns: [...view.turns, change(newTurn(turnId))] };
+  }
+  const turns = view.turns.slice();
+  turns[index] = change(view.turns[index]);
+  return { ...view, turns };
+}
+
+/** The turn with the card of `callId` replaced by `change(card)` (made where it is first mentioned). */
+function withCard(turn: TurnView, callId: string, seq: number, change: (card: ToolCard) => ToolCard): TurnView {
+  const index = turn.items.findIndex(i => i.kind === 'tool' && i.callId === callId);
+  const items = turn.items.slice();
+  if (index < 0) {
+    items.push(change({ ...newCard(callId, seq), modelCall: currentCall(turn) }));
+  } else {
+    items[index] = change(items[index] as ToolCard);
+  }
+  return { ...turn, items };
+}
+
+/** The card of the call running now: the last card without a result. */
+function openCard(turn: TurnView): ToolCard | null {
+  for (let i = turn.items.length - 1; i >= 0; i--) {
+    const item = turn.items[i];
+    if (item.kind === 'tool') {
+      return item.status === 'pending' && item.startedAt !== null ? item : null;
+    }
+  }
+  return null;
+}
+
+function onTurnStarted(turn: TurnView, e: TurnStarted): TurnView {
+  return { ...turn, prompt: e.prompt, model: e.model, rerun: e.rerun, startedAt: e.ts };
+}
+
+function onState(turn: TurnView, e: StateChanged): TurnView {
+  const step: StateStep = { state: e.to_state, from: e.from_state, at: e.ts, seq: e.seq };
+  return { ...turn, state: e.to_state, states: [...turn.states, step] };
+}
+
+function onText(turn: TurnView, e: TextDelta): TurnView {
+  const last = turn.items[turn.items.length - 1];
+  if (last !== undefined && last.kind === 'text') {
+    const joined: TextItem = { ...last, text: last.text + e.text, lastSeq: e.seq };
+    return { ...turn, items: [...turn.items.slice(0, -1), joined] };
+  }
+  const block: TextItem = { kind: 'text', text: e.text, modelCall: currentCall(turn), firstSeq: e.seq, lastSeq: e.seq };
+  return { ...turn, items: [...turn.items, block] };
+}
+
+function onToolCall(turn: TurnView, e: ToolCallStarted): TurnView {
+  const args = e.arguments;
+  return withCard(turn, e.call_id, e.seq, card => {
+    const next: ToolCard = { ...card, tool: e.tool, arguments: args, stepKey: e.step_key, startedAt: e.ts };
+    if (typeof args.sql === 'string') {
+      next.sql = args.sql;
+    }
+    if (typeof args.code === 'string') {
+      next.code = args.code;
+    }
+    if (e.tool === 'run_sql' && typeof args.name === 'string') {
+      next.datasetName = args.name;
+    }
+    return next;
+  });
+}
+
+function onToolResult(turn: TurnView, e: ToolResult): TurnView {
+  return withCard(turn, e.call_id, e.seq, card => ({
+    ...card,
+    tool: e.tool,
+    status: e.status,
+    reused: e.reused,
+    result: readResult(e.tool, e.status, e.result),
+    durationS: e.duration_s,
+    artifactIds: e.artifact_ids,
+    endedAt: e.ts
+  }));
+}
+
+function artifactView(e: ArtifactRecorded): ArtifactView {
+  return {
+    artifactId: e.artifact_id,
+    name: e.name,
+    artifactType: e.artifact_type,
+    fingerprint: e.fingerprint,
+    shortFingerprint: shortFingerprint(e.fingerprint),
+    created: e.created,
+    at: e.ts,
+    seq: e.seq
+  };
+}
+
+function onArtifact(turn: TurnView, e: ArtifactRecorded): TurnView {
+  const artifact = artifactView(e);
+  // The server records a step's artifacts between its call and its result.
+  const card = openCard(turn);
+  if (card !== null) {
+    return withCard(turn, card.callId, e.seq, c => ({ ...c, artifacts: [...c.artifacts, artifact] }));
+  }
+  return { ...turn, items: [...turn.items, { kind: 'artifact', ...artifact }] };
+}
+
+function onGuard(turn: TurnView, e: Guarded): TurnView {
+  const notice: GuardNotice = {
+    reason: e.reason,
+    text: reasonText(e.reason),
+    message: e.message,
+    callId: e.call_id,
+    at: e.ts,
+    seq: e.seq
+  };
+  const counted = { ...turn, counters: { ...turn.counters, [e.reason]: (turn.counters[e.reason] ?? 0) + 1 } };
+  if (e.call_id !== null) {
+    // A refusal comes before the call's card exists (a refused call never starts): the
+    // card is made here, and its result fills it in.
+    return withCard(counted, e.call_id, e.seq, c => ({ ...c, guards: [...c.guards, notice] }));
+  }
+  return { ...counted, items: [...counted.items, { kind: 'guard', ...notice }] };
+}
+
+function onAnswer(turn: TurnView, e: AnswerReady): TurnView {
+  const answer: AnswerItem = { kind: 'answer', text: e.text, flagged: e.flagged, at: e.ts, seq: e.seq };
+  return { ...turn, items: [...turn.items, answer] };
+}
+
+function onTurnEnded(turn: TurnView, e: TurnEnded): TurnView {
+  // A call still running when the turn ended (it was stopped, or failed) gets no result.
+  const items = turn.items.map(i => (i.kind === 'tool' && i.status === 'pending' ? { ...i, status: 'unfinished' as const } : i));
+  return {
+    ...turn,
+    items,
+    status: e.status,
+    counters: { ...e.counters },
+    end: { status: e.status, message: e.message, at: e.ts, seq: e.seq }
+  };
+}
+
+function onContext(turn: TurnView, e: ContextUsage): TurnView {
+  const usage: ContextUsageView = {
+    call: e.call,
+    tokens: e.tokens,
+    budget: e.budget,
+    parts: e.parts,
+    messages: e.messages,
+    turns: e.turns,
+    droppedTurns: e.dropped_turns,
+    summarizedThrough: e.summarized_through,
+    assemblyMs: e.assembly_ms,
+    at: e.ts
+  };
+  return { ...turn, context: [...turn.context.filter(c => c.call !== e.call), usage] };
+}
+
+function onMemory(turn: TurnView, e: MemoryUpdated): TurnView {
+  const notice: MemoryNotice = {
+    status: e.status,
+    version: e.version,
+    changes: e.changes,
+    summarizedThrough: e.summarized_through,
+    message: e.message,
+    at: e.ts,
+    seq: e.seq
+  };
+  return { ...turn, memory: [...turn.memory, notice] };
+}
+
+/**
+ * The view after one more event. Pure: `view` is not changed, and an event already
+ * applied (`seq <= view.lastSeq`) returns `view` itself.
+ */
+export function reduce(view: ThreadView, event: AnalystEvent): ThreadView {
+  if (event.seq <= view.lastSeq) {
+    return view;
+  }
+  const applied: ThreadView = { ...view, lastSeq: event.seq };
+  switch (event.type) {
+    case 'turn_started':
+      return withTurn(applied, event.turn_id, t => onTurnStarted(t, event));
+    case 'state':
+      return withTurn(applied, event.turn_id, t => onState(t, event));
+    case 'text_delta':
+      return withTurn(applied, event.turn_id, t => onText(t, event));
+    case 'tool_call':
+      return withTurn(applied, event.turn_id, t => onToolCall(t, event));
+    case 'tool_result':
+      return withTurn(applied, event.turn_id, t => onToolResult(t, event));
+    case 'artifact': {
+      const recorded = { ...applied, artifacts: { ...applied.artifacts, [event.artifact_id]: artifactView(event) } };
+      return withTurn(recorded, event.turn_id, t => onArtifact(t, event));
+    }
+    case 'guard':
+      return withTurn(applied, event.turn_id, t => onGuard(t, event));
+    case 'answer':
+      return withTurn(applied, event.turn_id, t => onAnswer(t, event));
+    case 'turn_ended':
+      return withTurn(applied, event.turn_id, t => onTurnEnded(t, event));
+    case 'context_usage':
+      return withTurn(applied, event.turn_id, t => onContext(t, event));
+    case 'memory':
+      return withTurn(applied, event.turn_id, t => onMemory(t, event));
+  }
+}
+
+/** The view after a run of events, in order. */
+export function reduceAll(view: ThreadView, events: readonly AnalystEvent[]): ThreadView {
+  return events.reduce(reduce, view);
+}

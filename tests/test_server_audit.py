@@ -1,0 +1,177 @@
+"""What the sidebar's buttons call, through a real Jupyter server: the server's set-up
+(``config``), a thread's audit notebook exported into the user's folder and verified there,
+one step as a runnable cell, and an artifact's preview as a notebook output."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import sys
+
+import duckdb
+import nbformat
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from jupyter_analyst.notebooks.trail import META, sql_cell_source
+from jupyter_analyst.server.sse import parse_events
+from jupyter_analyst.testing import ScriptedModelServer
+from jupyter_analyst.testing.jupyter import analyst_server_config
+
+SQL = "SELECT region_id, region FROM regions ORDER BY region_id"
+CHART = "import matplotlib.pyplot as plt\nregions.plot.bar(x='region', y='region_id')\nplt.show()"
+SCRIPT = {"turns": [{"match": ".", "steps": [
+    {"tool_calls": [{"name": "run_sql", "arguments": {"sql": SQL, "name": "regions"}}]},
+    {"tool_calls": [{"name": "run_python", "arguments": {"code": CHART}}]},
+    {"content": "[scripted model] regions charted"},
+]}]}
+KEY = "sk-never-shown-0123456789"
+
+
+@pytest.fixture
+def db(tmp_path, sales_db):
+    """A copy of the sample database this test may change."""
+    return shutil.copy(sales_db, tmp_path / "sales.duckdb")
+
+
+@pytest.fixture
+def model_configured():
+    return True
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, db, model_configured):
+    with ScriptedModelServer(SCRIPT) as server:
+        url = server.base_url if model_configured else None
+        extra = {"api_key": KEY} if model_configured else {}
+        yield analyst_server_config(tmp_path / "ws", {"sales": str(db)}, url, **extra)
+
+
+async def api(jp_fetch, *path, method="GET", body=None, **kw):
+    if body is not None:
+        kw["body"] = json.dumps(body)
+    response = await jp_fetch("analyst", "api", *path, method=method, **kw)
+    return json.loads(response.body) if "json" in response.headers.get("Content-Type", "") else response
+
+
+async def refused(jp_fetch, *path, method="POST", body=None, **kw) -> tuple[int, dict]:
+    with pytest.raises(HTTPClientError) as info:
+        await api(jp_fetch, *path, method=method, body=body, **kw)
+    return info.value.code, json.loads(info.value.response.body)
+
+
+async def thread_with_a_turn(jp_fetch) -> tuple[str, list[dict]]:
+    thread = await api(jp_fetch, "threads", method="POST", body={"source": "sales", "title": "Regions / chart"})
+    tid = thread["thread_id"]
+    response = await api(jp_fetch, "threads", tid, "turns", method="POST", body={"prompt": "regions please"})
+    events = parse_events(response.body.decode())
+    assert events[-1]["type"] == "turn_ended" and events[-1]["status"] == "completed"
+    return tid, events
+
+
+async def test_config_names_the_model_and_sources_but_never_the_key(jp_fetch):
+    response = await jp_fetch("analyst", "api", "config")
+    assert KEY not in response.body.decode()
+    config = json.loads(response.body)
+    assert config["model"] == {"configured": True, "name": "jupyter-analyst-scripted",
+                               "base_url": config["model"]["base_url"], "scripted": True, "hint": None}
+    assert config["model"]["base_url"].startswith("http://127.0.0.1:")
+    assert config["sources"] == ["sales"]
+    assert config["limits"]["max_prompt_bytes"] == 100_000
+
+
+@pytest.mark.parametrize("model_configured", [False])
+async def test_config_without_a_model_says_how_to_set_one(jp_fetch, monkeypatch):
+    config = await api(jp_fetch, "config")
+    assert config["model"]["configured"] is False and config["model"]["name"] is None
+    assert "OPENAI_API_KEY" in config["model"]["hint"] and "c.AnalystApp" in config["model"]["hint"]
+    tid = (await api(jp_fetch, "threads", method="POST", body={}))["thread_id"]
+    status, error = await refused(jp_fetch, "threads", tid, "turns", body={"prompt": "hello"})
+    assert (status, error["reason"], error["hint"]) == (400, "no_model", config["model"]["hint"])
+
+
+async def test_export_writes_the_audit_notebook_into_the_users_folder_and_it_verifies(jp_fetch, jp_root_dir, db):
+    tid, events = await thread_with_a_turn(jp_fetch)
+    exported = await api(jp_fetch, "threads", tid, "export", method="POST", body={})
+    assert exported["path"] == f"analyst/regions-chart-{tid[-8:]}.ipynb"
+    nb = nbformat.read(jp_root_dir / exported["path"], as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata[META]["thread_id"] == tid and exported["artifacts"] == len(nb.metadata[META]["manifest"]) == 2
+    # The same notebook through Jupyter's own contents API, as the sidebar opens it.
+    contents = await jp_fetch("api", "contents", *exported["path"].split("/"))
+    assert json.loads(contents.body)["type"] == "notebook"
+
+    report = await api(jp_fetch, "threads", tid, "verify", method="POST", body={"path": exported["path"]})
+    assert report["ok"] is True and report["counts"] == {"matched": 2, "changed": 0, "missing": 0}, report
+    assert report["notebook"] == exported["path"] and report["source"] == "sales"
+
+    # One source row changes: the dataset and the chart drawn from it no longer match.
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("UPDATE regions SET region = 'Elsewhere' WHERE region_id = 1")
+    report = await api(jp_fetch, "threads", tid, "verify", method="POST", body={})
+    assert report["ok"] is False and report["notebook"] is None
+    changed = {c["name"]: c["status"] for c in report["checks"]}
+    assert changed["regions"] == "changed"
+
+
+async def test_export_paths_are_checked_and_a_thread_without_turns_has_no_notebook(jp_fetch, jp_root_dir):
+    thread = await api(jp_fetch, "threads", method="POST", body={"source": "sales"})
+    tid = thread["thread_id"]
+    status, error = await refused(jp_fetch, "threads", tid, "export", body={})
+    assert (status, error["reason"]) == (404, "notebook_not_found")
+    tid, _ = await thread_with_a_turn(jp_fetch)
+    for bad in ("../outside.ipynb", "/etc/x.ipynb", "a//b.ipynb", "notes.txt", "a\\..\\b.ipynb"):
+        status, error = await refused(jp_fetch, "threads", tid, "export", body={"path": bad})
+        assert (status, error["reason"], error["field"]) == (400, "invalid_path", "path"), bad
+    assert not (jp_root_dir.parent / "outside.ipynb").exists()
+    # Hidden files are the contents manager's to refuse.
+    status, _ = await refused(jp_fetch, "threads", tid, "export", body={"path": ".secret/x.ipynb"})
+    assert status in (400, 404)
+    assert not (jp_root_dir / ".secret").exists()
+    done = await api(jp_fetch, "threads", tid, "export", method="POST", body={"path": "reports/q3/regions.ipynb"})
+    assert done["path"] == "reports/q3/regions.ipynb" and (jp_root_dir / "reports/q3/regions.ipynb").is_file()
+
+
+async def test_verify_refuses_a_notebook_of_another_thread(jp_fetch):
+    first, _ = await thread_with_a_turn(jp_fetch)
+    second, _ = await thread_with_a_turn(jp_fetch)
+    path = (await api(jp_fetch, "threads", first, "export", method="POST", body={}))["path"]
+    status, error = await refused(jp_fetch, "threads", second, "verify", body={"path": path})
+    assert (status, error["reason"]) == (400, "notebook_of_another_thread")
+
+
+async def test_a_step_as_a_cell_runs_in_a_fresh_python(jp_fetch, tmp_path, db):
+    tid, events = await thread_with_a_turn(jp_fetch)
+    calls = {e["tool"]: e["call_id"] for e in events if e["type"] == "tool_call"}
+    cell = await api(jp_fetch, "threads", tid, "steps", calls["run_sql"], "cell")
+    assert cell["tool"] == "run_sql" and cell["name"] == "regions"
+    assert cell["source"] == sql_cell_source("regions", SQL)
+    assert f"analyst.connect({str(db)!r})" in cell["setup"]
+    code = cell["setup"] + "\n" + cell["source"] + "\nprint(len(regions), list(regions.columns))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert out.stdout.strip() == "5 ['region_id', 'region']"
+
+    python = await api(jp_fetch, "threads", tid, "steps", calls["run_python"], "cell")
+    assert python["source"] == CHART and python["name"] is None
+
+    status, error = await refused(jp_fetch, "threads", tid, "steps", "call_nope", "cell", method="GET")
+    assert (status, error["reason"]) == (404, "step_not_found")
+
+
+async def test_previews_are_notebook_outputs_of_the_checked_bytes(jp_fetch):
+    tid, _ = await thread_with_a_turn(jp_fetch)
+    artifacts = {a["type"]: a for a in (await api(jp_fetch, "threads", tid, "artifacts"))["artifacts"]}
+    table = await api(jp_fetch, "artifacts", artifacts["dataset"]["artifact_id"], "preview")
+    assert table["metadata"] == {"rows": 5, "shown": 5, "columns": table["metadata"]["columns"]}
+    assert [c["name"] for c in table["metadata"]["columns"]] == ["region_id", "region"]
+    assert "<table>" in table["data"]["text/html"] and table["data"]["text/plain"] == "regions: 5 rows x 2 columns"
+    two = await api(jp_fetch, "artifacts", artifacts["dataset"]["artifact_id"], "preview", params={"rows": "2"})
+    assert two["metadata"]["shown"] == 2 and "first 2 shown" in two["data"]["text/html"]
+    chart = await api(jp_fetch, "artifacts", artifacts["image"]["artifact_id"], "preview")
+    assert base64.b64decode(chart["data"]["image/png"]).startswith(b"\x89PNG")
+    for bad in ("-1", "201", "x", "2.5"):
+        status, error = await refused(jp_fetch, "artifacts", artifacts["dataset"]["artifact_id"], "preview",
+                                      method="GET", params={"rows": bad})
+        assert (status, error["reason"]) == (400, "invalid_rows"), bad
