@@ -5,6 +5,7 @@ import { useThreadEvents } from '../threadEvents';
 import { ErrorBanner } from './ErrorBanner';
 import { EventList } from './EventList';
 import { PromptBox } from './PromptBox';
+import { ThreadActions } from './ThreadActions';
 
 export interface IConversationProps {
   client: AnalystClient;
@@ -51,6 +52,7 @@ export function Conversation({
           {thread.title || 'Untitled thread'}
         </span>
         <span className="jp-AnalystConversation-source">{thread.source}</span>
+        <ThreadActions threadId={thread.thread_id} running={running} />
       </header>
       {error && <ErrorBanner error={error} onDismiss={clearError} />}
       <div className="jp-AnalystConversation-body">
