@@ -7,7 +7,7 @@
 
 import { useCallback, useEffect, useState } from 'react';
 
-import { AnalystApiError, AnalystClient, IRawEvent, ISseFrame } from './api';
+import { AnalystApiError, AnalystClient, INewTurn, IRawEvent, ISseFrame, readFrames } from './api';
 import type { SseFrame, ThreadView } from './model';
 import { Connection, IThreadTransport, ThreadStream } from './threadStream';
 
@@ -34,13 +34,31 @@ async function* asModelFrames(
   }
 }
 
+/** The frames of a request's event stream; `onOpen` once the server has answered. */
+async function* streamOf(
+  answer: Promise<Response>,
+  onOpen: () => void
+): AsyncGenerator<SseFrame, void, undefined> {
+  const response = await answer;
+  onOpen();
+  yield* asModelFrames(readFrames(response));
+}
+
+const EVENT_STREAM = { Accept: 'text/event-stream' };
+
 /** The API client as the thread's transport. */
 export function clientTransport(client: AnalystClient, threadId: string): IThreadTransport {
+  const path = `threads/${encodeURIComponent(threadId)}`;
   return {
     history: after => client.events(threadId, after),
     active: async () => (await client.thread(threadId)).active,
-    follow: (after, signal) => asModelFrames(client.followEvents(threadId, after, { signal })),
-    start: (prompt, signal) => asModelFrames(client.startTurn(threadId, { prompt }, { signal })),
+    follow: (after, signal, onOpen) =>
+      streamOf(client.request(`${path}/events`, { headers: EVENT_STREAM, signal }, { after }), onOpen),
+    start: (prompt, signal, onOpen) => {
+      const turn: INewTurn = { prompt };
+      const body = JSON.stringify(turn);
+      return streamOf(client.request(`${path}/turns`, { method: 'POST', body, headers: EVENT_STREAM, signal }), onOpen);
+    },
     cancel: () => client.cancel(threadId)
   };
 }

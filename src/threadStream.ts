@@ -39,10 +39,14 @@ export interface IThreadTransport {
   history(after: number): Promise<unknown[]>;
   /** Whether a turn runs on the thread now (`GET threads/{id}` `active`). */
   active(): Promise<boolean>;
-  /** `GET events` as a stream after `after`: the backlog, then live events while a turn runs. */
-  follow(after: number, signal: AbortSignal): AsyncIterable<SseFrame>;
-  /** `POST turns`: start a turn and stream its events (a refusal throws before any frame). */
-  start(prompt: string, signal: AbortSignal): AsyncIterable<SseFrame>;
+  /**
+   * `GET events` as a stream after `after`: the backlog, then live events while a turn
+   * runs. `onOpen` is called when the server has answered (an idle turn may send no
+   * event for a long while, only heartbeats).
+   */
+  follow(after: number, signal: AbortSignal, onOpen: () => void): AsyncIterable<SseFrame>;
+  /** `POST turns`: start a turn and stream its events (a refusal throws before `onOpen`). */
+  start(prompt: string, signal: AbortSignal, onOpen: () => void): AsyncIterable<SseFrame>;
   /** `POST cancel`: whether a turn was running and is now stopping. */
   cancel(): Promise<boolean>;
 }
@@ -194,7 +198,7 @@ export class ThreadStream {
     const signal = this._abort.signal;
     const before = this._lastSeq();
     try {
-      await this._read(this._transport.start(prompt, signal));
+      await this._read((onOpen) => this._transport.start(prompt, signal, onOpen));
     } catch (error) {
       if (isAbort(error) || this.disposed) {
         return;
@@ -263,7 +267,7 @@ export class ThreadStream {
         }
       }
       try {
-        const flowed = await this._read(this._transport.follow(this._lastSeq(), signal));
+        const flowed = await this._read(onOpen => this._transport.follow(this._lastSeq(), signal, onOpen));
         if (this._turnEnded(before)) {
           break;
         }
@@ -291,20 +295,21 @@ export class ThreadStream {
   }
 
   /** Read one stream to its end; whether any event arrived on it. */
-  private async _read(frames: AsyncIterable<SseFrame>): Promise<boolean> {
+  private async _read(open: (onOpen: () => void) => AsyncIterable<SseFrame>): Promise<boolean> {
     let progress = openStream(this._snapshot.model, this._lastSeq());
     let flowed = false;
-    for await (const frame of frames) {
+    const onOpen = (): void => {
+      // The server answered: the turn exists there, and the connection is back.
+      this._set({ connection: 'live', attempts: 0 });
+      if (this._cancelPending) {
+        void this._repeatCancel();
+      }
+    };
+    for await (const frame of open(onOpen)) {
       if (this.disposed) {
         return flowed;
       }
-      if (!flowed) {
-        flowed = true;
-        this._set({ connection: 'live', attempts: 0 });
-        if (this._cancelPending) {
-          void this._repeatCancel();
-        }
-      }
+      flowed = true;
       // The model may have moved on since the stream opened (a gap filled from the history).
       progress = receiveFrames({ ...progress, model: this._snapshot.model }, [frame]);
       this._set({ model: progress.model, streamError: progress.error ?? this._snapshot.streamError });

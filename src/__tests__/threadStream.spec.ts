@@ -40,6 +40,19 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 
 type Script = (after: number) => AsyncIterable<SseFrame>;
 
+/** A stream that says it is open before its first frame, as a server's answer does. */
+async function* opened(frames: AsyncIterable<SseFrame>, onOpen: () => void): AsyncGenerator<SseFrame> {
+  const iterator = frames[Symbol.asyncIterator]();
+  let next = iterator.next();
+  // A refused connection throws before it opens.
+  const first = await next;
+  onOpen();
+  for (let step = first; !step.done; step = await next) {
+    yield step.value;
+    next = iterator.next();
+  }
+}
+
 /** A server whose store holds `stored` events; each stream is the next script's. */
 class FakeServer implements IThreadTransport {
   stored: AnalystEvent[] = [];
@@ -59,21 +72,21 @@ class FakeServer implements IThreadTransport {
     return this.isActive;
   }
 
-  follow(after: number): AsyncIterable<SseFrame> {
+  follow(after: number, _signal: AbortSignal, onOpen: () => void): AsyncIterable<SseFrame> {
     this.calls.push(`follow ${after}`);
     const script = this.followScripts.shift();
     if (script === undefined) {
       throw new Error(`no stream scripted for follow ${after}`);
     }
-    return script(after);
+    return opened(script(after), onOpen);
   }
 
-  start(prompt: string): AsyncIterable<SseFrame> {
+  start(prompt: string, _signal: AbortSignal, onOpen: () => void): AsyncIterable<SseFrame> {
     this.calls.push(`start ${prompt}`);
     if (this.startScript === null) {
       throw new Error('no turn scripted');
     }
-    return this.startScript(prompt);
+    return opened(this.startScript(prompt), onOpen);
   }
 
   async cancel(): Promise<boolean> {

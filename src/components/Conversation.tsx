@@ -70,7 +70,10 @@ export function Conversation({
       </header>
       {error && <ErrorBanner error={error} onDismiss={clearError} />}
       <div className="jp-AnalystConversation-body" ref={body}>
-        <TurnList view={view} threadId={thread.thread_id} />
+        {/* One stable child: the scroll follows its size as outputs render. */}
+        <div className="jp-AnalystConversation-content">
+          <TurnList view={view} threadId={thread.thread_id} />
+        </div>
       </div>
       {running && <TurnStatus view={view} connection={connection} stopping={stopping} />}
       <PromptBox busy={running} onSubmit={ask} submitOnEnter={submitOnEnter} focusToken={focusToken}>

@@ -16,6 +16,10 @@ export interface IMimeOutputProps {
   className?: string;
 }
 
+/** Renders tried again after a failure, and the wait before the first retry. */
+const RETRIES = 5;
+const RETRY_MS = 1000;
+
 /** The text of a bundle, for when no renderer is at hand (outside JupyterLab). */
 function plainText(bundle: IMimeBundle): string {
   for (const type of ['text/markdown', 'text/plain']) {
@@ -56,6 +60,20 @@ class RenderSlot {
     this._renderer = null;
   }
 
+  private _retries = 0;
+
+  private _retry(bundle: IMimeBundle): void {
+    if (this._retries >= RETRIES) {
+      return;
+    }
+    this._retries += 1;
+    setTimeout(() => {
+      if (this._renderer !== null && this._next === null) {
+        this.show(bundle);
+      }
+    }, RETRY_MS * this._retries);
+  }
+
   private async _drain(): Promise<void> {
     this._busy = true;
     while (this._next !== null) {
@@ -74,6 +92,7 @@ class RenderSlot {
       const renderer = this._renderer;
       this._host.style.minHeight = `${this._host.offsetHeight}px`;
       try {
+        renderer.node.classList.remove('jp-AnalystOutput-plain');
         await renderer.renderModel(
           new MimeModel({
             data: bundle.data as IRenderMime.IMimeModel['data'],
@@ -83,7 +102,12 @@ class RenderSlot {
           })
         );
       } catch (error) {
+        // A renderer's code is loaded on first use: a network cut then fails it. The
+        // text is shown as it is meanwhile, and the render tried again.
         console.warn('jupyter-analyst: an output could not be rendered', error);
+        renderer.node.textContent = plainText(bundle);
+        renderer.node.classList.add('jp-AnalystOutput-plain');
+        this._retry(bundle);
       } finally {
         this._host.style.minHeight = '';
       }

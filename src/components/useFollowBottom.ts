@@ -16,8 +16,17 @@ export function useFollowBottom<T extends HTMLElement>(content: unknown): React.
     if (node === null) {
       return;
     }
+    let lastTop = node.scrollTop;
     const onScroll = (): void => {
-      atBottom.current = node.scrollHeight - node.scrollTop - node.clientHeight < NEAR;
+      // Only the reader scrolls up: content that grew after our own scroll to the
+      // bottom (an image loading) does not mean they left it.
+      const top = node.scrollTop;
+      if (node.scrollHeight - top - node.clientHeight < NEAR) {
+        atBottom.current = true;
+      } else if (top < lastTop) {
+        atBottom.current = false;
+      }
+      lastTop = top;
     };
     node.addEventListener('scroll', onScroll, { passive: true });
     // Outputs render after React's commit (markdown, images): follow those too.
