@@ -1,4 +1,4 @@
-import { MimeModel, type IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
@@ -29,6 +29,20 @@ function plainText(bundle: IMimeBundle): string {
     }
   }
   return '';
+}
+
+/**
+ * The bundle as a renderer reads it. Model text and data cells are not the user's:
+ * untrusted, so renderers sanitize them. (A plain object, so this module loads without
+ * rendermime's implementation, e.g. in unit tests.)
+ */
+function mimeModel(bundle: IMimeBundle): IRenderMime.IMimeModel {
+  return {
+    trusted: false,
+    data: bundle.data as IRenderMime.IMimeModel['data'],
+    metadata: (bundle.metadata ?? {}) as IRenderMime.IMimeModel['metadata'],
+    setData: () => undefined
+  };
 }
 
 /**
@@ -93,14 +107,7 @@ class RenderSlot {
       this._host.style.minHeight = `${this._host.offsetHeight}px`;
       try {
         renderer.node.classList.remove('jp-AnalystOutput-plain');
-        await renderer.renderModel(
-          new MimeModel({
-            data: bundle.data as IRenderMime.IMimeModel['data'],
-            metadata: (bundle.metadata ?? {}) as IRenderMime.IMimeModel['metadata'],
-            // Model text and data cells are not the user's: renderers sanitize them.
-            trusted: false
-          })
-        );
+        await renderer.renderModel(mimeModel(bundle));
       } catch (error) {
         // A renderer's code is loaded on first use: a network cut then fails it. The
         // text is shown as it is meanwhile, and the render tried again.
