@@ -10,6 +10,7 @@ way, with their own server configuration after ``--``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -27,8 +28,10 @@ SOURCE_NAME = "sales"
 
 
 def lab_arguments(out: Path, db: Path, model_url: str, *, port: int | None, open_browser: bool,
-                  extra: Sequence[str] = ()) -> list[str]:
+                  as_root: bool = False, extra: Sequence[str] = ()) -> list[str]:
     """The ``jupyter lab`` command line: the sample source, the scripted model, ``out`` as root.
+
+    ``as_root``: the demo runs as root (a container, CI), which Jupyter refuses unless told.
 
     >>> args = lab_arguments(Path("/d"), Path("/d/sales.duckdb"), "http://127.0.0.1:9/v1", port=8899, open_browser=False)
     >>> [a for a in args if "sources" in a or "port" in a]
@@ -46,6 +49,8 @@ def lab_arguments(out: Path, db: Path, model_url: str, *, port: int | None, open
         args.append(f"--ServerApp.port={port}")
     if not open_browser:
         args.append("--no-browser")
+    if as_root:
+        args.append("--allow-root")
     return [*args, *extra]
 
 
@@ -69,6 +74,7 @@ def run_lab(out: Path, *, port: int | None = None, open_browser: bool = True, ex
             + "=" * 78 + "\n",
             file=sys.stderr, flush=True,
         )
-        argv = lab_arguments(out, db, server.base_url, port=port, open_browser=open_browser, extra=extra)
+        argv = lab_arguments(out, db, server.base_url, port=port, open_browser=open_browser,
+                             as_root=os.geteuid() == 0, extra=extra)
         LabApp.launch_instance(argv=argv)
     return 0

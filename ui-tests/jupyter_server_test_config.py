@@ -9,5 +9,3 @@ from jupyterlab.galata import configure_jupyter_server
 configure_jupyter_server(c)  # noqa: F821 (c is the configuration being loaded)
 
 c.ServerApp.ip = "127.0.0.1"  # noqa: F821
-# CI and this machine run as root.
-c.ServerApp.allow_root = True  # noqa: F821

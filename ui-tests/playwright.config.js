@@ -58,6 +58,8 @@ module.exports = {
     url: `http://127.0.0.1:${port}/lab`,
     timeout: 120 * 1000,
     reuseExistingServer: false,
+    // Jupyter stops its kernels on SIGTERM (a SIGKILL would leave them running).
+    gracefulShutdown: { signal: 'SIGTERM', timeout: 20 * 1000 },
     stdout: 'pipe',
     stderr: 'pipe'
   }

@@ -15,8 +15,6 @@ export interface IConversationProps {
   thread: IThread;
   submitOnEnter?: boolean;
   onBack: () => void;
-  /** A turn was asked (the thread list's last activity changes). */
-  onTurn?: () => void;
 }
 
 /** One thread: its header, its turns as they happen, Stop, and the prompt box. */
@@ -24,8 +22,7 @@ export function Conversation({
   client,
   thread,
   submitOnEnter,
-  onBack,
-  onTurn
+  onBack
 }: IConversationProps): JSX.Element {
   const { view, running, stopping, connection, error, submit, stop, clearError } = useThreadEvents(
     client,
@@ -44,7 +41,7 @@ export function Conversation({
   }, [running]);
 
   const ask = (prompt: string): void => {
-    void submit(prompt).then(() => onTurn?.());
+    void submit(prompt);
   };
 
   return (
