@@ -163,6 +163,35 @@ test.describe('the conversation', () => {
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'stop-stopped.png') });
   });
 
+  test('a thread busy with a turn started elsewhere says so and shows that turn', async ({ page }) => {
+    const panel = await openPanel(page);
+    const threadId = await newThread(panel);
+    // Another tab (here: a plain request) starts a slow turn on the same thread.
+    const elsewhere = page.request
+      .post(`analyst/api/threads/${threadId}/turns`, {
+        data: { prompt: 'count slowly' },
+        headers: { Accept: 'text/event-stream' },
+        timeout: 0
+      })
+      .catch(() => null);
+    await expect
+      .poll(async () => ((await (await page.request.get(`analyst/api/threads/${threadId}`)).json()) as { active: boolean }).active)
+      .toBe(true);
+
+    await ask(panel, 'count slowly');
+    const banner = panel.locator('.jp-AnalystBanner-error');
+    await expect(banner).toHaveAttribute('data-reason', 'turn_in_progress');
+    await expect(banner).toContainText('This thread is busy: a turn is already running on it.');
+    // The running turn is followed, and can be stopped from here.
+    const first = turn(panel, 0);
+    await expect(first.locator('[data-card="python"]')).toHaveAttribute('data-status', 'pending');
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'busy-thread.png') });
+    await panel.getByRole('button', { name: 'Stop the turn' }).click();
+    await expect(first).toHaveAttribute('data-status', 'interrupted');
+    await expect(panel.locator('.jp-AnalystTurn')).toHaveCount(1);
+    await elsewhere;
+  });
+
   test('a reload in the middle of a turn picks it up with no duplicate', async ({ page }) => {
     let panel = await openPanel(page);
     const threadId = await newThread(panel);
