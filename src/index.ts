@@ -4,6 +4,8 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { AnalystClient } from './api';
@@ -27,16 +29,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'The Data analyst panel of the right sidebar.',
   autoStart: true,
-  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry],
+  requires: [IRenderMimeRegistry],
+  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry, INotebookTracker],
   activate: (
     app: JupyterFrontEnd,
+    rendermime: IRenderMimeRegistry,
     restorer: ILayoutRestorer | null,
     palette: ICommandPalette | null,
-    settingRegistry: ISettingRegistry | null
+    settingRegistry: ISettingRegistry | null,
+    notebooks: INotebookTracker | null
   ) => {
     // The page's server settings (ServerConnection.makeSettings()): base URL, token, XSRF.
     const client = new AnalystClient(app.serviceManager.serverSettings);
-    const panel = new AnalystPanel({ client });
+    const panel = new AnalystPanel({
+      services: { client, rendermime, commands: app.commands, notebooks }
+    });
     app.shell.add(panel, 'right', { rank: SIDEBAR_RANK });
     restorer?.add(panel, 'jupyter-analyst');
 

@@ -3,6 +3,7 @@ import * as React from 'react';
 
 import { AnalystClient } from './api';
 import { Sidebar } from './components/Sidebar';
+import { AnalystContext, IAnalystServices } from './context';
 import { analystIcon } from './icons';
 
 /** The id of the panel's widget (its sidebar tab is `[data-id="<id>"]`). */
@@ -10,18 +11,25 @@ export const PANEL_ID = 'jupyter-analyst-panel';
 
 /** Options of the panel. */
 export interface IAnalystPanelOptions {
-  client?: AnalystClient;
+  /** JupyterLab's services (a client of the page's server when only that is given). */
+  services?: Partial<IAnalystServices>;
   submitOnEnter?: boolean;
 }
 
 /** The "Data analyst" panel of the right sidebar: a React tree in a Lumino widget. */
 export class AnalystPanel extends ReactWidget {
-  readonly client: AnalystClient;
+  readonly services: IAnalystServices;
   private _submitOnEnter: boolean;
 
   constructor(options: IAnalystPanelOptions = {}) {
     super();
-    this.client = options.client ?? new AnalystClient();
+    const given = options.services ?? {};
+    this.services = {
+      client: given.client ?? new AnalystClient(),
+      rendermime: given.rendermime ?? null,
+      commands: given.commands ?? null,
+      notebooks: given.notebooks ?? null
+    };
     this._submitOnEnter = options.submitOnEnter ?? true;
     this.id = PANEL_ID;
     this.addClass('jp-AnalystPanel');
@@ -41,7 +49,16 @@ export class AnalystPanel extends ReactWidget {
     }
   }
 
+  /** The API client of the panel. */
+  get client(): AnalystClient {
+    return this.services.client;
+  }
+
   protected render(): JSX.Element {
-    return <Sidebar client={this.client} submitOnEnter={this._submitOnEnter} />;
+    return (
+      <AnalystContext.Provider value={this.services}>
+        <Sidebar client={this.services.client} submitOnEnter={this._submitOnEnter} />
+      </AnalystContext.Provider>
+    );
   }
 }
