@@ -246,6 +246,8 @@ class AgentLoop:
                     # An ambiguous request: the turn ends with the question to the user.
                     answer = question
                     break
+            # The turn's last datasets are in the kernel before it ends (loaded in the background).
+            await self.runtime.settle()
             flags = await asyncio.to_thread(memory.check_answer, answer)
             if flags:
                 flagged = [f.describe() for f in flags]
