@@ -91,7 +91,8 @@ class QueryRunner:
             # The rows as the file's footer counts them (DuckDB reports only "Success" for the
             # COPY of a PIVOT statement, which it runs as several statements), and the columns
             # as DuckDB reads the file back (the kernel's DataFrame comes from the file).
-            with pq.ParquetFile(tmp) as written:
+            # Read for a few values: no read-ahead of whole column chunks, no thread pool.
+            with pq.ParquetFile(tmp, pre_buffer=False) as written:
                 columns = _file_columns(written.schema_arrow)
                 if columns is None:  # a type whose name only DuckDB can tell: it reads the file
                     path = str(tmp).replace("'", "''")
@@ -245,7 +246,7 @@ def _head(written: pq.ParquetFile) -> list[dict[str, Any]]:
     which for DuckDB's time zones would need a module this package does not require)."""
     if written.metadata.num_rows == 0:
         return []
-    batch = next(written.iter_batches(batch_size=SAMPLE_ROWS), None)
+    batch = next(written.iter_batches(batch_size=SAMPLE_ROWS, use_threads=False), None)
     if batch is None:
         return []
     return [{k: json_safe(v) for k, v in row.items()} for row in batch.slice(0, SAMPLE_ROWS).to_pylist()]
