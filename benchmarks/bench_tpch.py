@@ -33,6 +33,9 @@ from . import tpch
 from .common import Report
 
 DIRECT = "DuckDB cursor.sql(q).to_arrow_table(), same instance"
+#: Numbers the runs' texts in this process: no pass sends a text an earlier pass sent (the
+#: checker remembers the texts it checked, process-wide).
+_CALLS = count()
 
 
 def scale_factor(rows: int) -> float:
@@ -77,10 +80,9 @@ async def _measure(db: Path, repeat: int, *, with_kernel: bool) -> tuple[dict[in
         tools = ToolBox(runtime)
         if with_kernel:
             await runtime.kernel()
-        ids = count()
 
         async def ours(number: int) -> float:
-            call = next(ids)
+            call = next(_CALLS)
             # A new text each time: checked as a new query would be (not found among those checked).
             args = {"sql": f"/* run {call} */ {tpch.QUERIES[number]}", "name": f"q{number}"}
             ctx = CallContext(thread.thread_id, "bench", f"call_{call}", rerun=True)
