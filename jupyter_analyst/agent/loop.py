@@ -274,6 +274,8 @@ class AgentLoop:
             raise
         except AnalystError as exc:
             error = exc
+            with contextlib.suppress(AnalystError):  # the turn already failed: its datasets still load
+                await self.runtime.settle()
             if machine.can_enter("error"):
                 await self._enter(turn, machine, "error")
         except asyncio.CancelledError:

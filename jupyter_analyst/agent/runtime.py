@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..artifacts import ArtifactStore, StepRecord
 from ..disk import unavailable
-from ..errors import AnalystError, KernelError, StorageError
+from ..errors import AnalystError, DiskUnavailable, KernelError, StorageError
 from ..kernel.outputs import OutputCaps
 from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
 from .bindings import Binding, inputs_of, is_dataset, python_bindings, replayed, unknown_reads
@@ -107,6 +107,8 @@ class ThreadRuntime:
         #: The dataset being loaded into the kernel after its query returned (see
         #: :meth:`dataset_fetched`); whatever uses the kernel next waits for it (:meth:`settle`).
         self._loading: asyncio.Task[None] | None = None
+        #: A full or read-only workspace met by a background load: raised by the next settle.
+        self._load_failure: DiskUnavailable | None = None
 
     @property
     def runner(self) -> QueryRunner:
@@ -217,13 +219,21 @@ class ThreadRuntime:
             self._loading = asyncio.ensure_future(self._load_in_background(name, fingerprint))
 
     async def settle(self) -> None:
-        """Wait until the datasets being loaded into the kernel are loaded (or failed to)."""
+        """Wait until the datasets being loaded into the kernel are loaded (or failed to).
+
+        Raises:
+            DiskUnavailable: a background load found the workspace full or read-only (which
+                ends the turn, as it would have in the step itself).
+        """
         while (loading := self._loading) is not None:
             # ``wait`` neither raises the load's errors (it records them) nor cancels it when
             # the waiter is cancelled: another waiter still finds it running.
             await asyncio.wait({loading})
             if self._loading is loading:
                 self._loading = None
+        failure, self._load_failure = self._load_failure, None
+        if failure is not None:
+            raise failure
 
     async def _load_in_background(self, name: str, fingerprint: str) -> None:
         try:
@@ -231,12 +241,15 @@ class ThreadRuntime:
         except Exception as exc:  # noqa: BLE001 - recorded here; the next reader loads it again and fails loudly
             self.loaded.pop(name, None)
             self.kernel_complete = False
+            if isinstance(exc, DiskUnavailable):
+                self._load_failure = exc
             log.warning("dataset %s was not loaded into the kernel of %s: %s", name, self.thread_id, exc,
                         exc_info=not isinstance(exc, AnalystError))
 
     async def _stop_loading(self) -> None:
         """Cancel a background load (the kernel is going away) and wait for it to end."""
         loading, self._loading = self._loading, None
+        self._load_failure = None  # the kernel it was for is going away
         if loading is not None:
             loading.cancel()
             await asyncio.wait({loading})
