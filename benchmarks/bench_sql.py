@@ -208,6 +208,7 @@ async def _ours(root: Path, db: Path, rows: int, repeat: int) -> Measured:
         ctx = CallContext(thread.thread_id, "bench", f"call_{call}", rerun=True)
         plan = await tools.plan("run_sql", args)
         outcome = await tools.call("run_sql", args, ctx, plan)
+        await runtime.settle()  # end to end: the DataFrame is in the kernel (it loads in the background)
         assert outcome.status == "ok" and outcome.result["rows"] == rows, outcome.result
         runtime.loaded.clear()  # make every repetition load the DataFrame into the kernel again
 

@@ -91,6 +91,34 @@ def test_a_time_zone_column_is_described_sampled_and_ranged(tmp_path):
         src.close()
 
 
+#: One column per type whose DuckDB name is read off the file's footer...
+_PLAIN_TYPES = (
+    "true AS b, 1::TINYINT AS ti, 1::SMALLINT AS si, 1::INTEGER AS i, 1::BIGINT AS bi, 1::HUGEINT AS hi, "
+    "1::UTINYINT AS uti, 1::USMALLINT AS usi, 1::UINTEGER AS ui, 1::UBIGINT AS ubi, 1::FLOAT AS f, "
+    "1::DOUBLE AS d, 1.5::DECIMAL(15,2) AS dec, 1.5::DECIMAL(4,1) AS dec4, 1.5::DECIMAL(38,10) AS dec38, "
+    "'a' AS v, 'a'::BLOB AS bl, DATE '2020-01-01' AS dt, TIMESTAMP '2020-01-01 01:02:03' AS ts, "
+    "TIMESTAMPTZ '2020-01-01 00:00:00+00' AS tstz, '2020-01-01'::TIMESTAMP_NS AS tsns, "
+    "'2020-01-01'::TIMESTAMP_MS AS tsms, '2020-01-01'::TIMESTAMP_S AS tss, 'a'::ENUM('a', 'b') AS en, "
+    "1::INTEGER AS \"Mixed Case\", 1.5 AS p"
+)
+#: ... and the rest, which DuckDB names by reading the file.
+_OTHER_TYPES = ("TIME '01:02:03' AS tm, '01:02:03+00'::TIMETZ AS tmtz, INTERVAL 1 DAY AS iv, [1, 2] AS lst, "
+                "{'x': 1, 'y': 'a'} AS st, MAP {'a': 1} AS mp, NULL AS nul")
+
+
+@pytest.mark.parametrize("select", [_PLAIN_TYPES, f"{_PLAIN_TYPES}, {_OTHER_TYPES}", "1 AS a, 2 AS A"])
+def test_columns_are_named_and_typed_as_duckdb_reads_the_file(tmp_path, select):
+    """Named from the file's footer where the DuckDB type is certain, by DuckDB itself otherwise."""
+    src = open_source(":memory:")
+    try:
+        out = run(src, f"SELECT {select}", tmp_path / "x.parquet")
+        described = duckdb.connect().execute(
+            f"DESCRIBE SELECT * FROM read_parquet('{tmp_path / 'x.parquet'}')").fetchall()
+        assert [(c.name, c.type) for c in out.columns] == [(r[0], str(r[1])) for r in described]
+    finally:
+        src.close()
+
+
 def test_row_cap_counts_what_it_dropped(events_db, tmp_path):
     src = open_source(str(events_db))
     try:

@@ -246,6 +246,8 @@ class AgentLoop:
                     # An ambiguous request: the turn ends with the question to the user.
                     answer = question
                     break
+            # The turn's last datasets are in the kernel before it ends (loaded in the background).
+            await self.runtime.settle()
             flags = await asyncio.to_thread(memory.check_answer, answer)
             if flags:
                 flagged = [f.describe() for f in flags]
@@ -272,6 +274,8 @@ class AgentLoop:
             raise
         except AnalystError as exc:
             error = exc
+            with contextlib.suppress(AnalystError):  # the turn already failed: its datasets still load
+                await self.runtime.settle()
             if machine.can_enter("error"):
                 await self._enter(turn, machine, "error")
         except asyncio.CancelledError:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..artifacts import ArtifactStore, StepRecord
 from ..disk import unavailable
-from ..errors import KernelError, StorageError
+from ..errors import AnalystError, DiskUnavailable, KernelError, StorageError
 from ..kernel.outputs import OutputCaps
 from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
 from .bindings import Binding, inputs_of, is_dataset, python_bindings, replayed, unknown_reads
@@ -104,6 +104,11 @@ class ThreadRuntime:
         self._python_names: set[str] | None = None
         #: Names that steps which could not run (no kernel) would have defined -> their call id.
         self.not_run: dict[str, str] = {}
+        #: The dataset being loaded into the kernel after its query returned (see
+        #: :meth:`dataset_fetched`); whatever uses the kernel next waits for it (:meth:`settle`).
+        self._loading: asyncio.Task[None] | None = None
+        #: A full or read-only workspace met by a background load: raised by the next settle.
+        self._load_failure: DiskUnavailable | None = None
 
     @property
     def runner(self) -> QueryRunner:
@@ -199,10 +204,55 @@ class ThreadRuntime:
         self.artifacts.bind(self.thread_id, updates)
 
     async def dataset_fetched(self, name: str, fingerprint: str) -> None:
-        """A query's dataset (run or reused) now is ``name``; a running kernel loads it."""
+        """A query's dataset (run or reused) now is ``name``; a running kernel loads it.
+
+        The kernel loads it in the background: the step's result goes back to the model
+        while the kernel reads the file, and whatever uses the kernel next (a Python step,
+        another load, a restart, the turn's end) waits for it first (:meth:`settle`). A load
+        that fails leaves the name unloaded and the kernel not holding the whole history, so
+        the next step that reads it loads it again, and fails loudly if it fails again.
+        """
         self._bind({name: fingerprint})
+        await self.settle()
         if self.kernel_started and self.loaded.get(name) != fingerprint:
+            self.loaded.pop(name, None)  # what the kernel holds under this name is no longer its binding
+            self._loading = asyncio.ensure_future(self._load_in_background(name, fingerprint))
+
+    async def settle(self) -> None:
+        """Wait until the datasets being loaded into the kernel are loaded (or failed to).
+
+        Raises:
+            DiskUnavailable: a background load found the workspace full or read-only (which
+                ends the turn, as it would have in the step itself).
+        """
+        while (loading := self._loading) is not None:
+            # ``wait`` neither raises the load's errors (it records them) nor cancels it when
+            # the waiter is cancelled: another waiter still finds it running.
+            await asyncio.wait({loading})
+            if self._loading is loading:
+                self._loading = None
+        failure, self._load_failure = self._load_failure, None
+        if failure is not None:
+            raise failure
+
+    async def _load_in_background(self, name: str, fingerprint: str) -> None:
+        try:
             await self._load(name, fingerprint)
+        except Exception as exc:  # noqa: BLE001 - recorded here; the next reader loads it again and fails loudly
+            self.loaded.pop(name, None)
+            self.kernel_complete = False
+            if isinstance(exc, DiskUnavailable):
+                self._load_failure = exc
+            log.warning("dataset %s was not loaded into the kernel of %s: %s", name, self.thread_id, exc,
+                        exc_info=not isinstance(exc, AnalystError))
+
+    async def _stop_loading(self) -> None:
+        """Cancel a background load (the kernel is going away) and wait for it to end."""
+        loading, self._loading = self._loading, None
+        self._load_failure = None  # the kernel it was for is going away
+        if loading is not None:
+            loading.cancel()
+            await asyncio.wait({loading})
 
     def python_reused(self, code: str, key: str) -> None:
         """A reused Python step: the names it binds hold its values now, logically (the
@@ -227,6 +277,7 @@ class ThreadRuntime:
         A kernel that does not hold the whole history replays all of it first when what
         the code reads cannot be told (see ``lazy_restore_refused``).
         """
+        await self.settle()
         inputs = inputs_of(code, self.bindings())
         try:
             if not self.kernel_complete:
@@ -282,6 +333,7 @@ class ThreadRuntime:
         after its own recorded inputs are aligned. Keys chain back to earlier steps only,
         so this ends; ``_seen`` guards against a damaged ledger all the same.
         """
+        await self.settle()
         for name, binding in inputs.items():
             if self.loaded.get(name) == binding:
                 continue
@@ -333,6 +385,7 @@ class ThreadRuntime:
         When it cannot be started, nothing of it is kept: the error goes to the caller, and
         the next call starts a kernel again.
         """
+        await self.settle()
         if self._kernel is not None and self._kernel.is_started:
             return self._kernel
         try:
@@ -356,6 +409,7 @@ class ThreadRuntime:
     async def restart_kernel(self) -> None:
         """Replace a dead kernel with a fresh one, rehydrated lazily (none is kept if it fails)."""
         self.kernel_restarts += 1
+        await self.settle()
         if self._kernel is not None:
             try:
                 await self._kernel.restart()
@@ -366,6 +420,7 @@ class ThreadRuntime:
 
     async def discard_kernel(self) -> None:
         """Stop the kernel and forget what it held; the next step starts a new one."""
+        await self._stop_loading()
         kernel, self._kernel = self._kernel, None
         self.loaded = {}
         self.kernel_complete = False
@@ -378,6 +433,7 @@ class ThreadRuntime:
         A dataset whose stored bytes are damaged is left out (and what depends on it): a
         step that reads it fails loudly when its inputs are aligned, naming the artifact.
         """
+        await self.settle()
         self.loaded = {}
         self.kernel_complete = False
         for name, artifact_id in self.dataset_ids().items():

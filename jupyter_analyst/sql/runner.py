@@ -89,11 +89,15 @@ class QueryRunner:
                 copy(str(tmp))
                 fingerprint, size = sha256_file(tmp), tmp.stat().st_size
             # The rows as the file's footer counts them (DuckDB reports only "Success" for the
-            # COPY of a PIVOT statement, which it runs as several statements).
-            path = str(tmp).replace("'", "''")
-            described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
-            columns = [ColumnInfo(name=r[0], type=str(r[1])) for r in described]
-            with pq.ParquetFile(tmp) as written:
+            # COPY of a PIVOT statement, which it runs as several statements), and the columns
+            # as DuckDB reads the file back (the kernel's DataFrame comes from the file).
+            # Read for a few values: no read-ahead of whole column chunks, no thread pool.
+            with pq.ParquetFile(tmp, pre_buffer=False) as written:
+                columns = _file_columns(written.schema_arrow)
+                if columns is None:  # a type whose name only DuckDB can tell: it reads the file
+                    path = str(tmp).replace("'", "''")
+                    described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
+                    columns = [ColumnInfo(name=r[0], type=str(r[1])) for r in described]
                 return QueryResult(
                     rows=written.metadata.num_rows, columns=columns, elapsed_s=0.0, sample=_head(written),
                     fingerprint=fingerprint, size=size, row_cap=cap,
@@ -204,12 +208,45 @@ class QueryRunner:
                 timer.cancel()
 
 
+#: Arrow types of a DuckDB Parquet file whose DuckDB type, read back, is certain.
+_DUCKDB_TYPES: dict[pa.DataType, str] = {
+    pa.bool_(): "BOOLEAN", pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INTEGER",
+    pa.int64(): "BIGINT", pa.uint8(): "UTINYINT", pa.uint16(): "USMALLINT", pa.uint32(): "UINTEGER",
+    pa.uint64(): "UBIGINT", pa.float32(): "FLOAT", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
+    pa.binary(): "BLOB", pa.date32(): "DATE", pa.timestamp("us"): "TIMESTAMP", pa.timestamp("ms"): "TIMESTAMP",
+    pa.timestamp("ns"): "TIMESTAMP_NS", pa.timestamp("us", tz="UTC"): "TIMESTAMP WITH TIME ZONE",
+}
+
+
+def _file_columns(schema: pa.Schema) -> list[ColumnInfo] | None:
+    """The columns as DuckDB's ``DESCRIBE`` of the file names them, from its Arrow schema;
+    ``None`` when a column's type is not one whose DuckDB name is certain (time of day,
+    intervals, nested and extension types...) or the names are not plain and distinct.
+
+    >>> _file_columns(pa.schema([("n", pa.int64()), ("p", pa.decimal128(15, 2))]))
+    [ColumnInfo(name='n', type='BIGINT', nullable=True), ColumnInfo(name='p', type='DECIMAL(15,2)', nullable=True)]
+    """
+    columns = []
+    for field in schema:
+        kind = field.type
+        if pa.types.is_decimal128(kind):
+            name = f"DECIMAL({kind.precision},{kind.scale})"
+        else:
+            name = _DUCKDB_TYPES.get(kind)
+        if name is None or not field.name:
+            return None
+        columns.append(ColumnInfo(name=field.name, type=name))
+    if len({c.name.lower() for c in columns}) != len(columns):
+        return None
+    return columns
+
+
 def _head(written: pq.ParquetFile) -> list[dict[str, Any]]:
     """The file's first rows as JSON-safe values (read by Arrow: no engine-side conversion,
     which for DuckDB's time zones would need a module this package does not require)."""
     if written.metadata.num_rows == 0:
         return []
-    batch = next(written.iter_batches(batch_size=SAMPLE_ROWS), None)
+    batch = next(written.iter_batches(batch_size=SAMPLE_ROWS, use_threads=False), None)
     if batch is None:
         return []
     return [{k: json_safe(v) for k, v in row.items()} for row in batch.slice(0, SAMPLE_ROWS).to_pylist()]
