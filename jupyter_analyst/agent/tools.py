@@ -468,15 +468,6 @@ def _sample_output(
     name: str, rows: int, columns: list[dict[str, str]], sample: list[dict[str, Any]], capped: str = ""
 ) -> dict[str, Any]:
     """A notebook display of a dataset's first rows, as HTML and plain text."""
-    from html import escape
+    from ..artifacts.preview import table_bundle
 
-    head = "".join(f"<th>{escape(c['name'])}</th>" for c in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{escape(str(r.get(c['name'])))}</td>" for c in columns) + "</tr>"
-        for r in sample
-    )
-    more = f" ({escape(capped)})" if capped else ""
-    html = (f"<p><code>{escape(name)}</code>: {rows} rows{more}</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-    text = f"{name}: {rows} rows x {len(columns)} columns" + (f" ({capped})" if capped else "")
-    return {"output_type": "display_data", "data": {"text/html": html, "text/plain": text}, "metadata": {}}
+    return {"output_type": "display_data", "data": table_bundle(name, rows, columns, sample, capped), "metadata": {}}
