@@ -96,6 +96,8 @@ class Thread(BaseModel):
     title: str | None = None
     source: str | None = None
     created_at: str
+    last_activity: str | None = None
+    """When a turn of the thread last started or ended (its creation before any); set in listings."""
 
 
 class Turn(BaseModel):
@@ -149,13 +151,15 @@ class ThreadStore(SQLiteStore):
         return Thread(**dict(rows[0]))
 
     def list_threads(self, *, user: str | None = None) -> list[Thread]:
-        """Threads, newest first, optionally only those of one user."""
-        if user is None:
-            rows = self._query("SELECT * FROM threads ORDER BY created_at DESC, rowid DESC")
-        else:
-            rows = self._query(
-                "SELECT * FROM threads WHERE user = ? ORDER BY created_at DESC, rowid DESC", (user,)
-            )
+        """Threads, the most recently active first (a turn's start or end, else the thread's
+        creation), each with its ``last_activity``; optionally only those of one user."""
+        rows = self._query(
+            "SELECT threads.*, COALESCE((SELECT MAX(COALESCE(ended_at, started_at)) FROM turns "
+            "WHERE turns.thread_id = threads.thread_id), created_at) AS last_activity FROM threads "
+            + ("WHERE user = ? " if user is not None else "")
+            + "ORDER BY last_activity DESC, rowid DESC",
+            (user,) if user is not None else (),
+        )
         return [Thread(**dict(r)) for r in rows]
 
     def set_thread_source(self, thread_id: str, source: str) -> None:

@@ -111,3 +111,15 @@ def test_a_store_used_after_close_raises_a_storage_error(tmp_path):
         s.append_event(TextDelta(thread_id=thread.thread_id, turn_id="t", text="x"))
     with pytest.raises(StorageError, match="cannot read the workspace database"):
         s.events(thread.thread_id)
+
+
+def test_threads_are_listed_by_last_activity(store):
+    old = store.create_thread(user="ann", title="old")
+    new = store.create_thread(user="ann", title="new")
+    listed = store.list_threads(user="ann")
+    assert [t.title for t in listed] == ["new", "old"]
+    assert listed[0].last_activity == new.created_at
+    turn = store.start_turn(old.thread_id, "again")
+    listed = store.list_threads(user="ann")
+    assert [t.title for t in listed] == ["old", "new"] and listed[0].last_activity == turn.started_at
+    assert store.get_thread(old.thread_id, user="ann").last_activity is None  # only listings compute it

@@ -179,7 +179,7 @@ class ThreadsHandler(AnalystHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        """The caller's threads, newest first."""
+        """The caller's threads, the most recently active first."""
         threads = self.service.workspace.store.list_threads(user=self.user_name)
         self.reply({"threads": [self.shown(t) for t in threads]})
 
