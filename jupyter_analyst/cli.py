@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import __version__
 from .errors import AnalystError
@@ -342,9 +342,13 @@ def _state(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .notebooks.export import export_thread, write_export
+    from .notebooks.export import export_thread, recorded_data_version, write_export
 
-    nb = _read_workspace(args.workspace, lambda ws: export_thread(ws.store, ws.artifacts, args.thread))
+    def export(ws: Workspace) -> Any:
+        return export_thread(ws.store, ws.artifacts, args.thread, file_name=args.output.name,
+                             data_version=recorded_data_version(ws.notebook_path(args.thread)))
+
+    nb = _read_workspace(args.workspace, export, thread=args.thread)
     path = write_export(nb, args.output)
     manifest = nb.metadata["jupyter_analyst"]["manifest"]
     print(f"exported {args.thread} to {path}: {len(nb.cells)} cells, {len(manifest)} artifacts in the manifest")
