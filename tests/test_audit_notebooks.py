@@ -427,3 +427,40 @@ def test_failed_and_interrupted_turns_are_in_the_notebook_marked(tmp_path, sales
     steps = [c for c in nb.cells if c.metadata.get("jupyter_analyst", {}).get("tool") == "run_sql"]
     assert [s.source.split(" =")[0] for s in steps] == ["n_orders", "regions_df"]
     assert "| Turns | 3 (turn 2 error, turn 3 interrupted) |" in nb.cells[0].source
+
+
+def test_export_to_html_and_markdown_carries_the_summary_and_provenance(exported, tmp_path):
+    ws = str(exported["root"] / "ws")
+    run = cli("export", "--thread", exported["thread"], "--workspace", ws, "--to", "html", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    # Named from the thread's title when -o is not given.
+    page = tmp_path / f"revenue-by-region-per-month-with-a-chart-{exported['thread'][-8:]}.html"
+    assert str(page.name) in run.stdout and page.is_file()
+    html = page.read_text()
+    assert "Audit summary" in html and html.count("Provenance: ") == 4 and "<strong>reused</strong>" in html
+    assert "data:image/png;base64," in html  # the charts are in the page itself
+    for fingerprint in exported["inventory"].values():
+        assert fingerprint[7:19] in html
+
+    out = tmp_path / "pages" / "review.md"
+    run = cli("export", "--thread", exported["thread"], "--workspace", ws, "--to", "markdown", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    text = out.read_text()
+    assert "| Audit summary | |" in text and text.count("Provenance: ") == 4
+    images = sorted((tmp_path / "pages" / "review_files").iterdir())
+    assert len(images) == 2 and all(f"](review_files/{i.name})" in text for i in images)
+
+    run = cli("export", "--thread", exported["thread"], "--workspace", ws, cwd=tmp_path)  # the default: ipynb
+    assert run.returncode == 0 and nbformat.read(page.with_suffix(".ipynb"), as_version=4).metadata["jupyter_analyst"]
+
+
+def test_export_errors_are_one_clear_line(exported, tmp_path):
+    ws = str(exported["root"] / "ws")
+    run = cli("export", "--thread", "thr_missing", "--workspace", ws, "--to", "html", cwd=tmp_path)
+    assert run.returncode == 2 and "unknown thread 'thr_missing'" in run.stderr and "Traceback" not in run.stderr
+    run = cli("export", "--thread", exported["thread"], "--workspace", ws, "--to", "pdf")
+    assert run.returncode == 2 and "invalid choice: 'pdf'" in run.stderr
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    run = cli("export", "--thread", exported["thread"], "--workspace", ws, "--to", "html", "-o", str(blocked / "x.html"))
+    assert run.returncode != 0 and run.stderr.startswith("error: ") and "Traceback" not in run.stderr
