@@ -464,3 +464,58 @@ def test_export_errors_are_one_clear_line(exported, tmp_path):
     blocked.write_text("not a folder")
     run = cli("export", "--thread", exported["thread"], "--workspace", ws, "--to", "html", "-o", str(blocked / "x.html"))
     assert run.returncode != 0 and run.stderr.startswith("error: ") and "Traceback" not in run.stderr
+
+
+def _playbook_with_parameters(path: Path, prompt: str = "How many orders in {region}?") -> Path:
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Regional review\n\nWhat one region sold."),
+        nbformat.v4.new_code_cell("region = 'South'\nmin_orders = 1", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_markdown_cell("Revenue in {region}", metadata={"tags": ["prompt"]}),
+        nbformat.v4.new_markdown_cell("Then the order count:"),
+        nbformat.v4.new_markdown_cell(prompt, metadata={"tags": ["prompt"]}),
+        nbformat.v4.new_markdown_cell("*Reviewed monthly.*"),
+    ])
+    nbformat.write(nb, path)
+    return path
+
+
+def test_playbook_parameters_cell_gives_defaults_that_p_overrides(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    book = _playbook_with_parameters(tmp_path / "review.ipynb")
+    out = tmp_path / "out.ipynb"
+    with ScriptedModelServer(PLAYBOOK_SCRIPT) as server:
+        run = cli("execute", str(book), "-o", str(out), "-p", "region", "North", "-p", "min_orders", "5",
+                  "--db", str(sales_db), "--workspace", str(tmp_path / "ws"),
+                  env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "[1/2] Revenue in North" in run.stderr
+    nb = nbformat.read(out, as_version=4)
+    nbformat.validate(nb)
+    params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    # -p overrides the default, typed as the default is; the output's code can use them on a re-run.
+    assert "region = 'North'" in params.source and "min_orders = 5" in params.source
+    assert nb.metadata["jupyter_analyst"]["parameters"]["min_orders"] == 5
+    # The untagged markdown stays where it stood among the prompts.
+    order = [c.source.split("\n")[0] for c in nb.cells if c.cell_type == "markdown"
+             and c.metadata.get("jupyter_analyst", {}).get("role") in ("playbook", "prompt")]
+    assert order == ["# Regional review", "## Turn 1", "Then the order count:", "## Turn 2", "*Reviewed monthly.*"]
+
+
+def test_playbook_defaults_and_placeholders_that_are_not_parameters(tmp_path, sales_db):
+    from jupyter_analyst.notebooks.playbook import plan_playbook
+
+    book = _playbook_with_parameters(tmp_path / "review.ipynb")
+    plan = plan_playbook(book, parameters={}, source=str(sales_db))
+    assert plan.prompts == ["Revenue in South", "How many orders in South?"]  # the defaults
+    assert plan.parameters == {"region": "South", "min_orders": 1, "source": str(sales_db)}
+    with pytest.raises(ConfigError, match="unknown parameter.*year.*does not declare") as err:
+        plan_playbook(book, parameters={"year": "2025"}, source=str(sales_db))
+    assert "min_orders, region" in err.value.hint
+    with pytest.raises(ConfigError, match="'many' does not read as int"):
+        plan_playbook(book, parameters={"min_orders": "many"}, source=str(sales_db))
+    typo = _playbook_with_parameters(tmp_path / "typo.ipynb", prompt="Orders in {regoin} for {year}?")
+    run = cli("execute", str(typo), "-o", str(tmp_path / "x.ipynb"), "--db", str(sales_db),
+              env={"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""})
+    assert run.returncode == 2 and "{regoin}, {year} in the playbook is not a parameter" in run.stderr
+    assert "hint: declare it in the parameters cell (its parameters: min_orders, region)" in run.stderr
