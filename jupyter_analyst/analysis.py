@@ -28,7 +28,7 @@ from .store import ThreadStore, Turn
 from .errors import AnalystError, ConfigError
 from .kernel import SandboxPolicy
 from .kernel.outputs import OutputCaps
-from .notebooks import trail
+from .notebooks.export import write_thread_notebook
 from .sql import absolute_spec, open_source
 from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
 from .text import valid_text
@@ -168,6 +168,7 @@ async def run_turn(
             # its source has opened.)
             turn = await asyncio.to_thread(store.start_turn, thread.thread_id, request.prompt)
         source: DataSource | None = None
+        data_version: str | None = None
         llm: LLMClient | None = None
         runtime: ThreadRuntime | None = None
         keep = True
@@ -227,13 +228,22 @@ async def run_turn(
                 turn = store.start_turn(thread_id, request.prompt)
             try:
                 running = True
-                summary, trace = await loop.run(turn, rerun=request.rerun, announced=announced)
+                summary, _trace = await loop.run(turn, rerun=request.rerun, announced=announced)
             except BaseException:
                 keep = False  # cancelled or failed midway: a step may have been cut in the middle
                 raise
         except BaseException as exc:
             if turn is not None and not running:  # announced, but the loop never took it over
                 await _abandon(events, store, turn, exc)
+            if thread is not None and turn is not None:
+                # The interrupted or failed turn is in the notebook too, marked; a notebook
+                # that cannot be written now does not hide why the turn ended.
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(
+                        write_thread_notebook, store, workspace.artifacts, thread.thread_id,
+                        request.notebook or workspace.notebook_path(thread.thread_id),
+                        data_version=_data_version(source),
+                    )
             raise
         finally:
             if live is not None and runtime is not None:
@@ -243,15 +253,13 @@ async def run_turn(
             if llm is not None:
                 await llm.aclose()
             if source is not None:
+                data_version = _data_version(source)
                 source.close()
         notebook = request.notebook or workspace.notebook_path(thread.thread_id)
-        header = trail.TurnHeader(
-            thread_id=thread.thread_id, source=spec, model=model.model, turn_number=turn.number,
-            turn_id=turn.turn_id, prompt=request.prompt,
-        )
-        # File work (reading, checking and writing the notebook): off the event loop.
+        # The audit notebook, made whole from the store (off the event loop): the same
+        # form as `jupyter analyst export`, so `verify` takes it as it is.
         await asyncio.to_thread(
-            trail.write_turn, notebook, header, trace=trace, summary=summary, artifacts=workspace.artifacts
+            write_thread_notebook, store, workspace.artifacts, thread.thread_id, notebook, data_version=data_version
         )
         store.apply_state_delta(thread.thread_id, turn_closed(notebook=str(notebook)), origin="turn", turn_id=turn.turn_id)
     finally:
@@ -263,6 +271,17 @@ async def run_turn(
         else:
             await job
     return summary.model_copy(update={"notebook": str(notebook)})
+
+
+def _data_version(source: DataSource | None) -> str | None:
+    """The source's version as the turn leaves it (a file's size and time: a stat), for
+    the notebook's summary; ``None`` when it cannot be told (the file is gone)."""
+    if source is None:
+        return None
+    try:
+        return source.data_version()
+    except AnalystError:
+        return None
 
 
 async def _abandon(events: EventWriter, store: ThreadStore, turn: Turn, exc: BaseException) -> None:

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import __version__
 from .errors import AnalystError
@@ -102,11 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
     spec.add_argument("--user", action="store_true", help="for this user only")
     spec.add_argument("--sys-prefix", action="store_true", help="into this environment (sys.prefix)")
 
-    export = sub.add_parser("export", help="export a thread as a re-executable audit notebook",
-                            description="Export a thread as one notebook: a parameters cell, the steps with their "
-                                        "outputs, and a manifest of every artifact's fingerprint.")
+    export = sub.add_parser("export", help="export a thread as a re-executable audit notebook (or an HTML/markdown page)",
+                            description="Export a thread as one notebook: a summary, a parameters cell, the steps with "
+                                        "their outputs and provenance, and a manifest of every artifact's fingerprint. "
+                                        "--to html or markdown renders it with nbconvert, to read or share.")
     export.add_argument("--thread", required=True, metavar="ID")
-    export.add_argument("-o", "--output", required=True, type=Path, metavar="NB.ipynb")
+    export.add_argument("-o", "--output", type=Path, metavar="PATH",
+                        help="where to write it (default: TITLE-THREAD.ipynb/.html/.md in this folder)")
+    export.add_argument("--to", choices=("ipynb", "html", "markdown"), default="ipynb",
+                        help="ipynb (default: re-executable, verifiable), html or markdown (for reading)")
     _workspace_arg(export)
 
     verify = sub.add_parser("verify", help="re-execute an exported notebook in the sandbox and check its fingerprints",
@@ -342,12 +346,27 @@ def _state(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .notebooks.export import export_thread, write_export
+    from .notebooks.export import export_thread, recorded_data_version
+    from .notebooks.render import default_output, render
+    from .sql.paths import masked
 
-    nb = _read_workspace(args.workspace, lambda ws: export_thread(ws.store, ws.artifacts, args.thread))
-    path = write_export(nb, args.output)
+    def export(ws: Workspace) -> tuple[Any, Path]:
+        thread = ws.store.get_thread(args.thread)
+        output = args.output or default_output(thread.title, thread.thread_id, args.to)
+        # A page is for reading, not re-running: a URL's password stays out of it.
+        spec = thread.source or ""
+        parameters = {"source": masked(spec)} if args.to != "ipynb" and masked(spec) != spec else None
+        nb = export_thread(ws.store, ws.artifacts, args.thread, parameters=parameters,
+                           file_name=output.with_suffix(".ipynb").name,
+                           data_version=recorded_data_version(ws.notebook_path(args.thread)))
+        return nb, output
+
+    nb, output = _read_workspace(args.workspace, export, thread=args.thread)
+    written = render(nb, args.to, output)
     manifest = nb.metadata["jupyter_analyst"]["manifest"]
-    print(f"exported {args.thread} to {path}: {len(nb.cells)} cells, {len(manifest)} artifacts in the manifest")
+    extra = f" (and {len(written) - 1} image files)" if len(written) > 1 else ""
+    print(f"exported {args.thread} to {written[0]}{extra}: {len(nb.cells)} cells, "
+          f"{len(manifest)} artifacts in the manifest")
     return 0
 
 

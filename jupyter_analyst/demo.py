@@ -79,12 +79,14 @@ def run_demo(out: Path, *, as_json: bool = False) -> int:
 
 def _export(workspace: Path, thread_id: str, path: Path) -> Path:
     """The thread's audit-trail notebook, with its manifest of fingerprints."""
-    from .notebooks.export import export_thread, write_export
+    from .notebooks.export import export_thread, recorded_data_version, write_export
     from .workspace import Workspace
 
     ws = Workspace(workspace)
     try:
-        return write_export(export_thread(ws.store, ws.artifacts, thread_id), path)
+        nb = export_thread(ws.store, ws.artifacts, thread_id, file_name=path.name,
+                           data_version=recorded_data_version(ws.notebook_path(thread_id)))
+        return write_export(nb, path)
     finally:
         ws.close()
 

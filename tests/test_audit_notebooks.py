@@ -48,13 +48,15 @@ def exported(tmp_path_factory):
     ws = Workspace(root / "ws")
     nb = export_thread(ws.store, ws.artifacts, first.thread_id)
     inventory = {a.artifact_id: a.fingerprint for a in ws.artifacts.list(first.thread_id)}
+    thread_notebook = ws.notebook_path(first.thread_id)
     ws.close()
     path = write_export(nb, root / "exported.ipynb")
     changed = root / "changed.duckdb"
     shutil.copy(db, changed)
     with duckdb.connect(str(changed)) as con:
         con.execute("UPDATE orders SET revenue = revenue + 1 WHERE order_id = 1")
-    return {"root": root, "db": db, "changed": changed, "path": path, "thread": first.thread_id, "inventory": inventory}
+    return {"root": root, "db": db, "changed": changed, "path": path, "thread": first.thread_id, "inventory": inventory,
+            "thread_notebook": thread_notebook}
 
 
 def test_export_is_valid_readable_and_carries_its_provenance(exported):
@@ -82,6 +84,70 @@ def test_export_is_valid_readable_and_carries_its_provenance(exported):
     assert any("image/png" in o.get("data", {}) for o in steps[1].outputs)
     prompts = [c.source for c in nb.cells if c.metadata.get("jupyter_analyst", {}).get("role") == "prompt"]
     assert len(prompts) == 2 and "continue" in prompts[1]
+
+
+def test_the_threads_own_notebook_is_the_audit_notebook_kept_after_every_turn(exported):
+    """What `run` points to is the exported form, rewritten from the store after each turn."""
+    nb = nbformat.read(exported["thread_notebook"], as_version=4)
+    nbformat.validate(nb)
+    meta = nb.metadata["jupyter_analyst"]
+    assert meta["turns"] == 2 and {e["artifact_id"]: e["fingerprint"] for e in meta["manifest"]} == exported["inventory"]
+    assert meta["data_version"].startswith("sales.duckdb:")  # the source as the last turn read it
+    assert "parameters" in nb.cells[1].metadata["tags"] and "analyst.connect(source)" in nb.cells[2].source
+    roles = [c.metadata.get("jupyter_analyst", {}).get("role") for c in nb.cells]
+    assert roles.count("prompt") == 2 and roles.count("answer") == 2 and roles[0] == "summary"
+    # The same cells as `export` makes (cell ids and the verify command's file name aside).
+    again = nbformat.read(exported["path"], as_version=4)
+    assert [c.source for c in nb.cells[1:]] == [c.source for c in again.cells[1:]]
+
+
+def test_each_step_shows_its_provenance_and_the_notebook_opens_with_a_summary(exported):
+    nb = nbformat.read(exported["thread_notebook"], as_version=4)
+    meta = nb.metadata["jupyter_analyst"]
+    steps = [i for i, c in enumerate(nb.cells) if "call_id" in c.metadata.get("jupyter_analyst", {})]
+    reused = [nb.cells[i].metadata["jupyter_analyst"]["reused"] for i in steps]
+    assert reused == [False, False, True, True]
+    for i, was_reused in zip(steps, reused, strict=True):
+        step, note = nb.cells[i], nb.cells[i - 1]
+        call = step.metadata["jupyter_analyst"]["call_id"]
+        assert note.cell_type == "markdown" and note.metadata["jupyter_analyst"] == {"role": "provenance", "for_call": call}
+        line = note.source
+        assert "\n" not in line and call in line
+        assert ("**reused** (not run again; it ran in turn 1, " in line) == was_reused
+        assert ("**executed** in " in line) != was_reused
+        for artifact_id in step.metadata["jupyter_analyst"]["artifact_ids"]:
+            fingerprint = exported["inventory"][artifact_id]
+            assert f"`{fingerprint[7:19]}`" in line  # the short fingerprint verify prints
+    # Execution counts: every code cell numbered, in order.
+    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1))
+    summary = nb.cells[0].source
+    assert nb.cells[0].metadata["jupyter_analyst"] == {"role": "summary"}
+    assert f"| Thread | `{exported['thread']}` |" in summary and "| Model | `jupyter-analyst-scripted` |" in summary
+    assert f"| Source | `{exported['db']}` |" in summary and f"| Data version | `{meta['data_version']}` |" in summary
+    for entry in meta["manifest"]:
+        assert f"| `{entry['name']}` | {entry['type']} | `{entry['fingerprint'][7:19]}` | `{entry['call_id']}` (turn 1) |" in summary
+    assert "jupyter analyst verify notebook.ipynb" in summary
+
+
+def test_nbconvert_html_shows_the_summary_and_the_provenance_lines(exported):
+    from nbconvert import HTMLExporter
+
+    html, _ = HTMLExporter().from_filename(str(exported["thread_notebook"]))
+    assert "Audit summary" in html and exported["thread"] in html and "How to verify" in html
+    assert html.count("Provenance: ") == 4
+    assert html.count("<strong>reused</strong>") == 2 and html.count("<strong>executed</strong>") == 2
+    for fingerprint in exported["inventory"].values():
+        assert fingerprint[7:19] in html
+
+
+def test_a_password_in_the_source_is_masked_in_the_summary():
+    from jupyter_analyst.notebooks.export import _summary
+
+    meta = {"thread_id": "thr_x", "models": ["m"], "source": "postgresql://ann:s3cret@db/sales", "data_version": None,
+            "finished_at": None, "created_at": "now", "version": "0"}
+    text = _summary("t", meta, [], [], {}, None)
+    assert "s3cret" not in text and "postgresql://ann:***@db/sales" in text and "| Data version | not recorded |" in text
 
 
 def test_stock_papermill_reexecutes_with_another_source(exported, tmp_path):
@@ -124,6 +190,33 @@ def test_verify_fails_naming_the_step_when_one_row_changes(exported):
     table = cli("verify", str(exported["path"]), "--db", str(exported["changed"]))
     changed_row = next(line for line in table.stdout.splitlines() if line.startswith("changed  revenue_by_region "))
     assert table.returncode == 1 and dataset["call_id"] in changed_row and "NOT verified" in table.stdout
+
+
+def test_the_notebook_run_reports_verifies_as_it_is_and_names_the_step_after_a_row_changes(tmp_path, sales_db):
+    from jupyter_analyst.demo import DEMO_SCRIPT, FIRST_PROMPT
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    db = tmp_path / "sales.duckdb"
+    shutil.copy(sales_db, db)  # a real DuckDB file of the test's own, changed below
+    with ScriptedModelServer(DEMO_SCRIPT) as server:
+        run = cli("run", "--db", str(db), "--prompt", FIRST_PROMPT, "--json", "--no-summarizer",
+                  "--workspace", str(tmp_path / "ws"), env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    notebook = json.loads(run.stdout.splitlines()[0])["notebook"]
+    passed = cli("verify", notebook, "--json")
+    assert passed.returncode == 0, passed.stdout + passed.stderr[-2000:]
+    assert json.loads(passed.stdout)["counts"] == {"matched": 3, "changed": 0, "missing": 0}
+
+    with duckdb.connect(str(db)) as con:
+        con.execute("UPDATE orders SET revenue = revenue + 1 WHERE order_id = 1")
+    failed = cli("verify", notebook, "--json")
+    assert failed.returncode == 1, failed.stderr[-2000:]
+    report = json.loads(failed.stdout)
+    nb = nbformat.read(notebook, as_version=4)
+    dataset = next(c for c in report["checks"] if c["type"] == "dataset")
+    assert dataset["status"] == "changed" and dataset["name"] == "revenue_by_region"
+    step = nb.cells[dataset["cell"]]
+    assert step.metadata["jupyter_analyst"]["call_id"] == dataset["call_id"] and step.source.startswith("revenue_by_region =")
 
 
 def test_verify_refuses_what_it_cannot_check(exported, tmp_path):
@@ -278,3 +371,151 @@ def test_playbook_progress_is_a_bar_on_a_terminal_and_lines_otherwise():
         progress.close()
     assert plain.getvalue() == "[1/2] Revenue in North\n[2/2] How many orders?\n"
     assert "2/2" in tty.getvalue() and "\r" in tty.getvalue() and "[1/2]" not in tty.getvalue()
+
+
+MARKS_SCRIPT = {"turns": [
+    {"match": "^broken", "steps": [{"error": {"status": 400, "message": "the model refused"}}]},
+    {"match": "^count", "steps": [
+        {"tool_calls": [{"name": "run_sql", "arguments": {"sql": "SELECT COUNT(*) AS n FROM orders", "name": "n_orders"}}]},
+        {"content": "[scripted model] counted"}]},
+    {"match": "^slow", "steps": [
+        {"tool_calls": [{"name": "run_sql", "arguments": {"sql": "SELECT region FROM regions", "name": "regions_df"}}]},
+        {"content": "[scripted model] never reached: the turn is stopped before this reply"}]},
+]}
+
+
+def test_failed_and_interrupted_turns_are_in_the_notebook_marked(tmp_path, sales_db):
+    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    config = AnalystConfig(workspace=tmp_path / "ws", summarizer=False)
+
+    async def thread(server: ScriptedModelServer) -> str:
+        model = ModelSettings(model="jupyter-analyst-scripted", base_url=server.base_url, api_key="x")
+        first = await run_turn(TurnRequest(prompt="count", source=str(sales_db)), config=config, model=model)
+        failed = await run_turn(TurnRequest(prompt="broken", thread_id=first.thread_id), config=config, model=model)
+        assert failed.status == "error"
+        # The third turn is held after its SQL step, when it asks the model what to do next; then stopped.
+        held, release = server.hold_requests(after=len(server.requests) + 1)
+        task = asyncio.create_task(run_turn(TurnRequest(prompt="slow", thread_id=first.thread_id),
+                                            config=config, model=model))
+        try:
+            assert await asyncio.to_thread(held.wait, 60), "the turn did not reach its second model call"
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        finally:
+            release.set()
+        return first.notebook
+
+    with ScriptedModelServer(MARKS_SCRIPT) as server:
+        path = asyncio.run(thread(server))
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    cells = {(c.metadata.get("jupyter_analyst", {}).get("role"), c.metadata["jupyter_analyst"].get("turn_id")): c
+             for c in nb.cells if c.metadata.get("jupyter_analyst", {}).get("role") in ("prompt", "answer")}
+    by_status = {c.metadata["jupyter_analyst"]["status"]: c for (role, _), c in cells.items() if role == "prompt"}
+    assert set(by_status) == {"completed", "error", "interrupted"}
+    assert by_status["error"].source.startswith("## Turn 2 (error)\n\n> ❌ **Failed**: this turn ended with an error (")
+    assert "the model refused" in by_status["error"].source and "**Prompt:** broken" in by_status["error"].source
+    assert by_status["interrupted"].source.startswith("## Turn 3 (interrupted)\n\n> ⚠️ **Interrupted**")
+    assert "> " not in by_status["completed"].source
+    answers = [c for (role, _), c in cells.items() if role == "answer"]
+    assert [a.metadata["jupyter_analyst"]["status"] for a in answers] == ["completed", "error", "interrupted"]
+    assert "**Interrupted**" in answers[2].source and "**Failed**" in answers[1].source
+    # The step the interrupted turn finished is there, with its provenance, and re-runs.
+    steps = [c for c in nb.cells if c.metadata.get("jupyter_analyst", {}).get("tool") == "run_sql"]
+    assert [s.source.split(" =")[0] for s in steps] == ["n_orders", "regions_df"]
+    assert "| Turns | 3 (turn 2 error, turn 3 interrupted) |" in nb.cells[0].source
+
+
+def test_export_to_html_and_markdown_carries_the_summary_and_provenance(exported, tmp_path):
+    ws = str(exported["root"] / "ws")
+    run = cli("export", "--thread", exported["thread"], "--workspace", ws, "--to", "html", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    # Named from the thread's title when -o is not given.
+    page = tmp_path / f"revenue-by-region-per-month-with-a-chart-{exported['thread'][-8:]}.html"
+    assert str(page.name) in run.stdout and page.is_file()
+    html = page.read_text()
+    assert "Audit summary" in html and html.count("Provenance: ") == 4 and "<strong>reused</strong>" in html
+    assert "data:image/png;base64," in html  # the charts are in the page itself
+    for fingerprint in exported["inventory"].values():
+        assert fingerprint[7:19] in html
+
+    out = tmp_path / "pages" / "review.md"
+    run = cli("export", "--thread", exported["thread"], "--workspace", ws, "--to", "markdown", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    text = out.read_text()
+    assert "| Audit summary | |" in text and text.count("Provenance: ") == 4
+    images = sorted((tmp_path / "pages" / "review_files").iterdir())
+    assert len(images) == 2 and all(f"](review_files/{i.name})" in text for i in images)
+
+    run = cli("export", "--thread", exported["thread"], "--workspace", ws, cwd=tmp_path)  # the default: ipynb
+    assert run.returncode == 0 and nbformat.read(page.with_suffix(".ipynb"), as_version=4).metadata["jupyter_analyst"]
+
+
+def test_export_errors_are_one_clear_line(exported, tmp_path):
+    ws = str(exported["root"] / "ws")
+    run = cli("export", "--thread", "thr_missing", "--workspace", ws, "--to", "html", cwd=tmp_path)
+    assert run.returncode == 2 and "unknown thread 'thr_missing'" in run.stderr and "Traceback" not in run.stderr
+    run = cli("export", "--thread", exported["thread"], "--workspace", ws, "--to", "pdf")
+    assert run.returncode == 2 and "invalid choice: 'pdf'" in run.stderr
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    run = cli("export", "--thread", exported["thread"], "--workspace", ws, "--to", "html", "-o", str(blocked / "x.html"))
+    assert run.returncode != 0 and run.stderr.startswith("error: ") and "Traceback" not in run.stderr
+
+
+def _playbook_with_parameters(path: Path, prompt: str = "How many orders in {region}?") -> Path:
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Regional review\n\nWhat one region sold."),
+        nbformat.v4.new_code_cell("region = 'South'\nmin_orders = 1", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_markdown_cell("Revenue in {region}", metadata={"tags": ["prompt"]}),
+        nbformat.v4.new_markdown_cell("Then the order count:"),
+        nbformat.v4.new_markdown_cell(prompt, metadata={"tags": ["prompt"]}),
+        nbformat.v4.new_markdown_cell("*Reviewed monthly.*"),
+    ])
+    nbformat.write(nb, path)
+    return path
+
+
+def test_playbook_parameters_cell_gives_defaults_that_p_overrides(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    book = _playbook_with_parameters(tmp_path / "review.ipynb")
+    out = tmp_path / "out.ipynb"
+    with ScriptedModelServer(PLAYBOOK_SCRIPT) as server:
+        run = cli("execute", str(book), "-o", str(out), "-p", "region", "North", "-p", "min_orders", "5",
+                  "--db", str(sales_db), "--workspace", str(tmp_path / "ws"),
+                  env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "[1/2] Revenue in North" in run.stderr
+    nb = nbformat.read(out, as_version=4)
+    nbformat.validate(nb)
+    params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    # -p overrides the default, typed as the default is; the output's code can use them on a re-run.
+    assert "region = 'North'" in params.source and "min_orders = 5" in params.source
+    assert nb.metadata["jupyter_analyst"]["parameters"]["min_orders"] == 5
+    # The untagged markdown stays where it stood among the prompts.
+    order = [c.source.split("\n")[0] for c in nb.cells if c.cell_type == "markdown"
+             and c.metadata.get("jupyter_analyst", {}).get("role") in ("playbook", "prompt")]
+    assert order == ["# Regional review", "## Turn 1", "Then the order count:", "## Turn 2", "*Reviewed monthly.*"]
+
+
+def test_playbook_defaults_and_placeholders_that_are_not_parameters(tmp_path, sales_db):
+    from jupyter_analyst.notebooks.playbook import plan_playbook
+
+    book = _playbook_with_parameters(tmp_path / "review.ipynb")
+    plan = plan_playbook(book, parameters={}, source=str(sales_db))
+    assert plan.prompts == ["Revenue in South", "How many orders in South?"]  # the defaults
+    assert plan.parameters == {"region": "South", "min_orders": 1, "source": str(sales_db)}
+    with pytest.raises(ConfigError, match="unknown parameter.*year.*does not declare") as err:
+        plan_playbook(book, parameters={"year": "2025"}, source=str(sales_db))
+    assert "min_orders, region" in err.value.hint
+    with pytest.raises(ConfigError, match="'many' does not read as int"):
+        plan_playbook(book, parameters={"min_orders": "many"}, source=str(sales_db))
+    typo = _playbook_with_parameters(tmp_path / "typo.ipynb", prompt="Orders in {regoin} for {year}?")
+    run = cli("execute", str(typo), "-o", str(tmp_path / "x.ipynb"), "--db", str(sales_db),
+              env={"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""})
+    assert run.returncode == 2 and "{regoin}, {year} in the playbook is not a parameter" in run.stderr
+    assert "hint: declare it in the parameters cell (its parameters: min_orders, region)" in run.stderr

@@ -94,6 +94,9 @@ async def test_turn_streams_numbered_events_and_everything_is_served(jp_fetch):
     assert content.headers["Content-Type"] == "image/png" and content.body.startswith(b"\x89PNG")
     nb = nbformat.reads((await call(jp_fetch, "threads", tid, "notebook")).body.decode(), as_version=4)
     nbformat.validate(nb)
+    # The thread's audit notebook: a summary, then the steps, with the manifest verify checks.
+    assert nb.cells[0].metadata["jupyter_analyst"]["role"] == "summary"
+    assert {e["type"] for e in nb.metadata["jupyter_analyst"]["manifest"]} == {"dataset", "image"}
 
     # Resume: the events after N, as JSON and as a stream, with no gap and no duplicate.
     middle = events[len(events) // 2]["seq"]

@@ -1,34 +1,52 @@
 """A whole thread as one notebook a reviewer can read, re-run with stock tools and verify.
 
-The notebook has a ``parameters`` cell (papermill's tag: the data source and any playbook
-parameters), a set-up cell using the public runtime helper, then for each turn its prompt,
-one code cell per SQL or Python step with the outputs the agent saw, and its answer.
-Provenance sits under ``metadata.jupyter_analyst``: at the notebook level the thread, model,
-times, source and a **manifest** of every artifact with its fingerprint; at the cell level
-the call id, step key, state, artifact ids, duration and whether the step was reused.
+This is *the* thread's notebook: ``run`` and the server write it at the end of every turn
+(:func:`write_thread_notebook`), and ``jupyter analyst export`` writes the same form
+anywhere. It opens with a summary (thread, model, source, data version, every artifact with
+a short fingerprint, how to verify), then a ``parameters`` cell (papermill's tag: the data
+source and any playbook parameters), a set-up cell using the public runtime helper, then
+for each turn its prompt, one code cell per SQL or Python step with the outputs the agent
+saw, and its answer. Turns that were interrupted or failed are there too, marked.
+
+Each step cell follows a one-line **provenance** markdown cell (executed or reused, what
+it made with short fingerprints, how long it took). A markdown cell rather than an output
+of the step cell, because re-execution (papermill, ``verify``) clears and rewrites a code
+cell's outputs: the note would vanish from the executed copy, or be mistaken for what the
+re-run produced. A markdown cell survives re-execution untouched, so the executed copy
+shows the recorded provenance beside the fresh outputs, and renders the same in
+JupyterLab, nbconvert and GitHub.
+
+Provenance is also machine-readable under ``metadata.jupyter_analyst``: at the notebook
+level the thread, model, times, source and a **manifest** of every artifact with its
+fingerprint; at the cell level the call id, step key, state, artifact ids, duration and
+whether the step was reused.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from .. import __version__
-from ..agent.events import StateChanged, ToolCallStarted, ToolResult, TurnStarted
-from ..artifacts import ArtifactStore
-from ..store import ThreadStore
+from ..agent.events import StateChanged, ToolCallStarted, ToolResult, TurnEnded, TurnStarted
+from ..artifacts import Artifact, ArtifactStore
+from ..sql.paths import masked
+from ..store import ThreadStore, Turn
 from . import ipynb
 from .ipynb import Node, new_code_cell, new_markdown_cell, new_notebook
 from .trail import META, step_cell, write_atomically
 
-#: Bumped when the exported layout or metadata changes.
-EXPORT_FORMAT = 1
+#: Bumped when the exported layout or metadata changes (2: summary, provenance cells,
+#: execution counts, interrupted and failed turns).
+EXPORT_FORMAT = 2
 _STEP_TOOLS = ("run_sql", "run_python")
+#: The events the notebook is made of (the store holds many more: text deltas above all).
+_EVENT_TYPES = ("turn_started", "state", "tool_call", "tool_result", "turn_ended")
 
 
 class ManifestEntry(BaseModel):
@@ -41,6 +59,15 @@ class ManifestEntry(BaseModel):
     fingerprint: str
     call_id: str | None
     step_key: str | None
+
+
+def short_fingerprint(fingerprint: str) -> str:
+    """The first 12 hex digits, as ``verify`` prints them.
+
+    >>> short_fingerprint("sha256:0123456789abcdef0123")
+    '0123456789ab'
+    """
+    return fingerprint.split(":", 1)[-1][:12]
 
 
 def parameters_source(source: str, parameters: Mapping[str, Any]) -> str:
@@ -108,18 +135,157 @@ def _table_type(engine_type: str) -> str:
     return "string"
 
 
-def _image_outputs(artifacts: ArtifactStore, artifact_ids: list[str]) -> list[dict[str, Any]]:
-    outputs = []
-    for artifact_id in artifact_ids:
-        artifact = artifacts.get(artifact_id)
-        if artifact.type == "image" and artifact.mime == "image/png":
-            data = base64.b64encode(artifacts.read_bytes(artifact_id)).decode()
-            outputs.append({
-                "output_type": "display_data",
-                "data": {"image/png": data, "text/plain": f"<{artifact.name}>"},
-                "metadata": {META: {"artifact_id": artifact_id}},
-            })
-    return outputs
+class _Images:
+    """PNG artifacts as base64, each blob read and encoded once per export (a long thread
+    shows the same reused chart in many turns)."""
+
+    def __init__(self, artifacts: ArtifactStore, inventory: Mapping[str, Artifact]) -> None:
+        self.artifacts = artifacts
+        self.inventory = inventory
+        self._encoded: dict[str, str] = {}
+
+    def outputs(self, artifact_ids: Sequence[str]) -> list[dict[str, Any]]:
+        outputs = []
+        for artifact_id in artifact_ids:
+            artifact = self.inventory.get(artifact_id) or self.artifacts.get(artifact_id)
+            if artifact.type == "image" and artifact.mime == "image/png":
+                if artifact_id not in self._encoded:
+                    self._encoded[artifact_id] = base64.b64encode(self.artifacts.read_bytes(artifact_id)).decode()
+                outputs.append({
+                    "output_type": "display_data",
+                    "data": {"image/png": self._encoded[artifact_id], "text/plain": f"<{artifact.name}>"},
+                    "metadata": {META: {"artifact_id": artifact_id}},
+                })
+        return outputs
+
+
+#: How a turn that did not complete is marked on its prompt and answer cells.
+_TURN_MARKS = {
+    "interrupted": "⚠️ **Interrupted**: this turn was stopped before it finished",
+    "error": "❌ **Failed**: this turn ended with an error",
+    "running": "⏳ **Running**: this turn had not finished when the notebook was written",
+}
+
+
+def _turn_mark(status: str, message: str | None) -> str:
+    mark = _TURN_MARKS.get(status)
+    if mark is None:
+        return ""
+    why = f" ({_one_line(message)})" if message else ""
+    return f"> {mark}{why}; only the steps that finished are below, and they re-run as recorded.\n\n"
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _cell_text(value: Any) -> str:
+    """``value`` fit for a markdown table cell (no pipes, no line breaks)."""
+    return _one_line(str(value)).replace("|", "\\|")
+
+
+class _Build:
+    """One export in the making: cells in order, execution counts, what each step made."""
+
+    def __init__(self, artifacts: ArtifactStore, inventory: Mapping[str, Artifact], ledger: Mapping[str, Any]) -> None:
+        self.artifacts = artifacts
+        self.inventory = inventory
+        self.ledger = ledger
+        self.images = _Images(artifacts, inventory)
+        self.cells: list[Node] = []
+        self.count = 0
+        self.turn_of_call: dict[str, int] = {}
+        self.first_run: dict[str, tuple[int, float]] = {}
+        """Step key -> (turn number, duration) of the step's first execution in the thread."""
+
+    def code(self, cell: Node) -> Node:
+        """``cell`` numbered as the next code cell (outputs included), then appended."""
+        self.count += 1
+        cell["execution_count"] = self.count
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "execute_result":
+                output["execution_count"] = self.count
+        self.cells.append(cell)
+        return cell
+
+    def turn(self, turn: Turn, events: Sequence[Any], models: list[str]) -> None:
+        ended = next((e for e in events if isinstance(e, TurnEnded)), None)
+        mark = _turn_mark(turn.status, ended.message if ended else None)
+        title = f"## Turn {turn.number}" + (f" ({turn.status})" if mark else "")
+        prompt = new_markdown_cell(f"{title}\n\n{mark}**Prompt:** {turn.prompt}")
+        prompt.metadata[META] = {"role": "prompt", "turn_id": turn.turn_id, "status": turn.status}
+        self.cells.append(prompt)
+        calls: dict[str, ToolCallStarted] = {}
+        state = "planning"
+        for event in events:
+            match event:
+                case TurnStarted():
+                    models.append(event.model)
+                case StateChanged():
+                    state = event.to_state
+                case ToolCallStarted() if event.tool in _STEP_TOOLS:
+                    calls[event.call_id] = event
+                case ToolResult() if event.call_id in calls:
+                    self.step(calls.pop(event.call_id), event, state, turn.number)
+        for call in calls.values():  # started, never answered: the turn was cut off under it
+            self.cells.append(_shown_not_run(call, "was cut off before it finished", None, state))
+        answer = new_markdown_cell(f"**Answer** ({turn.status}):\n\n{mark}{turn.answer or '(no answer)'}")
+        answer.metadata[META] = {"role": "answer", "turn_id": turn.turn_id, "status": turn.status}
+        self.cells.append(answer)
+
+    def step(self, call: ToolCallStarted, result: ToolResult, state: str, turn_number: int) -> None:
+        """A step as a provenance note and a code cell; a failed step as markdown, so
+        re-execution does not stop on it."""
+        if result.status != "ok":
+            message = result.result.get("error", {}).get("message", "")
+            self.cells.append(_shown_not_run(call, f"did not succeed ({result.status})", message, state))
+            return
+        record = self.ledger.get(call.step_key or "")
+        if call.tool == "run_sql":
+            outputs = _sql_outputs(result.result)
+        else:
+            outputs = list(record.result.get("_notebook", [])) if record is not None else []
+            outputs += self.images.outputs(result.artifact_ids)
+        if call.step_key and not result.reused:
+            self.first_run.setdefault(call.step_key, (turn_number, result.duration_s))
+        self.turn_of_call[call.call_id] = turn_number
+        self.cells.append(self.provenance(call, result, record))
+        self.code(step_cell(
+            tool=call.tool, arguments=call.arguments, call_id=call.call_id, step_key=call.step_key, state=state,
+            reused=result.reused, status=result.status, artifact_ids=result.artifact_ids,
+            duration_s=result.duration_s, outputs=outputs,
+        ))
+
+    def provenance(self, call: ToolCallStarted, result: ToolResult, record: Any) -> Node:
+        """The step's one-line provenance note, for people (the cell's metadata has it for tools)."""
+        made = []
+        for artifact_id in result.artifact_ids:
+            artifact = self.inventory.get(artifact_id) or self.artifacts.get(artifact_id)
+            made.append(f"`{artifact.name}` `{short_fingerprint(artifact.fingerprint)}`")
+        what = "→ " + ", ".join(made) if made else "→ no artifact"
+        if result.reused:
+            first = self.first_run.get(call.step_key or "")
+            took = first[1] if first else (record.duration_s if record is not None else 0.0)
+            where = f"turn {first[0]}, " if first else ""
+            how = f"♻️ **reused** (not run again; it ran in {where}{took:.2f} s)"
+        else:
+            how = f"▶️ **executed** in {result.duration_s:.2f} s"
+        cell = new_markdown_cell(f"<small>Provenance: {how} {what} · `{call.tool}` call `{call.call_id}`</small>")
+        cell.metadata[META] = {"role": "provenance", "for_call": call.call_id}
+        return cell
+
+
+def _shown_not_run(call: ToolCallStarted, what: str, message: str | None, state: str) -> Node:
+    code = call.arguments.get("sql") or call.arguments.get("code") or ""
+    text = (f"*Step `{call.call_id}` ({call.tool}) {what}; it is shown, not re-run:*\n\n"
+            f"```{'sql' if call.tool == 'run_sql' else 'python'}\n{code}\n```")
+    if message:
+        text += f"\n\n> {json.dumps(message)[1:-1]}"
+    cell = new_markdown_cell(text)
+    status = "cut_off" if message is None and "cut off" in what else "failed"
+    cell.metadata[META] = {"tool": call.tool, "call_id": call.call_id, "status": status, "state": state}
+    return cell
 
 
 def export_thread(
@@ -129,54 +295,47 @@ def export_thread(
     *,
     parameters: Mapping[str, Any] | None = None,
     user: str | None = None,
+    data_version: str | None = None,
+    file_name: str | None = None,
 ) -> Node:
-    """The thread as one validated notebook (see the module docstring)."""
+    """The thread as one validated notebook (see the module docstring).
+
+    ``data_version``: the source's version as the thread's last turn read it (``run``
+    passes it); ``file_name``: the notebook's name, for the summary's verify command.
+    """
     thread = store.get_thread(thread_id, user=user)
     source = str((parameters or {}).get("source") or thread.source or "")
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    nb.cells.append(new_markdown_cell(
-        f"# {thread.title or 'Analysis'}\n\nThread `{thread_id}` on `{source}`. Re-run it with papermill "
-        "(`-p source OTHER`) or check it with `jupyter analyst verify`."
-    ))
+
+    ledger = {step.step_key: step for step in artifacts.steps(thread_id)}
+    inventory = {a.artifact_id: a for a in artifacts.list(thread_id)}
+    build = _Build(artifacts, inventory, ledger)
     params = new_code_cell(parameters_source(source, parameters or {}))
     params.metadata["tags"] = ["parameters"]
     params.metadata[META] = {"role": "parameters"}
+    build.code(params)
     setup = new_code_cell(SETUP_SOURCE)
     setup.metadata[META] = {"role": "setup"}
-    nb.cells += [params, setup]
+    build.code(setup)
 
-    ledger = {step.step_key: step for step in artifacts.steps(thread_id)}
+    by_turn: dict[str, list[Any]] = {}
+    for event in store.events(thread_id, types=_EVENT_TYPES):
+        by_turn.setdefault(event.turn_id, []).append(event)
     models: list[str] = []
     turns = store.turns(thread_id)
     for turn in turns:
-        prompt = new_markdown_cell(f"## Turn {turn.number}\n\n**Prompt:** {turn.prompt}")
-        prompt.metadata[META] = {"role": "prompt", "turn_id": turn.turn_id}
-        nb.cells.append(prompt)
-        calls: dict[str, ToolCallStarted] = {}
-        state = "planning"
-        for event in store.events(thread_id, turn_id=turn.turn_id):
-            match event:
-                case TurnStarted():
-                    models.append(event.model)
-                case StateChanged():
-                    state = event.to_state
-                case ToolCallStarted() if event.tool in _STEP_TOOLS:
-                    calls[event.call_id] = event
-                case ToolResult() if event.call_id in calls:
-                    nb.cells.append(_step(calls.pop(event.call_id), event, state, ledger, artifacts))
-        answer = new_markdown_cell(f"**Answer** ({turn.status}):\n\n{turn.answer or '(no answer)'}")
-        answer.metadata[META] = {"role": "answer", "turn_id": turn.turn_id, "status": turn.status}
-        nb.cells.append(answer)
+        build.turn(turn, by_turn.get(turn.turn_id, []), models)
 
-    manifest = _manifest(artifacts, thread_id, ledger)
-    nb.metadata[META] = {
+    manifest = _manifest(inventory.values(), ledger)
+    meta = {
         "format": EXPORT_FORMAT,
         "version": __version__,
         "thread_id": thread_id,
         "title": thread.title,
         "source": source,
+        "data_version": data_version,
         "model": models[-1] if models else None,
         "models": sorted(set(models)),
         "created_at": thread.created_at,
@@ -185,37 +344,54 @@ def export_thread(
         "parameters": dict(parameters or {}),
         "manifest": [entry.model_dump() for entry in manifest],
     }
+    summary = new_markdown_cell(_summary(thread.title, meta, turns, manifest, build.turn_of_call, file_name))
+    summary.metadata[META] = {"role": "summary"}
+    nb.cells = [summary, *build.cells]
+    nb.metadata[META] = meta
     ipynb.validate(nb)
     return nb
 
 
-def _step(
-    call: ToolCallStarted, result: ToolResult, state: str, ledger: Mapping[str, Any], artifacts: ArtifactStore
-) -> Node:
-    """One step as a code cell; a failed step as markdown, so re-execution does not stop on it."""
-    if result.status != "ok":
-        code = call.arguments.get("sql") or call.arguments.get("code") or ""
-        cell = new_markdown_cell(
-            f"*Step `{call.call_id}` ({call.tool}) did not succeed ({result.status}); it is shown, not re-run:*\n\n"
-            f"```{'sql' if call.tool == 'run_sql' else 'python'}\n{code}\n```\n\n"
-            f"> {json.dumps(result.result.get('error', {}).get('message', ''))[1:-1]}"
-        )
-        cell.metadata[META] = {"tool": call.tool, "call_id": call.call_id, "status": result.status, "state": state}
-        return cell
-    record = ledger.get(call.step_key or "")
-    if call.tool == "run_sql":
-        outputs = _sql_outputs(result.result)
-    else:
-        outputs = list(record.result.get("_notebook", [])) if record is not None else []
-        outputs += _image_outputs(artifacts, result.artifact_ids)
-    return step_cell(
-        tool=call.tool, arguments=call.arguments, call_id=call.call_id, step_key=call.step_key, state=state,
-        reused=result.reused, status=result.status, artifact_ids=result.artifact_ids,
-        duration_s=result.duration_s, outputs=outputs,
+def _summary(
+    title: str | None, meta: Mapping[str, Any], turns: Sequence[Turn], manifest: Sequence[ManifestEntry],
+    turn_of_call: Mapping[str, int], file_name: str | None,
+) -> str:
+    """The notebook's opening cell: what it is, where its data came from, what it proves."""
+    unfinished = [t for t in turns if t.status != "completed"]
+    turn_note = f"{len(turns)}" + (
+        " (" + ", ".join(f"turn {t.number} {t.status}" for t in unfinished) + ")" if unfinished else ""
     )
+    rows = [
+        ("Thread", f"`{meta['thread_id']}`"),
+        ("Model", ", ".join(f"`{m}`" for m in meta["models"]) or "-"),
+        ("Source", f"`{_cell_text(masked(meta['source']))}`"),
+        ("Data version", f"`{_cell_text(meta['data_version'])}`" if meta.get("data_version") else "not recorded"),
+        ("Turns", turn_note),
+        ("Written", f"{meta['finished_at'] or meta['created_at']} by jupyter-analyst {meta['version']}"),
+    ]
+    lines = [f"# {_one_line(title or 'Analysis')}", "", "| Audit summary | |", "|---|---|"]
+    lines += [f"| {name} | {value} |" for name, value in rows]
+    lines += ["", f"**Artifacts** ({len(manifest)})", ""]
+    if manifest:
+        lines += ["| Artifact | Type | Fingerprint | Made by |", "|---|---|---|---|"]
+        for entry in manifest:
+            turn = turn_of_call.get(entry.call_id or "")
+            made_by = f"`{entry.call_id}`" + (f" (turn {turn})" if turn else "") if entry.call_id else "-"
+            lines.append(f"| `{_cell_text(entry.name)}` | {entry.type} | `{short_fingerprint(entry.fingerprint)}` "
+                         f"| {made_by} |")
+    else:
+        lines.append("No artifact yet.")
+    name = file_name or "NOTEBOOK.ipynb"
+    lines += [
+        "",
+        f"**How to verify**: `jupyter analyst verify {name}` re-runs every step in a sandboxed kernel and "
+        "checks each artifact's fingerprint against this notebook's manifest (`--db OTHER` runs it on other "
+        "data). Stock papermill re-runs it too: `papermill NB.ipynb OUT.ipynb -p source OTHER`.",
+    ]
+    return "\n".join(lines)
 
 
-def _manifest(artifacts: ArtifactStore, thread_id: str, ledger: Mapping[str, Any]) -> list[ManifestEntry]:
+def _manifest(inventory: Iterable[Artifact], ledger: Mapping[str, Any]) -> list[ManifestEntry]:
     """Every artifact of the thread with the call and step that made it."""
     keys_by_call = {step.call_id: step.step_key for step in ledger.values()}
     return [
@@ -223,10 +399,30 @@ def _manifest(artifacts: ArtifactStore, thread_id: str, ledger: Mapping[str, Any
             artifact_id=a.artifact_id, name=a.name, type=a.type, mime=a.mime, fingerprint=a.fingerprint,
             call_id=a.source_call_id, step_key=a.logical_key or keys_by_call.get(a.source_call_id or ""),
         )
-        for a in artifacts.list(thread_id)
+        for a in inventory
     ]
 
 
 def write_export(nb: Node, path: Path) -> Path:
     """Write an exported notebook atomically."""
     return write_atomically(nb, path)
+
+
+def write_thread_notebook(
+    store: ThreadStore, artifacts: ArtifactStore, thread_id: str, path: Path, *, data_version: str | None = None
+) -> Path:
+    """The thread's audit notebook at ``path``, rewritten whole from the store (by rename:
+    a reader sees the old one or the new one, never half of either)."""
+    nb = export_thread(store, artifacts, thread_id, data_version=data_version, file_name=Path(path).name)
+    return write_atomically(nb, path)
+
+
+def recorded_data_version(path: Path) -> str | None:
+    """The data version the thread's own notebook at ``path`` recorded at its last turn
+    (an export made later names the data its artifacts came from, not today's)."""
+    try:
+        meta = ipynb.read(path).metadata.get(META) or {}
+    except (OSError, ValueError):
+        return None
+    version = meta.get("data_version")
+    return version if isinstance(version, str) else None

@@ -2,11 +2,17 @@
 
     jupyter analyst execute playbook.ipynb -o out.ipynb -p region EMEA --db sales.duckdb
 
-The markdown cells tagged ``prompt`` are the questions; ``{name}`` in them (and in the data
-source) is replaced by the ``-p name value`` parameters, papermill style. All prompts go to
-one thread, so later prompts build on (and reuse) what earlier ones made. The output
-notebook is the thread's audit trail, exported with the parameters in its ``parameters``
-cell.
+Parameters follow papermill's convention: a code cell tagged ``parameters`` assigns their
+defaults (``region = 'North'``), and ``-p name value`` overrides one (converted to the
+default's type: ``-p year 2024`` stays an int when the default is one). The markdown cells
+tagged ``prompt`` are the questions; ``{name}`` in them (and in the data source) is
+replaced by the parameter's value, and a ``{name}`` that is not a parameter is an error
+before anything runs. All prompts go to one thread, so later prompts build on (and reuse)
+what earlier ones made. The output notebook is the thread's audit trail, exported with the
+parameters in its ``parameters`` cell (so its code can use them when it is re-run), and
+with the playbook's other markdown cells kept where they stood among the prompts.
+
+A playbook without a parameters cell still works: every ``{name}`` must then come from ``-p``.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import ConfigError
 from ..workspace import Workspace
 from .export import export_thread, write_export
-from .trail import META, read_notebook
+from .trail import META, parameter_values, read_notebook
 
 PROMPT_TAG = "prompt"
 
@@ -36,6 +42,10 @@ class Playbook(BaseModel):
     path: str
     prompts: list[str]
     source: str | None = None
+    defaults: dict[str, Any] | None = None
+    """The parameters cell's assignments; ``None`` when the playbook has no such cell."""
+    notes: list[list[str]] = []
+    """The untagged markdown before each prompt (one list per prompt), then after the last."""
 
 
 class PlaybookRun(BaseModel):
@@ -53,17 +63,54 @@ class PlaybookRun(BaseModel):
 def load_playbook(path: Path) -> Playbook:
     """The playbook's prompts in order; a clear error when it has none."""
     nb = read_notebook(path, "playbook")
-    prompts = [
-        cell.source.strip() for cell in nb.cells
-        if cell.cell_type == "markdown" and PROMPT_TAG in cell.get("metadata", {}).get("tags", []) and cell.source.strip()
-    ]
+    prompts: list[str] = []
+    notes: list[list[str]] = [[]]
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell.cell_type != "markdown" or not cell.source.strip():
+            continue
+        if PROMPT_TAG in tags:
+            prompts.append(cell.source.strip())
+            notes.append([])
+        else:
+            notes[-1].append(cell.source)
     if not prompts:
         raise ConfigError(
             f"{path} has no prompts: no markdown cell is tagged {PROMPT_TAG!r}",
             reason="no_prompts", hint="tag each question's markdown cell 'prompt' (View > Cell Toolbar > Tags)",
         )
+    has_parameters = any(
+        cell.cell_type == "code" and "parameters" in cell.get("metadata", {}).get("tags", []) for cell in nb.cells
+    )
+    defaults = parameter_values(nb) if has_parameters else None
     source = (nb.metadata.get(META) or {}).get("source")
-    return Playbook(path=str(path), prompts=prompts, source=source)
+    return Playbook(path=str(path), prompts=prompts, source=source, defaults=defaults, notes=notes)
+
+
+def typed_value(value: str, default: Any) -> Any:
+    """A ``-p`` value as the default's type (papermill's parameters are typed too).
+
+    >>> typed_value("2024", 2023), typed_value("0.5", 1.0), typed_value("false", True), typed_value("7", "x")
+    (2024, 0.5, False, '7')
+    """
+    if not isinstance(value, str) or isinstance(default, str) or default is None:
+        return value
+    try:
+        if isinstance(default, bool):
+            if value.lower() in ("true", "1", "yes"):
+                return True
+            if value.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError(value)
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+    except ValueError:
+        raise ConfigError(f"the value {value!r} does not read as {type(default).__name__}, the type of the "
+                          f"parameter's default {default!r}", reason="bad_parameter",
+                          hint="pass a value of the default's type") from None
+    return value
 
 
 def placeholders(text: str) -> set[str]:
@@ -97,6 +144,8 @@ class PlaybookPlan(BaseModel):
     prompts: list[str]
     source: str
     parameters: dict[str, Any]
+    notes: list[list[str]] = []
+    """The playbook's untagged markdown, as :attr:`Playbook.notes`."""
 
 
 def plan_playbook(path: Path, *, parameters: Mapping[str, Any], source: str | None) -> PlaybookPlan:
@@ -108,22 +157,64 @@ def plan_playbook(path: Path, *, parameters: Mapping[str, Any], source: str | No
     from ..sql import absolute_spec, open_source
 
     playbook = load_playbook(path)
-    parameters = dict(parameters)
     used = set().union(*(placeholders(p) for p in playbook.prompts), placeholders(playbook.source or ""))
-    unknown = set(parameters) - used - {"source"}
+    if playbook.defaults is None:
+        known = used  # no parameters cell: the placeholders are the parameters, given with -p
+        values: dict[str, Any] = {}
+    else:
+        known = set(playbook.defaults) | {"source"}
+        values = dict(playbook.defaults)
+        undeclared = used - known
+        if undeclared:
+            raise ConfigError(
+                f"{', '.join('{' + n + '}' for n in sorted(undeclared))} in the playbook is not a parameter",
+                reason="unknown_placeholder",
+                hint=f"declare it in the parameters cell (its parameters: {', '.join(sorted(playbook.defaults)) or '(none)'})",
+            )
+    unknown = set(parameters) - known - {"source"}
     if unknown:
         raise ConfigError(
-            f"unknown parameter(s) {', '.join(sorted(unknown))}: no prompt or source uses them",
-            reason="unknown_parameter", hint=f"the playbook's parameters: {', '.join(sorted(used)) or '(none)'}",
+            f"unknown parameter(s) {', '.join(sorted(unknown))}: "
+            + ("the parameters cell does not declare them" if playbook.defaults is not None
+               else "no prompt or source uses them"),
+            reason="unknown_parameter", hint=f"the playbook's parameters: {', '.join(sorted(known - {'source'})) or '(none)'}",
         )
-    spec = source or parameters.get("source") or playbook.source
+    values.update({name: typed_value(value, values.get(name)) for name, value in parameters.items()})
+    spec = source or values.get("source") or playbook.source
     if not spec:
         raise ConfigError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL or -p source PATH")
-    spec = substitute(str(spec), parameters)
-    prompts = [substitute(p, parameters) for p in playbook.prompts]
+    spec = substitute(str(spec), values)
+    prompts = [substitute(p, values) for p in playbook.prompts]
     spec = absolute_spec(spec)  # the output notebook re-runs from any folder
     open_source(spec).close()  # raises SourceError naming a missing source, with a hint
-    return PlaybookPlan(path=str(path), prompts=prompts, source=spec, parameters={**parameters, "source": spec})
+    return PlaybookPlan(path=str(path), prompts=prompts, source=spec, parameters={**values, "source": spec},
+                        notes=playbook.notes)
+
+
+def _with_notes(nb: Any, notes: list[list[str]]) -> None:
+    """The playbook's untagged markdown put back where it stood: before each turn's prompt
+    (turn N follows the notes before prompt N), the rest at the end."""
+    cells = []
+    turn = 0
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get(META, {})
+        if meta.get("role") == "prompt":
+            cells += _note_cells(notes[turn] if turn < len(notes) else [])
+            turn += 1
+        cells.append(cell)
+    cells += _note_cells([text for rest in notes[turn:] for text in rest])
+    nb.cells = cells
+
+
+def _note_cells(texts: list[str]) -> list[Any]:
+    from .ipynb import new_markdown_cell
+
+    made = []
+    for text in texts:
+        cell = new_markdown_cell(text)
+        cell.metadata[META] = {"role": "playbook"}
+        made.append(cell)
+    return made
 
 
 async def run_playbook(
@@ -155,6 +246,7 @@ async def run_playbook(
     finally:
         workspace.close()
     nb.metadata[META]["playbook"] = {"path": plan.path, "prompts": len(plan.prompts)}
+    _with_notes(nb, plan.notes)
     write_export(nb, Path(output))
     return PlaybookRun(thread_id=thread_id, output=str(output), turns=turns)
 

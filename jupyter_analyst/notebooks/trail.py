@@ -1,45 +1,29 @@
-"""The thread's notebook: each turn appends its prompt, its steps and its answer.
+"""Cells of a thread's audit notebook, and notebook files read and written safely.
 
-Cells carry their provenance under ``metadata.jupyter_analyst`` so that a reader (or a
-verifier) can tie every cell to the tool call, step key and artifacts behind it.
+The notebook itself is made whole from the store by ``export.py`` after every turn; here
+are its parts that others use too (the code of a SQL or Python step's cell, the lines that
+open a source, a step's code cell with its provenance under ``metadata.jupyter_analyst``),
+the parameters a notebook declares, and the atomic, validated write.
 
-The turn's path (build, read back, check, write) goes through ``ipynb.py``, not
-``nbformat``, whose import alone costs more than a turn whose steps are all reused.
+The turn's path (build, check, write) goes through ``ipynb.py``, not ``nbformat``, whose
+import alone costs more than a turn whose steps are all reused.
 """
 
 from __future__ import annotations
 
-import base64
 import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from .. import __version__
 from . import ipynb
-from .ipynb import new_code_cell, new_markdown_cell, new_notebook, new_output
+from .ipynb import new_code_cell, new_output
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 
-    from ..agent.loop import StepTrace, TurnSummary, TurnTrace
-    from ..artifacts import ArtifactStore
-
 META = "jupyter_analyst"
-
-
-class TurnHeader(BaseModel):
-    """Which thread and turn a notebook section belongs to."""
-
-    thread_id: str
-    source: str
-    model: str
-    turn_number: int
-    turn_id: str
-    prompt: str
 
 
 def sql_cell_source(name: str, sql: str) -> str:
@@ -74,25 +58,6 @@ def step_source(tool: str, arguments: dict[str, Any]) -> str:
     if tool == "run_sql":
         return sql_cell_source(arguments["name"], arguments["sql"])
     return arguments["code"]
-
-
-def _setup_cell(source: str) -> ipynb.Node:
-    cell = new_code_cell("# Set-up: the data source this thread queried.\n" + connect_source(source))
-    cell.metadata[META] = {"role": "setup"}
-    return cell
-
-
-def load(path: Path, *, thread_id: str, source: str, model: str) -> ipynb.Node:
-    """The thread's notebook, or a new one with its set-up cell."""
-    if path.exists():
-        return ipynb.read(path)
-    nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    nb.metadata[META] = {"thread_id": thread_id, "source": source, "model": model, "version": __version__}
-    nb.cells.append(new_markdown_cell(f"# Analysis thread `{thread_id}`\n\nData source: `{source}`"))
-    nb.cells.append(_setup_cell(source))
-    return nb
 
 
 def step_cell(
@@ -130,25 +95,10 @@ def _output_fields(output: dict[str, Any]) -> dict[str, Any]:
     return {"output_type": output["output_type"], **fields}
 
 
-def append_turn(
-    path: Path, header: TurnHeader, *, cells: Sequence[dict[str, Any]], answer: str, status: str
-) -> Path:
-    """Append one turn to the thread's notebook; written atomically and validated."""
-    nb = load(path, thread_id=header.thread_id, source=header.source, model=header.model)
-    prompt_cell = new_markdown_cell(f"## Turn {header.turn_number}\n\n**Prompt:** {header.prompt}")
-    prompt_cell.metadata[META] = {"role": "prompt", "turn_id": header.turn_id}
-    nb.cells.append(prompt_cell)
-    nb.cells.extend(cells)
-    answer_cell = new_markdown_cell(f"**Answer** ({status}):\n\n{answer or '(no answer)'}")
-    answer_cell.metadata[META] = {"role": "answer", "turn_id": header.turn_id, "status": status}
-    nb.cells.append(answer_cell)
-    return write_atomically(nb, path)
-
-
 def parameter_values(nb: NotebookNode | ipynb.Node, tags: Sequence[str] = ("parameters",)) -> dict[str, Any]:
     """The constants the notebook's parameters cells assign, by name (later cells win).
 
-    >>> nb = new_notebook()
+    >>> nb = ipynb.new_notebook()
     >>> nb.cells.append(new_code_cell("source = 'a.duckdb'\\nn = 3"))
     >>> nb.cells[0].metadata["tags"] = ["parameters"]
     >>> parameter_values(nb)
@@ -208,41 +158,3 @@ def write_atomically(nb: dict[str, Any], path: Path) -> Path:
             Path(tmp).unlink(missing_ok=True)
         raise unavailable(exc, path, workspace=False) or StorageError(f"cannot write {path}: {exc}") from exc
     return path
-
-
-def write_turn(
-    path: Path, header: TurnHeader, *, trace: TurnTrace, summary: TurnSummary, artifacts: ArtifactStore
-) -> Path:
-    """Append a finished turn: its prompt, one cell per step with outputs, its answer."""
-    cells = [
-        step_cell(
-            tool=step.tool,
-            arguments=step.arguments,
-            call_id=step.call_id,
-            step_key=step.outcome.step_key,
-            state=step.state,
-            reused=step.outcome.reused,
-            status=step.outcome.status,
-            artifact_ids=step.outcome.artifact_ids,
-            duration_s=step.outcome.duration_s,
-            outputs=_cell_outputs(step, artifacts),
-        )
-        for step in trace.steps
-    ]
-    return append_turn(path, header, cells=cells, answer=summary.answer, status=summary.status)
-
-
-def _cell_outputs(step: StepTrace, artifacts: ArtifactStore) -> list[dict[str, Any]]:
-    """The step's text outputs, then its figures from the inventory (so reused steps show them too)."""
-    outputs = list(step.outcome.notebook_outputs)
-    for artifact, _ in step.outcome.artifacts:
-        if artifact.type == "image" and artifact.mime == "image/png":
-            data = base64.b64encode(artifacts.read_bytes(artifact.artifact_id)).decode()
-            outputs.append(
-                {
-                    "output_type": "display_data",
-                    "data": {"image/png": data, "text/plain": f"<{artifact.name}>"},
-                    "metadata": {META: {"artifact_id": artifact.artifact_id}},
-                }
-            )
-    return outputs

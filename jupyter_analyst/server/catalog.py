@@ -9,28 +9,18 @@ with credentials) is not shown there.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from ..errors import ConfigError, SourceError
-from ..sql.paths import absolute_spec
+from ..sql.paths import absolute_spec, masked
+
+__all__ = ["SourceCatalog", "masked"]
 
 
 def _normal(spec: str) -> str:
     # One file named two ways (relative, absolute, ~, a SQLite URL's relative file) is one
     # source, as threads store it; other URLs compare as typed.
     return absolute_spec(spec)
-
-
-def masked(spec: str) -> str:
-    """A spec with the password of a URL hidden.
-
-    >>> masked("postgresql://ann:s3cret@db:5432/sales")
-    'postgresql://ann:***@db:5432/sales'
-    >>> masked("/data/sales.duckdb")
-    '/data/sales.duckdb'
-    """
-    return re.sub(r"(://[^/@:]*:)[^@/]*@", r"\1***@", spec)
 
 
 class SourceCatalog:
