@@ -1,4 +1,4 @@
-# Everything a newcomer needs: `make demo`, `make test`, `make bench`.
+# Everything a newcomer needs: `make demo`, `make lab`, `make test`, `make bench`.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -6,7 +6,16 @@ STAMP  := $(VENV)/.installed
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: demo test bench bench-quick install clean sandbox-deps
+.PHONY: demo lab chromium-deps test test-python test-js test-ui extension bench bench-quick install clean sandbox-deps
+
+# The JupyterLab extension (src/, style/, schema/): `npm ci` when the lock changes, a
+# build when its sources do. The browser tests have their own node_modules.
+NPM          ?= npm
+NODE_STAMP   := node_modules/.ci-stamp
+EXT_STAMP    := $(VENV)/.extension-built
+EXT_SOURCES  := $(shell find src style schema -type f 2>/dev/null) package.json tsconfig.json
+UI_STAMP     := ui-tests/node_modules/.ci-stamp
+LAB_PORT     ?= 8888
 
 ## bubblewrap isolates the kernel; installed with apt when we are root, else a warning.
 sandbox-deps:
@@ -18,11 +27,40 @@ sandbox-deps:
 	    echo "         isolation. Install it (apt-get install bubblewrap) and run 'jupyter analyst doctor'."; \
 	  fi; }
 
+# The package's build hook would build the extension too; here the rules below do (npm
+# ci, a build only when sources changed), so it is skipped.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+$(NODE_STAMP): package.json package-lock.json
+	$(NPM) ci --no-audit --no-fund
+	touch $@
+
+## The extension, built into jupyter_analyst/labextension and linked into the venv's
+## share/jupyter/labextensions (`jupyter-builder develop`, what `jupyter labextension develop` runs: a link, so a rebuild is seen
+## without reinstalling; an editable install would copy the files once).
+$(EXT_STAMP): $(STAMP) $(NODE_STAMP) $(EXT_SOURCES)
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(NPM) run build:prod
+	$(VENV)/bin/jupyter-builder develop --overwrite . >/dev/null
+	touch $@
+
+extension: $(EXT_STAMP)
+
+$(UI_STAMP): ui-tests/package.json ui-tests/package-lock.json
+	cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(NPM) ci --no-audit --no-fund
+	touch $@
+
+## Chromium for the browser tests, from Debian when we are root (never a browser download).
+chromium-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "chromium is missing: install it (apt-get install chromium) to run the browser tests"; exit 1; \
+	  fi; }
 
 install: $(STAMP) sandbox-deps
 
@@ -30,9 +68,21 @@ install: $(STAMP) sandbox-deps
 demo: $(STAMP) sandbox-deps
 	$(VENV)/bin/jupyter-analyst demo --out demo-output
 
-## The whole test suite.
-test: $(STAMP) sandbox-deps
+## JupyterLab on the sample data with the scripted model, offline (LAB_PORT=8888).
+lab: $(EXT_STAMP) sandbox-deps
+	$(VENV)/bin/jupyter-analyst demo --lab --out demo-output --port $(LAB_PORT)
+
+## The whole test suite: Python, then the extension's unit tests, then the browser tests.
+test: test-python test-js test-ui
+
+test-python: $(EXT_STAMP) sandbox-deps
 	$(PY) -m pytest
+
+test-js: $(NODE_STAMP)
+	$(NPM) test
+
+test-ui: $(EXT_STAMP) $(UI_STAMP) sandbox-deps chromium-deps
+	cd ui-tests && PATH="$(abspath $(VENV))/bin:$$PATH" ANALYST_PYTHON="$(abspath $(PY))" $(NPM) test
 
 $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
@@ -48,4 +98,5 @@ bench-quick: $(BENCH_STAMP) sandbox-deps
 	$(PY) -m benchmarks --quick --out benchmarks/results-quick.json
 
 clean:
-	rm -rf $(VENV) demo-output .pytest_cache
+	rm -rf $(VENV) demo-output .pytest_cache node_modules lib tsconfig.tsbuildinfo jupyter_analyst/labextension \
+	  ui-tests/node_modules ui-tests/test-results ui-tests/playwright-report ui-tests/screenshots

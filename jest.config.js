@@ -25,5 +25,7 @@ module.exports = {
   collectCoverageFrom: ['src/**/*.{ts,tsx}', '!src/**/*.d.ts'],
   coverageReporters: ['text'],
   testRegex: 'src/__tests__/.*\\.spec\\.tsx?$',
+  // The built extension and the browser tests have package.json files of their own.
+  modulePathIgnorePatterns: ['<rootDir>/jupyter_analyst/', '<rootDir>/ui-tests/'],
   transformIgnorePatterns: [`/node_modules/(?!${esModules}).+`]
 };

@@ -16,6 +16,11 @@ if TYPE_CHECKING:
     from .analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the built JupyterLab extension is (``jupyter labextension develop`` links it)."""
+    return [{"src": "labextension", "dest": "jupyter-analyst"}]
+
+
 def __getattr__(name: str) -> Any:
     # Imported lazily so that `import jupyter_analyst` (e.g. inside a kernel for the
     # runtime helper) does not pull in the engine.

@@ -88,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="offline demo on bundled sample data with the scripted model")
     demo.add_argument("--out", default="demo-output", type=Path, help="folder for the demo's files")
     demo.add_argument("--json", action="store_true", help="print the two turn summaries as JSON")
+    demo.add_argument("--lab", action="store_true",
+                      help="instead: serve JupyterLab on the sample data with the scripted model (the "
+                           "'Data analyst' panel); --out is its root folder")
+    demo.add_argument("--port", type=int, help="with --lab: the server's port (default: Jupyter's)")
+    demo.add_argument("--no-browser", action="store_true", help="with --lab: do not open a browser")
+    demo.add_argument("jupyter_args", nargs="*", metavar="-- JUPYTER_ARG",
+                      help="with --lab: more `jupyter lab` options, after `--` (e.g. -- --config=FILE)")
 
     sub.add_parser("doctor", help="show which sandbox layers are active on this machine")
 
@@ -211,6 +218,13 @@ def _command(argv: Sequence[str] | None, started: Callable[[], None] = lambda: N
             case "execute":
                 return _execute(args)
             case "demo":
+                if args.lab:
+                    from .lab import run_lab
+
+                    return run_lab(args.out, port=args.port, open_browser=not args.no_browser,
+                                   extra=args.jupyter_args)
+                if args.jupyter_args:
+                    parser.error("Jupyter options after -- go with --lab")
                 from .demo import run_demo
 
                 return run_demo(args.out, as_json=args.json)

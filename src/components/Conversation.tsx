@@ -12,8 +12,6 @@ export interface IConversationProps {
   thread: IThread;
   submitOnEnter?: boolean;
   onBack: () => void;
-  /** A turn was asked (the thread list's last activity changes). */
-  onTurn?: () => void;
 }
 
 /** One thread: its header, its events as they arrive, and the prompt box. */
@@ -21,8 +19,7 @@ export function Conversation({
   client,
   thread,
   submitOnEnter,
-  onBack,
-  onTurn
+  onBack
 }: IConversationProps): JSX.Element {
   const { events, running, error, submit, clearError } = useThreadEvents(
     client,
@@ -30,7 +27,7 @@ export function Conversation({
   );
 
   const ask = (prompt: string): void => {
-    void submit({ prompt }).then(() => onTurn?.());
+    void submit({ prompt });
   };
 
   return (

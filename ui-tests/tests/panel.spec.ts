@@ -1,0 +1,43 @@
+import { expect, test } from '@jupyterlab/galata';
+import * as path from 'path';
+
+/** The panel's widget id (src/panel.tsx): its sidebar tab is `[data-id="<id>"]`. */
+const PANEL_ID = 'jupyter-analyst-panel';
+const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
+
+test.describe('the Data analyst panel', () => {
+  test('a new thread on sales answers the demo question, streamed', async ({
+    page
+  }) => {
+    await page.sidebar.openTab(PANEL_ID);
+    const panel = page.locator(`#${PANEL_ID}`);
+    await expect(panel).toBeVisible();
+
+    // The server's configured sources are offered; the demo has one.
+    await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
+    await panel.getByRole('button', { name: 'New thread' }).click();
+
+    const prompt = panel.getByRole('textbox', { name: 'Ask about your data' });
+    await prompt.fill('Revenue by region per month, with a chart');
+    await prompt.press('Enter');
+
+    // The turn's events arrive as it runs: its start is shown while it works...
+    await expect(panel.locator('.jp-AnalystEvent-turn_started')).toContainText(
+      'Revenue by region per month, with a chart'
+    );
+    await expect(panel.getByRole('status')).toHaveText('Working…');
+    // ...then the answer and the turn's end.
+    await expect(panel.locator('.jp-AnalystEvent-answer')).toContainText(
+      'Revenue by region per month is in the dataset `revenue_by_region`'
+    );
+    await expect(panel.locator('.jp-AnalystEvent-turn_ended')).toContainText('completed');
+    // Each event once: the sequence numbers shown are distinct.
+    const seqs = await panel.locator('.jp-AnalystEvent').evaluateAll(items =>
+      items.map(item => item.getAttribute('data-seq'))
+    );
+    expect(new Set(seqs).size).toBe(seqs.length);
+    await expect(panel.getByRole('status')).toHaveCount(0);
+
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'first-answer.png') });
+  });
+});
