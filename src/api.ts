@@ -89,6 +89,32 @@ export interface IArtifact {
   size: number;
 }
 
+/** The model the server runs turns with, as `GET config` shows it (never its key). */
+export interface IModelConfig {
+  configured: boolean;
+  name: string | null;
+  /** Its endpoint, a password in the URL masked; null for the provider's default. */
+  base_url: string | null;
+  /** The offline scripted model (canned replies), e.g. of `make lab`. */
+  scripted: boolean;
+  /** How to configure one, when none is. */
+  hint: string | null;
+}
+
+/** `GET config`: what a client shows of the server's set-up. */
+export interface IServerConfig {
+  version?: string;
+  model: IModelConfig;
+  sources: string[];
+  limits: Record<string, number>;
+}
+
+/** `GET artifacts/{id}/preview`: the artifact as a notebook output (a MIME bundle). */
+export interface IMimeBundlePreview {
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+
 /** What `POST threads/{id}/turns` takes. */
 export interface INewTurn {
   prompt: string;
@@ -305,6 +331,11 @@ export class AnalystClient {
     return `${url}?${search}`;
   }
 
+  /** The server's set-up: its model (never the key), sources and request limits. */
+  async config(): Promise<IServerConfig> {
+    return this.json<IServerConfig>('config');
+  }
+
   /** The configured data sources. */
   async sources(): Promise<ISource[]> {
     return (await this.json<{ sources: ISource[] }>('sources')).sources;
@@ -414,6 +445,15 @@ export class AnalystClient {
       `artifacts/${encodeURIComponent(artifactId)}/content`
     );
     return response.blob();
+  }
+
+  /** An artifact as a notebook output shows it (a dataset's first `rows` rows, an image). */
+  async preview(artifactId: string, rows?: number): Promise<IMimeBundlePreview> {
+    return this.json<IMimeBundlePreview>(
+      `artifacts/${encodeURIComponent(artifactId)}/preview`,
+      {},
+      rows === undefined ? undefined : { rows }
+    );
   }
 
   /** The thread's audit notebook (nbformat JSON); 404 `notebook_not_found` before its first turn. */

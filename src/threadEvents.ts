@@ -1,21 +1,15 @@
 /**
- * The events of the selected thread, kept up to date: its history from `GET events`,
- * then the live stream of a running turn (one the panel started, or one already running
- * when the thread was opened). A placeholder for the view model's reducer: it keeps the
- * raw events in sequence order, each once.
+ * The selected thread, kept up to date, for React: its view (src/model) built from its
+ * history and the live stream of a running turn, with Stop and resume. The work is
+ * ThreadStream's (src/threadStream.ts); this file adapts the API client to it and
+ * re-renders on each change.
  */
 
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 
-import {
-  AnalystApiError,
-  AnalystClient,
-  INewTurn,
-  IRawEvent,
-  ISseFrame,
-  eventOf,
-  streamErrorOf
-} from './api';
+import { AnalystApiError, AnalystClient, INewTurn, IRawEvent, ISseFrame, readFrames } from './api';
+import type { SseFrame, ThreadView } from './model';
+import { Connection, IThreadTransport, ThreadStream } from './threadStream';
 
 /** `events` with `incoming` added: each sequence number once, in order. */
 export function mergeEvents(
@@ -29,115 +23,110 @@ export function mergeEvents(
   return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }
 
+/** The client's frames as the model reads them (an id-less frame keeps the last id). */
+async function* asModelFrames(
+  frames: AsyncIterable<ISseFrame>
+): AsyncGenerator<SseFrame, void, undefined> {
+  let lastId = '';
+  for await (const frame of frames) {
+    lastId = frame.id ?? lastId;
+    yield { id: lastId, event: frame.event, data: frame.data };
+  }
+}
+
+/** The frames of a request's event stream; `onOpen` once the server has answered. */
+async function* streamOf(
+  answer: Promise<Response>,
+  onOpen: () => void
+): AsyncGenerator<SseFrame, void, undefined> {
+  const response = await answer;
+  onOpen();
+  yield* asModelFrames(readFrames(response));
+}
+
+const EVENT_STREAM = { Accept: 'text/event-stream' };
+
+/** The API client as the thread's transport. */
+export function clientTransport(client: AnalystClient, threadId: string): IThreadTransport {
+  const path = `threads/${encodeURIComponent(threadId)}`;
+  return {
+    history: after => client.events(threadId, after),
+    active: async () => (await client.thread(threadId)).active,
+    follow: (after, signal, onOpen) =>
+      streamOf(client.request(`${path}/events`, { headers: EVENT_STREAM, signal }, { after }), onOpen),
+    start: (prompt, signal, onOpen) => {
+      const turn: INewTurn = { prompt };
+      const body = JSON.stringify(turn);
+      return streamOf(client.request(`${path}/turns`, { method: 'POST', body, headers: EVENT_STREAM, signal }), onOpen);
+    },
+    cancel: () => client.cancel(threadId)
+  };
+}
+
+/** A failure as the banner shows it; a busy thread (409) says so in plain words. */
+export function asApiError(reason: unknown): AnalystApiError | null {
+  if (reason === null || reason === undefined) {
+    return null;
+  }
+  if (reason instanceof AnalystApiError) {
+    if (reason.isBusy) {
+      return new AnalystApiError(409, {
+        ...reason.body,
+        message: 'This thread is busy: a turn is already running on it. Its progress is shown below; ask again when it ends.',
+        reason: reason.reason ?? 'turn_in_progress'
+      });
+    }
+    return reason;
+  }
+  return new AnalystApiError(0, { message: String(reason), reason: null, hint: null });
+}
+
 /** What a conversation view needs of its thread. */
 export interface IThreadEvents {
-  events: IRawEvent[];
-  /** A turn runs (the panel's own, or one found running when the thread opened). */
+  view: ThreadView;
+  /** A turn is in flight (asked, or running): Stop is offered. */
   running: boolean;
+  /** Stop was asked; the turn has not ended yet. */
+  stopping: boolean;
+  connection: Connection;
   /** The last refusal or failure, until the next action. */
   error: AnalystApiError | null;
   /** Ask: start a turn and stream its events. */
-  submit: (turn: INewTurn) => Promise<void>;
+  submit: (prompt: string) => Promise<void>;
+  /** Stop the turn in flight. */
+  stop: () => Promise<void>;
   clearError: () => void;
 }
 
-function isAbort(error: unknown): boolean {
-  return error instanceof DOMException && error.name === 'AbortError';
-}
-
-export function useThreadEvents(
-  client: AnalystClient,
-  threadId: string
-): IThreadEvents {
-  const [events, setEvents] = useState<IRawEvent[]>([]);
-  const [running, setRunning] = useState(false);
-  const [error, setError] = useState<AnalystApiError | null>(null);
-  // Streams of this thread end when the view leaves it.
-  const abort = useRef<AbortController>(new AbortController());
-
-  const consume = useCallback(
-    async (frames: AsyncIterable<ISseFrame>): Promise<void> => {
-      for await (const frame of frames) {
-        const failure = streamErrorOf(frame);
-        if (failure) {
-          setError(failure);
-          continue;
-        }
-        const event = eventOf(frame);
-        if (event) {
-          setEvents(current => mergeEvents(current, [event]));
-        }
-      }
-    },
-    []
-  );
-
-  const fail = useCallback((reason: unknown) => {
-    if (isAbort(reason)) {
-      return;
-    }
-    setError(
-      reason instanceof AnalystApiError
-        ? reason
-        : new AnalystApiError(0, {
-            message: String(reason),
-            reason: null,
-            hint: null
-          })
-    );
-  }, []);
+export function useThreadEvents(client: AnalystClient, threadId: string): IThreadEvents {
+  const [stream, setStream] = useState<ThreadStream | null>(null);
+  const [snapshot, setSnapshot] = useState(() => new ThreadStream(clientTransport(client, threadId)).snapshot);
 
   useEffect(() => {
-    const controller = new AbortController();
-    abort.current = controller;
-    setEvents([]);
-    setError(null);
-    setRunning(false);
-    const load = async (): Promise<void> => {
-      const history = await client.events(threadId);
-      if (controller.signal.aborted) {
-        return;
-      }
-      setEvents(history);
-      const detail = await client.thread(threadId);
-      if (controller.signal.aborted || !detail.active) {
-        return;
-      }
-      // A turn runs: follow it from the last event we have.
-      const after = history.length ? history[history.length - 1].seq : 0;
-      setRunning(true);
-      try {
-        await consume(
-          client.followEvents(threadId, after, { signal: controller.signal })
-        );
-      } finally {
-        if (!controller.signal.aborted) {
-          setRunning(false);
-        }
-      }
-    };
-    load().catch(fail);
-    return () => controller.abort();
-  }, [client, threadId, consume, fail]);
+    const next = new ThreadStream(clientTransport(client, threadId));
+    setStream(next);
+    setSnapshot(next.snapshot);
+    next.subscribe(setSnapshot);
+    void next.open();
+    return () => next.dispose();
+  }, [client, threadId]);
 
-  const submit = useCallback(
-    async (turn: INewTurn): Promise<void> => {
-      const { signal } = abort.current;
-      setError(null);
-      setRunning(true);
-      try {
-        await consume(client.startTurn(threadId, turn, { signal }));
-      } catch (reason) {
-        fail(reason);
-      } finally {
-        if (!signal.aborted) {
-          setRunning(false);
-        }
-      }
-    },
-    [client, threadId, consume, fail]
-  );
+  const submit = useCallback(async (prompt: string) => stream?.ask(prompt), [stream]);
+  const stop = useCallback(async () => stream?.stop(), [stream]);
+  const clearError = useCallback(() => stream?.clearError(), [stream]);
 
-  const clearError = useCallback(() => setError(null), []);
-  return { events, running, error, submit, clearError };
+  const streamError = snapshot.streamError;
+  const error =
+    asApiError(snapshot.error) ??
+    (streamError ? new AnalystApiError(200, { message: streamError.message, reason: streamError.reason, hint: null }) : null);
+  return {
+    view: snapshot.model.view,
+    running: snapshot.running,
+    stopping: snapshot.stopping,
+    connection: snapshot.connection,
+    error,
+    submit,
+    stop,
+    clearError
+  };
 }

@@ -4,9 +4,12 @@ import { AnalystClient, IThread } from '../api';
 import { useThreadEvents } from '../threadEvents';
 import { ArtifactsPanel, ThreadViewName, ThreadViewTabs } from './artifacts';
 import { ErrorBanner } from './ErrorBanner';
-import { EventList } from './EventList';
 import { PromptBox } from './PromptBox';
+import { StopButton } from './StopButton';
 import { ThreadActions } from './ThreadActions';
+import { TurnList } from './TurnList';
+import { TurnStatus } from './TurnStatus';
+import { useFollowBottom } from './useFollowBottom';
 
 export interface IConversationProps {
   client: AnalystClient;
@@ -15,20 +18,31 @@ export interface IConversationProps {
   onBack: () => void;
 }
 
-/** One thread: its header, its events as they arrive, and the prompt box. */
+/** One thread: its header, its turns as they happen, Stop, and the prompt box. */
 export function Conversation({
   client,
   thread,
   submitOnEnter,
   onBack
 }: IConversationProps): JSX.Element {
-  const { events, running, error, submit, clearError } = useThreadEvents(
+  const { view, running, stopping, connection, error, submit, stop, clearError } = useThreadEvents(
     client,
     thread.thread_id
   );
+  const body = useFollowBottom<HTMLDivElement>(view);
+
+  // The prompt takes the focus back when a turn ends.
+  const [focusToken, setFocusToken] = React.useState(0);
+  const wasRunning = React.useRef(running);
+  React.useEffect(() => {
+    if (wasRunning.current && !running) {
+      setFocusToken(t => t + 1);
+    }
+    wasRunning.current = running;
+  }, [running]);
 
   const ask = (prompt: string): void => {
-    void submit({ prompt });
+    void submit(prompt);
   };
 
   // "Conversation | Artifacts": the artifacts view hides the body (style/notebook.css).
@@ -59,15 +73,16 @@ export function Conversation({
       <ThreadViewTabs view={tab} onChange={setTab} />
       {tab === 'artifacts' && <ArtifactsPanel threadId={thread.thread_id} running={running} />}
       {error && <ErrorBanner error={error} onDismiss={clearError} />}
-      <div className="jp-AnalystConversation-body">
-        <EventList events={events} />
-      </div>
-      {running && (
-        <div className="jp-AnalystConversation-status" role="status">
-          Working…
+      <div className="jp-AnalystConversation-body" ref={body}>
+        {/* One stable child: the scroll follows its size as outputs render. */}
+        <div className="jp-AnalystConversation-content">
+          <TurnList view={view} threadId={thread.thread_id} />
         </div>
-      )}
-      <PromptBox busy={running} onSubmit={ask} submitOnEnter={submitOnEnter} />
+      </div>
+      {running && <TurnStatus view={view} connection={connection} stopping={stopping} />}
+      <PromptBox busy={running} onSubmit={ask} submitOnEnter={submitOnEnter} focusToken={focusToken}>
+        {running && <StopButton stopping={stopping} onStop={() => void stop()} />}
+      </PromptBox>
     </section>
   );
 }

@@ -6,16 +6,29 @@ export interface IPromptBoxProps {
   onSubmit: (prompt: string) => void;
   /** Enter submits (Shift+Enter adds a line); off: Ctrl/Cmd+Enter submits. */
   submitOnEnter?: boolean;
+  /** Changes when the box should take the focus (a turn ended). */
+  focusToken?: number;
+  /** Shown beside the send button (Stop, while a turn runs). */
+  children?: React.ReactNode;
 }
 
 /** Where the user asks: Enter submits, Shift+Enter starts a new line. */
 export function PromptBox({
   busy,
   onSubmit,
-  submitOnEnter = true
+  submitOnEnter = true,
+  focusToken = 0,
+  children
 }: IPromptBoxProps): JSX.Element {
   const [prompt, setPrompt] = React.useState('');
+  const input = React.useRef<HTMLTextAreaElement>(null);
   const canSubmit = !busy && prompt.trim().length > 0;
+
+  React.useEffect(() => {
+    if (focusToken > 0) {
+      input.current?.focus();
+    }
+  }, [focusToken]);
 
   const submit = (): void => {
     if (canSubmit) {
@@ -47,21 +60,29 @@ export function PromptBox({
       }}
     >
       <textarea
+        ref={input}
         className="jp-AnalystPrompt-input"
         aria-label="Ask about your data"
-        placeholder="Ask about your data (Enter to send, Shift+Enter for a new line)"
+        placeholder={
+          submitOnEnter
+            ? 'Ask about your data (Enter to send, Shift+Enter for a new line)'
+            : 'Ask about your data (Ctrl+Enter to send)'
+        }
         rows={3}
         value={prompt}
         onChange={e => setPrompt(e.target.value)}
         onKeyDown={onKeyDown}
       />
-      <button
-        type="submit"
-        className="jp-AnalystPrompt-send jp-Button jp-mod-styled jp-mod-accept"
-        disabled={!canSubmit}
-      >
-        Ask
-      </button>
+      <div className="jp-AnalystPrompt-actions">
+        {children}
+        <button
+          type="submit"
+          className="jp-AnalystPrompt-send jp-Button jp-mod-styled jp-mod-accept"
+          disabled={!canSubmit}
+        >
+          Ask
+        </button>
+      </div>
     </form>
   );
 }

@@ -1,8 +1,9 @@
 import * as React from 'react';
 
-import { AnalystApiError, AnalystClient, ISource, IThread } from '../api';
+import { AnalystApiError, AnalystClient, IServerConfig, ISource, IThread } from '../api';
 import { Conversation } from './Conversation';
 import { ErrorBanner } from './ErrorBanner';
+import { ModelStrip } from './ModelStrip';
 import { NewThreadForm } from './NewThreadForm';
 import { ThreadList } from './ThreadList';
 
@@ -28,6 +29,11 @@ export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
   const [error, setError] = React.useState<AnalystApiError | null>(null);
   const [creating, setCreating] = React.useState(false);
   const [loaded, setLoaded] = React.useState(false);
+  const [config, setConfig] = React.useState<IServerConfig | null>(null);
+
+  React.useEffect(() => {
+    client.config().then(setConfig, (reason: unknown) => setError(asApiError(reason)));
+  }, [client]);
 
   const refresh = React.useCallback(async (): Promise<void> => {
     try {
@@ -62,6 +68,7 @@ export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
   const thread = threads.find(t => t.thread_id === selected);
   return (
     <div className="jp-AnalystSidebar">
+      <ModelStrip config={config} />
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       {thread ? (
         <Conversation

@@ -22,21 +22,21 @@ test.describe('the Data analyst panel', () => {
     await prompt.press('Enter');
 
     // The turn's events arrive as it runs: its start is shown while it works...
-    await expect(panel.locator('.jp-AnalystEvent-turn_started')).toContainText(
+    await expect(panel.locator('.jp-AnalystTurn-prompt')).toContainText(
       'Revenue by region per month, with a chart'
     );
-    await expect(panel.getByRole('status')).toHaveText('Working…');
+    await expect(panel.locator('.jp-AnalystConversation-status')).toBeVisible();
     // ...then the answer and the turn's end.
-    await expect(panel.locator('.jp-AnalystEvent-answer')).toContainText(
-      'Revenue by region per month is in the dataset `revenue_by_region`'
+    await expect(panel.locator('[data-card="answer"]')).toContainText(
+      'Revenue by region per month is in the dataset revenue_by_region'
     );
-    await expect(panel.locator('.jp-AnalystEvent-turn_ended')).toContainText('completed');
-    // Each event once: the sequence numbers shown are distinct.
-    const seqs = await panel.locator('.jp-AnalystEvent').evaluateAll(items =>
+    await expect(panel.locator('.jp-AnalystTurn')).toHaveAttribute('data-status', 'completed');
+    // Each streamed stretch of text once: the first events of the blocks shown are distinct.
+    const seqs = await panel.locator('[data-seq]').evaluateAll(items =>
       items.map(item => item.getAttribute('data-seq'))
     );
     expect(new Set(seqs).size).toBe(seqs.length);
-    await expect(panel.getByRole('status')).toHaveCount(0);
+    await expect(panel.locator('.jp-AnalystConversation-status')).toHaveCount(0);
 
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'first-answer.png') });
   });

@@ -1,0 +1,70 @@
+/**
+ * Artifacts are content-addressed and never change: their metadata and previews are
+ * fetched once per panel and shared by every card that shows them (a re-render or a
+ * reused step asks again for nothing).
+ */
+
+import { useEffect, useState } from 'react';
+
+import { AnalystClient, IArtifact, IMimeBundlePreview } from './api';
+
+const metadata = new WeakMap<AnalystClient, Map<string, Promise<IArtifact>>>();
+const previews = new WeakMap<AnalystClient, Map<string, Promise<IMimeBundlePreview>>>();
+
+function cached<T>(
+  store: WeakMap<AnalystClient, Map<string, Promise<T>>>,
+  client: AnalystClient,
+  key: string,
+  load: () => Promise<T>
+): Promise<T> {
+  let byKey = store.get(client);
+  if (byKey === undefined) {
+    byKey = new Map();
+    store.set(client, byKey);
+  }
+  let found = byKey.get(key);
+  if (found === undefined) {
+    found = load();
+    // A failure is not kept: the next card to ask tries again.
+    found.catch(() => byKey?.delete(key));
+    byKey.set(key, found);
+  }
+  return found;
+}
+
+/** The number of rows a card's table preview shows. */
+export const PREVIEW_ROWS = 10;
+
+export function artifactMetadata(client: AnalystClient, artifactId: string): Promise<IArtifact> {
+  return cached(metadata, client, artifactId, () => client.artifact(artifactId));
+}
+
+export function artifactPreview(client: AnalystClient, artifactId: string): Promise<IMimeBundlePreview> {
+  return cached(previews, client, artifactId, () => client.preview(artifactId, PREVIEW_ROWS));
+}
+
+/** What a loading value is: not yet, its value, or why it failed. */
+export type Loaded<T> = { state: 'loading' } | { state: 'ready'; value: T } | { state: 'failed'; message: string };
+
+/** The value of `load()` once it resolves (again whenever `key` changes). */
+export function useLoaded<T>(key: string | null, load: () => Promise<T>): Loaded<T> {
+  const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' });
+  useEffect(() => {
+    if (key === null) {
+      return;
+    }
+    let live = true;
+    setLoaded({ state: 'loading' });
+    load().then(
+      value => live && setLoaded({ state: 'ready', value }),
+      (reason: unknown) =>
+        live && setLoaded({ state: 'failed', message: reason instanceof Error ? reason.message : String(reason) })
+    );
+    return () => {
+      live = false;
+    };
+    // `load` reads only what `key` names.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [key]);
+  return loaded;
+}

@@ -1,0 +1,22 @@
+import * as React from 'react';
+
+import { MimeOutput } from './MimeOutput';
+
+export interface IMarkdownProps {
+  text: string;
+  className?: string;
+}
+
+/** Markdown rendered by JupyterLab (code blocks highlighted), as in a notebook's markdown cell. */
+export function Markdown({ text, className }: IMarkdownProps): JSX.Element {
+  const bundle = React.useMemo(() => ({ data: { 'text/markdown': text } }), [text]);
+  return <MimeOutput bundle={bundle} className={className} />;
+}
+
+/** Code shown highlighted: a fenced block of `language` rendered as markdown. */
+export function Code({ code, language }: { code: string; language: string }): JSX.Element {
+  // A fence longer than any run of backticks in the code, so the code cannot close it.
+  const longest = Math.max(2, ...(code.match(/`+/g) ?? []).map(run => run.length));
+  const fence = '`'.repeat(longest + 1);
+  return <Markdown text={`${fence}${language}\n${code}\n${fence}`} className="jp-AnalystCode" />;
+}

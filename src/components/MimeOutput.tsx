@@ -1,0 +1,153 @@
+import { MimeModel, type IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { Widget } from '@lumino/widgets';
+import * as React from 'react';
+
+import { useAnalyst } from '../context';
+
+/** A MIME bundle: what a notebook output holds. */
+export interface IMimeBundle {
+  data: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface IMimeOutputProps {
+  bundle: IMimeBundle;
+  className?: string;
+}
+
+/** Renders tried again after a failure, and the wait before the first retry. */
+const RETRIES = 5;
+const RETRY_MS = 1000;
+
+/** The text of a bundle, for when no renderer is at hand (outside JupyterLab). */
+function plainText(bundle: IMimeBundle): string {
+  for (const type of ['text/markdown', 'text/plain']) {
+    const value = bundle.data[type];
+    if (typeof value === 'string') {
+      return value;
+    }
+  }
+  return '';
+}
+
+/**
+ * Keeps one renderer on a host node and renders each new bundle into it, one render at
+ * a time and always the latest (a stream may change the bundle faster than markdown
+ * renders). While a render runs, the host keeps its height: no layout jump.
+ */
+class RenderSlot {
+  private _renderer: IRenderMime.IRenderer | null = null;
+  private _mimeType = '';
+  private _busy = false;
+  private _next: IMimeBundle | null = null;
+
+  constructor(
+    private readonly _host: HTMLElement,
+    private readonly _rendermime: IRenderMimeRegistry
+  ) {}
+
+  show(bundle: IMimeBundle): void {
+    this._next = bundle;
+    if (!this._busy) {
+      void this._drain();
+    }
+  }
+
+  dispose(): void {
+    this._next = null;
+    this._renderer?.dispose();
+    this._renderer = null;
+  }
+
+  private _retries = 0;
+
+  private _retry(bundle: IMimeBundle): void {
+    if (this._retries >= RETRIES) {
+      return;
+    }
+    this._retries += 1;
+    setTimeout(() => {
+      if (this._renderer !== null && this._next === null) {
+        this.show(bundle);
+      }
+    }, RETRY_MS * this._retries);
+  }
+
+  private async _drain(): Promise<void> {
+    this._busy = true;
+    while (this._next !== null) {
+      const bundle = this._next;
+      this._next = null;
+      const mimeType = this._rendermime.preferredMimeType(bundle.data as IRenderMime.IMimeModel['data'], 'any');
+      if (!mimeType) {
+        continue;
+      }
+      if (this._renderer === null || mimeType !== this._mimeType) {
+        this._renderer?.dispose();
+        this._renderer = this._rendermime.createRenderer(mimeType);
+        this._mimeType = mimeType;
+        Widget.attach(this._renderer, this._host);
+      }
+      const renderer = this._renderer;
+      this._host.style.minHeight = `${this._host.offsetHeight}px`;
+      try {
+        renderer.node.classList.remove('jp-AnalystOutput-plain');
+        await renderer.renderModel(
+          new MimeModel({
+            data: bundle.data as IRenderMime.IMimeModel['data'],
+            metadata: (bundle.metadata ?? {}) as IRenderMime.IMimeModel['metadata'],
+            // Model text and data cells are not the user's: renderers sanitize them.
+            trusted: false
+          })
+        );
+      } catch (error) {
+        // A renderer's code is loaded on first use: a network cut then fails it. The
+        // text is shown as it is meanwhile, and the render tried again.
+        console.warn('jupyter-analyst: an output could not be rendered', error);
+        renderer.node.textContent = plainText(bundle);
+        renderer.node.classList.add('jp-AnalystOutput-plain');
+        this._retry(bundle);
+      } finally {
+        this._host.style.minHeight = '';
+      }
+      if (this._renderer !== renderer) {
+        break; // disposed meanwhile
+      }
+    }
+    this._busy = false;
+  }
+}
+
+/** A MIME bundle rendered as a notebook output renders it (JupyterLab's rendermime). */
+export function MimeOutput({ bundle, className }: IMimeOutputProps): JSX.Element {
+  const { rendermime } = useAnalyst();
+  const host = React.useRef<HTMLDivElement>(null);
+  const slot = React.useRef<RenderSlot | null>(null);
+
+  React.useEffect(() => {
+    if (rendermime === null || host.current === null) {
+      return;
+    }
+    const made = new RenderSlot(host.current, rendermime);
+    slot.current = made;
+    return () => {
+      made.dispose();
+      slot.current = null;
+    };
+  }, [rendermime]);
+
+  React.useEffect(() => {
+    slot.current?.show(bundle);
+  }, [bundle, rendermime]);
+
+  const classes = `jp-AnalystOutput ${className ?? ''}`.trim();
+  if (rendermime === null) {
+    return (
+      <div className={classes}>
+        <pre>{plainText(bundle)}</pre>
+      </div>
+    );
+  }
+  return <div className={classes} ref={host} />;
+}

@@ -1,0 +1,32 @@
+import * as React from 'react';
+
+import { artifactPreview, useLoaded } from '../../artifactCache';
+import { useAnalyst } from '../../context';
+import { MimeOutput } from '../MimeOutput';
+
+export interface IArtifactPreviewProps {
+  artifactId: string;
+  /** What the preview shows, for screen readers ("table", "chart"). */
+  label: string;
+}
+
+/** An artifact as a notebook output shows it: a dataset's first rows, an image. */
+export function ArtifactPreview({ artifactId, label }: IArtifactPreviewProps): JSX.Element {
+  const { client } = useAnalyst();
+  const preview = useLoaded(artifactId, () => artifactPreview(client, artifactId));
+  return (
+    <div
+      className="jp-AnalystPreview"
+      data-artifact-id={artifactId}
+      data-state={preview.state}
+      role="group"
+      aria-label={label}
+    >
+      {preview.state === 'loading' && <div className="jp-AnalystPreview-loading">Loading the {label}…</div>}
+      {preview.state === 'failed' && (
+        <div className="jp-AnalystPreview-failed">The {label} cannot be shown: {preview.message}</div>
+      )}
+      {preview.state === 'ready' && <MimeOutput bundle={preview.value} />}
+    </div>
+  );
+}

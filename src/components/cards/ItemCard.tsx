@@ -1,0 +1,67 @@
+import * as React from 'react';
+
+import type { ThreadView, TurnItem, TurnView } from '../../model';
+import { ArtifactCard } from './ArtifactCard';
+import { ChartCard } from './ChartCard';
+import { contextTitleOf } from './contextTitle';
+import { GuardNote } from './GuardNote';
+import { OtherToolCard } from './OtherToolCard';
+import { PythonCard } from './PythonCard';
+import { SqlCard } from './SqlCard';
+import { TextCard } from './TextCard';
+
+export interface IItemCardProps {
+  item: TurnItem;
+  turn: TurnView;
+  view: ThreadView;
+  threadId: string;
+  /** For a text item: the answer the turn gave is this text. */
+  isAnswer?: boolean;
+}
+
+/** The card of one item of a turn. */
+export function ItemCard({ item, turn, view, threadId, isAnswer }: IItemCardProps): JSX.Element {
+  switch (item.kind) {
+    case 'text':
+      return (
+        <TextCard
+          text={item.text}
+          answer={isAnswer}
+          seq={item.firstSeq}
+          title={contextTitleOf(turn, item.modelCall)}
+        />
+      );
+    case 'answer':
+      return <TextCard text={item.text} answer flagged={item.flagged} seq={item.seq} />;
+    case 'guard':
+      return <GuardNote notice={item} />;
+    case 'artifact':
+      return item.artifactType === 'image' ? (
+        <ChartCard artifact={item} reused={!item.created} />
+      ) : (
+        <ArtifactCard artifact={item} reused={!item.created} />
+      );
+    case 'tool': {
+      const title = contextTitleOf(turn, item.modelCall);
+      if (item.tool === 'run_sql') {
+        return <SqlCard card={item} view={view} threadId={threadId} title={title} />;
+      }
+      if (item.tool === 'run_python') {
+        return <PythonCard card={item} view={view} threadId={threadId} title={title} />;
+      }
+      return <OtherToolCard card={item} title={title} />;
+    }
+  }
+}
+
+/** A key for an item that stays the same while it grows (streamed text, a card's result). */
+export function itemKey(item: TurnItem): string {
+  switch (item.kind) {
+    case 'text':
+      return `text-${item.firstSeq}`;
+    case 'tool':
+      return `tool-${item.callId}`;
+    default:
+      return `${item.kind}-${item.seq}`;
+  }
+}

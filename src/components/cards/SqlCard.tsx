@@ -1,0 +1,77 @@
+import * as React from 'react';
+
+import type { SqlResultView, ThreadView, ToolCard } from '../../model';
+import { StepActions } from '../StepActions';
+import { Code } from '../Markdown';
+import { ArtifactPreview } from './ArtifactPreview';
+import { CardHeader } from './CardHeader';
+import { cardArtifacts } from './cardArtifacts';
+import { GuardNote } from './GuardNote';
+import { StepArtifacts } from './StepArtifacts';
+import { ToolError } from './ToolError';
+
+export interface IStepCardProps {
+  card: ToolCard;
+  view: ThreadView;
+  threadId: string;
+  /** Hover text: the size of the prompt of the model call that asked for the step. */
+  title?: string;
+}
+
+/** "60 rows × 3 columns", and whether the row cap cut it. */
+function shape(detail: SqlResultView): string {
+  const rows = detail.rows === undefined ? '' : `${detail.rows.toLocaleString('en-US')} row${detail.rows === 1 ? '' : 's'}`;
+  const cols = `${detail.columns.length} column${detail.columns.length === 1 ? '' : 's'}`;
+  const cut = detail.truncated ? ' (cut at the row cap)' : '';
+  return [rows, cols].filter(Boolean).join(' × ') + cut;
+}
+
+/** A SQL step: the query (highlighted, collapsible), its shape and columns, the table. */
+export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.Element {
+  const detail = card.result?.detail.kind === 'sql' ? card.result.detail : null;
+  const artifacts = cardArtifacts(card, view);
+  const tableId = detail?.artifactId ?? artifacts.find(a => a.artifact.artifactType === 'dataset')?.artifact.artifactId;
+  const others = artifacts.filter(a => a.artifact.artifactId !== tableId);
+  return (
+    <section
+      className="jp-AnalystCard jp-AnalystCard-sql"
+      data-card="sql"
+      data-call-id={card.callId}
+      data-status={card.status}
+      data-reused={card.reused ? 'true' : 'false'}
+      aria-label={`SQL step ${card.datasetName ?? ''}`.trim()}
+      title={title}
+    >
+      <CardHeader card={card} subject={detail?.dataset ?? card.datasetName} />
+      {card.guards.map(g => (
+        <GuardNote key={g.seq} notice={g} />
+      ))}
+      {card.sql !== undefined && (
+        <details className="jp-AnalystCard-code" open>
+          <summary>Query</summary>
+          <Code code={card.sql} language="sql" />
+        </details>
+      )}
+      {detail && (
+        <div className="jp-AnalystCard-shape" data-rows={detail.rows} data-columns={detail.columns.length}>
+          {shape(detail)}
+          {detail.columns.length > 0 && (
+            <span className="jp-AnalystCard-columns">
+              {': '}
+              {detail.columns.map(c => `${c.name} ${c.type}`.trim()).join(', ')}
+            </span>
+          )}
+        </div>
+      )}
+      {detail?.intentNote && <div className="jp-AnalystCard-note">{detail.intentNote}</div>}
+      {card.result?.error && <ToolError error={card.result.error} />}
+      {tableId && card.status === 'ok' && (
+        <div className="jp-AnalystCard-table" data-reused={card.reused ? 'true' : 'false'}>
+          <ArtifactPreview artifactId={tableId} label="table" />
+        </div>
+      )}
+      <StepArtifacts artifacts={artifacts.filter(a => a.artifact.artifactId === tableId).concat(others)} />
+      <StepActions threadId={threadId} callId={card.callId} tool={card.tool} />
+    </section>
+  );
+}

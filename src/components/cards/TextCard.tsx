@@ -1,0 +1,35 @@
+import * as React from 'react';
+
+import { Markdown } from '../Markdown';
+
+export interface ITextCardProps {
+  text: string;
+  /** The turn's answer (the streamed text it was made of, or the answer alone). */
+  answer?: boolean;
+  /** Names the answer cites that do not exist. */
+  flagged?: string[];
+  title?: string;
+  seq: number;
+}
+
+/**
+ * Streamed text, as markdown. The same component shows the answer once it arrives, so
+ * the text streamed into place stays where it is: no jump when the turn answers.
+ */
+export function TextCard({ text, answer = false, flagged = [], title, seq }: ITextCardProps): JSX.Element {
+  return (
+    <div
+      className={`jp-AnalystText ${answer ? 'jp-AnalystText-answer' : ''}`.trim()}
+      data-card={answer ? 'answer' : 'text'}
+      data-seq={seq}
+      title={title}
+    >
+      <Markdown text={text} />
+      {flagged.length > 0 && (
+        <div className="jp-AnalystText-flagged" role="note">
+          It cites what does not exist: {flagged.join(', ')}
+        </div>
+      )}
+    </div>
+  );
+}

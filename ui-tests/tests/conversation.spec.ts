@@ -1,0 +1,242 @@
+import { expect, test } from '@jupyterlab/galata';
+import type { Locator, Page } from '@playwright/test';
+import { execFileSync } from 'child_process';
+import * as path from 'path';
+
+import { ITcpProxy, startProxy } from './tcpProxy';
+
+/**
+ * The conversation in a real JupyterLab with the scripted model (data/lab_script.json):
+ * the demo question's cards, "continue" reusing everything, Stop in the middle of a slow
+ * step, and a reload in the middle of a turn that picks up where it was.
+ */
+
+const PANEL_ID = 'jupyter-analyst-panel';
+const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
+const DEMO_QUESTION = 'Revenue by region per month, with a chart';
+const DEMO_ANSWER = 'Revenue by region per month is in the dataset';
+
+async function openPanel(page: Page): Promise<Locator> {
+  await page.sidebar.openTab(PANEL_ID);
+  await page.sidebar.setWidth(560, 'right');
+  const panel = page.locator(`#${PANEL_ID}`);
+  await expect(panel).toBeVisible();
+  return panel;
+}
+
+/** A new thread on the demo's source; its id. */
+async function newThread(panel: Locator): Promise<string> {
+  await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
+  await panel.getByRole('button', { name: 'New thread' }).click();
+  const conversation = panel.locator('.jp-AnalystConversation');
+  await expect(conversation).toBeVisible();
+  return (await conversation.getAttribute('data-thread-id')) ?? '';
+}
+
+async function ask(panel: Locator, prompt: string): Promise<void> {
+  const box = panel.getByRole('textbox', { name: 'Ask about your data' });
+  await box.fill(prompt);
+  await box.press('Enter');
+}
+
+function turn(panel: Locator, index: number): Locator {
+  return panel.locator('.jp-AnalystTurn').nth(index);
+}
+
+async function artifactIds(page: Page, threadId: string): Promise<string[]> {
+  const reply = await page.request.get(`analyst/api/threads/${threadId}/artifacts`);
+  expect(reply.ok()).toBe(true);
+  const body = (await reply.json()) as { artifacts: { artifact_id: string }[] };
+  return body.artifacts.map(a => a.artifact_id).sort();
+}
+
+/** The demo turn, asked and answered; its article. */
+async function askDemo(panel: Locator): Promise<Locator> {
+  await ask(panel, DEMO_QUESTION);
+  const first = turn(panel, 0);
+  await expect(first).toHaveAttribute('data-status', 'completed');
+  return first;
+}
+
+test.describe('the conversation', () => {
+  test('the demo question shows the SQL card, the table, the chart and the answer', async ({ page }) => {
+    const panel = await openPanel(page);
+    await expect(panel.locator('.jp-AnalystModel')).toContainText('scripted model (offline, canned replies)');
+    await newThread(panel);
+
+    await ask(panel, DEMO_QUESTION);
+    const first = turn(panel, 0);
+    // Stop is there from the first moment, and the turn's progress is shown.
+    await expect(panel.getByRole('button', { name: 'Stop the turn' })).toBeVisible();
+    await expect(first.locator('.jp-AnalystTurn-prompt')).toHaveText(DEMO_QUESTION);
+
+    const sql = first.locator('[data-card="sql"]');
+    await expect(sql).toHaveAttribute('data-status', 'ok');
+    await expect(sql.locator('.jp-AnalystCard-shape')).toContainText('60 rows × 3 columns');
+    // The query, highlighted by JupyterLab's markdown renderer (CodeMirror's classes).
+    await expect(sql.locator('.jp-AnalystCard-code pre')).toContainText('DATE_TRUNC');
+    // The table preview, rendered as a notebook renders a data frame.
+    await expect(sql.locator('.jp-AnalystCard-table table')).toBeVisible();
+    await expect(sql.locator('.jp-AnalystCard-table table')).toContainText('Central');
+    await expect(sql.locator('[data-card="artifact"][data-artifact-type="dataset"]')).toContainText('revenue_by_region');
+
+    const python = first.locator('[data-card="python"]');
+    await expect(python).toHaveAttribute('data-status', 'ok');
+    await expect(python.locator('.jp-AnalystCard-stdout')).toContainText('Central');
+    const chart = python.locator('[data-card="chart"] img');
+    await expect(chart).toBeVisible();
+    await expect
+      .poll(() => chart.evaluate(img => (img as HTMLImageElement).naturalWidth))
+      .toBeGreaterThan(0);
+
+    const answer = first.locator('[data-card="answer"]');
+    await expect(answer).toContainText(DEMO_ANSWER);
+    await expect(first.locator('.jp-AnalystStates-end')).toHaveText('Completed');
+    // Each card once: one SQL step, one Python step, one answer; the text streamed once.
+    await expect(first.locator('[data-card="sql"]')).toHaveCount(1);
+    await expect(first.locator('[data-card="python"]')).toHaveCount(1);
+    await expect(first.locator('[data-card="answer"]')).toHaveCount(1);
+    await expect(first.locator('[data-card="text"]')).toHaveCount(1);
+    // The state strip went through the turn's states.
+    await expect(first.locator('.jp-AnalystStates-step[data-state="data_fetching"]')).toHaveCount(1);
+    // Context usage of the model call on hover.
+    await expect(sql).toHaveAttribute('title', /Model call \d+: [\d,]+ of [\d,]+ tokens/);
+    // The turn over: Stop gone, the prompt has the focus back.
+    await expect(panel.getByRole('button', { name: 'Stop the turn' })).toHaveCount(0);
+    await expect(panel.getByRole('textbox', { name: 'Ask about your data' })).toBeFocused();
+
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'conversation-answer.png') });
+    await sql.screenshot({ path: path.join(SCREENSHOTS, 'card-sql.png') });
+    await python.screenshot({ path: path.join(SCREENSHOTS, 'card-python-chart.png') });
+  });
+
+  test('"continue" reuses the steps, with reused badges, and creates no artifact', async ({ page }) => {
+    const panel = await openPanel(page);
+    const threadId = await newThread(panel);
+    await askDemo(panel);
+    const before = await artifactIds(page, threadId);
+    expect(before.length).toBeGreaterThan(0);
+
+    await ask(panel, 'continue');
+    const second = turn(panel, 1);
+    await expect(second).toHaveAttribute('data-status', 'completed');
+    const steps = second.locator('[data-card="sql"], [data-card="python"]');
+    await expect(steps).toHaveCount(2);
+    for (const step of await steps.all()) {
+      await expect(step).toHaveAttribute('data-reused', 'true');
+      await expect(step.locator('.jp-AnalystCard-header .jp-AnalystBadge-reused')).toHaveText('reused');
+    }
+    // The artifacts shown are the earlier ones, marked reused.
+    const shown = second.locator('[data-card="artifact"]');
+    await expect(shown.first()).toBeVisible();
+    for (const artifact of await shown.all()) {
+      await expect(artifact).toHaveAttribute('data-reused', 'true');
+    }
+    await expect(second.locator('[data-card="sql"] .jp-AnalystCard-table table')).toBeVisible();
+    await expect(second.locator('[data-card="answer"]')).toContainText('Nothing new was needed');
+    expect(await artifactIds(page, threadId)).toEqual(before);
+
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'continue-reused.png') });
+  });
+
+  test('Stop in the middle of a slow step ends the turn as stopped', async ({ page }) => {
+    const panel = await openPanel(page);
+    await newThread(panel);
+    await ask(panel, 'count slowly');
+    const stop = panel.getByRole('button', { name: 'Stop the turn' });
+    await expect(stop).toBeVisible();
+
+    const first = turn(panel, 0);
+    const python = first.locator('[data-card="python"]');
+    await expect(python).toHaveAttribute('data-status', 'pending');
+    await expect(python.locator('.jp-AnalystCard-code pre')).toContainText('counted');
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'stop-running.png') });
+
+    await stop.click();
+    await expect(first).toHaveAttribute('data-status', 'interrupted');
+    await expect(python).toHaveAttribute('data-status', 'unfinished');
+    await expect(first.locator('.jp-AnalystTurn-end')).toContainText('Stopped');
+    await expect(first.locator('.jp-AnalystStates-end')).toHaveText('Stopped');
+    await expect(stop).toHaveCount(0);
+    await expect(panel.getByRole('textbox', { name: 'Ask about your data' })).toBeFocused();
+
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'stop-stopped.png') });
+  });
+
+  test('a reload in the middle of a turn picks it up with no duplicate', async ({ page }) => {
+    let panel = await openPanel(page);
+    const threadId = await newThread(panel);
+    await ask(panel, 'count slowly');
+    let first = turn(panel, 0);
+    await expect(first.locator('[data-card="python"]')).toHaveAttribute('data-status', 'pending');
+    await expect(first.locator('[data-card="text"]')).toContainText('Counting slowly');
+
+    await page.reload();
+    await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
+    panel = await openPanel(page);
+    await panel.locator(`.jp-AnalystThreadList-item[data-thread-id="${threadId}"]`).click();
+
+    // The running turn is followed again: its events once each, and Stop is offered.
+    first = turn(panel, 0);
+    await expect(panel.locator('.jp-AnalystTurn')).toHaveCount(1);
+    await expect(first).toHaveAttribute('data-status', 'running');
+    await expect(first.locator('[data-card="python"]')).toHaveAttribute('data-status', 'pending');
+    await expect(first.locator('[data-card="python"]')).toHaveCount(1);
+    await expect(first.locator('[data-card="text"]')).toHaveCount(1);
+    await expect(first.locator('[data-card="text"]')).toHaveText('Counting slowly, one number a second.');
+    await expect(first.locator('.jp-AnalystStates-step[data-state="planning"]')).toHaveCount(1);
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'resume-after-reload.png') });
+
+    // What arrives after the reload lands on the same cards.
+    await panel.getByRole('button', { name: 'Stop the turn' }).click();
+    await expect(first).toHaveAttribute('data-status', 'interrupted');
+    await expect(first.locator('[data-card="python"]')).toHaveCount(1);
+    await expect(first.locator('[data-card="text"]')).toHaveCount(1);
+  });
+});
+
+/** A free port for the relay, chosen as the configuration chooses the server's. */
+const RELAY_PORT = Number(
+  execFileSync(
+    process.env.ANALYST_PYTHON || 'python3',
+    ['-c', 'from jupyter_analyst.testing.jupyter import free_port; print(free_port())'],
+    { encoding: 'utf-8' }
+  ).trim()
+);
+
+test.describe('the conversation over a network that drops', () => {
+  // The page reaches JupyterLab through a relay the test can cut.
+  test.use({ baseURL: `http://127.0.0.1:${RELAY_PORT}` });
+  let relay: ITcpProxy;
+  test.beforeAll(async () => {
+    relay = await startProxy(RELAY_PORT, Number(process.env.ANALYST_UI_PORT));
+  });
+  test.afterAll(async () => {
+    await relay.close();
+  });
+
+  test('a lost network in the middle of a turn reconnects from the last event', async ({ page }) => {
+    const panel = await openPanel(page);
+    await newThread(panel);
+    await ask(panel, 'count slowly');
+    const first = turn(panel, 0);
+    await expect(first.locator('[data-card="python"]')).toHaveAttribute('data-status', 'pending');
+    const status = panel.locator('.jp-AnalystConversation-status');
+
+    relay.cut();
+    await expect(status).toHaveAttribute('data-connection', 'reconnecting');
+    await expect(status).toHaveText('Connection lost: reconnecting…');
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'reconnecting.png') });
+    relay.restore();
+    await expect(status).toHaveAttribute('data-connection', 'live');
+
+    // The turn goes on from where it was: Stop reaches it, and nothing shows twice.
+    await panel.getByRole('button', { name: 'Stop the turn' }).click();
+    await expect(first).toHaveAttribute('data-status', 'interrupted');
+    await expect(panel.locator('.jp-AnalystTurn')).toHaveCount(1);
+    await expect(first.locator('[data-card="python"]')).toHaveCount(1);
+    await expect(first.locator('[data-card="text"]')).toHaveCount(1);
+    await expect(first.locator('[data-card="text"]')).toHaveText('Counting slowly, one number a second.');
+    await expect(first.locator('.jp-AnalystStates-end')).toHaveCount(1);
+  });
+});
