@@ -8,6 +8,7 @@ import {
   verifyThread
 } from '../api';
 import { useAnalyst } from '../context';
+import { reloadOpenCopies } from '../notebook/audit';
 import { VerifyReportView } from '../notebook/VerifyReportView';
 
 /** What the conversation's header offers to do with the thread (audit notebook, export, verify). */
@@ -22,7 +23,7 @@ type Action = 'open' | 'export' | 'verify';
 type Outcome =
   | { kind: 'idle' }
   | { kind: 'busy'; action: Action }
-  | { kind: 'exported'; result: IExportResult }
+  | { kind: 'exported'; result: IExportResult; unsaved: number }
   | { kind: 'verified'; report: IVerifyReport }
   | { kind: 'failed'; action: Action; error: AnalystApiError };
 
@@ -48,7 +49,7 @@ function asApiError(reason: unknown): AnalystApiError {
  * thread, so they wait while a turn runs.
  */
 export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.Element {
-  const { client, commands } = useAnalyst();
+  const { client, commands, notebooks } = useAnalyst();
   const [outcome, setOutcome] = React.useState<Outcome>({ kind: 'idle' });
   const busy = outcome.kind === 'busy';
 
@@ -64,12 +65,14 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
         return;
       }
       const result = await exportThread(client, threadId);
+      // A tab of the file opened before shows the new export (unless it has unsaved changes).
+      const { unsaved } = await reloadOpenCopies(notebooks, result.path);
       if (action === 'open') {
         open(result.path);
-        setOutcome({ kind: 'idle' });
-      } else {
-        setOutcome({ kind: 'exported', result });
       }
+      setOutcome(
+        action === 'open' && !unsaved ? { kind: 'idle' } : { kind: 'exported', result, unsaved }
+      );
     } catch (reason) {
       setOutcome({ kind: 'failed', action, error: asApiError(reason) });
     }
@@ -117,6 +120,8 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
               >
                 {outcome.result.path}
               </a>
+              {outcome.unsaved > 0 &&
+                '. Its open tab has unsaved changes: reload it from disk (File > Reload Notebook from Disk) to see this export.'}
             </span>
           )}
           {outcome.kind === 'verified' && <VerifyReportView report={outcome.report} />}

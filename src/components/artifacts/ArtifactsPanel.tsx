@@ -78,7 +78,7 @@ export function ArtifactsPanel({ threadId, running }: IArtifactsPanelProps): JSX
     <section className="jp-AnalystArtifacts" aria-label="Artifacts">
       <div className="jp-AnalystArtifacts-toolbar">
         <label className="jp-AnalystArtifacts-filter">
-          Type{' '}
+          Type
           <select
             className="jp-mod-styled"
             value={type}
@@ -164,27 +164,27 @@ function ArtifactItem({ artifact, open, onToggle }: IArtifactItemProps): JSX.Ele
 
   return (
     <li
-      className="jp-AnalystArtifact"
+      className="jp-AnalystInventory-item"
       data-artifact-id={artifact.artifact_id}
       data-artifact-type={artifact.type}
     >
-      <div className="jp-AnalystArtifact-head">
-        <span className="jp-AnalystArtifact-name" title={artifact.name}>
+      <div className="jp-AnalystInventory-item-head">
+        <span className="jp-AnalystInventory-item-name" title={artifact.name}>
           {artifact.name}
         </span>
-        <span className="jp-AnalystArtifact-type">{artifact.type}</span>
+        <span className="jp-AnalystInventory-item-type">{artifact.type}</span>
       </div>
-      <div className="jp-AnalystArtifact-facts">
+      <div className="jp-AnalystInventory-item-facts">
         <span title={artifact.created_at}>{formatWhen(artifact.created_at)}</span>
         <span title="The step that made it">
           {artifact.source_call_id ? `step ${artifact.source_call_id}` : artifact.producer}
         </span>
-        <code className="jp-AnalystArtifact-fingerprint" title={artifact.fingerprint}>
+        <code className="jp-AnalystInventory-item-fingerprint" title={artifact.fingerprint}>
           {shortFingerprint(artifact.fingerprint)}
         </code>
-        <span className="jp-AnalystArtifact-size">{formatSize(artifact.size)}</span>
+        <span className="jp-AnalystInventory-item-size">{formatSize(artifact.size)}</span>
       </div>
-      <div className="jp-AnalystArtifact-actions">
+      <div className="jp-AnalystInventory-item-actions">
         {canPreview(artifact) && (
           <button
             type="button"
@@ -230,7 +230,7 @@ function ArtifactPreview({ artifactId }: { artifactId: string }): JSX.Element {
   }, [client, artifactId]);
 
   return (
-    <div className="jp-AnalystArtifact-preview">
+    <div className="jp-AnalystInventory-item-preview">
       {preview.state === 'loading' && <span>Loading the preview…</span>}
       {preview.state === 'failed' && (
         <span className="jp-AnalystArtifacts-error" role="alert">
