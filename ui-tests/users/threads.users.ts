@@ -13,6 +13,25 @@ const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
 /** The server of playwright.users.config.js (given to the contexts made here by hand). */
 const BASE_URL = `http://127.0.0.1:${process.env.ANALYST_UI_USERS_PORT}/`;
 
+/** The JupyterLab app the galata server configuration exposes to the page. */
+type LabWindow = Window & {
+  jupyterapp?: { commands: { hasCommand(id: string): boolean; execute(id: string): Promise<unknown> } };
+};
+
+/**
+ * Show the panel (the command activates it; a click on its tab would close it when the
+ * restored layout already shows it).
+ */
+async function showPanel(page: Page): Promise<Locator> {
+  await page.waitForFunction(
+    () => (window as LabWindow).jupyterapp?.commands.hasCommand('jupyter-analyst:open') === true
+  );
+  await page.evaluate(() => (window as LabWindow).jupyterapp!.commands.execute('jupyter-analyst:open'));
+  const panel = page.locator(`#${PANEL_ID}`);
+  await expect(panel).toBeVisible();
+  return panel;
+}
+
 interface IUser {
   context: BrowserContext;
   page: Page;
@@ -28,11 +47,7 @@ async function signIn(browser: Browser, name: string): Promise<IUser> {
   });
   const page = await context.newPage();
   await page.goto('lab');
-  const tab = page.locator(`.jp-SideBar [data-id="${PANEL_ID}"]`);
-  await tab.click();
-  const panel = page.locator(`#${PANEL_ID}`);
-  await expect(panel).toBeVisible();
-  return { context, page, panel };
+  return { context, page, panel: await showPanel(page) };
 }
 
 /** A new thread with a title, then back to the list; its id. */
@@ -71,7 +86,7 @@ test('a second user\'s thread is not listed, nor readable by its id', async ({ b
 
   // Alice, reloaded, sees hers and not Bob's.
   await alice.page.reload();
-  await alice.page.locator(`.jp-SideBar [data-id="${PANEL_ID}"]`).click();
+  await showPanel(alice.page);
   const aliceList = alice.panel.locator('.jp-AnalystThreadList-item');
   await expect(aliceList).toHaveCount(1);
   await expect(aliceList).toHaveAttribute('data-thread-id', aliceThread);
