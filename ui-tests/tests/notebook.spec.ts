@@ -101,11 +101,12 @@ test.describe('into the notebook', () => {
     await expect(audit.locator('.jp-CodeCell').filter({ hasText: 'analyst.sql(' }).first()).toBeVisible();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'audit-notebook.png') });
 
-    // Closed (saved first: its kernel's start updated the notebook's metadata), then
-    // exported: the export's link opens it again.
-    await page.evaluate(async () => {
-      await window.jupyterapp.commands.execute('docmanager:save');
-      await window.jupyterapp.commands.execute('application:close-all');
+    // Its tab closed (disposed: its kernel's start may have changed the notebook's
+    // metadata, and a close would ask to save), then exported: the export's link opens it again.
+    await page.evaluate(() => {
+      for (const widget of Array.from(window.jupyterapp.shell.widgets('main'))) {
+        widget.dispose();
+      }
     });
     await expect(page.locator('#jp-main-dock-panel .lm-TabBar-tab').filter({ hasText: file })).toHaveCount(0);
     await actions.getByRole('button', { name: 'Export' }).click();
