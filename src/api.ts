@@ -548,3 +548,111 @@ export function streamErrorOf(frame: ISseFrame): AnalystApiError | null {
     hint: null
   });
 }
+
+// ------------------------------------------------------------------ the audit notebook
+
+/** `POST threads/{id}/export`: where the notebook was written in the user's Jupyter folder. */
+export interface IExportResult {
+  /** A contents path, relative to the server's root (open it with `docmanager:open`). */
+  path: string;
+  cells: number;
+  artifacts: number;
+}
+
+/** What re-executing the notebook made of one artifact of its manifest. */
+export type CheckStatus = 'matched' | 'changed' | 'missing';
+
+/** One row of the verify report. */
+export interface IArtifactCheck {
+  artifact_id: string;
+  name: string;
+  type: string;
+  call_id: string | null;
+  step_key: string | null;
+  /** The index of the code cell that made (or should have made) it. */
+  cell: number | null;
+  expected: string;
+  actual: string | null;
+  status: CheckStatus;
+}
+
+/** `POST threads/{id}/verify`: the report of `jupyter analyst verify --json`. */
+export interface IVerifyReport {
+  /** The notebook verified (a contents path), or null for a fresh export. */
+  notebook: string | null;
+  /** The configured source's name the run used. */
+  source: string;
+  checks: IArtifactCheck[];
+  /** The execution error, when a cell failed. */
+  error: string | null;
+  counts: Record<CheckStatus, number>;
+  ok: boolean;
+}
+
+/** `GET threads/{id}/steps/{call_id}/cell`: one SQL or Python step as a runnable cell. */
+export interface IStepCell {
+  tool: 'run_sql' | 'run_python';
+  call_id: string;
+  /** The dataset a SQL step names (null for Python). */
+  name: string | null;
+  source: string;
+  /** The lines that open the thread's source with the runtime helper (`analyst.connect`). */
+  setup: string;
+}
+
+/** An artifact as a notebook output shows it (`GET artifacts/{id}/preview`). */
+export interface IMimeBundle {
+  data: Record<string, string>;
+  metadata: Record<string, unknown>;
+}
+
+async function postJson<T>(
+  client: AnalystClient,
+  path: string,
+  body: Record<string, unknown>
+): Promise<T> {
+  const response = await client.request(path, {
+    method: 'POST',
+    body: JSON.stringify(body)
+  });
+  return (await response.json()) as T;
+}
+
+/** Write the thread's audit notebook into the user's folder (`analyst/{title}-{thread}.ipynb` by default). */
+export function exportThread(
+  client: AnalystClient,
+  threadId: string,
+  path?: string
+): Promise<IExportResult> {
+  return postJson(client, `${threadPath(threadId)}/export`, path ? { path } : {});
+}
+
+/** Re-execute the thread's notebook (a fresh export unless `path`) and compare fingerprints. */
+export function verifyThread(
+  client: AnalystClient,
+  threadId: string,
+  path?: string
+): Promise<IVerifyReport> {
+  return postJson(client, `${threadPath(threadId)}/verify`, path ? { path } : {});
+}
+
+/** One step of the thread as a runnable cell. */
+export async function stepCell(
+  client: AnalystClient,
+  threadId: string,
+  callId: string
+): Promise<IStepCell> {
+  const path = `${threadPath(threadId)}/steps/${encodeURIComponent(callId)}/cell`;
+  return (await (await client.request(path)).json()) as IStepCell;
+}
+
+/** An artifact's preview as a MIME bundle (a dataset's first `rows` rows). */
+export async function artifactPreview(
+  client: AnalystClient,
+  artifactId: string,
+  rows?: number
+): Promise<IMimeBundle> {
+  const path = `artifacts/${encodeURIComponent(artifactId)}/preview`;
+  const response = await client.request(path, {}, rows ? { rows } : undefined);
+  return (await response.json()) as IMimeBundle;
+}

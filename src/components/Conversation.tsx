@@ -2,6 +2,7 @@ import * as React from 'react';
 
 import { AnalystClient, IThread } from '../api';
 import { useThreadEvents } from '../threadEvents';
+import { ArtifactsPanel, ThreadViewName, ThreadViewTabs } from './artifacts';
 import { ErrorBanner } from './ErrorBanner';
 import { PromptBox } from './PromptBox';
 import { StopButton } from './StopButton';
@@ -44,10 +45,14 @@ export function Conversation({
     void submit(prompt);
   };
 
+  // "Conversation | Artifacts": the artifacts view hides the body (style/notebook.css).
+  const [tab, setTab] = React.useState<ThreadViewName>('conversation');
+
   return (
     <section
       className="jp-AnalystConversation"
       data-thread-id={thread.thread_id}
+      data-view={tab}
       aria-busy={running}
     >
       <header className="jp-AnalystConversation-header">
@@ -65,6 +70,8 @@ export function Conversation({
         <span className="jp-AnalystConversation-source">{thread.source}</span>
         <ThreadActions threadId={thread.thread_id} running={running} />
       </header>
+      <ThreadViewTabs view={tab} onChange={setTab} />
+      {tab === 'artifacts' && <ArtifactsPanel threadId={thread.thread_id} running={running} />}
       {error && <ErrorBanner error={error} onDismiss={clearError} />}
       <div className="jp-AnalystConversation-body" ref={body}>
         {/* One stable child: the scroll follows its size as outputs render. */}

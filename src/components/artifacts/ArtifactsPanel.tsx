@@ -1,0 +1,243 @@
+import * as React from 'react';
+
+import {
+  AnalystApiError,
+  artifactPreview,
+  IArtifact,
+  IMimeBundle
+} from '../../api';
+import { useAnalyst } from '../../context';
+import {
+  canPreview,
+  downloadName,
+  formatSize,
+  formatWhen,
+  shortFingerprint
+} from './format';
+import { MimeView } from './MimeView';
+
+/** The artifact types of the inventory, for the filter ('' is all of them). */
+export const ARTIFACT_TYPES: ReadonlyArray<IArtifact['type']> = [
+  'dataset',
+  'image',
+  'file',
+  'text'
+];
+
+/** Rows of a dataset's preview. */
+const PREVIEW_ROWS = 20;
+
+export interface IArtifactsPanelProps {
+  threadId: string;
+  /** A turn is running: the inventory is read again when it ends. */
+  running: boolean;
+}
+
+type Loaded<T> =
+  | { state: 'loading' }
+  | { state: 'ready'; value: T }
+  | { state: 'failed'; error: AnalystApiError };
+
+function asApiError(reason: unknown): AnalystApiError {
+  return reason instanceof AnalystApiError
+    ? reason
+    : new AnalystApiError(0, { message: String(reason), reason: null, hint: null });
+}
+
+/**
+ * The thread's artifact inventory: what, of which type, when, from which step, its short
+ * fingerprint and size; filtered by type; a preview of tables and images rendered as
+ * notebook outputs; a download of the bytes.
+ */
+export function ArtifactsPanel({ threadId, running }: IArtifactsPanelProps): JSX.Element {
+  const { client } = useAnalyst();
+  const [type, setType] = React.useState<IArtifact['type'] | ''>('');
+  const [inventory, setInventory] = React.useState<Loaded<IArtifact[]>>({
+    state: 'loading'
+  });
+  const [open, setOpen] = React.useState<string | null>(null);
+
+  React.useEffect(() => {
+    if (running) {
+      return; // read once the turn has ended, with all it made
+    }
+    let current = true;
+    setInventory(previous =>
+      previous.state === 'ready' ? previous : { state: 'loading' }
+    );
+    client
+      .artifacts(threadId, type || undefined)
+      .then(value => current && setInventory({ state: 'ready', value }))
+      .catch(reason => current && setInventory({ state: 'failed', error: asApiError(reason) }));
+    return () => {
+      current = false;
+    };
+  }, [client, threadId, type, running]);
+
+  return (
+    <section className="jp-AnalystArtifacts" aria-label="Artifacts">
+      <div className="jp-AnalystArtifacts-toolbar">
+        <label className="jp-AnalystArtifacts-filter">
+          Type
+          <select
+            className="jp-mod-styled"
+            value={type}
+            onChange={event => setType(event.target.value as IArtifact['type'] | '')}
+          >
+            <option value="">all</option>
+            {ARTIFACT_TYPES.map(t => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </label>
+        {running && (
+          <span className="jp-AnalystArtifacts-note">updated when the turn ends</span>
+        )}
+      </div>
+      {inventory.state === 'loading' && (
+        <p className="jp-AnalystArtifacts-empty">Loading the inventory…</p>
+      )}
+      {inventory.state === 'failed' && (
+        <p className="jp-AnalystArtifacts-error" role="alert">
+          {inventory.error.message}
+        </p>
+      )}
+      {inventory.state === 'ready' && inventory.value.length === 0 && (
+        <p className="jp-AnalystArtifacts-empty">
+          {type ? `No ${type} artifacts in this thread.` : 'No artifacts in this thread yet.'}
+        </p>
+      )}
+      {inventory.state === 'ready' && inventory.value.length > 0 && (
+        <ul className="jp-AnalystArtifacts-list">
+          {inventory.value.map(artifact => (
+            <ArtifactItem
+              key={artifact.artifact_id}
+              artifact={artifact}
+              open={open === artifact.artifact_id}
+              onToggle={() =>
+                setOpen(current =>
+                  current === artifact.artifact_id ? null : artifact.artifact_id
+                )
+              }
+            />
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+interface IArtifactItemProps {
+  artifact: IArtifact;
+  open: boolean;
+  onToggle: () => void;
+}
+
+/** One artifact: its line of facts, Preview and Download, and the preview when open. */
+function ArtifactItem({ artifact, open, onToggle }: IArtifactItemProps): JSX.Element {
+  const { client } = useAnalyst();
+  const [downloading, setDownloading] = React.useState(false);
+  const [error, setError] = React.useState<AnalystApiError | null>(null);
+
+  const download = async (): Promise<void> => {
+    setDownloading(true);
+    setError(null);
+    try {
+      // Through the client (token and XSRF headers), then a link to the bytes in memory.
+      const blob = await client.artifactContent(artifact.artifact_id);
+      const url = URL.createObjectURL(blob);
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = downloadName(artifact);
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 0);
+    } catch (reason) {
+      setError(asApiError(reason));
+    } finally {
+      setDownloading(false);
+    }
+  };
+
+  return (
+    <li
+      className="jp-AnalystInventory-item"
+      data-artifact-id={artifact.artifact_id}
+      data-artifact-type={artifact.type}
+    >
+      <div className="jp-AnalystInventory-item-head">
+        <span className="jp-AnalystInventory-item-name" title={artifact.name}>
+          {artifact.name}
+        </span>
+        <span className="jp-AnalystInventory-item-type">{artifact.type}</span>
+      </div>
+      <div className="jp-AnalystInventory-item-facts">
+        <span title={artifact.created_at}>{formatWhen(artifact.created_at)}</span>
+        <span title="The step that made it">
+          {artifact.source_call_id ? `step ${artifact.source_call_id}` : artifact.producer}
+        </span>
+        <code className="jp-AnalystInventory-item-fingerprint" title={artifact.fingerprint}>
+          {shortFingerprint(artifact.fingerprint)}
+        </code>
+        <span className="jp-AnalystInventory-item-size">{formatSize(artifact.size)}</span>
+      </div>
+      <div className="jp-AnalystInventory-item-actions">
+        {canPreview(artifact) && (
+          <button
+            type="button"
+            className="jp-Button jp-mod-minimal jp-mod-styled"
+            aria-expanded={open}
+            onClick={onToggle}
+          >
+            {open ? 'Hide preview' : 'Preview'}
+          </button>
+        )}
+        <button
+          type="button"
+          className="jp-Button jp-mod-minimal jp-mod-styled"
+          disabled={downloading}
+          onClick={() => void download()}
+        >
+          {downloading ? 'Downloading…' : 'Download'}
+        </button>
+      </div>
+      {error && (
+        <p className="jp-AnalystArtifacts-error" role="alert">
+          {error.message}
+        </p>
+      )}
+      {open && <ArtifactPreview artifactId={artifact.artifact_id} />}
+    </li>
+  );
+}
+
+/** An artifact's preview from the server, rendered as a notebook output. */
+function ArtifactPreview({ artifactId }: { artifactId: string }): JSX.Element {
+  const { client, rendermime } = useAnalyst();
+  const [preview, setPreview] = React.useState<Loaded<IMimeBundle>>({ state: 'loading' });
+
+  React.useEffect(() => {
+    let current = true;
+    artifactPreview(client, artifactId, PREVIEW_ROWS)
+      .then(value => current && setPreview({ state: 'ready', value }))
+      .catch(reason => current && setPreview({ state: 'failed', error: asApiError(reason) }));
+    return () => {
+      current = false;
+    };
+  }, [client, artifactId]);
+
+  return (
+    <div className="jp-AnalystInventory-item-preview">
+      {preview.state === 'loading' && <span>Loading the preview…</span>}
+      {preview.state === 'failed' && (
+        <span className="jp-AnalystArtifacts-error" role="alert">
+          {preview.error.message}
+        </span>
+      )}
+      {preview.state === 'ready' && <MimeView bundle={preview.value} rendermime={rendermime} />}
+    </div>
+  );
+}

@@ -1,0 +1,74 @@
+/** How artifacts are shown in a narrow sidebar: short fingerprints, sizes, file names. */
+
+import { IArtifact } from '../../api';
+
+/**
+ * The first 12 hex digits of a fingerprint (`sha256:…`), as `jupyter analyst verify`
+ * prints them; enough to tell two versions apart at a glance.
+ */
+export function shortFingerprint(fingerprint: string | null | undefined): string {
+  if (!fingerprint) {
+    return '—';
+  }
+  const colon = fingerprint.indexOf(':');
+  return fingerprint.slice(colon + 1, colon + 13);
+}
+
+const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+
+/** A byte count in the largest unit under 1024 of it (1 decimal from KB on). */
+export function formatSize(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+}
+
+/** File extensions of the MIME types artifacts have, for a download's name. */
+const EXTENSIONS: Record<string, string> = {
+  'application/vnd.apache.parquet': '.parquet',
+  'application/json': '.json',
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'image/svg+xml': '.svg',
+  'text/csv': '.csv',
+  'text/plain': '.txt',
+  'text/html': '.html',
+  'text/markdown': '.md'
+};
+
+/** The name a download is saved under: the artifact's, with an extension from its type when it has none. */
+export function downloadName(artifact: Pick<IArtifact, 'name' | 'mime'>): string {
+  const base = artifact.name.split('/').pop() || 'artifact';
+  if (/\.[A-Za-z0-9]{1,8}$/.test(base)) {
+    return base;
+  }
+  return base + (EXTENSIONS[artifact.mime] ?? '');
+}
+
+/** A timestamp as local date and time to the minute (the ISO text when unreadable). */
+export function formatWhen(iso: string): string {
+  const date = new Date(iso);
+  if (isNaN(date.getTime())) {
+    return iso;
+  }
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
+    `${pad(date.getHours())}:${pad(date.getMinutes())}`
+  );
+}
+
+/** Whether an artifact has a preview worth showing inline (a table, an image, text). */
+export function canPreview(artifact: Pick<IArtifact, 'type' | 'mime'>): boolean {
+  return (
+    artifact.type === 'dataset' ||
+    artifact.type === 'text' ||
+    artifact.mime.startsWith('image/') ||
+    artifact.mime.startsWith('text/') ||
+    artifact.mime === 'application/json'
+  );
+}
