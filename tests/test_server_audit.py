@@ -175,3 +175,18 @@ async def test_previews_are_notebook_outputs_of_the_checked_bytes(jp_fetch):
         status, error = await refused(jp_fetch, "artifacts", artifacts["dataset"]["artifact_id"], "preview",
                                       method="GET", params={"rows": bad})
         assert (status, error["reason"]) == (400, "invalid_rows"), bad
+
+
+async def test_the_served_notebook_masks_a_source_password(jp_fetch, jp_serverapp):
+    from jupyter_analyst.notebooks.export import write_thread_notebook
+
+    service = jp_serverapp.web_app.settings["jupyter_analyst"]
+    workspace = service.workspace
+    thread = workspace.store.create_thread(user="local", source="postgresql://ann:s3cret@db:5432/sales", title="w")
+    path = workspace.notebook_path(thread.thread_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_thread_notebook(workspace.store, workspace.artifacts, thread.thread_id, path)
+    assert "s3cret" in path.read_text()  # the thread's own copy re-runs against the real source
+    served = (await jp_fetch("analyst", "api", "threads", thread.thread_id, "notebook")).body.decode()
+    assert "s3cret" not in served and "postgresql://ann:***@db:5432/sales" in served
+    nbformat.validate(nbformat.reads(served, as_version=4))

@@ -21,14 +21,23 @@ FORMATS: tuple[Format, ...] = ("ipynb", "html", "markdown")
 SUFFIXES: dict[Format, str] = {"ipynb": ".ipynb", "html": ".html", "markdown": ".md"}
 
 
+def file_stem(title: str | None, thread_id: str) -> str:
+    """``{title}-{thread}``, the name of a thread's exported files: readable, and one per thread.
+
+    >>> file_stem("Revenue / region?", "thr_0123456789abcdef")
+    'revenue-region-89abcdef'
+    """
+    slug = re.sub(r"[^a-z0-9]+", "-", (title or "thread").lower()).strip("-")[:60] or "thread"
+    return f"{slug}-{thread_id[-8:]}"
+
+
 def default_output(title: str | None, thread_id: str, to: Format) -> Path:
-    """``{title}-{thread}.{ext}`` in the current folder: readable, and one file per thread.
+    """``{title}-{thread}.{ext}`` in the current folder.
 
     >>> default_output("Revenue / region?", "thr_0123456789abcdef", "html")
     PosixPath('revenue-region-89abcdef.html')
     """
-    slug = re.sub(r"[^a-z0-9]+", "-", (title or "thread").lower()).strip("-")[:60] or "thread"
-    return Path(f"{slug}-{thread_id[-8:]}{SUFFIXES[to]}")
+    return Path(file_stem(title, thread_id) + SUFFIXES[to])
 
 
 def render(nb: dict[str, Any], to: Format, path: Path) -> list[Path]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -23,7 +22,8 @@ from tornado import web
 from ..agent.events import ToolCallStarted
 from ..errors import AnalystError, ConfigError, StorageError
 from ..notebooks import ipynb
-from ..notebooks.export import export_thread
+from ..notebooks.export import export_thread, recorded_data_version
+from ..notebooks.render import file_stem
 from ..notebooks.trail import META, connect_source, step_source
 from ..store import Thread
 from .catalog import masked
@@ -35,15 +35,14 @@ STEP_TOOLS = ("run_sql", "run_python")
 
 
 def default_notebook_path(thread: Thread) -> str:
-    """``analyst/{title}-{thread}.ipynb``: readable, and one file per thread.
+    """``analyst/{title}-{thread}.ipynb`` in the user's folder.
 
     >>> from jupyter_analyst.store import Thread
     >>> default_notebook_path(Thread(thread_id="thr_0123456789abcdef", title="Revenue / region?", user="u",
     ...                              created_at=""))
     'analyst/revenue-region-89abcdef.ipynb'
     """
-    slug = re.sub(r"[^a-z0-9]+", "-", (thread.title or "thread").lower()).strip("-")[:60] or "thread"
-    return f"{NOTEBOOK_FOLDER}/{slug}-{thread.thread_id[-8:]}.ipynb"
+    return f"{NOTEBOOK_FOLDER}/{file_stem(thread.title, thread.thread_id)}.ipynb"
 
 
 async def verify_in_subprocess(path: Path, source: str) -> dict[str, Any]:
@@ -69,14 +68,17 @@ async def verify_in_subprocess(path: Path, source: str) -> dict[str, Any]:
 class AuditHandler(AnalystHandler):
     """Shared parts: the thread's notebook as the user may see it, the contents manager."""
 
-    def exported(self, thread: Thread) -> ipynb.Node:
-        """The thread exported as ``jupyter analyst export`` does, a URL's password masked:
-        the notebook goes into the user's folder, where credentials do not belong."""
-        service = self.service
+    def exported(self, thread: Thread, path: str | None = None) -> ipynb.Node:
+        """The thread exported as ``jupyter analyst export`` does (to ``path``), a URL's
+        password masked: the notebook leaves the server, where credentials stay."""
+        workspace = self.service.workspace
         spec = thread.source or ""
         parameters = {"source": masked(spec)} if masked(spec) != spec else None
-        return export_thread(service.workspace.store, service.workspace.artifacts, thread.thread_id,
-                             parameters=parameters, user=thread.user)
+        return export_thread(
+            workspace.store, workspace.artifacts, thread.thread_id, parameters=parameters, user=thread.user,
+            data_version=recorded_data_version(workspace.notebook_path(thread.thread_id)),
+            file_name=path.rsplit("/", 1)[-1] if path else None,
+        )
 
     async def make_folders(self, path: str) -> None:
         """The folders above ``path``, made through the contents manager when missing."""
@@ -99,7 +101,7 @@ class ExportHandler(AuditHandler):
             raise self.refuse(ConfigError("the thread has no turn yet", reason="notebook_not_found",
                                           hint="ask a question first; the notebook records the turns"), 404)
         path = request.path or default_notebook_path(thread)
-        nb = await asyncio.to_thread(self.exported, thread)
+        nb = await asyncio.to_thread(self.exported, thread, path)
         await self.make_folders(path)
         content = json.loads(ipynb.dumps(nb))
         saved = await ensure_async(self.contents_manager.save({"type": "notebook", "format": "json",
@@ -169,3 +171,23 @@ class StepCellHandler(AuditHandler):
             "source": step_source(call.tool, call.arguments),
             "setup": connect_source(masked(thread.source or "")),
         })
+
+
+class NotebookHandler(AuditHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, thread_id: str) -> None:
+        """The thread's audit notebook (404 before its first turn); a source URL's password
+        is masked in it, as in an export."""
+        thread = self.owned_thread(thread_id)
+        path = self.service.workspace.notebook_path(thread_id)
+        if not path.exists():
+            raise self.refuse(ConfigError("the thread has no notebook yet", reason="notebook_not_found",
+                                          hint="it is written at the end of the thread's first turn"), 404)
+        self.set_header("Content-Type", "application/x-ipynb+json")
+        spec = thread.source or ""
+        if masked(spec) == spec:
+            self.finish(await asyncio.to_thread(path.read_bytes))
+        else:
+            nb = await asyncio.to_thread(self.exported, thread, path.name)
+            self.finish(ipynb.dumps(nb))

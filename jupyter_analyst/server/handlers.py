@@ -341,20 +341,6 @@ class ArtifactPreviewHandler(AnalystHandler):
         self.reply(bundle)
 
 
-class NotebookHandler(AnalystHandler):
-    @web.authenticated
-    @authorized
-    async def get(self, thread_id: str) -> None:
-        """The thread's audit notebook (404 before its first turn)."""
-        self.owned_thread(thread_id)
-        path = self.service.workspace.notebook_path(thread_id)
-        if not path.exists():
-            raise self.refuse(ConfigError("the thread has no notebook yet", reason="notebook_not_found",
-                                          hint="it is written at the end of the thread's first turn"), 404)
-        self.set_header("Content-Type", "application/x-ipynb+json")
-        self.finish(path.read_bytes())
-
-
 class OpenAPIHandler(AnalystHandler):
     @web.authenticated
     @authorized

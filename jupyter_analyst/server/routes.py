@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .audit import ExportHandler, StepCellHandler, VerifyHandler
+from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerifyHandler
 from .handlers import (
-    ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, CancelHandler, ConfigHandler, EventsHandler, NotebookHandler,
+    ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, CancelHandler, ConfigHandler, EventsHandler,
     OpenAPIHandler, SourcesHandler, StateHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler,
     TurnsHandler,
 )
