@@ -97,7 +97,11 @@ test.describe('into the notebook', () => {
     const tab = page.locator('#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current');
     await expect(tab).toHaveText(file);
     const audit = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden)');
-    await expect(audit.locator('.jp-MarkdownOutput').first()).toContainText(`Thread ${threadId} on `);
+    const summary = audit.locator('.jp-MarkdownOutput').first();
+    await expect(summary).toContainText('Audit summary');
+    await expect(summary).toContainText(threadId);
+    // The data version the thread's turn read, not "not recorded".
+    await expect(summary).not.toContainText('not recorded');
     await expect(audit.locator('.jp-CodeCell').filter({ hasText: 'analyst.sql(' }).first()).toBeVisible();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'audit-notebook.png') });
 
