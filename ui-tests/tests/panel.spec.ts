@@ -41,3 +41,34 @@ test.describe('the Data analyst panel', () => {
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'first-answer.png') });
   });
 });
+
+test.describe('the panel in the dark theme', () => {
+  test('follows JupyterLab\'s theme through its CSS variables', async ({ page }) => {
+    await page.sidebar.openTab(PANEL_ID);
+    const panel = page.locator(`#${PANEL_ID}`);
+    await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
+    // The panel's colours are the theme's own variables, so they change with the theme.
+    const colours = () =>
+      panel.locator('.jp-AnalystSidebar').evaluate(element => {
+        const style = getComputedStyle(element);
+        const root = getComputedStyle(document.body);
+        return {
+          background: style.backgroundColor,
+          text: style.color,
+          themeText: root.getPropertyValue('--jp-ui-font-color1').trim()
+        };
+      });
+    const light = await colours();
+    await page.theme.setDarkTheme();
+    await expect.poll(async () => (await colours()).text).not.toBe(light.text);
+    const dark = await colours();
+    // Light text on a dark page: the dark theme's first font colour is light.
+    const level = (rgb: string) => {
+      const [r, g, b] = (rgb.match(/\d+(\.\d+)?/g) ?? ['0', '0', '0']).map(Number);
+      return (r + g + b) / 3;
+    };
+    expect(level(dark.text)).toBeGreaterThan(level(light.text));
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'dark-theme.png') });
+    await page.theme.setLightTheme();
+  });
+});
