@@ -1,30 +1,15 @@
 import * as React from 'react';
 import { act } from 'react';
-import { createRoot, Root } from 'react-dom/client';
 
 import { AnalystApiError } from '../api';
 import { ErrorBanner, MODEL_FIX } from '../components/ErrorBanner';
 import { PromptBox } from '../components/PromptBox';
+import { mountedRoot } from './dom';
 
-// React 18's act() outside a testing library.
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-
-let host: HTMLElement;
-let root: Root;
-
-beforeEach(() => {
-  host = document.createElement('div');
-  document.body.appendChild(host);
-  root = createRoot(host);
-});
-
-afterEach(() => {
-  act(() => root.unmount());
-  host.remove();
-});
+const mounted = mountedRoot();
 
 function render(element: React.ReactElement): void {
-  act(() => root.render(element));
+  act(() => mounted.root().render(element));
 }
 
 /** Type into a controlled textarea as a user does (React listens to `input`). */
@@ -50,7 +35,7 @@ describe('PromptBox', () => {
   it('sends on Enter, and Shift+Enter is a new line', () => {
     const sent: string[] = [];
     render(<PromptBox busy={false} onSubmit={p => sent.push(p)} />);
-    const box = host.querySelector('textarea')!;
+    const box = mounted.host().querySelector('textarea')!;
 
     type(box, 'Revenue by region');
     // Shift+Enter: the browser's default (a new line) happens, nothing is sent.
@@ -65,7 +50,7 @@ describe('PromptBox', () => {
   it('sends nothing blank, nor while a turn runs', () => {
     const sent: string[] = [];
     render(<PromptBox busy={false} onSubmit={p => sent.push(p)} />);
-    const box = host.querySelector('textarea')!;
+    const box = mounted.host().querySelector('textarea')!;
     type(box, '   ');
     press(box, { key: 'Enter' });
     expect(sent).toEqual([]);
@@ -75,13 +60,13 @@ describe('PromptBox', () => {
     press(box, { key: 'Enter' });
     expect(sent).toEqual([]);
     expect(box.value).toBe('continue');
-    expect(host.querySelector('button')!.disabled).toBe(true);
+    expect(mounted.host().querySelector('button')!.disabled).toBe(true);
   });
 
   it('sends on Ctrl+Enter only, when Enter is set not to send', () => {
     const sent: string[] = [];
     render(<PromptBox busy={false} submitOnEnter={false} onSubmit={p => sent.push(p)} />);
-    const box = host.querySelector('textarea')!;
+    const box = mounted.host().querySelector('textarea')!;
     type(box, 'continue');
     press(box, { key: 'Enter' });
     expect(sent).toEqual([]);
@@ -98,7 +83,7 @@ describe('ErrorBanner', () => {
       hint: 'set OPENAI_API_KEY / OPENAI_BASE_URL or c.AnalystApp.model_base_url'
     });
     render(<ErrorBanner error={error} />);
-    const banner = host.querySelector('[role="alert"]')!;
+    const banner = mounted.host().querySelector('[role="alert"]')!;
     expect(banner.getAttribute('data-reason')).toBe('no_model');
     expect(banner.textContent).toContain('No model is configured');
     expect(banner.textContent).toContain('set OPENAI_API_KEY');
@@ -113,7 +98,7 @@ describe('ErrorBanner', () => {
     });
     expect(error.isBusy).toBe(true);
     render(<ErrorBanner error={error} />);
-    const banner = host.querySelector('[role="alert"]')!;
+    const banner = mounted.host().querySelector('[role="alert"]')!;
     expect(banner.textContent).toContain('a turn is already running on this thread');
     expect(banner.textContent).toContain('wait for it, or cancel it');
     expect(banner.textContent).not.toContain('No model');

@@ -1,26 +1,12 @@
 import * as React from 'react';
 import { act } from 'react';
-import { createRoot, Root } from 'react-dom/client';
 
 import { IArtifactCheck, IVerifyReport } from '../api';
 import { ThreadViewName, ThreadViewTabs } from '../components/artifacts';
 import { verdict, VerifyReportView } from '../notebook/VerifyReportView';
+import { mountedRoot } from './dom';
 
-(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true;
-
-let host: HTMLElement;
-let root: Root;
-
-beforeEach(() => {
-  host = document.createElement('div');
-  document.body.appendChild(host);
-  root = createRoot(host);
-});
-
-afterEach(() => {
-  act(() => root.unmount());
-  host.remove();
-});
+const mounted = mountedRoot();
 
 const FP = (digit: string): string => `sha256:${digit.repeat(64)}`;
 
@@ -55,12 +41,12 @@ describe('VerifyReportView', () => {
   it('says all matched, with a row per artifact and short fingerprints', () => {
     const all = report([check('revenue', 'matched', FP('a')), check('chart.png', 'matched', FP('a'))]);
     expect(verdict(all)).toBe('All 2 artifacts matched');
-    act(() => root.render(<VerifyReportView report={all} />));
-    const rows = host.querySelectorAll('tbody tr');
+    act(() => mounted.root().render(<VerifyReportView report={all} />));
+    const rows = mounted.host().querySelectorAll('tbody tr');
     expect(rows).toHaveLength(2);
     expect(rows[0].textContent).toBe('revenuedatasetmatchedaaaaaaaaaaaaaaaaaaaaaaaa');
-    expect(host.querySelector('.jp-AnalystVerify')!.getAttribute('data-ok')).toBe('true');
-    expect(host.textContent).toContain('re-executed on sales');
+    expect(mounted.host().querySelector('.jp-AnalystVerify')!.getAttribute('data-ok')).toBe('true');
+    expect(mounted.host().textContent).toContain('re-executed on sales');
   });
 
   it('says what did not reproduce, a missing artifact with no actual fingerprint, and the error', () => {
@@ -69,12 +55,12 @@ describe('VerifyReportView', () => {
       'NameError: name revenue is not defined'
     );
     expect(verdict(bad)).toBe('Not reproduced: 1 matched, 1 changed, 1 missing');
-    act(() => root.render(<VerifyReportView report={bad} />));
-    const statuses = Array.from(host.querySelectorAll('tbody tr')).map(r => r.getAttribute('data-status'));
+    act(() => mounted.root().render(<VerifyReportView report={bad} />));
+    const statuses = Array.from(mounted.host().querySelectorAll('tbody tr')).map(r => r.getAttribute('data-status'));
     expect(statuses).toEqual(['changed', 'missing', 'matched']);
-    expect(host.querySelectorAll('tbody tr')[0].textContent).toContain('bbbbbbbbbbbb');
-    expect(host.querySelectorAll('tbody tr')[1].textContent).toContain('—');
-    expect(host.querySelector('[role="alert"]')!.textContent).toContain('NameError');
+    expect(mounted.host().querySelectorAll('tbody tr')[0].textContent).toContain('bbbbbbbbbbbb');
+    expect(mounted.host().querySelectorAll('tbody tr')[1].textContent).toContain('—');
+    expect(mounted.host().querySelector('[role="alert"]')!.textContent).toContain('NameError');
   });
 });
 
@@ -84,7 +70,7 @@ describe('ThreadViewTabs', () => {
     let view: ThreadViewName = 'conversation';
     const draw = (): void =>
       act(() =>
-        root.render(
+        mounted.root().render(
           <ThreadViewTabs
             view={view}
             onChange={next => {
@@ -96,7 +82,7 @@ describe('ThreadViewTabs', () => {
         )
       );
     draw();
-    const tabs = host.querySelectorAll<HTMLButtonElement>('[role="tab"]');
+    const tabs = mounted.host().querySelectorAll<HTMLButtonElement>('[role="tab"]');
     expect(Array.from(tabs).map(t => t.getAttribute('aria-selected'))).toEqual(['true', 'false']);
     act(() => tabs[1].click());
     expect(view).toBe('artifacts');

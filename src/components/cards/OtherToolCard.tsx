@@ -1,8 +1,7 @@
 import * as React from 'react';
 
 import type { ResultDetail, ToolCard } from '../../model';
-import { CardHeader } from './CardHeader';
-import { GuardNote } from './GuardNote';
+import { ToolCardFrame } from './ToolCardFrame';
 import { ToolError } from './ToolError';
 
 /** One line on what a lookup step found. */
@@ -27,21 +26,9 @@ function summary(detail: ResultDetail): string | null {
 export function OtherToolCard({ card, title }: { card: ToolCard; title?: string }): JSX.Element {
   const line = card.result ? summary(card.result.detail) : null;
   return (
-    <section
-      className="jp-AnalystCard jp-AnalystCard-other"
-      data-card="tool"
-      data-tool={card.tool}
-      data-call-id={card.callId}
-      data-status={card.status}
-      data-reused={card.reused ? 'true' : 'false'}
-      title={title}
-    >
-      <CardHeader card={card} />
-      {card.guards.map(g => (
-        <GuardNote key={g.seq} notice={g} />
-      ))}
+    <ToolCardFrame kind="tool" variant="other" card={card} title={title}>
       {line && <div className="jp-AnalystCard-summary">{line}</div>}
       {card.result?.error && <ToolError error={card.result.error} />}
-    </section>
+    </ToolCardFrame>
   );
 }

@@ -1,37 +1,23 @@
 import * as React from 'react';
 
-import { Code } from '../Markdown';
 import { StepActions } from '../StepActions';
-import { CardHeader } from './CardHeader';
 import { cardArtifacts } from './cardArtifacts';
-import { GuardNote } from './GuardNote';
 import type { IStepCardProps } from './SqlCard';
 import { StepArtifacts } from './StepArtifacts';
+import { ToolCardFrame } from './ToolCardFrame';
 import { ToolError } from './ToolError';
 
 /** A Python step: its code (highlighted, collapsible), what it printed, its errors, its charts and files. */
 export function PythonCard({ card, view, threadId, title }: IStepCardProps): JSX.Element {
   const detail = card.result?.detail.kind === 'python' ? card.result.detail : null;
   return (
-    <section
-      className="jp-AnalystCard jp-AnalystCard-python"
-      data-card="python"
-      data-call-id={card.callId}
-      data-status={card.status}
-      data-reused={card.reused ? 'true' : 'false'}
-      aria-label="Python step"
+    <ToolCardFrame
+      kind="python"
+      card={card}
+      label="Python step"
       title={title}
+      code={card.code !== undefined ? { text: card.code, language: 'python', summary: 'Code' } : undefined}
     >
-      <CardHeader card={card} />
-      {card.guards.map(g => (
-        <GuardNote key={g.seq} notice={g} />
-      ))}
-      {card.code !== undefined && (
-        <details className="jp-AnalystCard-code" open>
-          <summary>Code</summary>
-          <Code code={card.code} language="python" />
-        </details>
-      )}
       {detail?.stdout && (
         <pre className="jp-AnalystCard-stdout" aria-label="Output">
           {detail.stdout}
@@ -51,6 +37,6 @@ export function PythonCard({ card, view, threadId, title }: IStepCardProps): JSX
       ))}
       <StepArtifacts artifacts={cardArtifacts(card, view)} />
       <StepActions threadId={threadId} callId={card.callId} tool={card.tool} />
-    </section>
+    </ToolCardFrame>
   );
 }

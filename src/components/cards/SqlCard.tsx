@@ -2,12 +2,10 @@ import * as React from 'react';
 
 import type { SqlResultView, ThreadView, ToolCard } from '../../model';
 import { StepActions } from '../StepActions';
-import { Code } from '../Markdown';
 import { ArtifactPreview } from './ArtifactPreview';
-import { CardHeader } from './CardHeader';
 import { cardArtifacts } from './cardArtifacts';
-import { GuardNote } from './GuardNote';
 import { StepArtifacts } from './StepArtifacts';
+import { ToolCardFrame } from './ToolCardFrame';
 import { ToolError } from './ToolError';
 
 export interface IStepCardProps {
@@ -33,25 +31,14 @@ export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.El
   const tableId = detail?.artifactId ?? artifacts.find(a => a.artifact.artifactType === 'dataset')?.artifact.artifactId;
   const others = artifacts.filter(a => a.artifact.artifactId !== tableId);
   return (
-    <section
-      className="jp-AnalystCard jp-AnalystCard-sql"
-      data-card="sql"
-      data-call-id={card.callId}
-      data-status={card.status}
-      data-reused={card.reused ? 'true' : 'false'}
-      aria-label={`SQL step ${card.datasetName ?? ''}`.trim()}
+    <ToolCardFrame
+      kind="sql"
+      card={card}
+      label={`SQL step ${card.datasetName ?? ''}`.trim()}
       title={title}
+      subject={detail?.dataset ?? card.datasetName}
+      code={card.sql !== undefined ? { text: card.sql, language: 'sql', summary: 'Query' } : undefined}
     >
-      <CardHeader card={card} subject={detail?.dataset ?? card.datasetName} />
-      {card.guards.map(g => (
-        <GuardNote key={g.seq} notice={g} />
-      ))}
-      {card.sql !== undefined && (
-        <details className="jp-AnalystCard-code" open>
-          <summary>Query</summary>
-          <Code code={card.sql} language="sql" />
-        </details>
-      )}
       {detail && (
         <div className="jp-AnalystCard-shape" data-rows={detail.rows} data-columns={detail.columns.length}>
           {shape(detail)}
@@ -72,6 +59,6 @@ export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.El
       )}
       <StepArtifacts artifacts={artifacts.filter(a => a.artifact.artifactId === tableId).concat(others)} />
       <StepActions threadId={threadId} callId={card.callId} tool={card.tool} />
-    </section>
+    </ToolCardFrame>
   );
 }
