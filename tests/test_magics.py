@@ -187,3 +187,71 @@ def test_a_damaged_blob_is_refused_when_loaded(kernel, tmp_path, sales_db):
     assert not again.ok
     assert again.reply["ename"] == "UsageError" and dataset.artifact_id in again.reply["evalue"]
     assert kernel.run("pass", bound="'revenue' in globals()").value("bound") is False
+
+
+# ---------------------------------------------------------------------- %%ask
+
+CHART = "import matplotlib.pyplot as plt\nrevenue.plot.bar(x='region', y='revenue')\nplt.show()\nprint(len(revenue))"
+SCRIPT = {"turns": [{"match": ".", "steps": [
+    {"tool_calls": [{"name": "run_sql", "arguments": {"sql": REVENUE, "name": "revenue"}}]},
+    {"tool_calls": [{"name": "run_python", "arguments": {"code": CHART}}]},
+    {"content": "[scripted model] revenue by region is charted"},
+]}]}
+
+
+@pytest.fixture
+def scripted():
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    with ScriptedModelServer(SCRIPT) as server:
+        yield server
+
+
+def ask_cell(scripted: Any, options: str = "") -> str:
+    from jupyter_analyst.testing.server import MODEL_NAME
+
+    return f"%%ask --base-url {scripted.base_url} --model {MODEL_NAME} --no-summarizer {options}\nrevenue by region"
+
+
+def test_ask_binds_the_turns_datasets_and_an_identical_ask_reuses(kernel, tmp_path, sales_db, scripted):
+    first = kernel.run(ask_cell(scripted, f"--source {sales_db}"), frame="revenue.to_json(orient='split')")
+    assert first.ok, first.error
+    # Progress was shown as it went (one display, updated), then the answer, the data, the chart.
+    assert any(o["msg_type"] == "update_display_data" for o in first.outputs)
+    markdown = [o["content"]["data"]["text/markdown"] for o in first.outputs
+                if "text/markdown" in o["content"].get("data", {})]
+    assert markdown == ["[scripted model] revenue by region is charted"]
+    assert "image/png" in first.mimes()
+    assert "revenue: 5 rows" in first.text() and "steps: 2 executed, 0 reused" in first.text()
+
+    ws = workspace_of(tmp_path / ".analyst")
+    try:
+        (thread,) = ws.store.list_threads()
+        (dataset,) = ws.artifacts.list(thread.thread_id, type="dataset")
+        images = ws.artifacts.list(thread.thread_id, type="image")
+    finally:
+        ws.close()
+    assert first.value("frame") == artifact_frame(tmp_path / ".analyst", dataset.artifact_id).to_json(orient="split")
+    assert dataset.fingerprint[:19] in first.text() and images and images[0].fingerprint[:19] in first.text()
+
+    # Asked again on the kernel's current thread: nothing executes, the same data is bound.
+    assert kernel.run("del revenue").ok
+    second = kernel.run(ask_cell(scripted), frame="revenue.to_json(orient='split')")
+    assert second.ok, second.error
+    assert "steps: 0 executed, 2 reused" in second.text()
+    assert second.value("frame") == first.value("frame")
+    ws = workspace_of(tmp_path / ".analyst")
+    try:
+        assert [t.thread_id for t in ws.store.list_threads()] == [thread.thread_id]
+        assert len(ws.store.turns(thread.thread_id)) == 2
+    finally:
+        ws.close()
+
+
+def test_ask_and_analyst_sql_share_the_current_thread(kernel, tmp_path, sales_db, scripted):
+    # A dataset the user fetched is the thread's: the model's identical query reuses it.
+    mine = kernel.run(f"%analyst_sql --source {sales_db} revenue << {REVENUE}")
+    assert mine.ok, mine.error
+    asked = kernel.run(ask_cell(scripted))
+    assert asked.ok, asked.error
+    assert "steps: 1 executed, 1 reused" in asked.text()
