@@ -255,3 +255,80 @@ def test_ask_and_analyst_sql_share_the_current_thread(kernel, tmp_path, sales_db
     asked = kernel.run(ask_cell(scripted))
     assert asked.ok, asked.error
     assert "steps: 1 executed, 1 reused" in asked.text()
+
+
+# ---------------------------------------------------------------------- %analyst
+
+
+def test_analyst_reports_threads_artifacts_state_and_verifies_the_thread(kernel, tmp_path, sales_db):
+    assert not kernel.run("%analyst artifacts").ok  # no current thread yet: said so
+    made = kernel.run(f"%analyst_sql --source {sales_db} revenue << {REVENUE}")
+    assert made.ok, made.error
+    ws = workspace_of(tmp_path / ".analyst")
+    try:
+        (thread,) = ws.store.list_threads()
+        (dataset,) = ws.artifacts.list(thread.thread_id, type="dataset")
+    finally:
+        ws.close()
+
+    threads = kernel.run("%analyst threads")
+    assert threads.ok, threads.error
+    assert thread.thread_id in threads.text() and "sales.duckdb" in threads.text()
+    artifacts = kernel.run("%analyst artifacts")
+    assert artifacts.ok, artifacts.error
+    assert dataset.artifact_id in artifacts.text() and dataset.fingerprint[:19] in artifacts.text()
+    state = kernel.run("%analyst state")
+    assert state.ok, state.error
+    assert f"agent state of {thread.thread_id}" in state.text() and "revenue" in state.text()
+
+    verified = kernel.run("%analyst verify")
+    assert verified.ok, verified.error
+    assert "1 matched, 0 changed, 0 missing" in verified.text()
+    assert "verified: the notebook reproduces every artifact" in verified.text()
+
+
+# ---------------------------------------------------------------------- under a Jupyter server
+
+
+async def test_magics_work_in_a_kernel_the_jupyter_server_started(jp_fetch, jp_serverapp, jp_root_dir, sales_db):
+    # The kernel a notebook in JupyterLab gets: started through the server's REST API.
+    # It runs in its notebook's folder, as JupyterLab starts it.
+    (Path(jp_root_dir) / "work").mkdir()
+    response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3", "path": "work"}))
+    kernel_id = json.loads(response.body)["id"]
+    from jupyter_client import AsyncKernelClient
+
+    # A client of the server's own kernel, on the server's event loop (as the server's
+    # websocket bridge is), over the kernel's messaging protocol.
+    client = AsyncKernelClient()
+    client.load_connection_info(jp_serverapp.kernel_manager.get_kernel(kernel_id).get_connection_info())
+    client.start_channels()
+
+    async def run(code: str, **expressions: str) -> Cell:
+        outputs: list[dict[str, Any]] = []
+        reply = await client.execute_interactive(
+            code, output_hook=outputs.append, timeout=CELL_LIMIT_S,
+            user_expressions={k: f"__import__('json').dumps({v})" for k, v in expressions.items()},
+        )
+        return Cell(reply, outputs)
+
+    try:
+        await client.wait_for_ready(timeout=CELL_LIMIT_S)
+        loaded = await run("%load_ext jupyter_analyst", cwd="__import__('os').getcwd()")
+        cell = await run(f"%analyst_sql --source {sales_db} revenue << {REVENUE}", shape="list(revenue.shape)")
+        refused = await run("%analyst_sql gone << DROP TABLE orders")
+    finally:
+        client.stop_channels()
+        await jp_fetch("api", "kernels", kernel_id, method="DELETE")
+    assert loaded.ok, loaded.error
+    assert cell.ok, cell.error
+    assert cell.value("shape") == [5, 2]
+    assert not refused.ok and "DROP" in refused.reply["evalue"]
+    assert Path(loaded.value("cwd")) == Path(jp_root_dir) / "work"
+    # The workspace is the kernel's folder's .analyst, as for the CLI run there.
+    ws = workspace_of(Path(loaded.value("cwd")) / ".analyst")
+    try:
+        (thread,) = ws.store.list_threads()
+        assert [a.name for a in ws.artifacts.list(thread.thread_id)] == ["revenue"]
+    finally:
+        ws.close()

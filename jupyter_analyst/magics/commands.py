@@ -18,6 +18,8 @@ from ..errors import AnalystError
 from . import render
 from .session import MagicSession
 
+ANALYST_USAGE = ("usage: %analyst use [--workspace DIR] [--thread ID | --source SPEC] [--no-sandbox]"
+                 " | threads | artifacts | state | verify [NB.ipynb]")
 SQL_USAGE = "%analyst_sql [--thread ID] [--source SPEC] NAME << SELECT ...   (or %%analyst_sql NAME, the query below)"
 
 
@@ -152,7 +154,53 @@ class AnalystMagics(Magics):
                     self.session.sandbox = not args.no_sandbox
                     where = self.session.thread_id or f"a new thread on {self.session.source or '(no source yet)'}"
                     render.show({"text/plain": f"workspace {self.session.workspace_path()}; current: {where}"})
+                case "threads" | "artifacts" | "state" | "verify":
+                    parser = _Parser(prog=f"%analyst {command}", add_help=False)
+                    parser.add_argument("--thread", metavar="ID")
+                    parser.add_argument("--workspace", metavar="DIR")
+                    if command == "verify":
+                        parser.add_argument("notebook", nargs="?", metavar="NB.ipynb")
+                    args = parser.parse_args(rest)
+                    report = getattr(self, f"_{command}")
+                    report(args)
                 case _:
-                    raise UsageError("usage: %analyst use [--workspace DIR] [--thread ID | --source SPEC]")
+                    raise UsageError(ANALYST_USAGE)
         except AnalystError as exc:
             raise refusal(exc) from None
+
+    # ------------------------------------------------------------------ %analyst reports
+
+    def _threads(self, args: argparse.Namespace) -> None:
+        from ..sql import display_spec
+
+        threads = self.session.read(lambda ws: ws.store.list_threads(), args.workspace)
+        current = self.session.thread_id
+        render.show(render.table(
+            ["", "thread", "created", "source", "title"],
+            [["*" if t.thread_id == current else "", t.thread_id, t.created_at,
+              display_spec(t.source) if t.source else "-", t.title or ""] for t in threads],
+        ))
+
+    def _artifacts(self, args: argparse.Namespace) -> None:
+        thread = self.session.current(args.thread)
+        items = self.session.read(lambda ws: ws.artifacts.list(thread), args.workspace)
+        render.show(render.artifact_rows(items) if items else {"text/plain": f"(no artifacts in {thread})"})
+
+    def _state(self, args: argparse.Namespace) -> None:
+        from ..agent.context import state_summary
+
+        thread = self.session.current(args.thread)
+        state = self.session.read(lambda ws: ws.store.agent_state(thread), args.workspace)
+        # Expired context is shown too: this is a record, not a prompt.
+        text = f"agent state of {thread}, version {state.version}\n" + state_summary(state, ttl_s=float("inf"), cap=100_000)
+        if state.summary.text:
+            text += f"\nSummary of turns 1-{state.summary.through_turn}:\n{state.summary.text}"
+        render.show({"text/plain": text})
+
+    def _verify(self, args: argparse.Namespace) -> None:
+        from ..notebooks.verify import format_report
+
+        report = self.session.verify(args.notebook, thread=args.thread, workspace=args.workspace)
+        render.show({"text/plain": format_report(report)})
+        if not report.ok:
+            raise UsageError(f"{report.notebook} is NOT verified: {report.counts}")

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..analysis import AnalystConfig, ModelSettings
     from ..artifacts import Artifact
     from ..direct_steps import SqlStep
+    from ..notebooks.verify import VerifyReport
     from ..workspace import Workspace
 
 T = TypeVar("T")
@@ -158,6 +159,36 @@ class MagicSession:
 
         datasets, made = self.read(artifacts, workspace)
         return AskResult(summary=summary, datasets=datasets, artifacts=made)
+
+    # ------------------------------------------------------------------ the workspace
+
+    def current(self, thread: str | None) -> str:
+        """The thread a ``%analyst`` report is about: ``thread``, else the current one."""
+        chosen = thread or self.thread_id
+        if chosen is None:
+            raise ConfigError("no current thread", reason="no_thread",
+                              hint="run %analyst_sql or %%ask first, or pass --thread ID")
+        self.read(lambda ws: ws.store.get_thread(chosen))
+        return chosen
+
+    def verify(self, notebook: str | None, *, thread: str | None, workspace: str | None) -> VerifyReport:
+        """Re-execute ``notebook`` (by default the thread, exported to a temporary file) in
+        the sandbox and compare its fingerprints with its manifest."""
+        import tempfile
+
+        from ..notebooks.export import export_thread, write_export
+        from ..notebooks.verify import verify_notebook
+
+        def run() -> VerifyReport:
+            if notebook is not None:
+                return verify_notebook(Path(notebook))
+            chosen = self.current(thread)
+            exported = self.read(lambda ws: export_thread(ws.store, ws.artifacts, chosen), workspace)
+            with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
+                return verify_notebook(write_export(exported, Path(tmp) / f"{chosen}.ipynb"))
+
+        # Papermill drives its own event loop: off the cell's.
+        return in_worker(lambda emit: asyncio.to_thread(run))
 
     # ------------------------------------------------------------------ data
 
