@@ -203,4 +203,5 @@ class AnalystMagics(Magics):
         report = self.session.verify(args.notebook, thread=args.thread, workspace=args.workspace)
         render.show({"text/plain": format_report(report)})
         if not report.ok:
-            raise UsageError(f"{report.notebook} is NOT verified: {report.counts}")
+            counts = ", ".join(f"{n} {status}" for status, n in report.counts.items())
+            raise UsageError(f"{report.notebook} is NOT verified ({counts})" + (f": {report.error}" if report.error else ""))
