@@ -21,6 +21,13 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
     return [{"src": "labextension", "dest": "jupyter-analyst"}]
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jupyter_analyst``: the magics (``%%ask``, ``%analyst_sql``, ``%analyst``)."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
+
+
 def __getattr__(name: str) -> Any:
     # Imported lazily so that `import jupyter_analyst` (e.g. inside a kernel for the
     # runtime helper) does not pull in the engine.

@@ -1,0 +1,207 @@
+"""The magics: ``%analyst_sql``, ``%%ask`` and ``%analyst``.
+
+Each parses its words and calls the engine through :class:`MagicSession`; what the engine
+refuses (a write, an unknown table, damaged bytes) ends the cell with the engine's own
+message as a one-line ``UsageError``, not a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import Any, NoReturn
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
+
+from ..errors import AnalystError
+from . import render
+from .session import MagicSession
+
+ANALYST_USAGE = ("usage: %analyst use [--workspace DIR] [--thread ID | --source SPEC] [--no-sandbox]"
+                 " | threads | artifacts | state | verify [NB.ipynb]")
+SQL_USAGE = "%analyst_sql [--thread ID] [--source SPEC] NAME << SELECT ...   (or %%analyst_sql NAME, the query below)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a mistake as a UsageError instead of exiting the kernel."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _where(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("--thread", metavar="ID", help="a thread of the workspace (becomes the current one)")
+    parser.add_argument("--source", metavar="SPEC", help="data source: a .duckdb file, CSV/Parquet, or a SQLAlchemy URL")
+    parser.add_argument("--workspace", metavar="DIR", help="default: $JUPYTER_ANALYST_WORKSPACE, else .analyst")
+    parser.add_argument("--rerun", action="store_true", help="run again instead of reusing a recorded step")
+    return parser
+
+
+def _sql_parser() -> argparse.ArgumentParser:
+    parser = _where(_Parser(prog="%analyst_sql", usage=SQL_USAGE, add_help=False))
+    parser.add_argument("name", help="the DataFrame variable the result is bound to")
+    return parser
+
+
+def _ask_parser() -> argparse.ArgumentParser:
+    parser = _where(_Parser(prog="%%ask", add_help=False))
+    parser.add_argument("--model", help="model name (default: $OPENAI_MODEL or gpt-4o-mini)")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    parser.add_argument("--no-summarizer", action="store_true", help="no model call after the turn to update the agent state")
+    return parser
+
+
+def refusal(error: dict[str, Any] | AnalystError) -> UsageError:
+    """The engine's refusal as one line: its message, then its hint."""
+    data = error.to_dict() if isinstance(error, AnalystError) else error
+    hint = data.get("hint")
+    return UsageError(str(data.get("message")) + (f" (hint: {hint})" if hint else ""))
+
+
+@magics_class
+class AnalystMagics(Magics):
+    """The analyst in the user's own kernel: guarded SQL into DataFrames, turns, the workspace."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.session = MagicSession()
+
+    # ------------------------------------------------------------------ %analyst_sql
+
+    @line_cell_magic
+    def analyst_sql(self, line: str, cell: str | None = None) -> None:
+        """Run a read-only query through the analyst's guard into a DataFrame NAME.
+
+        ``%analyst_sql NAME << SELECT ...`` or ``%%analyst_sql NAME`` with the query as the
+        cell. The step is recorded in the current thread (reused when identical).
+        """
+        head, sep, tail = line.partition("<<")
+        if cell is not None and sep:
+            raise UsageError(f"give the query after << or in the cell, not both: {SQL_USAGE}")
+        sql = cell if cell is not None else tail
+        if not sep and cell is None:
+            raise UsageError(SQL_USAGE)
+        args = _sql_parser().parse_args(shlex.split(head))
+        if not args.name.isidentifier():
+            raise UsageError(f"{args.name!r} is not a Python name: {SQL_USAGE}")
+        try:
+            step = self.session.sql(args.name, sql, thread=args.thread, source=args.source,
+                                    workspace=args.workspace, rerun=args.rerun)
+            if not step.ok or step.dataset is None:
+                raise refusal(step.result.get("error") or {"message": step.summary.error or "the query did not run"})
+            frame = self.session.load(step.dataset, args.workspace)
+        except AnalystError as exc:
+            raise refusal(exc) from None
+        self.shell.user_ns[args.name] = frame
+        render.show(render.bound_line(args.name, step.dataset, len(frame), step.reused))
+
+    # ------------------------------------------------------------------ %%ask
+
+    @cell_magic
+    def ask(self, line: str, cell: str) -> None:
+        """Ask the analyst: one turn of the current thread, its datasets bound as DataFrames."""
+        from IPython.display import Image, Markdown, display
+
+        from ..analysis import ModelSettings
+
+        args = _ask_parser().parse_args(shlex.split(line))
+        prompt = cell.strip()
+        if not prompt:
+            raise UsageError("%%ask needs the question in the cell")
+        try:
+            model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
+            result = self.session.ask(
+                prompt, thread=args.thread, source=args.source, workspace=args.workspace, model=model,
+                rerun=args.rerun, summarizer=not args.no_summarizer, on_event=render.LiveProgress(),
+            )
+            frames = {name: self.session.load(a, args.workspace) for name, a in result.datasets.items()}
+        except AnalystError as exc:
+            raise refusal(exc) from None
+        summary = result.summary
+        display(Markdown(summary.answer or "_(no answer)_"))
+        reused = summary.tool_calls["executed"] == 0
+        for name, frame in frames.items():
+            self.shell.user_ns[name] = frame
+            render.show(render.bound_line(name, result.datasets[name], len(frame), reused))
+        if result.artifacts:
+            render.show(render.artifact_rows(result.artifacts))
+        for artifact in result.artifacts:
+            if artifact.type == "image" and artifact.mime in ("image/png", "image/jpeg"):
+                display(Image(data=self.session.image(artifact, args.workspace)))
+        render.show({"text/plain": render.summary_line(summary)})
+        if summary.status != "completed":
+            raise refusal(summary.error or {"message": f"the turn ended: {summary.status}"})
+
+    # ------------------------------------------------------------------ %analyst
+
+    @line_magic
+    def analyst(self, line: str) -> None:
+        """The workspace and the current thread: ``%analyst use --source SPEC | --thread ID``."""
+        words = shlex.split(line)
+        command, rest = (words[0], words[1:]) if words else ("", [])
+        try:
+            match command:
+                case "use":
+                    parser = _Parser(prog="%analyst use", add_help=False)
+                    parser.add_argument("--thread", metavar="ID")
+                    parser.add_argument("--source", metavar="SPEC")
+                    parser.add_argument("--workspace", metavar="DIR")
+                    parser.add_argument("--no-sandbox", action="store_true",
+                                        help="run %%ask's Python without bubblewrap or limits (trusted code only)")
+                    args = parser.parse_args(rest)
+                    self.session.use(workspace=args.workspace, thread=args.thread, source=args.source)
+                    self.session.sandbox = not args.no_sandbox
+                    where = self.session.thread_id or f"a new thread on {self.session.source or '(no source yet)'}"
+                    render.show({"text/plain": f"workspace {self.session.workspace_path()}; current: {where}"})
+                case "threads" | "artifacts" | "state" | "verify":
+                    parser = _Parser(prog=f"%analyst {command}", add_help=False)
+                    parser.add_argument("--thread", metavar="ID")
+                    parser.add_argument("--workspace", metavar="DIR")
+                    if command == "verify":
+                        parser.add_argument("notebook", nargs="?", metavar="NB.ipynb")
+                    args = parser.parse_args(rest)
+                    report = getattr(self, f"_{command}")
+                    report(args)
+                case _:
+                    raise UsageError(ANALYST_USAGE)
+        except AnalystError as exc:
+            raise refusal(exc) from None
+
+    # ------------------------------------------------------------------ %analyst reports
+
+    def _threads(self, args: argparse.Namespace) -> None:
+        from ..sql import display_spec
+
+        threads = self.session.read(lambda ws: ws.store.list_threads(), args.workspace)
+        current = self.session.thread_id
+        render.show(render.table(
+            ["", "thread", "created", "source", "title"],
+            [["*" if t.thread_id == current else "", t.thread_id, t.created_at,
+              display_spec(t.source) if t.source else "-", t.title or ""] for t in threads],
+        ))
+
+    def _artifacts(self, args: argparse.Namespace) -> None:
+        thread = self.session.current(args.thread)
+        items = self.session.read(lambda ws: ws.artifacts.list(thread), args.workspace)
+        render.show(render.artifact_rows(items) if items else {"text/plain": f"(no artifacts in {thread})"})
+
+    def _state(self, args: argparse.Namespace) -> None:
+        from ..agent.context import state_summary
+
+        thread = self.session.current(args.thread)
+        state = self.session.read(lambda ws: ws.store.agent_state(thread), args.workspace)
+        # Expired context is shown too: this is a record, not a prompt.
+        text = f"agent state of {thread}, version {state.version}\n" + state_summary(state, ttl_s=float("inf"), cap=100_000)
+        if state.summary.text:
+            text += f"\nSummary of turns 1-{state.summary.through_turn}:\n{state.summary.text}"
+        render.show({"text/plain": text})
+
+    def _verify(self, args: argparse.Namespace) -> None:
+        from ..notebooks.verify import format_report
+
+        report = self.session.verify(args.notebook, thread=args.thread, workspace=args.workspace)
+        render.show({"text/plain": format_report(report)})
+        if not report.ok:
+            counts = ", ".join(f"{n} {status}" for status, n in report.counts.items())
+            raise UsageError(f"{report.notebook} is NOT verified ({counts})" + (f": {report.error}" if report.error else ""))

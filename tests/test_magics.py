@@ -1,0 +1,334 @@
+"""The IPython extension in real kernels: ``%load_ext jupyter_analyst``, then ``%analyst_sql``,
+``%%ask`` (against the scripted model) and ``%analyst``, run over the kernel's messaging
+protocol as a notebook runs them; the workspace is then read back from this side."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: A bound on each cell (a limit, not a wait: each call returns when the kernel replies).
+CELL_LIMIT_S = 180
+
+REVENUE = ("SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r "
+           "ON o.region_id = r.region_id GROUP BY r.region ORDER BY r.region")
+
+
+class Cell:
+    """One executed cell: its reply and its outputs."""
+
+    def __init__(self, reply: dict[str, Any], outputs: list[dict[str, Any]]) -> None:
+        self.reply = reply["content"]
+        self.outputs = outputs
+
+    @property
+    def ok(self) -> bool:
+        return self.reply["status"] == "ok"
+
+    @property
+    def error(self) -> str:
+        return f"{self.reply.get('ename')}: {self.reply.get('evalue')}"
+
+    def text(self) -> str:
+        parts = []
+        for o in self.outputs:
+            if o["msg_type"] == "stream":
+                parts.append(o["content"]["text"])
+            elif o["msg_type"] in ("display_data", "execute_result", "update_display_data"):
+                parts.append(o["content"]["data"].get("text/plain", ""))
+        return "\n".join(parts)
+
+    def mimes(self) -> set[str]:
+        return {m for o in self.outputs if "data" in o["content"] for m in o["content"]["data"]}
+
+    def value(self, name: str) -> Any:
+        """A user expression's value (evaluated as JSON text in the kernel)."""
+        found = self.reply["user_expressions"][name]
+        assert found["status"] == "ok", found
+        return json.loads(ast.literal_eval(found["data"]["text/plain"]))
+
+
+class Kernel:
+    """A client of a running kernel that executes cells one at a time."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def run(self, code: str, **expressions: str) -> Cell:
+        outputs: list[dict[str, Any]] = []
+
+        def hook(msg: dict[str, Any]) -> None:
+            if msg["msg_type"] in ("stream", "display_data", "execute_result", "update_display_data", "error"):
+                outputs.append(msg)
+
+        reply = self.client.execute_interactive(
+            code, output_hook=hook, timeout=CELL_LIMIT_S,
+            user_expressions={k: f"__import__('json').dumps({v})" for k, v in expressions.items()},
+        )
+        return Cell(reply, outputs)
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    """A real ipykernel in its own process, started in ``tmp_path`` (its ``.analyst`` is the workspace)."""
+    from jupyter_client import KernelManager
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[1]),
+                                                                      os.environ.get("PYTHONPATH")]))}
+    env.pop("JUPYTER_ANALYST_WORKSPACE", None)
+    env.pop("OPENAI_API_KEY", None)
+    manager = KernelManager(kernel_name="python3")
+    manager.kernel_spec.argv[0] = sys.executable
+    manager.start_kernel(cwd=str(tmp_path), env=env)
+    client = manager.blocking_client()
+    client.start_channels()
+    client.wait_for_ready(timeout=CELL_LIMIT_S)
+    try:
+        k = Kernel(client)
+        loaded = k.run("%load_ext jupyter_analyst")
+        assert loaded.ok, loaded.error
+        yield k
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def workspace_of(path: Path):
+    from jupyter_analyst.workspace import Workspace
+
+    return Workspace(path)
+
+
+def artifact_frame(ws_path: Path, artifact_id: str):
+    """The artifact's content, read here from its blob (not through the magics)."""
+    import pandas as pd
+
+    ws = workspace_of(ws_path)
+    try:
+        return pd.read_parquet(ws.artifacts.blob_path(ws.artifacts.get(artifact_id)))
+    finally:
+        ws.close()
+
+
+# ---------------------------------------------------------------------- %analyst_sql
+
+
+def test_analyst_sql_binds_the_artifact_as_a_dataframe_and_records_the_step(kernel, tmp_path, sales_db):
+    first = kernel.run(f"%analyst_sql --source {sales_db} revenue << {REVENUE}",
+                       shape="list(revenue.shape)", frame="revenue.to_json(orient='split')")
+    assert first.ok, first.error
+    assert first.value("shape") == [5, 2]
+    assert "revenue: 5 rows" in first.text() and "executed" in first.text()
+
+    ws = workspace_of(tmp_path / ".analyst")
+    try:
+        (thread,) = ws.store.list_threads()
+        (dataset,) = ws.artifacts.list(thread.thread_id, type="dataset")
+        (step,) = ws.artifacts.steps(thread.thread_id)
+        events = ws.store.events(thread.thread_id)
+        notebook = json.loads(ws.notebook_path(thread.thread_id).read_text())
+    finally:
+        ws.close()
+    # The bound DataFrame is the artifact's content, byte for byte as pandas reads it here.
+    assert first.value("frame") == artifact_frame(tmp_path / ".analyst", dataset.artifact_id).to_json(orient="split")
+    assert dataset.name == "revenue" and dataset.fingerprint[:19] in first.text()
+    # Recorded as a model's step is: the inventory's step, the events, the thread's notebook.
+    assert step.tool == "run_sql" and step.arguments["name"] == "revenue"
+    kinds = [e.type for e in events]
+    assert kinds[0] == "turn_started" and "tool_call" in kinds and "artifact" in kinds and kinds[-1] == "turn_ended"
+    assert any("revenue = analyst.sql(" in "".join(c["source"]) for c in notebook["cells"])
+
+    # The same query again, as a cell: reused, not executed, and the same data bound.
+    again = kernel.run(f"%%analyst_sql revenue\n{REVENUE}", frame="revenue.to_json(orient='split')")
+    assert again.ok, again.error
+    assert "reused" in again.text() and again.value("frame") == first.value("frame")
+    ws = workspace_of(tmp_path / ".analyst")
+    try:
+        assert len(ws.store.list_threads()) == 1  # the current thread went on
+        assert len(ws.artifacts.steps(thread.thread_id)) == 1
+        assert ws.store.turns(thread.thread_id)[-1].status == "completed"
+    finally:
+        ws.close()
+
+
+def test_analyst_sql_refuses_a_write_and_suggests_a_real_table(kernel, sales_db):
+    write = kernel.run(f"%analyst_sql --source {sales_db} gone << DELETE FROM orders")
+    assert not write.ok
+    assert write.reply["ename"] == "UsageError" and "DELETE is not allowed" in write.reply["evalue"]
+    typo = kernel.run("%analyst_sql recent << SELECT * FROM order LIMIT 5")
+    assert not typo.ok
+    assert "Did you mean: orders" in typo.reply["evalue"]
+    # (A failed cell evaluates no user expression: the namespace is read by the next one.)
+    assert kernel.run("pass", bound="'recent' in globals() or 'gone' in globals()").value("bound") is False
+
+
+def test_a_damaged_blob_is_refused_when_loaded(kernel, tmp_path, sales_db):
+    first = kernel.run(f"%analyst_sql --source {sales_db} revenue << {REVENUE}")
+    assert first.ok, first.error
+    ws = workspace_of(tmp_path / ".analyst")
+    try:
+        (thread,) = ws.store.list_threads()
+        (dataset,) = ws.artifacts.list(thread.thread_id, type="dataset")
+        blob = ws.artifacts.blob_path(dataset)
+    finally:
+        ws.close()
+    blob.chmod(0o644)
+    data = bytearray(blob.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    blob.write_bytes(bytes(data))
+    # The step is reused (its key is recorded) and its dataset re-hashed as it is read.
+    again = kernel.run("del revenue\n%analyst_sql revenue << " + REVENUE)
+    assert not again.ok
+    assert again.reply["ename"] == "UsageError" and dataset.artifact_id in again.reply["evalue"]
+    assert kernel.run("pass", bound="'revenue' in globals()").value("bound") is False
+
+
+# ---------------------------------------------------------------------- %%ask
+
+CHART = "import matplotlib.pyplot as plt\nrevenue.plot.bar(x='region', y='revenue')\nplt.show()\nprint(len(revenue))"
+SCRIPT = {"turns": [{"match": ".", "steps": [
+    {"tool_calls": [{"name": "run_sql", "arguments": {"sql": REVENUE, "name": "revenue"}}]},
+    {"tool_calls": [{"name": "run_python", "arguments": {"code": CHART}}]},
+    {"content": "[scripted model] revenue by region is charted"},
+]}]}
+
+
+@pytest.fixture
+def scripted():
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    with ScriptedModelServer(SCRIPT) as server:
+        yield server
+
+
+def ask_cell(scripted: Any, options: str = "") -> str:
+    from jupyter_analyst.testing.server import MODEL_NAME
+
+    return f"%%ask --base-url {scripted.base_url} --model {MODEL_NAME} --no-summarizer {options}\nrevenue by region"
+
+
+def test_ask_binds_the_turns_datasets_and_an_identical_ask_reuses(kernel, tmp_path, sales_db, scripted):
+    first = kernel.run(ask_cell(scripted, f"--source {sales_db}"), frame="revenue.to_json(orient='split')")
+    assert first.ok, first.error
+    # Progress was shown as it went (one display, updated), then the answer, the data, the chart.
+    assert any(o["msg_type"] == "update_display_data" for o in first.outputs)
+    markdown = [o["content"]["data"]["text/markdown"] for o in first.outputs
+                if "text/markdown" in o["content"].get("data", {})]
+    assert markdown == ["[scripted model] revenue by region is charted"]
+    assert "image/png" in first.mimes()
+    assert "revenue: 5 rows" in first.text() and "steps: 2 executed, 0 reused" in first.text()
+
+    ws = workspace_of(tmp_path / ".analyst")
+    try:
+        (thread,) = ws.store.list_threads()
+        (dataset,) = ws.artifacts.list(thread.thread_id, type="dataset")
+        images = ws.artifacts.list(thread.thread_id, type="image")
+    finally:
+        ws.close()
+    assert first.value("frame") == artifact_frame(tmp_path / ".analyst", dataset.artifact_id).to_json(orient="split")
+    assert dataset.fingerprint[:19] in first.text() and images and images[0].fingerprint[:19] in first.text()
+
+    # Asked again on the kernel's current thread: nothing executes, the same data is bound.
+    assert kernel.run("del revenue").ok
+    second = kernel.run(ask_cell(scripted), frame="revenue.to_json(orient='split')")
+    assert second.ok, second.error
+    assert "steps: 0 executed, 2 reused" in second.text()
+    assert second.value("frame") == first.value("frame")
+    ws = workspace_of(tmp_path / ".analyst")
+    try:
+        assert [t.thread_id for t in ws.store.list_threads()] == [thread.thread_id]
+        assert len(ws.store.turns(thread.thread_id)) == 2
+    finally:
+        ws.close()
+
+
+def test_ask_and_analyst_sql_share_the_current_thread(kernel, tmp_path, sales_db, scripted):
+    # A dataset the user fetched is the thread's: the model's identical query reuses it.
+    mine = kernel.run(f"%analyst_sql --source {sales_db} revenue << {REVENUE}")
+    assert mine.ok, mine.error
+    asked = kernel.run(ask_cell(scripted))
+    assert asked.ok, asked.error
+    assert "steps: 1 executed, 1 reused" in asked.text()
+
+
+# ---------------------------------------------------------------------- %analyst
+
+
+def test_analyst_reports_threads_artifacts_state_and_verifies_the_thread(kernel, tmp_path, sales_db):
+    assert not kernel.run("%analyst artifacts").ok  # no current thread yet: said so
+    made = kernel.run(f"%analyst_sql --source {sales_db} revenue << {REVENUE}")
+    assert made.ok, made.error
+    ws = workspace_of(tmp_path / ".analyst")
+    try:
+        (thread,) = ws.store.list_threads()
+        (dataset,) = ws.artifacts.list(thread.thread_id, type="dataset")
+    finally:
+        ws.close()
+
+    threads = kernel.run("%analyst threads")
+    assert threads.ok, threads.error
+    assert thread.thread_id in threads.text() and "sales.duckdb" in threads.text()
+    artifacts = kernel.run("%analyst artifacts")
+    assert artifacts.ok, artifacts.error
+    assert dataset.artifact_id in artifacts.text() and dataset.fingerprint[:19] in artifacts.text()
+    state = kernel.run("%analyst state")
+    assert state.ok, state.error
+    assert f"agent state of {thread.thread_id}" in state.text() and "revenue" in state.text()
+
+    verified = kernel.run("%analyst verify")
+    assert verified.ok, verified.error
+    assert "1 matched, 0 changed, 0 missing" in verified.text()
+    assert "verified: the notebook reproduces every artifact" in verified.text()
+
+
+# ---------------------------------------------------------------------- under a Jupyter server
+
+
+async def test_magics_work_in_a_kernel_the_jupyter_server_started(jp_fetch, jp_serverapp, jp_root_dir, sales_db):
+    # The kernel a notebook in JupyterLab gets: started through the server's REST API.
+    # It runs in its notebook's folder, as JupyterLab starts it.
+    (Path(jp_root_dir) / "work").mkdir()
+    response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3", "path": "work"}))
+    kernel_id = json.loads(response.body)["id"]
+    from jupyter_client import AsyncKernelClient
+
+    # A client of the server's own kernel, on the server's event loop (as the server's
+    # websocket bridge is), over the kernel's messaging protocol.
+    client = AsyncKernelClient()
+    client.load_connection_info(jp_serverapp.kernel_manager.get_kernel(kernel_id).get_connection_info())
+    client.start_channels()
+
+    async def run(code: str, **expressions: str) -> Cell:
+        outputs: list[dict[str, Any]] = []
+        reply = await client.execute_interactive(
+            code, output_hook=outputs.append, timeout=CELL_LIMIT_S,
+            user_expressions={k: f"__import__('json').dumps({v})" for k, v in expressions.items()},
+        )
+        return Cell(reply, outputs)
+
+    try:
+        await client.wait_for_ready(timeout=CELL_LIMIT_S)
+        loaded = await run("%load_ext jupyter_analyst", cwd="__import__('os').getcwd()")
+        cell = await run(f"%analyst_sql --source {sales_db} revenue << {REVENUE}", shape="list(revenue.shape)")
+        refused = await run("%analyst_sql gone << DROP TABLE orders")
+    finally:
+        client.stop_channels()
+        await jp_fetch("api", "kernels", kernel_id, method="DELETE")
+    assert loaded.ok, loaded.error
+    assert cell.ok, cell.error
+    assert cell.value("shape") == [5, 2]
+    assert not refused.ok and "DROP" in refused.reply["evalue"]
+    assert Path(loaded.value("cwd")) == Path(jp_root_dir) / "work"
+    # The workspace is the kernel's folder's .analyst, as for the CLI run there.
+    ws = workspace_of(Path(loaded.value("cwd")) / ".analyst")
+    try:
+        (thread,) = ws.store.list_threads()
+        assert [a.name for a in ws.artifacts.list(thread.thread_id)] == ["revenue"]
+    finally:
+        ws.close()
