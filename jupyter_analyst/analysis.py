@@ -242,7 +242,7 @@ async def run_turn(
                     await asyncio.to_thread(
                         write_thread_notebook, store, workspace.artifacts, thread.thread_id,
                         request.notebook or workspace.notebook_path(thread.thread_id),
-                        data_version=_data_version(source),
+                        data_version=data_version_of(source),
                     )
             raise
         finally:
@@ -253,15 +253,11 @@ async def run_turn(
             if llm is not None:
                 await llm.aclose()
             if source is not None:
-                data_version = _data_version(source)
+                data_version = data_version_of(source)
                 source.close()
-        notebook = request.notebook or workspace.notebook_path(thread.thread_id)
-        # The audit notebook, made whole from the store (off the event loop): the same
-        # form as `jupyter analyst export`, so `verify` takes it as it is.
-        await asyncio.to_thread(
-            write_thread_notebook, store, workspace.artifacts, thread.thread_id, notebook, data_version=data_version
+        notebook = await asyncio.to_thread(
+            record_notebook, workspace, thread.thread_id, turn.turn_id, request.notebook, data_version
         )
-        store.apply_state_delta(thread.thread_id, turn_closed(notebook=str(notebook)), origin="turn", turn_id=turn.turn_id)
     finally:
         workspace.close()
     if config.summarizer and summary.status == "completed":
@@ -273,7 +269,19 @@ async def run_turn(
     return summary.model_copy(update={"notebook": str(notebook)})
 
 
-def _data_version(source: DataSource | None) -> str | None:
+def record_notebook(
+    workspace: Workspace, thread_id: str, turn_id: str, notebook: Path | None, data_version: str | None
+) -> Path:
+    """After a turn: the thread's audit notebook made whole from the store (the same form as
+    `jupyter analyst export`, so `verify` takes it as it is), and the turn closed on it in
+    the agent state. Blocking: call off the event loop."""
+    path = notebook or workspace.notebook_path(thread_id)
+    write_thread_notebook(workspace.store, workspace.artifacts, thread_id, path, data_version=data_version)
+    workspace.store.apply_state_delta(thread_id, turn_closed(notebook=str(path)), origin="turn", turn_id=turn_id)
+    return path
+
+
+def data_version_of(source: DataSource | None) -> str | None:
     """The source's version as the turn leaves it (a file's size and time: a stat), for
     the notebook's summary; ``None`` when it cannot be told (the file is gone)."""
     if source is None:

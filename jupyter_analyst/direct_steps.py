@@ -2,7 +2,7 @@
 
 The ``%analyst_sql`` magic calls it; so could any other surface. It is a turn like
 :func:`~jupyter_analyst.analysis.run_turn`'s (the thread and source resolved the same way,
-events persisted, the thread's notebook appended), whose one step the user typed instead
+events persisted, the thread's audit notebook rewritten), whose one step the user typed instead
 of a model: same guard, same unknown-name suggestions, same Parquet artifact and
 fingerprint, same reuse by step key.
 """
@@ -19,12 +19,10 @@ from .agent.direct import USER_DRIVEN, run_user_call
 from .agent.eventlog import EventWriter
 from .agent.events import Event
 from .agent.loop import AgentLoop, TurnSummary
-from .agent.observations import turn_closed
 from .agent.runtime import ThreadRuntime
-from .analysis import AnalystConfig
+from .analysis import AnalystConfig, data_version_of, record_notebook
 from .artifacts import Artifact
 from .errors import ConfigError
-from .notebooks import trail
 from .sql import absolute_spec, open_source
 from .text import valid_text
 from .workspace import Workspace
@@ -109,22 +107,15 @@ async def run_sql_step(
                 events=EventWriter(store, on_event),
             )
             turn = await asyncio.to_thread(store.start_turn, thread.thread_id, request.prompt)
-            summary, trace, outcome = await run_user_call(
+            summary, _trace, outcome = await run_user_call(
                 loop, turn, "run_sql", {"sql": request.sql, "name": request.name}, rerun=request.rerun
             )
         finally:
             if runtime is not None:
                 await runtime.close()
+            data_version = data_version_of(source)
             source.close()
-        notebook = workspace.notebook_path(thread.thread_id)
-        header = trail.TurnHeader(
-            thread_id=thread.thread_id, source=spec, model=USER_DRIVEN, turn_number=turn.number,
-            turn_id=turn.turn_id, prompt=request.prompt,
-        )
-        await asyncio.to_thread(
-            trail.write_turn, notebook, header, trace=trace, summary=summary, artifacts=workspace.artifacts
-        )
-        store.apply_state_delta(thread.thread_id, turn_closed(notebook=str(notebook)), origin="turn", turn_id=turn.turn_id)
+        notebook = await asyncio.to_thread(record_notebook, workspace, thread.thread_id, turn.turn_id, None, data_version)
     finally:
         workspace.close()
     dataset = next((a for a, _ in outcome.artifacts if a.type == "dataset"), None)
