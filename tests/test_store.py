@@ -116,9 +116,13 @@ def test_a_store_used_after_close_raises_a_storage_error(tmp_path):
 def test_threads_are_listed_by_last_activity(store):
     old = store.create_thread(user="ann", title="old")
     new = store.create_thread(user="ann", title="new")
+    # Made a day apart (timestamps have milliseconds: what runs next may share one).
+    with store._tx() as cur:
+        cur.execute("UPDATE threads SET created_at = '2026-01-01T00:00:00.000Z' WHERE thread_id = ?", (old.thread_id,))
+        cur.execute("UPDATE threads SET created_at = '2026-01-02T00:00:00.000Z' WHERE thread_id = ?", (new.thread_id,))
     listed = store.list_threads(user="ann")
     assert [t.title for t in listed] == ["new", "old"]
-    assert listed[0].last_activity == new.created_at
+    assert listed[0].last_activity == "2026-01-02T00:00:00.000Z"
     turn = store.start_turn(old.thread_id, "again")
     listed = store.list_threads(user="ann")
     assert [t.title for t in listed] == ["old", "new"] and listed[0].last_activity == turn.started_at

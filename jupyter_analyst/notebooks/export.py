@@ -92,29 +92,28 @@ SETUP_SOURCE = (
 
 
 def _sql_outputs(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """A dataset's first rows as HTML and as a Data Resource (table schema + rows)."""
-    from html import escape
+    """A dataset's first rows as HTML and as a Data Resource (table schema + rows); what the
+    row cap dropped is said, as the step told the model."""
+    from ..artifacts.preview import table_bundle
 
     columns = result.get("columns", [])
     sample = result.get("sample", [])
-    name = result.get("dataset", "result")
-    head = "".join(f"<th>{escape(c['name'])}</th>" for c in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{escape(str(r.get(c['name'])))}</td>" for c in columns) + "</tr>" for r in sample
-    )
-    html = (f"<p><code>{escape(name)}</code>: {result.get('rows')} rows (first {len(sample)} shown)</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    cap = result.get("row_cap") or {}
+    if cap.get("dropped") is not None:
+        note = f"{cap['dropped']:,} rows past the row cap of {cap['cap']:,} were dropped"
+    elif result.get("truncated"):
+        note = "more rows past the row cap were dropped"
+    else:
+        note = f"first {len(sample)} shown"
+    bundle = table_bundle(result.get("dataset", "result"), result.get("rows", 0), columns, sample, note)
     resource = {
         "schema": {"fields": [{"name": c["name"], "type": _table_type(c.get("type", ""))} for c in columns]},
         "data": sample,
     }
     return [{
         "output_type": "display_data",
-        "data": {
-            "text/html": html,
-            "application/vnd.dataresource+json": resource,
-            "text/plain": f"{name}: {result.get('rows')} rows x {len(columns)} columns",
-        },
+        "data": {"text/html": bundle["text/html"], "application/vnd.dataresource+json": resource,
+                 "text/plain": bundle["text/plain"]},
         "metadata": {},
     }]
 
