@@ -3,6 +3,7 @@ import type { Locator, Page } from '@playwright/test';
 import { execFileSync } from 'child_process';
 import * as path from 'path';
 
+import { ask, DEMO_ANSWER, DEMO_QUESTION, newThread, openPanel, PANEL_ID, SCREENSHOTS } from './lab';
 import { ITcpProxy, startProxy } from './tcpProxy';
 
 /**
@@ -10,34 +11,6 @@ import { ITcpProxy, startProxy } from './tcpProxy';
  * the demo question's cards, "continue" reusing everything, Stop in the middle of a slow
  * step, and a reload in the middle of a turn that picks up where it was.
  */
-
-const PANEL_ID = 'jupyter-analyst-panel';
-const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
-const DEMO_QUESTION = 'Revenue by region per month, with a chart';
-const DEMO_ANSWER = 'Revenue by region per month is in the dataset';
-
-async function openPanel(page: Page): Promise<Locator> {
-  await page.sidebar.openTab(PANEL_ID);
-  await page.sidebar.setWidth(560, 'right');
-  const panel = page.locator(`#${PANEL_ID}`);
-  await expect(panel).toBeVisible();
-  return panel;
-}
-
-/** A new thread on the demo's source; its id. */
-async function newThread(panel: Locator): Promise<string> {
-  await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
-  await panel.getByRole('button', { name: 'New thread' }).click();
-  const conversation = panel.locator('.jp-AnalystConversation');
-  await expect(conversation).toBeVisible();
-  return (await conversation.getAttribute('data-thread-id')) ?? '';
-}
-
-async function ask(panel: Locator, prompt: string): Promise<void> {
-  const box = panel.getByRole('textbox', { name: 'Ask about your data' });
-  await box.fill(prompt);
-  await box.press('Enter');
-}
 
 function turn(panel: Locator, index: number): Locator {
   return panel.locator('.jp-AnalystTurn').nth(index);

@@ -2,6 +2,8 @@ import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 import * as path from 'path';
 
+import { ask, DEMO_QUESTION, newThread, openPanel, SCREENSHOTS } from './lab';
+
 /**
  * Into the notebook, in a real JupyterLab with the scripted model (data/lab_script.json):
  * "Insert as cell" on the demo's SQL card puts a runnable cell into the open notebook;
@@ -9,29 +11,12 @@ import * as path from 'path';
  * filters and previews the thread's inventory.
  */
 
-const PANEL_ID = 'jupyter-analyst-panel';
-const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
-const DEMO_QUESTION = 'Revenue by region per month, with a chart';
-
-async function openPanel(page: IJupyterLabPageFixture): Promise<Locator> {
-  await page.sidebar.openTab(PANEL_ID);
-  await page.sidebar.setWidth(560, 'right');
-  const panel = page.locator(`#${PANEL_ID}`);
-  await expect(panel).toBeVisible();
-  return panel;
-}
-
 /** A new thread on the demo's source with the demo turn answered; its id. */
 async function demoThread(panel: Locator): Promise<string> {
-  await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
-  await panel.getByRole('button', { name: 'New thread' }).click();
-  const conversation = panel.locator('.jp-AnalystConversation');
-  await expect(conversation).toBeVisible();
-  const box = panel.getByRole('textbox', { name: 'Ask about your data' });
-  await box.fill(DEMO_QUESTION);
-  await box.press('Enter');
+  const threadId = await newThread(panel);
+  await ask(panel, DEMO_QUESTION);
   await expect(panel.locator('.jp-AnalystTurn').first()).toHaveAttribute('data-status', 'completed');
-  return (await conversation.getAttribute('data-thread-id')) ?? '';
+  return threadId;
 }
 
 test.describe('into the notebook', () => {

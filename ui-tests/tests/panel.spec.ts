@@ -1,9 +1,7 @@
 import { expect, test } from '@jupyterlab/galata';
 import * as path from 'path';
 
-/** The panel's widget id (src/panel.tsx): its sidebar tab is `[data-id="<id>"]`. */
-const PANEL_ID = 'jupyter-analyst-panel';
-const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
+import { PANEL_ID, SCREENSHOTS } from './lab';
 
 test.describe('the Data analyst panel', () => {
   test('a new thread on sales answers the demo question, streamed', async ({
