@@ -109,10 +109,10 @@ export interface IServerConfig {
   limits: Record<string, number>;
 }
 
-/** `GET artifacts/{id}/preview`: the artifact as a notebook output (a MIME bundle). */
-export interface IMimeBundlePreview {
+/** A MIME bundle, what a notebook output holds: `GET artifacts/{id}/preview` answers one. */
+export interface IMimeBundle {
   data: Record<string, unknown>;
-  metadata: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
 }
 
 /** What `POST threads/{id}/turns` takes. */
@@ -448,8 +448,8 @@ export class AnalystClient {
   }
 
   /** An artifact as a notebook output shows it (a dataset's first `rows` rows, an image). */
-  async preview(artifactId: string, rows?: number): Promise<IMimeBundlePreview> {
-    return this.json<IMimeBundlePreview>(
+  async preview(artifactId: string, rows?: number): Promise<IMimeBundle> {
+    return this.json<IMimeBundle>(
       `artifacts/${encodeURIComponent(artifactId)}/preview`,
       {},
       rows === undefined ? undefined : { rows }
@@ -600,12 +600,6 @@ export interface IStepCell {
   setup: string;
 }
 
-/** An artifact as a notebook output shows it (`GET artifacts/{id}/preview`). */
-export interface IMimeBundle {
-  data: Record<string, string>;
-  metadata: Record<string, unknown>;
-}
-
 async function postJson<T>(
   client: AnalystClient,
   path: string,
@@ -644,15 +638,4 @@ export async function stepCell(
 ): Promise<IStepCell> {
   const path = `${threadPath(threadId)}/steps/${encodeURIComponent(callId)}/cell`;
   return (await (await client.request(path)).json()) as IStepCell;
-}
-
-/** An artifact's preview as a MIME bundle (a dataset's first `rows` rows). */
-export async function artifactPreview(
-  client: AnalystClient,
-  artifactId: string,
-  rows?: number
-): Promise<IMimeBundle> {
-  const path = `artifacts/${encodeURIComponent(artifactId)}/preview`;
-  const response = await client.request(path, {}, rows ? { rows } : undefined);
-  return (await response.json()) as IMimeBundle;
 }

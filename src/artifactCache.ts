@@ -6,10 +6,10 @@
 
 import { useEffect, useState } from 'react';
 
-import { AnalystClient, IArtifact, IMimeBundlePreview } from './api';
+import { AnalystClient, IArtifact, IMimeBundle } from './api';
 
 const metadata = new WeakMap<AnalystClient, Map<string, Promise<IArtifact>>>();
-const previews = new WeakMap<AnalystClient, Map<string, Promise<IMimeBundlePreview>>>();
+const previews = new WeakMap<AnalystClient, Map<string, Promise<IMimeBundle>>>();
 
 function cached<T>(
   store: WeakMap<AnalystClient, Map<string, Promise<T>>>,
@@ -39,7 +39,7 @@ export function artifactMetadata(client: AnalystClient, artifactId: string): Pro
   return cached(metadata, client, artifactId, () => client.artifact(artifactId));
 }
 
-export function artifactPreview(client: AnalystClient, artifactId: string): Promise<IMimeBundlePreview> {
+export function artifactPreview(client: AnalystClient, artifactId: string): Promise<IMimeBundle> {
   return cached(previews, client, artifactId, () => client.preview(artifactId, PREVIEW_ROWS));
 }
 

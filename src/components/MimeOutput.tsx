@@ -3,13 +3,8 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
+import type { IMimeBundle } from '../api';
 import { useAnalyst } from '../context';
-
-/** A MIME bundle: what a notebook output holds. */
-export interface IMimeBundle {
-  data: Record<string, unknown>;
-  metadata?: Record<string, unknown>;
-}
 
 export interface IMimeOutputProps {
   bundle: IMimeBundle;

@@ -2,7 +2,6 @@ import * as React from 'react';
 
 import {
   AnalystApiError,
-  artifactPreview,
   IArtifact,
   IMimeBundle
 } from '../../api';
@@ -221,7 +220,7 @@ function ArtifactPreview({ artifactId }: { artifactId: string }): JSX.Element {
 
   React.useEffect(() => {
     let current = true;
-    artifactPreview(client, artifactId, PREVIEW_ROWS)
+    client.preview(artifactId, PREVIEW_ROWS)
       .then(value => current && setPreview({ state: 'ready', value }))
       .catch(reason => current && setPreview({ state: 'failed', error: asApiError(reason) }));
     return () => {

@@ -1,4 +1,5 @@
 import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import * as React from 'react';
 
 import { IMimeBundle } from '../../api';
@@ -15,7 +16,7 @@ export interface IMimeViewProps {
  */
 export function MimeView({ bundle, rendermime }: IMimeViewProps): JSX.Element {
   const host = React.useRef<HTMLDivElement>(null);
-  const mimeType = rendermime?.preferredMimeType(bundle.data, 'ensure');
+  const mimeType = rendermime?.preferredMimeType(bundle.data as IRenderMime.IMimeModel['data'], 'ensure');
 
   React.useEffect(() => {
     const node = host.current;
@@ -24,7 +25,7 @@ export function MimeView({ bundle, rendermime }: IMimeViewProps): JSX.Element {
     }
     const renderer = rendermime.createRenderer(mimeType);
     const model = new MimeModel({
-      data: bundle.data,
+      data: bundle.data as IRenderMime.IMimeModel['data'],
       metadata: bundle.metadata as MimeModel.IOptions['metadata'],
       trusted: false
     });
@@ -42,7 +43,7 @@ export function MimeView({ bundle, rendermime }: IMimeViewProps): JSX.Element {
   }, [bundle, rendermime, mimeType]);
 
   if (!rendermime || !mimeType) {
-    return <pre className="jp-AnalystMimeView">{bundle.data['text/plain'] ?? ''}</pre>;
+    return <pre className="jp-AnalystMimeView">{String(bundle.data['text/plain'] ?? '')}</pre>;
   }
   return <div className="jp-AnalystMimeView" data-mime-type={mimeType} ref={host} />;
 }
