@@ -8,6 +8,7 @@ import ast
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,15 +58,19 @@ class Cell:
 class Kernel:
     """A client of a running kernel that executes cells one at a time."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, manager: Any = None) -> None:
         self.client = client
+        self.manager = manager
 
-    def run(self, code: str, **expressions: str) -> Cell:
+    def run(self, code: str, watch: Callable[[dict[str, Any]], None] | None = None, **expressions: str) -> Cell:
+        """Execute ``code``; ``watch`` sees each output as it arrives."""
         outputs: list[dict[str, Any]] = []
 
         def hook(msg: dict[str, Any]) -> None:
             if msg["msg_type"] in ("stream", "display_data", "execute_result", "update_display_data", "error"):
                 outputs.append(msg)
+                if watch is not None:
+                    watch(msg)
 
         reply = self.client.execute_interactive(
             code, output_hook=hook, timeout=CELL_LIMIT_S,
@@ -90,7 +95,7 @@ def kernel(tmp_path):
     client.start_channels()
     client.wait_for_ready(timeout=CELL_LIMIT_S)
     try:
-        k = Kernel(client)
+        k = Kernel(client, manager)
         loaded = k.run("%load_ext jupyter_analyst")
         assert loaded.ok, loaded.error
         yield k
@@ -450,3 +455,21 @@ def test_ask_on_a_jupyter_server_says_why_it_cannot(kernel, tmp_path, jupyter, s
         no_model = refused(f"--server {bare.url} --token {bare.token}")
         assert "has no model configured" in no_model and "OPENAI_API_KEY" in no_model
         assert bare.request("/analyst/api/threads")["threads"] == []
+
+
+def test_interrupting_an_ask_on_a_jupyter_server_cancels_its_turn(kernel, jupyter):
+    tid = jupyter.request("/analyst/api/threads", method="POST", body={"source": "sales"})["thread_id"]
+
+    pressed: list[bool] = []
+
+    def interrupt_once_running(msg: dict[str, Any]) -> None:
+        # The cell's progress shows the turn's Python step started: the user presses stop, once.
+        if not pressed and "-> run_python" in msg["content"].get("data", {}).get("text/plain", ""):
+            pressed.append(True)
+            kernel.manager.interrupt_kernel()
+
+    cell = kernel.run(f"%%ask --server {jupyter.url} --token {jupyter.token} --thread {tid}\nhold",
+                      watch=interrupt_once_running)
+    assert not cell.ok and cell.reply["ename"] == "KeyboardInterrupt", cell.error
+    thread = jupyter.request(f"/analyst/api/threads/{tid}")
+    assert [t["status"] for t in thread["turns"]] == ["interrupted"] and thread["active"] is False
