@@ -8,6 +8,7 @@ import ast
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,15 +58,19 @@ class Cell:
 class Kernel:
     """A client of a running kernel that executes cells one at a time."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, manager: Any = None) -> None:
         self.client = client
+        self.manager = manager
 
-    def run(self, code: str, **expressions: str) -> Cell:
+    def run(self, code: str, watch: Callable[[dict[str, Any]], None] | None = None, **expressions: str) -> Cell:
+        """Execute ``code``; ``watch`` sees each output as it arrives."""
         outputs: list[dict[str, Any]] = []
 
         def hook(msg: dict[str, Any]) -> None:
             if msg["msg_type"] in ("stream", "display_data", "execute_result", "update_display_data", "error"):
                 outputs.append(msg)
+                if watch is not None:
+                    watch(msg)
 
         reply = self.client.execute_interactive(
             code, output_hook=hook, timeout=CELL_LIMIT_S,
@@ -90,7 +95,7 @@ def kernel(tmp_path):
     client.start_channels()
     client.wait_for_ready(timeout=CELL_LIMIT_S)
     try:
-        k = Kernel(client)
+        k = Kernel(client, manager)
         loaded = k.run("%load_ext jupyter_analyst")
         assert loaded.ok, loaded.error
         yield k
@@ -332,3 +337,139 @@ async def test_magics_work_in_a_kernel_the_jupyter_server_started(jp_fetch, jp_s
         assert [a.name for a in ws.artifacts.list(thread.thread_id)] == ["revenue"]
     finally:
         ws.close()
+
+
+# ---------------------------------------------------------------------- %%ask on a Jupyter server's API
+
+WAIT = "import time\ntime.sleep(300)"
+SERVER_SCRIPT = {"turns": [
+    {"match": "^hold", "steps": [{"tool_calls": [{"name": "run_python", "arguments": {"code": WAIT}}]},
+                                 {"content": "[scripted model] never reached"}]},
+    *SCRIPT["turns"],
+]}
+
+
+@pytest.fixture
+def jupyter(tmp_path, sales_db):
+    """A real Jupyter server with the extension (its own process, a token), the scripted model,
+    one configured source ``sales``."""
+    from jupyter_analyst.testing import ScriptedModelServer
+    from jupyter_analyst.testing.jupyter import JupyterServerProcess
+
+    (tmp_path / "server").mkdir()
+    with ScriptedModelServer(SERVER_SCRIPT) as model, \
+            JupyterServerProcess(tmp_path / "server", sources={"sales": str(sales_db)}, model_url=model.base_url) as server:
+        yield server
+
+
+def parquet_of(server: Any, artifact_id: str):
+    """An artifact's content as the server serves it, read here."""
+    import io
+
+    import pandas as pd
+
+    return pd.read_parquet(io.BytesIO(server.request(f"/analyst/api/artifacts/{artifact_id}/content", raw=True)))
+
+
+def test_ask_on_a_jupyter_server_runs_there_binds_its_artifacts_and_reuses(kernel, tmp_path, jupyter):
+    first = kernel.run(f"%%ask --server {jupyter.url} --token {jupyter.token} --source sales\nrevenue by region",
+                       frame="revenue.to_json(orient='split')")
+    assert first.ok, first.error
+    # The same cell output as the local engine's: live progress, the answer, the data, the chart.
+    assert any(o["msg_type"] == "update_display_data" for o in first.outputs)
+    markdown = [o["content"]["data"]["text/markdown"] for o in first.outputs
+                if "text/markdown" in o["content"].get("data", {})]
+    assert markdown == ["[scripted model] revenue by region is charted"]
+    assert "image/png" in first.mimes()
+    assert "revenue: 5 rows" in first.text() and "steps: 2 executed, 0 reused" in first.text()
+
+    # The turn ran on the server: its thread is listed there, the kernel's folder has no workspace.
+    (thread,) = jupyter.request("/analyst/api/threads")["threads"]
+    assert thread["source"] == "sales" and thread["thread_id"] in first.text()
+    assert not (tmp_path / ".analyst").exists()
+    tid = thread["thread_id"]
+    (dataset,) = jupyter.request(f"/analyst/api/threads/{tid}/artifacts?type=dataset")["artifacts"]
+    images = jupyter.request(f"/analyst/api/threads/{tid}/artifacts?type=image")["artifacts"]
+    assert first.value("frame") == parquet_of(jupyter, dataset["artifact_id"]).to_json(orient="split")
+    assert dataset["fingerprint"][:19] in first.text() and images and images[0]["fingerprint"][:19] in first.text()
+    # Downloaded bytes are bound only when they hash to the artifact's fingerprint.
+    from jupyter_analyst.errors import StorageError
+    from jupyter_analyst.magics.remote import AnalystServer
+
+    client = AnalystServer(jupyter.url, jupyter.token)
+    artifact = client.artifact(dataset["artifact_id"])
+    assert client.dataset(artifact).to_json(orient="split") == first.value("frame")
+    with pytest.raises(StorageError, match=f"{artifact.artifact_id} .* hash to sha256:[0-9a-f]{{64}}, not its"):
+        client.dataset(artifact.model_copy(update={"fingerprint": images[0]["fingerprint"]}))
+
+    # Named by the environment instead (as a kernelspec's env sets it): the current thread goes on,
+    # every step is reused, the same data is bound.
+    assert kernel.run(f"%env JUPYTER_ANALYST_SERVER_URL={jupyter.url}/\n"
+                      f"%env JUPYTER_ANALYST_TOKEN={jupyter.token}\ndel revenue").ok
+    second = kernel.run("%%ask\nrevenue by region", frame="revenue.to_json(orient='split')")
+    assert second.ok, second.error
+    assert "steps: 0 executed, 2 reused" in second.text()
+    assert second.value("frame") == first.value("frame")
+    assert [t["thread_id"] for t in jupyter.request("/analyst/api/threads")["threads"]] == [tid]
+    assert [t["status"] for t in jupyter.request(f"/analyst/api/threads/{tid}")["turns"]] == ["completed"] * 2
+
+
+def test_ask_on_a_jupyter_server_says_why_it_cannot(kernel, tmp_path, jupyter, sales_db):
+    import urllib.request
+
+    from jupyter_analyst.testing.jupyter import JupyterServerProcess, free_port
+
+    def refused(options: str, prompt: str = "revenue by region") -> str:
+        cell = kernel.run(f"%%ask {options}\n{prompt}")
+        assert not cell.ok and cell.reply["ename"] == "UsageError", cell.error
+        return cell.reply["evalue"]
+
+    server = f"--server {jupyter.url}"
+    assert "refused the request (403): the token is not accepted" in refused(f"{server} --token wrong --source sales")
+    assert "JUPYTER_ANALYST_TOKEN" in refused(f"{server} --token wrong --source sales")
+    assert "no token was given" in refused(f"{server} --source sales")
+    gone = refused(f"--server http://127.0.0.1:{free_port()} --token t")
+    assert "cannot reach the Jupyter server at http://127.0.0.1:" in gone
+    unknown = refused(f"{server} --token {jupyter.token} --source nope")
+    assert "unknown source 'nope'" in unknown and "configured sources: sales" in unknown
+    assert "--model: not with a server" in refused(f"{server} --token {jupyter.token} --model m")
+    assert jupyter.request("/analyst/api/threads")["threads"] == []  # nothing was made
+
+    # A turn holds the thread (its stream read up to its running step): another is refused 409.
+    tid = jupyter.request("/analyst/api/threads", method="POST", body={"source": "sales"})["thread_id"]
+    hold = urllib.request.Request(
+        f"{jupyter.url}/analyst/api/threads/{tid}/turns", method="POST", data=json.dumps({"prompt": "hold"}).encode(),
+        headers={"Authorization": f"token {jupyter.token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(hold, timeout=CELL_LIMIT_S) as stream:
+        for line in stream:
+            if line.startswith(b"data: ") and json.loads(line[6:]).get("type") == "tool_call":
+                break
+        busy = refused(f"{server} --token {jupyter.token} --thread {tid}")
+        jupyter.request(f"/analyst/api/threads/{tid}/cancel", method="POST", body={})
+    assert "a turn is already running on this thread" in busy and "wait for it, or cancel it" in busy
+
+    # A server without a model says so before making anything.
+    (tmp_path / "bare").mkdir()
+    with JupyterServerProcess(tmp_path / "bare", sources={"sales": str(sales_db)}, model_url="http://127.0.0.1:9/v1",
+                              extra=["--AnalystApp.api_key=", "--AnalystApp.model_base_url="]) as bare:
+        no_model = refused(f"--server {bare.url} --token {bare.token}")
+        assert "has no model configured" in no_model and "OPENAI_API_KEY" in no_model
+        assert bare.request("/analyst/api/threads")["threads"] == []
+
+
+def test_interrupting_an_ask_on_a_jupyter_server_cancels_its_turn(kernel, jupyter):
+    tid = jupyter.request("/analyst/api/threads", method="POST", body={"source": "sales"})["thread_id"]
+
+    pressed: list[bool] = []
+
+    def interrupt_once_running(msg: dict[str, Any]) -> None:
+        # The cell's progress shows the turn's Python step started: the user presses stop, once.
+        if not pressed and "-> run_python" in msg["content"].get("data", {}).get("text/plain", ""):
+            pressed.append(True)
+            kernel.manager.interrupt_kernel()
+
+    cell = kernel.run(f"%%ask --server {jupyter.url} --token {jupyter.token} --thread {tid}\nhold",
+                      watch=interrupt_once_running)
+    assert not cell.ok and cell.reply["ename"] == "KeyboardInterrupt", cell.error
+    thread = jupyter.request(f"/analyst/api/threads/{tid}")
+    assert [t["status"] for t in thread["turns"]] == ["interrupted"] and thread["active"] is False

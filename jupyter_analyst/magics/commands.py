@@ -1,22 +1,28 @@
 """The magics: ``%analyst_sql``, ``%%ask`` and ``%analyst``.
 
-Each parses its words and calls the engine through :class:`MagicSession`; what the engine
-refuses (a write, an unknown table, damaged bytes) ends the cell with the engine's own
-message as a one-line ``UsageError``, not a traceback.
+Each parses its words and calls the engine through :class:`MagicSession` (``%%ask`` may
+call a Jupyter server's analyst API instead, see remote.py); what the engine refuses (a
+write, an unknown table, damaged bytes) ends the cell with the engine's own message as a
+one-line ``UsageError``, not a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import shlex
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 
 from ..errors import AnalystError
 from . import render
-from .session import MagicSession
+from .remote import SERVER_URL_ENV, TOKEN_ENV, ServerThreads, server_of
+from .session import AskResult, MagicSession
+
+if TYPE_CHECKING:
+    from ..artifacts import Artifact
 
 ANALYST_USAGE = ("usage: %analyst use [--workspace DIR] [--thread ID | --source SPEC] [--no-sandbox]"
                  " | threads | artifacts | state | verify [NB.ipynb]")
@@ -49,7 +55,15 @@ def _ask_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model name (default: $OPENAI_MODEL or gpt-4o-mini)")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     parser.add_argument("--no-summarizer", action="store_true", help="no model call after the turn to update the agent state")
+    parser.add_argument("--server", metavar="URL",
+                        help=f"run the turn on this Jupyter server's analyst API (default: ${SERVER_URL_ENV})")
+    parser.add_argument("--token", metavar="T", help=f"the server's token (default: ${TOKEN_ENV})")
+    parser.add_argument("--local", action="store_true", help=f"the local engine even when ${SERVER_URL_ENV} is set")
     return parser
+
+
+#: ``%%ask`` options of the local engine: on a server, its own model and workspace are used.
+LOCAL_ONLY = {"workspace": "--workspace", "model": "--model", "base_url": "--base-url", "no_summarizer": "--no-summarizer"}
 
 
 def refusal(error: dict[str, Any] | AnalystError) -> UsageError:
@@ -66,6 +80,8 @@ class AnalystMagics(Magics):
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
         self.session = MagicSession()
+        #: The current thread on each Jupyter server ``%%ask --server`` used.
+        self.servers = ServerThreads()
 
     # ------------------------------------------------------------------ %analyst_sql
 
@@ -100,9 +116,11 @@ class AnalystMagics(Magics):
 
     @cell_magic
     def ask(self, line: str, cell: str) -> None:
-        """Ask the analyst: one turn of the current thread, its datasets bound as DataFrames."""
-        from IPython.display import Image, Markdown, display
+        """Ask the analyst: one turn of the current thread, its datasets bound as DataFrames.
 
+        The turn runs in the local engine, or on a Jupyter server's analyst API with
+        ``--server URL`` (or ``$JUPYTER_ANALYST_SERVER_URL``), where the sidebar sees it.
+        """
         from ..analysis import ModelSettings
 
         args = _ask_parser().parse_args(shlex.split(line))
@@ -110,14 +128,31 @@ class AnalystMagics(Magics):
         if not prompt:
             raise UsageError("%%ask needs the question in the cell")
         try:
+            server = None if args.local else server_of(args.server, args.token)
+            if server is not None:
+                given = [flag for dest, flag in LOCAL_ONLY.items() if getattr(args, dest)]
+                if given:
+                    raise UsageError(f"{', '.join(given)}: not with a server, whose own model and workspace "
+                                     f"run the turn (add --local to run it here)")
+                result = self.servers.ask(server, prompt, thread=args.thread, source=args.source, rerun=args.rerun,
+                                          on_event=render.LiveProgress())
+                frames = {name: server.dataset(a) for name, a in result.datasets.items()}
+                self._answer(result, frames, lambda a: server.content(a))
+                return
             model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
             result = self.session.ask(
                 prompt, thread=args.thread, source=args.source, workspace=args.workspace, model=model,
                 rerun=args.rerun, summarizer=not args.no_summarizer, on_event=render.LiveProgress(),
             )
             frames = {name: self.session.load(a, args.workspace) for name, a in result.datasets.items()}
+            self._answer(result, frames, lambda a: self.session.image(a, args.workspace))
         except AnalystError as exc:
             raise refusal(exc) from None
+
+    def _answer(self, result: AskResult, frames: dict[str, Any], image: Callable[[Artifact], bytes]) -> None:
+        """Show the turn's answer, bind its datasets, list its artifacts and draw its charts."""
+        from IPython.display import Image, Markdown, display
+
         summary = result.summary
         display(Markdown(summary.answer or "_(no answer)_"))
         reused = summary.tool_calls["executed"] == 0
@@ -128,7 +163,7 @@ class AnalystMagics(Magics):
             render.show(render.artifact_rows(result.artifacts))
         for artifact in result.artifacts:
             if artifact.type == "image" and artifact.mime in ("image/png", "image/jpeg"):
-                display(Image(data=self.session.image(artifact, args.workspace)))
+                display(Image(data=image(artifact)))
         render.show({"text/plain": render.summary_line(summary)})
         if summary.status != "completed":
             raise refusal(summary.error or {"message": f"the turn ended: {summary.status}"})
