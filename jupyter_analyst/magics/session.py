@@ -172,20 +172,19 @@ class MagicSession:
         return chosen
 
     def verify(self, notebook: str | None, *, thread: str | None, workspace: str | None) -> VerifyReport:
-        """Re-execute ``notebook`` (by default the thread, exported to a temporary file) in
-        the sandbox and compare its fingerprints with its manifest."""
-        import tempfile
-
-        from ..notebooks.export import export_thread, write_export
+        """Re-execute ``notebook`` (by default the thread's own audit notebook, kept current
+        after every turn) in the sandbox and compare its fingerprints with its manifest."""
         from ..notebooks.verify import verify_notebook
 
         def run() -> VerifyReport:
             if notebook is not None:
                 return verify_notebook(Path(notebook))
             chosen = self.current(thread)
-            exported = self.read(lambda ws: export_thread(ws.store, ws.artifacts, chosen), workspace)
-            with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
-                return verify_notebook(write_export(exported, Path(tmp) / f"{chosen}.ipynb"))
+            path = self.read(lambda ws: ws.notebook_path(chosen), workspace)
+            if not path.exists():
+                raise ConfigError(f"thread {chosen} has no notebook yet", reason="notebook_not_found",
+                                  hint="it is written at the end of the thread's first turn")
+            return verify_notebook(path)
 
         # Papermill drives its own event loop: off the cell's.
         return in_worker(lambda emit: asyncio.to_thread(run))
