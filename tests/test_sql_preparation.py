@@ -113,9 +113,9 @@ def test_each_sql_step_is_prepared_once(analyst, monkeypatch):
     asked: list[str] = []
     real = preparation.SqlPreparer.prepare
 
-    async def counted(self, sql, source):
+    async def counted(self, sql, source, **options):
         asked.append(sql)
-        return await real(self, sql, source)
+        return await real(self, sql, source, **options)
 
     monkeypatch.setattr(preparation.SqlPreparer, "prepare", counted)
     sql = "SELECT region FROM regions WHERE region <> 'prepared once'"

@@ -452,33 +452,39 @@ class AgentLoop:
             )
             return outcome
 
-        key = plan.key
-        target = machine.tool_target(call.name)
-        if target is not None:
-            await self._enter(turn, machine, target)
-        await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args, step_key=key))
-        ctx = CallContext(thread_id=turn.thread_id, turn_id=turn.turn_id, call_id=call.id, rerun=rerun)
+        try:
+            key = plan.key
+            target = machine.tool_target(call.name)
+            if target is not None:
+                await self._enter(turn, machine, target)
+            await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args, step_key=key))
+            ctx = CallContext(thread_id=turn.thread_id, turn_id=turn.turn_id, call_id=call.id, rerun=rerun)
 
-        earlier = turn_keys.get(key) if key else None
-        record = None if earlier is not None else self.tools.recorded(ctx, key)
-        if earlier is not None or record is not None:
-            outcome = self.tools.reuse(record) if record is not None else _as_reused(earlier)
-            counters["reused"] += 1
-            await self._guard(
-                turn, counters, "duplicate_tool_call_skipped",
-                f"identical {call.name} step already done; its recorded result is returned", call.id,
-            )
-            # What a reused step made is what its names hold now, as if it had run.
-            if call.name == "run_sql" and outcome.artifacts:
-                await self.runtime.dataset_fetched(args["name"], outcome.artifacts[0][0].fingerprint)
-            elif call.name == "run_python" and outcome.status == "ok" and key is not None:
-                self.runtime.python_reused(args["code"], key)
-        else:
-            async with self.runtime.lock:
-                outcome = await self.tools.call(call.name, args, ctx, plan)
-            counters["executed"] += 1
-            if key is not None and outcome.status == "ok":
-                turn_keys[key] = outcome
+            earlier = turn_keys.get(key) if key else None
+            record = None if earlier is not None else self.tools.recorded(ctx, key)
+            if earlier is not None or record is not None:
+                await plan.drop()  # nothing to run: a run that started early is stopped now
+                outcome = self.tools.reuse(record) if record is not None else _as_reused(earlier)
+                counters["reused"] += 1
+                await self._guard(
+                    turn, counters, "duplicate_tool_call_skipped",
+                    f"identical {call.name} step already done; its recorded result is returned", call.id,
+                )
+                # What a reused step made is what its names hold now, as if it had run.
+                if call.name == "run_sql" and outcome.artifacts:
+                    await self.runtime.dataset_fetched(args["name"], outcome.artifacts[0][0].fingerprint)
+                elif call.name == "run_python" and outcome.status == "ok" and key is not None:
+                    self.runtime.python_reused(args["code"], key)
+            else:
+                async with self.runtime.lock:
+                    outcome = await self.tools.call(call.name, args, ctx, plan)
+                counters["executed"] += 1
+                if key is not None and outcome.status == "ok":
+                    turn_keys[key] = outcome
+        finally:
+            # A run of the SQL started while it was checked is dropped unless the call took it
+            # (the step was reused, or the turn stopped before it ran).
+            await plan.drop()
 
         verdict = await asyncio.to_thread(
             memory.record_step, tool=call.name, call_id=call.id, arguments=args, outcome=outcome

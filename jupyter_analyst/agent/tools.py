@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import ast
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -19,8 +20,9 @@ from ..artifacts import Artifact, StepRecord, canonical_python, step_key
 from ..disk import unavailable
 from ..errors import AnalystError, DiskUnavailable, InvalidArguments, KernelError, QueryFailed, StorageError, ToolRetry
 from ..kernel.outputs import collect, over_thread_cap
-from ..sql import PreparedQuery, QueryResult, data_intent
+from ..sql import ClearedQuery, PreparedQuery, QueryResult, data_intent
 from .bindings import inputs_of
+from .early_sql import EarlyRun, EarlyStart
 from .lookup import find
 from ..db import utc_now
 from .runtime import ThreadRuntime
@@ -72,10 +74,18 @@ class StepOutcome:
 @dataclass(frozen=True)
 class StepPlan:
     """What a call will do, worked out before it runs: its logical key and, for SQL, the
-    checked query (prepared once, used for the key and for the execution)."""
+    checked query (prepared once, used for the key and for the execution) and the run of it
+    that started while it was checked."""
 
     key: str | None = None
     query: PreparedQuery | None = None
+    early: EarlyRun | None = None
+
+    async def drop(self) -> None:
+        """The call will not run (reused, or the turn stopped): an early run is interrupted and
+        its staged file removed. Does nothing once the call has taken the run."""
+        if self.early is not None:
+            await self.early.drop()
 
 
 @dataclass
@@ -131,13 +141,24 @@ class ToolBox:
             ToolRetry: the SQL is refused (``SqlRejected``) or the code too complex to key.
         """
         if tool == "run_sql":
-            prepared = await self.runtime.preparer.prepare(args["sql"], self.runtime.source)
-            key = step_key(
-                "run_sql",
-                {"sql": prepared.canonical, "name": args["name"]},
-                data_version=self.runtime.data_version(),
-            )
-            return StepPlan(key, prepared)
+            # The query starts running once it has passed the read-only guard, while the
+            # rest is checked (see early_sql.py); only where a run can be stopped midway.
+            start = EarlyStart(self._execute) if self.runtime.runner.interruptible else None
+            early = None
+            try:
+                prepared = await self.runtime.preparer.prepare(args["sql"], self.runtime.source, on_cleared=start)
+                early = start.close() if start is not None else None
+                key = step_key(
+                    "run_sql",
+                    {"sql": prepared.canonical, "name": args["name"]},
+                    data_version=self.runtime.data_version(),
+                )
+            except BaseException:  # refused after all (an unknown column), or stopped: not run
+                early = start.close() if start is not None else None
+                if early is not None:
+                    await early.drop()
+                raise
+            return StepPlan(key, prepared, early)
         if tool == "run_python":
             # What the names it reads hold: datasets' fingerprints, earlier steps' keys.
             try:
@@ -172,7 +193,8 @@ class ToolBox:
     async def call(self, tool: str, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
         """Run one (already normalised, guarded and planned) tool call."""
         key = plan.key
-        started = time.perf_counter()
+        # A run that started while the call was planned counts from its own start.
+        started = plan.early.started if plan.early is not None else time.perf_counter()
         try:
             match tool:
                 case "list_tables":
@@ -262,18 +284,16 @@ class ToolBox:
         key = plan.key
         # Prepared when the step was planned: not parsed a second time.
         prepared = plan.query or await self.runtime.preparer.prepare(args["sql"], self.runtime.source)
-        # Staged beside the blob store, where the kernel cannot see it, then moved in.
-        tmp = self.artifacts.blobs.dir.parent / ".incoming" / f"{ctx.thread_id}-{ctx.call_id}.parquet"
+        early = await plan.early.take(prepared.executable) if plan.early is not None else None
         try:
-            tmp.parent.mkdir(parents=True, exist_ok=True)
-            result = await self.runtime.runner.run_to_parquet(prepared, tmp)
+            result, tmp = await (early if early is not None else self._execute(prepared))
         except (OSError, QueryFailed) as exc:
             # A result that does not fit on the disk is not the query's fault: the turn stops.
             problem = unavailable(exc, self.artifacts.blobs.root)
             if problem is not None:
                 raise problem from exc
             if isinstance(exc, OSError):
-                raise StorageError(f"cannot stage the query's result in {tmp.parent}: {exc}") from exc
+                raise StorageError(f"cannot stage the query's result in {self._staging}: {exc}") from exc
             raise
         used, used_bytes = self.artifacts.usage(ctx.thread_id)
         refusal = over_thread_cap(self.runtime.output_caps, files=1, size=result.size,
@@ -328,6 +348,18 @@ class ToolBox:
             artifacts=[(artifact, created)],
             notebook_outputs=[_sample_output(name, result.rows, columns, result.sample, capped)],
         )
+
+    @property
+    def _staging(self) -> Path:
+        """Where results are written before they enter the blob store: beside it, where no
+        kernel can see them."""
+        return self.artifacts.blobs.dir.parent / ".incoming"
+
+    async def _execute(self, query: PreparedQuery | ClearedQuery) -> tuple[QueryResult, Path]:
+        """Run ``query`` into a staged Parquet file of its own: the result and the file."""
+        tmp = self._staging / f"{uuid.uuid4().hex}.parquet"
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        return await self.runtime.runner.run_to_parquet(query, tmp), tmp
 
     # ------------------------------------------------------------------ run_python
 
@@ -406,7 +438,7 @@ class ToolBox:
         figures = [(mime, data) for mime, data in execution.images]
         collection, refusal = collect(
             self.runtime.workdir, [str(p) for p in execution.new_files], caps=self.runtime.output_caps,
-            staging=self.artifacts.blobs.dir.parent / ".incoming",
+            staging=self._staging,
             figures=len(figures), figures_bytes=sum(len(d) for _, d in figures),
             thread_files=used, thread_bytes=used_bytes,
         )

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .guard import check_read_only
     from .intent import DataIntent, data_intent
     from .paths import absolute_spec, display_spec
-    from .model import ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
+    from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
     from .prepare import canonical_sql, nearest, prepare_query, prepare_sql
     from .preparer import SqlPreparer
     from .runner import QueryRunner
@@ -29,6 +29,7 @@ _HOME = {
     "check_read_only": "guard",
     "DataIntent": "intent",
     "data_intent": "intent",
+    "ClearedQuery": "model",
     "ColumnInfo": "model",
     "PreparedQuery": "model",
     "QueryResult": "model",

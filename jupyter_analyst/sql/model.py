@@ -43,6 +43,18 @@ class QueryShape(BaseModel):
     """WHERE and HAVING conditions, one per AND-ed term."""
 
 
+class ClearedQuery(BaseModel):
+    """A query past the read-only guard that names only tables the source has: safe to run
+    while its columns are still being checked and its canonical text written (see
+    ``SqlPreparer.prepare``'s ``on_cleared``). What runs is exactly the ``executable`` the
+    finished :class:`PreparedQuery` carries."""
+
+    executable: str
+    """The query in the source's dialect."""
+    has_order: bool = False
+    """Whether the query orders its rows itself (otherwise the runner imposes an order)."""
+
+
 class PreparedQuery(BaseModel):
     """A query that passed the guard, in its canonical and executable forms."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import sqlglot
@@ -27,7 +27,7 @@ from ..errors import SqlRejected
 from ..text import lone_surrogate, valid_text
 from .guard import check_read_only
 from .intent import query_shape
-from .model import PreparedQuery, QueryShape
+from .model import ClearedQuery, PreparedQuery, QueryShape
 from .pivot import check_pivot_columns, statement_pivots
 
 if TYPE_CHECKING:
@@ -162,10 +162,14 @@ def canonical_sql(qualified: exp.Expression, *, copy: bool = True) -> str:
 
 def prepare_sql(
     sql: str, *, schema: dict[str, dict[str, str]], dialect: str, allow_file_functions: bool = False,
-    mapping: MappingSchema | None = None,
+    mapping: MappingSchema | None = None, on_cleared: Callable[[ClearedQuery], None] | None = None,
 ) -> PreparedQuery:
     """Check ``sql`` against a source's ``schema`` and give its canonical and executable forms
     (``mapping``: the schema already built by :func:`mapping_schema`, the same result sooner).
+
+    ``on_cleared`` is called once the query has passed the read-only guard and names only
+    known tables, before its columns are checked and its canonical text is written (most of
+    the work): the query may start running then. It is never called for SQL the guard refuses.
 
     >>> prepare_sql("select Region from regions", schema={"regions": {"region": "VARCHAR"}}, dialect="duckdb").canonical
     'SELECT "_t0"."region" AS "region" FROM "regions" AS "_t0"'
@@ -184,7 +188,7 @@ def prepare_sql(
             reason="invalid_unicode", hint="send valid UTF-8 text",
         )
     try:
-        return _prepare(sql, schema, dialect, allow_file_functions, mapping)
+        return _prepare(sql, schema, dialect, allow_file_functions, mapping, on_cleared)
     except SqlRejected:
         raise
     except (RecursionError, MemoryError):
@@ -221,7 +225,7 @@ def _first_line(exc: BaseException) -> str:
 
 def _prepare(
     sql: str, schema: dict[str, dict[str, str]], dialect: str, allow_file_functions: bool,
-    mapping: MappingSchema | None,
+    mapping: MappingSchema | None, on_cleared: Callable[[ClearedQuery], None] | None,
 ) -> PreparedQuery:
     tree = parse_one(sql, dialect)
     check_read_only(tree, allow_file_functions=allow_file_functions)
@@ -233,6 +237,8 @@ def _prepare(
     except sqlglot.errors.UnsupportedError as exc:  # pragma: no cover - dialect gaps
         raise SqlRejected(f"cannot express this query in {dialect}: {exc}", reason="sql_parse_error") from exc
     has_order = tree.args.get("order") is not None
+    if on_cleared is not None:
+        on_cleared(ClearedQuery(executable=executable, has_order=has_order))
     shape = _shape(tree, dialect)
     if statement_pivots(tree):
         # DuckDB's PIVOT/UNPIVOT statements: the optimizer cannot walk their scopes, so

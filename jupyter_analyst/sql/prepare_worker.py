@@ -1,9 +1,11 @@
 """A worker process that prepares SQL: ``python -m jupyter_analyst.sql.prepare_worker``.
 
 It reads one JSON job per line on stdin (``sql``, ``schema`` or the ``schema_key`` of one
-sent before, ``dialect``, ``allow_file_functions``) and answers each with one JSON line: ``{"prepared": {...}}`` or
-``{"rejected": {...}}``. Its first line says ``{"ready": true}``. It never stops on a job:
-every failure of the preparation is an answer. The host kills it when a job runs past the
+sent before, ``dialect``, ``allow_file_functions``, ``early``) and answers each with one JSON line: ``{"prepared": {...}}`` or
+``{"rejected": {...}}``; a job with ``early`` set is first answered ``{"cleared": {...}}`` as
+soon as its SQL has passed the read-only guard (see ``prepare_sql``'s ``on_cleared``), so the
+host may start running it while the rest is checked. Its first line says ``{"ready": true}``.
+It never stops on a job: every failure of the preparation is an answer. The host kills it when a job runs past the
 time limit (see ``preparer.py``); it exits when its stdin closes, and on Linux is killed
 when the host process dies.
 """
@@ -14,6 +16,7 @@ import json
 import os
 import sys
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, TextIO
 
 
@@ -71,9 +74,10 @@ def _schema(job: dict[str, Any]) -> tuple[dict[str, Any], Any] | None:
     return entry
 
 
-def answer(job: dict[str, Any]) -> dict[str, Any]:
+def answer(job: dict[str, Any], early: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """The reply to one job; never raises. A job may name a schema sent before by its key
-    instead of carrying it: ``{"schema_missing": true}`` asks for it when it is not kept."""
+    instead of carrying it: ``{"schema_missing": true}`` asks for it when it is not kept.
+    ``early`` is given the ``cleared`` reply of a job that asks for one."""
     from ..errors import SqlRejected
     from .prepare import prepare_sql
 
@@ -85,6 +89,8 @@ def answer(job: dict[str, Any]) -> dict[str, Any]:
         prepared = prepare_sql(
             job["sql"], schema=schema, dialect=job["dialect"],
             allow_file_functions=bool(job.get("allow_file_functions")), mapping=mapping,
+            on_cleared=(lambda cleared: early({"cleared": cleared.model_dump()}))
+            if early is not None and job.get("early") else None,
         )
     except SqlRejected as exc:
         return {"rejected": {"message": exc.message, "reason": exc.reason, "hint": exc.hint,
@@ -97,19 +103,21 @@ def answer(job: dict[str, Any]) -> dict[str, Any]:
 
 def serve(jobs: TextIO, replies: TextIO) -> None:
     """Answer jobs until ``jobs`` ends."""
-    replies.write(json.dumps({"ready": True}) + "\n")
-    replies.flush()
+    def send(reply: dict[str, Any]) -> None:
+        # ASCII JSON: one line, whatever the text holds.
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+
+    send({"ready": True})
     for line in jobs:
         try:
-            reply = answer(json.loads(line))
+            reply = answer(json.loads(line), send)
         except (ValueError, KeyError, TypeError) as exc:
             reply = {"rejected": {"message": f"a malformed job: {exc}", "reason": "sql_unsupported"}}
         except MemoryError:
             reply = {"rejected": {"message": "the SQL needs more memory than the checker may use",
                                   "reason": "sql_too_complex"}}
-        # ASCII JSON: one line, whatever the text holds.
-        replies.write(json.dumps(reply) + "\n")
-        replies.flush()
+        send(reply)
 
 
 def main() -> None:

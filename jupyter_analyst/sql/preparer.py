@@ -32,12 +32,13 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AnalystError, SqlRejected
-from .model import PreparedQuery
+from .model import ClearedQuery, PreparedQuery
 
 if TYPE_CHECKING:
     from .sources import DataSource
@@ -51,6 +52,9 @@ POOL_SIZE = max(1, min(4, os.cpu_count() or 1))
 WORKER_MEMORY_MB = 1_024
 #: How long a new worker may take to import sqlglot and say it is ready.
 STARTUP_TIMEOUT_S = 60.0
+
+#: Told of a query that passed the read-only guard while the rest of it is checked.
+Cleared = Callable[[ClearedQuery], None]
 
 _counter_lock = threading.Lock()
 _prepared = 0
@@ -95,14 +99,15 @@ class _Worker:
     def wait_ready(self) -> None:
         """Block until the worker has imported what it needs."""
         if not self.ready:
-            reply = self._read(STARTUP_TIMEOUT_S)
+            reply = self._read(time.monotonic() + STARTUP_TIMEOUT_S)
             if reply.get("ready") is not True:
                 self.stop()
                 raise _WorkerGone("it did not start")
             self.ready = True
 
-    def ask(self, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        """Send one job and wait at most ``timeout_s`` for its answer."""
+    def ask(self, job: dict[str, Any], timeout_s: float, on_cleared: Cleared | None = None) -> dict[str, Any]:
+        """Send one job and wait at most ``timeout_s`` for its answer; ``on_cleared`` is given
+        the early ``cleared`` reply on the way (see ``prepare_worker``)."""
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(json.dumps(job).encode("ascii") + b"\n")
@@ -110,12 +115,20 @@ class _Worker:
         except OSError as exc:
             self.stop()
             raise _WorkerGone("it was not running") from exc
-        return self._read(timeout_s)
+        deadline = time.monotonic() + timeout_s
+        reply = self._read(deadline)
+        while "cleared" in reply:
+            if on_cleared is not None:
+                try:
+                    on_cleared(ClearedQuery.model_validate(reply["cleared"]))
+                except Exception:  # noqa: BLE001 - an early start is only sooner: the answer still comes
+                    pass
+            reply = self._read(deadline)
+        return reply
 
-    def _read(self, timeout_s: float) -> dict[str, Any]:
+    def _read(self, deadline: float) -> dict[str, Any]:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + timeout_s
         while b"\n" not in self._pending:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -186,7 +199,7 @@ class WorkerPool:
         with self._lock:
             self._all.discard(worker)
 
-    def run(self, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    def run(self, job: dict[str, Any], timeout_s: float, on_cleared: Cleared | None = None) -> dict[str, Any]:
         """Prepare one job in a worker (blocking); a worker that fails is replaced.
 
         Raises:
@@ -208,7 +221,7 @@ class WorkerPool:
                     ) from None
                 continue
             try:
-                reply = self._ask(worker, job, timeout_s)
+                reply = self._ask(worker, job, timeout_s, on_cleared)
             except _WorkerGone as exc:
                 self._discard(worker)
                 if exc.why == "it was not running" and attempt == 1:
@@ -221,16 +234,16 @@ class WorkerPool:
         raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod
-    def _ask(worker: _Worker, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    def _ask(worker: _Worker, job: dict[str, Any], timeout_s: float, on_cleared: Cleared | None) -> dict[str, Any]:
         """Send a job, with its schema only when this worker was not sent that schema before
         (a large schema costs more to send and to build than a small query to check)."""
         key = job.get("schema_key")
         if key and key in worker.schemas:
-            reply = worker.ask({k: v for k, v in job.items() if k != "schema"}, timeout_s)
+            reply = worker.ask({k: v for k, v in job.items() if k != "schema"}, timeout_s, on_cleared)
             if not reply.get("schema_missing"):
                 return reply
             worker.schemas.discard(key)  # the worker let it go: sent again below
-        reply = worker.ask(job, timeout_s)
+        reply = worker.ask(job, timeout_s, on_cleared)
         if key:
             worker.schemas.add(key)
         return reply
@@ -326,8 +339,13 @@ class SqlPreparer:
         """Start a worker now, so that the first query does not wait for it to import."""
         worker_pool().warm()
 
-    async def prepare(self, sql: str, source: DataSource) -> PreparedQuery:
+    async def prepare(self, sql: str, source: DataSource, *, on_cleared: Cleared | None = None) -> PreparedQuery:
         """Check ``sql`` against ``source``: its canonical and executable forms.
+
+        ``on_cleared`` (called in a thread of this module's) is given the query as soon as it
+        has passed the read-only guard, while its columns are still being checked: the caller
+        may start running it then, and must drop that run if this raises. It is not called
+        for a query this process checked before (the answer is immediate).
 
         Raises:
             SqlRejected: as ``prepare_sql``, and ``sql_too_large`` / ``sql_too_complex``
@@ -352,11 +370,11 @@ class SqlPreparer:
             return known.model_copy(deep=True)
         schema_key, schema = await _schema_of(source, key[-1])
         job = {"sql": sql, "schema_key": schema_key, "schema": schema, "dialect": source.dialect,
-               "allow_file_functions": bool(source.allow_file_functions)}
+               "allow_file_functions": bool(source.allow_file_functions), "early": on_cleared is not None}
         pool = worker_pool()
         loop = asyncio.get_running_loop()
         try:
-            reply = await loop.run_in_executor(pool.executor, pool.run, job, self.timeout_s)
+            reply = await loop.run_in_executor(pool.executor, pool.run, job, self.timeout_s, on_cleared)
         except _WorkerGone as exc:
             if exc.why == "timeout":
                 raise SqlRejected(

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from ..artifacts.fingerprints import sha256_file
 from ..errors import QueryFailed
-from .model import ColumnInfo, PreparedQuery, QueryResult
+from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult
 from .sources import DataSource, DuckDBSource, SQLAlchemySource, json_safe
 from .stream import PIPES, HashingFile, copy_hashed
 
@@ -37,6 +37,10 @@ COUNT_ALLOWANCE_S = 2.0
 _TEMPORAL = ("DATE", "TIMESTAMP", "TIME")
 
 
+#: How often a query that is no longer wanted is interrupted again until its thread ends.
+_INTERRUPT_EVERY_S = 0.05
+
+
 class QueryRunner:
     """Runs queries of one source in worker threads, with a timeout and a row cap."""
 
@@ -45,7 +49,12 @@ class QueryRunner:
         self.timeout_s = timeout_s
         self.row_cap = row_cap
 
-    async def run_to_parquet(self, query: PreparedQuery, dest: Path) -> QueryResult:
+    @property
+    def interruptible(self) -> bool:
+        """Whether a query can be stopped midway (and its thread with it) when cancelled."""
+        return isinstance(self.source, DuckDBSource)
+
+    async def run_to_parquet(self, query: PreparedQuery | ClearedQuery, dest: Path) -> QueryResult:
         """Execute ``query`` and write its rows to ``dest`` (atomically); returns a summary
         with the file's fingerprint.
 
@@ -71,7 +80,7 @@ class QueryRunner:
 
     # ------------------------------------------------------------------ DuckDB
 
-    async def _duckdb(self, query: PreparedQuery, tmp: Path, started: float) -> QueryResult:
+    async def _duckdb(self, query: PreparedQuery | ClearedQuery, tmp: Path, started: float) -> QueryResult:
         assert isinstance(self.source, DuckDBSource)
         cursor = self.source.cursor()
         cap = int(self.row_cap)
@@ -113,7 +122,9 @@ class QueryRunner:
         finally:
             cursor.close()
 
-    async def _count(self, cursor: duckdb.DuckDBPyConnection, query: PreparedQuery, started: float) -> int | None:
+    async def _count(
+        self, cursor: duckdb.DuckDBPyConnection, query: PreparedQuery | ClearedQuery, started: float
+    ) -> int | None:
         """All the rows of ``query``, or ``None`` when counting takes longer than allowed."""
         spent = time.perf_counter() - started
         allowance = min(max(COUNT_ALLOWANCE_S, spent), max(self.timeout_s - spent, 0.0))
@@ -129,7 +140,7 @@ class QueryRunner:
 
     # ------------------------------------------------------------------ SQLAlchemy
 
-    async def _generic(self, query: PreparedQuery, tmp: Path) -> QueryResult:
+    async def _generic(self, query: PreparedQuery | ClearedQuery, tmp: Path) -> QueryResult:
         assert isinstance(self.source, SQLAlchemySource)
         import sqlalchemy
 
@@ -191,7 +202,20 @@ class QueryRunner:
         try:
             if cancel is None:
                 return await asyncio.wait_for(future, seconds)
-            return await future
+            try:
+                # Shielded: a cancelled wait must not mark the thread's work done while it runs.
+                return await asyncio.shield(future)
+            except asyncio.CancelledError:
+                # A query nobody wants any more (a stopped turn, a run started early and then
+                # not needed): interrupted, and its thread done with its files before this returns.
+                # An interruption that comes before the statement has begun is lost: repeated
+                # until the thread is done.
+                while not future.done():
+                    cancel()
+                    await asyncio.wait([future], timeout=_INTERRUPT_EVERY_S)
+                if not future.cancelled():
+                    future.exception()  # the interruption it ended with is expected: retrieved, not logged
+                raise
         except (TimeoutError, asyncio.TimeoutError) as exc:
             raise _timeout(seconds) from exc
         except duckdb.InterruptException as exc:

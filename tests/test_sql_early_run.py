@@ -1,0 +1,181 @@
+"""A query starts running once it has passed the read-only guard, while its columns are
+still checked; the run is kept by its step, or stopped and cleaned up when not wanted."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from jupyter_analyst.errors import SqlRejected, ToolRetry
+from jupyter_analyst.sql import SqlPreparer, open_source, prepare_sql
+
+SCHEMA = {"regions": {"region": "VARCHAR", "manager": "VARCHAR"}}
+#: Hours of work for DuckDB, in one query that reads a real table: a test that runs it ends
+#: only if the query is interrupted (or fails by the suite's time limit).
+SLOW = ("SELECT COUNT(*) AS n FROM regions, range(100000000000000) AS r(x) "
+        "WHERE (x * 7 + length(regions.region)) % 13 = 5")
+
+
+def test_a_query_is_cleared_after_the_guard_and_before_its_columns_are_checked():
+    cleared = []
+    prepared = prepare_sql("select Region from regions order by 1", schema=SCHEMA, dialect="duckdb",
+                           on_cleared=cleared.append)
+    (early,) = cleared
+    assert early.executable == prepared.executable and early.has_order is True
+
+    cleared.clear()
+    with pytest.raises(SqlRejected) as refused:
+        prepare_sql("SELECT regoin FROM regions", schema=SCHEMA, dialect="duckdb", on_cleared=cleared.append)
+    # Cleared (it is read-only, its table exists), then refused: the caller drops the run.
+    assert refused.value.reason == "unknown_column" and len(cleared) == 1
+
+
+@pytest.mark.parametrize("sql, reason", [
+    ("DELETE FROM regions", "sql_not_read_only"),
+    ("SELECT 1; DROP TABLE regions", "sql_multiple_statements"),
+    ("SELECT region FROM regoins", "unknown_table"),
+    ("COPY regions TO '/tmp/out.csv'", "sql_not_read_only"),
+    ("SELECT * FROM read_csv('/etc/passwd')", None),
+])
+def test_nothing_the_guard_refuses_is_ever_cleared(sql, reason):
+    cleared = []
+    with pytest.raises(SqlRejected) as refused:
+        prepare_sql(sql, schema=SCHEMA, dialect="duckdb", on_cleared=cleared.append)
+    assert cleared == []
+    if reason is not None:
+        assert refused.value.reason == reason
+
+
+def test_the_worker_clears_a_query_before_its_answer_and_a_known_text_is_answered_at_once(sales_db):
+    preparer = SqlPreparer()
+    source = open_source(str(sales_db))
+    sql = "SELECT region_id, COUNT(*) AS n FROM orders GROUP BY region_id /* early */"
+    try:
+        cleared = []
+        prepared = asyncio.run(preparer.prepare(sql, source, on_cleared=cleared.append))
+        assert [c.executable for c in cleared] == [prepared.executable]
+        cleared.clear()
+        assert asyncio.run(preparer.prepare(sql, source, on_cleared=cleared.append)) == prepared
+        assert cleared == []  # checked before: nothing to start early, the answer is immediate
+    finally:
+        source.close()
+
+
+@pytest.fixture
+def toolbox(tmp_path, sales_db):
+    """A thread's tools on the sample database, with no kernel."""
+    from jupyter_analyst.agent.runtime import ThreadRuntime
+    from jupyter_analyst.agent.tools import ToolBox
+    from jupyter_analyst.workspace import Workspace
+
+    workspace = Workspace(tmp_path / "ws")
+    thread = workspace.store.create_thread(source=str(sales_db))
+    source = open_source(str(sales_db))
+    runtime = ThreadRuntime(thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
+                            workdir=workspace.kernel_dir(thread.thread_id))
+    tools = ToolBox(runtime)
+    tools.thread_id = thread.thread_id
+    yield tools
+    asyncio.run(runtime.close())
+    workspace.close()
+
+
+def _ctx(tools, call_id: str):
+    from jupyter_analyst.agent.tools import CallContext
+
+    return CallContext(tools.thread_id, "turn_early", call_id)
+
+
+def _staged(tools) -> list[Path]:
+    folder = tools.artifacts.blobs.dir.parent / ".incoming"
+    return sorted(folder.iterdir()) if folder.exists() else []
+
+
+def test_a_step_keeps_the_run_that_started_while_it_was_checked(toolbox):
+    async def go():
+        args = {"sql": "SELECT region_id, SUM(quantity) AS units FROM orders GROUP BY region_id ORDER BY 1", "name": "units"}
+        plan = await toolbox.plan("run_sql", args)
+        assert plan.early is not None  # started before the check had finished
+        outcome = await toolbox.call("run_sql", args, _ctx(toolbox, "c1"), plan)
+        regions = toolbox.runtime.source.cursor().execute("SELECT COUNT(DISTINCT region_id) FROM orders").fetchone()[0]
+        assert outcome.status == "ok" and outcome.result["rows"] == regions
+        assert plan.early.taken and outcome.duration_s >= 0
+        # What ran is the checked query: the artifact's bytes are the file the run wrote.
+        (artifact, created) = outcome.artifacts[0]
+        assert created and toolbox.artifacts.read_bytes(artifact.artifact_id)[:4] == b"PAR1"
+        await plan.drop()  # taken: dropping it now changes nothing
+        assert toolbox.artifacts.read_bytes(artifact.artifact_id)[:4] == b"PAR1"
+
+    asyncio.run(go())
+    assert _staged(toolbox) == []
+
+
+def test_a_reused_step_stops_its_early_run_and_leaves_no_file(toolbox):
+    async def go():
+        first = {"sql": "SELECT region FROM regions ORDER BY region", "name": "r"}
+        plan = await toolbox.plan("run_sql", first)
+        assert (await toolbox.call("run_sql", first, _ctx(toolbox, "c1"), plan)).status == "ok"
+        # Another text of the same query: a new check (so an early run), the same step key.
+        again = {"sql": "select REGION from REGIONS order by region", "name": "r"}
+        plan2 = await toolbox.plan("run_sql", again)
+        assert plan2.key == plan.key and plan2.early is not None
+        assert toolbox.recorded(_ctx(toolbox, "c2"), plan2.key) is not None
+        await plan2.drop()
+        assert plan2.early.task.done()
+
+    asyncio.run(go())
+    assert _staged(toolbox) == []
+
+
+def test_a_query_refused_after_it_started_is_stopped_before_the_source_closes(toolbox):
+    """An unknown column is found while the query already runs: the run is interrupted, not
+    left holding the source (closing a DuckDB source under a running query fails)."""
+    async def go():
+        args = {"sql": SLOW.replace("COUNT(*) AS n", "COUNT(regions.nope) AS n"), "name": "slow"}
+        with pytest.raises(ToolRetry) as refused:
+            await toolbox.plan("run_sql", args)
+        assert refused.value.reason == "unknown_column"
+
+    asyncio.run(go())
+    toolbox.runtime.source.close()  # raises "connection is busy" while a query still runs
+    assert _staged(toolbox) == []
+
+
+def test_a_stopped_step_interrupts_its_query(toolbox):
+    """Cancelling a step (the user's Stop) interrupts DuckDB; the thread lets go of the source."""
+    async def go():
+        args = {"sql": SLOW, "name": "slow"}
+        plan = await toolbox.plan("run_sql", args)
+        step = asyncio.create_task(toolbox.call("run_sql", args, _ctx(toolbox, "c1"), plan))
+        while not plan.early.taken:  # the step has taken the run: it awaits the query now
+            await asyncio.sleep(0)
+        step.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await step
+        await plan.drop()
+
+    asyncio.run(go())
+    toolbox.runtime.source.close()
+    assert _staged(toolbox) == []
+
+
+def test_a_plain_query_run_stopped_midway_lets_go_of_the_source(sales_db, tmp_path):
+    from jupyter_analyst.sql import QueryRunner, prepare_query
+
+    source = open_source(str(sales_db))
+
+    async def go():
+        run = asyncio.create_task(QueryRunner(source).run_to_parquet(prepare_query(SLOW, source), tmp_path / "x.parquet"))
+        await asyncio.sleep(0)  # let it start its thread
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(go())
+    source.close()
+    assert not (tmp_path / "x.parquet").exists() and list(tmp_path.iterdir()) == []
+    with pytest.raises(duckdb.ConnectionException):
+        source.conn.execute("SELECT 1")
