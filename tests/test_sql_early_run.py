@@ -118,6 +118,9 @@ def test_a_reused_step_stops_its_early_run_and_leaves_no_file(toolbox):
         first = {"sql": "SELECT region FROM regions ORDER BY region", "name": "r"}
         plan = await toolbox.plan("run_sql", first)
         assert (await toolbox.call("run_sql", first, _ctx(toolbox, "c1"), plan)).status == "ok"
+        # The very text the thread ran: most likely reused, so nothing starts before the key is known.
+        same = await toolbox.plan("run_sql", dict(first))
+        assert same.key == plan.key and same.early is None
         # Another text of the same query: a new check (so an early run), the same step key.
         again = {"sql": "select REGION from REGIONS order by region", "name": "r"}
         plan2 = await toolbox.plan("run_sql", again)

@@ -142,8 +142,11 @@ class ToolBox:
         """
         if tool == "run_sql":
             # The query starts running once it has passed the read-only guard, while the
-            # rest is checked (see early_sql.py); only where a run can be stopped midway.
-            start = EarlyStart(self._execute) if self.runtime.runner.interruptible else None
+            # rest is checked (see early_sql.py): only where a run can be stopped midway, and
+            # not for a text the thread ran before (that call is most likely reused).
+            early = getattr(self.runtime.source, "interruptible", False) and not await asyncio.to_thread(
+                self.artifacts.ran_sql, self.runtime.thread_id, args["sql"])
+            start = EarlyStart(self._execute) if early else None
             early = None
             try:
                 prepared = await self.runtime.preparer.prepare(args["sql"], self.runtime.source, on_cleared=start)

@@ -296,6 +296,12 @@ class ArtifactStore(SQLiteStore):
         rows = self._rows("SELECT * FROM steps WHERE thread_id = ? AND step_key = ?", (thread_id, step_key))
         return _step(rows[0]) if rows else None
 
+    def ran_sql(self, thread_id: str, sql: str) -> bool:
+        """Whether the thread has a recorded SQL step of exactly this text (its next call is
+        most likely reused, so nothing is run before its key is known)."""
+        return bool(self._rows("SELECT 1 FROM steps WHERE thread_id = ? AND tool = 'run_sql' "
+                               "AND json_extract(arguments, '$.sql') = ? LIMIT 1", (thread_id, sql)))
+
     def steps(self, thread_id: str) -> list[StepRecord]:
         """The thread's recorded steps in execution order."""
         return [_step(r) for r in self._rows("SELECT * FROM steps WHERE thread_id = ? ORDER BY rowid", (thread_id,))]

@@ -49,11 +49,6 @@ class QueryRunner:
         self.timeout_s = timeout_s
         self.row_cap = row_cap
 
-    @property
-    def interruptible(self) -> bool:
-        """Whether a query can be stopped midway (and its thread with it) when cancelled."""
-        return isinstance(self.source, DuckDBSource)
-
     async def run_to_parquet(self, query: PreparedQuery | ClearedQuery, dest: Path) -> QueryResult:
         """Execute ``query`` and write its rows to ``dest`` (atomically); returns a summary
         with the file's fingerprint.

@@ -34,6 +34,8 @@ class DataSource(Protocol):
     kind: str
     dialect: str
     allow_file_functions: bool
+    interruptible: bool
+    """Whether a query can be stopped midway (its thread let go at once) when not wanted."""
 
     def list_tables(self) -> list[TableInfo]: ...
     def describe_table(self, table: str, sample_rows: int = 5) -> TableDescription: ...
@@ -111,6 +113,7 @@ class DuckDBSource:
     """A DuckDB database: a file (read-only), ``:memory:``, or views over data files."""
 
     dialect = "duckdb"
+    interruptible = True
 
     def __init__(self, spec: str, *, files: list[Path] | None = None, allow_file_functions: bool = False) -> None:
         self.spec = spec
@@ -211,6 +214,7 @@ class SQLAlchemySource:
     """Any database SQLAlchemy reaches; SQL is transpiled to its dialect."""
 
     kind = "sqlalchemy"
+    interruptible = False
 
     def __init__(self, spec: str, *, allow_file_functions: bool = False, url: Any = None) -> None:
         """Connect to ``spec``; ``url`` (a ``sqlalchemy.URL``) when it is not the spec itself."""
