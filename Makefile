@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: demo lab chromium-deps test test-python test-js test-ui extension bench bench-quick install clean sandbox-deps
+.PHONY: demo lab chromium-deps test test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
 
 # The JupyterLab extension (src/, style/, schema/): `npm ci` when the lock changes, a
 # build when its sources do. The browser tests have their own node_modules.
@@ -84,6 +84,10 @@ test-js: $(NODE_STAMP)
 
 test-ui: $(EXT_STAMP) $(UI_STAMP) sandbox-deps chromium-deps
 	cd ui-tests && PATH="$(abspath $(VENV))/bin:$$PATH" ANALYST_PYTHON="$(abspath $(PY))" $(NPM) test
+
+## The API's OpenAPI description, generated from the routes and models (a test checks it is current).
+openapi: $(STAMP)
+	$(PY) -m jupyter_analyst.server.openapi --write
 
 $(BENCH_STAMP): $(STAMP)
 	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e '.[test,bench]'

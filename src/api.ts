@@ -456,7 +456,7 @@ export class AnalystClient {
     );
   }
 
-  /** The thread's audit notebook (nbformat JSON); 404 `notebook_not_found` before its first turn. */
+  /** The thread's audit notebook (nbformat JSON); 409 `notebook_not_found` before its first turn. */
   async notebook(threadId: string): Promise<Record<string, unknown>> {
     return this.json<Record<string, unknown>>(
       `${threadPath(threadId)}/notebook`

@@ -120,7 +120,7 @@ async def test_export_paths_are_checked_and_a_thread_without_turns_has_no_notebo
     thread = await api(jp_fetch, "threads", method="POST", body={"source": "sales"})
     tid = thread["thread_id"]
     status, error = await refused(jp_fetch, "threads", tid, "export", body={})
-    assert (status, error["reason"]) == (404, "notebook_not_found")
+    assert (status, error["reason"]) == (409, "notebook_not_found")
     tid, _ = await thread_with_a_turn(jp_fetch)
     for bad in ("../outside.ipynb", "/etc/x.ipynb", "a//b.ipynb", "notes.txt", "a\\..\\b.ipynb"):
         status, error = await refused(jp_fetch, "threads", tid, "export", body={"path": bad})
@@ -139,7 +139,7 @@ async def test_verify_refuses_a_notebook_of_another_thread(jp_fetch):
     second, _ = await thread_with_a_turn(jp_fetch)
     path = (await api(jp_fetch, "threads", first, "export", method="POST", body={}))["path"]
     status, error = await refused(jp_fetch, "threads", second, "verify", body={"path": path})
-    assert (status, error["reason"]) == (400, "notebook_of_another_thread")
+    assert (status, error["reason"]) == (409, "notebook_of_another_thread")
 
 
 async def test_a_step_as_a_cell_runs_in_a_fresh_python(jp_fetch, tmp_path, db):

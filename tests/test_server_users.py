@@ -60,10 +60,10 @@ async def test_each_user_sees_only_their_own(jp_fetch, jp_serverapp):
     assert info.value.code == 404
 
 
-async def test_nobody_gets_403(jp_fetch):
+async def test_nobody_gets_401(jp_fetch):
     with pytest.raises(HTTPClientError) as info:
         await jp_fetch("analyst", "api", "threads", headers={"Authorization": ""})
-    assert info.value.code == 403
+    assert info.value.code == 401
 
 
 async def test_every_handler_is_authenticated(jp_fetch, jp_serverapp):

@@ -99,7 +99,7 @@ class ExportHandler(AuditHandler):
         request = self.body(ExportNotebook)
         if not self.service.workspace.store.turns(thread_id):
             raise self.refuse(ConfigError("the thread has no turn yet", reason="notebook_not_found",
-                                          hint="ask a question first; the notebook records the turns"), 404)
+                                          hint="ask a question first; the notebook records the turns"), 409)
         path = request.path or default_notebook_path(thread)
         nb = await asyncio.to_thread(self.exported, thread, path)
         await self.make_folders(path)
@@ -120,14 +120,14 @@ class VerifyHandler(AuditHandler):
         request = self.body(VerifyNotebook)
         if not self.service.workspace.store.turns(thread_id):
             raise self.refuse(ConfigError("the thread has no turn yet", reason="notebook_not_found",
-                                          hint="ask a question first"), 404)
+                                          hint="ask a question first"), 409)
         if request.path is not None:
             model = await ensure_async(self.contents_manager.get(request.path, content=True, type="notebook"))
             nb: dict[str, Any] = model["content"]
             if (nb.get("metadata", {}).get(META) or {}).get("thread_id") != thread_id:
                 raise self.refuse(ConfigError(f"{request.path} is not an export of this thread",
                                               reason="notebook_of_another_thread",
-                                              hint="export the thread, then verify that notebook"))
+                                              hint="export the thread, then verify that notebook"), 409)
         else:
             nb = await asyncio.to_thread(self.exported, thread)
         # Whatever the notebook's parameters cell says, it runs on the thread's own source:
@@ -183,11 +183,10 @@ class NotebookHandler(AuditHandler):
         path = self.service.workspace.notebook_path(thread_id)
         if not path.exists():
             raise self.refuse(ConfigError("the thread has no notebook yet", reason="notebook_not_found",
-                                          hint="it is written at the end of the thread's first turn"), 404)
-        self.set_header("Content-Type", "application/x-ipynb+json")
+                                          hint="it is written at the end of the thread's first turn"), 409)
         spec = thread.source or ""
         if masked(spec) == spec:
-            self.finish(await asyncio.to_thread(path.read_bytes))
+            body: bytes | str = await asyncio.to_thread(path.read_bytes)
         else:
-            nb = await asyncio.to_thread(self.exported, thread, path.name)
-            self.finish(ipynb.dumps(nb))
+            body = ipynb.dumps(await asyncio.to_thread(self.exported, thread, path.name))
+        self.finish(body, set_content_type="application/x-ipynb+json")

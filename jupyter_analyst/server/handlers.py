@@ -24,8 +24,7 @@ from ..store import Thread
 from . import sse
 from .inputs import (
     ApiLimits, ArtifactsQuery, BodyBuffer, CancelTurn, EventsQuery, Input, InvalidRequest, NewThread, NewTurn,
-    PreviewQuery,
-    parse_body, parse_fields,
+    PreviewQuery, parse_body, parse_fields,
 )
 from .service import ThreadBusy, ThreadService
 
@@ -39,6 +38,15 @@ class ApiError(web.HTTPError):
         # Tornado formats the log line with %: a client's text must not be read as a format.
         super().__init__(status, error.message.replace("%", "%%"), reason=error.reason)
         self.error = error
+
+
+#: The methods an API path may declare (OPTIONS is Jupyter's CORS answer, on every path).
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+def declared_methods(handler: type[web.RequestHandler]) -> list[str]:
+    """The HTTP methods ``handler`` answers (those it defines, not Tornado's 405 stubs)."""
+    return [m for m in METHODS if getattr(handler, m) is not getattr(web.RequestHandler, m)]
 
 
 def status_of(error: AnalystError) -> int:
@@ -85,7 +93,19 @@ class AnalystHandler(APIHandler):
 
     async def prepare(self) -> None:  # type: ignore[override]
         self._buffer = BodyBuffer(self.limits.max_body_bytes)
-        await super().prepare()
+        try:
+            await super().prepare()
+        except web.HTTPError as exc:  # e.g. the XSRF check of a request with no credentials
+            if exc.status_code == 403 and not self.current_user:
+                raise web.HTTPError(401) from None
+            raise
+
+    def get_login_url(self) -> str:
+        """No credentials: 401. Jupyter's API answers 403, which a client cannot tell from
+        credentials that are not allowed (those stay 403)."""
+        if not self.current_user:
+            raise web.HTTPError(401)
+        return super().get_login_url()
 
     def data_received(self, chunk: bytes) -> None:
         """Keep the body's next chunk (counted only, past the limit)."""
@@ -153,6 +173,10 @@ class AnalystHandler(APIHandler):
                      "hint": None}
         else:  # a bug: nothing of it is shown
             reply = {"message": "Unhandled error", "reason": None, "hint": None, "traceback": ""}
+        if status_code == 405:  # what the path does answer (RFC 9110)
+            self.set_header("Allow", ", ".join(m.upper() for m in declared_methods(type(self))))
+        elif status_code == 401:  # how to authenticate (RFC 9110)
+            self.set_header("WWW-Authenticate", 'token realm="jupyter-analyst"')
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(reply, default=str))
 
@@ -248,7 +272,14 @@ class EventsHandler(AnalystHandler):
     async def get(self, thread_id: str) -> None:
         """Events after ``?after=N`` (or ``Last-Event-ID``); a stream with ``Accept: text/event-stream``."""
         self.owned_thread(thread_id)
-        after = self.query(EventsQuery, after=self.request.headers.get("Last-Event-ID")).after
+        resume = self.request.headers.get("Last-Event-ID")
+        if resume:  # checked even when ?after wins: a client sending nonsense is told so
+            try:
+                parse_fields(EventsQuery, {"after": resume})
+            except InvalidRequest as exc:
+                raise self.refuse(InvalidRequest(f"Last-Event-ID: {exc.message}", reason=exc.reason,
+                                                 hint="send the `id:` of the last event received")) from None
+        after = self.query(EventsQuery, after=resume).after
         store = self.service.workspace.store
         if "text/event-stream" not in self.request.headers.get("Accept", ""):
             self.reply({"events": [e.model_dump() for e in store.events(thread_id, after=after)]})
@@ -316,7 +347,7 @@ class ArtifactContentHandler(AnalystHandler):
             while chunk := fh.read(1 << 20):
                 self.write(chunk)
                 await self.flush()
-        self.finish()
+        self.finish(set_content_type=self._headers["Content-Type"])
 
 
 class ArtifactPreviewHandler(AnalystHandler):
@@ -345,6 +376,24 @@ class OpenAPIHandler(AnalystHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        """The OpenAPI description of this API."""
-        self.set_header("Content-Type", "application/yaml")
-        self.finish((resources.files("jupyter_analyst.server") / "openapi.yaml").read_text())
+        """The OpenAPI description of this API, as this server takes it (its source names)."""
+        served = self.settings.get("jupyter_analyst_openapi")
+        if served is None:
+            import yaml
+
+            from .openapi import for_server, render
+
+            doc = yaml.safe_load((resources.files("jupyter_analyst.server") / "openapi.yaml").read_text())
+            catalog = self.service.catalog
+            served = render(for_server(doc, None if catalog.allow_any else catalog.names))
+            self.settings["jupyter_analyst_openapi"] = served
+        self.finish(served, set_content_type="application/yaml")
+
+
+class NotFoundHandler(AnalystHandler):
+    """Any other path under the API: a JSON 404, like the API's own."""
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()
+        raise self.refuse(ConfigError(f"no such API path: {self.request.path}", reason="not_found",
+                                      hint="see the description at openapi.yaml"), 404)

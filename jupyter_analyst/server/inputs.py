@@ -130,7 +130,7 @@ NOTEBOOK_FOLDER = "analyst"
 def _notebook_path(path: str) -> str:
     # A path in the Jupyter contents API: relative, '/'-separated, no parent steps. The
     # contents manager checks it again (root escapes, hidden files); this says why early.
-    parts = path.strip("/").split("/")
+    parts = path.split("/")
     if path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
         raise ValueError("must be a relative path in your Jupyter folder, without '..' or empty parts")
     if not parts[-1].endswith(".ipynb") or parts[-1] == ".ipynb":
@@ -138,7 +138,9 @@ def _notebook_path(path: str) -> str:
     return "/".join(parts)
 
 
-NotebookPath = Annotated[Text, AfterValidator(_notebook_path)]
+#: ``_notebook_path``'s rule as the description states it (a pattern client tools can test).
+NOTEBOOK_PATH_PATTERN = r"^(?![/.]?/)(?!.*//)(?!(?:.*/)?\.{1,2}(?:/|$))[^\\]*[^/\\]\.ipynb$"
+NotebookPath = Annotated[Text, AfterValidator(_notebook_path), Field(json_schema_extra={"pattern": NOTEBOOK_PATH_PATTERN})]
 
 
 class ExportNotebook(_Input):

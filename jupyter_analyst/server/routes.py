@@ -5,7 +5,7 @@ from __future__ import annotations
 from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerifyHandler
 from .handlers import (
     ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, CancelHandler, ConfigHandler, EventsHandler,
-    OpenAPIHandler, SourcesHandler, StateHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler,
+    NotFoundHandler, OpenAPIHandler, SourcesHandler, StateHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler,
     TurnsHandler,
 )
 
@@ -37,4 +37,5 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/artifacts/{artifact}", ArtifactHandler),
         (f"{api}/artifacts/{artifact}/content", ArtifactContentHandler),
         (f"{api}/artifacts/{artifact}/preview", ArtifactPreviewHandler),
+        (f"{api}/.*", NotFoundHandler),  # last: any other path under the API
     ]

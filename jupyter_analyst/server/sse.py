@@ -99,7 +99,7 @@ def coalesce(first: TextDelta, queue: asyncio.Queue[Event | None]) -> tuple[Even
 
 def error_frame(reason: str, message: str) -> str:
     """A final frame saying why a stream ended without its turn's end."""
-    return f"event: error\ndata: {json.dumps({'reason': reason, 'message': message})}\n\n"
+    return f"event: error\ndata: {json.dumps({'message': message, 'reason': reason, 'hint': None})}\n\n"
 
 
 def parse_events(body: str) -> list[dict]:

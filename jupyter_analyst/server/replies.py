@@ -1,0 +1,176 @@
+"""What the API answers: one typed model per response body.
+
+The OpenAPI description (``openapi.py``) is generated from these and from the request
+models in ``inputs.py``, so a body and its description cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..agent.events import Event
+from ..artifacts.model import Artifact
+from ..store import Thread, Turn
+from .inputs import ApiLimits
+
+
+class Error(BaseModel):
+    """Every refusal: what went wrong, a stable code to act on, and what to send instead."""
+
+    model_config = ConfigDict(extra="allow")
+
+    message: str
+    """For a person."""
+    reason: str | None
+    """A stable code (see the list in the description of this API)."""
+    hint: str | None
+    """What to send instead, when there is something to say."""
+    field: str | None = None
+    """The refused field or parameter."""
+    sources: list[str] | None = None
+    """With ``unknown_source``: the configured names."""
+
+
+class ModelInfo(BaseModel):
+    """The model the server's turns use (never its key)."""
+
+    configured: bool
+    """``false``: turns are refused with ``no_model`` until one is set."""
+    name: str | None
+    base_url: str | None
+    """Its endpoint, a URL's password masked."""
+    scripted: bool
+    """The offline scripted model (its replies are canned)."""
+    hint: str | None
+    """How to configure one, when none is."""
+
+
+class ConfigReply(BaseModel):
+    """``GET config``."""
+
+    version: str
+    model: ModelInfo
+    sources: list[str]
+    """The configured sources' names."""
+    limits: ApiLimits
+
+
+class SourceInfo(BaseModel):
+    """A configured source: its name and whether it is a URL or a path (never either itself)."""
+
+    name: str
+    kind: Literal["url", "path"]
+
+
+class SourcesReply(BaseModel):
+    """``GET sources``."""
+
+    sources: list[SourceInfo]
+
+
+class ThreadsReply(BaseModel):
+    """``GET threads``: the caller's threads, the most recently active first."""
+
+    threads: list[Thread]
+
+
+class KernelInfo(BaseModel):
+    """A thread's live kernel; a JupyterLab console attaches to it by its id (``/api/kernels/{id}``)."""
+
+    id: str | None
+    """Its id in the server's kernel manager."""
+    state: str
+    """Its execution state as the server sees it: idle, busy, starting."""
+    last_activity: str | None
+    """UTC, ISO 8601."""
+
+
+class ThreadReply(Thread):
+    """``GET threads/{thread_id}``."""
+
+    turns: list[Turn]
+    active: bool
+    """Whether a turn is running."""
+    last_seq: int
+    """The number of its last event (0 before any)."""
+    kernel: KernelInfo | None
+    """Its live kernel, or null when none runs (none started yet, or stopped after
+    ``c.AnalystApp.kernel_idle`` seconds unused or past the ``max_kernels`` caps; the next
+    Python step starts one)."""
+
+
+class EventsReply(BaseModel):
+    """``GET threads/{thread_id}/events`` as JSON."""
+
+    events: list[Event]
+
+
+class CancelReply(BaseModel):
+    """``POST threads/{thread_id}/cancel``."""
+
+    cancelled: bool
+    """Whether a running turn was stopped."""
+
+
+class ArtifactsReply(BaseModel):
+    """``GET threads/{thread_id}/artifacts``."""
+
+    artifacts: list[Artifact]
+
+
+class ExportReply(BaseModel):
+    """``POST threads/{thread_id}/export``."""
+
+    path: str
+    """Where the notebook was written, in the caller's Jupyter folder."""
+    cells: int
+    artifacts: int
+    """How many artifacts its manifest lists."""
+
+
+class VerifyCheck(BaseModel):
+    """One artifact of the notebook, checked."""
+
+    model_config = ConfigDict(extra="allow")
+
+    artifact_id: str | None = None
+    name: str | None = None
+    status: str
+    """matched, changed or missing."""
+
+
+class VerifyReply(BaseModel):
+    """``POST threads/{thread_id}/verify``: the report of ``jupyter analyst verify --json``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    notebook: str | None
+    """The verified notebook's path, or null for a fresh export."""
+    source: str | None
+    """The thread's source, by configured name."""
+    checks: list[VerifyCheck]
+    ok: bool
+    """Every check matched and the notebook ran."""
+
+
+class StepCell(BaseModel):
+    """``GET threads/{thread_id}/steps/{call_id}/cell``."""
+
+    tool: Literal["run_sql", "run_python"]
+    call_id: str
+    name: str | None
+    """The dataset's name, for SQL."""
+    source: str
+    """The cell's code."""
+    setup: str
+    """Code that opens the thread's source with the runtime helper, as exported notebooks do."""
+
+
+class Preview(BaseModel):
+    """``GET artifacts/{artifact_id}/preview``: a notebook output's MIME bundle."""
+
+    data: dict[str, Any] = Field(description="MIME type -> content (text, or base64 for images)")
+    metadata: dict[str, Any]
+    """For a dataset: ``{rows, columns, shown}``."""
