@@ -10,56 +10,32 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import type { components } from './api.generated';
+
 /** The path of the API under the server's base URL. */
 export const API_PATH = 'analyst/api';
 
 // ------------------------------------------------------------------ wire types
+// Generated from the OpenAPI description (`npm run gen:api`; `npm test` checks it is current).
+
+type Schemas = components['schemas'];
 
 /** A configured data source: its name and kind, never its path or credentials. */
-export interface ISource {
-  name: string;
-  kind: 'path' | 'url';
-}
+export type ISource = Schemas['SourceInfo'];
 
 /** A thread as the server lists it; `source` is a configured source's name. */
-export interface IThread {
-  thread_id: string;
-  user: string;
-  title: string | null;
-  source: string | null;
-  created_at: string;
-  /** When something last happened on the thread, if the server says (else `created_at`). */
-  last_activity?: string | null;
-}
+export type IThread = Schemas['Thread'];
 
-export type TurnStatus = 'running' | 'completed' | 'error' | 'interrupted';
+export type TurnStatus = ITurn['status'];
 
 /** One prompt and what was done to answer it. */
-export interface ITurn {
-  turn_id: string;
-  thread_id: string;
-  number: number;
-  prompt: string;
-  status: TurnStatus;
-  answer: string | null;
-  started_at: string;
-  ended_at: string | null;
-}
+export type ITurn = Schemas['Turn'];
 
 /** The thread's live kernel, to attach a console to. */
-export interface IKernelInfo {
-  id: string | null;
-  state: string;
-  last_activity: string | null;
-}
+export type IKernelInfo = Schemas['KernelInfo'];
 
 /** `GET threads/{id}`: the thread with its turns, whether one runs, and its last event. */
-export interface IThreadDetail extends IThread {
-  turns: ITurn[];
-  active: boolean;
-  last_seq: number;
-  kernel: IKernelInfo | null;
-}
+export type IThreadDetail = Schemas['ThreadReply'];
 
 /**
  * An event as it comes off the wire: its sequence number, type and the fields of that
@@ -75,39 +51,13 @@ export interface IRawEvent {
 }
 
 /** An artifact of the inventory. */
-export interface IArtifact {
-  artifact_id: string;
-  thread_id: string;
-  name: string;
-  type: 'dataset' | 'image' | 'file' | 'text';
-  mime: string;
-  created_at: string;
-  source_call_id: string | null;
-  producer: string;
-  logical_key: string | null;
-  fingerprint: string;
-  size: number;
-}
+export type IArtifact = Schemas['Artifact'];
 
 /** The model the server runs turns with, as `GET config` shows it (never its key). */
-export interface IModelConfig {
-  configured: boolean;
-  name: string | null;
-  /** Its endpoint, a password in the URL masked; null for the provider's default. */
-  base_url: string | null;
-  /** The offline scripted model (canned replies), e.g. of `make lab`. */
-  scripted: boolean;
-  /** How to configure one, when none is. */
-  hint: string | null;
-}
+export type IModelConfig = Schemas['ModelInfo'];
 
 /** `GET config`: what a client shows of the server's set-up. */
-export interface IServerConfig {
-  version?: string;
-  model: IModelConfig;
-  sources: string[];
-  limits: Record<string, number>;
-}
+export type IServerConfig = Schemas['ConfigReply'];
 
 /** A MIME bundle, what a notebook output holds: `GET artifacts/{id}/preview` answers one. */
 export interface IMimeBundle {
@@ -116,11 +66,7 @@ export interface IMimeBundle {
 }
 
 /** What `POST threads/{id}/turns` takes. */
-export interface INewTurn {
-  prompt: string;
-  source?: string;
-  rerun?: boolean;
-}
+export type INewTurn = Schemas['NewTurn'];
 
 /** One server-sent event frame, as sent: `data` is still text. */
 export interface ISseFrame {
@@ -132,12 +78,7 @@ export interface ISseFrame {
 // ------------------------------------------------------------------ errors
 
 /** The body of every refusal of the API. */
-export interface IApiErrorBody {
-  message: string;
-  reason: string | null;
-  hint: string | null;
-  [detail: string]: unknown;
-}
+export type IApiErrorBody = Schemas['Error'];
 
 /**
  * A refusal of the API (`{message, reason, hint}` and its HTTP status), or a request that
@@ -552,53 +493,19 @@ export function streamErrorOf(frame: ISseFrame): AnalystApiError | null {
 // ------------------------------------------------------------------ the audit notebook
 
 /** `POST threads/{id}/export`: where the notebook was written in the user's Jupyter folder. */
-export interface IExportResult {
-  /** A contents path, relative to the server's root (open it with `docmanager:open`). */
-  path: string;
-  cells: number;
-  artifacts: number;
-}
+export type IExportResult = Schemas['ExportReply'];
+
+/** One row of the verify report: what re-executing the notebook made of one artifact. */
+export type IArtifactCheck = Schemas['ArtifactCheck'];
 
 /** What re-executing the notebook made of one artifact of its manifest. */
-export type CheckStatus = 'matched' | 'changed' | 'missing';
-
-/** One row of the verify report. */
-export interface IArtifactCheck {
-  artifact_id: string;
-  name: string;
-  type: string;
-  call_id: string | null;
-  step_key: string | null;
-  /** The index of the code cell that made (or should have made) it. */
-  cell: number | null;
-  expected: string;
-  actual: string | null;
-  status: CheckStatus;
-}
+export type CheckStatus = IArtifactCheck['status'];
 
 /** `POST threads/{id}/verify`: the report of `jupyter analyst verify --json`. */
-export interface IVerifyReport {
-  /** The notebook verified (a contents path), or null for a fresh export. */
-  notebook: string | null;
-  /** The configured source's name the run used. */
-  source: string;
-  checks: IArtifactCheck[];
-  /** The execution error, when a cell failed. */
-  error: string | null;
-  counts: Record<CheckStatus, number>;
-  ok: boolean;
-}
+export type IVerifyReport = Schemas['VerifyReply'];
 
 /** `GET threads/{id}/steps/{call_id}/cell`: one SQL or Python step as a runnable cell. */
-export interface IStepCell {
-  tool: 'run_sql' | 'run_python';
-  call_id: string;
-  /** The dataset a SQL step names (null for Python). */
-  name: string | null;
-  source: string;
-  /** The lines that open the thread's source with the runtime helper (`analyst.connect`). */
-  setup: string;
-}
+export type IStepCell = Schemas['StepCell'];
 
 async function postJson<T>(
   client: AnalystClient,

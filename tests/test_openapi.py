@@ -181,3 +181,19 @@ async def test_a_bad_last_event_id_is_refused_even_beside_after(jp_fetch):
         await call(jp_fetch, "threads", thread["thread_id"], "events", params={"after": "0"},
                    headers={"Last-Event-ID": "\u0084"})
     assert info.value.code == 400 and json.loads(info.value.response.body)["reason"] == "invalid_after"
+
+
+def test_links_lead_from_a_new_thread_and_its_artifacts_to_the_operations_taking_their_ids(spec):
+    created = spec["paths"]["/threads"]["post"]["responses"]["201"]["links"]
+    assert created["postThreadsThreadIdTurns"]["parameters"] == {"thread_id": "$response.body#/thread_id"}
+    assert {"getThreadsThreadIdEvents", "getThreadsThreadIdArtifacts", "postThreadsThreadIdVerify"} <= set(created)
+    listed = spec["paths"]["/threads/{thread_id}/artifacts"]["get"]["responses"]["200"]["links"]
+    assert listed["getArtifactsArtifactIdPreview"]["parameters"] == {
+        "artifact_id": "$response.body#/artifacts/0/artifact_id"}
+    assert listed["getThreadsThreadIdStepsCallIdCell"]["parameters"] == {
+        "thread_id": "$request.path.thread_id", "call_id": "$response.body#/artifacts/0/source_call_id"}
+    operation_ids = {op["operationId"] for item in spec["paths"].values() for op in item.values()}
+    for item in spec["paths"].values():
+        for op in item.values():
+            for response in op["responses"].values():
+                assert {link["operationId"] for link in response.get("links", {}).values()} <= operation_ids

@@ -146,6 +146,16 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         errors={404: _NOT_FOUND, 500: "the stored bytes do not match the fingerprint"}),
 }
 
+#: Operations whose answers name ids other operations take: OpenAPI links, so a client (or a
+#: stateful fuzzer) goes from a new thread to its turns, events and artifacts with real ids.
+_GIVES = {
+    ("/threads", "post"): {"thread_id": "$response.body#/thread_id"},
+    # An artifact, and the step that made it (its cell), in the thread asked about.
+    ("/threads/{thread_id}/artifacts", "get"): {"thread_id": "$request.path.thread_id",
+                                                "artifact_id": "$response.body#/artifacts/0/artifact_id",
+                                                "call_id": "$response.body#/artifacts/0/source_call_id"},
+}
+
 _PARAMETERS = {
     "thread_id": "a thread's id (thr_...)",
     "artifact_id": "an artifact's id",
@@ -203,7 +213,25 @@ def _schemas() -> dict[str, Any]:
     schemas.update(event.pop("$defs", {}))
     schemas["Event"] = {"description": "Every event of a turn, told apart by `type`.", **event}
     schemas["Error"]["properties"]["reason"]["description"] = "One of: " + ", ".join(reason_codes())
-    return schemas
+    return {name: _untitled(schema) for name, schema in schemas.items()}
+
+
+def _untitled(schema: Any) -> Any:
+    """``schema`` without pydantic's titles ("Thread Id" for ``thread_id``): noise in generated
+    client types. A property called ``title`` is kept: only schemas' own titles go."""
+    if isinstance(schema, list):
+        return [_untitled(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "patternProperties"):
+            out[key] = {name: _untitled(sub) for name, sub in value.items()}
+        else:
+            out[key] = _untitled(value)
+    return out
 
 
 def _error(description: str) -> dict[str, Any]:
@@ -267,6 +295,9 @@ def _operation(path: str, method: str, op: Operation, params: dict[str, str]) ->
         out["requestBody"] = {"required": needed, "description": op.body.hint,
                               "content": {"application/json": {"schema": {"$ref": REF.format(model=op.body.__name__)}}}}
     responses: dict[str, Any] = {str(op.status): {"description": "OK", "content": _content(op.ok)}}
+    links = _links(_GIVES.get((path, method), {}))
+    if links:
+        responses[str(op.status)]["links"] = links
     refusals = {400: "the body or a parameter is not what the call takes",
                 401: "no credentials (a token or a session)",
                 403: "not allowed the analyst resource (or, for a browser, the XSRF check failed)",
@@ -274,6 +305,18 @@ def _operation(path: str, method: str, op: Operation, params: dict[str, str]) ->
     for status in sorted(refusals):
         responses[str(status)] = _error(refusals[status])
     out["responses"] = responses
+    return out
+
+
+def _links(given: dict[str, str]) -> dict[str, Any]:
+    """Links to every operation whose path parameters are all among ``given``."""
+    out = {}
+    for path, (handler, params) in api_paths().items():
+        if not params or not set(params) <= set(given):
+            continue
+        for method in declared_methods(handler):
+            target = _operation_id(path, method)
+            out[target] = {"operationId": target, "parameters": {name: given[name] for name in params}}
     return out
 
 

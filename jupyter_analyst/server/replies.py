@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..agent.events import Event
 from ..artifacts.model import Artifact
+from ..notebooks.verify import ArtifactCheck, Status
 from ..store import Thread, Turn
 from .inputs import ApiLimits
 
@@ -130,29 +131,20 @@ class ExportReply(BaseModel):
     """How many artifacts its manifest lists."""
 
 
-class VerifyCheck(BaseModel):
-    """One artifact of the notebook, checked."""
-
-    model_config = ConfigDict(extra="allow")
-
-    artifact_id: str | None = None
-    name: str | None = None
-    status: str
-    """matched, changed or missing."""
-
-
 class VerifyReply(BaseModel):
     """``POST threads/{thread_id}/verify``: the report of ``jupyter analyst verify --json``."""
 
-    model_config = ConfigDict(extra="allow")
-
     notebook: str | None
-    """The verified notebook's path, or null for a fresh export."""
+    """The verified notebook's path in the caller's folder, or null for a fresh export."""
     source: str | None
     """The thread's source, by configured name."""
-    checks: list[VerifyCheck]
+    checks: list[ArtifactCheck]
+    error: str | None
+    """The execution error, when a cell failed (the checks say what it left missing)."""
+    counts: dict[Status, int]
+    """How many checks have each status."""
     ok: bool
-    """Every check matched and the notebook ran."""
+    """The notebook ran and every check matched."""
 
 
 class StepCell(BaseModel):

@@ -115,6 +115,7 @@ describe('the conversation cards', () => {
 
 describe('the model strip', () => {
   const config = (model: Partial<IServerConfig['model']>): IServerConfig => ({
+    version: '0.1.0',
     model: { configured: true, name: 'gpt-4o-mini', base_url: null, scripted: false, hint: null, ...model },
     sources: ['sales'],
     limits: {}
