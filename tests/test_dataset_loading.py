@@ -14,24 +14,6 @@ import pytest
 SQL = "SELECT region_id, COUNT(*) AS n FROM orders GROUP BY region_id"
 
 
-@pytest.fixture
-def thread(tmp_path, sales_db):
-    """A thread's runtime and tools over a real workspace; its kernel is started by the test."""
-    from jupyter_analyst.agent.runtime import ThreadRuntime
-    from jupyter_analyst.agent.tools import ToolBox
-    from jupyter_analyst.sql import open_source
-    from jupyter_analyst.workspace import Workspace
-
-    workspace = Workspace(tmp_path / "ws")
-    record = workspace.store.create_thread(source=str(sales_db))
-    source = open_source(str(sales_db))
-    runtime = ThreadRuntime(thread_id=record.thread_id, source=source, artifacts=workspace.artifacts,
-                            workdir=workspace.kernel_dir(record.thread_id))
-    yield runtime, ToolBox(runtime)
-    source.close()
-    workspace.close()
-
-
 async def _step(tools, tool: str, args: dict, call_id: str):
     from jupyter_analyst.agent.tools import CallContext
 
@@ -39,8 +21,8 @@ async def _step(tools, tool: str, args: dict, call_id: str):
     return await tools.call(tool, args, ctx, await tools.plan(tool, args))
 
 
-def test_the_next_python_step_finds_the_dataset_loaded_after_the_query_returned(thread):
-    runtime, tools = thread
+def test_the_next_python_step_finds_the_dataset_loaded_after_the_query_returned(thread_tools):
+    runtime, tools = thread_tools
 
     async def go():
         try:
@@ -62,8 +44,8 @@ def test_the_next_python_step_finds_the_dataset_loaded_after_the_query_returned(
     asyncio.run(go())
 
 
-def test_a_load_that_fails_in_the_background_fails_the_step_that_reads_the_name(thread):
-    runtime, tools = thread
+def test_a_load_that_fails_in_the_background_fails_the_step_that_reads_the_name(thread_tools):
+    runtime, tools = thread_tools
 
     async def go():
         try:

@@ -65,28 +65,14 @@ def test_the_worker_clears_a_query_before_its_answer_and_a_known_text_is_answere
 
 
 @pytest.fixture
-def toolbox(tmp_path, sales_db):
-    """A thread's tools on the sample database, with no kernel."""
-    from jupyter_analyst.agent.runtime import ThreadRuntime
-    from jupyter_analyst.agent.tools import ToolBox
-    from jupyter_analyst.workspace import Workspace
-
-    workspace = Workspace(tmp_path / "ws")
-    thread = workspace.store.create_thread(source=str(sales_db))
-    source = open_source(str(sales_db))
-    runtime = ThreadRuntime(thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
-                            workdir=workspace.kernel_dir(thread.thread_id))
-    tools = ToolBox(runtime)
-    tools.thread_id = thread.thread_id
-    yield tools
-    asyncio.run(runtime.close())
-    workspace.close()
+def toolbox(thread_tools):
+    return thread_tools[1]
 
 
 def _ctx(tools, call_id: str):
     from jupyter_analyst.agent.tools import CallContext
 
-    return CallContext(tools.thread_id, "turn_early", call_id)
+    return CallContext(tools.runtime.thread_id, "turn_early", call_id)
 
 
 def _staged(tools) -> list[Path]:
