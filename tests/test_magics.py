@@ -425,7 +425,7 @@ def test_ask_on_a_jupyter_server_says_why_it_cannot(kernel, tmp_path, jupyter, s
         return cell.reply["evalue"]
 
     server = f"--server {jupyter.url}"
-    assert "refused the request (403): the token is not accepted" in refused(f"{server} --token wrong --source sales")
+    assert "refused the request (401): the token is not accepted" in refused(f"{server} --token wrong --source sales")
     assert "JUPYTER_ANALYST_TOKEN" in refused(f"{server} --token wrong --source sales")
     assert "no token was given" in refused(f"{server} --source sales")
     gone = refused(f"--server http://127.0.0.1:{free_port()} --token t")
