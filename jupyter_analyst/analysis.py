@@ -29,6 +29,7 @@ from .errors import AnalystError, ConfigError
 from .kernel import SandboxPolicy
 from .kernel.outputs import OutputCaps
 from .notebooks.export import write_thread_notebook
+from .notebooks.outline import AttachedNotebook
 from .sql import absolute_spec, open_source
 from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
 from .text import valid_text
@@ -107,6 +108,10 @@ class TurnRequest(BaseModel):
     rerun: bool = False
     user: str = "local"
     notebook: Path | None = None
+    """Where the thread's audit notebook is written (its default place when absent)."""
+    attached: AttachedNotebook | None = None
+    """The user's notebook the turn works beside: its outline goes into the prompt, and the
+    model reads its cells with ``read_cells``."""
 
     @field_validator("prompt")
     @classmethod
@@ -212,6 +217,8 @@ async def run_turn(
                 # No source stays open between turns: nothing holds a lock on the database
                 # file, or reads it at the version it had when the kernel started.
                 runtime.attach(source=source, artifacts=workspace.artifacts)
+            # This turn's notebook, as read when it started (a kept runtime had the last turn's).
+            runtime.attached = request.attached
             loop = AgentLoop(
                 store=store,
                 runtime=runtime,

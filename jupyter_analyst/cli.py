@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--output", metavar="NB.ipynb", type=Path,
                      help="write the notebook here (default: the thread's notebook in the workspace)")
     run.add_argument("--rerun", action="store_true", help="re-execute steps instead of reusing them")
+    run.add_argument("--attach", metavar="NB.ipynb", type=Path,
+                     help="your notebook: its outline goes into the model's context, which reads the cells "
+                          "it needs by id (read_cells)")
     run.add_argument("--json", action="store_true", help="print one JSON object when the turn ends")
     run.add_argument("--max-steps", type=int, default=16, help="model calls allowed per turn (default 16)")
     run.add_argument("--no-sandbox", action="store_true",
@@ -284,9 +287,14 @@ def _run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -
     started()
 
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url, summary_model=args.summary_model)
+    attached = None
+    if args.attach is not None:
+        from .notebooks.outline import load_attached
+
+        attached = load_attached(args.attach)
     request = TurnRequest(
         prompt=args.prompt, source=args.source, thread_id=args.thread, rerun=args.rerun,
-        notebook=args.output,
+        notebook=args.output, attached=attached,
     )
     from .kernel import SandboxPolicy
 

@@ -101,7 +101,7 @@ export interface paths {
         put?: never;
         /**
          * Start a turn and stream its events
-         * @description The answer is an event stream (`id:` the event's sequence number, `data:` one Event as JSON) until the turn ends. Without `source` the turn runs on the thread's own source; a configured source named here switches the thread to it.
+         * @description The answer is an event stream (`id:` the event's sequence number, `data:` one Event as JSON) until the turn ends. Without `source` the turn runs on the thread's own source; a configured source named here switches the thread to it. `notebook` attaches the caller's notebook: its outline goes into the model's context, which reads the cells it needs by id; a notebook that is not there (or is reached through a link) is attached with a note saying so, and the turn runs.
          */
         post: operations["postThreadsThreadIdTurns"];
         delete?: never;
@@ -498,7 +498,7 @@ export interface components {
         /** @description Every refusal: what went wrong, a stable code to act on, and what to send instead. */
         Error: {
             message: string;
-            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_json, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_title, invalid_type, no_model, no_source, not_a_cell, not_found, notebook_not_found, notebook_of_another_thread, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verify_failed */
+            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_json, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_title, invalid_type, no_model, no_source, not_a_cell, not_found, notebook_not_found, notebook_of_another_thread, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verify_failed */
             reason: string | null;
             hint: string | null;
             /** @default null */
@@ -646,6 +646,8 @@ export interface components {
             source?: string | null;
             /** @default false */
             rerun?: boolean;
+            /** @default null */
+            notebook?: string | null;
         };
         /** @description ``GET artifacts/{artifact_id}/preview``: a notebook output's MIME bundle. */
         Preview: {
@@ -1194,7 +1196,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description send {prompt: text, source?: a configured source name, rerun?: true or false} */
+        /** @description send {prompt: text, source?: a configured source name, rerun?: true or false, notebook?: a .ipynb path} */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NewTurn"];

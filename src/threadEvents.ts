@@ -5,7 +5,7 @@
  * re-renders on each change.
  */
 
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 
 import { AnalystApiError, AnalystClient, INewTurn, IRawEvent, ISseFrame, readFrames } from './api';
 import type { SseFrame, ThreadView } from './model';
@@ -46,8 +46,18 @@ async function* streamOf(
 
 const EVENT_STREAM = { Accept: 'text/event-stream' };
 
+/**
+ * The notebook a turn works beside: the path of the notebook the user has open, asked when
+ * the turn starts (its outline goes into the model's context), or null for none.
+ */
+export type CurrentNotebook = () => string | null;
+
 /** The API client as the thread's transport. */
-export function clientTransport(client: AnalystClient, threadId: string): IThreadTransport {
+export function clientTransport(
+  client: AnalystClient,
+  threadId: string,
+  currentNotebook: CurrentNotebook = () => null
+): IThreadTransport {
   const path = `threads/${encodeURIComponent(threadId)}`;
   return {
     history: after => client.events(threadId, after),
@@ -55,7 +65,8 @@ export function clientTransport(client: AnalystClient, threadId: string): IThrea
     follow: (after, signal, onOpen) =>
       streamOf(client.request(`${path}/events`, { headers: EVENT_STREAM, signal }, { after }), onOpen),
     start: (prompt, signal, onOpen) => {
-      const turn: INewTurn = { prompt };
+      const notebook = currentNotebook();
+      const turn: INewTurn = notebook ? { prompt, notebook } : { prompt };
       const body = JSON.stringify(turn);
       return streamOf(client.request(`${path}/turns`, { method: 'POST', body, headers: EVENT_STREAM, signal }), onOpen);
     },
@@ -98,12 +109,19 @@ export interface IThreadEvents {
   clearError: () => void;
 }
 
-export function useThreadEvents(client: AnalystClient, threadId: string): IThreadEvents {
+export function useThreadEvents(
+  client: AnalystClient,
+  threadId: string,
+  currentNotebook: CurrentNotebook = () => null
+): IThreadEvents {
   const [stream, setStream] = useState<ThreadStream | null>(null);
   const [snapshot, setSnapshot] = useState(() => new ThreadStream(clientTransport(client, threadId)).snapshot);
+  // Read when a turn starts: the notebook in front of the user then, not when the view opened.
+  const notebookRef = useRef(currentNotebook);
+  notebookRef.current = currentNotebook;
 
   useEffect(() => {
-    const next = new ThreadStream(clientTransport(client, threadId));
+    const next = new ThreadStream(clientTransport(client, threadId, () => notebookRef.current()));
     setStream(next);
     setSnapshot(next.snapshot);
     next.subscribe(setSnapshot);

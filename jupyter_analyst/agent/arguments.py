@@ -41,6 +41,7 @@ _ALIASES: dict[str, dict[str, str]] = {
     "list_artifacts": {"kind": "type", "artifact_type": "type"},
     "find": {"q": "query", "name": "query", "text": "query", "search": "query", "type": "kind"},
     "clarify": {"options": "candidates", "choices": "candidates", "interpretations": "candidates"},
+    "read_cells": {"ids": "cell_ids", "cells": "cell_ids", "cell_id": "cell_ids", "id": "cell_ids"},
 }
 _ALLOWED: dict[str, frozenset[str]] = {
     "run_sql": frozenset({"sql", "name", "expect"}),
@@ -50,15 +51,18 @@ _ALLOWED: dict[str, frozenset[str]] = {
     "list_artifacts": frozenset({"type", "name"}),
     "find": frozenset({"query", "kind"}),
     "clarify": frozenset({"question", "candidates"}),
+    "read_cells": frozenset({"cell_ids"}),
 }
 # The one argument a bare JSON string stands for, e.g. ``"SELECT 1"`` sent as the whole arguments.
-_PAYLOAD = {"run_sql": "sql", "run_python": "code", "describe_table": "table", "find": "query", "clarify": "question"}
+_PAYLOAD = {"run_sql": "sql", "run_python": "code", "describe_table": "table", "find": "query", "clarify": "question",
+            "read_cells": "cell_ids"}
 _TEXT_FIELDS = ("sql", "code", "name", "table", "type", "query", "kind", "question")
 _CODE_FIELDS = ("sql", "code")
 _EXPECT_LISTS = ("columns", "artifact_ids")
 #: The longest value of the short fields: names, kinds, a search, a question.
 _FIELD_CAPS = {"name": 256, "table": 256, "type": 64, "kind": 64, "query": 1_000, "question": 4_000}
 _CANDIDATES_CAP = 20
+_CELL_IDS_CAP = 20
 _EXPECT_ITEMS = 200
 _SHOWN = 200
 # A fence's language tag: only a whole first line of these counts (followed by a newline).
@@ -336,7 +340,10 @@ def normalize_arguments_verbose(
         if expect:
             args["expect"] = expect
     if "candidates" in args:
-        args["candidates"] = _clean_candidates(args["candidates"], rescues)
+        args["candidates"] = _string_list(args["candidates"], "candidates", _CANDIDATES_CAP, _FIELD_CAPS["question"],
+                                          rescues, what="interpretations")
+    if "cell_ids" in args:
+        args["cell_ids"] = _string_list(args["cell_ids"], "cell_ids", _CELL_IDS_CAP, 64, rescues, what="cell ids")
     _refuse_lone_surrogates(args)
     return args, rescues
 
@@ -354,21 +361,25 @@ def _refuse_lone_surrogates(args: dict[str, Any]) -> None:
         )
 
 
-def _clean_candidates(value: Any, rescues: list[str]) -> list[str]:
-    """The interpretations a clarifying question offers, as a list of strings."""
+def _string_list(value: Any, key: str, cap: int, item_cap: int, rescues: list[str], *, what: str) -> list[str]:
+    """A field holding a list of strings (a clarifying question's interpretations, the ids of
+    cells to read): one string is taken as a list of one; blanks are dropped.
+
+    >>> _string_list("a1", "cell_ids", 20, 64, [], what="cell ids")
+    ['a1']
+    """
     if value is None:
         return []
     if isinstance(value, str):
-        rescues.append("candidates_single")
+        rescues.append(f"{key}_single")
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _invalid("'candidates' must be a list of strings")
+        raise _invalid(f"'{key}' must be a list of strings")
     cleaned = [v.strip() for v in value if v.strip()]
-    if len(cleaned) > _CANDIDATES_CAP or any(len(v) > _FIELD_CAPS["question"] for v in cleaned):
+    if len(cleaned) > cap or any(len(v) > item_cap for v in cleaned):
         raise _invalid(
-            f"'candidates' may hold at most {_CANDIDATES_CAP} interpretations of at most "
-            f"{_FIELD_CAPS['question']:,} characters each",
-            reason="argument_too_long", hint="offer a few short interpretations",
+            f"'{key}' may hold at most {cap} {what} of at most {item_cap:,} characters each",
+            reason="argument_too_long", hint=f"send fewer, shorter {what}",
         )
     return cleaned
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 from .events import ContextUsage
 
 #: Keys of a tool result that carry rows or long text, left out of compact results.
-_BULKY = {"sample", "stdout", "stderr", "result", "tables", "artifacts", "matches"}
+_BULKY = {"sample", "stdout", "stderr", "result", "tables", "artifacts", "matches", "cells"}
 _TEXT_CAP = 200
 _LIST_CAP = 12
 
@@ -48,6 +48,8 @@ class ContextBudget(BaseModel):
     """The rolling summary, and pasted texts kept verbatim, at most."""
     state_chars: int = Field(default=4_000, ge=200)
     """The agent-state section, at most."""
+    notebook_chars: int = Field(default=6_000, ge=200)
+    """The outline of the user's notebook the thread is attached to, at most."""
     summarize_turns: int = Field(default=20, ge=2)
     """Fold older turns into the summary once this many are not summarized..."""
     summarize_chars: int = Field(default=5_000, ge=500)
@@ -100,7 +102,7 @@ def _bulky_summary(key: str, item: Any) -> dict[str, Any]:
         return {}
     if key in ("stdout", "stderr", "result") and isinstance(item, str):
         return {key: item[:_TEXT_CAP] + ("..." if len(item) > _TEXT_CAP else "")} if item else {}
-    if key in ("artifacts", "matches", "tables") and isinstance(item, list):
+    if key in ("artifacts", "matches", "tables", "cells") and isinstance(item, list):
         names = [
             {k: v for k, v in entry.items() if k in ("id", "name", "type", "kind", "rows")}
             if isinstance(entry, dict) else entry

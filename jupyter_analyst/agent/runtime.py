@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     # Imported when used: a turn whose steps are all reused needs no kernel (jupyter_client)
     # and no query runner (pyarrow).
     from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
+    from ..notebooks.outline import AttachedNotebook
     from ..sql import DataSource, QueryRunner
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,9 @@ class ThreadRuntime:
         sql_prepare_timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self.thread_id = thread_id
+        #: The user's notebook the turn works beside (read when it started), if one is attached:
+        #: its outline goes into the prompt, its cells are what ``read_cells`` reads.
+        self.attached: AttachedNotebook | None = None
         self.source = source
         self.artifacts = artifacts
         self.workdir = workdir

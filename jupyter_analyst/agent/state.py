@@ -34,6 +34,7 @@ TOOL_STATES: Mapping[str, State | None] = {
     "describe_table": None,
     "list_artifacts": None,
     "find": None,
+    "read_cells": None,
     "clarify": None,
     "run_sql": "data_fetching",
     "run_python": "analyzing",

@@ -208,6 +208,8 @@ class ToolBox:
                     outcome = self._list_artifacts(args, ctx)
                 case "find":
                     outcome = self._find(args, ctx)
+                case "read_cells":
+                    outcome = self._read_cells(args)
                 case "run_sql":
                     outcome = await self._run_sql(args, ctx, plan)
                 case "run_python":
@@ -278,6 +280,25 @@ class ToolBox:
         result: dict[str, Any] = {"query": query, "matches": [m.model_dump(exclude_none=True) for m in matches]}
         if not matches:
             result["note"] = "nothing matches; call list_tables or list_artifacts, or ask the user"
+        return StepOutcome(status="ok", result=result)
+
+    def _read_cells(self, args: dict[str, Any]) -> StepOutcome:
+        from ..notebooks.outline import read_cells
+
+        attached = self.runtime.attached
+        if attached is None:
+            raise InvalidArguments("no notebook is attached to this conversation", reason="no_notebook",
+                                   hint="answer from the data and the artifacts")
+        if attached.problem:
+            raise InvalidArguments(f"the attached notebook {attached.path} cannot be read: {attached.problem}",
+                                   reason="no_notebook", hint="answer from the data and the artifacts")
+        ids = list(args.get("cell_ids") or [])
+        if not ids:
+            raise InvalidArguments("read_cells needs 'cell_ids': ids from the notebook outline",
+                                   hint='e.g. {"cell_ids": ["a1b2c3"]}')
+        result = read_cells(attached.content, ids)
+        if result["unknown"]:
+            result["note"] = "unknown ids are not in the notebook's outline; use the ids it lists"
         return StepOutcome(status="ok", result=result)
 
     # ------------------------------------------------------------------ run_sql

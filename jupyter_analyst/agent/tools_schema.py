@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-TOOL_NAMES = ("list_tables", "describe_table", "run_sql", "run_python", "list_artifacts", "find", "clarify")
+TOOL_NAMES = ("list_tables", "describe_table", "run_sql", "run_python", "list_artifacts", "find", "read_cells",
+              "clarify")
 
 _EXPECT: dict[str, Any] = {
     "type": "object",
@@ -127,6 +128,19 @@ TOOLS: list[dict[str, Any]] = [
             },
         },
         ["query"],
+    ),
+    _tool(
+        "read_cells",
+        "Read cells of the user's notebook by their ids, as the notebook outline in the system "
+        "message lists them: each cell's source and a short text of its outputs. Read only the "
+        "few cells you need (what a variable holds, how a chart was made), never the whole notebook.",
+        {
+            "cell_ids": {
+                "type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20,
+                "description": "ids from the notebook outline",
+            },
+        },
+        ["cell_ids"],
     ),
     _tool(
         "clarify",

@@ -114,6 +114,10 @@ class TurnMemory:
                 state_chars=self.budget.state_chars,
                 summary_chars=self.budget.summary_chars,
             )
+            if self.runtime.attached is not None:
+                from ..notebooks.outline import context_section
+
+                sections["notebook"] = context_section(self.runtime.attached, self.budget.notebook_chars)
             prior = self._prior
         return assemble(
             sections=sections, prior=prior, current=current, budget=self.budget, call=call,

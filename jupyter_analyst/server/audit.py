@@ -101,6 +101,7 @@ class ExportHandler(AuditHandler):
             raise self.refuse(ConfigError("the thread has no turn yet", reason="notebook_not_found",
                                           hint="ask a question first; the notebook records the turns"), 409)
         path = request.path or default_notebook_path(thread)
+        self.no_links(path)
         nb = await asyncio.to_thread(self.exported, thread, path)
         await self.make_folders(path)
         content = json.loads(ipynb.dumps(nb))
@@ -122,6 +123,7 @@ class VerifyHandler(AuditHandler):
             raise self.refuse(ConfigError("the thread has no turn yet", reason="notebook_not_found",
                                           hint="ask a question first"), 409)
         if request.path is not None:
+            self.no_links(request.path)
             model = await ensure_async(self.contents_manager.get(request.path, content=True, type="notebook"))
             nb: dict[str, Any] = model["content"]
             if (nb.get("metadata", {}).get(META) or {}).get("thread_id") != thread_id:

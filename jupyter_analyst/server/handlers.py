@@ -14,12 +14,15 @@ from http.client import responses
 from importlib import resources
 from typing import Any
 
+from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from ..artifacts import ArtifactNotFound
 from ..errors import AnalystError, ConfigError, StorageError
+from ..notebooks.outline import AttachedNotebook
+from .contents import refuse_links
 from ..store import Thread
 from . import sse
 from .inputs import (
@@ -136,6 +139,13 @@ class AnalystHandler(APIHandler):
         """The HTTP error answering ``error`` (raise it)."""
         return ApiError(status or status_of(error), error)
 
+    def no_links(self, path: str) -> None:
+        """404 for a path in the user's folder that goes through a link (see contents.py)."""
+        try:
+            refuse_links(self.contents_manager, path)
+        except ConfigError as exc:
+            raise self.refuse(exc, 404) from None
+
     def owned_thread(self, thread_id: str) -> Thread:
         """The caller's thread, or 404 (also for another user's)."""
         try:
@@ -246,10 +256,12 @@ class TurnsHandler(AnalystHandler):
             request.check_size(self.limits)
         except InvalidRequest as exc:
             raise self.refuse(exc) from None
+        attached = await self.attached_notebook(request.notebook) if request.notebook is not None else None
         with self.service.listen(thread_id) as queue:
             before = self.service.workspace.store.last_seq(thread_id)
             try:
-                task = self.service.start_turn(thread, request.prompt, source=request.source, rerun=request.rerun)
+                task = self.service.start_turn(thread, request.prompt, source=request.source, rerun=request.rerun,
+                                               attached=attached)
             except AnalystError as exc:
                 raise self.refuse(exc) from None
             sse.start(self)
@@ -264,6 +276,28 @@ class TurnsHandler(AnalystHandler):
         except Exception as exc:
             self.write(sse.error_frame(getattr(exc, "reason", "turn_failed"), str(exc)))
         self.finish()
+
+
+    async def attached_notebook(self, path: str) -> AttachedNotebook:
+        """The caller's notebook, read through the contents manager (which keeps to the
+        server's root and its rules on hidden files), for the turn to work beside. One that
+        is not there, goes through a link, or is too large is attached with a note saying so:
+        the turn runs, and the model is told."""
+        from ..notebooks.outline import MAX_NOTEBOOK_BYTES
+
+        cm = self.contents_manager
+        try:
+            refuse_links(cm, path)
+            info = await ensure_async(cm.get(path, content=False, type="notebook"))
+            size = info.get("size")
+            if isinstance(size, int) and size > MAX_NOTEBOOK_BYTES:
+                return AttachedNotebook(path=path, problem=f"it is {size:,} bytes; at most {MAX_NOTEBOOK_BYTES:,} are read")
+            model = await ensure_async(cm.get(path, content=True, type="notebook"))
+        except ConfigError:
+            return AttachedNotebook(path=path, problem="the path goes through a link, which is not followed")
+        except web.HTTPError:
+            return AttachedNotebook(path=path, problem="there is no such notebook in the user's Jupyter folder")
+        return AttachedNotebook(path=path, content=json.loads(json.dumps(model["content"], default=str)))
 
 
 class EventsHandler(AnalystHandler):

@@ -90,39 +90,6 @@ class _Input(BaseModel):
 # ------------------------------------------------------------------ bodies
 
 
-class NewThread(_Input):
-    """``POST threads``."""
-
-    hint = "send {source?: a configured source name, title?: text}"
-
-    source: Text | None = Field(None, max_length=4096)
-    """A configured source's name (the default source when absent)."""
-    title: Text | None = Field(None, max_length=1000)
-
-
-class NewTurn(_Input):
-    """``POST threads/{id}/turns``."""
-
-    reasons = {"prompt": "empty_prompt"}
-    hint = "send {prompt: text, source?: a configured source name, rerun?: true or false}"
-
-    prompt: Text = Field(pattern=r"\S")
-    """What the user asks; not blank."""
-    source: Text | None = Field(None, max_length=4096)
-    """A configured source's name: the thread switches to it. Absent: the thread's own."""
-    rerun: bool = False
-
-    def check_size(self, limits: ApiLimits) -> None:
-        """Refuse (413) a prompt over the configured size."""
-        size = len(self.prompt.encode("utf-8"))
-        if size > limits.max_prompt_bytes:
-            raise InvalidRequest(
-                f"the prompt is {size} bytes; this server takes at most {limits.max_prompt_bytes}",
-                status=413, reason="prompt_too_large",
-                hint="shorten it, or attach the data as a source (c.AnalystApp.max_prompt_bytes sets the limit)",
-            )
-
-
 #: Where the sidebar keeps audit notebooks in the user's folder, unless told otherwise.
 NOTEBOOK_FOLDER = "analyst"
 
@@ -141,6 +108,42 @@ def _notebook_path(path: str) -> str:
 #: ``_notebook_path``'s rule as the description states it (a pattern client tools can test).
 NOTEBOOK_PATH_PATTERN = r"^(?![/.]?/)(?!.*//)(?!(?:.*/)?\.{1,2}(?:/|$))[^\\]*[^/\\]\.ipynb$"
 NotebookPath = Annotated[Text, AfterValidator(_notebook_path), Field(json_schema_extra={"pattern": NOTEBOOK_PATH_PATTERN})]
+
+
+class NewThread(_Input):
+    """``POST threads``."""
+
+    hint = "send {source?: a configured source name, title?: text}"
+
+    source: Text | None = Field(None, max_length=4096)
+    """A configured source's name (the default source when absent)."""
+    title: Text | None = Field(None, max_length=1000)
+
+
+class NewTurn(_Input):
+    """``POST threads/{id}/turns``."""
+
+    reasons = {"prompt": "empty_prompt"}
+    hint = "send {prompt: text, source?: a configured source name, rerun?: true or false, notebook?: a .ipynb path}"
+
+    prompt: Text = Field(pattern=r"\S")
+    """What the user asks; not blank."""
+    source: Text | None = Field(None, max_length=4096)
+    """A configured source's name: the thread switches to it. Absent: the thread's own."""
+    rerun: bool = False
+    notebook: NotebookPath | None = Field(None, max_length=1024)
+    """The user's notebook in their Jupyter folder that the turn works beside: its outline
+    goes into the model's context, which reads the cells it needs by id."""
+
+    def check_size(self, limits: ApiLimits) -> None:
+        """Refuse (413) a prompt over the configured size."""
+        size = len(self.prompt.encode("utf-8"))
+        if size > limits.max_prompt_bytes:
+            raise InvalidRequest(
+                f"the prompt is {size} bytes; this server takes at most {limits.max_prompt_bytes}",
+                status=413, reason="prompt_too_large",
+                hint="shorten it, or attach the data as a source (c.AnalystApp.max_prompt_bytes sets the limit)",
+            )
 
 
 class ExportNotebook(_Input):

@@ -94,8 +94,12 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "text/event-stream", body=inputs.NewTurn,
         description="The answer is an event stream (`id:` the event's sequence number, `data:` one Event as "
                     "JSON) until the turn ends. Without `source` the turn runs on the thread's own source; a "
-                    "configured source named here switches the thread to it.",
-        errors={404: _NOT_FOUND, 409: "a turn is already running on the thread (turn_in_progress)",
+                    "configured source named here switches the thread to it. `notebook` attaches the "
+                    "caller's notebook: its outline goes into the model's context, which reads the cells "
+                    "it needs by id; a notebook that is not there (or is reached through a link) is "
+                    "attached with a note saying so, and the turn runs.",
+        errors={404: _NOT_FOUND,
+                409: "a turn is already running on the thread (turn_in_progress)",
                 413: "body_too_large, or prompt_too_large (c.AnalystApp.max_prompt_bytes)"}),
     ("/threads/{thread_id}/events", "get"): Operation(
         "The thread's events after ?after=N (or Last-Event-ID)",

@@ -22,6 +22,7 @@ from .. import __version__
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
+from ..notebooks.outline import AttachedNotebook
 from ..sql import absolute_spec
 from ..store import Thread, Turn
 from ..testing.server import MODEL_NAME as SCRIPTED_MODEL
@@ -139,7 +140,10 @@ class ThreadService:
 
     # ------------------------------------------------------------------ turns
 
-    def start_turn(self, thread: Thread, prompt: str, *, source: str | None = None, rerun: bool = False) -> asyncio.Task[TurnSummary]:
+    def start_turn(
+        self, thread: Thread, prompt: str, *, source: str | None = None, rerun: bool = False,
+        attached: AttachedNotebook | None = None,
+    ) -> asyncio.Task[TurnSummary]:
         """Run a turn in the background; refused while another runs on the thread.
 
         Without ``source`` the turn runs on the thread's own source; a configured source
@@ -151,7 +155,8 @@ class ThreadService:
         if self.model is None:
             raise ConfigError("no model is configured for the server", reason="no_model", hint=NO_MODEL_HINT)
         spec = self.catalog.for_thread(thread.source) if source is None else self.catalog.spec_of(source)
-        request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun, user=thread.user)
+        request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun, user=thread.user,
+                              attached=attached)
         # The turn starts, and says so, while the request is answered: its client sees it
         # begin at once (one small transaction), before the engine opens anything.
         model = self.model.model

@@ -16,12 +16,14 @@ class TurnRunner:
         self.source = source
         self.events: list[Any] = []
 
-    def run(self, prompt: str, *, thread: str | None = None, rerun: bool = False, **config: Any):
+    def run(self, prompt: str, *, thread: str | None = None, rerun: bool = False, attached: Any = None,
+            **config: Any):
         from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
         from jupyter_analyst.testing.server import MODEL_NAME
 
         request = TurnRequest(
-            prompt=prompt, source=None if thread else str(self.source), thread_id=thread, rerun=rerun
+            prompt=prompt, source=None if thread else str(self.source), thread_id=thread, rerun=rerun,
+            attached=attached,
         )
         model = ModelSettings(model=MODEL_NAME, base_url=self.server.base_url, api_key="x")
         return asyncio.run(

@@ -1,7 +1,7 @@
 import { ServerConnection } from '@jupyterlab/services';
 
 import { AnalystClient, SseFrameSplitter, eventOf, streamErrorOf } from '../api';
-import { mergeEvents } from '../threadEvents';
+import { clientTransport, mergeEvents } from '../threadEvents';
 
 describe('SseFrameSplitter', () => {
   it('splits frames cut anywhere, skipping heartbeats', () => {
@@ -78,5 +78,29 @@ describe('SseFrameSplitter at the end of a stream', () => {
     const splitter = new SseFrameSplitter();
     expect(splitter.push('data: {"seq": 1}\r\r')).toEqual([]);
     expect(splitter.end()).toEqual([{ id: null, event: 'message', data: '{"seq": 1}' }]);
+  });
+});
+
+describe('the turn request', () => {
+  const sent = async (notebook: string | null): Promise<Record<string, unknown>> => {
+    const client = new AnalystClient(ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }));
+    const bodies: string[] = [];
+    jest.spyOn(client, 'request').mockImplementation(async (_path, init) => {
+      bodies.push(String(init?.body));
+      return new Response('', { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
+    });
+    const transport = clientTransport(client, 'thr_1', () => notebook);
+    for await (const frame of transport.start('revenue?', new AbortController().signal, () => undefined)) {
+      void frame;
+    }
+    return JSON.parse(bodies[0]);
+  };
+
+  it('carries the notebook open when the turn starts', async () => {
+    expect(await sent('work/review.ipynb')).toEqual({ prompt: 'revenue?', notebook: 'work/review.ipynb' });
+  });
+
+  it('carries no notebook when none is open', async () => {
+    expect(await sent(null)).toEqual({ prompt: 'revenue?' });
   });
 });

@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { AnalystClient, IThread } from '../api';
+import { useAnalyst } from '../context';
 import { useThreadEvents } from '../threadEvents';
 import { ArtifactsPanel, ThreadViewName, ThreadViewTabs } from './artifacts';
 import { ErrorBanner } from './ErrorBanner';
@@ -25,9 +26,16 @@ export function Conversation({
   submitOnEnter,
   onBack
 }: IConversationProps): JSX.Element {
+  const { notebooks } = useAnalyst();
+  // The notebook in front of the user when a turn starts: the model sees its outline.
+  const currentNotebook = React.useCallback(
+    () => notebooks?.currentWidget?.context.path ?? null,
+    [notebooks]
+  );
   const { view, running, stopping, connection, error, submit, stop, clearError } = useThreadEvents(
     client,
-    thread.thread_id
+    thread.thread_id,
+    currentNotebook
   );
   const body = useFollowBottom<HTMLDivElement>(view);
 
