@@ -107,3 +107,25 @@ def test_state_command_shows_what_the_agent_established(tmp_path, sales_db):
     assert state["entities"]["dataset:regions_df"]["derived_from"] == ["table:regions"]
     missing = run_cli("state", "--thread", "thr_nope", "--workspace", str(tmp_path))
     assert missing.returncode == 2 and "thr_nope" in missing.stderr
+
+
+def test_run_attaches_a_notebook_whose_outline_the_model_sees(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    nb = {"cells": [{"id": "h1", "cell_type": "markdown", "source": "# Churn study"},
+                    {"id": "k2", "cell_type": "code", "source": "churn = load()", "outputs": []}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "study.ipynb").write_text(json.dumps(nb))
+    script = {"turns": [{"steps": [{"tool_calls": [{"name": "read_cells", "arguments": {"cell_ids": ["k2"]}}]},
+                                   {"content": "[scripted model] read"}]}]}
+    with ScriptedModelServer(script) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        run = run_cli("run", "--db", str(sales_db), "--prompt", "what is churn?", "--workspace", str(tmp_path / "ws"),
+                      "--attach", str(tmp_path / "study.ipynb"), "--no-summarizer", "--json", env=env)
+        assert run.returncode == 0, run.stderr
+        system = server.requests[0]["messages"][0]["content"]
+        assert "[0] markdown h1: # Churn study" in system and "[1] code k2: churn = load() (defines churn)" in system
+        # The second call carries read_cells' answer: exactly the cell asked for.
+        tool = next(m for m in server.requests[1]["messages"] if m["role"] == "tool")
+        assert json.loads(tool["content"])["cells"] == [
+            {"id": "k2", "index": 1, "type": "code", "source": "churn = load()", "outputs": ""}]
