@@ -1,6 +1,13 @@
 """The workspace's SQLite file: one connection per store, WAL, one transaction per write.
 
 Threads, events and the inventory share the file; each store owns its own tables.
+
+Schemas are versioned, forward-only: each store lists its migrations in order and the
+``schema_version`` table records, per store, how many have been applied. Opening a store
+applies the missing ones inside one ``BEGIN IMMEDIATE`` transaction, so two processes
+opening the same file at once cannot both apply a step. A workspace made before the table
+existed opens as version 0; its first migration is the original schema written with
+``IF NOT EXISTS``, which leaves its tables and rows as they are.
 """
 
 from __future__ import annotations
@@ -27,6 +34,12 @@ class SQLiteStore:
     """A thread-safe connection to the workspace database with its tables created."""
 
     schema = ""
+    """The store's first migration (its original tables); kept for stores with no other."""
+    migrations: tuple[str, ...] = ()
+    """Forward-only schema steps after ``schema``: version n is ``(schema, *migrations)[n-1]``.
+    Append only; never edit or reorder a step that has shipped."""
+    component = ""
+    """The store's key in ``schema_version`` (its class name when empty)."""
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = Path(db_path)
@@ -37,9 +50,41 @@ class SQLiteStore:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
-            self._conn.executescript(self.schema)
+            self._migrate()
         except (OSError, sqlite3.Error) as exc:
             raise self._failure(exc, "cannot open the workspace database") from exc
+
+    @property
+    def schema_version(self) -> int:
+        """How many of the store's schema steps the database has."""
+        rows = self._query("SELECT version FROM schema_version WHERE component = ?", (self._component,))
+        return int(rows[0]["version"]) if rows else 0
+
+    @property
+    def _component(self) -> str:
+        return self.component or type(self).__name__
+
+    def _migrate(self) -> None:
+        steps = (self.schema, *self.migrations) if self.schema else self.migrations
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+        )
+        with self._tx() as cur:
+            row = cur.execute("SELECT version FROM schema_version WHERE component = ?", (self._component,)).fetchone()
+            current = int(row[0]) if row else 0
+            if current > len(steps):
+                raise StorageError(
+                    f"{self.db_path} has {self._component} schema version {current}, newer than this "
+                    f"jupyter-analyst knows ({len(steps)}): upgrade jupyter-analyst to open it"
+                )
+            for step in steps[current:]:
+                for statement in _statements(step):
+                    cur.execute(statement)
+            if current < len(steps):
+                cur.execute(
+                    "INSERT INTO schema_version VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                    (self._component, len(steps)),
+                )
 
     def _failure(self, exc: BaseException, doing: str) -> StorageError:
         """The error to raise for a failed database operation: a read-only or full workspace
@@ -100,3 +145,18 @@ class SQLiteStore:
             return self._conn.cursor()
         except sqlite3.Error as exc:  # a closed connection: a store used after it was closed
             raise self._failure(exc, doing) from exc
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The complete SQL statements of ``script``, one at a time: ``executescript`` would
+    commit the migration's transaction before running them."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""
+    if buffer.strip() and not all(
+        ln.strip().startswith("--") or not ln.strip() for ln in buffer.splitlines()
+    ):
+        yield buffer.strip()
