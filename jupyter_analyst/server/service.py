@@ -62,7 +62,7 @@ class ThreadService:
         #: What clients may open: configured sources by name (any path or URL only if allowed).
         self.catalog = SourceCatalog(sources, allow_any=allow_any_source)
         self.launcher = launcher
-        self.workspace = Workspace(config.workspace)
+        self.workspace = Workspace(config.workspace, store=config.store)
         # Nothing runs yet: a turn still marked running was cut by a crash of the last server.
         self.workspace.store.interrupt_running()
         self.pool: KernelPool | None = None
