@@ -237,6 +237,10 @@ class ThreadStore(SQLiteStore):
             (event,) = self._insert_events(cur, [ended])
         return event
 
+    def has_running_turn(self, thread_id: str) -> bool:
+        """Whether a turn of the thread is marked running (by any process sharing the store)."""
+        return bool(self._query("SELECT 1 FROM turns WHERE thread_id = ? AND status = 'running' LIMIT 1", (thread_id,)))
+
     def turns(self, thread_id: str) -> list[Turn]:
         """The thread's turns in order."""
         rows = self._query("SELECT * FROM turns WHERE thread_id = ? ORDER BY number", (thread_id,))

@@ -136,3 +136,45 @@ def test_a_killed_server_is_a_storage_error_and_loses_nothing_committed(postgres
     again = ThreadStore(url)
     assert [e.text for e in again.events(thread_id)] == ["0", "1", "2", "3", "4"]
     again.close()
+
+
+_TURN_WRITER = textwrap.dedent("""
+    import sys
+    from jupyter_analyst.agent.events import TextDelta, TurnEnded
+    from jupyter_analyst.store import ThreadStore
+
+    url, thread_id = sys.argv[1:]
+    store = ThreadStore(url)
+    turn = store.start_turn(thread_id, "elsewhere")
+    for i in range(3):
+        store.append_event(TextDelta(thread_id=thread_id, turn_id=turn.turn_id, text=str(i)))
+    store.append_event(TurnEnded(thread_id=thread_id, turn_id=turn.turn_id, status="completed"))
+    store.end_turn(turn.turn_id, "completed")
+    store.close()
+""")
+
+
+@pytest.mark.asyncio
+async def test_a_server_hears_the_events_another_process_writes(postgres, tmp_path):
+    import asyncio
+
+    from jupyter_analyst.analysis import AnalystConfig
+    from jupyter_analyst.server.service import ThreadService
+
+    url = postgres.new_database()
+    service = ThreadService(config=AnalystConfig(workspace=tmp_path / "ws", store=url, summarizer=False),
+                            model=None, sources={})
+    try:
+        thread_id = service.workspace.store.create_thread().thread_id
+        with service.listen(thread_id) as queue:
+            assert service._feed is not None
+            await asyncio.to_thread(service._feed.wait_ready)
+            writer = await asyncio.create_subprocess_exec(sys.executable, "-c", _TURN_WRITER, url, thread_id)
+            assert await writer.wait() == 0
+            heard = [await queue.get()]
+            while heard[-1].type != "turn_ended":
+                heard.append(await queue.get())
+        assert [(e.seq, e.type) for e in heard] == [(1, "text_delta"), (2, "text_delta"), (3, "text_delta"),
+                                                   (4, "turn_ended")]
+    finally:
+        await service.close()
