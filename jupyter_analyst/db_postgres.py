@@ -118,7 +118,10 @@ class PostgresBackend:
     def __init__(self, url: str, *, max_size: int = 8, timeout: float = 10.0) -> None:
         self.url = url
         self.where = masked(url)
-        self._password = psycopg.conninfo.conninfo_to_dict(url).get("password") if "@" in url else None
+        try:
+            self._password = psycopg.conninfo.conninfo_to_dict(url).get("password")
+        except psycopg.Error as exc:  # said without the URL's text: it may hold the password
+            raise StorageError(f"not a valid store URL: {self.where}", hint="postgresql://user:password@host:5432/db") from exc
         try:
             # One direct connection first: a wrong host, port or password is said at once,
             # in PostgreSQL's words, rather than after the pool's retries time out.

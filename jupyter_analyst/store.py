@@ -398,7 +398,8 @@ class ThreadStore(SQLiteStore):
         """Apply ``delta`` to the latest state in one transaction; returns the new state
         (with the entities the delta touched).
 
-        The read and the write share the transaction (``BEGIN IMMEDIATE``), so a turn and a
+        The read and the write share the transaction, under the thread's write lock
+        (``BEGIN IMMEDIATE`` on SQLite, an advisory lock on PostgreSQL), so a turn and a
         summarizer finishing at the same moment both land, one after the other. The delta
         itself is kept in an append-only log beside the snapshot.
         """

@@ -178,3 +178,9 @@ async def test_a_server_hears_the_events_another_process_writes(postgres, tmp_pa
                                                    (4, "turn_ended")]
     finally:
         await service.close()
+
+
+def test_a_malformed_store_url_is_refused_without_its_text(postgres):
+    with pytest.raises(StorageError, match=r'postgresql://ann:\*\*\*@.*invalid integer value "notaport"') as caught:
+        ThreadStore("postgresql://ann:top-secret@127.0.0.1:notaport/x")
+    assert "top-secret" not in caught.value.message
