@@ -75,6 +75,9 @@ class AnalystConfig(BaseModel):
     """Settings of the engine shared by the CLI and the server."""
 
     workspace: Path | str = ".analyst"
+    store: str | None = None
+    """The database of threads, events and the inventory: ``None`` for the workspace's own
+    SQLite file, or a ``postgresql://`` URL shared by several processes."""
     max_steps: int = 16
     context: ContextBudget = ContextBudget()
     """What each model call may carry: tokens, recent turns and messages, summary size."""
@@ -151,7 +154,7 @@ async def run_turn(
     """
     if not request.prompt.strip():
         raise ConfigError("the prompt is empty", reason="empty_prompt", hint="pass --prompt TEXT")
-    workspace = Workspace(config.workspace)
+    workspace = Workspace(config.workspace, store=config.store)
     try:
         store = workspace.store
         if request.thread_id:
@@ -313,7 +316,7 @@ async def _summarize(
     config: AnalystConfig, model: ModelSettings, turn: Turn, on_event: Callable[[Event], Awaitable[None] | None] | None
 ) -> None:
     """The end-of-turn summarizer, with its own store connection and model client."""
-    workspace = Workspace(config.workspace)
+    workspace = Workspace(config.workspace, store=config.store)
     llm = LLMClient(model=model.summary_model or model.model, base_url=model.base_url, api_key=model.api_key)
     try:
         await summarize_turn(workspace.store, turn, llm, budget=config.context, emit=on_event)

@@ -30,6 +30,11 @@ def _workspace_arg(p: argparse.ArgumentParser) -> None:
         "--workspace", default=".analyst", metavar="DIR",
         help="folder holding threads, events and artifacts (default: .analyst)",
     )
+    p.add_argument(
+        "--store", default=None, metavar="URL",
+        help="database of threads, events and the inventory: a postgresql:// URL shared by "
+             "several processes (default: the workspace's own SQLite file)",
+    )
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
@@ -302,7 +307,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -
     if args.memory_mb:
         policy = policy.model_copy(update={"memory_mb": args.memory_mb})
     config = AnalystConfig(
-        workspace=args.workspace, max_steps=args.max_steps, sandbox=policy,
+        workspace=args.workspace, store=args.store, max_steps=args.max_steps, sandbox=policy,
         summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
     )
     printer = None if args.json else ProgressPrinter()
@@ -324,12 +329,12 @@ def _run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -
     return 0 if summary.status == "completed" else EXIT_FAILED
 
 
-def _read_workspace(path: Path, read: Callable[[Workspace], T], *, thread: str | None = None) -> T:
-    """What ``read`` takes from the workspace at ``path`` (closed again after); with
+def _read_workspace(args: argparse.Namespace, read: Callable[[Workspace], T], *, thread: str | None = None) -> T:
+    """What ``read`` takes from the workspace of ``args`` (closed again after); with
     ``thread``, an unknown thread is a clear error first."""
     from .workspace import Workspace
 
-    workspace = Workspace(path)
+    workspace = Workspace(args.workspace, store=args.store)
     try:
         if thread is not None:
             workspace.store.get_thread(thread)
@@ -341,7 +346,7 @@ def _read_workspace(path: Path, read: Callable[[Workspace], T], *, thread: str |
 def _state(args: argparse.Namespace) -> int:
     from .agent.context import state_summary
 
-    state = _read_workspace(args.workspace, lambda ws: ws.store.agent_state(args.thread), thread=args.thread)
+    state = _read_workspace(args, lambda ws: ws.store.agent_state(args.thread), thread=args.thread)
     if args.json:
         print(state.model_dump_json(indent=2))
         return 0
@@ -369,7 +374,7 @@ def _export(args: argparse.Namespace) -> int:
                            data_version=recorded_data_version(ws.notebook_path(args.thread)))
         return nb, output
 
-    nb, output = _read_workspace(args.workspace, export, thread=args.thread)
+    nb, output = _read_workspace(args, export, thread=args.thread)
     written = render(nb, args.to, output)
     manifest = nb.metadata["jupyter_analyst"]["manifest"]
     extra = f" (and {len(written) - 1} image files)" if len(written) > 1 else ""
@@ -395,7 +400,7 @@ def _execute(args: argparse.Namespace) -> int:
     # The playbook, its parameters and its source are checked before the model is needed.
     plan = plan_playbook(args.playbook, parameters=dict(args.parameter), source=args.source)
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
-    config = AnalystConfig(workspace=args.workspace, sandbox=SandboxPolicy(enabled=not args.no_sandbox))
+    config = AnalystConfig(workspace=args.workspace, store=args.store, sandbox=SandboxPolicy(enabled=not args.no_sandbox))
     progress = None if args.json else PromptProgress()
     try:
         run = asyncio.run(run_playbook(
@@ -415,7 +420,7 @@ def _execute(args: argparse.Namespace) -> int:
 
 
 def _artifacts_list(args: argparse.Namespace) -> int:
-    items = _read_workspace(args.workspace, lambda ws: ws.artifacts.list(args.thread), thread=args.thread)
+    items = _read_workspace(args, lambda ws: ws.artifacts.list(args.thread), thread=args.thread)
     if args.json:
         print(json.dumps([a.model_dump() for a in items], indent=2))
         return 0
@@ -429,7 +434,7 @@ def _artifacts_list(args: argparse.Namespace) -> int:
 def _threads(args: argparse.Namespace) -> int:
     from .sql import display_spec
 
-    threads = _read_workspace(args.workspace, lambda ws: ws.store.list_threads())
+    threads = _read_workspace(args, lambda ws: ws.store.list_threads())
     if args.json:
         print(json.dumps([t.model_dump() for t in threads], indent=2))
         return 0

@@ -1,6 +1,17 @@
-"""The workspace's SQLite file: one connection per store, WAL, one transaction per write.
+"""The workspace database: one store interface over SQLite (embedded, the default) or
+PostgreSQL (several server processes on one database; ``--store postgresql://...``).
 
-Threads, events and the inventory share the file; each store owns its own tables.
+Each store owns its own tables and writes its SQL once, in SQLite's spelling with ``?``
+placeholders; the small differences between the two dialects (placeholders, identity
+columns, ``rowid``, per-thread write locks, a few functions) live in the backends below
+and in :mod:`jupyter_analyst.db_postgres`, not in duplicated queries.
+
+Schemas are versioned, forward-only: each store lists its steps in order and the
+``schema_version`` table records, per store, how many have been applied. Opening a store
+applies the missing ones inside one write transaction (under the database's write lock),
+so two processes opening the same database at once cannot both apply a step. A SQLite
+workspace made before the table existed opens as version 0; its first step is the
+original schema written with ``IF NOT EXISTS``, which leaves its tables and rows as they are.
 """
 
 from __future__ import annotations
@@ -8,11 +19,11 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .disk import unavailable
 from .errors import StorageError
@@ -23,10 +34,38 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class SQLiteStore:
-    """A thread-safe connection to the workspace database with its tables created."""
+def is_store_url(location: Path | str) -> bool:
+    """Whether ``location`` names a PostgreSQL database rather than a SQLite file."""
+    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
 
-    schema = ""
+
+class Row(Protocol):
+    """A result row read by position or by column name (``dict(row)`` works)."""
+
+    def __getitem__(self, key: int | str) -> Any: ...
+    def keys(self) -> Sequence[str]: ...
+
+
+class Backend(Protocol):
+    """What a store needs of its database; one per store object."""
+
+    name: str
+
+    def tx(self) -> contextlib.AbstractContextManager[Any]: ...
+    def query(self, sql: str, params: tuple[Any, ...]) -> list[Row]: ...
+    def lock_thread(self, cur: Any, thread_id: str) -> None: ...
+    def notify_event(self, cur: Any, thread_id: str, seq: int) -> None: ...
+    def migrate(self, component: str, steps: Sequence[str]) -> None: ...
+    def contains(self, column: str) -> str: ...
+    def json_text(self, column: str, key: str) -> str: ...
+    def checkpoint(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class SQLiteBackend:
+    """One connection per store, WAL, ``BEGIN IMMEDIATE`` per write."""
+
+    name = "sqlite"
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = Path(db_path)
@@ -37,7 +76,6 @@ class SQLiteStore:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
-            self._conn.executescript(self.schema)
         except (OSError, sqlite3.Error) as exc:
             raise self._failure(exc, "cannot open the workspace database") from exc
 
@@ -45,6 +83,16 @@ class SQLiteStore:
         """The error to raise for a failed database operation: a read-only or full workspace
         is said as such (one clear line for the user); anything else names the file."""
         return unavailable(exc, self.db_path.parent) or StorageError(f"{doing} {self.db_path}: {exc}")
+
+    def migrate(self, component: str, steps: Sequence[str]) -> None:
+        try:
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+            )
+        except sqlite3.Error as exc:
+            raise self._failure(exc, "cannot open the workspace database") from exc
+        with self.tx() as cur:
+            apply_steps(cur, component, steps, list(steps), where=str(self.db_path))
 
     def checkpoint(self) -> None:
         """Copy the write-ahead log into the database file and sync both.
@@ -60,12 +108,23 @@ class SQLiteStore:
                 raise self._failure(exc, "cannot checkpoint the workspace database") from exc
 
     def close(self) -> None:
-        """Close the connection."""
         with self._lock:
             self._conn.close()
 
+    def lock_thread(self, cur: Any, thread_id: str) -> None:
+        """Nothing to do: ``BEGIN IMMEDIATE`` already holds the whole file's write lock."""
+
+    def notify_event(self, cur: Any, thread_id: str, seq: int) -> None:
+        """Nothing to do: listeners of a SQLite workspace live in the writing process."""
+
+    def contains(self, column: str) -> str:
+        return f"instr(lower({column}), lower(?)) > 0"
+
+    def json_text(self, column: str, key: str) -> str:
+        return f"json_extract({column}, '$.{key}')"
+
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Cursor]:
+    def tx(self) -> Iterator[sqlite3.Cursor]:
         # BEGIN IMMEDIATE takes the write lock up front, so two processes writing the same
         # thread cannot both read the same max(seq) or both insert the same content.
         with self._lock:
@@ -84,7 +143,7 @@ class SQLiteStore:
             finally:
                 cur.close()
 
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
         with self._lock:
             cur = self._cursor("cannot read the workspace database")
             cur.row_factory = sqlite3.Row
@@ -100,3 +159,97 @@ class SQLiteStore:
             return self._conn.cursor()
         except sqlite3.Error as exc:  # a closed connection: a store used after it was closed
             raise self._failure(exc, doing) from exc
+
+
+def apply_steps(cur: Any, component: str, steps: Sequence[str], ddl: Sequence[str], *, where: str) -> None:
+    """Run the steps of ``component`` the database lacks (``ddl`` is each step in the
+    backend's dialect), inside the caller's write transaction, and record the count."""
+    row = cur.execute("SELECT version FROM schema_version WHERE component = ?", (component,)).fetchone()
+    current = int(row[0]) if row else 0
+    if current > len(steps):
+        raise StorageError(
+            f"{where} has {component} schema version {current}, newer than this "
+            f"jupyter-analyst knows ({len(steps)}): upgrade jupyter-analyst to open it"
+        )
+    for step in ddl[current:]:
+        for statement in statements(step):
+            cur.execute(statement)
+    if current < len(steps):
+        cur.execute(
+            "INSERT INTO schema_version VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+            (component, len(steps)),
+        )
+
+
+def open_backend(location: Path | str) -> Backend:
+    """The backend for a SQLite file path or a ``postgresql://`` URL."""
+    if is_store_url(location):
+        from .db_postgres import PostgresBackend  # psycopg is an optional extra
+
+        return PostgresBackend(str(location))
+    return SQLiteBackend(Path(location))
+
+
+class SQLiteStore:
+    """A thread-safe handle on the workspace database with its tables created (SQLite or
+    PostgreSQL, by ``location``; the name is kept from when only SQLite existed)."""
+
+    schema = ""
+    """The store's first migration (its original tables); kept for stores with no other."""
+    migrations: tuple[str, ...] = ()
+    """Forward-only schema steps after ``schema``: version n is ``(schema, *migrations)[n-1]``.
+    Append only; never edit or reorder a step that has shipped."""
+    component = ""
+    """The store's key in ``schema_version`` (its class name when empty)."""
+
+    def __init__(self, location: Path | str) -> None:
+        self.location = location
+        self.backend = open_backend(location)
+        try:
+            self.backend.migrate(self._component, (self.schema, *self.migrations) if self.schema else self.migrations)
+        except BaseException:
+            self.backend.close()
+            raise
+
+    @property
+    def db_path(self) -> Path | None:
+        """The SQLite file, or ``None`` on PostgreSQL."""
+        return getattr(self.backend, "db_path", None)
+
+    @property
+    def schema_version(self) -> int:
+        """How many of the store's schema steps the database has."""
+        rows = self._query("SELECT version FROM schema_version WHERE component = ?", (self._component,))
+        return int(rows[0]["version"]) if rows else 0
+
+    @property
+    def _component(self) -> str:
+        return self.component or type(self).__name__
+
+    def checkpoint(self) -> None:
+        """Make what was committed durable without the write-ahead log (SQLite; a no-op on
+        PostgreSQL, whose commit is already durable)."""
+        self.backend.checkpoint()
+
+    def close(self) -> None:
+        """Close the connection(s)."""
+        self.backend.close()
+
+    def _tx(self) -> contextlib.AbstractContextManager[Any]:
+        return self.backend.tx()
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
+        return self.backend.query(sql, params)
+
+
+def statements(script: str) -> Iterator[str]:
+    """The complete SQL statements of ``script``, one at a time: ``executescript`` would
+    commit the migration's transaction before running them."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""
+    if any(ln.strip() and not ln.strip().startswith("--") for ln in buffer.splitlines()):
+        yield buffer.strip()

@@ -1,14 +1,16 @@
-"""Threads, turns, messages and events, persisted in the workspace's SQLite file.
+"""Threads, turns, messages and events, persisted in the workspace database (SQLite or PostgreSQL).
 
 Messages and events are append-only: rows are inserted, never updated or deleted. An
 event's sequence number is assigned inside the transaction that stores it, so numbers are
 unique and gap-free per thread and an event exists on disk before anyone is shown it.
+Every per-thread counter (event seq, turn number, agent-state version) is read and
+advanced under the thread's write lock (:meth:`Backend.lock_thread`), which is what keeps
+it gap-free when several processes write one PostgreSQL database.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
@@ -25,7 +27,7 @@ TurnStatus = Literal["running", "completed", "error", "interrupted"]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
     thread_id  TEXT PRIMARY KEY,
-    user       TEXT NOT NULL,
+    "user"     TEXT NOT NULL,
     title      TEXT,
     source     TEXT,
     created_at TEXT NOT NULL
@@ -156,7 +158,7 @@ class ThreadStore(SQLiteStore):
         rows = self._query(
             "SELECT threads.*, COALESCE((SELECT MAX(COALESCE(ended_at, started_at)) FROM turns "
             "WHERE turns.thread_id = threads.thread_id), created_at) AS last_activity FROM threads "
-            + ("WHERE user = ? " if user is not None else "")
+            + ('WHERE "user" = ? ' if user is not None else "")
             + "ORDER BY last_activity DESC, rowid DESC",
             (user,) if user is not None else (),
         )
@@ -182,7 +184,8 @@ class ThreadStore(SQLiteStore):
             (event,) = self._insert_events(cur, [started(turn)])
         return turn, event
 
-    def _open_turn(self, cur: sqlite3.Cursor, thread_id: str, prompt: str) -> Turn:
+    def _open_turn(self, cur: Any, thread_id: str, prompt: str) -> Turn:
+        self.backend.lock_thread(cur, thread_id)
         cur.execute(
             "UPDATE turns SET status = 'interrupted', ended_at = ? "
             "WHERE thread_id = ? AND status = 'running'",
@@ -234,6 +237,10 @@ class ThreadStore(SQLiteStore):
             (event,) = self._insert_events(cur, [ended])
         return event
 
+    def has_running_turn(self, thread_id: str) -> bool:
+        """Whether a turn of the thread is marked running (by any process sharing the store)."""
+        return bool(self._query("SELECT 1 FROM turns WHERE thread_id = ? AND status = 'running' LIMIT 1", (thread_id,)))
+
     def turns(self, thread_id: str) -> list[Turn]:
         """The thread's turns in order."""
         rows = self._query("SELECT * FROM turns WHERE thread_id = ? ORDER BY number", (thread_id,))
@@ -246,10 +253,10 @@ class ThreadStore(SQLiteStore):
         with self._tx() as cur:
             cur.execute(
                 "INSERT INTO messages (thread_id, turn_id, role, body, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?) RETURNING message_id",
                 (thread_id, turn_id, message["role"], json.dumps(message), utc_now()),
             )
-            return int(cur.lastrowid or 0)
+            return int(cur.fetchone()[0])
 
     def recent_turn_messages(
         self, thread_id: str, *, turns: int, after_turn: int = 0, before_turn: int | None = None
@@ -288,7 +295,7 @@ class ThreadStore(SQLiteStore):
         else:
             rows = self._query(
                 "SELECT body FROM (SELECT message_id, body FROM messages WHERE thread_id = ? "
-                "ORDER BY message_id DESC LIMIT ?) ORDER BY message_id",
+                "ORDER BY message_id DESC LIMIT ?) AS recent ORDER BY message_id",
                 (thread_id, last),
             )
         return [json.loads(r["body"]) for r in rows]
@@ -305,12 +312,12 @@ class ThreadStore(SQLiteStore):
         with self._tx() as cur:
             return self._insert_events(cur, events)
 
-    @staticmethod
-    def _insert_events(cur: sqlite3.Cursor, events: list[Event]) -> list[Event]:
+    def _insert_events(self, cur: Any, events: list[Event]) -> list[Event]:
         stored: list[Event] = []
         next_seq: dict[str, int] = {}
         for event in events:
             if event.thread_id not in next_seq:
+                self.backend.lock_thread(cur, event.thread_id)
                 (next_seq[event.thread_id],) = cur.execute(
                     "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE thread_id = ?", (event.thread_id,)
                 ).fetchone()
@@ -322,6 +329,8 @@ class ThreadStore(SQLiteStore):
                 (event.thread_id, seq, event.turn_id, event.type, event.model_dump_json()),
             )
             stored.append(event)
+        for thread_id, after in next_seq.items():
+            self.backend.notify_event(cur, thread_id, after - 1)
         return stored
 
     def last_seq(self, thread_id: str) -> int:
@@ -389,7 +398,8 @@ class ThreadStore(SQLiteStore):
         """Apply ``delta`` to the latest state in one transaction; returns the new state
         (with the entities the delta touched).
 
-        The read and the write share the transaction (``BEGIN IMMEDIATE``), so a turn and a
+        The read and the write share the transaction, under the thread's write lock
+        (``BEGIN IMMEDIATE`` on SQLite, an advisory lock on PostgreSQL), so a turn and a
         summarizer finishing at the same moment both land, one after the other. The delta
         itself is kept in an append-only log beside the snapshot.
         """
@@ -398,6 +408,7 @@ class ThreadStore(SQLiteStore):
             + [c.id for c in (*delta.update, *delta.remove) if c.section == "entities"]
         ))
         with self._tx() as cur:
+            self.backend.lock_thread(cur, thread_id)
             row = cur.execute("SELECT body FROM agent_state WHERE thread_id = ?", (thread_id,)).fetchone()
             current = AgentState.model_validate_json(row[0]) if row else AgentState()
             if touched:

@@ -28,8 +28,11 @@ DEFAULT_WORKSPACE = Path(".analyst")
 class Workspace:
     """Paths and stores of one workspace folder."""
 
-    def __init__(self, root: Path | str = DEFAULT_WORKSPACE) -> None:
+    def __init__(self, root: Path | str = DEFAULT_WORKSPACE, *, store: str | None = None) -> None:
         self.root = Path(root).expanduser().resolve()
+        self.store_url = store or None
+        """A ``postgresql://`` URL holding the threads, events and inventory, or ``None``
+        for the SQLite file in the folder (blobs, notebooks and kernels stay in the folder)."""
         self._mkdir(self.root)
 
     def _mkdir(self, path: Path) -> None:
@@ -46,12 +49,12 @@ class Workspace:
     @cached_property
     def store(self) -> ThreadStore:
         """Threads, turns, messages and events."""
-        return ThreadStore(self.db_path)
+        return ThreadStore(self.store_url or self.db_path)
 
     @cached_property
     def artifacts(self) -> ArtifactStore:
         """The artifact inventory, its blobs and the step ledger."""
-        return ArtifactStore(self.db_path, self.root)
+        return ArtifactStore(self.store_url or self.db_path, self.root)
 
     def thread_dir(self, thread_id: str) -> Path:
         """The thread's own folder (its notebook), which no kernel can see (created on demand)."""

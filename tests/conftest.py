@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,11 +26,11 @@ def sales_db(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path):
-    """An artifact store (inventory and blobs) in a fresh folder."""
+def store(tmp_path, store_location):
+    """An artifact store (inventory and blobs) in a fresh folder, on each database."""
     from jupyter_analyst.artifacts import ArtifactStore
 
-    artifacts = ArtifactStore(tmp_path / "ws.sqlite3", tmp_path)
+    artifacts = ArtifactStore(store_location, tmp_path)
     yield artifacts
     artifacts.close()
 
@@ -68,3 +70,37 @@ def analyst(tmp_path, sales_db) -> Callable[[dict], Any]:
     yield make
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory):
+    """One PostgreSQL server for the session (skipped, loudly, where it is not installed)."""
+    from jupyter_analyst.testing.postgres import INSTALL_HINT, PostgresUnavailable, postgres_server
+
+    # Not under pytest's own temporary folder: that one is private to root, and the server
+    # runs as the postgres user when the suite runs as root.
+    root = Path(tempfile.mkdtemp(prefix="analyst-pg-"))
+    try:
+        server_cm = postgres_server(root)
+        try:
+            server = server_cm.__enter__()
+        except PostgresUnavailable as exc:
+            pytest.skip(f"PostgreSQL store tests need a server: {exc} ({INSTALL_HINT})")
+        yield server
+        server_cm.__exit__(None, None, None)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_backend(request) -> str:
+    """Which database the store-level tests run against; both, by parametrisation."""
+    return request.param
+
+
+@pytest.fixture
+def store_location(store_backend, tmp_path, request):
+    """Where a test's stores live: a SQLite file, or a fresh PostgreSQL database."""
+    if store_backend == "sqlite":
+        return tmp_path / "a.sqlite3"
+    return request.getfixturevalue("postgres").new_database()

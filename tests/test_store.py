@@ -12,8 +12,8 @@ from jupyter_analyst.store import ThreadStore
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = ThreadStore(tmp_path / "a.sqlite3")
+def store(store_location):
+    s = ThreadStore(store_location)
     yield s
     s.close()
 

@@ -1,4 +1,4 @@
-"""The artifact inventory and the step ledger, in the workspace's SQLite file."""
+"""The artifact inventory and the step ledger, in the workspace database (SQLite or PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -61,13 +61,17 @@ _COLUMNS = (
     "logical_key, fingerprint, size"
 )
 
+_STEP_COLUMNS = (
+    "thread_id, step_key, tool, call_id, turn_id, arguments, status, result, artifact_ids, created_at, duration_s"
+)
+
 
 class ArtifactStore(SQLiteStore):
     """Content-addressed blobs plus the inventory rows that name them, per thread."""
 
     schema = _SCHEMA
 
-    def __init__(self, db_path: Path, blob_root: Path) -> None:
+    def __init__(self, db_path: Path | str, blob_root: Path) -> None:
         self.blobs = BlobStore(blob_root)
         super().__init__(db_path)
 
@@ -166,6 +170,7 @@ class ArtifactStore(SQLiteStore):
         with self._tx() as cur:
             # Another thread or process may have added the same content meanwhile: check
             # again inside the write lock (BEGIN IMMEDIATE).
+            self.backend.lock_thread(cur, artifact.thread_id)
             row = cur.execute(
                 f"SELECT {_COLUMNS} FROM artifacts WHERE thread_id = ? AND fingerprint = ? AND type = ? "
                 "ORDER BY rowid LIMIT 1",
@@ -205,7 +210,7 @@ class ArtifactStore(SQLiteStore):
         if name:
             # A plain, case-blind substring: LIKE would read the `_` of dataset names
             # as a wildcard.
-            sql += " AND instr(lower(name), lower(?)) > 0"
+            sql += " AND " + self.backend.contains("name")
             params.append(name)
         return [_artifact(r) for r in self._rows(sql + " ORDER BY rowid", tuple(params))]
 
@@ -213,7 +218,7 @@ class ArtifactStore(SQLiteStore):
         """The thread's newest ``limit`` artifacts, oldest first (a bounded read for prompts)."""
         rows = self._rows(
             f"SELECT * FROM (SELECT rowid AS r, {_COLUMNS} FROM artifacts WHERE thread_id = ? "
-            "ORDER BY rowid DESC LIMIT ?) ORDER BY r",
+            "ORDER BY rowid DESC LIMIT ?) AS newest ORDER BY r",
             (thread_id, limit),
         )
         return [_artifact(r[1:]) for r in rows]
@@ -283,7 +288,7 @@ class ArtifactStore(SQLiteStore):
         """Remember an executed step; the first record of a key is kept."""
         with self._tx() as cur:
             cur.execute(
-                "INSERT OR IGNORE INTO steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (
                     step.thread_id, step.step_key, step.tool, step.call_id, step.turn_id,
                     json.dumps(step.arguments, default=str), step.status, json.dumps(step.result, default=str),
@@ -293,18 +298,19 @@ class ArtifactStore(SQLiteStore):
 
     def find_step(self, thread_id: str, step_key: str) -> StepRecord | None:
         """The recorded step with this key, if any."""
-        rows = self._rows("SELECT * FROM steps WHERE thread_id = ? AND step_key = ?", (thread_id, step_key))
+        rows = self._rows(f"SELECT {_STEP_COLUMNS} FROM steps WHERE thread_id = ? AND step_key = ?", (thread_id, step_key))
         return _step(rows[0]) if rows else None
 
     def ran_sql(self, thread_id: str, sql: str) -> bool:
         """Whether the thread has a recorded SQL step of exactly this text (its next call is
         most likely reused, so nothing is run before its key is known)."""
+        sql_of = self.backend.json_text("arguments", "sql")
         return bool(self._rows("SELECT 1 FROM steps WHERE thread_id = ? AND tool = 'run_sql' "
-                               "AND json_extract(arguments, '$.sql') = ? LIMIT 1", (thread_id, sql)))
+                               f"AND {sql_of} = ? LIMIT 1", (thread_id, sql)))
 
     def steps(self, thread_id: str) -> list[StepRecord]:
         """The thread's recorded steps in execution order."""
-        return [_step(r) for r in self._rows("SELECT * FROM steps WHERE thread_id = ? ORDER BY rowid", (thread_id,))]
+        return [_step(r) for r in self._rows(f"SELECT {_STEP_COLUMNS} FROM steps WHERE thread_id = ? ORDER BY rowid", (thread_id,))]
 
     def bindings(self, thread_id: str) -> dict[str, str]:
         """What each of the thread's kernel names holds: name -> fingerprint or step key."""
@@ -316,7 +322,7 @@ class ArtifactStore(SQLiteStore):
             return
         with self._tx() as cur:
             cur.executemany(
-                "INSERT OR REPLACE INTO bindings VALUES (?, ?, ?)",
+                "INSERT INTO bindings VALUES (?, ?, ?) ON CONFLICT(thread_id, name) DO UPDATE SET binding = excluded.binding",
                 [(thread_id, name, binding) for name, binding in bindings.items()],
             )
 

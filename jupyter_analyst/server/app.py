@@ -23,6 +23,8 @@ class AnalystApp(ExtensionApp):
     name = "jupyter_analyst"
 
     workspace = Unicode(".analyst", config=True, help="Folder holding threads, events, the inventory and artifacts.")
+    store_url = Unicode("", config=True, help="Database of threads, events and the inventory: a postgresql:// URL "
+                        "that several server processes share (default: the workspace's own SQLite file).")
     model = Unicode("", config=True, help="Model name (default: $OPENAI_MODEL, else gpt-4o-mini).")
     model_base_url = Unicode("", config=True, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL).")
     api_key = Unicode("", config=True, help="API key of the endpoint (default: $OPENAI_API_KEY).")
@@ -63,6 +65,7 @@ class AnalystApp(ExtensionApp):
         try:
             config = AnalystConfig(
                 workspace=self.workspace,
+                store=self.store_url or None,
                 max_steps=self.max_steps,
                 query_timeout_s=self.query_timeout,
                 row_cap=self.row_cap,

@@ -321,7 +321,7 @@ class EventsHandler(AnalystHandler):
         with self.service.listen(thread_id) as queue:
             backlog = store.events(thread_id, after=after)
             sse.start(self)
-            await sse.relay(self, backlog, queue, follow=self.service.is_active(thread_id))
+            await sse.relay(self, backlog, queue, follow=self.service.is_following(thread_id))
         self.finish()
 
 

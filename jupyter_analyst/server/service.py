@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from ..agent.events import Event, TurnEnded, TurnStarted
 from ..agent.live import LiveThreads
@@ -28,6 +28,9 @@ from ..store import Thread, Turn
 from ..testing.server import MODEL_NAME as SCRIPTED_MODEL
 from ..workspace import Workspace
 from .catalog import SourceCatalog, masked
+
+if TYPE_CHECKING:
+    from .event_feed import EventFeed
 
 
 #: How a server gets a model (the sidebar's banner and a refused turn say it).
@@ -63,9 +66,15 @@ class ThreadService:
         #: What clients may open: configured sources by name (any path or URL only if allowed).
         self.catalog = SourceCatalog(sources, allow_any=allow_any_source)
         self.launcher = launcher
-        self.workspace = Workspace(config.workspace)
-        # Nothing runs yet: a turn still marked running was cut by a crash of the last server.
-        self.workspace.store.interrupt_running()
+        self.workspace = Workspace(config.workspace, store=config.store)
+        if self.workspace.store_url is None:
+            # Nothing runs yet: a turn still marked running was cut by a crash of the last server.
+            # (On a shared PostgreSQL store another process may be running it.)
+            self.workspace.store.interrupt_running()
+        #: On a shared store, events other processes write (see event_feed.py).
+        self._feed: EventFeed | None = None
+        self._published: dict[str, int] = {}
+        self._catching_up: set[str] = set()
         self.pool: KernelPool | None = None
         if pool_size > 0:
             datasets = self.workspace.datasets_root
@@ -207,13 +216,57 @@ class ThreadService:
     # ------------------------------------------------------------------ events
 
     def _publish(self, event: Event) -> None:
+        self._published[event.thread_id] = max(self._published.get(event.thread_id, 0), event.seq)
         for queue in self._listeners.get(event.thread_id, ()):
             queue.put_nowait(event)
+
+    def start_feed(self) -> None:
+        """On a shared (PostgreSQL) store, hear the events other processes write (call on the loop)."""
+        if self.workspace.store_url is not None and self._feed is None:
+            from .event_feed import EventFeed
+
+            self._feed = EventFeed(self.workspace.store_url, asyncio.get_running_loop(), self._announced)
+
+    def _announced(self, thread_id: str, seq: int) -> None:
+        threads = [thread_id] if thread_id else list(self._listeners)
+        for tid in threads:
+            if self._listeners.get(tid) and (seq == 0 or seq > self._published.get(tid, 0)):
+                self._catch_up(tid)
+
+    def _catch_up(self, thread_id: str) -> None:
+        # One read at a time per thread, so events are published in seq order.
+        if thread_id in self._catching_up:
+            return
+        self._catching_up.add(thread_id)
+
+        async def read() -> None:
+            try:
+                while True:
+                    after = self._published.get(thread_id, 0)
+                    events = await asyncio.to_thread(self.workspace.store.events, thread_id, after=after)
+                    fresh = [e for e in events if e.seq > self._published.get(thread_id, 0)]
+                    for event in fresh:
+                        self._publish(event)
+                    if not fresh:
+                        return
+            except AnalystError:
+                return  # the store is away; the next announcement retries
+            finally:
+                self._catching_up.discard(thread_id)
+
+        asyncio.get_running_loop().create_task(read())
+
+    def is_following(self, thread_id: str) -> bool:
+        """Whether a turn is running on the thread, here or (shared store) in another process."""
+        if self.is_active(thread_id):
+            return True
+        return self._feed is not None and self.workspace.store.has_running_turn(thread_id)
 
     @contextlib.contextmanager
     def listen(self, thread_id: str):
         """A queue receiving the thread's events from now on (subscribe before reading the backlog)."""
         queue: asyncio.Queue[Event] = asyncio.Queue()
+        self.start_feed()
         self._listeners[thread_id].add(queue)
         try:
             yield queue
@@ -230,6 +283,8 @@ class ThreadService:
 
     async def close(self) -> None:
         """Cancel running turns and close the stores."""
+        if self._feed is not None:
+            self._feed.close()
         for thread_id in list(self._active):
             await self.cancel(thread_id)
         await self.background.drain()
