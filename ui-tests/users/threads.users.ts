@@ -95,7 +95,7 @@ test('a second user\'s thread is not listed, nor readable by its id', async ({ b
   // Without the header, no user: the API refuses.
   const nobody = await browser.newContext({ baseURL: BASE_URL });
   const anonymous = await nobody.request.get('analyst/api/threads');
-  expect(anonymous.status()).toBe(403);
+  expect(anonymous.status()).toBe(401);
 
   await Promise.all([alice.context.close(), bob.context.close(), nobody.close()]);
 });
