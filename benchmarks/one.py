@@ -32,6 +32,7 @@ BENCHES: dict[str, str] = {
     "verify": "bench_verify:bench_verify",
     "live": "bench_live:bench_live",
     "cli": "bench_cli:bench_cli",
+    "plan": "bench_plan:bench_plan",
 }
 
 

@@ -79,6 +79,8 @@ class AnalystConfig(BaseModel):
     """The database of threads, events and the inventory: ``None`` for the workspace's own
     SQLite file, or a ``postgresql://`` URL shared by several processes."""
     max_steps: int = 16
+    plan_concurrency: int = Field(default=4, ge=1, le=16,
+                                  description="Queries of a staged plan's parallel stage that run at once.")
     context: ContextBudget = ContextBudget()
     """What each model call may carry: tokens, recent turns and messages, summary size."""
     active_ttl_s: float = 1_800.0
@@ -229,6 +231,7 @@ async def run_turn(
                 model=model.model,
                 emit=on_event,
                 max_steps=config.max_steps,
+                plan_concurrency=config.plan_concurrency,
                 budget=config.context,
                 active_ttl_s=config.active_ttl_s,
                 events=events,

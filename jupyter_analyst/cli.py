@@ -42,6 +42,17 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
 
 
+def _plan_concurrency(value: str) -> int:
+    """``--plan-concurrency``: a whole number from 1 to 16."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 16:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 16, not {value!r}")
+    return number
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line grammar."""
     parser = argparse.ArgumentParser(
@@ -67,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "it needs by id (read_cells)")
     run.add_argument("--json", action="store_true", help="print one JSON object when the turn ends")
     run.add_argument("--max-steps", type=int, default=16, help="model calls allowed per turn (default 16)")
+    run.add_argument("--plan-concurrency", type=_plan_concurrency, default=4, metavar="N",
+                     help="queries of a staged plan's parallel stage that run at once (1-16, default 4)")
     run.add_argument("--no-sandbox", action="store_true",
                      help="run the kernel without bubblewrap or limits (trusted code only)")
     run.add_argument("--memory-mb", type=int, help="kernel memory limit in MiB (default 4096)")
@@ -308,7 +321,7 @@ def _run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -
         policy = policy.model_copy(update={"memory_mb": args.memory_mb})
     config = AnalystConfig(
         workspace=args.workspace, store=args.store, max_steps=args.max_steps, sandbox=policy,
-        summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
+        plan_concurrency=args.plan_concurrency, summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
     )
     printer = None if args.json else ProgressPrinter()
 

@@ -11,6 +11,8 @@ from .agent.events import (
     ArtifactRecorded,
     Event,
     Guarded,
+    PlanMade,
+    PlanStepChanged,
     StateChanged,
     TextDelta,
     ToolCallStarted,
@@ -29,6 +31,16 @@ def _short(text: str, width: int = 72) -> str:
     """
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 4].rstrip() + " ..."
+
+
+def _step_of(call_id: str) -> str:
+    """`` [q1]`` for the call of a plan's step ``q1`` (its queries run together); else nothing.
+
+    >>> _step_of("call_7.q1"), _step_of("call_7")
+    (' [q1]', '')
+    """
+    _, dot, step = call_id.rpartition(".")
+    return f" [{step}]" if dot else ""
 
 
 class ProgressPrinter:
@@ -60,7 +72,7 @@ class ProgressPrinter:
             case ToolCallStarted():
                 detail = event.arguments.get("sql") or event.arguments.get("code") or ""
                 name = event.arguments.get("name") or event.arguments.get("table") or ""
-                self._line(f"  -> {event.tool} {name} {_short(str(detail))}".rstrip())
+                self._line(f"  -> {event.tool}{_step_of(event.call_id)} {name} {_short(str(detail))}".rstrip())
             case ToolResult():
                 mark = {"ok": "ok", "error": "error", "refused": "refused"}[event.status]
                 how = "reused" if event.reused else f"{event.duration_s:.2f}s"
@@ -75,12 +87,19 @@ class ProgressPrinter:
                 err = event.result.get("error")
                 if isinstance(err, dict):
                     extra += f": {_short(str(err.get('message', '')), 100)}"
-                self._line(f"     {mark} ({how}{extra})")
+                self._line(f"     {mark}{_step_of(event.call_id)} ({how}{extra})")
             case ArtifactRecorded():
                 verb = "new" if event.created else "existing"
                 self._line(f"     artifact {event.artifact_id} {event.artifact_type} {event.name} ({verb})")
             case Guarded():
                 self._line(f"     guard {event.reason}: {event.message}")
+            case PlanMade():
+                count = sum(len(stage.steps) for stage in event.stages)
+                self._line(f"     plan: {count} steps in {len(event.stages)} stages" + (f" ({_short(event.goal, 60)})" if event.goal else ""))
+                for n, stage in enumerate(event.stages, start=1):
+                    self._line(f"       stage {n} ({stage.mode}): {', '.join(step.id for step in stage.steps)}")
+            case PlanStepChanged() if event.status == "skipped":
+                self._line(f"     step {event.step_id} not run: {event.message}")
             case AnswerReady():
                 pass
             case TurnEnded():

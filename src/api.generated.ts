@@ -431,6 +431,8 @@ export interface components {
             artifact_type: string;
             fingerprint: string;
             created: boolean;
+            /** @default null */
+            call_id?: string | null;
         };
         /** @description ``GET threads/{thread_id}/artifacts``. */
         ArtifactsReply: {
@@ -510,7 +512,7 @@ export interface components {
         };
         /** @description ``GET threads/{thread_id}/events`` as JSON. */
         EventsReply: {
-            events: (components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"])[];
+            events: (components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"])[];
         };
         /** @description What a tool call said it would produce, and whether it did. */
         Expectation: {
@@ -560,7 +562,7 @@ export interface components {
              */
             type: "guard";
             /** @enum {string} */
-            reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode";
+            reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode" | "plan_refused";
             message: string;
             /** @default null */
             call_id?: string | null;
@@ -648,6 +650,61 @@ export interface components {
             rerun?: boolean;
             /** @default null */
             notebook?: string | null;
+        };
+        PlanMade: {
+            /** @default 0 */
+            seq?: number;
+            /** @default  */
+            thread_id?: string;
+            /** @default  */
+            turn_id?: string;
+            ts?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "plan";
+            call_id: string;
+            /** @default  */
+            goal?: string;
+            stages: components["schemas"]["PlanStageView"][];
+        };
+        PlanStageView: {
+            /** @enum {string} */
+            mode: "parallel" | "sequence";
+            steps: components["schemas"]["PlanStepView"][];
+        };
+        PlanStepChanged: {
+            /** @default 0 */
+            seq?: number;
+            /** @default  */
+            thread_id?: string;
+            /** @default  */
+            turn_id?: string;
+            ts?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "plan_step";
+            call_id: string;
+            step_id: string;
+            step_call_id: string;
+            /** @enum {string} */
+            status: "running" | "ok" | "error" | "refused" | "skipped";
+            /** @default false */
+            reused?: boolean;
+            /** @default null */
+            message?: string | null;
+        };
+        PlanStepView: {
+            id: string;
+            call_id: string;
+            /** @enum {string} */
+            tool: "run_sql" | "run_python";
+            summary: string;
+            /** @default [] */
+            inputs?: string[];
         };
         /** @description ``GET artifacts/{artifact_id}/preview``: a notebook output's MIME bundle. */
         Preview: {
@@ -868,7 +925,7 @@ export interface components {
             ok: boolean;
         };
         /** @description Every event of a turn, told apart by `type`. */
-        Event: components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"];
+        Event: components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"];
     };
     responses: never;
     parameters: never;

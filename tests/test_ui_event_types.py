@@ -116,7 +116,7 @@ def _type_literal(model: type[events._Event]) -> str:
 
 
 def test_every_event_model_is_in_the_union_the_test_reads():
-    assert len(MODELS) == len(events._Event.__subclasses__()) == 11
+    assert len(MODELS) == len(events._Event.__subclasses__()) == 13
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
@@ -168,3 +168,14 @@ def test_every_reason_code_and_state_has_plain_words():
     assert set(worded) == set(typing.get_args(events.ReasonCode))
     assert all(len(words.split()) >= 2 for words in worded.values()), "a reason needs words, not a code"
     assert set(labelled) == set(typing.get_args(events.State))
+
+
+@pytest.mark.parametrize("fixture", sorted((ROOT / "src" / "__tests__" / "fixtures").glob("*-turn.json")),
+                         ids=lambda p: p.name)
+def test_the_ui_fixtures_are_events_the_server_would_send(fixture):
+    """The jest specs render recorded turns: each event must still be one the server sends."""
+    import json
+
+    for raw in json.loads(fixture.read_text(encoding="utf-8")):
+        read = json.loads(events.parse_event(raw).model_dump_json())
+        assert {key: read.get(key) for key in raw} == raw  # fields added since take their defaults

@@ -52,6 +52,7 @@ _ALLOWED: dict[str, frozenset[str]] = {
     "find": frozenset({"query", "kind"}),
     "clarify": frozenset({"question", "candidates"}),
     "read_cells": frozenset({"cell_ids"}),
+    "plan": frozenset({"goal", "stages", "steps"}),
 }
 # The one argument a bare JSON string stands for, e.g. ``"SELECT 1"`` sent as the whole arguments.
 _PAYLOAD = {"run_sql": "sql", "run_python": "code", "describe_table": "table", "find": "query", "clarify": "question",

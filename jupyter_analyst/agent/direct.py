@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections import Counter
 from typing import Any, Literal
 
 from ..store import Turn, new_id
 from .events import AnswerReady, StateChanged, TurnEnded, TurnStarted
 from .llm import ToolCall
-from .loop import AgentLoop, TurnSummary, TurnTrace
+from .loop import AgentLoop
+from .turn_record import TurnRun, TurnSummary, TurnTrace
 from .state import TurnStateMachine
 from .tools import StepOutcome
 from .turn_memory import TurnMemory
@@ -37,13 +37,12 @@ async def run_user_call(
     Returns the turn's summary, its trace (for the notebook) and the call's outcome; a
     refused or failed call ends the turn with status ``error`` and its message.
     """
-    machine = TurnStateMachine()
-    counters: Counter[str] = Counter()
-    trace = TurnTrace()
     started = time.perf_counter()
     memory = await asyncio.to_thread(
         TurnMemory, loop.store, loop.runtime, turn, budget=loop.budget, active_ttl_s=loop.active_ttl_s
     )
+    run = TurnRun(turn, TurnStateMachine(), memory, rerun)
+    machine, counters, trace = run.machine, run.counters, run.trace
     conversation: list[dict[str, Any]] = []
     await loop._remember(turn, conversation, {"role": "user", "content": turn.prompt})
     await loop.emit(turn, TurnStarted(prompt=turn.prompt, model=USER_DRIVEN, rerun=rerun))
@@ -55,7 +54,7 @@ async def run_user_call(
         "role": "assistant", "content": None,
         "tool_calls": [{"id": call.id, "type": "function", "function": {"name": tool, "arguments": call.arguments}}],
     })
-    outcome = await loop._handle(turn, machine, counters, trace, {}, set(), call, args, problem, rerun, memory)
+    outcome = await loop._handle(run, call, args, problem)
     await loop._remember(turn, conversation, {
         "role": "tool", "tool_call_id": call.id, "content": json.dumps(outcome.public_result, default=str),
     })

@@ -32,6 +32,7 @@ ReasonCode = Literal[
     "expectation_failed",
     "clarification_asked",
     "chat_mode",
+    "plan_refused",
 ]
 
 
@@ -112,6 +113,8 @@ class ArtifactRecorded(_Event):
     """``sha256:`` of its bytes."""
     created: bool
     """False when an equivalent artifact already existed and was reused."""
+    call_id: str | None = None
+    """The tool call that recorded it (several run at once in a staged plan)."""
 
 
 class Guarded(_Event):
@@ -164,6 +167,52 @@ class ContextUsage(_Event):
     """Time spent assembling the prompt."""
 
 
+class PlanStepView(BaseModel):
+    id: str
+    """The step's id in the plan (what other steps' ``inputs`` name)."""
+    call_id: str
+    """The call id its own ``tool_call`` and ``tool_result`` events carry."""
+    tool: Literal["run_sql", "run_python"]
+    """The tool the step calls."""
+    summary: str
+    """What it does in a few words (the dataset a query makes, a code's first line)."""
+    inputs: list[str] = []
+    """The steps it needs."""
+
+
+class PlanStageView(BaseModel):
+    mode: Literal["parallel", "sequence"]
+    """``parallel``: the stage's queries run together; ``sequence``: its steps run in order."""
+    steps: list[PlanStepView]
+    """The stage's steps, in the order they start."""
+
+
+class PlanMade(_Event):
+    type: Literal["plan"] = "plan"
+    call_id: str
+    """The ``plan`` call this is the checked plan of."""
+    goal: str = ""
+    """What the plan is for, as the model put it."""
+    stages: list[PlanStageView]
+    """The stages, in the order they run."""
+
+
+class PlanStepChanged(_Event):
+    type: Literal["plan_step"] = "plan_step"
+    call_id: str
+    """The ``plan`` call the step belongs to."""
+    step_id: str
+    """The step's id in the plan."""
+    step_call_id: str
+    """The call id of the step's own events."""
+    status: Literal["running", "ok", "error", "refused", "skipped"]
+    """``running`` when it starts; then how it ended. ``skipped``: a step it needs did not succeed."""
+    reused: bool = False
+    """True when an earlier identical step's result was used."""
+    message: str | None = None
+    """Why it did not succeed."""
+
+
 class MemoryUpdated(_Event):
     type: Literal["memory"] = "memory"
     origin: Literal["summarizer"]
@@ -191,7 +240,9 @@ Event = Annotated[
     | AnswerReady
     | TurnEnded
     | ContextUsage
-    | MemoryUpdated,
+    | MemoryUpdated
+    | PlanMade
+    | PlanStepChanged,
     Field(discriminator="type"),
 ]
 """Every event, discriminated by ``type``."""

@@ -9,10 +9,8 @@ import logging
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel
 
 from ..errors import AnalystError, DiskUnavailable, InvalidArguments, ToolRetry
 from ..store import ThreadStore, Turn
@@ -22,6 +20,10 @@ from .events import (
     ArtifactRecorded,
     Event,
     Guarded,
+    PlanMade,
+    PlanStageView,
+    PlanStepChanged,
+    PlanStepView,
     ReasonCode,
     State,
     StateChanged,
@@ -37,12 +39,17 @@ from .memory import Addition, Item, StateDelta
 from .modes import classify
 from .names import mark_answer
 from .pack import ContextBudget
+from .plan_runner import StepReport, plan_outcome, run_plan, step_call_id
+from .plans import read_plan
 from .payloads import check_dataset_name, check_python_code
 from .runtime import ThreadRuntime
 from .state import TurnStateMachine
 from .tools import CallContext, StepOutcome, ToolBox
 from .tools_schema import TOOLS
 from .turn_memory import TurnMemory
+from .turn_record import StepTrace, TurnRun, TurnSummary, TurnTrace
+
+__all__ = ["AgentLoop", "TurnSummary", "TurnTrace"]
 
 log = logging.getLogger(__name__)
 
@@ -51,43 +58,6 @@ _PAYLOAD = {"run_sql": "sql", "run_python": "code"}
 _KNOWN_TOOLS = {t["function"]["name"] for t in TOOLS}
 #: A function name OpenAI-compatible servers accept in the conversation they are sent back.
 _FUNCTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-class TurnSummary(BaseModel):
-    """What a turn did, as the CLI prints it with ``--json``."""
-
-    thread_id: str
-    turn_id: str
-    status: Literal["completed", "error", "interrupted"]
-    answer: str
-    model: str
-    transitions: list[State]
-    tool_calls: dict[str, int]
-    artifacts: dict[str, int]
-    counters: dict[str, int]
-    timings: dict[str, float] = {}
-    notebook: str | None = None
-    error: dict[str, Any] | None = None
-
-
-@dataclass
-class StepTrace:
-    """One executed or reused SQL/Python step, kept for the notebook."""
-
-    call_id: str
-    tool: str
-    arguments: dict[str, Any]
-    outcome: StepOutcome
-    state: State
-
-
-@dataclass
-class TurnTrace:
-    """Everything a turn did, in order, for the summary and the notebook."""
-
-    steps: list[StepTrace] = field(default_factory=list)
-    created: set[str] = field(default_factory=set)
-    reused: set[str] = field(default_factory=set)
 
 
 class AgentLoop:
@@ -105,6 +75,7 @@ class AgentLoop:
         budget: ContextBudget | None = None,
         active_ttl_s: float = 1_800.0,
         events: EventWriter | None = None,
+        plan_concurrency: int = 4,
     ) -> None:
         self.store = store
         self.runtime = runtime
@@ -117,6 +88,8 @@ class AgentLoop:
         self.max_steps = max_steps
         self.budget = budget or ContextBudget()
         self.active_ttl_s = active_ttl_s
+        #: How many queries of a plan's parallel stage run at once.
+        self.plan_concurrency = plan_concurrency
 
     # ------------------------------------------------------------------ events
 
@@ -138,10 +111,12 @@ class AgentLoop:
     def _of(turn: Turn, event: Event) -> Event:
         return event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id})
 
-    async def _enter(self, turn: Turn, machine: TurnStateMachine, state: State) -> None:
-        moved = machine.enter(state)
-        if moved is not None:
-            await self.emit(turn, StateChanged(from_state=moved[0], to_state=moved[1]))
+    async def _enter(self, turn: Turn, machine: TurnStateMachine, *states: State) -> None:
+        """Move through ``states`` at once (no other step moves the machine in between), then
+        tell the moves."""
+        moves = [moved for state in states if (moved := machine.enter(state)) is not None]
+        for before, after in moves:
+            await self.emit(turn, StateChanged(from_state=before, to_state=after))
 
     async def _guard(
         self, turn: Turn, counters: Counter[str], reason: ReasonCode, message: str, call_id: str | None
@@ -157,16 +132,13 @@ class AgentLoop:
         ``announced``: the caller has already emitted the turn's ``turn_started`` (through
         this loop's event writer).
         """
-        machine = TurnStateMachine()
-        counters: Counter[str] = Counter()
-        trace = TurnTrace()
-        turn_keys: dict[str, StepOutcome] = {}
-        empty_retries: set[str] = set()
         # The turn's memory reads and writes the store (and the source's schema) on every step:
         # in a worker thread, never on the event loop a server's other turns and streams share.
         memory = await asyncio.to_thread(
             TurnMemory, self.store, self.runtime, turn, budget=self.budget, active_ttl_s=self.active_ttl_s
         )
+        run = TurnRun(turn, TurnStateMachine(), memory, rerun)
+        machine, counters, trace = run.machine, run.counters, run.trace
         user_message = {"role": "user", "content": turn.prompt}
         await asyncio.to_thread(self.store.append_message, turn.thread_id, turn.turn_id, user_message)
         # This turn's messages; earlier turns come from the context pack.
@@ -226,10 +198,7 @@ class AgentLoop:
                 await self._remember(turn, conversation, assistant)
                 question = None
                 for call, args, problem in calls:
-                    outcome = await self._handle(
-                        turn, machine, counters, trace, turn_keys, empty_retries,
-                        call, args, problem, rerun, memory,
-                    )
+                    outcome = await self._handle(run, call, args, problem)
                     if outcome.failure is not None:
                         counters[outcome.failure.reason] += 1
                         failure = (call.name, outcome.failure)
@@ -343,10 +312,9 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ one call
 
-    async def _clarify(
-        self, turn: Turn, counters: Counter[str], memory: TurnMemory, call: ToolCall, args: dict[str, Any]
-    ) -> StepOutcome:
+    async def _clarify(self, run: TurnRun, call: ToolCall, args: dict[str, Any]) -> StepOutcome:
         """Keep the candidate interpretations as an open question and end the turn with it."""
+        turn, counters = run.turn, run.counters
         question = str(args.get("question") or "").strip()
         candidates = list(args.get("candidates") or [])
         if not question:
@@ -358,7 +326,7 @@ class AgentLoop:
             return refused
         item = Item(id=f"question:{call.id}", kind="question", text=question, candidates=candidates)
         delta = StateDelta(add=[Addition(section="items", value=item.model_dump())])
-        await asyncio.to_thread(memory.apply, delta, "tool")
+        await run.remember(run.memory.apply, delta, "tool")
         await self._guard(turn, counters, "clarification_asked", question, call.id)
         text = _clarify_text(question, candidates)
         outcome = StepOutcome(status="ok", result={"asked": question, "candidates": candidates, "question_for_user": text})
@@ -366,20 +334,55 @@ class AgentLoop:
         await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status="ok", result=outcome.result))
         return outcome
 
+    async def _plan(self, run: TurnRun, call: ToolCall, args: dict[str, Any], refuse: Any) -> StepOutcome:
+        """Check a staged plan whole, then run it: each step as the same call made alone would
+        be (see plans.py and plan_runner.py); the thread's lock is held for the whole plan."""
+        turn = run.turn
+        try:
+            plan, rescues = read_plan(args)
+            refusal = plan.refusal_from(run.machine.state)
+            if refusal is not None:
+                raise refusal
+        except InvalidArguments as exc:
+            return await refuse("plan_refused", exc)
+        if rescues:
+            run.counters["arguments_normalized"] += 1
+        started = time.perf_counter()
+        await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
+        await self.emit(turn, PlanMade(call_id=call.id, goal=plan.goal, stages=[
+            PlanStageView(mode=stage.mode, steps=[
+                PlanStepView(id=s.id, call_id=step_call_id(call.id, s.id), tool=s.tool, summary=s.summary(),
+                             inputs=s.inputs)
+                for s in stage.in_order()])
+            for stage in plan.stages]))
+
+        async def step(step_call: ToolCall, step_args: dict[str, Any]) -> StepOutcome:
+            return await self._handle(run, step_call, step_args, None, in_plan=True)
+
+        async def changed(report: StepReport) -> None:
+            await self.emit(turn, PlanStepChanged(
+                call_id=call.id, step_id=report.step.id, step_call_id=report.call_id,
+                status=report.status,  # type: ignore[arg-type]
+                reused=report.outcome is not None and report.outcome.reused, message=report.message))
+
+        async with self.runtime.lock:
+            reports = await run_plan(plan, call_id=call.id, run_step=step, on_step=changed,
+                                     concurrency=self.plan_concurrency)
+        outcome = plan_outcome(reports, started)
+        run.counters["plan_steps"] += len(reports)
+        await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status=outcome.status,
+                                         reused=outcome.reused, result=outcome.public_result,
+                                         duration_s=outcome.duration_s))
+        return outcome
+
     async def _handle(
-        self,
-        turn: Turn,
-        machine: TurnStateMachine,
-        counters: Counter[str],
-        trace: TurnTrace,
-        turn_keys: dict[str, StepOutcome],
-        empty_retries: set[str],
-        call: ToolCall,
-        args: dict[str, Any] | None,
-        problem: AnalystError | None,
-        rerun: bool,
-        memory: TurnMemory,
+        self, run: TurnRun, call: ToolCall, args: dict[str, Any] | None, problem: AnalystError | None,
+        *, in_plan: bool = False,
     ) -> StepOutcome:
+        """Guard, plan, run (or reuse) one call and report it; ``in_plan``: a step of a plan,
+        which holds the thread's lock for all its steps."""
+        turn, machine, counters, trace, turn_keys = run.turn, run.machine, run.counters, run.trace, run.turn_keys
+
         async def refuse(reason: ReasonCode, error: AnalystError) -> StepOutcome:
             counters["blocked"] += 1
             await self._guard(turn, counters, reason, error.message, call.id)
@@ -398,8 +401,8 @@ class AgentLoop:
             counters["arguments_normalized"] += 1
         payload = _PAYLOAD.get(call.name)
         if payload and not str(args.get(payload) or "").strip():
-            if call.name not in empty_retries:
-                empty_retries.add(call.name)
+            if call.name not in run.empty_retries:
+                run.empty_retries.add(call.name)
                 counters[f"{call.name}_empty_retry"] += 1
                 return await refuse(
                     "empty_python_payload_retried" if call.name == "run_python" else "empty_payload_refused",
@@ -423,11 +426,13 @@ class AgentLoop:
         except InvalidArguments as exc:
             return await refuse("invalid_arguments", exc)
         if call.name == "clarify":
-            return await self._clarify(turn, counters, memory, call, args)
-        invented = await asyncio.to_thread(memory.invented_names, call.name, args)
+            return await self._clarify(run, call, args)
+        if call.name == "plan":
+            return await self._plan(run, call, args, refuse)
+        invented = await run.remember(run.memory.invented_names, call.name, args)
         if invented is not None:
             return await refuse("unknown_name_refused", invented)
-        if not machine.may_run(call.name):
+        if not machine.may_run(call.name, replan=in_plan):
             target = machine.tool_target(call.name)
             return await refuse(
                 "invalid_state",
@@ -456,9 +461,11 @@ class AgentLoop:
             key = plan.key
             target = machine.tool_target(call.name)
             if target is not None:
-                await self._enter(turn, machine, target)
+                # A step of a plan after one of its steps failed: planned again, then run.
+                replan: tuple[State, ...] = ("planning",) if in_plan and machine.state == "error" else ()
+                await self._enter(turn, machine, *replan, target)
             await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args, step_key=key))
-            ctx = CallContext(thread_id=turn.thread_id, turn_id=turn.turn_id, call_id=call.id, rerun=rerun)
+            ctx = CallContext(thread_id=turn.thread_id, turn_id=turn.turn_id, call_id=call.id, rerun=run.rerun)
 
             earlier = turn_keys.get(key) if key else None
             record = None if earlier is not None else self.tools.recorded(ctx, key)
@@ -476,7 +483,7 @@ class AgentLoop:
                 elif call.name == "run_python" and outcome.status == "ok" and key is not None:
                     self.runtime.python_reused(args["code"], key)
             else:
-                async with self.runtime.lock:
+                async with contextlib.nullcontext() if in_plan else self.runtime.lock:
                     outcome = await self.tools.call(call.name, args, ctx, plan)
                 counters["executed"] += 1
                 if key is not None and outcome.status == "ok":
@@ -486,8 +493,8 @@ class AgentLoop:
             # (the step was reused, or the turn stopped before it ran).
             await plan.drop()
 
-        verdict = await asyncio.to_thread(
-            memory.record_step, tool=call.name, call_id=call.id, arguments=args, outcome=outcome
+        verdict = await run.remember(
+            run.memory.record_step, tool=call.name, call_id=call.id, arguments=args, outcome=outcome
         )
         if verdict is not None:
             outcome.result["expectation"] = {"status": verdict.status, "rule": verdict.rule, "detail": verdict.detail}
@@ -515,6 +522,7 @@ class AgentLoop:
                     artifact_type=artifact.type,
                     fingerprint=artifact.fingerprint,
                     created=created,
+                    call_id=call.id,
                 ),
             )
         if outcome.status == "error" and target is not None:

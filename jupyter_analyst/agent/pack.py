@@ -77,12 +77,18 @@ def compact_value(value: Any, depth: int = 0) -> Any:
 
     >>> compact_value({"dataset": "r", "rows": 4, "sample": [{"a": 1}], "columns": [{"name": "a", "type": "INT"}]})
     {'dataset': 'r', 'rows': 4, 'columns': ['a']}
+    >>> compact_value({"steps": [{"id": "q1", "result": {"dataset": "r", "sample": [{"a": 1}]}}]})
+    {'steps': [{'id': 'q1', 'result': {'dataset': 'r'}}]}
     """
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if key in _BULKY and depth == 0:
                 out.update(_bulky_summary(key, item))
+                continue
+            if key == "steps" and depth == 0 and isinstance(item, list):  # a plan's: each step's result compacted
+                out[key] = [{**s, "result": compact_value(s["result"])} if isinstance(s, dict) and "result" in s
+                            else compact_value(s, depth + 1) for s in item]
                 continue
             if key == "columns" and isinstance(item, list):
                 out[key] = [c.get("name") if isinstance(c, dict) else c for c in item][:40]

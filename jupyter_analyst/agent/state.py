@@ -36,6 +36,7 @@ TOOL_STATES: Mapping[str, State | None] = {
     "find": None,
     "read_cells": None,
     "clarify": None,
+    "plan": None,  # its steps move the machine, each as the same call made alone would
     "run_sql": "data_fetching",
     "run_python": "analyzing",
 }
@@ -95,9 +96,11 @@ class TurnStateMachine:
         """The state ``tool`` needs, or ``None`` when it runs in any state."""
         return TOOL_STATES.get(tool)
 
-    def may_run(self, tool: str) -> bool:
-        """Whether ``tool`` may run from the current state."""
+    def may_run(self, tool: str, *, replan: bool = False) -> bool:
+        """Whether ``tool`` may run from the current state; with ``replan``, a failed step
+        (the ``error`` state) is first planned past, as a plan's next step is."""
         if self.state in TERMINAL:
             return False
         target = self.tool_target(tool)
-        return target is None or self.can_enter(target)
+        state: State = "planning" if replan and self.state == "error" else self.state
+        return target is None or allowed(state, target)

@@ -20,7 +20,7 @@ from ..artifacts import Artifact, StepRecord, canonical_python, step_key
 from ..disk import unavailable
 from ..errors import AnalystError, DiskUnavailable, InvalidArguments, KernelError, QueryFailed, StorageError, ToolRetry
 from ..kernel.outputs import collect, over_thread_cap
-from ..sql import ClearedQuery, PreparedQuery, QueryResult, data_intent
+from ..sql import ClearedQuery, DataIntent, PreparedQuery, QueryResult, data_intent
 from .bindings import inputs_of
 from .early_sql import EarlyRun, EarlyStart
 from .lookup import find
@@ -128,6 +128,9 @@ class ToolBox:
     def __init__(self, runtime: ThreadRuntime) -> None:
         self.runtime = runtime
         self.artifacts = runtime.artifacts
+        #: A dataset is checked against the thread's caps and stored by one step at a time, so
+        #: queries that run together (a plan's) cannot each pass a cap they pass only together.
+        self._storing = asyncio.Lock()
 
     # ------------------------------------------------------------------ keys
 
@@ -319,31 +322,8 @@ class ToolBox:
             if isinstance(exc, OSError):
                 raise StorageError(f"cannot stage the query's result in {self._staging}: {exc}") from exc
             raise
-        used, used_bytes = self.artifacts.usage(ctx.thread_id)
-        refusal = over_thread_cap(self.runtime.output_caps, files=1, size=result.size,
-                                  thread_files=used, thread_bytes=used_bytes)
-        if refusal is not None:
-            tmp.unlink(missing_ok=True)
-            raise InvalidArguments(f"the dataset was not stored: {refusal}", reason="thread_cap_reached",
-                                   hint="fetch fewer rows or columns, or start a new thread")
-        # The data-intent note: what this dataset means, for later steps and turns (its
-        # shape was read when the SQL was prepared, its time range as the file was written).
-        intent = data_intent(prepared.shape, tables=prepared.tables, rows=result.rows, time_range=result.time_range)
-        # Hashed as it was written: handed to the blob store without being read again.
-        artifact, created = await asyncio.to_thread(
-            self.artifacts.add_file,
-            tmp,
-            thread_id=ctx.thread_id,
-            name=name,
-            type="dataset",
-            mime="application/vnd.apache.parquet",
-            producer="sql",
-            source_call_id=ctx.call_id,
-            logical_key=key,
-            move=True,
-            fingerprint=result.fingerprint,
-        )
-        tmp.unlink(missing_ok=True)
+        async with self._storing:
+            artifact, created, intent = await self._store_dataset(prepared, result, tmp, name, ctx, key)
         await self.runtime.dataset_fetched(name, artifact.fingerprint)
         columns = [{"name": c.name, "type": c.type} for c in result.columns]
         capped = row_cap_note(result)
@@ -372,6 +352,37 @@ class ToolBox:
             artifacts=[(artifact, created)],
             notebook_outputs=[_sample_output(name, result.rows, columns, result.sample, capped)],
         )
+
+    async def _store_dataset(
+        self, prepared: PreparedQuery, result: QueryResult, tmp: Path, name: str, ctx: CallContext, key: str | None
+    ) -> tuple[Artifact, bool, DataIntent]:
+        """The query's staged file as a dataset artifact, within the thread's caps."""
+        used, used_bytes = self.artifacts.usage(ctx.thread_id)
+        refusal = over_thread_cap(self.runtime.output_caps, files=1, size=result.size,
+                                  thread_files=used, thread_bytes=used_bytes)
+        if refusal is not None:
+            tmp.unlink(missing_ok=True)
+            raise InvalidArguments(f"the dataset was not stored: {refusal}", reason="thread_cap_reached",
+                                   hint="fetch fewer rows or columns, or start a new thread")
+        # The data-intent note: what this dataset means, for later steps and turns (its
+        # shape was read when the SQL was prepared, its time range as the file was written).
+        intent = data_intent(prepared.shape, tables=prepared.tables, rows=result.rows, time_range=result.time_range)
+        # Hashed as it was written: handed to the blob store without being read again.
+        artifact, created = await asyncio.to_thread(
+            self.artifacts.add_file,
+            tmp,
+            thread_id=ctx.thread_id,
+            name=name,
+            type="dataset",
+            mime="application/vnd.apache.parquet",
+            producer="sql",
+            source_call_id=ctx.call_id,
+            logical_key=key,
+            move=True,
+            fingerprint=result.fingerprint,
+        )
+        tmp.unlink(missing_ok=True)
+        return artifact, created, intent
 
     @property
     def _staging(self) -> Path:

@@ -33,7 +33,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .. import __version__
-from ..agent.events import StateChanged, ToolCallStarted, ToolResult, TurnEnded, TurnStarted
+from ..agent.events import PlanMade, PlanStepChanged, StateChanged, ToolCallStarted, ToolResult, TurnEnded, TurnStarted
 from ..artifacts import Artifact, ArtifactStore
 from ..sql.paths import masked
 from ..store import ThreadStore, Turn
@@ -46,7 +46,10 @@ from .trail import META, step_cell, write_atomically
 EXPORT_FORMAT = 2
 _STEP_TOOLS = ("run_sql", "run_python")
 #: The events the notebook is made of (the store holds many more: text deltas above all).
-_EVENT_TYPES = ("turn_started", "state", "tool_call", "tool_result", "turn_ended")
+_EVENT_TYPES = ("turn_started", "state", "tool_call", "tool_result", "turn_ended", "plan", "plan_step")
+#: How a plan's markdown cell shows where each step ended.
+_PLAN_MARKS = {"ok": "✅ ok", "error": "❌ failed", "refused": "⛔ refused", "skipped": "⏭️ not run",
+               "running": "⏳ cut off", "pending": "⏳ not started"}
 
 
 class ManifestEntry(BaseModel):
@@ -216,11 +219,18 @@ class _Build:
         prompt.metadata[META] = {"role": "prompt", "turn_id": turn.turn_id, "status": turn.status}
         self.cells.append(prompt)
         calls: dict[str, ToolCallStarted] = {}
+        plans: dict[str, tuple[Node, PlanMade, dict[str, PlanStepChanged]]] = {}
         state = "planning"
         for event in events:
             match event:
                 case TurnStarted():
                     models.append(event.model)
+                case PlanMade():
+                    plans[event.call_id] = (new_markdown_cell(), event, {})
+                    plans[event.call_id][0].metadata[META] = {"role": "plan", "call_id": event.call_id}
+                    self.cells.append(plans[event.call_id][0])
+                case PlanStepChanged() if event.call_id in plans:
+                    plans[event.call_id][2][event.step_id] = event
                 case StateChanged():
                     state = event.to_state
                 case ToolCallStarted() if event.tool in _STEP_TOOLS:
@@ -229,6 +239,8 @@ class _Build:
                     self.step(calls.pop(event.call_id), event, state, turn.number)
         for call in calls.values():  # started, never answered: the turn was cut off under it
             self.cells.append(_shown_not_run(call, "was cut off before it finished", None, state))
+        for cell, plan, steps in plans.values():
+            cell["source"] = plan_markdown(plan, steps)
         answer = new_markdown_cell(f"**Answer** ({turn.status}):\n\n{mark}{turn.answer or '(no answer)'}")
         answer.metadata[META] = {"role": "answer", "turn_id": turn.turn_id, "status": turn.status}
         self.cells.append(answer)
@@ -273,6 +285,27 @@ class _Build:
         cell = new_markdown_cell(f"<small>Provenance: {how} {what} · `{call.tool}` call `{call.call_id}`</small>")
         cell.metadata[META] = {"role": "provenance", "for_call": call.call_id}
         return cell
+
+
+def plan_markdown(plan: PlanMade, steps: Mapping[str, PlanStepChanged]) -> str:
+    """A staged plan as a markdown table: its stages, steps, what each needs and how it ended.
+
+    Its steps' own cells follow it; those of a parallel stage in the order they finished.
+    """
+    lines = [f"**Plan** (`plan` call `{plan.call_id}`)" + (f": {_cell_text(plan.goal)}" if plan.goal else ""), "",
+             "| stage | step | tool | does | needs | outcome |", "|---|---|---|---|---|---|"]
+    for n, stage in enumerate(plan.stages, start=1):
+        for step in stage.steps:
+            ended = steps.get(step.id)
+            outcome = _PLAN_MARKS.get(ended.status if ended else "pending", "")
+            if ended is not None and ended.reused and ended.status == "ok":
+                outcome = "♻️ reused"
+            needs = ", ".join(f"`{i}`" for i in step.inputs)
+            lines.append(f"| {n} ({stage.mode}) | `{step.id}` | {step.tool} | {_cell_text(step.summary)} | {needs} "
+                         f"| {outcome} |")
+    failed = [e for e in steps.values() if e.status != "ok" and e.message]
+    lines += [""] + [f"> `{e.step_id}`: {_cell_text(e.message)}" for e in failed] if failed else []
+    return "\n".join(lines)
 
 
 def _shown_not_run(call: ToolCallStarted, what: str, message: str | None, state: str) -> Node:

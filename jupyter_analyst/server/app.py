@@ -45,6 +45,8 @@ class AnalystApp(ExtensionApp):
     query_timeout = Float(60.0, config=True, help="Seconds one SQL query may run before it is stopped.")
     row_cap = Int(1_000_000, config=True, help="Rows kept from one query; the rest is dropped and reported.")
     max_steps = Int(16, config=True, help="Model calls allowed per turn before it must answer.")
+    plan_concurrency = Int(4, min=1, max=16, config=True,
+                           help="Queries of a staged plan's parallel stage that run at once (each on its own cursor).")
     pool_size = Int(1, config=True, help="Prestarted sandboxed kernels kept warm for new threads (0: none).")
     pool_idle = Float(600.0, config=True, help="Seconds a warm kernel may wait unused before it is stopped.")
     kernel_idle = Float(1800.0, min=0.0, config=True,
@@ -67,6 +69,7 @@ class AnalystApp(ExtensionApp):
                 workspace=self.workspace,
                 store=self.store_url or None,
                 max_steps=self.max_steps,
+                plan_concurrency=self.plan_concurrency,
                 query_timeout_s=self.query_timeout,
                 row_cap=self.row_cap,
                 python_timeout_s=self.python_timeout,

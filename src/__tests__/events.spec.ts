@@ -10,7 +10,7 @@ describe('parseEvent', () => {
     }
   });
 
-  it('knows the eleven event types the server emits', () => {
+  it('knows the thirteen event types the server emits', () => {
     expect([...EVENT_TYPES].sort()).toEqual(
       [
         'answer',
@@ -18,6 +18,8 @@ describe('parseEvent', () => {
         'context_usage',
         'guard',
         'memory',
+        'plan',
+        'plan_step',
         'state',
         'text_delta',
         'tool_call',

@@ -188,11 +188,27 @@ describe('reduce: each event type', () => {
     expect(done.turns[0].items).toHaveLength(1);
   });
 
-  it('artifact goes on the card of the call that is running, or stands alone', () => {
+  const art = (id: string, created: boolean, callId: string | null = null): Without<AnalystEvent> => ({
+    type: 'artifact', artifact_id: id, name: `n_${id}`, artifact_type: 'dataset', fingerprint: `sha256:${'ab'.repeat(32)}`, created,
+    call_id: callId
+  });
+
+  it('artifact goes on the card of the call that recorded it, even while others run (a plan)', () => {
     const e = turnOf('turn_a');
-    const art = (id: string, created: boolean): Without<AnalystEvent> => ({
-      type: 'artifact', artifact_id: id, name: `n_${id}`, artifact_type: 'dataset', fingerprint: `sha256:${'ab'.repeat(32)}`, created
-    });
+    const view = reduceAll(initialThreadView(), [
+      e({ type: 'tool_call', call_id: 'p.q1', tool: 'run_sql', arguments: { name: 'a', sql: 'SELECT 1' }, step_key: 'k1' }),
+      e({ type: 'tool_call', call_id: 'p.q2', tool: 'run_sql', arguments: { name: 'b', sql: 'SELECT 2' }, step_key: 'k2' }),
+      e(art('a1', true, 'p.q1')),
+      e({ type: 'tool_result', call_id: 'p.q1', tool: 'run_sql', status: 'ok', reused: false, duration_s: 1, artifact_ids: ['a1'], result: {} }),
+      e(art('a2', true, 'p.q2'))
+    ]);
+    expect(card(view, 'p.q1').artifacts.map(a => a.artifactId)).toEqual(['a1']);
+    expect(card(view, 'p.q2').artifacts.map(a => a.artifactId)).toEqual(['a2']);
+    expect(view.turns[0].items.map(i => i.kind)).toEqual(['tool', 'tool']);
+  });
+
+  it('artifact without its call (an older server) goes on the card of the call that is running, or stands alone', () => {
+    const e = turnOf('turn_a');
     const view = reduceAll(initialThreadView(), [
       e(art('a0', true)),
       e({ type: 'tool_call', call_id: 'c1', tool: 'run_sql', arguments: { name: 'x', sql: 'SELECT 1' }, step_key: 'k' }),
@@ -230,7 +246,8 @@ describe('reduce: each event type', () => {
     const view = reduceAll(initialThreadView(), [
       e({ type: 'tool_call', call_id: 'c2', tool: 'run_sql', arguments: { name: 'revenue_by_region', sql: 'SELECT 1' }, step_key: 'step:1' }),
       e({ type: 'guard', reason: 'duplicate_tool_call_skipped', message: 'identical run_sql step already done', call_id: 'c2' }),
-      e({ type: 'artifact', artifact_id: 'art_1', name: 'revenue_by_region', artifact_type: 'dataset', fingerprint: 'sha256:2fa44af1224da4c2', created: false }),
+      e({ type: 'artifact', artifact_id: 'art_1', name: 'revenue_by_region', artifact_type: 'dataset', fingerprint: 'sha256:2fa44af1224da4c2', created: false,
+          call_id: 'c2' }),
       e({ type: 'tool_result', call_id: 'c2', tool: 'run_sql', status: 'ok', reused: true, duration_s: 0, artifact_ids: ['art_1'],
           result: { dataset: 'revenue_by_region', rows: 60, reused: true } })
     ]);

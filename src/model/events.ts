@@ -32,7 +32,8 @@ export const REASON_CODES = [
   'invented_name_flagged',
   'expectation_failed',
   'clarification_asked',
-  'chat_mode'
+  'chat_mode',
+  'plan_refused'
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
@@ -126,6 +127,8 @@ export interface ArtifactRecorded extends EventBase {
   fingerprint: string;
   /** False when an equivalent artifact already existed and was reused. */
   created: boolean;
+  /** The tool call that recorded it (several run at once in a staged plan). */
+  call_id: string | null;
 }
 
 export interface Guarded extends EventBase {
@@ -196,6 +199,57 @@ export interface MemoryUpdated extends EventBase {
   message: string | null;
 }
 
+/** One step of a staged plan, as the plan lists it. */
+export interface PlanStepView {
+  /** The step's id in the plan (what other steps' `inputs` name). */
+  id: string;
+  /** The call id its own `tool_call` and `tool_result` events carry. */
+  call_id: string;
+  /** The tool the step calls. */
+  tool: 'run_sql' | 'run_python';
+  /** What it does in a few words. */
+  summary: string;
+  /** The steps it needs. */
+  inputs: string[];
+}
+
+/** A stage of a staged plan. */
+export interface PlanStageView {
+  /** `parallel`: the stage's queries run together; `sequence`: its steps run in order. */
+  mode: 'parallel' | 'sequence';
+  /** The stage's steps, in the order they start. */
+  steps: PlanStepView[];
+}
+
+export interface PlanMade extends EventBase {
+  type: 'plan';
+  /** The `plan` call this is the checked plan of. */
+  call_id: string;
+  /** What the plan is for, as the model put it. */
+  goal: string;
+  /** The stages, in the order they run. */
+  stages: PlanStageView[];
+}
+
+/** Where one step of a plan stands. */
+export type PlanStepStatus = 'running' | 'ok' | 'error' | 'refused' | 'skipped';
+
+export interface PlanStepChanged extends EventBase {
+  type: 'plan_step';
+  /** The `plan` call the step belongs to. */
+  call_id: string;
+  /** The step's id in the plan. */
+  step_id: string;
+  /** The call id of the step's own events. */
+  step_call_id: string;
+  /** `running` when it starts; then how it ended. `skipped`: a step it needs did not succeed. */
+  status: PlanStepStatus;
+  /** True when an earlier identical step's result was used. */
+  reused: boolean;
+  /** Why it did not succeed. */
+  message: string | null;
+}
+
 /** Every event, discriminated by `type`. */
 export type AnalystEvent =
   | TurnStarted
@@ -208,7 +262,9 @@ export type AnalystEvent =
   | AnswerReady
   | TurnEnded
   | ContextUsage
-  | MemoryUpdated;
+  | MemoryUpdated
+  | PlanMade
+  | PlanStepChanged;
 
 export type EventType = AnalystEvent['type'];
 
@@ -216,7 +272,7 @@ export type EventType = AnalystEvent['type'];
 
 /** How one field is checked, and its default when the server may leave it out. */
 type FieldRule =
-  | { kind: 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'strings' | 'integers' | 'counts' }
+  | { kind: 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'strings' | 'integers' | 'counts' | 'stages' }
   | { kind: 'nullable-string' }
   | { kind: 'enum'; values: readonly string[]; nullable?: boolean };
 
@@ -262,7 +318,8 @@ const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
     name: str,
     artifact_type: str,
     fingerprint: str,
-    created: { rule: { kind: 'boolean' } }
+    created: { rule: { kind: 'boolean' } },
+    call_id: optNullString
   },
   guard: { reason: oneOf(REASON_CODES), message: str, call_id: optNullString },
   answer: { text: str, flagged: { rule: { kind: 'strings' }, fallback: [] } },
@@ -289,8 +346,45 @@ const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
     changes: { ...counts, fallback: {} },
     summarized_through: { ...int, fallback: 0 },
     message: optNullString
+  },
+  plan: { call_id: str, goal: { ...str, fallback: '' }, stages: { rule: { kind: 'stages' } } },
+  plan_step: {
+    call_id: str,
+    step_id: str,
+    step_call_id: str,
+    status: oneOf(['running', 'ok', 'error', 'refused', 'skipped']),
+    reused: { rule: { kind: 'boolean' }, fallback: false },
+    message: optNullString
   }
 };
+
+const PLAN_MODES: readonly string[] = ['parallel', 'sequence'];
+const PLAN_TOOLS: readonly string[] = ['run_sql', 'run_python'];
+
+/** Whether `value` is a plan's stages: each a mode and its steps, each step fully described. */
+function isStages(value: unknown): boolean {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      stage =>
+        isObject(stage) &&
+        typeof stage.mode === 'string' &&
+        PLAN_MODES.includes(stage.mode) &&
+        Array.isArray(stage.steps) &&
+        stage.steps.every(
+          step =>
+            isObject(step) &&
+            typeof step.id === 'string' &&
+            typeof step.call_id === 'string' &&
+            typeof step.tool === 'string' &&
+            PLAN_TOOLS.includes(step.tool) &&
+            typeof step.summary === 'string' &&
+            Array.isArray(step.inputs) &&
+            step.inputs.every(i => typeof i === 'string')
+        )
+    )
+  );
+}
 
 /** The event types the server emits. */
 export const EVENT_TYPES = Object.keys(FIELDS) as EventType[];
@@ -321,6 +415,8 @@ function fits(rule: FieldRule, value: unknown): boolean {
       return Array.isArray(value) && value.every(isInteger);
     case 'counts':
       return isObject(value) && Object.values(value).every(isInteger);
+    case 'stages':
+      return isStages(value);
     case 'nullable-string':
       return value === null || typeof value === 'string';
     case 'enum':

@@ -5,7 +5,7 @@
  */
 
 import type { ReasonCode, State, TurnEndStatus } from './events';
-import type { CardStatus } from './reducer';
+import type { CardStatus, PlanStepItem } from './reducer';
 
 /** What each guard reason means to the person reading the card. */
 export const REASON_TEXT: { readonly [R in ReasonCode]: string } = {
@@ -22,7 +22,8 @@ export const REASON_TEXT: { readonly [R in ReasonCode]: string } = {
   invented_name_flagged: 'flagged: the answer cites something that does not exist',
   expectation_failed: 'check failed: the result is not what the step was expected to give',
   clarification_asked: 'a question for you: the request could mean more than one thing',
-  chat_mode: 'answered without running anything'
+  chat_mode: 'answered without running anything',
+  plan_refused: 'refused: the plan cannot run as given; nothing in it ran'
 };
 
 /** Plain words for a reason code; a code this client does not know is shown as it is. */
@@ -56,4 +57,14 @@ export const TOOL_STATUS_LABEL: { readonly [S in CardStatus]: string } = {
   error: 'Failed',
   refused: 'Refused',
   unfinished: 'Not finished'
+};
+
+/** Where a step of a staged plan stands, in words. */
+export const PLAN_STEP_LABEL: { readonly [S in PlanStepItem['status']]: string } = {
+  pending: 'Waiting',
+  running: 'Running',
+  ok: 'Done',
+  error: 'Failed',
+  refused: 'Refused',
+  skipped: 'Not run'
 };

@@ -21,6 +21,9 @@ import type {
   Guarded,
   JsonObject,
   MemoryUpdated,
+  PlanMade,
+  PlanStepChanged,
+  PlanStepStatus,
   ReasonCode,
   State,
   StateChanged,
@@ -99,6 +102,27 @@ export interface TextItem {
 /** `unfinished`: the turn ended before the call had its result. */
 export type CardStatus = 'pending' | ToolStatus | 'unfinished';
 
+/** One step of a staged plan and where it stands. */
+export interface PlanStepItem {
+  id: string;
+  /** The call id of the step's own card. */
+  callId: string;
+  tool: 'run_sql' | 'run_python';
+  summary: string;
+  inputs: string[];
+  /** `pending` until it starts. */
+  status: 'pending' | PlanStepStatus;
+  reused: boolean;
+  /** Why it did not succeed. */
+  message: string | null;
+}
+
+/** A staged plan, on the card of its `plan` call. */
+export interface PlanView {
+  goal: string;
+  stages: { mode: 'parallel' | 'sequence'; steps: PlanStepItem[] }[];
+}
+
 export interface ToolCard {
   kind: 'tool';
   callId: string;
@@ -124,6 +148,8 @@ export interface ToolCard {
   artifacts: ArtifactView[];
   /** The guards that concern this call, in order. */
   guards: GuardNotice[];
+  /** For a `plan` call: its stages and steps, as they run. */
+  plan?: PlanView;
   modelCall: number | null;
   /** When the call started (null when it was refused before it started). */
   startedAt: string | null;
@@ -369,10 +395,11 @@ function artifactView(e: ArtifactRecorded): ArtifactView {
 
 function onArtifact(turn: TurnView, e: ArtifactRecorded): TurnView {
   const artifact = artifactView(e);
-  // The server records a step's artifacts between its call and its result.
-  const card = openCard(turn);
-  if (card !== null) {
-    return withCard(turn, card.callId, e.seq, c => ({ ...c, artifacts: [...c.artifacts, artifact] }));
+  // The server records a step's artifacts between its call and its result, and says which
+  // call (several run at once in a plan); an older server did not: the call running now.
+  const callId = e.call_id ?? openCard(turn)?.callId ?? null;
+  if (callId !== null) {
+    return withCard(turn, callId, e.seq, c => ({ ...c, artifacts: [...c.artifacts, artifact] }));
   }
   return { ...turn, items: [...turn.items, { kind: 'artifact', ...artifact }] };
 }
@@ -441,6 +468,41 @@ function onMemory(turn: TurnView, e: MemoryUpdated): TurnView {
   return { ...turn, memory: [...turn.memory, notice] };
 }
 
+function onPlan(turn: TurnView, e: PlanMade): TurnView {
+  const plan: PlanView = {
+    goal: e.goal,
+    stages: e.stages.map(stage => ({
+      mode: stage.mode,
+      steps: stage.steps.map(step => ({
+        id: step.id,
+        callId: step.call_id,
+        tool: step.tool,
+        summary: step.summary,
+        inputs: step.inputs,
+        status: 'pending' as const,
+        reused: false,
+        message: null
+      }))
+    }))
+  };
+  return withCard(turn, e.call_id, e.seq, card => ({ ...card, plan }));
+}
+
+function onPlanStep(turn: TurnView, e: PlanStepChanged): TurnView {
+  return withCard(turn, e.call_id, e.seq, card => {
+    if (card.plan === undefined) {
+      return card;
+    }
+    const stages = card.plan.stages.map(stage => ({
+      ...stage,
+      steps: stage.steps.map(step =>
+        step.id === e.step_id ? { ...step, status: e.status, reused: e.reused, message: e.message } : step
+      )
+    }));
+    return { ...card, plan: { ...card.plan, stages } };
+  });
+}
+
 /**
  * The view after one more event. Pure: `view` is not changed, and an event already
  * applied (`seq <= view.lastSeq`) returns `view` itself.
@@ -475,6 +537,10 @@ export function reduce(view: ThreadView, event: AnalystEvent): ThreadView {
       return withTurn(applied, event.turn_id, t => onContext(t, event));
     case 'memory':
       return withTurn(applied, event.turn_id, t => onMemory(t, event));
+    case 'plan':
+      return withTurn(applied, event.turn_id, t => onPlan(t, event));
+    case 'plan_step':
+      return withTurn(applied, event.turn_id, t => onPlanStep(t, event));
   }
 }
 

@@ -11,7 +11,9 @@ const TOOL_LABEL: Record<string, string> = {
   describe_table: 'Table description',
   list_artifacts: 'Artifacts',
   find: 'Search',
-  clarify: 'Question'
+  clarify: 'Question',
+  read_cells: 'Notebook cells',
+  plan: 'Plan'
 };
 
 export function toolLabel(tool: string): string {

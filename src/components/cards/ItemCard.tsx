@@ -6,6 +6,7 @@ import { ChartCard } from './ChartCard';
 import { contextTitleOf } from './contextTitle';
 import { GuardNote } from './GuardNote';
 import { OtherToolCard } from './OtherToolCard';
+import { PlanCard } from './PlanCard';
 import { PythonCard } from './PythonCard';
 import { SqlCard } from './SqlCard';
 import { TextCard } from './TextCard';
@@ -48,6 +49,9 @@ export function ItemCard({ item, turn, view, threadId, isAnswer }: IItemCardProp
       }
       if (item.tool === 'run_python') {
         return <PythonCard card={item} view={view} threadId={threadId} title={title} />;
+      }
+      if (item.tool === 'plan') {
+        return <PlanCard card={item} title={title} />;
       }
       return <OtherToolCard card={item} title={title} />;
     }
