@@ -203,3 +203,50 @@ def test_malformed_plans_are_refused_with_a_reason(raw, reason):
     with pytest.raises(InvalidArguments) as refused:
         read_plan(raw)
     assert refused.value.reason == reason and refused.value.hint
+
+
+def test_stopping_a_turn_mid_plan_stops_its_running_queries_and_keeps_what_finished(tmp_path, sales_db):
+    """A stop while a parallel stage runs: the query that finished is kept, the one that would
+    run for hours is interrupted (the test ends only if it is), no staged file is left."""
+    import asyncio
+
+    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    endless = ("SELECT COUNT(*) AS n FROM regions, range(100000000000000) AS r(x) "
+               "WHERE (x * 7 + length(regions.region)) % 13 = 5")
+    script = {"turns": [{"steps": [plan_call(
+        ("parallel", [sql("quick", REVENUE, "revenue"), sql("endless", endless, "forever")]),
+        ("sequence", [py("after", "print(len(forever))", ["endless"])]),
+    ), answer()]}]}
+    seen: list = []
+
+    async def scenario() -> None:
+        quick_done = asyncio.Event()
+
+        def on_event(event) -> None:
+            seen.append(event)
+            if event.type == "plan_step" and event.step_id == "quick" and event.status == "ok":
+                quick_done.set()
+
+        with ScriptedModelServer(script) as server:
+            model = ModelSettings(model="jupyter-analyst-scripted", base_url=server.base_url, api_key="x")
+            task = asyncio.create_task(run_turn(
+                TurnRequest(prompt="a plan to stop", source=str(sales_db)),
+                config=AnalystConfig(workspace=tmp_path / "ws", summarizer=False), model=model, on_event=on_event))
+            await quick_done.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(scenario())
+    (ended,) = [e for e in seen if e.type == "turn_ended"]
+    assert ended.status == "interrupted"
+    assert [e.name for e in seen if e.type == "artifact"] == ["revenue"]
+    assert not [e for e in seen if e.type == "tool_call" and e.call_id.endswith(".after")]
+    staged = tmp_path / "ws" / "artifacts" / ".incoming"
+    assert staged.is_dir() and not [p for p in staged.iterdir() if p.suffix == ".parquet"]
+    # The database is free again: nothing still runs a query on it.
+    import duckdb
+
+    duckdb.connect(str(sales_db)).close()
