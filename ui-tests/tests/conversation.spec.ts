@@ -112,6 +112,34 @@ test.describe('the conversation', () => {
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'continue-reused.png') });
   });
 
+  test('a staged plan shows its card with each step done, then each step\'s own card', async ({ page }) => {
+    const panel = await openPanel(page);
+    await newThread(panel);
+    await ask(panel, 'Orders and revenue per region, side by side');
+    const first = turn(panel, 0);
+    await expect(first).toHaveAttribute('data-status', 'completed');
+
+    const plan = first.locator('[data-card="plan"]');
+    await expect(plan).toHaveAttribute('data-status', 'ok');
+    await expect(plan.locator('.jp-AnalystPlan-goal')).toHaveText('orders and revenue per region, side by side');
+    await expect(plan.locator('.jp-AnalystPlan-stage')).toHaveCount(2);
+    await expect(plan.locator('.jp-AnalystPlan-stage').first()).toHaveAttribute('data-mode', 'parallel');
+    for (const id of ['orders', 'revenue', 'side_by_side']) {
+      await expect(plan.locator(`[data-step-id="${id}"]`)).toHaveAttribute('data-status', 'ok');
+    }
+    await expect(plan.locator('[data-step-id="side_by_side"] .jp-AnalystPlan-needs')).toHaveText('needs orders, revenue');
+    await expect(plan.locator('.jp-AnalystCard-summary')).toHaveText('3 of 3 steps succeeded');
+    // Each step's own card, with its dataset on it though the two queries ran together.
+    const queries = first.locator('[data-card="sql"]');
+    await expect(queries).toHaveCount(2);
+    await expect(first.locator('[data-card="sql"]:has([data-artifact-type="dataset"]:has-text("orders_per_region"))')).toHaveCount(1);
+    await expect(first.locator('[data-card="sql"]:has([data-artifact-type="dataset"]:has-text("revenue_per_region"))')).toHaveCount(1);
+    await expect(first.locator('[data-card="python"] .jp-AnalystCard-stdout')).toContainText('revenue_per_order');
+
+    await plan.screenshot({ path: path.join(SCREENSHOTS, 'plan-card.png') });
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'plan.png') });
+  });
+
   test('Stop in the middle of a slow step ends the turn as stopped', async ({ page }) => {
     const panel = await openPanel(page);
     await newThread(panel);
