@@ -4,6 +4,7 @@ still checked; the run is kept by its step, or stopped and cleaned up when not w
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 
 import duckdb
@@ -17,6 +18,13 @@ SCHEMA = {"regions": {"region": "VARCHAR", "manager": "VARCHAR"}}
 #: only if the query is interrupted (or fails by the suite's time limit).
 SLOW = ("SELECT COUNT(*) AS n FROM regions, range(100000000000000) AS r(x) "
         "WHERE (x * 7 + length(regions.region)) % 13 = 5")
+
+
+def unchecked(sql: str, tag: str | None = None) -> str:
+    """``sql`` under a text no test has checked before: the checker's answers are kept per
+    process and text, and a text answered before is never started early. (The comment is
+    part of the step key: texts that must share a key share a ``tag``.)"""
+    return f"{sql} /* {tag or uuid.uuid4().hex} */"
 
 
 def test_a_query_is_cleared_after_the_guard_and_before_its_columns_are_checked():
@@ -52,7 +60,7 @@ def test_nothing_the_guard_refuses_is_ever_cleared(sql, reason):
 def test_the_worker_clears_a_query_before_its_answer_and_a_known_text_is_answered_at_once(sales_db):
     preparer = SqlPreparer()
     source = open_source(str(sales_db))
-    sql = "SELECT region_id, COUNT(*) AS n FROM orders GROUP BY region_id /* early */"
+    sql = unchecked("SELECT region_id, COUNT(*) AS n FROM orders GROUP BY region_id")
     try:
         cleared = []
         prepared = asyncio.run(preparer.prepare(sql, source, on_cleared=cleared.append))
@@ -82,7 +90,8 @@ def _staged(tools) -> list[Path]:
 
 def test_a_step_keeps_the_run_that_started_while_it_was_checked(toolbox):
     async def go():
-        args = {"sql": "SELECT region_id, SUM(quantity) AS units FROM orders GROUP BY region_id ORDER BY 1", "name": "units"}
+        args = {"sql": unchecked("SELECT region_id, SUM(quantity) AS units FROM orders GROUP BY region_id ORDER BY 1"),
+                "name": "units"}
         plan = await toolbox.plan("run_sql", args)
         assert plan.early is not None  # started before the check had finished
         outcome = await toolbox.call("run_sql", args, _ctx(toolbox, "c1"), plan)
@@ -101,14 +110,15 @@ def test_a_step_keeps_the_run_that_started_while_it_was_checked(toolbox):
 
 def test_a_reused_step_stops_its_early_run_and_leaves_no_file(toolbox):
     async def go():
-        first = {"sql": "SELECT region FROM regions ORDER BY region", "name": "r"}
+        tag = uuid.uuid4().hex
+        first = {"sql": unchecked("SELECT region FROM regions ORDER BY region", tag), "name": "r"}
         plan = await toolbox.plan("run_sql", first)
         assert (await toolbox.call("run_sql", first, _ctx(toolbox, "c1"), plan)).status == "ok"
         # The very text the thread ran: most likely reused, so nothing starts before the key is known.
         same = await toolbox.plan("run_sql", dict(first))
         assert same.key == plan.key and same.early is None
         # Another text of the same query: a new check (so an early run), the same step key.
-        again = {"sql": "select REGION from REGIONS order by region", "name": "r"}
+        again = {"sql": unchecked("select REGION from REGIONS order by region", tag), "name": "r"}
         plan2 = await toolbox.plan("run_sql", again)
         assert plan2.key == plan.key and plan2.early is not None
         assert toolbox.recorded(_ctx(toolbox, "c2"), plan2.key) is not None
@@ -123,7 +133,7 @@ def test_a_query_refused_after_it_started_is_stopped_before_the_source_closes(to
     """An unknown column is found while the query already runs: the run is interrupted, not
     left holding the source (closing a DuckDB source under a running query fails)."""
     async def go():
-        args = {"sql": SLOW.replace("COUNT(*) AS n", "COUNT(regions.nope) AS n"), "name": "slow"}
+        args = {"sql": unchecked(SLOW.replace("COUNT(*) AS n", "COUNT(regions.nope) AS n")), "name": "slow"}
         with pytest.raises(ToolRetry) as refused:
             await toolbox.plan("run_sql", args)
         assert refused.value.reason == "unknown_column"
@@ -136,7 +146,7 @@ def test_a_query_refused_after_it_started_is_stopped_before_the_source_closes(to
 def test_a_stopped_step_interrupts_its_query(toolbox):
     """Cancelling a step (the user's Stop) interrupts DuckDB; the thread lets go of the source."""
     async def go():
-        args = {"sql": SLOW, "name": "slow"}
+        args = {"sql": unchecked(SLOW), "name": "slow"}
         plan = await toolbox.plan("run_sql", args)
         step = asyncio.create_task(toolbox.call("run_sql", args, _ctx(toolbox, "c1"), plan))
         while not plan.early.taken:  # the step has taken the run: it awaits the query now
