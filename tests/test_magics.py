@@ -8,7 +8,8 @@ import ast
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,18 +80,20 @@ class Kernel:
         return Cell(reply, outputs)
 
 
-@pytest.fixture
-def kernel(tmp_path):
-    """A real ipykernel in its own process, started in ``tmp_path`` (its ``.analyst`` is the workspace)."""
+@contextmanager
+def started_kernel(cwd: Path, **env: str) -> Iterator[Kernel]:
+    """A real ipykernel in its own process, started in ``cwd`` with ``env`` added, the
+    extension loaded."""
     from jupyter_client import KernelManager
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[1]),
-                                                                      os.environ.get("PYTHONPATH")]))}
-    env.pop("JUPYTER_ANALYST_WORKSPACE", None)
-    env.pop("OPENAI_API_KEY", None)
+    # Nothing of this process's own workspace, key or notebook leaks into the kernel.
+    inherited = {k: v for k, v in os.environ.items()
+                 if k not in ("JUPYTER_ANALYST_WORKSPACE", "OPENAI_API_KEY", "JPY_SESSION_NAME")}
+    env = {**inherited, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[1]),
+                                                                    os.environ.get("PYTHONPATH")])), **env}
     manager = KernelManager(kernel_name="python3")
     manager.kernel_spec.argv[0] = sys.executable
-    manager.start_kernel(cwd=str(tmp_path), env=env)
+    manager.start_kernel(cwd=str(cwd), env=env)
     client = manager.blocking_client()
     client.start_channels()
     client.wait_for_ready(timeout=CELL_LIMIT_S)
@@ -102,6 +105,13 @@ def kernel(tmp_path):
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    """A kernel started in ``tmp_path`` (its ``.analyst`` is the workspace), for no notebook."""
+    with started_kernel(tmp_path) as k:
+        yield k
 
 
 def workspace_of(path: Path):
@@ -262,6 +272,65 @@ def test_ask_and_analyst_sql_share_the_current_thread(kernel, tmp_path, sales_db
     assert "steps: 1 executed, 1 reused" in asked.text()
 
 
+def review_notebook(*extra: str) -> dict[str, Any]:
+    """A user's notebook: a heading and a code cell whose second line is not in any outline."""
+    cells = [
+        {"id": "intro", "cell_type": "markdown", "metadata": {}, "source": "# Revenue review"},
+        {"id": "load", "cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
+         "source": "sales = revenue.copy()\nnote = 'kept-out-of-the-outline'"},
+        *({"id": f"x{i}", "cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": code}
+          for i, code in enumerate(extra)),
+    ]
+    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def system_prompts(scripted: Any, start: int = 0) -> list[str]:
+    """The system prompt of each model call from the ``start``-th on."""
+    return [next(m["content"] for m in r["messages"] if m["role"] == "system") for r in scripted.requests[start:]]
+
+
+def test_ask_attaches_the_notebook_its_kernel_runs_for(tmp_path, sales_db, scripted):
+    # As JupyterLab starts a notebook's kernel: in its folder, told its path by the server.
+    notebook = tmp_path / "review.ipynb"
+    notebook.write_text(json.dumps(review_notebook()))
+    other = tmp_path / "other.ipynb"
+    other.write_text(json.dumps(review_notebook("by_month = sales.groupby('month').sum()")))
+    with started_kernel(tmp_path, JPY_SESSION_NAME=str(notebook)) as kernel:
+        asked = kernel.run(ask_cell(scripted, f"--source {sales_db}"))
+        assert asked.ok, asked.error
+        prompts = system_prompts(scripted)
+        assert prompts and all(f"Notebook {notebook}: 2 cells" in p for p in prompts)
+        assert "[0] markdown intro: # Revenue review" in prompts[0] and "(defines sales, note)" in prompts[0]
+        assert "kept-out-of-the-outline" not in prompts[0]  # an outline, not the cells' contents
+
+        # Saved again with a cell more: the next turn sees the notebook as it is now.
+        notebook.write_text(json.dumps(review_notebook("total = sales.revenue.sum()")))
+        seen = len(scripted.requests)
+        assert kernel.run(ask_cell(scripted)).ok
+        assert f"Notebook {notebook}: 3 cells" in system_prompts(scripted, seen)[0]
+
+        # Another notebook by name, or none.
+        seen = len(scripted.requests)
+        assert kernel.run(ask_cell(scripted, f"--rerun --notebook {other}")).ok
+        assert f"Notebook {other}: 3 cells" in system_prompts(scripted, seen)[0]
+        seen = len(scripted.requests)
+        assert kernel.run(ask_cell(scripted, "--no-attach")).ok
+        assert all("Notebook " not in p for p in system_prompts(scripted, seen))
+        both = kernel.run(ask_cell(scripted, f"--no-attach --notebook {other}"))
+        assert not both.ok and "not allowed with argument" in both.reply["evalue"]
+
+
+def test_ask_names_a_notebook_it_cannot_read_and_the_turn_runs(tmp_path, sales_db, scripted):
+    (tmp_path / "broken.ipynb").write_text("{ not json")
+    with started_kernel(tmp_path, JPY_SESSION_NAME="work/broken.ipynb") as kernel:
+        # A relative name is the server's (relative to its root): the kernel's folder has the file.
+        asked = kernel.run(ask_cell(scripted, f"--source {sales_db}"))
+        assert asked.ok, asked.error
+        assert "steps: 2 executed" in asked.text()
+        (first, *_) = system_prompts(scripted)
+        assert "The user's notebook work/broken.ipynb is attached, but it could not be read (JSONDecodeError)" in first
+
+
 # ---------------------------------------------------------------------- %analyst
 
 
@@ -350,16 +419,21 @@ SERVER_SCRIPT = {"turns": [
 
 
 @pytest.fixture
-def jupyter(tmp_path, sales_db):
-    """A real Jupyter server with the extension (its own process, a token), the scripted model,
-    one configured source ``sales``."""
+def served(tmp_path, sales_db):
+    """A real Jupyter server with the extension (its own process, a token), and the scripted
+    model it calls; one configured source ``sales``."""
     from jupyter_analyst.testing import ScriptedModelServer
     from jupyter_analyst.testing.jupyter import JupyterServerProcess
 
     (tmp_path / "server").mkdir()
     with ScriptedModelServer(SERVER_SCRIPT) as model, \
             JupyterServerProcess(tmp_path / "server", sources={"sales": str(sales_db)}, model_url=model.base_url) as server:
-        yield server
+        yield server, model
+
+
+@pytest.fixture
+def jupyter(served):
+    return served[0]
 
 
 def parquet_of(server: Any, artifact_id: str):
@@ -473,3 +547,36 @@ def test_interrupting_an_ask_on_a_jupyter_server_cancels_its_turn(kernel, jupyte
     assert not cell.ok and cell.reply["ename"] == "KeyboardInterrupt", cell.error
     thread = jupyter.request(f"/analyst/api/threads/{tid}")
     assert [t["status"] for t in thread["turns"]] == ["interrupted"] and thread["active"] is False
+
+
+def test_ask_on_a_jupyter_server_attaches_the_notebook_whose_kernel_runs_it(served):
+    from jupyter_client import BlockingKernelClient
+
+    jupyter, model = served
+    (jupyter.root / "work").mkdir()
+    (jupyter.root / "work" / "review.ipynb").write_text(json.dumps(review_notebook()))
+    # The notebook's kernel as JupyterLab gets it: a session the server starts for the notebook.
+    session = jupyter.request("/api/sessions", method="POST", body={
+        "path": "work/review.ipynb", "name": "review.ipynb", "type": "notebook", "kernel": {"name": "python3"}})
+    client = BlockingKernelClient()
+    client.load_connection_file(str(jupyter.root / "rt" / f"kernel-{session['kernel']['id']}.json"))
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=CELL_LIMIT_S)
+        kernel = Kernel(client)
+        assert kernel.run("%load_ext jupyter_analyst").ok
+        asked = kernel.run(f"%%ask --server {jupyter.url} --token {jupyter.token} --source sales\nrevenue by region",
+                           name="__import__('os').environ['JPY_SESSION_NAME']")
+        assert asked.ok, asked.error
+        # The kernel knows its notebook as a file of the server's machine; the turn names it in
+        # the server's terms, and the server reads it from its own folder.
+        assert asked.value("name") == str(jupyter.root / "work" / "review.ipynb")
+        prompts = system_prompts(model)
+        assert prompts and all("Notebook work/review.ipynb: 2 cells" in p for p in prompts)
+        assert "kept-out-of-the-outline" not in prompts[0]
+        seen = len(model.requests)
+        assert kernel.run(f"%%ask --server {jupyter.url} --token {jupyter.token} --no-attach --rerun\nrevenue by region").ok
+        assert all("Notebook " not in p for p in system_prompts(model, seen))
+    finally:
+        client.stop_channels()
+        jupyter.request(f"/api/sessions/{session['id']}", method="DELETE", raw=True)

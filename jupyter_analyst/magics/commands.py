@@ -18,6 +18,7 @@ from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, 
 
 from ..errors import AnalystError
 from . import render
+from .notebook import local_notebook, server_notebook
 from .remote import SERVER_URL_ENV, TOKEN_ENV, ServerThreads, server_of
 from .session import AskResult, MagicSession
 
@@ -59,6 +60,10 @@ def _ask_parser() -> argparse.ArgumentParser:
                         help=f"run the turn on this Jupyter server's analyst API (default: ${SERVER_URL_ENV})")
     parser.add_argument("--token", metavar="T", help=f"the server's token (default: ${TOKEN_ENV})")
     parser.add_argument("--local", action="store_true", help=f"the local engine even when ${SERVER_URL_ENV} is set")
+    attach = parser.add_mutually_exclusive_group()
+    attach.add_argument("--notebook", metavar="NB.ipynb",
+                        help="the notebook the turn works beside (default: this kernel's own notebook)")
+    attach.add_argument("--no-attach", action="store_true", help="attach no notebook to the turn")
     return parser
 
 
@@ -119,7 +124,8 @@ class AnalystMagics(Magics):
         """Ask the analyst: one turn of the current thread, its datasets bound as DataFrames.
 
         The turn runs in the local engine, or on a Jupyter server's analyst API with
-        ``--server URL`` (or ``$JUPYTER_ANALYST_SERVER_URL``), where the sidebar sees it.
+        ``--server URL`` (or ``$JUPYTER_ANALYST_SERVER_URL``), where the sidebar sees it. It
+        works beside the notebook this kernel runs for (see notebook.py), or ``--notebook``'s.
         """
         from ..analysis import ModelSettings
 
@@ -134,8 +140,9 @@ class AnalystMagics(Magics):
                 if given:
                     raise UsageError(f"{', '.join(given)}: not with a server, whose own model and workspace "
                                      f"run the turn (add --local to run it here)")
+                notebook = None if args.no_attach else server_notebook(server, args.notebook)
                 result = self.servers.ask(server, prompt, thread=args.thread, source=args.source, rerun=args.rerun,
-                                          on_event=render.LiveProgress())
+                                          on_event=render.LiveProgress(), notebook=notebook)
                 frames = {name: server.dataset(a) for name, a in result.datasets.items()}
                 self._answer(result, frames, lambda a: server.content(a))
                 return
@@ -143,6 +150,7 @@ class AnalystMagics(Magics):
             result = self.session.ask(
                 prompt, thread=args.thread, source=args.source, workspace=args.workspace, model=model,
                 rerun=args.rerun, summarizer=not args.no_summarizer, on_event=render.LiveProgress(),
+                attached=None if args.no_attach else local_notebook(args.notebook),
             )
             frames = {name: self.session.load(a, args.workspace) for name, a in result.datasets.items()}
             self._answer(result, frames, lambda a: self.session.image(a, args.workspace))

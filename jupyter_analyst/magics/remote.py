@@ -77,7 +77,9 @@ class AnalystServer:
 
     # ------------------------------------------------------------------ HTTP
 
-    def _open(self, method: str, path: str, body: Any = None, *, accept: str = "application/json") -> HTTPResponse:
+    def _open(self, method: str, path: str, body: Any = None, *, accept: str = "application/json",
+              api: bool = True) -> HTTPResponse:
+        """One request to the analyst API (``api``), else to the server's own REST API."""
         headers = {"Accept": accept}
         if self.token:
             headers["Authorization"] = f"token {self.token}"
@@ -85,7 +87,7 @@ class AnalystServer:
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(self.api + path, data=data, method=method, headers=headers)
+        request = urllib.request.Request((self.api if api else self.url) + path, data=data, method=method, headers=headers)
         try:
             return urllib.request.urlopen(request, timeout=READ_LIMIT_S)
         except urllib.error.HTTPError as exc:
@@ -115,9 +117,9 @@ class AnalystServer:
         return ServerError(f"the Jupyter server refused: {message}", reason=body.get("reason") or f"http_{status}",
                            hint=body.get("hint"))
 
-    def call(self, method: str, path: str, body: Any = None) -> Any:
+    def call(self, method: str, path: str, body: Any = None, *, api: bool = True) -> Any:
         """One request; its JSON answer."""
-        with self._open(method, path, body) as response:
+        with self._open(method, path, body, api=api) as response:
             return json.loads(response.read())
 
     # ------------------------------------------------------------------ the API
@@ -129,6 +131,15 @@ class AnalystServer:
             raise ServerError(f"the Jupyter server at {self.url} has no model configured", reason="no_model",
                               hint=model.get("hint"))
 
+    def sessions(self) -> list[Any]:
+        """The server's notebook sessions (``GET api/sessions``); none when it will not say:
+        which notebook a kernel belongs to only adds context to a turn, never stops one."""
+        try:
+            found = self.call("GET", "api/sessions", api=False)
+        except (AnalystError, ValueError):
+            return []
+        return found if isinstance(found, list) else []
+
     def thread(self, thread_id: str) -> dict[str, Any]:
         """The caller's thread (``thread_not_found`` for another's or a wrong id)."""
         return self.call("GET", f"threads/{urllib.parse.quote(thread_id, safe='')}")
@@ -138,8 +149,9 @@ class AnalystServer:
         return self.call("POST", "threads", {"source": source} if source else {})
 
     def turn(self, thread_id: str, prompt: str, *, source: str | None, rerun: bool,
-             on_event: Callable[[Event], None]) -> list[Event]:
+             on_event: Callable[[Event], None], notebook: str | None = None) -> list[Event]:
         """Run a turn on the server and stream its events to ``on_event``; the turn's events.
+        ``notebook`` (a path relative to the server's root) is the notebook it works beside.
 
         Interrupting the cell (``KeyboardInterrupt``) cancels the turn on the server.
         """
@@ -148,6 +160,8 @@ class AnalystServer:
         body: dict[str, Any] = {"prompt": prompt, "rerun": rerun}
         if source:
             body["source"] = source
+        if notebook:
+            body["notebook"] = notebook
         seen: list[Event] = []
         turn_id: str | None = None
         response = self._open("POST", f"threads/{urllib.parse.quote(thread_id, safe='')}/turns", body,
@@ -249,15 +263,16 @@ class ServerThreads:
         return server.new_thread(source)["thread_id"], None
 
     def ask(self, server: AnalystServer, prompt: str, *, thread: str | None, source: str | None, rerun: bool,
-            on_event: Callable[[Event], None]) -> AskResult:
-        """One turn on the server, which makes its thread the current one there."""
+            on_event: Callable[[Event], None], notebook: str | None = None) -> AskResult:
+        """One turn on the server, which makes its thread the current one there; ``notebook``
+        as for :meth:`AnalystServer.turn`."""
         from ..agent.events import ArtifactRecorded, ToolResult
         from .session import AskResult
 
         server.check_model()
         thread_id, turn_source = self.target(server, thread=thread, source=source)
         self.current[server.api] = thread_id
-        events = server.turn(thread_id, prompt, source=turn_source, rerun=rerun, on_event=on_event)
+        events = server.turn(thread_id, prompt, source=turn_source, rerun=rerun, on_event=on_event, notebook=notebook)
         summary = summarize(events)
         fetched = {
             e.result["dataset"]: e.artifact_ids[0]

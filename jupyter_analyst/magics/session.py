@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..analysis import AnalystConfig, ModelSettings
     from ..artifacts import Artifact
     from ..direct_steps import SqlStep
+    from ..notebooks.outline import AttachedNotebook
     from ..notebooks.verify import VerifyReport
     from ..workspace import Workspace
 
@@ -128,14 +129,15 @@ class MagicSession:
 
     def ask(self, prompt: str, *, thread: str | None, source: str | None, workspace: str | None,
             model: ModelSettings, rerun: bool = False, summarizer: bool = True,
-            on_event: Callable[[Event], None] | None = None) -> AskResult:
+            on_event: Callable[[Event], None] | None = None, attached: AttachedNotebook | None = None) -> AskResult:
         """Run one turn of the current (or given) thread, which it makes current; ``on_event``
-        is called in this (the cell's) thread as each event arrives."""
+        is called in this (the cell's) thread as each event arrives; ``attached`` is the
+        notebook the turn works beside."""
         from ..agent.events import ArtifactRecorded, ToolResult
         from ..analysis import TurnRequest, run_turn
 
         thread_id, spec = self.target(thread=thread, source=source)
-        request = TurnRequest(prompt=prompt, source=spec, thread_id=thread_id, rerun=rerun)
+        request = TurnRequest(prompt=prompt, source=spec, thread_id=thread_id, rerun=rerun, attached=attached)
         seen: list[Event] = []
 
         def handle(event: Event) -> None:
