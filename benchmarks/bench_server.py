@@ -62,8 +62,9 @@ def _status(server: JupyterServerProcess) -> float:
         conn.close()
 
 
-def _turn(server: JupyterServerProcess, tid: str | None = None) -> dict:
-    """One streamed turn (on a new thread unless ``tid``), each frame timed as it arrives."""
+def _turn(server: JupyterServerProcess, tid: str | None = None, *, notebook: str | None = None) -> dict:
+    """One streamed turn (on a new thread unless ``tid``, beside ``notebook`` when given),
+    each frame timed as it arrives."""
     if tid is None:
         tid = server.request("/analyst/api/threads", method="POST", body={"source": "sales"})["thread_id"]
     before = server.request(f"/analyst/api/threads/{tid}")["last_seq"]
@@ -71,8 +72,8 @@ def _turn(server: JupyterServerProcess, tid: str | None = None) -> dict:
     frames: list[tuple[float, float, dict]] = []  # (perf_counter, time.time, event)
     try:
         sent = time.perf_counter()
-        conn.request("POST", f"/analyst/api/threads/{tid}/turns", body=json.dumps({"prompt": "revenue"}),
-                     headers=_headers(server))
+        body = {"prompt": "revenue", **({"notebook": notebook} if notebook else {})}
+        conn.request("POST", f"/analyst/api/threads/{tid}/turns", body=json.dumps(body), headers=_headers(server))
         resp = conn.getresponse()
         data: list[str] = []
         while line := resp.readline():

@@ -33,6 +33,7 @@ BENCHES: dict[str, str] = {
     "live": "bench_live:bench_live",
     "cli": "bench_cli:bench_cli",
     "plan": "bench_plan:bench_plan",
+    "latency": "bench_latency:bench_latency",
 }
 
 

@@ -275,8 +275,18 @@ def load_attached(path: Path, shown: str | None = None) -> AttachedNotebook:
         size = path.stat().st_size
         if size > MAX_NOTEBOOK_BYTES:
             return AttachedNotebook(path=name, problem=f"it is {size:,} bytes; at most {MAX_NOTEBOOK_BYTES:,} are read")
-        content = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return AttachedNotebook(path=name, problem=f"it could not be read ({type(exc).__name__})")
+    return attached_text(name, text)
+
+
+def attached_text(name: str, text: str) -> AttachedNotebook:
+    """A notebook from its file's text, or why it is not one. Only its JSON is read: no
+    nbformat validation (the outline takes any shape), which costs more than the rest."""
+    try:
+        content = json.loads(text)
+    except (ValueError, RecursionError) as exc:
         return AttachedNotebook(path=name, problem=f"it could not be read ({type(exc).__name__})")
     if not isinstance(content, dict) or not isinstance(content.get("cells"), list):
         return AttachedNotebook(path=name, problem="it is not a notebook (no list of cells)")

@@ -283,7 +283,7 @@ class TurnsHandler(AnalystHandler):
         server's root and its rules on hidden files), for the turn to work beside. One that
         is not there, goes through a link, or is too large is attached with a note saying so:
         the turn runs, and the model is told."""
-        from ..notebooks.outline import MAX_NOTEBOOK_BYTES
+        from ..notebooks.outline import MAX_NOTEBOOK_BYTES, attached_text
 
         cm = self.contents_manager
         try:
@@ -292,12 +292,15 @@ class TurnsHandler(AnalystHandler):
             size = info.get("size")
             if isinstance(size, int) and size > MAX_NOTEBOOK_BYTES:
                 return AttachedNotebook(path=path, problem=f"it is {size:,} bytes; at most {MAX_NOTEBOOK_BYTES:,} are read")
-            model = await ensure_async(cm.get(path, content=True, type="notebook"))
+            # Its text, not the notebook model: the outline needs the JSON alone, and the
+            # model's nbformat validation is most of the time a read takes.
+            model = await ensure_async(cm.get(path, content=True, type="file", format="text"))
         except ConfigError:
             return AttachedNotebook(path=path, problem="the path goes through a link, which is not followed")
         except web.HTTPError:
             return AttachedNotebook(path=path, problem="there is no such notebook in the user's Jupyter folder")
-        return AttachedNotebook(path=path, content=json.loads(json.dumps(model["content"], default=str)))
+        return attached_text(path, model["content"]) if isinstance(model.get("content"), str) else \
+            AttachedNotebook(path=path, problem="it could not be read as text")
 
 
 class EventsHandler(AnalystHandler):
