@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import UTC, datetime, timedelta
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
 
@@ -20,7 +21,7 @@ from pydantic import BaseModel
 from .agent.events import Event, parse_event
 from .agent.memory import AgentState, Entity, EntityKind, StateDelta, apply_delta
 from .db import SQLiteStore, utc_now
-from .errors import ConfigError
+from .errors import AnalystError, ConfigError
 
 TurnStatus = Literal["running", "completed", "error", "interrupted"]
 
@@ -120,10 +121,26 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:16]}"
 
 
+class ThreadBusy(AnalystError):
+    """A turn is already running on the thread (here, or in another process on a shared store)."""
+
+    reason = "turn_in_progress"
+
+
+def lease_end(seconds: float) -> str:
+    """When a lease taken now for ``seconds`` runs out, as stored (ISO-8601 UTC, ms)."""
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 class ThreadStore(SQLiteStore):
     """Threads, turns, messages and events of one workspace."""
 
     schema = _SCHEMA
+    migrations = (
+        # A running turn's lease (see :meth:`renew_leases`): on a store several processes
+        # share, a turn whose lease ran out was cut with its process. NULL: no lease taken.
+        "ALTER TABLE turns ADD COLUMN lease_until TEXT;",
+    )
 
     # ------------------------------------------------------------------ threads
 
@@ -176,20 +193,33 @@ class ThreadStore(SQLiteStore):
         with self._tx() as cur:
             return self._open_turn(cur, thread_id, prompt)
 
-    def announce_turn(self, thread_id: str, prompt: str, started: Callable[[Turn], Event]) -> tuple[Turn, Event]:
+    def announce_turn(self, thread_id: str, prompt: str, started: Callable[[Turn], Event], *,
+                      lease_s: float | None = None) -> tuple[Turn, Event]:
         """Open a new turn and store its first event, ``started(turn)``, in one transaction:
-        a turn is never seen without its announcement. Returns both, the event numbered."""
+        a turn is never seen without its announcement. Returns both, the event numbered.
+
+        With ``lease_s`` the turn holds a lease for that long, which its process renews
+        (:meth:`renew_leases`); a turn of the thread whose lease still runs is another
+        process's live turn, and this one is refused (:class:`ThreadBusy`) instead of
+        marking that one interrupted.
+        """
         with self._tx() as cur:
-            turn = self._open_turn(cur, thread_id, prompt)
+            turn = self._open_turn(cur, thread_id, prompt, lease_s)
             (event,) = self._insert_events(cur, [started(turn)])
         return turn, event
 
-    def _open_turn(self, cur: Any, thread_id: str, prompt: str) -> Turn:
+    def _open_turn(self, cur: Any, thread_id: str, prompt: str, lease_s: float | None = None) -> Turn:
         self.backend.lock_thread(cur, thread_id)
+        now = utc_now()
+        if lease_s is not None and cur.execute(
+            "SELECT 1 FROM turns WHERE thread_id = ? AND status = 'running' AND lease_until > ?", (thread_id, now),
+        ).fetchone():
+            raise ThreadBusy("a turn is already running on this thread, on another server of the team",
+                             hint="wait for it, or cancel it there")
         cur.execute(
             "UPDATE turns SET status = 'interrupted', ended_at = ? "
             "WHERE thread_id = ? AND status = 'running'",
-            (utc_now(), thread_id),
+            (now, thread_id),
         )
         (number,) = cur.execute(
             "SELECT COALESCE(MAX(number), 0) + 1 FROM turns WHERE thread_id = ?", (thread_id,)
@@ -203,11 +233,38 @@ class ThreadStore(SQLiteStore):
             started_at=utc_now(),
         )
         cur.execute(
-            "INSERT INTO turns (turn_id, thread_id, number, prompt, status, started_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (turn.turn_id, thread_id, number, prompt, turn.status, turn.started_at),
+            "INSERT INTO turns (turn_id, thread_id, number, prompt, status, started_at, lease_until) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (turn.turn_id, thread_id, number, prompt, turn.status, turn.started_at,
+             None if lease_s is None else lease_end(lease_s)),
         )
         return turn
+
+    def renew_leases(self, turn_ids: Sequence[str], lease_s: float) -> None:
+        """Extend the leases of these running turns (this process's) to ``lease_s`` from now."""
+        if not turn_ids:
+            return
+        marks = ", ".join("?" for _ in turn_ids)
+        with self._tx() as cur:
+            cur.execute(f"UPDATE turns SET lease_until = ? WHERE status = 'running' AND turn_id IN ({marks})",
+                        (lease_end(lease_s), *turn_ids))
+
+    def expire_leases(self, ended: Callable[[Turn], Event]) -> list[Event]:
+        """Close every running turn whose lease ran out (its process stopped renewing it: it
+        was killed, or lost the database) as interrupted, each with its ``ended(turn)``
+        event stored in the same transaction; the events, numbered. A turn without a lease
+        is left alone: nothing tells whether its process lives."""
+        now = utc_now()
+        rows = self._query("SELECT * FROM turns WHERE status = 'running' AND lease_until < ?", (now,))
+        out: list[Event] = []
+        for turn in (Turn(**dict(r)) for r in rows):
+            with self._tx() as cur:
+                self.backend.lock_thread(cur, turn.thread_id)
+                cur.execute("UPDATE turns SET status = 'interrupted', ended_at = ? "
+                            "WHERE turn_id = ? AND status = 'running' AND lease_until < ?", (utc_now(), turn.turn_id, now))
+                if cur.rowcount == 1:  # not renewed or closed meanwhile (by its process, or another's sweep)
+                    out += self._insert_events(cur, [ended(turn)])
+        return out
 
     def interrupt_running(self) -> int:
         """Mark every turn left running (its process is gone) as interrupted; returns how many."""

@@ -18,7 +18,7 @@ def test_a_workspace_without_the_version_table_opens_with_its_rows(tmp_path):
     old.commit()
     old.close()
     store = ThreadStore(db)
-    assert store.schema_version == 1
+    assert store.schema_version == 1 + len(ThreadStore.migrations)
     assert store.get_thread("thr_old").title == "kept"
     store.close()
 
@@ -27,7 +27,7 @@ def test_each_store_records_its_own_version(tmp_path):
     threads = ThreadStore(tmp_path / "a.sqlite3")
     artifacts = ArtifactStore(tmp_path / "a.sqlite3", tmp_path)
     rows = dict(sqlite3.connect(tmp_path / "a.sqlite3").execute("SELECT component, version FROM schema_version"))
-    assert rows == {"ThreadStore": 1, "ArtifactStore": 1}
+    assert rows == {"ThreadStore": 1 + len(ThreadStore.migrations), "ArtifactStore": 1 + len(ArtifactStore.migrations)}
     threads.close()
     artifacts.close()
 

@@ -92,6 +92,35 @@ def test_a_turn_left_running_is_marked_interrupted(store):
     assert store.turns(t.thread_id)[1].answer == "done"
 
 
+def test_a_leased_turn_is_not_cut_by_another_until_its_lease_runs_out(store):
+    from jupyter_analyst.agent.events import TurnEnded, TurnStarted
+    from jupyter_analyst.store import ThreadBusy
+
+    t = store.create_thread()
+
+    def started(turn):
+        return TurnStarted(thread_id=turn.thread_id, turn_id=turn.turn_id, prompt=turn.prompt, model="m")
+
+    def ended(turn):
+        return TurnEnded(thread_id=turn.thread_id, turn_id=turn.turn_id, status="interrupted", message="cut")
+
+    live, _ = store.announce_turn(t.thread_id, "first", started, lease_s=60)
+    with pytest.raises(ThreadBusy):  # another process's turn, still renewed: not marked interrupted
+        store.announce_turn(t.thread_id, "second", started, lease_s=60)
+    assert store.expire_leases(ended) == []
+    assert [x.status for x in store.turns(t.thread_id)] == ["running"]
+
+    store.renew_leases([live.turn_id], -1)  # its process stopped renewing: the lease is over
+    (cut,) = store.expire_leases(ended)
+    assert cut.turn_id == live.turn_id and cut.seq == 2  # stored after the turn's start, numbered
+    assert store.expire_leases(ended) == []  # closed once, by whoever sweeps first
+    assert [x.status for x in store.turns(t.thread_id)] == ["interrupted"]
+    store.renew_leases([live.turn_id], 60)  # a renewal after the cut changes nothing
+    assert [x.status for x in store.turns(t.thread_id)] == ["interrupted"]
+    nxt, _ = store.announce_turn(t.thread_id, "second", started, lease_s=60)
+    assert nxt.number == 2 and [e.type for e in store.events(t.thread_id)] == ["turn_started", "turn_ended", "turn_started"]
+
+
 def test_message_bodies_are_json(store, tmp_path):
     t = store.create_thread()
     turn = store.start_turn(t.thread_id, "q")

@@ -29,7 +29,8 @@ from .inputs import (
     ApiLimits, ArtifactsQuery, BodyBuffer, CancelTurn, EventsQuery, Input, InvalidRequest, NewThread, NewTurn,
     PreviewQuery, parse_body, parse_fields,
 )
-from .service import ThreadBusy, ThreadService
+from ..store import ThreadBusy
+from .service import ThreadService
 
 AUTH_RESOURCE = "analyst"
 

@@ -24,10 +24,11 @@ from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
 from ..notebooks.outline import AttachedNotebook
 from ..sql import absolute_spec
-from ..store import Thread, Turn
+from ..store import Thread, ThreadBusy, Turn
 from ..testing.server import MODEL_NAME as SCRIPTED_MODEL
 from ..workspace import Workspace
 from .catalog import SourceCatalog, masked
+from .leases import TurnLeases
 
 if TYPE_CHECKING:
     from .event_feed import EventFeed
@@ -36,12 +37,6 @@ if TYPE_CHECKING:
 #: How a server gets a model (the sidebar's banner and a refused turn say it).
 NO_MODEL_HINT = ("set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers) in the server's environment, or "
                  "c.AnalystApp.api_key / model_base_url / model, then restart the server")
-
-
-class ThreadBusy(AnalystError):
-    """A turn is already running on the thread."""
-
-    reason = "turn_in_progress"
 
 
 class ThreadService:
@@ -60,6 +55,7 @@ class ThreadService:
         kernel_idle_s: float = 1_800.0,
         max_kernels: int = 32,
         max_kernels_per_user: int = 8,
+        turn_lease_s: float = 30.0,
     ) -> None:
         self.config = config
         self.model = model
@@ -67,10 +63,15 @@ class ThreadService:
         self.catalog = SourceCatalog(sources, allow_any=allow_any_source)
         self.launcher = launcher
         self.workspace = Workspace(config.workspace, store=config.store)
+        #: On a shared store, the leases of the turns this server runs (see leases.py).
+        self.leases: TurnLeases | None = None
         if self.workspace.store_url is None:
             # Nothing runs yet: a turn still marked running was cut by a crash of the last server.
-            # (On a shared PostgreSQL store another process may be running it.)
             self.workspace.store.interrupt_running()
+        else:
+            # Another server may be running a turn marked running: only those whose lease ran out are cut.
+            self.leases = TurnLeases(self.workspace.store, turn_lease_s, self._publish)
+            self.leases.sweep()
         #: On a shared store, events other processes write (see event_feed.py).
         self._feed: EventFeed | None = None
         self._published: dict[str, int] = {}
@@ -172,7 +173,10 @@ class ThreadService:
         turn, started = self.workspace.store.announce_turn(
             thread.thread_id, request.prompt,
             lambda t: TurnStarted(thread_id=t.thread_id, turn_id=t.turn_id, prompt=t.prompt, model=model, rerun=rerun),
+            lease_s=self.leases.lease_s if self.leases is not None else None,
         )
+        if self.leases is not None:
+            self.leases.hold(turn)
         self._publish(started)
         task = asyncio.create_task(
             run_turn(request, config=self.config, model=self.model, on_event=self._publish, launcher=self.launcher,
@@ -184,6 +188,8 @@ class ThreadService:
 
     def _finished(self, turn: Turn, task: asyncio.Task[Any]) -> None:
         thread_id = turn.thread_id
+        if self.leases is not None:
+            self.leases.release(turn)
         if self._active.get(thread_id) is task:
             del self._active[thread_id]
         if task.cancelled() or task.exception() is not None:
@@ -222,6 +228,8 @@ class ThreadService:
 
     def start_feed(self) -> None:
         """On a shared (PostgreSQL) store, hear the events other processes write (call on the loop)."""
+        if self.leases is not None:
+            self.leases.start()
         if self.workspace.store_url is not None and self._feed is None:
             from .event_feed import EventFeed
 
@@ -287,6 +295,8 @@ class ThreadService:
             self._feed.close()
         for thread_id in list(self._active):
             await self.cancel(thread_id)
+        if self.leases is not None:
+            await self.leases.close()
         await self.background.drain()
         await self.live.close()
         if self.pool is not None:

@@ -1,0 +1,78 @@
+"""Leases on the turns a server runs, when several servers share one PostgreSQL store.
+
+One server alone knows at start that any turn still marked running was cut by its own last
+crash. Servers sharing a store cannot: another may be running that turn right now. So each
+turn a server runs holds a lease in the store, which the server renews while the turn
+runs (every third of the lease). A turn whose lease ran out lost its server (killed, or
+cut off from the database); any server then closes it as ``interrupted`` with its
+``turn_ended`` event, which every server's followers of the thread receive, and a new turn
+may start on the thread. A turn whose lease still runs is refused a second turn
+(``ThreadBusy``, 409) rather than marked interrupted under its living server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from ..agent.events import Event, TurnEnded
+from ..store import ThreadStore, Turn
+
+log = logging.getLogger(__name__)
+
+#: What a turn cut this way says, in its ``turn_ended`` and the thread's history.
+CUT = "the server running this turn stopped (its lease in the shared store ran out)"
+
+
+def cut_turn(turn: Turn) -> TurnEnded:
+    """The ``turn_ended`` of a turn whose server stopped renewing its lease."""
+    return TurnEnded(thread_id=turn.thread_id, turn_id=turn.turn_id, status="interrupted", message=CUT)
+
+
+class TurnLeases:
+    """This server's running turns' leases, renewed on a timer; expired ones swept."""
+
+    def __init__(self, store: ThreadStore, lease_s: float, publish: Callable[[Event], None]) -> None:
+        self.store = store
+        self.lease_s = lease_s
+        self._publish = publish
+        self._held: set[str] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Renew and sweep from now on (call on the event loop; once is enough)."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._keep())
+
+    def hold(self, turn: Turn) -> None:
+        """Renew ``turn``'s lease until :meth:`release` (call on the event loop)."""
+        self._held.add(turn.turn_id)
+        self.start()
+
+    def release(self, turn: Turn) -> None:
+        """The turn ended: its lease is left to run out (its status says it is not running)."""
+        self._held.discard(turn.turn_id)
+
+    def sweep(self) -> list[Event]:
+        """Close the turns whose lease ran out; their stored ``turn_ended`` events (blocking)."""
+        return self.store.expire_leases(cut_turn)
+
+    async def _keep(self) -> None:
+        while True:
+            await asyncio.sleep(self.lease_s / 3)  # a timer, not a wait on something: renews on time
+            try:
+                await asyncio.to_thread(self.store.renew_leases, sorted(self._held), self.lease_s)
+                for event in await asyncio.to_thread(self.sweep):
+                    self._publish(event)
+            except Exception:  # noqa: BLE001 - the database may be away for a moment: next round retries
+                log.warning("jupyter-analyst: renewing turn leases failed", exc_info=True)
+
+    async def close(self) -> None:
+        """Stop renewing (at shutdown: this server's turns are being cancelled)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
