@@ -66,7 +66,10 @@ class ThreadService:
         #: What clients may open: configured sources by name (any path or URL only if allowed).
         self.catalog = SourceCatalog(sources, allow_any=allow_any_source)
         self.launcher = launcher
-        self.workspace = Workspace(config.workspace, store=config.store)
+        self.workspace = Workspace.of(config)
+        # Opened now: a blob store that cannot be used (no bucket, no credentials, server
+        # down) stops the start with its error, not a turn later.
+        self.workspace.artifacts  # noqa: B018
         if self.workspace.store_url is None:
             # Nothing runs yet: a turn still marked running was cut by a crash of the last server.
             # (On a shared PostgreSQL store another process may be running it.)
