@@ -78,6 +78,11 @@ class AnalystConfig(BaseModel):
     store: str | None = None
     """The database of threads, events and the inventory: ``None`` for the workspace's own
     SQLite file, or a ``postgresql://`` URL shared by several processes."""
+    blobs: str | None = None
+    """Where artifacts' bytes are kept: ``None`` for the workspace folder, or an
+    ``s3://bucket/prefix`` URL (read through a verified cache in the workspace)."""
+    blobs_endpoint: str | None = None
+    """The S3 API's address for ``blobs`` (MinIO, Ceph...); default: ``AWS_ENDPOINT_URL`` or AWS."""
     max_steps: int = 16
     plan_concurrency: int = Field(default=4, ge=1, le=16,
                                   description="Queries of a staged plan's parallel stage that run at once.")
@@ -156,8 +161,11 @@ async def run_turn(
     """
     if not request.prompt.strip():
         raise ConfigError("the prompt is empty", reason="empty_prompt", hint="pass --prompt TEXT")
-    workspace = Workspace(config.workspace, store=config.store)
+    workspace = Workspace.of(config)
     try:
+        # The blob store first (off the loop: an object store is asked over the network), so
+        # one that cannot be used is a clear error before the turn starts, not in its middle.
+        await asyncio.to_thread(lambda: workspace.artifacts)
         store = workspace.store
         if request.thread_id:
             thread = store.get_thread(request.thread_id, user=request.user)
@@ -319,7 +327,7 @@ async def _summarize(
     config: AnalystConfig, model: ModelSettings, turn: Turn, on_event: Callable[[Event], Awaitable[None] | None] | None
 ) -> None:
     """The end-of-turn summarizer, with its own store connection and model client."""
-    workspace = Workspace(config.workspace, store=config.store)
+    workspace = Workspace.of(config)
     llm = LLMClient(model=model.summary_model or model.model, base_url=model.base_url, api_key=model.api_key)
     try:
         await summarize_turn(workspace.store, turn, llm, budget=config.context, emit=on_event)

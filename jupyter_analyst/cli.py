@@ -35,6 +35,15 @@ def _workspace_arg(p: argparse.ArgumentParser) -> None:
         help="database of threads, events and the inventory: a postgresql:// URL shared by "
              "several processes (default: the workspace's own SQLite file)",
     )
+    p.add_argument(
+        "--blobs", default=None, metavar="URL",
+        help="where artifacts' bytes are kept: s3://bucket/prefix, read through a verified cache in "
+             "the workspace (default: the workspace folder; needs jupyter-analyst[s3])",
+    )
+    p.add_argument(
+        "--blobs-endpoint", default=None, metavar="URL",
+        help="the S3 API's address for --blobs (MinIO, Ceph...; default: $AWS_ENDPOINT_URL, else AWS)",
+    )
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
@@ -320,7 +329,8 @@ def _run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -
     if args.memory_mb:
         policy = policy.model_copy(update={"memory_mb": args.memory_mb})
     config = AnalystConfig(
-        workspace=args.workspace, store=args.store, max_steps=args.max_steps, sandbox=policy,
+        workspace=args.workspace, store=args.store, blobs=args.blobs, blobs_endpoint=args.blobs_endpoint,
+        max_steps=args.max_steps, sandbox=policy,
         plan_concurrency=args.plan_concurrency, summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
     )
     printer = None if args.json else ProgressPrinter()
@@ -347,7 +357,7 @@ def _read_workspace(args: argparse.Namespace, read: Callable[[Workspace], T], *,
     ``thread``, an unknown thread is a clear error first."""
     from .workspace import Workspace
 
-    workspace = Workspace(args.workspace, store=args.store)
+    workspace = Workspace(args.workspace, store=args.store, blobs=args.blobs, blobs_endpoint=args.blobs_endpoint)
     try:
         if thread is not None:
             workspace.store.get_thread(thread)
@@ -413,7 +423,8 @@ def _execute(args: argparse.Namespace) -> int:
     # The playbook, its parameters and its source are checked before the model is needed.
     plan = plan_playbook(args.playbook, parameters=dict(args.parameter), source=args.source)
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
-    config = AnalystConfig(workspace=args.workspace, store=args.store, sandbox=SandboxPolicy(enabled=not args.no_sandbox))
+    config = AnalystConfig(workspace=args.workspace, store=args.store, blobs=args.blobs,
+                           blobs_endpoint=args.blobs_endpoint, sandbox=SandboxPolicy(enabled=not args.no_sandbox))
     progress = None if args.json else PromptProgress()
     try:
         run = asyncio.run(run_playbook(

@@ -80,7 +80,7 @@ async def run_sql_step(
     """
     if not request.sql.strip():
         raise ConfigError("the query is empty", reason="empty_payload", hint="write the SELECT after the name")
-    workspace = Workspace(config.workspace, store=config.store)
+    workspace = Workspace.of(config)
     try:
         store = workspace.store
         thread = store.get_thread(request.thread_id, user=request.user) if request.thread_id else None

@@ -3,7 +3,8 @@
 Layout (default ``.analyst/`` beside the notebooks)::
 
     analyst.sqlite3          threads, turns, messages, events, inventory, step ledger (WAL)
-    artifacts/sha256/ab/...  content-addressed blobs
+    artifacts/sha256/ab/...  content-addressed blobs (with ``--blobs s3://...``, the bucket holds
+                             them and ``artifacts/cache/sha256/ab/...`` is its read-through cache)
     threads/<thread_id>/     the thread's audit notebook, ``notebook.ipynb`` (the host's only)
     kernels/<thread_id>/     the thread's kernel working folder (``outputs/`` inside): the only
                              place a kernel may write, so nothing the host trusts lives there
@@ -16,8 +17,9 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
-from .artifacts import ArtifactStore
+from .artifacts import ArtifactStore, open_blob_store
 from .disk import unavailable
 from .errors import StorageError
 from .store import ThreadStore
@@ -28,12 +30,22 @@ DEFAULT_WORKSPACE = Path(".analyst")
 class Workspace:
     """Paths and stores of one workspace folder."""
 
-    def __init__(self, root: Path | str = DEFAULT_WORKSPACE, *, store: str | None = None) -> None:
+    def __init__(self, root: Path | str = DEFAULT_WORKSPACE, *, store: str | None = None,
+                 blobs: str | None = None, blobs_endpoint: str | None = None) -> None:
         self.root = Path(root).expanduser().resolve()
         self.store_url = store or None
         """A ``postgresql://`` URL holding the threads, events and inventory, or ``None``
-        for the SQLite file in the folder (blobs, notebooks and kernels stay in the folder)."""
+        for the SQLite file in the folder (notebooks and kernels stay in the folder)."""
+        self.blobs_url = blobs or None
+        """An ``s3://bucket/prefix`` URL holding the blobs, or ``None`` for the folder's
+        ``artifacts/sha256``."""
+        self.blobs_endpoint = blobs_endpoint or None
         self._mkdir(self.root)
+
+    @classmethod
+    def of(cls, config: Any) -> Workspace:
+        """The workspace an ``AnalystConfig`` names: its folder, database and blob store."""
+        return cls(config.workspace, store=config.store, blobs=config.blobs, blobs_endpoint=config.blobs_endpoint)
 
     def _mkdir(self, path: Path) -> None:
         try:
@@ -54,7 +66,9 @@ class Workspace:
     @cached_property
     def artifacts(self) -> ArtifactStore:
         """The artifact inventory, its blobs and the step ledger."""
-        return ArtifactStore(self.store_url or self.db_path, self.root)
+        # The blob store is opened (and an object store checked) before the database.
+        blobs = open_blob_store(self.blobs_url, self.root, endpoint_url=self.blobs_endpoint)
+        return ArtifactStore(self.store_url or self.db_path, self.root, blobs=blobs)
 
     def thread_dir(self, thread_id: str) -> Path:
         """The thread's own folder (its notebook), which no kernel can see (created on demand)."""

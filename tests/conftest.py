@@ -104,3 +104,93 @@ def store_location(store_backend, tmp_path, request):
     if store_backend == "sqlite":
         return tmp_path / "a.sqlite3"
     return request.getfixturevalue("postgres").new_database()
+
+
+# ------------------------------------------------------------------ blob stores
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """One S3-compatible server (moto) for the session (skipped, loudly, where it cannot run)."""
+    from jupyter_analyst.testing.s3 import S3Unavailable, s3_server
+
+    server_cm = s3_server()
+    try:
+        server = server_cm.__enter__()
+    except S3Unavailable as exc:
+        pytest.skip(f"S3 blob store tests need an S3-compatible server: {exc}")
+    yield server
+    server_cm.__exit__(None, None, None)
+
+
+@pytest.fixture
+def s3_env(monkeypatch):
+    """The test credentials in the environment, and nothing of the machine's AWS set-up."""
+    from jupyter_analyst.testing.s3 import CREDENTIALS
+
+    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in CREDENTIALS.items():
+        monkeypatch.setenv(key, value)
+
+
+class BlobPlace:
+    """Where a test's blobs are kept (the workspace folder, or a fresh bucket), and the
+    test's own hands on them: what is stored, and how to damage it behind the store's back."""
+
+    def __init__(self, kind: str, server: Any = None) -> None:
+        self.kind = kind
+        self.server = server
+        self.bucket = server.new_bucket() if server is not None else None
+        self.url = f"s3://{self.bucket}/team" if server is not None else None
+        self.endpoint = server.endpoint_url if server is not None else None
+
+    def open(self, root: Path) -> Any:
+        """The blob store of this place for the workspace ``root``."""
+        from jupyter_analyst.artifacts import open_blob_store
+
+        return open_blob_store(self.url, root, endpoint_url=self.endpoint)
+
+    def stored(self, root: Path) -> list[str]:
+        """The hex fingerprints of the blobs stored (files in the folder, objects in the bucket)."""
+        if self.server is None:
+            return sorted(p.name for p in (root / "artifacts" / "sha256").rglob("*") if p.is_file())
+        return sorted(key.rsplit("/", 1)[-1] for key in self.server.keys(self.bucket))
+
+    def _key(self, fingerprint: str) -> str:
+        hexdigest = fingerprint.removeprefix("sha256:")
+        return f"team/sha256/{hexdigest[:2]}/{hexdigest}"
+
+    def tamper(self, store: Any, fingerprint: str, data: bytes) -> None:
+        """Replace the stored bytes of a blob; in a bucket, read next with a cold cache (as
+        on another machine)."""
+        if self.server is None:
+            store.blob_path(fingerprint).write_bytes(data)
+            return
+        self.server.client().put_object(Bucket=self.bucket, Key=self._key(fingerprint), Body=data)
+        store.blob_path(fingerprint).unlink(missing_ok=True)
+
+    def remove(self, store: Any, fingerprint: str) -> None:
+        """Delete a stored blob (and, in a bucket, its cached copy)."""
+        if self.server is not None:
+            self.server.client().delete_object(Bucket=self.bucket, Key=self._key(fingerprint))
+        store.blob_path(fingerprint).unlink(missing_ok=True)
+
+
+@pytest.fixture(params=["folder", "s3"])
+def blob_place(request) -> BlobPlace:
+    """Where the blob suites keep blobs: the workspace folder and an S3 bucket, by parametrisation."""
+    if request.param == "folder":
+        return BlobPlace("folder")
+    request.getfixturevalue("s3_env")
+    return BlobPlace("s3", request.getfixturevalue("s3_server"))
+
+
+@pytest.fixture
+def blob_store(tmp_path, store_location, blob_place):
+    """An artifact store on each database and each blob store (the blob suites' ``store``)."""
+    from jupyter_analyst.artifacts import ArtifactStore
+
+    artifacts = ArtifactStore(store_location, tmp_path, blobs=blob_place.open(tmp_path))
+    yield artifacts
+    artifacts.close()

@@ -1,4 +1,7 @@
-"""The artifact store: content addressing, dedup under concurrency, durability, bad input."""
+"""The artifact store: content addressing, dedup under concurrency, durability, bad input.
+
+The blob tests run on each blob store (the workspace folder, an S3 bucket) and each database.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ import subprocess
 import sys
 import threading
 from datetime import datetime
-from pathlib import Path
 
 import pydantic
 import pytest
@@ -19,16 +21,16 @@ from jupyter_analyst.store import ThreadStore
 TEXT = dict(type="text", mime="text/plain", producer="python")
 
 
-def stored_files(root: Path) -> list[Path]:
-    return sorted(p for p in (root / "artifacts" / "sha256").rglob("*") if p.is_file())
-
-
-def test_layout_ids_and_summary(store, tmp_path):
+def test_layout_ids_and_summary(blob_store, blob_place, tmp_path):
+    store = blob_store
     art, created = store.add_bytes(b"revenue", thread_id="t", name="outputs/r.txt", source_call_id="call_1",
                                    logical_key="step:abc", **TEXT)
     hexdigest = art.fingerprint.removeprefix("sha256:")
     assert created and art.fingerprint == sha256_bytes(b"revenue")
-    assert store.blob_path(art) == store.blob_path(art.fingerprint) == tmp_path / "artifacts/sha256" / hexdigest[:2] / hexdigest
+    # In the folder, the blob; with a bucket, its cached copy (the object is keyed the same way).
+    local = "artifacts/sha256" if blob_place.kind == "folder" else "artifacts/cache/sha256"
+    assert store.blob_path(art) == store.blob_path(art.fingerprint) == tmp_path / local / hexdigest[:2] / hexdigest
+    assert blob_place.stored(tmp_path) == [hexdigest]
     assert re.fullmatch(r"art_[0-9a-f]{16}", art.artifact_id)
     assert datetime.fromisoformat(art.created_at).utcoffset().total_seconds() == 0
     assert (art.source_call_id, art.logical_key, art.size) == ("call_1", "step:abc", 7)
@@ -36,7 +38,8 @@ def test_layout_ids_and_summary(store, tmp_path):
                              "fingerprint": hexdigest[:12], "created_at": art.created_at, "size": 7}
 
 
-def test_dedup_is_per_thread_and_per_type(store, tmp_path):
+def test_dedup_is_per_thread_and_per_type(blob_store, blob_place, tmp_path):
+    store = blob_store
     a, _ = store.add_bytes(b"same", thread_id="t1", name="a", **TEXT)
     renamed, created = store.add_bytes(b"same", thread_id="t1", name="other-name", **TEXT)
     assert not created and renamed == a  # the existing row is reused, name and all
@@ -44,13 +47,13 @@ def test_dedup_is_per_thread_and_per_type(store, tmp_path):
                                             producer="python")
     in_t2, created_t2 = store.add_bytes(b"same", thread_id="t2", name="a", **TEXT)
     assert created_file and created_t2 and len({a.artifact_id, as_file.artifact_id, in_t2.artifact_id}) == 3
-    assert len(stored_files(tmp_path)) == 1
+    assert blob_place.stored(tmp_path) == [a.fingerprint.removeprefix("sha256:")]  # one blob, one object
     assert (store.count("t1"), store.count("t2"), store.count()) == (2, 1, 3)
 
 
-def test_concurrent_adds_of_the_same_bytes_make_one_row(tmp_path):
-    # Two store instances stand for two processes sharing the workspace file.
-    stores = [ArtifactStore(tmp_path / "ws.sqlite3", tmp_path) for _ in range(2)]
+def test_concurrent_adds_of_the_same_bytes_make_one_row(tmp_path, blob_place):
+    # Two store instances stand for two processes sharing the workspace file (and bucket).
+    stores = [ArtifactStore(tmp_path / "ws.sqlite3", tmp_path, blobs=blob_place.open(tmp_path)) for _ in range(2)]
     results: list[tuple] = []
     barrier = threading.Barrier(8)
 
@@ -66,23 +69,27 @@ def test_concurrent_adds_of_the_same_bytes_make_one_row(tmp_path):
     try:
         assert sum(created for _, created in results) == 1
         assert len({art.artifact_id for art, _ in results}) == 1
-        assert stores[0].count("t") == 1 and len(stored_files(tmp_path)) == 1
+        assert stores[0].count("t") == 1 and len(blob_place.stored(tmp_path)) == 1
+        assert stores[1].read_bytes(results[0][0].artifact_id) == b"race" * 1000
     finally:
         for s in stores:
             s.close()
 
 
-def test_a_new_process_sees_the_inventory(tmp_path):
+def test_a_new_process_sees_the_inventory(tmp_path, blob_place):
     child = (
-        "import sys; from pathlib import Path; from jupyter_analyst.artifacts import ArtifactStore\n"
-        "s = ArtifactStore(Path(sys.argv[1]) / 'ws.sqlite3', Path(sys.argv[1]))\n"
+        "import sys; from pathlib import Path; from jupyter_analyst.artifacts import ArtifactStore, open_blob_store\n"
+        "root = Path(sys.argv[1])\n"
+        "s = ArtifactStore(root / 'ws.sqlite3', root, blobs=open_blob_store(sys.argv[2] or None, root,"
+        " endpoint_url=sys.argv[3] or None))\n"
         "art, created = s.add_bytes(b'from the child', thread_id='t', name='c.txt', type='text',"
         " mime='text/plain', producer='python')\n"
         "print(art.artifact_id)"
     )
-    out = subprocess.run([sys.executable, "-c", child, str(tmp_path)], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", child, str(tmp_path), blob_place.url or "", blob_place.endpoint or ""],
+                         capture_output=True, text=True, check=True)
     artifact_id = out.stdout.strip()
-    parent = ArtifactStore(tmp_path / "ws.sqlite3", tmp_path)
+    parent = ArtifactStore(tmp_path / "ws.sqlite3", tmp_path, blobs=blob_place.open(tmp_path))
     try:
         assert parent.read_bytes(artifact_id) == b"from the child"
         again, created = parent.add_bytes(b"from the child", thread_id="t", name="c.txt", **TEXT)
@@ -104,7 +111,8 @@ def test_shares_the_database_file_with_the_thread_store(tmp_path):
         threads.close()
 
 
-def test_add_file_copy_and_move(store, tmp_path):
+def test_add_file_copy_and_move(blob_store, blob_place, tmp_path):
+    store = blob_store
     kept = tmp_path / "kept.csv"
     kept.write_bytes(b"a,b\n1,2\n")
     art, created = store.add_file(kept, thread_id="t", name="outputs/kept.csv", type="file", mime="text/csv",
@@ -122,16 +130,19 @@ def test_add_file_copy_and_move(store, tmp_path):
                             move=True)
     assert not png.exists() and store.read_bytes(img.artifact_id) == b"\x89PNG\r\n\x1a\nnot really"
     assert not list((tmp_path / "artifacts").rglob(".tmp-*"))
+    assert len(blob_place.stored(tmp_path)) == 2
 
 
-def test_a_damaged_blob_is_rewritten(store, tmp_path):
+def test_a_damaged_blob_is_rewritten(blob_store, blob_place):
+    store = blob_store
     art, _ = store.add_bytes(b"whole content", thread_id="t1", name="x", **TEXT)
-    store.blob_path(art).write_bytes(b"whole")  # as if a non-atomic writer had crashed
+    blob_place.tamper(store, art.fingerprint, b"whole")  # as if a non-atomic writer had crashed
     store.add_bytes(b"whole content", thread_id="t2", name="x", **TEXT)
     assert store.read_bytes(art.artifact_id) == b"whole content"
 
 
-def test_missing_source_file(store, tmp_path):
+def test_missing_source_file(blob_store, tmp_path):
+    store = blob_store
     with pytest.raises(StorageError) as info:
         store.add_file(tmp_path / "nope.csv", thread_id="t", name="nope.csv", type="file", mime="text/csv",
                        producer="python")
@@ -140,22 +151,24 @@ def test_missing_source_file(store, tmp_path):
         store.add_file(tmp_path, thread_id="t", name="dir", type="file", mime="text/csv", producer="python")
 
 
-def test_bad_type_or_producer_writes_nothing(store, tmp_path):
+def test_bad_type_or_producer_writes_nothing(blob_store, blob_place, tmp_path):
+    store = blob_store
     with pytest.raises(pydantic.ValidationError):
         store.add_bytes(b"x", thread_id="t", name="x", type="chart", mime="text/plain", producer="python")
     with pytest.raises(pydantic.ValidationError):
         store.add_bytes(b"x", thread_id="t", name="x", type="text", mime="text/plain", producer="r")
-    assert store.count() == 0 and stored_files(tmp_path) == []
+    assert store.count() == 0 and blob_place.stored(tmp_path) == []
 
 
-def test_unknown_artifact_and_lost_blob(store):
+def test_unknown_artifact_and_lost_blob(blob_store, blob_place):
+    store = blob_store
     with pytest.raises(ArtifactNotFound) as info:
         store.read_bytes("art_0000000000000000")
     assert isinstance(info.value, AnalystError)
     assert info.value.to_dict()["reason"] == "artifact_not_found"
     assert info.value.to_dict()["artifact_id"] == "art_0000000000000000"
     art, _ = store.add_bytes(b"gone soon", thread_id="t", name="g", **TEXT)
-    store.blob_path(art).unlink()
+    blob_place.remove(store, art.fingerprint)
     with pytest.raises(StorageError) as lost:
         store.read_bytes(art.artifact_id)
     assert lost.value.reason == "blob_missing"

@@ -1,4 +1,4 @@
-"""Content-addressed blobs: ``<root>/artifacts/sha256/ab/<hex>``, written once, atomically.
+"""Content-addressed blobs in a folder: ``<root>/artifacts/sha256/ab/<hex>``, written once, atomically.
 
 Stored bytes are not trusted when they are read back: every reader (the kernel's datasets,
 downloads, notebooks) goes through :meth:`BlobStore.open_verified`, which hashes the blob
@@ -27,11 +27,17 @@ _CHUNK = 1 << 20
 
 
 class BlobStore:
-    """Bytes stored by their sha256; a whole blob is never rewritten once present."""
+    """Bytes stored by their sha256 in a local folder; a whole blob is never rewritten once present.
 
-    def __init__(self, root: Path) -> None:
+    Args:
+        root: the workspace folder (a full or read-only disk is reported against it).
+        folder: where the ``ab/<hex>`` files go (default ``<root>/artifacts/sha256``; an
+            object store keeps its read-through cache in a folder of its own).
+    """
+
+    def __init__(self, root: Path, *, folder: Path | None = None) -> None:
         self.root = Path(root)
-        self.dir = self.root / "artifacts" / "sha256"
+        self.dir = folder or self.root / "artifacts" / "sha256"
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

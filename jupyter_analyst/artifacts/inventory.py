@@ -10,7 +10,7 @@ from typing import Any, BinaryIO
 
 from ..db import SQLiteStore, utc_now
 from ..errors import StorageError
-from .blobs import BlobStore
+from .blob_stores import Blobs, open_blob_store
 from .deterministic import has_stamps, normalise_bytes
 from .fingerprints import sha256_bytes, sha256_file
 from .model import Artifact, ArtifactNotFound, ArtifactType, Producer, StepRecord
@@ -71,8 +71,9 @@ class ArtifactStore(SQLiteStore):
 
     schema = _SCHEMA
 
-    def __init__(self, db_path: Path | str, blob_root: Path) -> None:
-        self.blobs = BlobStore(blob_root)
+    def __init__(self, db_path: Path | str, blob_root: Path, *, blobs: Blobs | None = None) -> None:
+        """``blobs`` is where the bytes go (default: the folder ``blob_root/artifacts/sha256``)."""
+        self.blobs = blobs if blobs is not None else open_blob_store(None, blob_root)
         super().__init__(db_path)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -237,7 +238,8 @@ class ArtifactStore(SQLiteStore):
         return int(count), int(size)
 
     def blob_path(self, artifact: Artifact | str) -> Path:
-        """Where an artifact's bytes are stored (from the artifact or its fingerprint).
+        """Where an artifact's bytes are on this machine (from the artifact or its fingerprint):
+        the blob, or an object store's cached copy (which may not be there yet).
 
         Unchecked: to read them, use :meth:`open_blob`, :meth:`read_bytes` or
         :meth:`checked_blob`, which hash them first.

@@ -240,7 +240,7 @@ async def run_playbook(
             break  # later prompts build on this one's results
     await background.drain()
     assert thread_id is not None  # a plan has at least one prompt
-    workspace = Workspace(config.workspace, store=config.store)
+    workspace = Workspace.of(config)
     try:
         nb = export_thread(workspace.store, workspace.artifacts, thread_id, parameters=plan.parameters)
     finally:

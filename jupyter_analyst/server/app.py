@@ -25,6 +25,10 @@ class AnalystApp(ExtensionApp):
     workspace = Unicode(".analyst", config=True, help="Folder holding threads, events, the inventory and artifacts.")
     store_url = Unicode("", config=True, help="Database of threads, events and the inventory: a postgresql:// URL "
                         "that several server processes share (default: the workspace's own SQLite file).")
+    blobs_url = Unicode("", config=True, help="Where artifacts' bytes are kept: an s3://bucket/prefix URL, read "
+                        "through a verified cache in the workspace (default: the workspace folder).")
+    blobs_endpoint_url = Unicode("", config=True, help="The S3 API's address for blobs_url (MinIO, Ceph...; "
+                                 "default: $AWS_ENDPOINT_URL, else AWS).")
     model = Unicode("", config=True, help="Model name (default: $OPENAI_MODEL, else gpt-4o-mini).")
     model_base_url = Unicode("", config=True, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL).")
     api_key = Unicode("", config=True, help="API key of the endpoint (default: $OPENAI_API_KEY).")
@@ -72,6 +76,8 @@ class AnalystApp(ExtensionApp):
             config = AnalystConfig(
                 workspace=self.workspace,
                 store=self.store_url or None,
+                blobs=self.blobs_url or None,
+                blobs_endpoint=self.blobs_endpoint_url or None,
                 max_steps=self.max_steps,
                 plan_concurrency=self.plan_concurrency,
                 query_timeout_s=self.query_timeout,

@@ -62,7 +62,10 @@ class ThreadService:
         #: What clients may open: configured sources by name (any path or URL only if allowed).
         self.catalog = SourceCatalog(sources, allow_any=allow_any_source)
         self.launcher = launcher
-        self.workspace = Workspace(config.workspace, store=config.store)
+        self.workspace = Workspace.of(config)
+        # Opened now: a blob store that cannot be used (no bucket, no credentials, server
+        # down) stops the start with its error, not a turn later.
+        self.workspace.artifacts  # noqa: B018
         #: On a shared store, the leases of the turns this server runs (see leases.py).
         self.leases: TurnLeases | None = None
         if self.workspace.store_url is None:
