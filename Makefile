@@ -32,6 +32,9 @@ sandbox-deps:
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	@# Written into the built extension by `jupyter-builder develop`: the editable install
+	@# adds install.json itself, and a second copy at the same path fails the wheel.
+	rm -f jupyter_analyst/labextension/install.json
 	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
