@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 from jupyter_analyst.testing import ScriptedModelServer, text_step
-from jupyter_analyst.testing.jupyter import JupyterServerProcess
+from jupyter_analyst.testing.jupyter import servers_on_one_store
 
 SCRIPT = {"turns": [{"steps": [text_step()]}]}
 
 
 def test_a_turn_run_on_one_server_is_seen_whole_on_the_other(postgres, tmp_path, sales_db):
     url = postgres.new_database()
-    extra = ["--AnalystApp.summarizer=False", "--AnalystApp.pool_size=0", f"--AnalystApp.store_url={url}"]
-    with ScriptedModelServer(SCRIPT) as model:
-        (tmp_path / "a").mkdir()
-        (tmp_path / "b").mkdir()
-        with JupyterServerProcess(tmp_path / "a", sources={"sales": str(sales_db)}, model_url=model.base_url,
-                                  extra=extra) as a, \
-             JupyterServerProcess(tmp_path / "b", sources={"sales": str(sales_db)}, model_url=model.base_url,
-                                  extra=extra) as b:
+    with ScriptedModelServer(SCRIPT) as model, \
+            servers_on_one_store(tmp_path, url, {"sales": str(sales_db)}, model.base_url) as (a, b):
             tid = a.request("/analyst/api/threads", method="POST", body={"source": "sales"})["thread_id"]
             a.request(f"/analyst/api/threads/{tid}/turns", method="POST", body={"prompt": "hello"},
                       raw=True, timeout=120)
@@ -28,4 +22,4 @@ def test_a_turn_run_on_one_server_is_seen_whole_on_the_other(postgres, tmp_path,
     assert events[-1]["status"] == "completed"
     threads = listed["threads"] if isinstance(listed, dict) else listed
     assert tid in [t["thread_id"] for t in threads]
-    assert not (tmp_path / "a" / "ws" / "analyst.sqlite3").exists()
+    assert not (tmp_path / "server0" / "ws" / "analyst.sqlite3").exists()

@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 from jupyter_analyst.testing import ScriptedModelServer, text_step
-from jupyter_analyst.testing.jupyter import JupyterServerProcess
+from jupyter_analyst.testing.jupyter import JupyterServerProcess, servers_on_one_store
 
 LEASE_S = 2.0
 #: A bound on each wait below (a limit, not a wait: each ends when its condition holds).
@@ -56,54 +56,48 @@ def _lease(url: str, turn_id: str) -> str:
 
 def test_a_live_turn_keeps_its_lease_and_a_killed_servers_turn_is_closed_by_another(postgres, tmp_path, sales_db):
     url = postgres.new_database()
-    extra = ["--AnalystApp.summarizer=False", "--AnalystApp.pool_size=0", f"--AnalystApp.store_url={url}",
-             f"--AnalystApp.turn_lease={LEASE_S}"]
-    with ScriptedModelServer(SCRIPT) as model:
-        (tmp_path / "a").mkdir()
-        (tmp_path / "b").mkdir()
-        with JupyterServerProcess(tmp_path / "a", sources={"sales": str(sales_db)}, model_url=model.base_url,
-                                  extra=extra) as a, \
-             JupyterServerProcess(tmp_path / "b", sources={"sales": str(sales_db)}, model_url=model.base_url,
-                                  extra=extra) as b:
-            tid = a.request("/analyst/api/threads", method="POST", body={"source": "sales"})["thread_id"]
-            held = _stream(a, f"/analyst/api/threads/{tid}/turns", {"prompt": "hold"})
-            started = _until(held, lambda e: e["type"] == "tool_call")[0]
-            assert started["type"] == "turn_started"
-            turn_id = started["turn_id"]
+    with ScriptedModelServer(SCRIPT) as model, \
+            servers_on_one_store(tmp_path, url, {"sales": str(sales_db)}, model.base_url,
+                                 extra=[f"--AnalystApp.turn_lease={LEASE_S}"]) as (a, b):
+        tid = a.request("/analyst/api/threads", method="POST", body={"source": "sales"})["thread_id"]
+        held = _stream(a, f"/analyst/api/threads/{tid}/turns", {"prompt": "hold"})
+        started = _until(held, lambda e: e["type"] == "tool_call")[0]
+        assert started["type"] == "turn_started"
+        turn_id = started["turn_id"]
 
-            # A renews its turn's lease while the turn runs: seen to move on twice, past the
-            # lease's own length, during which B's sweeps find nothing to cut.
-            first = _lease(url, turn_id)
-            seen = [first]
-            deadline = time.monotonic() + LIMIT_S
-            while len(set(seen)) < 3 and time.monotonic() < deadline:
-                time.sleep(0.1)
-                seen.append(_lease(url, turn_id))
-            assert len(set(seen)) >= 3 and sorted(set(seen))[-1] > first
-            assert [t["status"] for t in b.request(f"/analyst/api/threads/{tid}")["turns"]] == ["running"]
+        # A renews its turn's lease while the turn runs: seen to move on twice, past the
+        # lease's own length, during which B's sweeps find nothing to cut.
+        first = _lease(url, turn_id)
+        seen = [first]
+        deadline = time.monotonic() + LIMIT_S
+        while len(set(seen)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            seen.append(_lease(url, turn_id))
+        assert len(set(seen)) >= 3 and sorted(set(seen))[-1] > first
+        assert [t["status"] for t in b.request(f"/analyst/api/threads/{tid}")["turns"]] == ["running"]
 
-            # B does not start a second turn under A's living one (nor mark A's interrupted).
-            with pytest.raises(urllib.error.HTTPError) as refused:
-                b.request(f"/analyst/api/threads/{tid}/turns", method="POST", body={"prompt": "again"}, raw=True)
-            assert refused.value.code == 409
-            assert json.loads(refused.value.read())["reason"] == "turn_in_progress"
+        # B does not start a second turn under A's living one (nor mark A's interrupted).
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            b.request(f"/analyst/api/threads/{tid}/turns", method="POST", body={"prompt": "again"}, raw=True)
+        assert refused.value.code == 409
+        assert json.loads(refused.value.read())["reason"] == "turn_in_progress"
 
-            # A dies. B's follower of the thread gets the turn's end once the lease runs out.
-            after = b.request(f"/analyst/api/threads/{tid}")["last_seq"]
-            follower = _stream(b, f"/analyst/api/threads/{tid}/events?after={after}")
-            a.kill9()
-            killed = time.monotonic()
-            (ended,) = _until(follower, lambda e: e["type"] == "turn_ended")
-            assert ended["turn_id"] == turn_id and ended["status"] == "interrupted"
-            assert "lease" in ended["message"]
-            assert time.monotonic() - killed >= LEASE_S / 3  # not before A could have renewed
+        # A dies. B's follower of the thread gets the turn's end once the lease runs out.
+        after = b.request(f"/analyst/api/threads/{tid}")["last_seq"]
+        follower = _stream(b, f"/analyst/api/threads/{tid}/events?after={after}")
+        a.kill9()
+        killed = time.monotonic()
+        ended = _until(follower, lambda e: e["type"] == "turn_ended")[-1]
+        assert ended["turn_id"] == turn_id and ended["status"] == "interrupted"
+        assert "lease" in ended["message"]
+        assert time.monotonic() - killed >= LEASE_S / 3  # not before A could have renewed
 
-            # The thread goes on, on B.
-            body = b.request(f"/analyst/api/threads/{tid}/turns", method="POST", body={"prompt": "go on"},
-                             raw=True, timeout=LIMIT_S).decode()
-            assert '"status": "completed"' in body or '"status":"completed"' in body
-            turns = b.request(f"/analyst/api/threads/{tid}")["turns"]
-            events = b.request(f"/analyst/api/threads/{tid}/events")["events"]
+        # The thread goes on, on B.
+        body = b.request(f"/analyst/api/threads/{tid}/turns", method="POST", body={"prompt": "go on"},
+                         raw=True, timeout=LIMIT_S).decode()
+        assert '"status": "completed"' in body or '"status":"completed"' in body
+        turns = b.request(f"/analyst/api/threads/{tid}")["turns"]
+        events = b.request(f"/analyst/api/threads/{tid}/events")["events"]
     assert [t["status"] for t in turns] == ["interrupted", "completed"]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert [e["type"] for e in events if e["turn_id"] == turn_id][-1] == "turn_ended"

@@ -15,6 +15,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +100,23 @@ class JupyterServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@contextmanager
+def servers_on_one_store(root: Path, store_url: str, sources: dict[str, str], model_url: str, *,
+                         count: int = 2, extra: list[str] | None = None) -> Iterator[list[JupyterServerProcess]]:
+    """``count`` servers sharing the database at ``store_url`` (each with a folder of its own
+    under ``root``), as a team runs them: no warm pool, no summarizer; all stopped at the end."""
+    options = ["--AnalystApp.summarizer=False", "--AnalystApp.pool_size=0", f"--AnalystApp.store_url={store_url}",
+               *(extra or [])]
+    with ExitStack() as stack:
+        servers = []
+        for n in range(count):
+            folder = Path(root) / f"server{n}"
+            folder.mkdir(parents=True, exist_ok=True)
+            servers.append(stack.enter_context(
+                JupyterServerProcess(folder, sources=sources, model_url=model_url, extra=options)))
+        yield servers
 
 
 def analyst_server_config(

@@ -5,36 +5,24 @@
  * markup: effects (fetching previews) do not run, rendermime is absent (plain text).
  */
 
-import { ServerConnection } from '@jupyterlab/services';
 import * as React from 'react';
-import { renderToStaticMarkup } from 'react-dom/server';
 
-import { AnalystApiError, AnalystClient, IServerConfig } from '../api';
+import { AnalystApiError, IServerConfig } from '../api';
 import { cardArtifacts } from '../components/cards/cardArtifacts';
 import { contextTitle } from '../components/cards/contextTitle';
 import { formatSize } from '../components/cards/ArtifactCard';
 import { ModelStrip, modelLine } from '../components/ModelStrip';
 import { answeredBy } from '../components/Turn';
 import { TurnList } from '../components/TurnList';
-import { AnalystContext } from '../context';
 import type { AnalystEvent, ToolResult } from '../model/events';
 import { initialThreadView, reduceAll, type ThreadView, type ToolCard } from '../model/reducer';
 import { asApiError } from '../threadEvents';
 import { demoTurn } from './helpers';
+import { renderStatic } from './staticMarkup';
 
 const events = demoTurn();
 const view = reduceAll(initialThreadView(), events);
 
-function render(element: JSX.Element): HTMLElement {
-  const client = new AnalystClient(ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }));
-  const host = document.createElement('div');
-  host.innerHTML = renderToStaticMarkup(
-    <AnalystContext.Provider value={{ client, rendermime: null, commands: null, notebooks: null }}>
-      {element}
-    </AnalystContext.Provider>
-  );
-  return host;
-}
 
 /** The demo turn asked again: each step's result reused, no artifact recorded. */
 function continued(): ThreadView {
@@ -50,7 +38,7 @@ function continued(): ThreadView {
 
 describe('the conversation cards', () => {
   it('renders the demo turn: a card per step, the chart, the answer once', () => {
-    const host = render(<TurnList view={view} threadId="thr_1" />);
+    const host = renderStatic(<TurnList view={view} threadId="thr_1" />);
     const turn = host.querySelector('.jp-AnalystTurn');
     expect(turn?.getAttribute('data-status')).toBe('completed');
     expect(host.querySelectorAll('[data-card="sql"]')).toHaveLength(1);
@@ -73,7 +61,7 @@ describe('the conversation cards', () => {
 
   it('marks every step and artifact of a "continue" as reused', () => {
     const again = continued();
-    const host = render(<TurnList view={again} threadId="thr_1" />);
+    const host = renderStatic(<TurnList view={again} threadId="thr_1" />);
     const second = host.querySelectorAll('.jp-AnalystTurn')[1];
     const steps = second.querySelectorAll('[data-card="sql"], [data-card="python"]');
     expect(steps).toHaveLength(2);
@@ -128,7 +116,7 @@ describe('the model strip', () => {
 
   it('shows a banner with the fix when no model is configured', () => {
     const hint = "set OPENAI_API_KEY in the server's environment, then restart the server";
-    const host = render(<ModelStrip config={config({ configured: false, name: null, hint })} />);
+    const host = renderStatic(<ModelStrip config={config({ configured: false, name: null, hint })} />);
     const banner = host.querySelector('[role="alert"]');
     expect(banner?.getAttribute('data-reason')).toBe('no_model');
     expect(banner?.textContent).toContain('No model is configured');

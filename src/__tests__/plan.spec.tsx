@@ -6,16 +6,13 @@
  * where each step stands.
  */
 
-import { ServerConnection } from '@jupyterlab/services';
 import * as React from 'react';
-import { renderToStaticMarkup } from 'react-dom/server';
 
-import { AnalystClient } from '../api';
 import { TurnList } from '../components/TurnList';
-import { AnalystContext } from '../context';
 import { parseEvent, type AnalystEvent } from '../model/events';
 import { findCard, initialThreadView, reduceAll, type PlanStepItem } from '../model/reducer';
 import planTurnJson from './fixtures/plan-turn.json';
+import { renderStatic } from './staticMarkup';
 
 const raw = planTurnJson as { [key: string]: unknown }[];
 const events = raw.map(e => parseEvent(e)).filter((e): e is AnalystEvent => e !== null);
@@ -23,16 +20,6 @@ const view = reduceAll(initialThreadView(), events);
 const plan = events.find(e => e.type === 'plan');
 const planCallId = plan?.type === 'plan' ? plan.call_id : '';
 
-function render(element: JSX.Element): HTMLElement {
-  const client = new AnalystClient(ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }));
-  const host = document.createElement('div');
-  host.innerHTML = renderToStaticMarkup(
-    <AnalystContext.Provider value={{ client, rendermime: null, commands: null, notebooks: null }}>
-      {element}
-    </AnalystContext.Provider>
-  );
-  return host;
-}
 
 describe('a staged plan', () => {
   it('reads every event of a real plan turn', () => {
@@ -85,7 +72,7 @@ describe('a staged plan', () => {
   });
 
   it('shows the plan: its stages, each step with where it stands, and why one was not run', () => {
-    const host = render(<TurnList view={view} threadId="thr_1" />);
+    const host = renderStatic(<TurnList view={view} threadId="thr_1" />);
     const card = host.querySelector(`[data-card="plan"][data-call-id="${planCallId}"]`);
     expect(card).not.toBeNull();
     expect(card?.querySelector('.jp-AnalystPlan-goal')?.textContent).toBe('average revenue per order');
@@ -111,7 +98,7 @@ describe('a staged plan', () => {
         const moved = { ...e, seq: last + i + 1, turn_id: 'turn_again' } as AnalystEvent;
         return moved.type === 'plan_step' && moved.status === 'ok' ? { ...moved, reused: true } : moved;
       });
-    const host = render(<TurnList view={reduceAll(view, again)} threadId="thr_1" />);
+    const host = renderStatic(<TurnList view={reduceAll(view, again)} threadId="thr_1" />);
     const cards = host.querySelectorAll(`[data-card="plan"]`);
     const second = cards[cards.length - 1];
     expect(second.querySelector('[data-step-id="rev"] .jp-AnalystPlan-status')?.textContent).toBe('Reused');
