@@ -28,6 +28,7 @@ from .store import ThreadStore, Turn
 from .errors import AnalystError, ConfigError
 from .kernel import SandboxPolicy
 from .kernel.outputs import OutputCaps
+from .leases import renewing
 from .notebooks.export import write_thread_notebook
 from .notebooks.outline import AttachedNotebook
 from .sql import absolute_spec, open_source
@@ -107,6 +108,9 @@ class AnalystConfig(BaseModel):
     sandbox: SandboxPolicy = SandboxPolicy()
     outputs: OutputCaps = OutputCaps()
     """How much a step, and a thread in all, may add to the inventory."""
+    turn_lease_s: float = Field(default=30.0, ge=1.0, description=(
+        "On a shared (PostgreSQL) store: how long a running turn's lease lasts; its process renews it every "
+        "third of that, and a turn whose lease ran out is closed as interrupted (see leases.py)."))
 
 
 class TurnRequest(BaseModel):
@@ -180,11 +184,14 @@ async def run_turn(
         if turn is not None and (thread is None or turn.thread_id != thread.thread_id):
             raise ConfigError("the announced turn is not of the request's thread", reason="turn_mismatch")
         announced_here = turn is None and thread is not None
+        # A turn opened here holds a lease on a shared store (one announced by a server
+        # holds the server's): another process neither starts a turn under it nor cuts it.
+        lease_s = config.turn_lease_s if turn is None and workspace.store_url is not None else None
         if announced_here:
             # A thread that goes on: its turn starts, and says so, before the source is
             # connected, so a client sees it begin at once. (A new thread is made only once
             # its source has opened.)
-            turn = await asyncio.to_thread(store.start_turn, thread.thread_id, request.prompt)
+            turn = await asyncio.to_thread(store.start_turn, thread.thread_id, request.prompt, lease_s=lease_s)
         source: DataSource | None = None
         data_version: str | None = None
         llm: LLMClient | None = None
@@ -246,10 +253,11 @@ async def run_turn(
             )
             announced = turn is not None
             if turn is None:
-                turn = store.start_turn(thread_id, request.prompt)
+                turn = store.start_turn(thread_id, request.prompt, lease_s=lease_s)
             try:
                 running = True
-                summary, _trace = await loop.run(turn, rerun=request.rerun, announced=announced)
+                async with renewing(store, turn, lease_s):
+                    summary, _trace = await loop.run(turn, rerun=request.rerun, announced=announced)
             except BaseException:
                 keep = False  # cancelled or failed midway: a step may have been cut in the middle
                 raise

@@ -188,10 +188,11 @@ class ThreadStore(SQLiteStore):
 
     # ------------------------------------------------------------------ turns
 
-    def start_turn(self, thread_id: str, prompt: str) -> Turn:
-        """Open a new turn; turns left running by a dead process are marked interrupted."""
+    def start_turn(self, thread_id: str, prompt: str, *, lease_s: float | None = None) -> Turn:
+        """Open a new turn; turns left running by a dead process are marked interrupted
+        (``lease_s`` as for :meth:`announce_turn`)."""
         with self._tx() as cur:
-            return self._open_turn(cur, thread_id, prompt)
+            return self._open_turn(cur, thread_id, prompt, lease_s)
 
     def announce_turn(self, thread_id: str, prompt: str, started: Callable[[Turn], Event], *,
                       lease_s: float | None = None) -> tuple[Turn, Event]:
@@ -214,8 +215,8 @@ class ThreadStore(SQLiteStore):
         if lease_s is not None and cur.execute(
             "SELECT 1 FROM turns WHERE thread_id = ? AND status = 'running' AND lease_until > ?", (thread_id, now),
         ).fetchone():
-            raise ThreadBusy("a turn is already running on this thread, on another server of the team",
-                             hint="wait for it, or cancel it there")
+            raise ThreadBusy("a turn is already running on this thread, in another process sharing the store",
+                             hint="wait for it, or cancel it where it runs")
         cur.execute(
             "UPDATE turns SET status = 'interrupted', ended_at = ? "
             "WHERE thread_id = ? AND status = 'running'",

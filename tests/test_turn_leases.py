@@ -101,3 +101,48 @@ def test_a_live_turn_keeps_its_lease_and_a_killed_servers_turn_is_closed_by_anot
     assert [t["status"] for t in turns] == ["interrupted", "completed"]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert [e["type"] for e in events if e["turn_id"] == turn_id][-1] == "turn_ended"
+
+
+def test_a_command_line_turn_on_a_shared_store_holds_a_lease_while_it_runs(postgres, tmp_path, sales_db):
+    import asyncio
+
+    from jupyter_analyst.agent.events import TurnStarted
+    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.store import ThreadBusy, ThreadStore
+
+    url = postgres.new_database()
+    other = ThreadStore(url)  # another process's view of the store
+
+    async def scenario() -> None:
+        running = asyncio.Event()
+        seen: dict = {}
+
+        def on_event(event) -> None:
+            seen.setdefault("turn", event.turn_id)
+            seen.setdefault("thread", event.thread_id)
+            if event.type == "tool_call":
+                running.set()
+
+        with ScriptedModelServer(SCRIPT) as model:
+            settings = ModelSettings(model="jupyter-analyst-scripted", base_url=model.base_url, api_key="x")
+            config = AnalystConfig(workspace=tmp_path / "ws", store=url, summarizer=False, turn_lease_s=LEASE_S)
+            task = asyncio.create_task(run_turn(TurnRequest(prompt="hold", source=str(sales_db)), config=config,
+                                                model=settings, on_event=on_event))
+            await running.wait()
+            first = await asyncio.to_thread(_lease, url, seen["turn"])
+            with pytest.raises(ThreadBusy):
+                other.announce_turn(seen["thread"], "again", lambda t: TurnStarted(
+                    thread_id=t.thread_id, turn_id=t.turn_id, prompt=t.prompt, model="m"), lease_s=LEASE_S)
+            deadline = time.monotonic() + LIMIT_S
+            while await asyncio.to_thread(_lease, url, seen["turn"]) == first and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)  # polls the row until the renewal shows
+            assert await asyncio.to_thread(_lease, url, seen["turn"]) > first
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        assert [t.status for t in other.turns(seen["thread"])] == ["interrupted"]
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        other.close()

@@ -63,9 +63,9 @@ class AnalystApp(ExtensionApp):
                                help="Threads' kernels kept alive between turns for one user; past it that user's "
                                     "least recently used idle ones are stopped.")
     turn_lease = Float(30.0, min=1.0, config=True,
-                       help="On a shared (PostgreSQL) store: seconds a running turn's lease lasts; its server renews it "
-                            "every third of that. A turn whose server stops renewing (killed, cut off) is marked "
-                            "interrupted by any other server once it runs out.")
+                       help="On a shared (PostgreSQL) store: seconds a running turn's lease lasts; its process renews it "
+                            "every third of that. A turn whose process stops renewing (killed, cut off) is marked "
+                            "interrupted by any server once it runs out.")
     summarizer = Bool(True, config=True, help="After each turn, a model call updates the agent state and the rolling summary.")
     summary_model = Unicode("", config=True, help="Model of the summarizer (default: $ANALYST_SUMMARY_MODEL, else the main model).")
     context_tokens = Int(16_000, config=True, help="Token budget of each model call's prompt (estimated, 4 characters each).")
@@ -80,6 +80,7 @@ class AnalystApp(ExtensionApp):
                 blobs_endpoint=self.blobs_endpoint_url or None,
                 max_steps=self.max_steps,
                 plan_concurrency=self.plan_concurrency,
+                turn_lease_s=self.turn_lease,
                 query_timeout_s=self.query_timeout,
                 row_cap=self.row_cap,
                 python_timeout_s=self.python_timeout,
@@ -107,7 +108,6 @@ class AnalystApp(ExtensionApp):
                 kernel_idle_s=self.kernel_idle,
                 max_kernels=self.max_kernels,
                 max_kernels_per_user=self.max_kernels_per_user,
-                turn_lease_s=self.turn_lease,
             )
             if service.pool is not None:
                 # Filled once the server's loop runs, so the first thread finds a kernel ready.

@@ -22,13 +22,13 @@ from .. import __version__
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
+from ..leases import TurnLeases
 from ..notebooks.outline import AttachedNotebook
 from ..sql import absolute_spec
 from ..store import Thread, ThreadBusy, Turn
 from ..testing.server import MODEL_NAME as SCRIPTED_MODEL
 from ..workspace import Workspace
 from .catalog import SourceCatalog, masked
-from .leases import TurnLeases
 
 if TYPE_CHECKING:
     from .event_feed import EventFeed
@@ -55,7 +55,6 @@ class ThreadService:
         kernel_idle_s: float = 1_800.0,
         max_kernels: int = 32,
         max_kernels_per_user: int = 8,
-        turn_lease_s: float = 30.0,
     ) -> None:
         self.config = config
         self.model = model
@@ -73,7 +72,7 @@ class ThreadService:
             self.workspace.store.interrupt_running()
         else:
             # Another server may be running a turn marked running: only those whose lease ran out are cut.
-            self.leases = TurnLeases(self.workspace.store, turn_lease_s, self._publish)
+            self.leases = TurnLeases(self.workspace.store, config.turn_lease_s, self._publish)
             self.leases.sweep()
         #: On a shared store, events other processes write (see event_feed.py).
         self._feed: EventFeed | None = None

@@ -1,13 +1,14 @@
-"""Leases on the turns a server runs, when several servers share one PostgreSQL store.
+"""Leases on running turns, when several processes share one PostgreSQL store.
 
 One server alone knows at start that any turn still marked running was cut by its own last
-crash. Servers sharing a store cannot: another may be running that turn right now. So each
-turn a server runs holds a lease in the store, which the server renews while the turn
-runs (every third of the lease). A turn whose lease ran out lost its server (killed, or
-cut off from the database); any server then closes it as ``interrupted`` with its
-``turn_ended`` event, which every server's followers of the thread receive, and a new turn
-may start on the thread. A turn whose lease still runs is refused a second turn
-(``ThreadBusy``, 409) rather than marked interrupted under its living server.
+crash. Processes sharing a store cannot: another may be running that turn right now. So
+each turn run on a shared store holds a lease in the store, which its process renews while
+the turn runs (every third of the lease): a server for all its turns (:class:`TurnLeases`),
+a command-line run for its one (:func:`renewing`). A turn whose lease ran out lost its
+process (killed, or cut off from the database); any server then closes it as
+``interrupted`` with its ``turn_ended`` event, which every server's followers of the thread
+receive, and a new turn may start on the thread. A turn whose lease still runs is refused
+a second turn (``ThreadBusy``, 409) rather than marked interrupted under its living process.
 """
 
 from __future__ import annotations
@@ -15,15 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
-from ..agent.events import Event, TurnEnded
-from ..store import ThreadStore, Turn
+from .agent.events import Event, TurnEnded
+from .store import ThreadStore, Turn
 
 log = logging.getLogger(__name__)
 
 #: What a turn cut this way says, in its ``turn_ended`` and the thread's history.
-CUT = "the server running this turn stopped (its lease in the shared store ran out)"
+CUT = "the process running this turn stopped (its lease in the shared store ran out)"
 
 
 def cut_turn(turn: Turn) -> TurnEnded:
@@ -76,3 +77,27 @@ class TurnLeases:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+
+
+@contextlib.asynccontextmanager
+async def renewing(store: ThreadStore, turn: Turn, lease_s: float | None) -> AsyncIterator[None]:
+    """Renew ``turn``'s lease while the block runs (nothing when it holds none)."""
+    if lease_s is None:
+        yield
+        return
+
+    async def keep() -> None:
+        while True:
+            await asyncio.sleep(lease_s / 3)  # a timer: renews on time
+            try:
+                await asyncio.to_thread(store.renew_leases, [turn.turn_id], lease_s)
+            except Exception:  # noqa: BLE001 - the database may be away for a moment: next round retries
+                log.warning("jupyter-analyst: renewing the turn's lease failed", exc_info=True)
+
+    task = asyncio.get_running_loop().create_task(keep())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
