@@ -180,6 +180,39 @@ async def test_a_server_hears_the_events_another_process_writes(postgres, tmp_pa
         await service.close()
 
 
+@pytest.mark.asyncio
+async def test_a_listener_of_a_long_thread_hears_only_what_is_new(postgres, tmp_path):
+    """Another process's events are caught up from what the listener's backlog read, never
+    from the thread's first event."""
+    import asyncio
+
+    from jupyter_analyst.analysis import AnalystConfig
+    from jupyter_analyst.server.service import ThreadService
+
+    url = postgres.new_database()
+    service = ThreadService(config=AnalystConfig(workspace=tmp_path / "ws", store=url, summarizer=False),
+                            model=None, sources={})
+    try:
+        store = service.workspace.store
+        thread_id = store.create_thread().thread_id
+        old = store.start_turn(thread_id, "long ago")
+        for i in range(300):
+            store.append_event(TextDelta(thread_id=thread_id, turn_id=old.turn_id, text=str(i)))
+        store.end_turn(old.turn_id, "completed")
+        with service.listen(thread_id) as queue:
+            await asyncio.to_thread(service._feed.wait_ready)
+            writer = await asyncio.create_subprocess_exec(sys.executable, "-c", _TURN_WRITER, url, thread_id)
+            assert await writer.wait() == 0
+            heard = [await queue.get()]
+            while heard[-1].type != "turn_ended":
+                heard.append(await queue.get())
+            assert queue.empty()
+        assert [(e.seq, e.type) for e in heard] == [(301, "text_delta"), (302, "text_delta"), (303, "text_delta"),
+                                                   (304, "turn_ended")]
+    finally:
+        await service.close()
+
+
 def test_a_malformed_store_url_is_refused_without_its_text(postgres):
     with pytest.raises(StorageError, match=r'postgresql://ann:\*\*\*@.*invalid integer value "notaport"') as caught:
         ThreadStore("postgresql://ann:top-secret@127.0.0.1:notaport/x")

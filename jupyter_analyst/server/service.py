@@ -277,6 +277,11 @@ class ThreadService:
         """A queue receiving the thread's events from now on (subscribe before reading the backlog)."""
         queue: asyncio.Queue[Event] = asyncio.Queue()
         self.start_feed()
+        if self._feed is not None and not self._listeners.get(thread_id):
+            # The first listener here reads what is stored as its backlog: what other
+            # processes write is caught up from now on, not from the thread's first event.
+            last = self.workspace.store.last_seq(thread_id)
+            self._published[thread_id] = max(self._published.get(thread_id, 0), last)
         self._listeners[thread_id].add(queue)
         try:
             yield queue
