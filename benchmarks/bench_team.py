@@ -46,6 +46,8 @@ SCRIPT = {"turns": [{"steps": [
 #: warm kernel per process; 32 kernels kept, 8 per user); no summarizer, so each turn is
 #: exactly its own events.
 SETTINGS = ["--AnalystApp.summarizer=False"]
+#: How long a turn is followed on another process before its stream counts as cut.
+WATCH_S = 240.0
 
 
 @dataclass
@@ -109,7 +111,10 @@ def _run_turn(owner: JupyterServerProcess, watcher: JupyterServerProcess, thread
     def watch() -> None:
         begun.wait(300)
         try:
-            other.extend(read_stream(watcher.url + api + "/events", headers={"Authorization": f"token {watcher.token}"}))
+            # Kept frame by frame, and given up on after a while: a stream that misses its
+            # turn's end is a reported loss, not a benchmark that never ends.
+            read_stream(watcher.url + api + "/events", headers={"Authorization": f"token {watcher.token}"},
+                        on_frame=other.append, give_up_after=WATCH_S)
         except BaseException as exc:  # reported with the turn
             failure.append(exc)
 
