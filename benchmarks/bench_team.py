@@ -7,7 +7,7 @@ SQLite file are the floor. Every turn is read twice, as clients do: the stream o
 ``POST .../turns`` on the process running it, and ``GET .../events`` as a stream on
 another process (which hears the turn through LISTEN/NOTIFY; on SQLite, the same process).
 
-* throughput: turns completed per second of the whole batch;
+* throughput: turns completed per minute of the whole batch;
 * delivery latency of every event: the client's clock at its frame minus the event's
   ``ts`` (same machine, millisecond resolution), p50 and p99, for both streams;
 * events lost and duplicated: the store's events of each turn must be numbered 1..N with
@@ -165,7 +165,7 @@ def run_team(root: Path, *, processes: int, threads: int, model_url: str, databa
         return [f.arrived - _epoch(f.event["ts"]) for r in results for f in getattr(r, which)]
 
     return {
-        "turns_per_s": threads / wall,
+        "turns_per_min": threads / wall * 60,
         "wall": wall,
         "own": latencies("own"),
         "other": latencies("other"),
@@ -189,7 +189,7 @@ def bench_team(report: Report, *, rows: int, repeat: int) -> None:
                             database=database, store_url=pg.new_database())
     floor = f"1 process on SQLite, same {threads} threads"
     shape = f"{processes} processes on PostgreSQL, {threads} concurrent threads"
-    report.add(f"team: turns per second, {shape}", team["turns_per_s"], sqlite["turns_per_s"], floor, "turns/s")
+    report.add(f"team: turns per minute, {shape}", team["turns_per_min"], sqlite["turns_per_min"], floor, "turns/min")
     for q in (0.5, 0.99):
         report.add(f"team: event latency p{round(q * 100)}, stream on the turn's process, {shape}",
                    _percentile(team["own"], q), _percentile(sqlite["own"], q), floor)
