@@ -95,7 +95,8 @@ class HubProcess:
     def start(self, timeout: float = 90.0) -> HubProcess:
         """Start the Hub and wait until its API answers."""
         self.log = open(self.root / "hub.log", "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(self.root / "jupyterhub_config.py")],
+        config = self.root / "jupyterhub_config.py"
+        self.proc = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)],
                                      cwd=self.root, stdout=self.log, stderr=subprocess.STDOUT)
         self._wait(lambda: self.api("/")["version"], timeout, "the Hub did not start")
         return self
@@ -141,8 +142,11 @@ class HubProcess:
         for user in users:
             self.api(f"/users/{user}/server", method="POST", body={})
         for user in users:
-            self._wait(lambda user=user: (self.api(f"/users/{user}").get("servers") or {}).get("", {}).get("ready"), timeout,
-                       f"{user}'s server was not ready")
+            self._wait(lambda user=user: self.ready(user), timeout, f"{user}'s server was not ready")
+
+    def ready(self, user: str) -> bool:
+        """Whether the Hub says ``user``'s (default) server is ready."""
+        return bool(((self.api(f"/users/{user}").get("servers") or {}).get("") or {}).get("ready"))
 
     def server_url(self, user: str) -> str:
         """``user``'s server, through the proxy."""
