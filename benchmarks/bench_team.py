@@ -17,6 +17,7 @@ another process (which hears the turn through LISTEN/NOTIFY; on SQLite, the same
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import tempfile
 import threading
@@ -184,9 +185,14 @@ def bench_team(report: Report, *, rows: int, repeat: int) -> None:
         database = build_sample_database(root / "sales.duckdb")
         sqlite = run_team(root / "sqlite", processes=1, threads=threads, model_url=model_url, database=database,
                           store_url=None)
-        with postgres_server(Path(tempfile.mkdtemp(prefix="bench-team-pg-"))) as pg:
-            team = run_team(root / "pg", processes=processes, threads=threads, model_url=model_url,
-                            database=database, store_url=pg.new_database())
+        # Not under ``tmp``: the server runs as the postgres user when this runs as root.
+        pg_root = Path(tempfile.mkdtemp(prefix="bench-team-pg-"))
+        try:
+            with postgres_server(pg_root) as pg:
+                team = run_team(root / "pg", processes=processes, threads=threads, model_url=model_url,
+                                database=database, store_url=pg.new_database())
+        finally:
+            shutil.rmtree(pg_root, ignore_errors=True)
     floor = f"1 process on SQLite, same {threads} threads"
     shape = f"{processes} processes on PostgreSQL, {threads} concurrent threads"
     report.add(f"team: turns per minute, {shape}", team["turns_per_min"], sqlite["turns_per_min"], floor, "turns/min")
