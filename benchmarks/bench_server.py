@@ -112,12 +112,13 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 @contextlib.contextmanager
-def _scripted_model(folder: Path) -> Iterator[str]:
-    """The scripted model in a process of its own (so its work does not share this
-    client's interpreter, whose clock times the events); yields its base URL."""
-    script = folder / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    proc = subprocess.Popen([sys.executable, "-m", "jupyter_analyst.cli", "scripted-model", "--script", str(script)],
+def _scripted_model(folder: Path, script: dict | None = None) -> Iterator[str]:
+    """The scripted model (``script``, else this benchmark's) in a process of its own (so
+    its work does not share this client's interpreter, whose clock times the events);
+    yields its base URL."""
+    path = folder / "script.json"
+    path.write_text(json.dumps(script or SCRIPT))
+    proc = subprocess.Popen([sys.executable, "-m", "jupyter_analyst.cli", "scripted-model", "--script", str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert proc.stdout is not None

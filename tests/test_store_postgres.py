@@ -213,6 +213,54 @@ async def test_a_listener_of_a_long_thread_hears_only_what_is_new(postgres, tmp_
         await service.close()
 
 
+@pytest.mark.asyncio
+async def test_an_event_announced_while_the_server_reads_is_not_missed(postgres, tmp_path):
+    """An event committed just after the server's read of the store began (so that read
+    cannot see it) is announced while the read is under way: the server reads once more.
+    Missed, a stream following the thread would wait forever for its turn's end."""
+    import asyncio
+    import threading
+
+    from jupyter_analyst.analysis import AnalystConfig
+    from jupyter_analyst.server.service import ThreadService
+
+    url = postgres.new_database()
+    service = ThreadService(config=AnalystConfig(workspace=tmp_path / "ws", store=url, summarizer=False),
+                            model=None, sources={})
+    other = ThreadStore(url)  # another process's writes, on connections of its own
+    thread_id = other.create_thread().thread_id
+    read, announce = service.workspace.store.events, service._announced
+    second_heard = threading.Event()
+
+    def announced(tid: str, seq: int) -> None:
+        announce(tid, seq)
+        if seq == 2:
+            second_heard.set()
+
+    def read_then_commit(tid: str, after: int = 0):
+        seen = read(tid, after=after)
+        if after == 1 and not second_heard.is_set():
+            # The read has looked and found nothing new; the next event commits now, and
+            # the read answers only once its announcement has reached the server, as a
+            # query that took a little longer would.
+            other.append_event(TextDelta(thread_id=thread_id, turn_id="t", text="second"))
+            assert second_heard.wait(30)
+        return seen
+
+    service._announced = announced  # type: ignore[method-assign]
+    service.workspace.store.events = read_then_commit  # type: ignore[method-assign]
+    try:
+        with service.listen(thread_id) as queue:
+            await asyncio.to_thread(service._feed.wait_ready)
+            other.append_event(TextDelta(thread_id=thread_id, turn_id="t", text="first"))
+            heard = [await asyncio.wait_for(queue.get(), 30)]
+            heard.append(await asyncio.wait_for(queue.get(), 30))
+        assert [(e.seq, e.text) for e in heard] == [(1, "first"), (2, "second")]
+    finally:
+        other.close()
+        await service.close()
+
+
 def test_a_malformed_store_url_is_refused_without_its_text(postgres):
     with pytest.raises(StorageError, match=r'postgresql://ann:\*\*\*@.*invalid integer value "notaport"') as caught:
         ThreadStore("postgresql://ann:top-secret@127.0.0.1:notaport/x")

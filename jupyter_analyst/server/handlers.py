@@ -323,9 +323,13 @@ class EventsHandler(AnalystHandler):
             self.reply({"events": [e.model_dump() for e in store.events(thread_id, after=after)]})
             return
         with self.service.listen(thread_id) as queue:
+            # Whether a turn runs is asked before the backlog is read: a turn that ends in
+            # between (in another process, on a shared store) then has its end in the
+            # backlog or the queue. Asked after, the stream would stop short of that end.
+            follow = self.service.is_following(thread_id)
             backlog = store.events(thread_id, after=after)
             sse.start(self)
-            await sse.relay(self, backlog, queue, follow=self.service.is_following(thread_id))
+            await sse.relay(self, backlog, queue, follow=follow)
         self.finish()
 
 

@@ -78,6 +78,8 @@ class ThreadService:
         self._feed: EventFeed | None = None
         self._published: dict[str, int] = {}
         self._catching_up: set[str] = set()
+        #: Threads announced while their read was under way: that read goes round once more.
+        self._read_again: set[str] = set()
         self.pool: KernelPool | None = None
         if pool_size > 0:
             datasets = self.workspace.datasets_root
@@ -244,20 +246,26 @@ class ThreadService:
                 self._catch_up(tid)
 
     def _catch_up(self, thread_id: str) -> None:
-        # One read at a time per thread, so events are published in seq order.
+        # One read at a time per thread, so events are published in seq order. An
+        # announcement during a read may be of an event committed after the read looked:
+        # the read then goes round again, or that event (a turn's end, say) would wait for
+        # an announcement that never comes.
         if thread_id in self._catching_up:
+            self._read_again.add(thread_id)
             return
         self._catching_up.add(thread_id)
 
         async def read() -> None:
             try:
                 while True:
+                    self._read_again.discard(thread_id)
                     after = self._published.get(thread_id, 0)
                     events = await asyncio.to_thread(self.workspace.store.events, thread_id, after=after)
                     fresh = [e for e in events if e.seq > self._published.get(thread_id, 0)]
                     for event in fresh:
                         self._publish(event)
-                    if not fresh:
+                    # No await between this check and the end: an announcement cannot slip in.
+                    if not fresh and thread_id not in self._read_again:
                         return
             except AnalystError:
                 return  # the store is away; the next announcement retries
