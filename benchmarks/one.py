@@ -34,6 +34,7 @@ BENCHES: dict[str, str] = {
     "cli": "bench_cli:bench_cli",
     "plan": "bench_plan:bench_plan",
     "latency": "bench_latency:bench_latency",
+    "handoff": "bench_handoff:bench_handoff",
 }
 
 
