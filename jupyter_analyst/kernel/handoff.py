@@ -75,6 +75,7 @@ def take(fingerprint: str) -> Any:
     if parts is None:
         raise ValueError(f"no bytes were received for the dataset {fingerprint}")
     data = b"".join(parts)
+    del parts  # one copy of the bytes while they are read, not two
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
     if digest != fingerprint:
         raise ValueError(f"refused: the {len(data)} bytes received for the dataset {fingerprint} hash to {digest}")
