@@ -144,22 +144,31 @@ needs_gateway = pytest.mark.skipif(
 SQL = ("SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r USING (region_id) "
        "GROUP BY r.region ORDER BY r.region")
 CODE = """\
+import os
 total = float(by_region['revenue'].sum())
 top = by_region.sort_values('revenue').iloc[-1]['region']
 print(f'TOTAL {total:.2f} TOP {top}')
+print('CWD', os.getcwd())
 open('outputs/total.txt', 'w').write(f'{total:.2f}\\n')
 by_region.plot.bar(x='region', y='revenue')
 plt.show()
 """
-SCRIPT = {"turns": [{"steps": [sql_step(SQL, "by_region"), python_step(CODE), text_step("[scripted model] done")]}]}
+COUNT_SQL = "SELECT COUNT(*) AS n FROM orders"
+SCRIPT = {"turns": [
+    # The thread's kernel is running: the dataset is sent to it in the background, after its query.
+    {"match": "^and how many orders", "steps": [
+        sql_step(COUNT_SQL, "counted"), python_step("print('ORDERS', int(counted['n'][0]), len(by_region))"),
+        text_step("[scripted model] counted")]},
+    {"steps": [sql_step(SQL, "by_region"), python_step(CODE), text_step("[scripted model] done")]},
+]}
 
 
 def _events(server: JupyterServerProcess, tid: str) -> list[dict]:
     return server.request(f"/analyst/api/threads/{tid}/events")["events"]
 
 
-def _turn(server: JupyterServerProcess, tid: str) -> None:
-    server.request(f"/analyst/api/threads/{tid}/turns", method="POST", body={"prompt": "revenue by region"},
+def _turn(server: JupyterServerProcess, tid: str, prompt: str = "revenue by region") -> None:
+    server.request(f"/analyst/api/threads/{tid}/turns", method="POST", body={"prompt": prompt},
                    raw=True, timeout=240)
 
 
@@ -189,7 +198,10 @@ def test_a_whole_turn_on_gateway_kernels(tmp_path, sales_db):
         python = results["run_python"]
         assert python["status"] == "ok", python["result"]
         # The dataset reached the kernel (no shared disk) and the figure computed from it is right.
-        assert python["result"]["stdout"].strip() == f"TOTAL {total:.2f} TOP {top}"
+        figure, cwd = python["result"]["stdout"].splitlines()
+        assert figure == f"TOTAL {total:.2f} TOP {top}"
+        kernel_folder = Path(cwd.removeprefix("CWD "))
+        assert kernel_folder.name.startswith("analyst-") and kernel_folder.is_dir()
         # The kernel ran on the gateway, which keeps it for the thread's next turn.
         assert len(gateway.kernels()) == 1
         artifacts = server.request(f"/analyst/api/threads/{tid}/artifacts")["artifacts"]
@@ -204,6 +216,17 @@ def test_a_whole_turn_on_gateway_kernels(tmp_path, sales_db):
         assert content.startswith(b"\x89PNG") and sha256(content) == chart["fingerprint"]
         (dataset,) = by_type["dataset"]
         assert dataset["artifact_id"] in results["run_sql"]["artifact_ids"]
+
+        # The next turn finds the kernel on the gateway running, with what the first put there.
+        _turn(server, tid, "and how many orders?")
+        events = _events(server, tid)
+        assert [e["status"] for e in events if e["type"] == "turn_ended"] == ["completed", "completed"]
+        last = [e for e in events if e["type"] == "tool_result" and e["tool"] == "run_python"][-1]
+        with duckdb.connect(str(sales_db), read_only=True) as con:
+            orders = con.execute(COUNT_SQL).fetchone()[0]
+        assert last["result"]["stdout"] == f"ORDERS {orders} {len(expected)}\n", last["result"]
+        assert len(gateway.kernels()) == 1
+    assert not kernel_folder.exists(), "the kernel's folder on the gateway's machine goes with the kernel"
 
 
 @needs_gateway

@@ -154,13 +154,15 @@ def definition() -> str:
     )
 
 
-#: The set-up of a remote kernel: a fresh folder of its own (the gateway's working folder is
-#: shared by all its kernels), then the kernel side of the hand-off.
 def setup_code() -> str:
+    """The set-up of a remote kernel: a fresh folder of its own (the gateway's working folder
+    is shared by all its kernels), removed when the kernel exits; then the kernel side."""
     return (
-        "import os as _analyst_os, tempfile as _analyst_tempfile\n"
+        "import atexit as _analyst_atexit, os as _analyst_os, shutil as _analyst_shutil, "
+        "tempfile as _analyst_tempfile\n"
         "_analyst_os.chdir(_analyst_tempfile.mkdtemp(prefix='analyst-'))\n"
-        "del _analyst_os, _analyst_tempfile\n" + definition()
+        "_analyst_atexit.register(_analyst_shutil.rmtree, _analyst_os.getcwd(), True)\n"
+        "del _analyst_atexit, _analyst_os, _analyst_shutil, _analyst_tempfile\n" + definition()
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import keyword
 import os
+import queue
 import re
 import shutil
 import time
@@ -29,6 +30,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _LOADER_GONE = frozenset({"ModuleNotFoundError", "ImportError", "AttributeError", "KeyError"})
 #: How often a silent kernel is checked for being alive while waiting for output.
 _LIVENESS_POLL_S = 0.5
+#: The longest pause between looks at a remote kernel's messages (see _next_iopub).
+_REMOTE_POLL_S = 0.02
 
 SETUP_CODE = """\
 import os as _analyst_os
@@ -362,7 +365,7 @@ class KernelSession:
                 status = "timeout"
                 break
             try:
-                msg = await client.get_iopub_msg(timeout=min(_LIVENESS_POLL_S, remaining))
+                msg = await self._next_iopub(min(_LIVENESS_POLL_S, remaining))
             except Exception:  # queue.Empty: no message within the poll interval
                 if not await self.is_alive():
                     status = "died"
@@ -426,6 +429,27 @@ class KernelSession:
             elapsed_s=time.perf_counter() - started, execution_count=count,
         )
 
+    async def _next_iopub(self, timeout: float) -> dict[str, Any]:
+        """The next iopub message within ``timeout`` seconds (``queue.Empty`` when none came).
+
+        A gateway's client waits by spinning the event loop (it polls its queue with
+        ``sleep(0)``: a whole core for as long as a step is silent), so a remote kernel's
+        queue is looked at in short, growing pauses instead.
+        """
+        if not self.remote:
+            return await self._client.get_iopub_msg(timeout=timeout)
+        end = time.perf_counter() + timeout
+        pause = 0.001
+        while True:
+            try:
+                return await self._client.get_iopub_msg(timeout=0)
+            except queue.Empty:
+                left = end - time.perf_counter()
+                if left <= 0:
+                    raise
+                await asyncio.sleep(min(pause, left))
+                pause = min(pause * 2, _REMOTE_POLL_S)
+
     async def _stop_runaway(self) -> None:
         """Interrupt a runaway execution; restart the kernel if it does not come back."""
         try:
@@ -434,7 +458,7 @@ class KernelSession:
             deadline = time.perf_counter() + 10
             while time.perf_counter() < deadline:
                 try:
-                    msg = await self._client.get_iopub_msg(timeout=1)
+                    msg = await self._next_iopub(1)
                 except Exception:
                     continue
                 if (msg.get("parent_header", {}).get("msg_id") == probe and msg["msg_type"] == "status"
@@ -487,6 +511,7 @@ class KernelSession:
                 # The shell channel is handled in order: the chunks are in before the cell runs.
                 for msg in handoff.dataset_messages(self._client.session, fingerprint, path):
                     self._client.shell_channel.send(msg)
+                    await asyncio.sleep(0)  # a big dataset: the server's other work goes on between chunks
                 result = await self._execute(handoff.take_code(name, fingerprint), timeout)
                 gone = result.status == "error" and result.error is not None and result.error.ename in _LOADER_GONE
                 if not gone or attempt:
