@@ -76,6 +76,29 @@ def test_returned_files_with_hostile_names_or_sizes_are_refused(tmp_path):
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["ok.csv", "outputs"], "nothing else was written"
 
 
+def test_returned_files_are_never_written_through_a_link_in_the_threads_folder(tmp_path):
+    host, elsewhere = tmp_path / "host", tmp_path / "elsewhere"
+    (host / "outputs" / "sub").mkdir(parents=True)
+    elsewhere.mkdir()
+    # What a local kernel may have left in the thread's folder before the server used a gateway.
+    (host / "outputs" / "up").symlink_to(elsewhere)
+    (host / "outputs" / "sub" / "victim.txt").symlink_to(elsewhere / "victim.txt")
+    (host / "outputs" / "dir.txt").mkdir()
+
+    def item(path):
+        return {"path": path, "data": base64.b64encode(b"data").decode()}
+
+    kept = handoff.keep_returned(host, [item("outputs/up/x.txt"), item("outputs/sub/victim.txt"),
+                                        item("outputs/dir.txt")], limit=100)
+    assert [str(p) for p in kept.files] == ["outputs/sub/victim.txt"]
+    assert (host / "outputs" / "sub" / "victim.txt").read_bytes() == b"data"
+    assert not (host / "outputs" / "sub" / "victim.txt").is_symlink(), "the link was replaced, not followed"
+    assert [p for p, _ in kept.refused] == ["outputs/up/x.txt", "outputs/dir.txt"]
+    assert all(why.startswith("cannot be written in the thread's folder") for _, why in kept.refused)
+    assert list(elsewhere.iterdir()) == [], "nothing was written through a link"
+    assert sorted(p.name for p in (host / "outputs").iterdir()) == ["dir.txt", "sub", "up"], "no temporary left"
+
+
 class _RemoteLocal(LocalKernelLauncher):
     """A local kernel treated as one that shares no disk with us (as a gateway's)."""
 

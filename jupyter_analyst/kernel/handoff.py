@@ -221,9 +221,44 @@ def _safe_relpath(path: Any) -> str | None:
     return path if shown_name(path) == path else None
 
 
+_NOFOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _write_below(root: Path, relpath: str, data: bytes) -> None:
+    """Write ``data`` at ``root/relpath``, making its folders, following no link anywhere below
+    ``root``: the thread's folder may hold what a local kernel left there (its folder before
+    the server moved to a gateway), links included.
+
+    Raises ``OSError`` when a part is a link, a file where a folder should be, or a folder
+    where the file should be.
+    """
+    parent, name = os.path.split(relpath)
+    fd = os.open(root, _NOFOLLOW_DIR)
+    try:
+        for part in parent.split("/"):
+            try:
+                os.mkdir(part, 0o755, dir_fd=fd)
+            except FileExistsError:
+                pass
+            child = os.open(part, _NOFOLLOW_DIR, dir_fd=fd)  # ELOOP for a link, ENOTDIR for a file
+            os.close(fd)
+            fd = child
+        tmp = f".in-{uuid.uuid4().hex[:12]}"
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+        try:
+            with os.fdopen(out, "wb") as f:
+                f.write(data)
+            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)  # a link in its place is replaced, not followed
+        except BaseException:
+            os.unlink(tmp, dir_fd=fd)
+            raise
+    finally:
+        os.close(fd)
+
+
 def keep_returned(workdir: Path, displays: list[dict], limit: int) -> Returned:
-    """Write the files a remote kernel sent back into ``workdir`` (the host's own folder: no
-    kernel writes there), checking each name and the total size against ``limit``."""
+    """Write the files a remote kernel sent back into ``workdir`` (the host's folder for the
+    thread), checking each name and the total size against ``limit``."""
     out = Returned()
     left = limit
     for item in displays:
@@ -245,11 +280,11 @@ def keep_returned(workdir: Path, displays: list[dict], limit: int) -> Returned:
         if len(data) > left:
             out.refused.append((rel, f"over the {limit} bytes a step may return"))
             continue
+        try:
+            _write_below(workdir, rel, data)
+        except OSError as exc:
+            out.refused.append((rel, f"cannot be written in the thread's folder ({exc.strerror or exc})"))
+            continue
         left -= len(data)
-        dest = workdir / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.parent / f".in-{uuid.uuid4().hex[:8]}"
-        tmp.write_bytes(data)
-        os.replace(tmp, dest)
         out.files.append(Path(rel))
     return out
