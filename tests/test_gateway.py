@@ -271,3 +271,26 @@ def test_a_gateway_that_is_down_fails_the_turn_clearly_and_loses_nothing(tmp_pat
         datasets = server.request(f"/analyst/api/threads/{tid}/artifacts?type=dataset")["artifacts"]
         assert [d["artifact_id"] for d in datasets] == results["run_sql"]["artifact_ids"]
         assert [t["status"] for t in server.request(f"/analyst/api/threads/{tid}")["turns"]] == ["error"]
+
+
+DEATH_SCRIPT = {"turns": [{"steps": [
+    python_step("x = 41"), python_step("import os; os._exit(1)"), python_step("print(x + 1)"),
+    text_step("[scripted model] recovered"),
+]}]}
+
+
+@needs_gateway
+def test_a_gateway_kernel_that_dies_is_replaced_and_restored(tmp_path, sales_db):
+    # The gateway restarts a dead kernel itself, so its process still answers: the restart
+    # it announces is what tells the death (else the step would run to its timeout).
+    with EnterpriseGateway(GATEWAY) as gateway, ScriptedModelServer(DEATH_SCRIPT) as model, \
+            _server(tmp_path / "server", sales_db, model, gateway.url) as server:
+        tid = server.request("/analyst/api/threads", method="POST", body={"source": "sales"})["thread_id"]
+        _turn(server, tid, "die")
+        events = _events(server, tid)
+        first, died, after = [e for e in events if e["type"] == "tool_result"]
+        assert first["status"] == "ok"
+        assert died["status"] == "error" and died["result"]["error"]["reason"] == "kernel_died", died["result"]
+        assert after["status"] == "ok" and after["result"]["stdout"] == "42\n", after["result"]
+        assert [e["status"] for e in events if e["type"] == "turn_ended"] == ["completed"]
+        assert len(gateway.kernels()) == 1, "the dead kernel was stopped on the gateway, its successor runs"

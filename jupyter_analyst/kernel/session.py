@@ -30,6 +30,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _LOADER_GONE = frozenset({"ModuleNotFoundError", "ImportError", "AttributeError", "KeyError"})
 #: How often a silent kernel is checked for being alive while waiting for output.
 _LIVENESS_POLL_S = 0.5
+#: What a Jupyter server's websocket says of a kernel that died and was restarted (or not).
+_REPLACED = frozenset({"restarting", "autorestarting", "dead"})
 #: The longest pause between looks at a remote kernel's messages (see _next_iopub).
 _REMOTE_POLL_S = 0.02
 
@@ -371,6 +373,11 @@ class KernelSession:
                     status = "died"
                     break
                 continue
+            if msg.get("msg_type") == "status" and msg["content"].get("execution_state") in _REPLACED:
+                # A gateway restarts a kernel that died by itself, and says so on iopub (with no
+                # parent); its process still answers, but what it held is gone: a death.
+                status = "died"
+                break
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind, content = msg["msg_type"], msg["content"]
