@@ -35,6 +35,7 @@ BENCHES: dict[str, str] = {
     "plan": "bench_plan:bench_plan",
     "latency": "bench_latency:bench_latency",
     "handoff": "bench_handoff:bench_handoff",
+    "gateway": "bench_gateway:bench_gateway",
 }
 
 
