@@ -153,6 +153,10 @@ async def test_a_remote_kernels_files_come_back_over_the_protocol(remote_kernel)
     assert [str(p) for p in again.new_files] == ["outputs/t.csv"], "a changed file comes back again"
     assert (remote_kernel.workdir / "outputs" / "t.csv").read_bytes() == b"x\n1\n2\n"
     assert (await remote_kernel.execute("y = 1")).new_files == []
+    # The model's code changing directory does not hide the kernel's outputs/ from the host.
+    assert (await remote_kernel.execute("home = os.getcwd(); os.chdir('/')")).status == "ok"
+    moved = await remote_kernel.execute("open(home + '/outputs/after.txt', 'w').write('z')")
+    assert [str(p) for p in moved.new_files] == ["outputs/after.txt"]
 
 
 # ---------------------------------------------------------------------------- through a gateway

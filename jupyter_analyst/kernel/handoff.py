@@ -48,6 +48,8 @@ MAX_DEPTH = 32
 
 _parts: dict[str, list[bytes]] = {}
 _seen: dict[str, tuple[int, int, int]] = {}
+#: The kernel's folder, where its set-up left it (the model's code may change directory).
+_home = os.getcwd()
 
 
 def _opened(comm: Any, msg: dict) -> None:
@@ -91,17 +93,19 @@ def collect(limit: int) -> None:
 
     from IPython.display import display
 
-    if not os.path.isdir("outputs") or os.path.islink("outputs"):
+    top = os.path.join(_home, "outputs")
+    if not os.path.isdir(top) or os.path.islink(top):
         return
     left = limit
-    for folder, dirs, files in os.walk("outputs"):  # links to folders are not entered
+    for folder, dirs, files in os.walk(top):  # links to folders are not entered
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
                 continue
-            rel = os.path.join(folder, name)
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, _home)
             try:
-                st = os.lstat(rel)
+                st = os.lstat(path)
             except OSError:
                 continue
             signature = (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -114,7 +118,7 @@ def collect(limit: int) -> None:
             elif st.st_size > left:
                 item["problem"] = f"over the {limit} bytes a step may return"
             else:
-                with open(rel, "rb") as f:
+                with open(path, "rb") as f:
                     data = f.read(st.st_size + 1)
                 left -= len(data)
                 item["data"] = base64.b64encode(data).decode()
@@ -143,6 +147,7 @@ def definition() -> str:
         f"FILE_MIME = {FILE_MIME!r}",
         "_parts = {}",
         "_seen = {}",
+        "_home = __import__('os').getcwd()",
         *(inspect.getsource(f) for f in (read_dataset, _opened, take, collect, _register)),
         "_register()",
     ])
