@@ -157,6 +157,11 @@ async def test_a_remote_kernels_files_come_back_over_the_protocol(remote_kernel)
     assert (await remote_kernel.execute("home = os.getcwd(); os.chdir('/')")).status == "ok"
     moved = await remote_kernel.execute("open(home + '/outputs/after.txt', 'w').write('z')")
     assert [str(p) for p in moved.new_files] == ["outputs/after.txt"]
+    # A step that runs past its time keeps its files: the next step does not report them as its own.
+    slow = await remote_kernel.execute("open(home + '/outputs/slow.txt', 'w').write('s')\nwhile True: pass",
+                                       timeout=2)
+    assert slow.status == "timeout" and [str(p) for p in slow.new_files] == ["outputs/slow.txt"]
+    assert (await remote_kernel.execute("z = 1")).new_files == []
 
 
 # ---------------------------------------------------------------------------- through a gateway

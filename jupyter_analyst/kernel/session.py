@@ -427,7 +427,8 @@ class KernelSession:
         refused: list[tuple[str, str]] = []
         if local_files:
             new_files, refused = changed_outputs(before, scan(self.workdir))
-        elif self.remote and not hidden and status in ("ok", "error"):
+        elif self.remote and not hidden and status != "died":
+            # Also after a timeout: what the step made is its own, not the next step's.
             new_files, refused = await self._returned_files()
         _finish_streams(outputs, stdout, stderr)
         return ExecutionResult(
