@@ -135,6 +135,13 @@ async def test_a_remote_kernel_gets_datasets_over_the_protocol_and_refuses_tampe
     assert (await remote_kernel.execute("tampered")).error.ename == "NameError", "nothing was loaded"
     assert (await remote_kernel.execute("print(len(sales))")).stdout == "5000\n", "what was loaded stays"
 
+    # The model's code removing the receiving module does not stop the hand-off.
+    gone = await remote_kernel.execute("import sys; del sys.modules['_jupyter_analyst_handoff']")
+    assert gone.status == "ok" and not gone.refused_files, gone.refused_files
+    again = await remote_kernel.load_dataset("again", good, fingerprint=sha256(data))
+    assert again.status == "ok", again.error
+    assert (await remote_kernel.execute("print(len(again))")).stdout == "5000\n"
+
 
 @pytest.mark.asyncio
 async def test_a_remote_kernels_files_come_back_over_the_protocol(remote_kernel):

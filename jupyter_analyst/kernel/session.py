@@ -480,6 +480,11 @@ class KernelSession:
         """The files a remote kernel's last cell made under ``outputs/``, sent back over the
         protocol and written into our own folder (see handoff.py)."""
         sent = await self._execute(handoff.collect_code(self.returned_bytes), 120.0, reap=False, hidden=True)
+        if sent.status == "error" and sent.error is not None and sent.error.ename in _LOADER_GONE:
+            # The kernel's own code removed the module: defined again (it then sends every file
+            # under outputs/ as new, once).
+            await self._execute(handoff.definition(), 120.0, reap=False, hidden=True)
+            sent = await self._execute(handoff.collect_code(self.returned_bytes), 120.0, reap=False, hidden=True)
         if sent.status != "ok":
             detail = sent.error.short() if sent.error else sent.status
             return [], [("outputs/", f"the kernel's files could not be fetched: {detail}")]
