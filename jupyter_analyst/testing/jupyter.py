@@ -74,7 +74,9 @@ class JupyterServerProcess:
                     raise RuntimeError(f"the Jupyter server exited with {self.proc.returncode}:\n"
                                        + "\n".join(tail)) from None
                 time.sleep(0.1)
-        raise RuntimeError("the Jupyter server did not start in time")
+        self.stop()  # not left running behind the test that gave up on it
+        tail = (self.root / "server.log").read_text(errors="replace").splitlines()[-20:]
+        raise RuntimeError(f"the Jupyter server did not answer {self.ready_path} in {timeout:g} s:\n" + "\n".join(tail))
 
     def request(self, path: str, *, method: str = "GET", body: Any = None, raw: bool = False,
                 timeout: float = 30.0, headers: dict[str, str] | None = None) -> Any:
