@@ -6,7 +6,12 @@ STAMP  := $(VENV)/.installed
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: demo lab chromium-deps test test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
+# Jupyter Enterprise Gateway pins an older Jupyter stack (jupyter-server 1, jupyter-client 6,
+# pyzmq 24) than ours: it gets a venv of its own, which tests/test_gateway.py starts it from.
+GATEWAY_VENV  ?= .venv-gateway
+GATEWAY_STAMP := $(GATEWAY_VENV)/.installed
+
+.PHONY: demo lab chromium-deps gateway-venv test test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
 
 # The JupyterLab extension (src/, style/, schema/): `npm ci` when the lock changes, a
 # build when its sources do. The browser tests have their own node_modules.
@@ -37,6 +42,15 @@ $(STAMP): pyproject.toml
 	rm -f jupyter_analyst/labextension/install.json
 	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+## The gateway's own venv. When it cannot be built (no network, say), the gateway tests
+## skip and say why; the rest of the suite runs.
+$(GATEWAY_STAMP): Makefile
+	@{ test -x $(GATEWAY_VENV)/bin/python || $(PYTHON) -m venv $(GATEWAY_VENV); } && \
+	  $(GATEWAY_VENV)/bin/python -m pip install --quiet 'jupyter_enterprise_gateway>=3.2,<4' && touch $@ || \
+	  echo "WARNING: $(GATEWAY_VENV) (Jupyter Enterprise Gateway) could not be built: tests/test_gateway.py will skip"
+
+gateway-venv: $(GATEWAY_STAMP)
 
 $(NODE_STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -79,7 +93,7 @@ lab: $(EXT_STAMP) sandbox-deps
 ## The whole test suite: Python, then the extension's unit tests, then the browser tests.
 test: test-python test-js test-ui
 
-test-python: $(EXT_STAMP) sandbox-deps
+test-python: $(EXT_STAMP) $(GATEWAY_STAMP) sandbox-deps
 	$(PY) -m pytest
 
 test-js: $(NODE_STAMP)
@@ -106,5 +120,5 @@ bench-quick: $(BENCH_STAMP) sandbox-deps
 	$(PY) -m benchmarks --quick --out benchmarks/results-quick.json
 
 clean:
-	rm -rf $(VENV) demo-output .pytest_cache node_modules lib tsconfig.tsbuildinfo jupyter_analyst/labextension \
+	rm -rf $(VENV) $(GATEWAY_VENV) demo-output .pytest_cache node_modules lib tsconfig.tsbuildinfo jupyter_analyst/labextension \
 	  ui-tests/node_modules ui-tests/test-results ui-tests/playwright-report ui-tests/screenshots

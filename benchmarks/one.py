@@ -35,6 +35,8 @@ BENCHES: dict[str, str] = {
     "plan": "bench_plan:bench_plan",
     "latency": "bench_latency:bench_latency",
     "team": "bench_team:bench_team",
+    "handoff": "bench_handoff:bench_handoff",
+    "gateway": "bench_gateway:bench_gateway",
 }
 
 

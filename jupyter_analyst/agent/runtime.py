@@ -375,7 +375,7 @@ class ThreadRuntime:
         if not os.path.samefile(path, blob):
             # A copy (the datasets folder is on another file system): what the kernel reads is checked.
             await asyncio.to_thread(self.artifacts.checked_blob, fingerprint, thread_id=self.thread_id, copy=path)
-        result = await self._kernel.load_dataset(name, path)
+        result = await self._kernel.load_dataset(name, path, fingerprint=fingerprint)
         if result.status == "ok":
             self.loaded[name] = fingerprint
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -24,18 +25,29 @@ def kernel_spec_manager(extra_dirs: Sequence[Path] = ()) -> KernelSpecManager:
 async def connect_client(launcher: KernelLauncher, manager: Any, timeout: float) -> Any:
     """A client whose kernel answered; the kernel is stopped if it never does."""
     client = manager.client()
-    client.start_channels()
     try:
+        # A gateway's client opens its websocket here (a coroutine); a local one returns None.
+        started = client.start_channels()
+        if inspect.isawaitable(started):
+            await started
         await client.wait_for_ready(timeout=timeout)
     except BaseException:
-        client.stop_channels()
+        try:
+            client.stop_channels()
+        except Exception:  # a gateway client whose websocket never opened
+            pass
         await launcher.stop(manager)
         raise
     return client
 
 
 class KernelLauncher(Protocol):
-    """Starts a kernel and gives back its manager and a connected client."""
+    """Starts a kernel and gives back its manager and a connected client.
+
+    A launcher whose kernels share no disk with this process (a gateway's) has an attribute
+    ``remote_kernel``: the kernelspec name to start there. Datasets and files then travel
+    over the kernel protocol (handoff.py) instead of through the kernel's folder.
+    """
 
     async def launch(self, kernel_name: str, cwd: Path, env: Mapping[str, str]) -> tuple[Any, Any]: ...
 

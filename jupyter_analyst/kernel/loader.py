@@ -19,12 +19,14 @@ from functools import cache
 from pathlib import Path
 
 
-def read_dataset(path: str) -> "pd.DataFrame":  # noqa: F821 - also defined where pandas is not imported
-    """The pandas DataFrame of the Parquet file at ``path``."""
+def read_dataset(path: str | bytes) -> "pd.DataFrame":  # noqa: F821 - also defined where pandas is not imported
+    """The pandas DataFrame of the Parquet file at ``path`` (or of its bytes, received over
+    the kernel protocol by a kernel that cannot read the host's disk)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(path, memory_map=True).read()
+    source = pa.BufferReader(path) if isinstance(path, bytes) else path
+    table = pq.ParquetFile(source, memory_map=True).read()
     for i, field in enumerate(table.schema):
         if pa.types.is_decimal(field.type):
             table = table.set_column(i, field.name, table.column(i).cast(pa.float64()))

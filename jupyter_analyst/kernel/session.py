@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import keyword
 import os
+import queue
 import re
 import shutil
 import time
@@ -16,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..errors import InvalidArguments, KernelError
+from . import handoff
 from .kernelspec import SANDBOX_KERNEL
 from .launcher import KernelLauncher, LocalKernelLauncher
 from .loader import load_code
@@ -28,6 +30,10 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _LOADER_GONE = frozenset({"ModuleNotFoundError", "ImportError", "AttributeError", "KeyError"})
 #: How often a silent kernel is checked for being alive while waiting for output.
 _LIVENESS_POLL_S = 0.5
+#: What a Jupyter server's websocket says of a kernel that died and was restarted (or not).
+_REPLACED = frozenset({"restarting", "autorestarting", "dead"})
+#: The longest pause between looks at a remote kernel's messages (see _next_iopub).
+_REMOTE_POLL_S = 0.02
 
 SETUP_CODE = """\
 import os as _analyst_os
@@ -155,20 +161,27 @@ class KernelSession:
         output_cap: int = 1_000_000,
         env: Mapping[str, str] | None = None,
         start_attempts: int = 2,
+        returned_bytes: int = 256 * 2**20,
     ) -> None:
         # The folder is the host's to make (its parent is the host's); what is inside it is
         # the kernel's, and the host creates nothing there (the set-up cell makes outputs/).
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.launcher = launcher or LocalKernelLauncher()
+        #: The kernelspec on a gateway whose kernels share no disk with us (``None``: a local
+        #: kernel). Datasets and files then travel over the kernel protocol (handoff.py).
+        self.remote_kernel: str | None = getattr(self.launcher, "remote_kernel", None)
+        #: Bytes of files a remote kernel's step may send back.
+        self.returned_bytes = returned_bytes
         # The datasets this kernel may read: a host-owned folder mounted read-only, into
         # which the thread's blobs are linked one by one (never the whole blob store).
         self.datasets_dir: Path | None = None
-        if datasets_root is not None:
+        if datasets_root is not None and self.remote_kernel is None:
             self.datasets_dir = Path(datasets_root) / f"k-{uuid.uuid4().hex[:16]}"
             readable = [*readable, self.datasets_dir]
-        self.launcher = launcher or LocalKernelLauncher()
         self.sandbox = sandbox if sandbox is not None else SandboxPolicy()
-        self.kernel_name = kernel_name or (SANDBOX_KERNEL if self.sandbox.enabled else "python3")
+        # A gateway's kernel is isolated by the gateway's process proxy, never by our sandbox.
+        self.kernel_name = kernel_name or self.remote_kernel or (SANDBOX_KERNEL if self.sandbox.enabled else "python3")
         self.startup_timeout = startup_timeout
         #: A failed start is tried again this many times in all (once more by default).
         self.start_attempts = max(1, start_attempts)
@@ -206,6 +219,11 @@ class KernelSession:
             os.chmod(tmp, 0o644)
         os.replace(tmp, dest)
         return dest
+
+    @property
+    def remote(self) -> bool:
+        """Whether the kernel shares no disk with us (it runs on a gateway)."""
+        return self.remote_kernel is not None
 
     @property
     def kernel_id(self) -> str | None:
@@ -264,7 +282,8 @@ class KernelSession:
             raise
         except Exception as exc:
             raise KernelError(str(exc) or type(exc).__name__) from exc
-        setup = await self.execute(SETUP_CODE, timeout=self.startup_timeout)
+        setup_code = handoff.setup_code() + SETUP_CODE if self.remote else SETUP_CODE
+        setup = await self.execute(setup_code, timeout=self.startup_timeout)
         self.reap_strays()  # records the kernel's own processes
         if setup.status != "ok":
             detail = setup.error.short() if setup.error else setup.status
@@ -326,11 +345,13 @@ class KernelSession:
         async with self._lock:
             return await self._execute(code, timeout)
 
-    async def _execute(self, code: str, timeout: float, *, reap: bool = True) -> ExecutionResult:
+    async def _execute(self, code: str, timeout: float, *, reap: bool = True, hidden: bool = False) -> ExecutionResult:
+        """Run ``code``; a ``hidden`` cell is the host's own (no history, no files looked for)."""
         client = self._client
-        before = scan(self.workdir)
+        local_files = not (self.remote or hidden)
+        before = scan(self.workdir) if local_files else {}
         started = time.perf_counter()
-        msg_id = client.execute(code, store_history=True, allow_stdin=False)
+        msg_id = client.execute(code, silent=hidden, store_history=not hidden, allow_stdin=False)
         stdout, stderr = _Capped(self.output_cap), _Capped(self.output_cap)
         outputs: list[dict[str, Any]] = []
         images: list[tuple[str, bytes]] = []
@@ -346,12 +367,17 @@ class KernelSession:
                 status = "timeout"
                 break
             try:
-                msg = await client.get_iopub_msg(timeout=min(_LIVENESS_POLL_S, remaining))
+                msg = await self._next_iopub(min(_LIVENESS_POLL_S, remaining))
             except Exception:  # queue.Empty: no message within the poll interval
                 if not await self.is_alive():
                     status = "died"
                     break
                 continue
+            if msg.get("msg_type") == "status" and msg["content"].get("execution_state") in _REPLACED:
+                # A gateway restarts a kernel that died by itself, and says so on iopub (with no
+                # parent); its process still answers, but what it held is gone: a death.
+                status = "died"
+                break
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind, content = msg["msg_type"], msg["content"]
@@ -397,13 +423,40 @@ class KernelSession:
             for _ in range(3):
                 if (await self._execute(REAP_CHILDREN, 10, reap=False)).status == "ok":
                     break
-        new_files, refused = changed_outputs(before, scan(self.workdir))
+        new_files: list[Path] = []
+        refused: list[tuple[str, str]] = []
+        if local_files:
+            new_files, refused = changed_outputs(before, scan(self.workdir))
+        elif self.remote and not hidden and status != "died":
+            # Also after a timeout: what the step made is its own, not the next step's.
+            new_files, refused = await self._returned_files()
         _finish_streams(outputs, stdout, stderr)
         return ExecutionResult(
             status=status, stdout=stdout.text(), stderr=stderr.text(), result=result, outputs=outputs,
             images=images, new_files=new_files, refused_files=refused, error=error,
             elapsed_s=time.perf_counter() - started, execution_count=count,
         )
+
+    async def _next_iopub(self, timeout: float) -> dict[str, Any]:
+        """The next iopub message within ``timeout`` seconds (``queue.Empty`` when none came).
+
+        A gateway's client waits by spinning the event loop (it polls its queue with
+        ``sleep(0)``: a whole core for as long as a step is silent), so a remote kernel's
+        queue is looked at in short, growing pauses instead.
+        """
+        if not self.remote:
+            return await self._client.get_iopub_msg(timeout=timeout)
+        end = time.perf_counter() + timeout
+        pause = 0.001
+        while True:
+            try:
+                return await self._client.get_iopub_msg(timeout=0)
+            except queue.Empty:
+                left = end - time.perf_counter()
+                if left <= 0:
+                    raise
+                await asyncio.sleep(min(pause, left))
+                pause = min(pause * 2, _REMOTE_POLL_S)
 
     async def _stop_runaway(self) -> None:
         """Interrupt a runaway execution; restart the kernel if it does not come back."""
@@ -413,7 +466,7 @@ class KernelSession:
             deadline = time.perf_counter() + 10
             while time.perf_counter() < deadline:
                 try:
-                    msg = await self._client.get_iopub_msg(timeout=1)
+                    msg = await self._next_iopub(1)
                 except Exception:
                     continue
                 if (msg.get("parent_header", {}).get("msg_id") == probe and msg["msg_type"] == "status"
@@ -423,11 +476,37 @@ class KernelSession:
             pass
         await self.restart()
 
-    async def load_dataset(self, name: str, parquet_path: Path, *, timeout: float = 120.0) -> ExecutionResult:
+    async def _returned_files(self) -> tuple[list[Path], list[tuple[str, str]]]:
+        """The files a remote kernel's last cell made under ``outputs/``, sent back over the
+        protocol and written into our own folder (see handoff.py)."""
+        sent = await self._execute(handoff.collect_code(self.returned_bytes), 120.0, reap=False, hidden=True)
+        if sent.status == "error" and sent.error is not None and sent.error.ename in _LOADER_GONE:
+            # The kernel's own code removed the module: defined again (it then sends every file
+            # under outputs/ as new, once).
+            await self._execute(handoff.definition(), 120.0, reap=False, hidden=True)
+            sent = await self._execute(handoff.collect_code(self.returned_bytes), 120.0, reap=False, hidden=True)
+        if sent.status != "ok":
+            detail = sent.error.short() if sent.error else sent.status
+            return [], [("outputs/", f"the kernel's files could not be fetched: {detail}")]
+        displays = [o["data"][handoff.FILE_MIME] for o in sent.outputs
+                    if o.get("output_type") == "display_data" and handoff.FILE_MIME in o.get("data", {})]
+        returned = await asyncio.to_thread(handoff.keep_returned, self.workdir, displays, self.returned_bytes)
+        return sorted(returned.files, key=str), sorted(returned.refused)  # in the order a local scan gives
+
+    async def load_dataset(self, name: str, parquet_path: Path, *, fingerprint: str | None = None,
+                           timeout: float = 120.0) -> ExecutionResult:
         """Make ``name`` a pandas DataFrame read from a Parquet file (memory-mapped, without a
-        second full copy; see loader.py)."""
+        second full copy; see loader.py).
+
+        A remote kernel cannot read the file: its bytes are sent over the protocol, and the
+        kernel checks them against ``fingerprint`` (required then) before it reads them.
+        """
         if not name.isidentifier() or keyword.iskeyword(name):
             raise InvalidArguments(f"{name!r} is not a valid Python variable name", hint="use letters, digits and _")
+        if self.remote:
+            if fingerprint is None:
+                raise InvalidArguments("a dataset sent to a remote kernel needs its fingerprint")
+            return await self._send_dataset(name, parquet_path, fingerprint, timeout)
         if self._loader_defined:
             result = await self.execute(load_code(name, parquet_path, define=False), timeout=timeout)
             if result.status != "error" or result.error is None or result.error.ename not in _LOADER_GONE:
@@ -435,6 +514,23 @@ class KernelSession:
             # The kernel's own code removed the loader: it is defined again.
         result = await self.execute(load_code(name, parquet_path), timeout=timeout)
         self._loader_defined = result.status == "ok"
+        return result
+
+    async def _send_dataset(self, name: str, path: Path, fingerprint: str, timeout: float) -> ExecutionResult:
+        if not self.is_started:
+            raise KernelError("the kernel is not started")
+        async with self._lock:
+            for attempt in range(2):
+                # The shell channel is handled in order: the chunks are in before the cell runs.
+                for msg in handoff.dataset_messages(self._client.session, fingerprint, path):
+                    self._client.shell_channel.send(msg)
+                    await asyncio.sleep(0)  # a big dataset: the server's other work goes on between chunks
+                result = await self._execute(handoff.take_code(name, fingerprint), timeout)
+                gone = result.status == "error" and result.error is not None and result.error.ename in _LOADER_GONE
+                if not gone or attempt:
+                    return result
+                # The kernel's own code removed the receiving module: it is defined again.
+                await self._execute(handoff.definition(), timeout, hidden=True)
         return result
 
 

@@ -13,7 +13,7 @@ from ..kernel import SandboxPolicy
 from ..kernel.kernelspec import kernels_dir
 from .routes import routes
 from .inputs import ApiLimits
-from .launcher import ServerKernelLauncher
+from .launcher import ServerKernelLauncher, is_gateway
 from .service import ThreadService
 
 
@@ -51,6 +51,10 @@ class AnalystApp(ExtensionApp):
     max_steps = Int(16, config=True, help="Model calls allowed per turn before it must answer.")
     plan_concurrency = Int(4, min=1, max=16, config=True,
                            help="Queries of a staged plan's parallel stage that run at once (each on its own cursor).")
+    gateway_kernel = Unicode("python3", config=True,
+                             help="Kernelspec started for threads when the server's kernels run on a gateway "
+                                  "(--gateway-url): a Python with pandas and pyarrow, isolated by the gateway's "
+                                  "process proxy (the bubblewrap sandbox is not applied there).")
     pool_size = Int(1, config=True, help="Prestarted sandboxed kernels kept warm for new threads (0: none).")
     pool_idle = Float(600.0, config=True, help="Seconds a warm kernel may wait unused before it is stopped.")
     kernel_idle = Float(1800.0, min=0.0, config=True,
@@ -100,9 +104,16 @@ class AnalystApp(ExtensionApp):
             ksm = self.serverapp.kernel_spec_manager
             if str(kernels_dir()) not in ksm.kernel_dirs:
                 ksm.kernel_dirs = [str(kernels_dir()), *ksm.kernel_dirs]
+            remote_kernel = None
+            if is_gateway(self.serverapp.kernel_manager):
+                remote_kernel = self.gateway_kernel
+                self.log.warning(
+                    "jupyter-analyst: kernels run on the gateway as its kernelspec %r: their isolation is the "
+                    "gateway's process proxy's, not bubblewrap's; datasets and files travel over the kernel "
+                    "protocol", remote_kernel)
             service = ThreadService(
                 config=config, model=model, sources=dict(self.sources), allow_any_source=self.allow_any_source,
-                launcher=ServerKernelLauncher(self.serverapp.kernel_manager),
+                launcher=ServerKernelLauncher(self.serverapp.kernel_manager, remote_kernel=remote_kernel),
                 pool_size=self.pool_size,
                 pool_idle_s=self.pool_idle,
                 kernel_idle_s=self.kernel_idle,

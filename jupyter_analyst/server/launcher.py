@@ -13,11 +13,27 @@ from typing import Any
 from ..kernel.launcher import connect_client
 
 
-class ServerKernelLauncher:
-    """Starts kernels through ``serverapp.kernel_manager``."""
+def is_gateway(kernel_manager: Any) -> bool:
+    """Whether ``kernel_manager`` starts its kernels on a gateway (``--gateway-url``)."""
+    try:
+        from jupyter_server.gateway.managers import GatewayMappingKernelManager
+    except ImportError:  # a server without gateway support
+        return False
+    return isinstance(kernel_manager, GatewayMappingKernelManager)
 
-    def __init__(self, kernel_manager: Any) -> None:
+
+class ServerKernelLauncher:
+    """Starts kernels through ``serverapp.kernel_manager``.
+
+    Args:
+        remote_kernel: the kernelspec to start when the kernels share no disk with this
+            server (a gateway's: then this is set from ``AnalystApp.gateway_kernel``);
+            ``None`` for kernels on this machine.
+    """
+
+    def __init__(self, kernel_manager: Any, *, remote_kernel: str | None = None) -> None:
         self.kernel_manager = kernel_manager
+        self.remote_kernel = remote_kernel
 
     async def launch(self, kernel_name: str, cwd: Path, env: Mapping[str, str]) -> tuple[Any, Any]:
         kernel_id = await self.kernel_manager.start_kernel(kernel_name=kernel_name, cwd=str(cwd), env=dict(env))

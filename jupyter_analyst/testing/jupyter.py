@@ -34,7 +34,7 @@ class JupyterServerProcess:
     """``jupyter server`` with ``jupyter_analyst.server`` enabled, token-authenticated."""
 
     def __init__(self, root: Path, *, sources: dict[str, str], model_url: str, token: str = "analyst-test-token",
-                 extra: list[str] | None = None) -> None:
+                 extra: list[str] | None = None, ready_path: str = "/api/status") -> None:
         self.root = Path(root)
         self.token = token
         self.port = free_port()
@@ -48,6 +48,9 @@ class JupyterServerProcess:
         ]
         self.env = {**os.environ, "JUPYTER_CONFIG_DIR": str(self.root / "cfg"),
                     "JUPYTER_RUNTIME_DIR": str(self.root / "rt"), "JUPYTER_DATA_DIR": str(self.root / "data")}
+        #: What answers once the server is up (``/api/status`` asks the kernel manager, which a
+        #: server whose gateway is down cannot answer).
+        self.ready_path = ready_path
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -55,18 +58,25 @@ class JupyterServerProcess:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 60.0) -> JupyterServerProcess:
-        """Start and wait until ``/api/status`` answers."""
-        self.proc = subprocess.Popen(self.args, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        """Start and wait until :attr:`ready_path` answers."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        # Its log, for the error when it does not start.
+        with open(self.root / "server.log", "ab") as log:
+            self.proc = subprocess.Popen(self.args, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                self.request("/api/status", raw=True, timeout=5)
+                self.request(self.ready_path, raw=True, timeout=5)
                 return self
             except (urllib.error.URLError, ConnectionError):
                 if self.proc.poll() is not None:
-                    raise RuntimeError(f"the Jupyter server exited with {self.proc.returncode}") from None
+                    tail = (self.root / "server.log").read_text(errors="replace").splitlines()[-20:]
+                    raise RuntimeError(f"the Jupyter server exited with {self.proc.returncode}:\n"
+                                       + "\n".join(tail)) from None
                 time.sleep(0.1)
-        raise RuntimeError("the Jupyter server did not start in time")
+        self.stop()  # not left running behind the test that gave up on it
+        tail = (self.root / "server.log").read_text(errors="replace").splitlines()[-20:]
+        raise RuntimeError(f"the Jupyter server did not answer {self.ready_path} in {timeout:g} s:\n" + "\n".join(tail))
 
     def request(self, path: str, *, method: str = "GET", body: Any = None, raw: bool = False,
                 timeout: float = 30.0, headers: dict[str, str] | None = None) -> Any:
