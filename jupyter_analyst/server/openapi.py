@@ -30,6 +30,7 @@ from .. import __version__
 from ..agent.events import Event
 from ..agent.memory import AgentState
 from ..artifacts.model import Artifact
+from ..store import ThreadBusy
 from . import inputs, replies
 from .handlers import declared_methods
 from .routes import routes
@@ -197,6 +198,8 @@ def reason_codes() -> list[str]:
         for name in model.model_fields:
             found.add(model.reasons.get(name, f"invalid_{name}"))
     found.update({"unknown_field", "invalid_json"})
+    # Raised by the store (a turn running here or in another process) and answered 409.
+    found.add(ThreadBusy.reason)
     return sorted(found)
 
 
