@@ -46,6 +46,12 @@ def _of(a, kind: str, **match) -> list:
     return [e for e in a.of_type(kind) if all(getattr(e, k) == v for k, v in match.items())]
 
 
+def _epoch(ts: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
 def test_a_plan_runs_its_queries_together_then_its_python_step(analyst):
     a = analyst({"turns": [{"steps": [THREE_AND_SUM, answer()]}]})
     out = a.run("three totals and their sum")
@@ -57,9 +63,13 @@ def test_a_plan_runs_its_queries_together_then_its_python_step(analyst):
     starts = {e.call_id: e for e in a.of_type("tool_call") if e.tool in ("run_sql", "run_python")}
     ends = {e.call_id: e for e in a.of_type("tool_result") if e.tool in ("run_sql", "run_python")}
     queries = [f"{made.call_id}.q{n}" for n in (1, 2, 3)]
-    # Every query started before any of them ended: they ran at the same time.
-    assert max(starts[q].seq for q in queries) < min(ends[q].seq for q in queries)
-    assert max(starts[q].ts for q in queries) < min(ends[q].ts for q in queries)
+    # Every query was under way before any of them ended (each step says it runs before it
+    # is checked), and their runs overlapped: each began (its end less its duration, which
+    # counts from the moment its checked SQL started) before any of them ended.
+    running = {e.step_call_id: e.seq for e in _of(a, "plan_step", status="running")}
+    assert max(running[q] for q in queries) < min(ends[q].seq for q in queries)
+    spans = [(_epoch(ends[q].ts) - ends[q].duration_s, _epoch(ends[q].ts)) for q in queries]
+    assert max(begin for begin, _ in spans) < min(end for _, end in spans)
     # The Python step started only after every query it needs had ended.
     total = f"{made.call_id}.total"
     assert starts[total].seq > max(ends[q].seq for q in queries)

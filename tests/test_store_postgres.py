@@ -154,6 +154,23 @@ _TURN_WRITER = textwrap.dedent("""
 """)
 
 
+async def _hear_a_turn_written_elsewhere(service, url: str, thread_id: str) -> list:
+    """What a listener of the thread in ``service`` gets while another process writes a turn
+    (three text deltas and its end): up to that end, and nothing after it."""
+    import asyncio
+
+    with service.listen(thread_id) as queue:
+        assert service._feed is not None
+        await asyncio.to_thread(service._feed.wait_ready)
+        writer = await asyncio.create_subprocess_exec(sys.executable, "-c", _TURN_WRITER, url, thread_id)
+        assert await writer.wait() == 0
+        heard = [await queue.get()]
+        while heard[-1].type != "turn_ended":
+            heard.append(await queue.get())
+        assert queue.empty()
+    return heard
+
+
 @pytest.mark.asyncio
 async def test_a_server_hears_the_events_another_process_writes(postgres, tmp_path):
     import asyncio
@@ -166,14 +183,7 @@ async def test_a_server_hears_the_events_another_process_writes(postgres, tmp_pa
                             model=None, sources={})
     try:
         thread_id = service.workspace.store.create_thread().thread_id
-        with service.listen(thread_id) as queue:
-            assert service._feed is not None
-            await asyncio.to_thread(service._feed.wait_ready)
-            writer = await asyncio.create_subprocess_exec(sys.executable, "-c", _TURN_WRITER, url, thread_id)
-            assert await writer.wait() == 0
-            heard = [await queue.get()]
-            while heard[-1].type != "turn_ended":
-                heard.append(await queue.get())
+        heard = await _hear_a_turn_written_elsewhere(service, url, thread_id)
         assert [(e.seq, e.type) for e in heard] == [(1, "text_delta"), (2, "text_delta"), (3, "text_delta"),
                                                    (4, "turn_ended")]
     finally:
@@ -199,14 +209,7 @@ async def test_a_listener_of_a_long_thread_hears_only_what_is_new(postgres, tmp_
         for i in range(300):
             store.append_event(TextDelta(thread_id=thread_id, turn_id=old.turn_id, text=str(i)))
         store.end_turn(old.turn_id, "completed")
-        with service.listen(thread_id) as queue:
-            await asyncio.to_thread(service._feed.wait_ready)
-            writer = await asyncio.create_subprocess_exec(sys.executable, "-c", _TURN_WRITER, url, thread_id)
-            assert await writer.wait() == 0
-            heard = [await queue.get()]
-            while heard[-1].type != "turn_ended":
-                heard.append(await queue.get())
-            assert queue.empty()
+        heard = await _hear_a_turn_written_elsewhere(service, url, thread_id)
         assert [(e.seq, e.type) for e in heard] == [(301, "text_delta"), (302, "text_delta"), (303, "text_delta"),
                                                    (304, "turn_ended")]
     finally:

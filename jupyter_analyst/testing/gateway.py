@@ -19,7 +19,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .jupyter import free_port
+from .jupyter import free_port, stop_process
 
 #: Where ``make gateway-venv`` puts the gateway, unless ``ANALYST_GATEWAY_VENV`` says otherwise.
 DEFAULT_VENV = Path(__file__).resolve().parents[2] / ".venv-gateway"
@@ -99,13 +99,7 @@ class EnterpriseGateway:
 
     def stop(self) -> None:
         """Stop the gateway (and so its kernels): SIGTERM, then SIGKILL."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        stop_process(self.proc)
 
     def __enter__(self) -> EnterpriseGateway:
         return self.start()

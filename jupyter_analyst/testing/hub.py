@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AnalystError
-from .jupyter import free_port
+from .jupyter import free_port, stop_process
 from .server import MODEL_NAME
 
 INSTALL_HINT = "pip install jupyterhub and npm install -g configurable-http-proxy"
@@ -179,12 +179,7 @@ class HubProcess:
                     self.api(f"/users/{user}/server", method="DELETE")
                 except (urllib.error.URLError, ConnectionError):
                     pass
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+            stop_process(self.proc, 30)
         if getattr(self, "log", None) is not None:
             self.log.close()
 

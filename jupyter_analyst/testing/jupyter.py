@@ -23,6 +23,17 @@ from typing import Any
 from .server import MODEL_NAME
 
 
+def stop_process(proc: subprocess.Popen[Any] | None, grace_s: float = 20.0) -> None:
+    """Stop a server the tests started: SIGTERM, then SIGKILL past ``grace_s``; reaped."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 nobody listens on now."""
     with socket.socket() as s:
@@ -97,13 +108,7 @@ class JupyterServerProcess:
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        stop_process(self.proc)
 
     def __enter__(self) -> JupyterServerProcess:
         return self.start()
