@@ -14,10 +14,12 @@ from jupyter_analyst.agent.plans import MAX_STEPS, read_plan
 from jupyter_analyst.errors import InvalidArguments
 from jupyter_analyst.testing import call_step, text_step as answer
 
-#: Three independent queries, each long enough (a few hundred ms) that queries run one
-#: after another could not overlap.
+#: Rows each of three independent queries sums: enough that a run lasts far longer (most
+#: of a second) than the jitter of when its events are stored, so runs one after another
+#: could not be taken for runs side by side.
+SLOW_ROWS = 200_000_000
 SLOW_QUERIES = {
-    name: f"SELECT {n} AS q, SUM((x * {n}) % 7) AS s FROM range(40000000) AS t(x)"
+    name: f"SELECT {n} AS q, SUM((x * {n}) % 7) AS s FROM range({SLOW_ROWS}) AS t(x)"
     for n, name in enumerate(("first", "second", "third"), start=1)
 }
 REVENUE = ("SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r ON o.region_id = r.region_id "
@@ -74,7 +76,7 @@ def test_a_plan_runs_its_queries_together_then_its_python_step(analyst):
     total = f"{made.call_id}.total"
     assert starts[total].seq > max(ends[q].seq for q in queries)
     assert all(ends[c].status == "ok" for c in [*queries, total])
-    expected = sum(sum((x * n) % 7 for x in range(7)) * (40_000_000 // 7) for n in (1, 2, 3))
+    expected = sum(sum((x * n) % 7 for x in range(7)) * (SLOW_ROWS // 7) for n in (1, 2, 3))
     assert ends[total].result["stdout"].strip().isdigit() and abs(int(ends[total].result["stdout"]) - expected) < 100
 
     steps = _of(a, "plan_step", status="ok")

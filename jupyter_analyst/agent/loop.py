@@ -103,9 +103,10 @@ class AgentLoop:
 
     def _tool_named(self, name: str) -> None:
         """The model has started a call to ``name``: a query is coming, so the SQL checker
-        starts now (it takes a moment to import) instead of when the arguments are in."""
-        if name == "run_sql":
-            self.runtime.preparer.warm()
+        starts now (it takes a moment to import) instead of when the arguments are in; for a
+        plan, all its workers, since a plan's queries are checked side by side."""
+        if name in ("run_sql", "plan"):
+            self.runtime.preparer.warm(side_by_side=name == "plan")
 
     @staticmethod
     def _of(turn: Turn, event: Event) -> Event:

@@ -174,14 +174,14 @@ class WorkerPool:
         # As many waiting threads as workers: a job never blocks a thread other work needs.
         self.executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="sql-prepare")
 
-    def warm(self) -> None:
-        """Start one worker in the background, if none is running yet (does not wait)."""
+    def warm(self, count: int = 1) -> None:
+        """Have at least ``count`` workers (at most the pool's size), the missing ones
+        started in the background (does not wait for them to import)."""
         with self._lock:
-            if self._all:
-                return
-            worker = _Worker()
-            self._all.add(worker)
-        self._idle.put(worker)
+            started = [_Worker() for _ in range(min(count, self.size) - len(self._all))]
+            self._all.update(started)
+        for worker in started:
+            self._idle.put(worker)
 
     def _acquire(self) -> _Worker:
         try:
@@ -335,9 +335,12 @@ class SqlPreparer:
         self.max_chars = max_chars
         self.timeout_s = timeout_s
 
-    def warm(self) -> None:
-        """Start a worker now, so that the first query does not wait for it to import."""
-        worker_pool().warm()
+    def warm(self, *, side_by_side: bool = False) -> None:
+        """Start a worker now, so that the first query does not wait for it to import; with
+        ``side_by_side`` as many as the pool holds, for the queries a plan checks together
+        (a worker started on demand would hold one of them up while it imports)."""
+        pool = worker_pool()
+        pool.warm(pool.size if side_by_side else 1)
 
     async def prepare(self, sql: str, source: DataSource, *, on_cleared: Cleared | None = None) -> PreparedQuery:
         """Check ``sql`` against ``source``: its canonical and executable forms.
