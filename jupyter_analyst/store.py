@@ -200,9 +200,9 @@ class ThreadStore(SQLiteStore):
         a turn is never seen without its announcement. Returns both, the event numbered.
 
         With ``lease_s`` the turn holds a lease for that long, which its process renews
-        (:meth:`renew_leases`); a turn of the thread whose lease still runs is another
-        process's live turn, and this one is refused (:class:`ThreadBusy`) instead of
-        marking that one interrupted.
+        (:meth:`renew_leases`). A turn of the thread whose lease still runs is another
+        process's live turn: this one is refused (:class:`ThreadBusy`), leased or not,
+        instead of marking that one interrupted.
         """
         with self._tx() as cur:
             turn = self._open_turn(cur, thread_id, prompt, lease_s)
@@ -212,7 +212,7 @@ class ThreadStore(SQLiteStore):
     def _open_turn(self, cur: Any, thread_id: str, prompt: str, lease_s: float | None = None) -> Turn:
         self.backend.lock_thread(cur, thread_id)
         now = utc_now()
-        if lease_s is not None and cur.execute(
+        if cur.execute(
             "SELECT 1 FROM turns WHERE thread_id = ? AND status = 'running' AND lease_until > ?", (thread_id, now),
         ).fetchone():
             raise ThreadBusy("a turn is already running on this thread, in another process sharing the store",

@@ -107,6 +107,8 @@ def test_a_leased_turn_is_not_cut_by_another_until_its_lease_runs_out(store):
     live, _ = store.announce_turn(t.thread_id, "first", started, lease_s=60)
     with pytest.raises(ThreadBusy):  # another process's turn, still renewed: not marked interrupted
         store.announce_turn(t.thread_id, "second", started, lease_s=60)
+    with pytest.raises(ThreadBusy):  # nor by a turn that takes no lease itself
+        store.start_turn(t.thread_id, "one step")
     assert store.expire_leases(ended) == []
     assert [x.status for x in store.turns(t.thread_id)] == ["running"]
 
