@@ -19,19 +19,55 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .disk import unavailable
 from .errors import StorageError
 
 
+T = TypeVar("T")
+
+#: How long an operation waits while another connection holds the SQLite file.
+BUSY_TIMEOUT_S = 30.0
+#: The first wait, doubled at each retry up to :data:`_BUSY_STEP_MAX_S`.
+_BUSY_STEP_S = 25e-6
+_BUSY_STEP_MAX_S = 0.005
+
+
 def utc_now() -> str:
     """The current time as ISO-8601 UTC with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class _Busy(sqlite3.OperationalError):
+    """A checkpoint that could not finish: another connection held the file."""
+
+
+def _patiently(attempt: Callable[[], T]) -> T:
+    """``attempt()``, tried again while another connection holds the SQLite file, for up to
+    :data:`BUSY_TIMEOUT_S`. The waits start at tens of microseconds and double: a write
+    transaction here lasts a fraction of a millisecond, and SQLite's own busy handler
+    would sleep a whole one before its first retry (a turn's first event, waiting on the
+    last turn's summary being written, took three times as long as it needed)."""
+    step = _BUSY_STEP_S
+    deadline: float | None = None
+    while True:
+        try:
+            return attempt()
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_BUSY and "locked" not in str(exc):
+                raise
+            now = time.monotonic()
+            deadline = now + BUSY_TIMEOUT_S if deadline is None else deadline
+            if now >= deadline:
+                raise
+            time.sleep(step)
+            step = min(step * 2, _BUSY_STEP_MAX_S)
 
 
 def is_store_url(location: Path | str) -> bool:
@@ -72,10 +108,11 @@ class SQLiteBackend:
         self._lock = threading.RLock()
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None, timeout=30)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
+            # No busy timeout of SQLite's own: its first retry comes after a whole
+            # millisecond, longer than most transactions here take (see ``_patiently``).
+            self._conn = sqlite3.connect(self.db_path, check_same_thread=False, isolation_level=None, timeout=0)
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON"):
+                _patiently(lambda pragma=pragma: self._conn.execute(f"PRAGMA {pragma}").fetchall())
         except (OSError, sqlite3.Error) as exc:
             raise self._failure(exc, "cannot open the workspace database") from exc
 
@@ -86,9 +123,9 @@ class SQLiteBackend:
 
     def migrate(self, component: str, steps: Sequence[str]) -> None:
         try:
-            self._conn.execute(
+            _patiently(lambda: self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_version (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
-            )
+            ))
         except sqlite3.Error as exc:
             raise self._failure(exc, "cannot open the workspace database") from exc
         with self.tx() as cur:
@@ -103,9 +140,18 @@ class SQLiteBackend:
         """
         with self._lock:
             try:
-                self._conn.execute("PRAGMA wal_checkpoint(FULL)").fetchall()
+                _patiently(self._checkpoint_once)
+            except _Busy:
+                pass  # readers held an older snapshot all along: the log keeps what they did not let through
             except sqlite3.Error as exc:
                 raise self._failure(exc, "cannot checkpoint the workspace database") from exc
+
+    def _checkpoint_once(self) -> None:
+        """One try at a full checkpoint; busy while another connection writes or reads an
+        older snapshot (with no busy handler, SQLite says so in its answer, not by raising)."""
+        ((busy, *_),) = self._conn.execute("PRAGMA wal_checkpoint(FULL)").fetchall()
+        if busy:
+            raise _Busy("database is locked")
 
     def close(self) -> None:
         with self._lock:
@@ -130,7 +176,7 @@ class SQLiteBackend:
         with self._lock:
             cur = self._cursor("cannot write to the workspace database")
             try:
-                cur.execute("BEGIN IMMEDIATE")
+                _patiently(lambda: cur.execute("BEGIN IMMEDIATE"))
                 yield cur
                 cur.execute("COMMIT")
             except BaseException as exc:
@@ -148,7 +194,7 @@ class SQLiteBackend:
             cur = self._cursor("cannot read the workspace database")
             cur.row_factory = sqlite3.Row
             try:
-                return cur.execute(sql, params).fetchall()
+                return _patiently(lambda: cur.execute(sql, params).fetchall())
             except sqlite3.Error as exc:
                 raise self._failure(exc, "cannot read the workspace database") from exc
             finally:
