@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from jupyter_analyst.errors import SqlRejected, ToolRetry
-from jupyter_analyst.sql import SqlPreparer, open_source, prepare_sql
+from jupyter_analyst.sql import SqlPreparer, open_source, prepare_sql, preparer
 
 SCHEMA = {"regions": {"region": "VARCHAR", "manager": "VARCHAR"}}
 #: Hours of work for DuckDB, in one query that reads a real table: a test that runs it ends
@@ -108,7 +108,7 @@ def test_a_step_keeps_the_run_that_started_while_it_was_checked(toolbox):
     assert _staged(toolbox) == []
 
 
-def test_a_reused_step_stops_its_early_run_and_leaves_no_file(toolbox):
+def test_a_reused_step_stops_its_early_run_and_leaves_no_file(toolbox, monkeypatch):
     async def go():
         tag = uuid.uuid4().hex
         first = {"sql": unchecked("SELECT region FROM regions ORDER BY region", tag), "name": "r"}
@@ -117,6 +117,10 @@ def test_a_reused_step_stops_its_early_run_and_leaves_no_file(toolbox):
         # The very text the thread ran: most likely reused, so nothing starts before the key is known.
         same = await toolbox.plan("run_sql", dict(first))
         assert same.key == plan.key and same.early is None
+        # Checked afresh (as by a process that never checked it): the store says it ran.
+        monkeypatch.setattr(preparer, "_checked", preparer._Checked())
+        fresh = await toolbox.plan("run_sql", dict(first))
+        assert fresh.key == plan.key and fresh.early is None
         # Another text of the same query: a new check (so an early run), the same step key.
         again = {"sql": unchecked("select REGION from REGIONS order by region", tag), "name": "r"}
         plan2 = await toolbox.plan("run_sql", again)

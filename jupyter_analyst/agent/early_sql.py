@@ -58,16 +58,21 @@ class EarlyStart:
     """Given to the checker as ``on_cleared``: starts the run on the event loop.
 
     The checker calls it from one of its threads; the run starts only while the check is
-    still open, so a run is never started after :meth:`close` has handed out what there is.
+    still open, so a run is never started after :meth:`close` has handed out what there is,
+    and not when ``unless()`` (asked in that thread: it may block) says so.
     """
 
-    def __init__(self, execute: Execute) -> None:
+    def __init__(self, execute: Execute, unless: Callable[[], bool] | None = None) -> None:
         self._loop = asyncio.get_running_loop()
         self._execute = execute
+        self._unless = unless
         self._open = True
         self.run: EarlyRun | None = None
 
     def __call__(self, query: ClearedQuery) -> None:
+        # Asked here, in the checker's thread, while the check goes on.
+        if self._unless is not None and self._unless():
+            return
         self._loop.call_soon_threadsafe(self._start, query)
 
     def _start(self, query: ClearedQuery) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import ast
 import time
 import uuid
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -147,9 +148,9 @@ class ToolBox:
             # The query starts running once it has passed the read-only guard, while the
             # rest is checked (see early_sql.py): only where a run can be stopped midway, and
             # not for a text the thread ran before (that call is most likely reused).
-            early = getattr(self.runtime.source, "interruptible", False) and not await asyncio.to_thread(
-                self.artifacts.ran_sql, self.runtime.thread_id, args["sql"])
-            start = EarlyStart(self._execute) if early else None
+            start = EarlyStart(
+                self._execute, unless=partial(self.artifacts.ran_sql, self.runtime.thread_id, args["sql"]),
+            ) if getattr(self.runtime.source, "interruptible", False) else None
             early = None
             try:
                 prepared = await self.runtime.preparer.prepare(args["sql"], self.runtime.source, on_cleared=start)
