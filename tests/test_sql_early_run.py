@@ -4,6 +4,7 @@ still checked; the run is kept by its step, or stopped and cleaned up when not w
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from pathlib import Path
 
@@ -58,16 +59,26 @@ def test_nothing_the_guard_refuses_is_ever_cleared(sql, reason):
 
 
 def test_the_worker_clears_a_query_before_its_answer_and_a_known_text_is_answered_at_once(sales_db):
-    preparer = SqlPreparer()
+    checker = SqlPreparer()
     source = open_source(str(sales_db))
     sql = unchecked("SELECT region_id, COUNT(*) AS n FROM orders GROUP BY region_id")
+    said: list[tuple[str, str]] = []
+
+    def meanwhile() -> None:
+        said.append(("meanwhile", threading.current_thread().name))
+
+    def on_cleared(query) -> None:
+        said.append(("cleared", query.executable))
+
     try:
-        cleared = []
-        prepared = asyncio.run(preparer.prepare(sql, source, on_cleared=cleared.append))
-        assert [c.executable for c in cleared] == [prepared.executable]
-        cleared.clear()
-        assert asyncio.run(preparer.prepare(sql, source, on_cleared=cleared.append)) == prepared
-        assert cleared == []  # checked before: nothing to start early, the answer is immediate
+        prepared = asyncio.run(checker.prepare(sql, source, on_cleared=on_cleared, meanwhile=meanwhile))
+        # Done while the worker checked, in the checker's own thread, before the query cleared.
+        ((first, thread), (then, executable)) = said
+        assert (first, then, executable) == ("meanwhile", "cleared", prepared.executable)
+        assert thread.startswith("sql-prepare")
+        said.clear()
+        assert asyncio.run(checker.prepare(sql, source, on_cleared=on_cleared, meanwhile=meanwhile)) == prepared
+        assert said == []  # checked before: nothing to start early, the answer is immediate
     finally:
         source.close()
 

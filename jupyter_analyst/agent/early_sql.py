@@ -59,21 +59,29 @@ class EarlyStart:
 
     The checker calls it from one of its threads; the run starts only while the check is
     still open, so a run is never started after :meth:`close` has handed out what there is,
-    and not when ``unless()`` (asked in that thread: it may block) says so.
+    and not when ``unless()`` says so. That is asked in the checker's thread (it may block),
+    by :meth:`meanwhile` while the worker checks, or else when the query clears.
     """
 
     def __init__(self, execute: Execute, unless: Callable[[], bool] | None = None) -> None:
         self._loop = asyncio.get_running_loop()
         self._execute = execute
         self._unless = unless
+        self._skip: bool | None = None
         self._open = True
         self.run: EarlyRun | None = None
 
+    def meanwhile(self) -> None:
+        """Ask ``unless()`` now, before the query clears (given to the checker as ``meanwhile``)."""
+        if self._unless is not None:
+            self._skip = self._unless()
+
     def __call__(self, query: ClearedQuery) -> None:
-        # Asked here, in the checker's thread, while the check goes on.
-        if self._unless is not None and self._unless():
-            return
-        self._loop.call_soon_threadsafe(self._start, query)
+        skip = self._skip
+        if skip is None and self._unless is not None:
+            skip = self._unless()
+        if not skip:
+            self._loop.call_soon_threadsafe(self._start, query)
 
     def _start(self, query: ClearedQuery) -> None:
         if self._open and self.run is None:

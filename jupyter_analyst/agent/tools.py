@@ -153,7 +153,10 @@ class ToolBox:
             ) if getattr(self.runtime.source, "interruptible", False) else None
             early = None
             try:
-                prepared = await self.runtime.preparer.prepare(args["sql"], self.runtime.source, on_cleared=start)
+                prepared = await self.runtime.preparer.prepare(
+                    args["sql"], self.runtime.source, on_cleared=start,
+                    meanwhile=start.meanwhile if start is not None else None,
+                )
                 early = start.close() if start is not None else None
                 key = step_key(
                     "run_sql",

@@ -105,9 +105,13 @@ class _Worker:
                 raise _WorkerGone("it did not start")
             self.ready = True
 
-    def ask(self, job: dict[str, Any], timeout_s: float, on_cleared: Cleared | None = None) -> dict[str, Any]:
+    def ask(
+        self, job: dict[str, Any], timeout_s: float, on_cleared: Cleared | None = None,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> dict[str, Any]:
         """Send one job and wait at most ``timeout_s`` for its answer; ``on_cleared`` is given
-        the early ``cleared`` reply on the way (see ``prepare_worker``)."""
+        the early ``cleared`` reply on the way (see ``prepare_worker``), and ``meanwhile()``
+        is done in this thread once the worker has the job."""
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(json.dumps(job).encode("ascii") + b"\n")
@@ -116,6 +120,11 @@ class _Worker:
             self.stop()
             raise _WorkerGone("it was not running") from exc
         deadline = time.monotonic() + timeout_s
+        if meanwhile is not None:
+            try:
+                meanwhile()
+            except Exception:  # noqa: BLE001 - work done beside the check never fails it
+                pass
         reply = self._read(deadline)
         while "cleared" in reply:
             if on_cleared is not None:
@@ -199,8 +208,12 @@ class WorkerPool:
         with self._lock:
             self._all.discard(worker)
 
-    def run(self, job: dict[str, Any], timeout_s: float, on_cleared: Cleared | None = None) -> dict[str, Any]:
+    def run(
+        self, job: dict[str, Any], timeout_s: float, on_cleared: Cleared | None = None,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> dict[str, Any]:
         """Prepare one job in a worker (blocking); a worker that fails is replaced.
+        ``meanwhile()`` is done once, in this thread, while a worker checks the job.
 
         Raises:
             _WorkerGone: the job ran past ``timeout_s`` or killed its worker.
@@ -221,7 +234,7 @@ class WorkerPool:
                     ) from None
                 continue
             try:
-                reply = self._ask(worker, job, timeout_s, on_cleared)
+                reply = self._ask(worker, job, timeout_s, on_cleared, meanwhile)
             except _WorkerGone as exc:
                 self._discard(worker)
                 if exc.why == "it was not running" and attempt == 1:
@@ -234,16 +247,20 @@ class WorkerPool:
         raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod
-    def _ask(worker: _Worker, job: dict[str, Any], timeout_s: float, on_cleared: Cleared | None) -> dict[str, Any]:
+    def _ask(
+        worker: _Worker, job: dict[str, Any], timeout_s: float, on_cleared: Cleared | None,
+        meanwhile: Callable[[], None] | None,
+    ) -> dict[str, Any]:
         """Send a job, with its schema only when this worker was not sent that schema before
         (a large schema costs more to send and to build than a small query to check)."""
         key = job.get("schema_key")
         if key and key in worker.schemas:
-            reply = worker.ask({k: v for k, v in job.items() if k != "schema"}, timeout_s, on_cleared)
+            reply = worker.ask({k: v for k, v in job.items() if k != "schema"}, timeout_s, on_cleared, meanwhile)
             if not reply.get("schema_missing"):
                 return reply
             worker.schemas.discard(key)  # the worker let it go: sent again below
-        reply = worker.ask(job, timeout_s, on_cleared)
+            meanwhile = None  # done already
+        reply = worker.ask(job, timeout_s, on_cleared, meanwhile)
         if key:
             worker.schemas.add(key)
         return reply
@@ -342,13 +359,18 @@ class SqlPreparer:
         pool = worker_pool()
         pool.warm(pool.size if side_by_side else 1)
 
-    async def prepare(self, sql: str, source: DataSource, *, on_cleared: Cleared | None = None) -> PreparedQuery:
+    async def prepare(
+        self, sql: str, source: DataSource, *, on_cleared: Cleared | None = None,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> PreparedQuery:
         """Check ``sql`` against ``source``: its canonical and executable forms.
 
         ``on_cleared`` (called in a thread of this module's) is given the query as soon as it
         has passed the read-only guard, while its columns are still being checked: the caller
         may start running it then, and must drop that run if this raises. It is not called
-        for a query this process checked before (the answer is immediate).
+        for a query this process checked before (the answer is immediate); nor is
+        ``meanwhile()``, which is otherwise done in that thread, before ``on_cleared``, while
+        the worker checks (its errors are ignored).
 
         Raises:
             SqlRejected: as ``prepare_sql``, and ``sql_too_large`` / ``sql_too_complex``
@@ -377,7 +399,7 @@ class SqlPreparer:
         pool = worker_pool()
         loop = asyncio.get_running_loop()
         try:
-            reply = await loop.run_in_executor(pool.executor, pool.run, job, self.timeout_s, on_cleared)
+            reply = await loop.run_in_executor(pool.executor, pool.run, job, self.timeout_s, on_cleared, meanwhile)
         except _WorkerGone as exc:
             if exc.why == "timeout":
                 raise SqlRejected(
