@@ -60,7 +60,7 @@ def test_result_written_as_parquet(sales_db, tmp_path):
         assert [c.name for c in out.columns] == ["region_id", "n"]
         assert sum(r["n"] for r in table.to_pylist()) == 2400
         assert len(out.sample) == 5 and set(out.sample[0]) == {"region_id", "n"}
-        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".q-")], "no temp file left"
+        assert [p.name for p in tmp_path.iterdir()] == ["r.parquet"], "nothing but the result"
     finally:
         src.close()
 
@@ -109,6 +109,12 @@ def test_engine_error_is_surfaced(sales_db, tmp_path):
         with pytest.raises(QueryFailed) as info:
             run(src, "SELECT CAST(region AS INTEGER) AS x FROM regions", tmp_path / "g.parquet")
         assert info.value.reason == "query_failed" and "North" in info.value.message
+        assert list(tmp_path.iterdir()) == []  # nothing half-written is left
+        # A staging path is the runner's alone: one that exists is refused, left as it was.
+        (tmp_path / "taken.parquet").write_bytes(b"someone else's")
+        with pytest.raises(FileExistsError):
+            run(src, "SELECT 1 AS x", tmp_path / "taken.parquet")
+        assert (tmp_path / "taken.parquet").read_bytes() == b"someone else's"
     finally:
         src.close()
 
@@ -156,14 +162,15 @@ def test_sqlite_through_sqlalchemy(tmp_path):
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE sales (region TEXT, amount REAL)")
         conn.executemany("INSERT INTO sales VALUES (?, ?)", [("south", 2.0), ("north", 1.5), ("north", 3.0)])
-    for spec in (f"sqlite:///{db}", str(db)):  # a URL, or the file itself (recognised by its header)
+    for n, spec in enumerate((f"sqlite:///{db}", str(db))):  # a URL, or the file itself (recognised by its header)
         src = open_source(spec)
         try:
             assert src.kind == "sqlalchemy" and src.dialect == "sqlite"
             assert [(t.name, t.rows) for t in src.list_tables()] == [("sales", 3)]
-            out = run(src, "SELECT region, SUM(amount) AS total FROM sales GROUP BY region", tmp_path / "s.parquet")
+            dest = tmp_path / f"s{n}.parquet"
+            out = run(src, "SELECT region, SUM(amount) AS total FROM sales GROUP BY region", dest)
             assert out.rows == 2
-            assert pq.read_table(tmp_path / "s.parquet").to_pylist() == [
+            assert pq.read_table(dest).to_pylist() == [
                 {"region": "north", "total": 4.5}, {"region": "south", "total": 2.0}]
             with pytest.raises(SqlRejected):
                 prepare_query("DELETE FROM sales", src)

@@ -397,7 +397,6 @@ class ToolBox:
     async def _execute(self, query: PreparedQuery | ClearedQuery) -> tuple[QueryResult, Path]:
         """Run ``query`` into a staged Parquet file of its own: the result and the file."""
         tmp = self._staging / f"{uuid.uuid4().hex}.parquet"
-        tmp.parent.mkdir(parents=True, exist_ok=True)
         return await self.runtime.runner.run_to_parquet(query, tmp), tmp
 
     # ------------------------------------------------------------------ run_python

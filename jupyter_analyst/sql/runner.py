@@ -13,8 +13,6 @@ within a time allowance; past it, only that there were more).
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -50,26 +48,26 @@ class QueryRunner:
         self.row_cap = row_cap
 
     async def run_to_parquet(self, query: PreparedQuery | ClearedQuery, dest: Path) -> QueryResult:
-        """Execute ``query`` and write its rows to ``dest`` (atomically); returns a summary
-        with the file's fingerprint.
+        """Execute ``query`` and write its rows to ``dest``, a new path in a folder of the
+        host's own (a staging file: the caller publishes it); returns a summary with the
+        file's fingerprint. When the query fails, nothing is left at ``dest``.
 
         Raises:
             QueryFailed: ``query_timeout`` past the timeout, ``query_failed`` on an engine error.
+            FileExistsError: ``dest`` exists.
         """
         dest = Path(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=".q-", suffix=".parquet")
-        os.close(fd)
-        tmp = Path(tmp_name)
+        dest.touch(exist_ok=False)  # ours alone from here on
         started = time.perf_counter()
         try:
             if isinstance(self.source, DuckDBSource):
-                result = await self._duckdb(query, tmp, started)
+                result = await self._duckdb(query, dest, started)
             else:
-                result = await self._generic(query, tmp)
-            os.replace(tmp, dest)
-        finally:
-            tmp.unlink(missing_ok=True)
+                result = await self._generic(query, dest)
+        except BaseException:
+            dest.unlink(missing_ok=True)
+            raise
         result.elapsed_s = time.perf_counter() - started
         return result
 
