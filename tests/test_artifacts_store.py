@@ -216,11 +216,12 @@ def test_ledger_order_isolation_and_persistence(tmp_path):
         second.close()
 
 
-def test_the_ledger_knows_which_sql_texts_a_thread_ran(store):
+def test_the_ledger_knows_which_sql_texts_and_dataset_names_a_thread_asked_for(store):
     """What decides that a query does not start before its key is known (early runs)."""
     sql = "SELECT 'it''s' AS x, 100 % 7 AS y -- a quote, a percent sign"
     store.record_step(_step("k_sql", "c1", tool="run_sql", arguments={"name": "d", "sql": sql}))
-    assert store.ran_sql("t", sql) is True
-    assert store.ran_sql("t", sql + " ") is False and store.ran_sql("t2", sql) is False
-    store.record_step(_step("k_py", "c2", arguments={"code": "x = 1", "sql": "SELECT 1"}))
-    assert store.ran_sql("t", "SELECT 1") is False  # a Python step's arguments are not SQL
+    assert store.sql_asked_before("t", sql, "other") is True
+    assert store.sql_asked_before("t", "SELECT 2 AS x", "d") is True  # the same dataset, written anew
+    assert store.sql_asked_before("t", sql + " ", "other") is False and store.sql_asked_before("t2", sql, "d") is False
+    store.record_step(_step("k_py", "c2", arguments={"code": "x = 1", "sql": "SELECT 1", "name": "e"}))
+    assert store.sql_asked_before("t", "SELECT 1", "e") is False  # a Python step's arguments are not SQL

@@ -132,13 +132,17 @@ def test_a_reused_step_stops_its_early_run_and_leaves_no_file(toolbox, monkeypat
         monkeypatch.setattr(preparer, "_checked", preparer._Checked())
         fresh = await toolbox.plan("run_sql", dict(first))
         assert fresh.key == plan.key and fresh.early is None
-        # Another text of the same query: a new check (so an early run), the same step key.
+        # Another text of the same query, for the same dataset: most likely the same query
+        # again (a "continue" that writes it differently), so it waits for its key, the same.
         again = {"sql": unchecked("select REGION from REGIONS order by region", tag), "name": "r"}
         plan2 = await toolbox.plan("run_sql", again)
-        assert plan2.key == plan.key and plan2.early is not None
-        assert toolbox.recorded(_ctx(toolbox, "c2"), plan2.key) is not None
-        await plan2.drop()
-        assert plan2.early.task.done()
+        assert plan2.key == plan.key and plan2.early is None
+        # A new text for a new dataset starts early; a run not wanted after all is dropped.
+        other = {"sql": unchecked("select REGION from REGIONS order by region"), "name": "r2"}
+        plan3 = await toolbox.plan("run_sql", other)
+        assert plan3.early is not None and toolbox.recorded(_ctx(toolbox, "c3"), plan3.key) is None
+        await plan3.drop()
+        assert plan3.early.task.done()
 
     asyncio.run(go())
     assert _staged(toolbox) == []

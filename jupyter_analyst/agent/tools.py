@@ -147,9 +147,11 @@ class ToolBox:
         if tool == "run_sql":
             # The query starts running once it has passed the read-only guard, while the
             # rest is checked (see early_sql.py): only where a run can be stopped midway, and
-            # not for a text the thread ran before (that call is most likely reused).
+            # not for a text or a dataset name the thread asked for before (that call is most
+            # likely the same query again, and reused).
             start = EarlyStart(
-                self._execute, unless=partial(self.artifacts.ran_sql, self.runtime.thread_id, args["sql"]),
+                self._execute,
+                unless=partial(self.artifacts.sql_asked_before, self.runtime.thread_id, args["sql"], args["name"]),
             ) if getattr(self.runtime.source, "interruptible", False) else None
             early = None
             try:

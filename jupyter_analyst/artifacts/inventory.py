@@ -303,12 +303,15 @@ class ArtifactStore(SQLiteStore):
         rows = self._rows(f"SELECT {_STEP_COLUMNS} FROM steps WHERE thread_id = ? AND step_key = ?", (thread_id, step_key))
         return _step(rows[0]) if rows else None
 
-    def ran_sql(self, thread_id: str, sql: str) -> bool:
-        """Whether the thread has a recorded SQL step of exactly this text (its next call is
-        most likely reused, so nothing is run before its key is known)."""
+    def sql_asked_before(self, thread_id: str, sql: str, name: str) -> bool:
+        """Whether the thread has a recorded SQL step of exactly this text, or one that made a
+        dataset of this name: its next such call is most likely the same query again (a
+        rerun, a "continue" that writes it differently) and reused, so nothing is run
+        before its key is known."""
         sql_of = self.backend.json_text("arguments", "sql")
+        name_of = self.backend.json_text("arguments", "name")
         return bool(self._rows("SELECT 1 FROM steps WHERE thread_id = ? AND tool = 'run_sql' "
-                               f"AND {sql_of} = ? LIMIT 1", (thread_id, sql)))
+                               f"AND ({sql_of} = ? OR {name_of} = ?) LIMIT 1", (thread_id, sql, name)))
 
     def steps(self, thread_id: str) -> list[StepRecord]:
         """The thread's recorded steps in execution order."""
