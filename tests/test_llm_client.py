@@ -189,10 +189,16 @@ def test_model_clients_share_one_tls_context_that_still_verifies_certificates():
 
     from jupyter_analyst.agent.llm import _tls
 
-    # Made once per process (loading the CA bundle is the costly part), never relaxed.
-    assert _tls() is _tls()
-    assert _tls().verify_mode == ssl.CERT_REQUIRED and _tls().check_hostname
-    assert _tls().get_ca_certs() or _tls().cert_store_stats()["x509_ca"] > 0
+    # Made once per process and endpoint (loading the CA bundle is the costly part), never relaxed.
+    secure = _tls("https://api.example.com/v1")
+    assert secure is _tls("https://api.example.com/v1") and _tls(None) is _tls(None)
+    for context in (secure, _tls(None)):
+        assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+        assert context.get_ca_certs() or context.cert_store_stats()["x509_ca"] > 0
+    # A plain-HTTP endpoint loads no bundle; were it ever sent to HTTPS, it would trust nobody.
+    plain = _tls("http://127.0.0.1:8000/v1")
+    assert plain.verify_mode == ssl.CERT_REQUIRED and plain.check_hostname
+    assert plain.cert_store_stats()["x509_ca"] == 0 and not plain.get_ca_certs()
 
 
 @pytest.mark.asyncio

@@ -12,6 +12,7 @@ argument normaliser to judge.
 from __future__ import annotations
 
 import inspect
+import os
 import ssl
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -129,13 +130,17 @@ class ToolCallAssembler:
 
 
 @cache
-def _tls() -> ssl.SSLContext:
-    """The TLS settings of every model client of this process, made once.
+def _tls(base_url: str | None) -> ssl.SSLContext:
+    """The TLS settings of the model clients of one endpoint, made once per process.
 
     The SDK's HTTP client would load the certificate bundle anew for each client (50 ms of
     CPU, on the event loop, twice per turn with the summarizer); this is the same default
-    context (the bundled CAs, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), shared.
+    context (the bundled CAs, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), shared. A plain
+    ``http://`` endpoint (a local vLLM, Ollama) needs no certificates at all: its context
+    trusts none, so that a redirect to ``https://`` fails verification instead of skipping it.
     """
+    if base_url is not None and base_url.lower().startswith("http://"):
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, against no authority
     try:  # the openai SDK's HTTP library: httpx2 in recent releases, httpx before
         from httpx2 import create_ssl_context
     except ImportError:
@@ -160,7 +165,9 @@ class LLMClient:
         try:
             self._client = openai.AsyncOpenAI(
                 base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
-                http_client=openai.DefaultAsyncHttpxClient(timeout=timeout, verify=_tls()),
+                http_client=openai.DefaultAsyncHttpxClient(
+                    timeout=timeout, verify=_tls(base_url or os.environ.get("OPENAI_BASE_URL")),
+                ),
             )
         except openai.OpenAIError as exc:
             raise ConfigError(
