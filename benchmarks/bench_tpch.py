@@ -6,7 +6,8 @@ no kernel started (a turn of SQL steps only) and with the thread's kernel runnin
 result also loaded as a DataFrame, in the background once the step has returned its result:
 that load is awaited after the timing, before the next query runs). The baseline is ``cursor.sql(query).to_arrow_table()``
 on the same DuckDB instance, so both read warm caches. Every run of ours sends a new text
-(a comment with its number), so its SQL is checked as a new query's would be. Each query is run once each way to
+(a comment with its number) under a new dataset name, so its SQL is checked, and starts
+running as soon as it is cleared, as a new query's would. Each query is run once each way to
 warm up, then ``repeat`` times alternately; the figures are medians, combined over the
 22 queries as geometric means (the geomean of the per-query ratios is their ratio).
 
@@ -96,8 +97,10 @@ async def _measure(
             call = next(_CALLS)
             # A new text each time: checked as a new query would be (not found among those
             # checked); or, ``again``, the query's one text, checked at its first run only.
-            text = "/* again */ " if again else f"/* run {call} */ "
-            args = {"sql": text + tpch.QUERIES[number], "name": f"q{number}"}
+            # A new query comes with a new dataset name (a name asked for before is taken
+            # for the same query again, which starts no run before its key is known).
+            text, name = ("/* again */ ", f"q{number}") if again else (f"/* run {call} */ ", f"q{number}_{call}")
+            args = {"sql": text + tpch.QUERIES[number], "name": name}
             ctx = CallContext(thread.thread_id, "bench", f"call_{call}", rerun=True)
             started = time.perf_counter()
             plan = await tools.plan("run_sql", args)
