@@ -60,7 +60,9 @@ def _patiently(attempt: Callable[[], T]) -> T:
         try:
             return attempt()
         except sqlite3.OperationalError as exc:
-            if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_BUSY and "locked" not in str(exc):
+            # Only "busy" passes: another connection's lock ends. A table locked by this very
+            # connection (SQLITE_LOCKED) would not, and is raised at once.
+            if not isinstance(exc, _Busy) and getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_BUSY:
                 raise
             now = time.monotonic()
             deadline = now + BUSY_TIMEOUT_S if deadline is None else deadline

@@ -68,3 +68,18 @@ def test_a_checkpoint_held_back_by_a_reader_does_not_fail_the_turn(tmp_path, mon
     assert busy == 0 and store.get_thread(thread.thread_id).title == "t"
     reader.close()
     store.close()
+
+
+def test_a_lock_this_connection_holds_itself_is_raised_at_once(monkeypatch):
+    """SQLITE_LOCKED (a table in use by this very connection) does not end by waiting."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (x)")
+    conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(10)])
+    reading = conn.execute("SELECT * FROM t")
+    reading.fetchone()  # a statement of this connection still reads the table
+    waits: list[float] = []
+    monkeypatch.setattr(db.time, "sleep", waits.append)
+    with pytest.raises(sqlite3.OperationalError, match="table is locked"):
+        db._patiently(lambda: conn.execute("DROP TABLE t"))
+    assert waits == []
+    conn.close()
