@@ -12,8 +12,8 @@ import asyncio
 import ast
 import time
 import uuid
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
