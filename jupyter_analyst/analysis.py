@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from functools import partial
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -33,6 +34,7 @@ from .notebooks.export import write_thread_notebook
 from .notebooks.outline import AttachedNotebook
 from .sql import absolute_spec, open_source
 from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
+from .sql.sealed import EngineLimits
 from .text import valid_text
 from .workspace import Workspace
 
@@ -94,6 +96,8 @@ class AnalystConfig(BaseModel):
     summarizer: bool = True
     """Whether a model call after each turn updates the agent state and the rolling summary."""
     query_timeout_s: float = 60.0
+    engine: EngineLimits = EngineLimits()
+    """What a source's engine may use while it runs queries (DuckDB's memory, threads, spill)."""
     row_cap: int = 1_000_000
     python_timeout_s: float = 120.0
     sql_max_chars: int = Field(
@@ -205,7 +209,7 @@ async def run_turn(
                     rerun=request.rerun,
                 ))
             # Connecting (a DuckDB file: some 20 ms) runs off the event loop, which other turns share.
-            source = opened = await asyncio.to_thread(open_source, spec)
+            source = opened = await asyncio.to_thread(partial(open_source, spec, limits=config.engine))
             if thread is None:
                 thread = store.create_thread(user=request.user, source=spec, title=request.prompt[:80])
             elif thread.source != spec:

@@ -10,6 +10,7 @@ fingerprint, same reuse by step key.
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -88,7 +89,7 @@ async def run_sql_step(
         if not spec:
             raise ConfigError("no data source given", reason="no_source", hint="pass --source SPEC or --thread ID")
         spec = absolute_spec(spec)
-        source = await asyncio.to_thread(open_source, spec)
+        source = await asyncio.to_thread(partial(open_source, spec, limits=config.engine))
         runtime: ThreadRuntime | None = None
         try:
             if thread is None:

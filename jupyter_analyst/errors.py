@@ -147,7 +147,8 @@ class InvalidArguments(ToolRetry):
 class SqlRejected(ToolRetry):
     """SQL refused before execution: unparsable, not read-only, or naming unknown things.
 
-    Reason codes: ``sql_parse_error``, ``sql_not_read_only``, ``sql_multiple_statements``,
+    Reason codes: ``sql_parse_error``, ``sql_not_read_only``, ``sql_function_not_allowed`` (a
+    function not on the dialect's allow-list, wherever it is called), ``sql_multiple_statements``,
     ``unknown_table``, ``unknown_column``, ``sql_too_large``, ``sql_too_complex`` (nested
     too deeply, or past the preparation's time or memory limit), ``sql_unsupported``,
     ``invalid_unicode``.

@@ -70,17 +70,16 @@ def test_unknown_names_come_with_suggestions(source):
     assert "Did you mean" in info.value.message
 
 
-def test_file_functions_allowed_when_the_source_allows_them(sales_db, tmp_path):
-    csv = tmp_path / "x.csv"
-    csv.write_text("a,b\n1,2\n")
-    src = open_source(str(sales_db), allow_file_functions=True)
+def test_a_source_of_files_is_read_through_its_views_never_by_file_functions(tmp_path):
+    """A folder of CSV files is queried by table name; the file functions stay refused, and the
+    engine would refuse them too (see tests/security/test_sql_engine.py)."""
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n")
+    src = open_source(str(tmp_path))
     try:
-        from jupyter_analyst.sql.guard import check_read_only
-        import sqlglot
-
-        check_read_only(sqlglot.parse_one(f"SELECT * FROM read_csv('{csv}')", read="duckdb"), allow_file_functions=True)
-        with pytest.raises(SqlRejected):
-            check_read_only(sqlglot.parse_one("DELETE FROM orders"), allow_file_functions=True)
+        assert prepare_query("SELECT a, b FROM x", src).tables == ["x"]
+        with pytest.raises(SqlRejected) as info:
+            prepare_query(f"SELECT * FROM read_csv('{tmp_path / 'x.csv'}')", src)
+        assert info.value.reason == "sql_function_not_allowed"
     finally:
         src.close()
 

@@ -11,6 +11,7 @@ from ..analysis import AnalystConfig, ModelSettings
 from ..errors import ConfigError
 from ..kernel import SandboxPolicy
 from ..kernel.kernelspec import kernels_dir
+from ..sql.sealed import EngineLimits
 from .routes import routes
 from .inputs import ApiLimits
 from .launcher import ServerKernelLauncher, is_gateway
@@ -47,6 +48,9 @@ class AnalystApp(ExtensionApp):
     processes = Int(256, config=True, help="Processes and threads allowed per kernel.")
     python_timeout = Float(120.0, config=True, help="Seconds one Python step may run before it is interrupted.")
     query_timeout = Float(60.0, config=True, help="Seconds one SQL query may run before it is stopped.")
+    sql_memory_mb = Int(0, min=0, config=True,
+                        help="Memory one DuckDB source may use for a turn's queries, in MiB (past it a query spills "
+                             "to disk, then fails with a clear error); 0: a quarter of the machine's memory.")
     row_cap = Int(1_000_000, config=True, help="Rows kept from one query; the rest is dropped and reported.")
     max_steps = Int(16, config=True, help="Model calls allowed per turn before it must answer.")
     plan_concurrency = Int(4, min=1, max=16, config=True,
@@ -86,6 +90,7 @@ class AnalystApp(ExtensionApp):
                 plan_concurrency=self.plan_concurrency,
                 turn_lease_s=self.turn_lease,
                 query_timeout_s=self.query_timeout,
+                engine=EngineLimits(memory_bytes=self.sql_memory_mb * 2**20 or None),
                 row_cap=self.row_cap,
                 python_timeout_s=self.python_timeout,
                 summarizer=self.summarizer,

@@ -2,8 +2,9 @@
 
 Regexes are not enough (a DELETE can hide in a CTE, a file read in a subquery), so every
 node is visited. Only one statement, a query, may pass (DuckDB's PIVOT and UNPIVOT
-statements are queries too); anything that writes, changes settings, loads code or reads
-files is refused.
+statements are queries too); anything that writes, changes settings or loads code is
+refused, and every function call, wherever it stands, must be on the dialect's allow-list
+(``functions.py``). The engine refuses the same on its own (``sealed.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..errors import SqlRejected
+from .functions import check_call
 from .pivot import is_statement_pivot
 
 #: Statement and clause nodes that write, configure or leave the database.
@@ -25,18 +27,7 @@ _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
     if hasattr(exp, name)
 )
 
-#: Table functions that only compute, never read files or the network.
-SAFE_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "values"})
-#: Scalar functions that reveal the environment or read files.
-UNSAFE_FUNCTIONS = frozenset({"getenv", "current_setting", "read_text", "read_blob", "read_csv",
-                              "read_parquet", "read_json", "glob", "query", "query_table"})
 _FILE_SUFFIXES = (".csv", ".tsv", ".parquet", ".json", ".ndjson", ".jsonl", ".txt", ".gz", ".zst", ".xlsx", ".db", ".duckdb")
-
-
-def _function_name(node: exp.Expression) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.name).lower()
-    return (node.sql_name() if hasattr(node, "sql_name") else type(node).__name__).lower()
 
 
 def _refuse(message: str) -> SqlRejected:
@@ -47,8 +38,9 @@ def _refuse(message: str) -> SqlRejected:
     )
 
 
-def check_read_only(statement: exp.Expression, *, allow_file_functions: bool = False) -> None:
-    """Refuse anything but one read-only query.
+def check_read_only(statement: exp.Expression, *, dialect: str = "duckdb") -> None:
+    """Refuse anything but one read-only query that calls only allowed functions (``dialect``'s
+    list, see ``functions.py``) and names no file.
 
     >>> import sqlglot
     >>> check_read_only(sqlglot.parse_one("SELECT 1"))
@@ -63,20 +55,11 @@ def check_read_only(statement: exp.Expression, *, allow_file_functions: bool = F
     for node in statement.walk():
         if isinstance(node, _FORBIDDEN_NODES):
             raise _refuse(f"{_statement_word(node)} is not allowed: queries are read-only")
-        if allow_file_functions:
-            continue
-        if isinstance(node, exp.Table):
-            target = node.this
-            if isinstance(target, exp.Func):
-                name = _function_name(target)
-                if name not in SAFE_TABLE_FUNCTIONS:
-                    raise _refuse(f"table function {name}() is not allowed: it can read files")
-            elif isinstance(target, exp.Identifier) and _looks_like_path(target.name):
-                raise _refuse(f"reading the file {target.name!r} is not allowed")
-        elif isinstance(node, exp.Func) and _function_name(node) in UNSAFE_FUNCTIONS:
-            raise _refuse(f"function {_function_name(node)}() is not allowed")
-        elif isinstance(node, exp.Func) and _function_name(node).startswith("read"):
-            raise _refuse(f"function {_function_name(node)}() is not allowed: it can read files")
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) and _looks_like_path(node.this.name):
+            # DuckDB reads a file named as a table (a replacement scan).
+            raise _refuse(f"reading the file {node.this.name!r} is not allowed")
+        if isinstance(node, exp.Func):
+            check_call(node, dialect)
 
 
 def _looks_like_path(name: str) -> bool:

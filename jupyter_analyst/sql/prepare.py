@@ -161,7 +161,7 @@ def canonical_sql(qualified: exp.Expression, *, copy: bool = True) -> str:
 
 
 def prepare_sql(
-    sql: str, *, schema: dict[str, dict[str, str]], dialect: str, allow_file_functions: bool = False,
+    sql: str, *, schema: dict[str, dict[str, str]], dialect: str,
     mapping: MappingSchema | None = None, on_cleared: Callable[[ClearedQuery], None] | None = None,
 ) -> PreparedQuery:
     """Check ``sql`` against a source's ``schema`` and give its canonical and executable forms
@@ -188,7 +188,7 @@ def prepare_sql(
             reason="invalid_unicode", hint="send valid UTF-8 text",
         )
     try:
-        return _prepare(sql, schema, dialect, allow_file_functions, mapping, on_cleared)
+        return _prepare(sql, schema, dialect, mapping, on_cleared)
     except SqlRejected:
         raise
     except (RecursionError, MemoryError):
@@ -214,7 +214,7 @@ def prepare_query(sql: str, source: DataSource) -> PreparedQuery:
         SqlRejected: as :func:`prepare_sql`.
     """
     return prepare_sql(
-        sql, schema=source.schema(), dialect=source.dialect, allow_file_functions=source.allow_file_functions
+        sql, schema=source.schema(), dialect=source.dialect
     )
 
 
@@ -224,11 +224,11 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _prepare(
-    sql: str, schema: dict[str, dict[str, str]], dialect: str, allow_file_functions: bool,
+    sql: str, schema: dict[str, dict[str, str]], dialect: str,
     mapping: MappingSchema | None, on_cleared: Callable[[ClearedQuery], None] | None,
 ) -> PreparedQuery:
     tree = parse_one(sql, dialect)
-    check_read_only(tree, allow_file_functions=allow_file_functions)
+    check_read_only(tree, dialect=dialect)
     tables = _check_tables(tree, schema)
     # What is read off the tree as parsed comes first: qualifying then works on the tree
     # itself rather than on a copy (copying a large tree costs as much as qualifying it).

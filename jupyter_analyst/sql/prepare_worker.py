@@ -1,7 +1,7 @@
 """A worker process that prepares SQL: ``python -m jupyter_analyst.sql.prepare_worker``.
 
 It reads one JSON job per line on stdin (``sql``, ``schema`` or the ``schema_key`` of one
-sent before, ``dialect``, ``allow_file_functions``, ``early``) and answers each with one JSON line: ``{"prepared": {...}}`` or
+sent before, ``dialect``, ``early``) and answers each with one JSON line: ``{"prepared": {...}}`` or
 ``{"rejected": {...}}``; a job with ``early`` set is first answered ``{"cleared": {...}}`` as
 soon as its SQL has passed the read-only guard (see ``prepare_sql``'s ``on_cleared``), so the
 host may start running it while the rest is checked. Its first line says ``{"ready": true}``.
@@ -88,7 +88,7 @@ def answer(job: dict[str, Any], early: Callable[[dict[str, Any]], None] | None =
         schema, mapping = known
         prepared = prepare_sql(
             job["sql"], schema=schema, dialect=job["dialect"],
-            allow_file_functions=bool(job.get("allow_file_functions")), mapping=mapping,
+            mapping=mapping,
             on_cleared=(lambda cleared: early({"cleared": cleared.model_dump()}))
             if early is not None and job.get("early") else None,
         )

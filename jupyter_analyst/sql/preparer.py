@@ -389,13 +389,13 @@ class SqlPreparer:
         version = source.data_version()
         # A source without files (":memory:") is only itself: its own object is part of its identity.
         identity = f"{version}@{id(source)}" if version == "memory" else version
-        key = (sql, source.kind, source.spec, source.dialect, str(bool(source.allow_file_functions)), identity)
+        key = (sql, source.kind, source.spec, source.dialect, identity)
         known = _checked.get(key)
         if known is not None:
             return known.model_copy(deep=True)
         schema_key, schema = await _schema_of(source, key[-1])
         job = {"sql": sql, "schema_key": schema_key, "schema": schema, "dialect": source.dialect,
-               "allow_file_functions": bool(source.allow_file_functions), "early": on_cleared is not None}
+               "early": on_cleared is not None}
         pool = worker_pool()
         loop = asyncio.get_running_loop()
         try:

@@ -13,7 +13,10 @@ within a time allowance; past it, only that there were more).
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ import pyarrow.parquet as pq
 from ..artifacts.fingerprints import sha256_file
 from ..errors import QueryFailed
 from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult
+from .sealed import QueryGuard
 from .sources import DataSource, DuckDBSource, SQLAlchemySource, json_safe
 from .stream import PIPES, HashingFile, copy_hashed
 
@@ -37,6 +41,8 @@ _TEMPORAL = ("DATE", "TIMESTAMP", "TIME")
 
 #: How often a query that is no longer wanted is interrupted again until its thread ends.
 _INTERRUPT_EVERY_S = 0.05
+#: How long a timed-out query's thread is waited for once stopped, before it is left to end.
+_GIVE_UP_S = 5.0
 
 
 class QueryRunner:
@@ -80,15 +86,21 @@ class QueryRunner:
         order = "" if query.has_order else " ORDER BY ALL"
         capped = f"SELECT * FROM ({query.executable}) AS _q{order} LIMIT {cap}"
 
+        # The engine writes only into the source's private folder (it can reach nothing else):
+        # a named pipe there, drained into ``tmp``; or, without pipes, a file there moved to ``tmp``.
+        private = self.source.private_dir
+
         def copy(target: str) -> None:
             path = target.replace("'", "''")
             cursor.execute(f"COPY ({capped}) TO '{path}' ({_PARQUET_OPTIONS})")
 
         def work() -> QueryResult:
             if PIPES:
-                _, fingerprint, size = copy_hashed(tmp, copy)
+                _, fingerprint, size = copy_hashed(tmp, copy, pipe_dir=private)
             else:  # no named pipes on this platform: hashed from the file
-                copy(str(tmp))
+                written = private / tmp.name
+                copy(str(written))
+                shutil.move(written, tmp)
                 fingerprint, size = sha256_file(tmp), tmp.stat().st_size
             # The rows as the file's footer counts them (DuckDB reports only "Success" for the
             # COPY of a PIVOT statement, which it runs as several statements), and the columns
@@ -97,9 +109,7 @@ class QueryRunner:
             with pq.ParquetFile(tmp, pre_buffer=False) as written:
                 columns = _file_columns(written.schema_arrow)
                 if columns is None:  # a type whose name only DuckDB can tell: it reads the file
-                    path = str(tmp).replace("'", "''")
-                    described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
-                    columns = [ColumnInfo(name=r[0], type=str(r[1])) for r in described]
+                    columns = _described(cursor, tmp, private)
                 return QueryResult(
                     rows=written.metadata.num_rows, columns=columns, elapsed_s=0.0, sample=_head(written),
                     fingerprint=fingerprint, size=size, row_cap=cap,
@@ -140,10 +150,16 @@ class QueryRunner:
         engine = self.source.engine
         cap = int(self.row_cap)
         started = time.perf_counter()
+        running: list[QueryGuard] = []  # the query's guard once its connection is open
+
+        def stop() -> None:
+            for guard in running:
+                guard.stop()
 
         def work() -> QueryResult:
             dropped: int | None = 0
             with engine.connect() as conn:
+                running.append(QueryGuard(conn, self.source.dialect, self.timeout_s))
                 result = conn.execution_options(stream_results=True).execute(sqlalchemy.text(query.executable))
                 names = list(result.keys())
                 fetched = result.fetchmany(cap)
@@ -154,6 +170,8 @@ class QueryRunner:
                     if time.perf_counter() > deadline:
                         dropped = None if result.fetchone() is not None else dropped
                         break
+                result.close()
+                conn.rollback()  # read-only: nothing to keep
             table = pa.Table.from_pylist([dict(zip(names, r, strict=True)) for r in fetched]) if fetched else pa.table(
                 {n: pa.array([], pa.null()) for n in names}
             )
@@ -173,56 +191,52 @@ class QueryRunner:
                 _cap_dropped(out, None if dropped is None else cap + dropped, cap)
             return out
 
-        return await self._with_timeout(work, cancel=None)
+        return await self._with_timeout(work, cancel=stop)
 
     # ------------------------------------------------------------------ shared
 
     async def _with_timeout(self, work, *, cancel, timeout_s: float | None = None) -> Any:
-        """Run ``work`` in a thread; past the timeout ``cancel`` interrupts it (or, with no
-        way to interrupt, it is abandoned) and ``query_timeout`` is raised."""
+        """Run ``work`` in one of the source's threads; past the timeout ``cancel`` stops it in
+        the engine and ``query_timeout`` is raised once its thread has let go."""
         seconds = self.timeout_s if timeout_s is None else timeout_s
-        loop = asyncio.get_running_loop()
-        fired = False
-
-        def on_timeout() -> None:
-            nonlocal fired
-            fired = True
-            cancel()
-
-        future = loop.run_in_executor(None, work)
-        # A timer on the loop (not a thread per query): interrupting DuckDB is thread-safe.
-        timer = loop.call_later(seconds, on_timeout) if cancel is not None else None
+        future = asyncio.get_running_loop().run_in_executor(self.source.executor, work)
         try:
-            if cancel is None:
-                return await asyncio.wait_for(future, seconds)
-            try:
-                # Shielded: a cancelled wait must not mark the thread's work done while it runs.
-                return await asyncio.shield(future)
-            except asyncio.CancelledError:
-                # A query nobody wants any more (a stopped turn, a run started early and then
-                # not needed): interrupted, and its thread done with its files before this returns.
-                # An interruption that comes before the statement has begun is lost: repeated
-                # until the thread is done.
-                while not future.done():
-                    cancel()
-                    await asyncio.wait([future], timeout=_INTERRUPT_EVERY_S)
-                if not future.cancelled():
+            # ``asyncio.wait`` neither cancels the thread's future on a timeout nor when this
+            # wait itself is cancelled: the thread's work is never marked done while it runs.
+            done, _ = await asyncio.wait([future], timeout=seconds)
+            if not done:
+                if await _stop(future, cancel, give_up_s=_GIVE_UP_S):
                     future.exception()  # the interruption it ended with is expected: retrieved, not logged
-                raise
-        except (TimeoutError, asyncio.TimeoutError) as exc:
-            raise _timeout(seconds) from exc
-        except duckdb.InterruptException as exc:
-            raise _timeout(seconds) from exc
-        except (duckdb.Error, Exception) as exc:
-            if fired:
-                raise _timeout(seconds) from exc
-            if isinstance(exc, QueryFailed):
-                raise
+                raise _timeout(seconds)
+            return future.result()
+        except asyncio.CancelledError:
+            # A query nobody wants any more (a stopped turn, a run started early and then not
+            # needed): stopped, and its thread done with its files before this returns.
+            if await _stop(future, cancel, give_up_s=None) and not future.cancelled():
+                future.exception()
+            raise
+        except QueryFailed:
+            raise
+        except (duckdb.InterruptException, duckdb.Error, Exception) as exc:
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise QueryFailed(f"the query failed: {message}", reason="query_failed") from exc
-        finally:
-            if timer is not None:
-                timer.cancel()
+
+
+async def _stop(future: asyncio.Future, cancel: Any, *, give_up_s: float | None) -> bool:
+    """Stop the statement ``future``'s thread runs; whether its thread let go.
+
+    An interruption that comes before the statement has begun is lost, so it is repeated until
+    the thread is done; past ``give_up_s`` (an engine that cannot be stopped) the thread is left
+    to end in the source's own executor.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = None if give_up_s is None else loop.time() + give_up_s
+    while not future.done():
+        if deadline is not None and loop.time() >= deadline:
+            return False
+        cancel()
+        await asyncio.wait([future], timeout=_INTERRUPT_EVERY_S)
+    return True
 
 
 #: Arrow types of a DuckDB Parquet file whose DuckDB type, read back, is certain.
@@ -256,6 +270,22 @@ def _file_columns(schema: pa.Schema) -> list[ColumnInfo] | None:
     if len({c.name.lower() for c in columns}) != len(columns):
         return None
     return columns
+
+
+def _described(cursor: duckdb.DuckDBPyConnection, written: Path, private: Path) -> list[ColumnInfo]:
+    """The columns of a result file as DuckDB reads them back; the engine reads only its private
+    folder, so the file is linked there (copied across file systems) for the look."""
+    seen = private / f"describe-{uuid.uuid4().hex}.parquet"
+    try:
+        try:
+            os.link(written, seen)
+        except OSError:
+            shutil.copyfile(written, seen)
+        path = str(seen).replace("'", "''")
+        described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
+    finally:
+        seen.unlink(missing_ok=True)
+    return [ColumnInfo(name=r[0], type=str(r[1])) for r in described]
 
 
 def _head(written: pq.ParquetFile) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ import datetime as _dt
 import decimal
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -18,12 +19,13 @@ import duckdb
 
 from ..errors import SourceError, SqlRejected
 from .model import ColumnInfo, TableDescription, TableInfo
+from .sealed import DUCKDB_CONNECT_CONFIG, EngineLimits, PrivateFolder, engine_arguments, harden_engine, seal_duckdb
 
 _DATA_SUFFIXES = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet",
                   ".json": "read_json_auto", ".ndjson": "read_json_auto", ".jsonl": "read_json_auto"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-#: DuckDB must never fetch extensions from the network on its own.
-_NO_DOWNLOADS = {"autoinstall_known_extensions": False}
+#: Queries of one source that may run at once (a plan's parallel stage runs at most 16).
+QUERY_THREADS = 16
 
 
 @runtime_checkable
@@ -33,7 +35,6 @@ class DataSource(Protocol):
     spec: str
     kind: str
     dialect: str
-    allow_file_functions: bool
     interruptible: bool
     """Whether a query can be stopped midway (its thread let go at once) when not wanted."""
 
@@ -110,45 +111,82 @@ def _unknown_table(table: str, known: list[str]) -> SqlRejected:
 
 
 class DuckDBSource:
-    """A DuckDB database: a file (read-only), ``:memory:``, or views over data files."""
+    """A DuckDB database: a file (read-only), ``:memory:``, or views over data files.
+
+    Each source is a DuckDB instance of its own, sealed before it is handed out (see
+    ``sealed.py``): the database attached read-only, no file reachable but the source's own
+    data files and a private folder, limits set and locked.
+    """
 
     dialect = "duckdb"
     interruptible = True
 
-    def __init__(self, spec: str, *, files: list[Path] | None = None, allow_file_functions: bool = False) -> None:
+    def __init__(self, spec: str, *, files: list[Path] | None = None, limits: EngineLimits | None = None) -> None:
         self.spec = spec
-        self.allow_file_functions = allow_file_functions
         self._files = files or []
         self._lock = threading.Lock()
         self._schema: tuple[str, dict[str, dict[str, str]]] | None = None
-        if files is not None:
-            self.kind = "files"
-            self.path: Path | None = None
-            self.conn = duckdb.connect(":memory:", config=_NO_DOWNLOADS)
-            for f in files:
-                reader = _DATA_SUFFIXES[f.suffix.lower()]
-                literal = str(f).replace("'", "''")  # DDL cannot take parameters
-                self.conn.execute(f"CREATE VIEW \"{_sanitise(f.stem)}\" AS SELECT * FROM {reader}('{literal}')")
-        elif spec == ":memory:":
-            self.kind = "duckdb"
-            self.path = None
-            self.conn = duckdb.connect(":memory:", config=_NO_DOWNLOADS)
-        else:
-            self.kind = "duckdb"
+        self.path: Path | None = None
+        self.kind = "files" if files is not None else "duckdb"
+        if files is None and spec != ":memory:":
             self.path = Path(spec).expanduser().resolve()
+        #: The one folder the engine may write to (its result pipes, its spill files).
+        self.private = PrivateFolder()
+        try:
+            self.conn = duckdb.connect(":memory:", config=DUCKDB_CONNECT_CONFIG)
+            self._database = self._attach()
+            readable = [self.path] if self.path is not None else self._files
+            seal_duckdb(self.conn, self.private.path, files=readable, limits=limits)
+        except BaseException:
+            self.private.remove()
+            raise
+        #: The threads this source's queries run in (see ``SQLAlchemySource.executor``).
+        self.executor = ThreadPoolExecutor(max_workers=QUERY_THREADS, thread_name_prefix="analyst-query")
+
+    def _attach(self) -> str:
+        """Attach the data read-only; the database's name, which every cursor uses."""
+        if self.path is not None:
+            before = self._databases()
             try:
-                self.conn = duckdb.connect(str(self.path), read_only=True, config=_NO_DOWNLOADS)
+                self.conn.execute(f"ATTACH {_literal(str(self.path))} (READ_ONLY)")
             except duckdb.Error as exc:
+                self.conn.close()
                 raise SourceError(
-                    f"cannot open {spec} as a DuckDB database: {str(exc).splitlines()[0]}",
+                    f"cannot open {self.spec} as a DuckDB database: {str(exc).splitlines()[0]}",
                     reason="source_unreadable",
                     hint="pass a .duckdb file, a CSV/Parquet file or folder, or a SQLAlchemy URL",
                 ) from exc
+            (name,) = self._databases() - before
+        else:
+            # Views over the data files (none for ":memory:") in a catalogue of the source's own,
+            # written once and then attached read-only like any database.
+            catalogue = self.private.path / "source.duckdb"
+            name = "source"
+            self.conn.execute(f"ATTACH {_literal(str(catalogue))} AS {name}")
+            for f in self._files:
+                reader = _DATA_SUFFIXES[f.suffix.lower()]
+                self.conn.execute(
+                    f'CREATE VIEW {name}."{_sanitise(f.stem)}" AS SELECT * FROM {reader}({_literal(str(f))})'
+                )
+            self.conn.execute(f"DETACH {name}")
+            self.conn.execute(f"ATTACH {_literal(str(catalogue))} AS {name} (READ_ONLY)")
+        self.conn.execute(f"USE {_identifier(name)}")
+        return name
+
+    def _databases(self) -> set[str]:
+        return {row[0] for row in self.conn.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
+
+    @property
+    def private_dir(self) -> Path:
+        """The folder of the host's that the engine may write to (and nothing else)."""
+        return self.private.path
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A connection of its own for one thread (DuckDB cursors are not shared)."""
         with self._lock:
-            return self.conn.cursor()
+            cursor = self.conn.cursor()
+        cursor.execute(f"USE {_identifier(self._database)}")  # a new connection starts in the default one
+        return cursor
 
     def data_version(self) -> str:
         """Changes whenever the database file or a data file changes."""
@@ -160,7 +198,8 @@ class DuckDBSource:
         try:
             rows = cur.execute(
                 "SELECT table_name, table_type FROM information_schema.tables "
-                "WHERE table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY table_name"
+                "WHERE table_catalog = current_database() "
+                "AND table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY table_name"
             ).fetchall()
             out = []
             for name, kind in rows:
@@ -178,7 +217,8 @@ class DuckDBSource:
         try:
             rows = cur.execute(
                 "SELECT table_name, column_name, data_type FROM information_schema.columns "
-                "WHERE table_schema NOT IN ('information_schema', 'pg_catalog') "
+                "WHERE table_catalog = current_database() "
+                "AND table_schema NOT IN ('information_schema', 'pg_catalog') "
                 "ORDER BY table_name, ordinal_position"
             ).fetchall()
         finally:
@@ -206,8 +246,18 @@ class DuckDBSource:
         return TableDescription(name=match, columns=columns, rows=int(count), sample=sample)
 
     def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             self.conn.close()
+        self.private.remove()
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 class SQLAlchemySource:
@@ -216,12 +266,16 @@ class SQLAlchemySource:
     kind = "sqlalchemy"
     interruptible = False
 
-    def __init__(self, spec: str, *, allow_file_functions: bool = False, url: Any = None) -> None:
-        """Connect to ``spec``; ``url`` (a ``sqlalchemy.URL``) when it is not the spec itself."""
+    def __init__(self, spec: str, *, url: Any = None) -> None:
+        """Connect to ``spec``; ``url`` (a ``sqlalchemy.URL``) when it is not the spec itself.
+
+        The engine is read-only at the database too (see ``sealed.py``): SQLite files open
+        read-only with ``query_only``, PostgreSQL sessions are read-only with a statement
+        timeout, and no connection is reused.
+        """
         import sqlalchemy
 
         self.spec = spec
-        self.allow_file_functions = allow_file_functions
         #: The database file of a file-backed database (SQLite), else ``None``.
         self.path: Path | None = None
         try:
@@ -232,7 +286,9 @@ class SQLAlchemySource:
         if url.get_backend_name() == "sqlite":
             url, self.path = _read_only_sqlite(url)
         try:
-            self.engine = sqlalchemy.create_engine(url)
+            url, arguments = engine_arguments(url)
+            self.engine = sqlalchemy.create_engine(url, **arguments)
+            harden_engine(self.engine)
             with self.engine.connect() as conn:
                 if self.path is not None:
                     # Opening a file checks nothing; reading its catalogue tells a
@@ -247,6 +303,9 @@ class SQLAlchemySource:
         name = self.engine.dialect.name
         self.dialect = {"postgresql": "postgres", "mssql": "tsql", "sqlite": "sqlite"}.get(name, name)
         self._schema: dict[str, dict[str, str]] | None = None
+        #: The threads this source's queries run in: its own, so a query that will not stop
+        #: never holds a thread the event loop's other work needs.
+        self.executor = ThreadPoolExecutor(max_workers=QUERY_THREADS, thread_name_prefix="analyst-query")
 
     def _safe_url(self) -> str:
         return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", self.spec)
@@ -294,6 +353,7 @@ class SQLAlchemySource:
         return TableDescription(name=match, columns=columns, rows=int(count or 0), sample=sample)
 
     def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
         self.engine.dispose()
 
 
@@ -331,12 +391,12 @@ def _read_only_sqlite(url: Any) -> tuple[Any, Path | None]:
 
 # ---------------------------------------------------------------------- the registry
 
-SourceFactory = Callable[[str, bool], DataSource]
+SourceFactory = Callable[[str, EngineLimits | None], DataSource]
 _REGISTRY: list[tuple[str, Callable[[str], bool], SourceFactory]] = []
 
 
 def register_source(name: str, predicate: Callable[[str], bool], factory: SourceFactory) -> None:
-    """Add a kind of source: ``predicate(spec)`` says whether ``factory(spec, allow_files)`` opens it."""
+    """Add a kind of source: ``predicate(spec)`` says whether ``factory(spec, limits)`` opens it."""
     _REGISTRY.insert(0, (name, predicate, factory))
 
 
@@ -367,24 +427,24 @@ def _is_sqlite_file(spec: str) -> bool:
 # Tried newest first: a plugin registered later takes precedence over these.
 register_source("duckdb", lambda s: s.removeprefix("duckdb:///") == ":memory:"
                 or Path(s.removeprefix("duckdb:///")).expanduser().is_file(),
-                lambda s, allow: DuckDBSource(s.removeprefix("duckdb:///"), allow_file_functions=allow))
+                lambda s, limits: DuckDBSource(s.removeprefix("duckdb:///"), limits=limits))
 register_source("files", lambda s: _data_files(s) is not None,
-                lambda s, allow: DuckDBSource(s, files=_data_files(s), allow_file_functions=allow))
-def _sqlite_file(spec: str, allow: bool) -> DataSource:
+                lambda s, limits: DuckDBSource(s, files=_data_files(s), limits=limits))
+def _sqlite_file(spec: str, _limits: EngineLimits | None) -> DataSource:
     from sqlalchemy.engine import URL
 
     # Built as a URL object: a file name may hold '?' or '#', which URL text would split.
     url = URL.create("sqlite", database=str(Path(spec).expanduser().resolve()))
-    return SQLAlchemySource(spec, allow_file_functions=allow, url=url)
+    return SQLAlchemySource(spec, url=url)
 
 
 register_source("sqlite-file", _is_sqlite_file, _sqlite_file)
 register_source("sqlalchemy", lambda s: "://" in s and not s.startswith("duckdb://"),
-                lambda s, allow: SQLAlchemySource(s, allow_file_functions=allow))
+                lambda s, _limits: SQLAlchemySource(s))
 
 
-def open_source(spec: str, *, allow_file_functions: bool = False) -> DataSource:
-    """Open a data source from what the user typed.
+def open_source(spec: str, *, limits: EngineLimits | None = None) -> DataSource:
+    """Open a data source from what the user typed (``limits``: what its engine may use).
 
     Raises:
         SourceError: the path does not exist, cannot be read, or is of no known kind.
@@ -394,7 +454,7 @@ def open_source(spec: str, *, allow_file_functions: bool = False) -> DataSource:
         raise SourceError("no data source given", reason="no_source", hint="pass --db PATH_OR_URL")
     for _name, predicate, factory in _REGISTRY:
         if predicate(spec):
-            return factory(spec, allow_file_functions)
+            return factory(spec, limits)
     path = Path(spec.removeprefix("duckdb:///")).expanduser()
     if not path.exists():
         raise _not_found(spec)

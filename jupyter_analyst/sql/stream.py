@@ -65,15 +65,16 @@ class HashingFile:
 PIPES = hasattr(os, "mkfifo")
 
 
-def copy_hashed(dest: Path, write: Callable[[str], T]) -> tuple[T, str, int]:
+def copy_hashed(dest: Path, write: Callable[[str], T], *, pipe_dir: Path | None = None) -> tuple[T, str, int]:
     """Let ``write(path)`` write a file in one sequential pass; it lands at ``dest``, hashed.
 
-    ``path`` is a named pipe beside ``dest`` (in the host's staging folder, never a
-    kernel's); a thread drains it into ``dest`` and hashes each chunk on the way. Returns
+    ``path`` is a named pipe in ``pipe_dir`` (default: beside ``dest``; a folder of the
+    host's, never a kernel's); a thread drains it into ``dest`` and hashes each chunk on the
+    way. Returns
     what ``write`` returned, the fingerprint and the size. When ``write`` raises, the
     error is raised (``dest`` then holds a partial file: the caller discards it).
     """
-    fifo = dest.with_name(dest.name + ".pipe")
+    fifo = (pipe_dir or dest.parent) / (dest.name + ".pipe")
     fifo.unlink(missing_ok=True)
     with open(dest, "wb") as raw:
         sink = HashingFile(raw)

@@ -1,0 +1,256 @@
+"""The engine's own walls: what a source's database refuses whatever SQL reaches it.
+
+The read-only guard (``guard.py``, ``functions.py``) judges the model's SQL before it runs;
+this module makes the engine refuse the same things on its own, so that SQL the guard
+wrongly clears still cannot leave the source:
+
+* **DuckDB**: every database is an in-memory instance of its own (never DuckDB's process-wide
+  cache of file databases, whose settings another source would share), with the source
+  attached read-only. Before any query it is sealed: no file system access
+  (``enable_external_access=false``) except the source's own data files (``allowed_paths``)
+  and one private folder of its own (the named pipe its results are written through, its
+  spill files), no extension loaded or installed on demand, a memory limit, a bounded spill
+  folder, a thread count, and ``lock_configuration=true`` so no statement can change any of
+  it. ``getenv``, ``read_text('/proc/self/environ')``, ``glob``, ``duckdb_settings()`` of the
+  host's paths, ``ATTACH`` elsewhere: all fail in the engine.
+* **SQLite**: the file opened read-only (``mode=ro``), ``PRAGMA query_only``, extension
+  loading off, and an authorizer that allows reading and calling allowed functions only.
+* **PostgreSQL**: every session read-only (``default_transaction_read_only``) with a
+  ``statement_timeout``, each query in a ``READ ONLY`` transaction, and no connection reused
+  (whatever a session held, advisory locks included, ends with it).
+
+A query that runs past its time is stopped in the engine (``interrupt`` for DuckDB and
+SQLite, a cancel request for PostgreSQL), never left to run on in a thread.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+MB = 2**20
+GB = 2**30
+
+#: Extensions DuckDB would otherwise load (or download) when a query names one of their
+#: functions: ``httpfs`` reaches the network, ``postgres`` other databases.
+DUCKDB_CONNECT_CONFIG: dict[str, Any] = {
+    "autoload_known_extensions": False,
+    "autoinstall_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+    "allow_persistent_secrets": False,
+}
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: a modest guess
+        return 8 * GB
+
+
+class EngineLimits(BaseModel):
+    """What one source's engine may use while it runs queries (DuckDB sources)."""
+
+    memory_bytes: int | None = Field(default=None, ge=64 * MB)
+    """DuckDB's memory limit; default a quarter of the machine's memory (DuckDB's own
+    default is 80%, which one query can take from everything else on the machine)."""
+    threads: int | None = Field(default=None, ge=1)
+    """Threads one query may use; default the cores this process may run on."""
+    spill_bytes: int = Field(default=4 * GB, ge=0)
+    """Disk a query may spill to (in the source's private folder) past its memory limit."""
+
+    def memory(self) -> int:
+        """The memory limit in bytes.
+
+        >>> EngineLimits(memory_bytes=2**30).memory()
+        1073741824
+        """
+        return self.memory_bytes if self.memory_bytes is not None else max(256 * MB, _physical_memory() // 4)
+
+    def thread_count(self) -> int:
+        """The thread count."""
+        if self.threads is not None:
+            return self.threads
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _literal(text: str) -> str:
+    """A SQL string literal (settings take no parameters).
+
+    >>> _literal("/tmp/it's")
+    "'/tmp/it''s'"
+    """
+    return "'" + text.replace("'", "''") + "'"
+
+
+class PrivateFolder:
+    """A folder of the host's, mode 0700, for one source's engine: the only place its
+    DuckDB may touch besides the source's own files; removed when the source closes."""
+
+    def __init__(self) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix="analyst-engine-"))
+
+    def remove(self) -> None:
+        """Remove the folder and what the engine left there."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def seal_duckdb(conn: Any, private: Path, *, files: Iterable[Path] = (), limits: EngineLimits | None = None) -> None:
+    """Seal a DuckDB instance: only ``files`` and ``private`` reachable, limits set, locked.
+
+    Runs once, before the instance is handed out; afterwards no statement can change a
+    setting (``lock_configuration``).
+    """
+    limits = limits or EngineLimits()
+    spill = private / "spill"
+    allowed_files = ", ".join(_literal(str(f)) for f in files)
+    for name, value in (
+        ("allowed_directories", f"[{_literal(str(private) + os.sep)}]"),
+        ("allowed_paths", f"[{allowed_files}]"),
+        ("temp_directory", _literal(str(spill))),
+        ("max_temp_directory_size", f"'{limits.spill_bytes}B'"),
+        ("memory_limit", f"'{limits.memory()}B'"),
+        ("threads", str(limits.thread_count())),
+        ("home_directory", _literal(str(private))),
+        ("secret_directory", _literal(str(private / "secrets"))),
+        # INSTALL would download from DuckDB's repository: it looks in an empty folder instead.
+        ("custom_extension_repository", _literal(str(private / "no-extensions"))),
+        ("autoinstall_extension_repository", _literal(str(private / "no-extensions"))),
+        ("enable_external_access", "false"),
+        ("lock_configuration", "true"),
+    ):
+        # GLOBAL: a setting of the instance, which every cursor opened later inherits.
+        conn.execute(f"SET GLOBAL {name} = {value}")
+
+
+#: What ``read_settings`` reads back, to show a source is sealed (tests, ``doctor``).
+SEALED_SETTINGS = ("enable_external_access", "lock_configuration", "autoload_known_extensions",
+                   "autoinstall_known_extensions", "allow_community_extensions", "memory_limit", "threads",
+                   "max_temp_directory_size", "temp_directory", "allowed_directories", "allowed_paths",
+                   "home_directory", "secret_directory", "custom_extension_repository")
+
+
+def duckdb_settings(conn: Any) -> dict[str, str]:
+    """The sealing settings of a DuckDB connection, as the engine reports them."""
+    names = ", ".join(_literal(n) for n in SEALED_SETTINGS)
+    rows = conn.execute(f"SELECT name, value FROM duckdb_settings() WHERE name IN ({names})").fetchall()
+    return {str(name): str(value) for name, value in rows}
+
+
+# ---------------------------------------------------------------------- SQLAlchemy sources
+
+#: A PostgreSQL session's own limit on any one statement: the query runner stops a query at
+#: its timeout itself; this bounds the host's own look-ups (table lists, row counts) too.
+SESSION_STATEMENT_TIMEOUT_MS = 300_000
+#: A session left inside a transaction (its client died) ends after this long.
+IDLE_IN_TRANSACTION_MS = 60_000
+
+
+def engine_arguments(url: Any) -> tuple[Any, dict[str, Any]]:
+    """The URL and ``create_engine`` arguments of a read-only engine for ``url``.
+
+    No connection is pooled: each query has a session of its own, so nothing one query leaves
+    in a session (a lock, a setting, a temporary table) reaches the next. PostgreSQL sessions
+    start read-only with a statement timeout (as startup options, which ``RESET`` returns to);
+    a plain ``postgresql://`` URL uses psycopg 3 where psycopg2 is not installed.
+    """
+    from sqlalchemy.pool import NullPool
+
+    if url.get_backend_name() == "postgresql":
+        url = _postgres_driver(url)
+        options = " ".join(part for part in (
+            str(url.query.get("options") or ""),
+            "-c default_transaction_read_only=on",
+            f"-c statement_timeout={SESSION_STATEMENT_TIMEOUT_MS}",
+            f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}",
+        ) if part)
+        url = url.update_query_dict({"options": options})
+    return url, {"poolclass": NullPool}
+
+
+def _postgres_driver(url: Any) -> Any:
+    if url.drivername != "postgresql":
+        return url
+    import importlib.util
+
+    if importlib.util.find_spec("psycopg2") is None and importlib.util.find_spec("psycopg") is not None:
+        return url.set(drivername="postgresql+psycopg")
+    return url
+
+
+def harden_engine(engine: Any) -> None:
+    """Make every new connection of a SQLite engine refuse writes and extensions."""
+    if engine.dialect.name != "sqlite":
+        return
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "connect")
+    def _read_only(dbapi_connection: Any, _record: Any) -> None:
+        if hasattr(dbapi_connection, "enable_load_extension"):
+            dbapi_connection.enable_load_extension(False)
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA query_only = ON")
+        finally:
+            cursor.close()
+
+
+class QueryGuard:
+    """The engine-side limits of one model query on an open connection, and the way to stop
+    it from another thread (``stop``: a SQLite interrupt, a PostgreSQL cancel request)."""
+
+    def __init__(self, connection: Any, dialect: str, timeout_s: float) -> None:
+        self.raw = connection.connection.driver_connection
+        self.dialect = dialect
+        if dialect == "sqlite" and hasattr(self.raw, "set_authorizer"):
+            self.raw.set_authorizer(_sqlite_authorizer)
+        elif dialect == "postgres":
+            connection.exec_driver_sql("SET TRANSACTION READ ONLY")
+            connection.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(timeout_s * 1000) + 250)}")
+
+    @property
+    def can_stop(self) -> bool:
+        """Whether :meth:`stop` reaches the engine."""
+        return any(hasattr(self.raw, name) for name in ("interrupt", "cancel_safe", "cancel"))
+
+    def stop(self) -> None:
+        """Ask the engine to stop the running statement (safe from any thread)."""
+        if hasattr(self.raw, "interrupt"):  # sqlite3: immediate
+            self.raw.interrupt()
+            return
+        cancel = getattr(self.raw, "cancel_safe", None) or getattr(self.raw, "cancel", None)
+        if cancel is not None:
+            import threading
+
+            # A network round trip: never on the caller's (the event loop's) thread.
+            threading.Thread(target=_quietly, args=(cancel,), name="sql-cancel", daemon=True).start()
+
+
+def _quietly(call: Any) -> None:
+    try:
+        call()
+    except Exception:  # noqa: BLE001 - the statement may have ended meanwhile: nothing to cancel
+        pass
+
+
+# sqlite3's authorizer action codes (the sqlite3 module names them too, from Python 3.11).
+_SQLITE_OK, _SQLITE_DENY = 0, 1
+_SQLITE_READ, _SQLITE_SELECT, _SQLITE_FUNCTION, _SQLITE_RECURSIVE = 20, 21, 31, 33
+
+
+def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
+    """Reads, selects and allowed functions: nothing else (no PRAGMA, ATTACH, writes)."""
+    if action in (_SQLITE_READ, _SQLITE_SELECT, _SQLITE_RECURSIVE):
+        return _SQLITE_OK
+    if action == _SQLITE_FUNCTION:
+        from .functions import allowed
+
+        return _SQLITE_OK if (arg2 or "").lower() in allowed("sqlite")[0] else _SQLITE_DENY
+    return _SQLITE_DENY
