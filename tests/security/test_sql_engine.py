@@ -287,6 +287,21 @@ def test_a_runaway_sqlite_query_is_stopped_at_the_engine(tmp_path):
         source.close()
 
 
+def test_a_runaway_duckdb_query_is_stopped_at_the_engine(sales_db, tmp_path):
+    import time
+
+    source = open_source(str(sales_db))
+    try:
+        started = time.perf_counter()
+        with pytest.raises(Exception, match="ran past 1 s"):
+            _run(source, "SELECT SUM(a.range * b.range) AS s FROM range(100000) a, range(100000) b",
+                 tmp_path / "x.parquet", timeout_s=1.0)
+        assert time.perf_counter() - started < 2.0
+        assert not any(t.name.startswith("analyst-query") and t.is_alive() and _busy(t) for t in _threads())
+    finally:
+        source.close()
+
+
 def _threads():
     import threading
 
