@@ -58,7 +58,7 @@ def run_checks(policy: SandboxPolicy | None = None, caps: OutputCaps | None = No
         detail=f"cgroup {support}, writable" if support else "no writable cgroup: memory is capped with RLIMIT_AS",
         fix=None if support else "run as root or delegate a cgroup to this user",
     ))
-    for tool, purpose in (("prlimit", "rlimits (CPU, processes, file size, open files)"),
+    for tool, purpose in (("prlimit", "rlimits (CPU, processes, file size, open files; no core dumps)"),
                           ("setpriv", "dropping root to an unprivileged uid")):
         path = shutil.which(tool)
         needed = tool == "prlimit" or running_as_root()
@@ -67,9 +67,10 @@ def run_checks(policy: SandboxPolicy | None = None, caps: OutputCaps | None = No
                             fix=None if path else "apt-get install util-linux"))
     checks.append(_identity(policy))
     checks.append(Check(
-        name="no nested namespaces or mounts", ok=seccomp.supported(),
-        detail="seccomp filter refuses unshare, setns, clone(CLONE_NEW*) and mounts" if seccomp.supported()
-        else "no seccomp filter for this architecture: code in the kernel may create namespaces",
+        name="kernel interfaces (seccomp)", ok=seccomp.supported(),
+        detail=f"refused: {', '.join(seccomp.REFUSED)}, socket families but Unix and IP, other ABIs"
+        if seccomp.supported() else "no seccomp filter for this architecture: code in the kernel may create "
+        "namespaces, use io_uring, open netlink sockets...",
         fix=None if seccomp.supported() else "run on x86_64 or aarch64",
     ))
     checks.append(Check(name="output caps", ok=True, detail=caps.describe()))

@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,7 @@ class SandboxProvisioner(LocalProvisioner):
         bwrap = find_bwrap(policy.bwrap_path)
         readable = [Path(p) for p in settings.readable if Path(p).exists()]
         filter_fd: int | None = None
+        confine: list[Callable[[], None]] = [self.cgroup.join] if self.cgroup is not None else []
         if bwrap and policy.enabled:
             if seccomp.supported():
                 filter_fd = seccomp.program_fd()
@@ -109,12 +111,16 @@ class SandboxProvisioner(LocalProvisioner):
             if policy.enabled:
                 print(NO_BWRAP_WARNING, file=sys.stderr, flush=True)
                 self.log.warning(NO_BWRAP_WARNING)
+                if seccomp.supported():
+                    # No bubblewrap to install the filter: the kernel's process puts it
+                    # on itself between fork and exec, so the same calls are refused.
+                    confine.append(seccomp.installer())
             wrapped = unsandboxed_command(cmd, policy=policy, identity=ids)
         kwargs["env"] = scrub_environment(env, home=workdir, extra=policy.extra_env)
-        if self.cgroup is not None:
-            # Join the cgroup in the child before exec: bubblewrap forks at once, and a
-            # process added afterwards would leave its children outside.
-            kwargs["preexec_fn"] = self.cgroup.join
+        if confine:
+            # In the child before exec: the cgroup first (bubblewrap forks at once, and a
+            # process added afterwards would leave its children outside), then the filter.
+            kwargs["preexec_fn"] = lambda: [step() for step in confine]
         try:
             return await super().launch_kernel(wrapped, **kwargs)
         except BaseException:

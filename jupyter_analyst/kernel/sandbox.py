@@ -8,11 +8,14 @@ The model writes the code, so the kernel treats it as untrusted:
   (ZMQ runs over Unix sockets).
 * **limits**: memory and process count in a cgroup where one can be made, and rlimits
   always (address space when there is no cgroup, CPU time, processes, file size, open
-  files), set with ``prlimit``.
+  files; no core dumps, few locked pages, no real-time priority), set with ``prlimit``,
+  hard limits included, so the kernel cannot raise them.
 * **identity**: started as root, the kernel drops to a uid of its own (leased from a range,
   see identity.py) with ``setpriv``, so its process limit counts only its own processes.
-* **no new namespaces or mounts**: a seccomp filter (seccomp.py) refuses ``unshare``,
-  ``setns``, ``clone`` with ``CLONE_NEW*`` and every mount call inside the sandbox.
+* **kernel interfaces**: a seccomp filter (seccomp.py) refuses what a data kernel never
+  needs: new namespaces and mounts, io_uring, userfaultfd, keyrings, bpf and perf,
+  ptrace, socket families but Unix and IP, and every call through another ABI; with or
+  without bubblewrap.
 * **environment**: only an allow-list passes; API keys, database URLs and Jupyter tokens
   never reach the kernel.
 
@@ -108,12 +111,28 @@ def interpreter_paths() -> list[Path]:
     return sorted(paths, key=lambda p: (len(p.parts), str(p)))
 
 
+#: RLIMIT_CORE, soft and hard: no core dump at all. 0 would stop only a dump to a file: for
+#: a piped ``core_pattern`` (apport, systemd-coredump) the kernel ignores the limit and runs
+#: the root helper on the whole core, except at exactly 1, which it reserves to abort the
+#: dump before starting the helper; and 1 byte is below the smallest file dump (a page).
+CORE_LIMIT = 1
+#: RLIMIT_MEMLOCK: Linux's own default, so pages the kernel locks stay few whatever root's
+#: limit is.
+MEMLOCK_BYTES = 8 * 2**20
+
+
 def limit_command(policy: SandboxPolicy, *, address_space: bool) -> list[str]:
-    """``prlimit`` arguments for the policy's rlimits.
+    """``prlimit`` arguments for the policy's rlimits (each sets the soft and the hard limit,
+    so the kernel's code cannot raise any of them again).
+
+    Besides the policy's: no core dumps (:data:`CORE_LIMIT`), few locked pages, and no
+    real-time or raised scheduling priority (a real-time busy loop would hold a CPU away
+    from the host until ``cpu_seconds`` run out).
 
     >>> limit_command(SandboxPolicy(memory_mb=100, cpu_seconds=5, processes=10, file_size_mb=1,
-    ...                             open_files=64), address_space=True)[1:]
-    ['--cpu=5', '--nproc=10', '--fsize=1048576', '--nofile=64', '--as=104857600', '--']
+    ...                             open_files=64), address_space=True)[1:]  # doctest: +NORMALIZE_WHITESPACE
+    ['--cpu=5', '--nproc=10', '--fsize=1048576', '--nofile=64', '--core=1', '--memlock=8388608', '--rtprio=0',
+     '--nice=0', '--as=104857600', '--']
     """
     args = [
         shutil.which("prlimit") or "prlimit",
@@ -121,6 +140,10 @@ def limit_command(policy: SandboxPolicy, *, address_space: bool) -> list[str]:
         f"--nproc={policy.processes}",
         f"--fsize={policy.file_size_mb * 2**20}",
         f"--nofile={policy.open_files}",
+        f"--core={CORE_LIMIT}",
+        f"--memlock={MEMLOCK_BYTES}",
+        "--rtprio=0",
+        "--nice=0",
     ]
     if address_space:
         args.append(f"--as={policy.memory_mb * 2**20}")
@@ -210,7 +233,7 @@ def unsandboxed_command(cmd: Sequence[str], *, policy: SandboxPolicy, identity: 
 
 
 NO_BWRAP_WARNING = (
-    "WARNING: bubblewrap (bwrap) is not installed: the kernel runs WITHOUT isolation, with "
-    "resource limits only. Install it (Debian/Ubuntu: apt-get install bubblewrap) and run "
-    "`jupyter analyst doctor`."
+    "WARNING: bubblewrap (bwrap) is not installed: the kernel runs WITHOUT isolation (it sees this "
+    "machine's files and network), with resource limits and the seccomp filter only. Install it "
+    "(Debian/Ubuntu: apt-get install bubblewrap) and run `jupyter analyst doctor`."
 )
