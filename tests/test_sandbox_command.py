@@ -23,6 +23,32 @@ def test_command_layers(tmp_path):
                                                 identity=None, address_space_limit=True)
 
 
+def test_mounts_cover_a_private_folder_above_a_bind_and_report_a_private_bind(tmp_path):
+    from jupyter_analyst.kernel.sandbox import kernel_mounts, out_of_reach
+
+    uid = (900000123, 900000123)
+    shared = tmp_path / "shared"
+    private = shared / "private"
+    install = private / "py"
+    install.mkdir(parents=True)
+    (install / "lib.py").write_text("")
+    for folder, mode in ((tmp_path, 0o755), (shared, 0o755), (private, 0o700), (install, 0o755)):
+        folder.chmod(mode)
+    args, view = kernel_mounts([(install, False), (shared, False)], identity=uid)
+    text = " ".join(args)
+    # The shallower bind first; then the private folder inside it covered, then the install.
+    assert text.index(f"--ro-bind {shared} {shared}") < text.index(f"--tmpfs {private}") < text.index(
+        f"--ro-bind {install} {install}")
+    assert out_of_reach(uid, readable=[install / "lib.py"], binds=[(install, False), (shared, False)]) == []
+    assert out_of_reach(uid, readable=[install / "lib.py"]) != [], "without bubblewrap the folder is in the way"
+    # A bind the uid cannot enter is never covered (that would hide it): it is reported.
+    install.chmod(0o700)
+    args, _ = kernel_mounts([(install, False), (install / "lib.py", False)], identity=uid)
+    assert f"--tmpfs {install}" not in " ".join(args)
+    blocked = out_of_reach(uid, readable=[install / "lib.py"], binds=[(install, False)])
+    assert [b.path for b in blocked] == [install] and "cannot enter" in blocked[0].describe()
+
+
 def test_environment_allow_list(tmp_path):
     from jupyter_analyst.kernel.sandbox import scrub_environment
 
