@@ -23,6 +23,32 @@ def test_command_layers(tmp_path):
                                                 identity=None, address_space_limit=True)
 
 
+def test_mounts_cover_a_private_folder_above_a_bind_and_report_a_private_bind(tmp_path):
+    from jupyter_analyst.kernel.sandbox import kernel_mounts, out_of_reach
+
+    uid = (900000123, 900000123)
+    shared = tmp_path / "shared"
+    private = shared / "private"
+    install = private / "py"
+    install.mkdir(parents=True)
+    (install / "lib.py").write_text("")
+    for folder, mode in ((tmp_path, 0o755), (shared, 0o755), (private, 0o700), (install, 0o755)):
+        folder.chmod(mode)
+    args, view = kernel_mounts([(install, False), (shared, False)], identity=uid)
+    text = " ".join(args)
+    # The shallower bind first; then the private folder inside it covered, then the install.
+    assert text.index(f"--ro-bind {shared} {shared}") < text.index(f"--tmpfs {private}") < text.index(
+        f"--ro-bind {install} {install}")
+    assert out_of_reach(uid, readable=[install / "lib.py"], binds=[(install, False), (shared, False)]) == []
+    assert out_of_reach(uid, readable=[install / "lib.py"]) != [], "without bubblewrap the folder is in the way"
+    # A bind the uid cannot enter is never covered (that would hide it): it is reported.
+    install.chmod(0o700)
+    args, _ = kernel_mounts([(install, False), (install / "lib.py", False)], identity=uid)
+    assert f"--tmpfs {install}" not in " ".join(args)
+    blocked = out_of_reach(uid, readable=[install / "lib.py"], binds=[(install, False)])
+    assert [b.path for b in blocked] == [install] and "cannot enter" in blocked[0].describe()
+
+
 def test_environment_allow_list(tmp_path):
     from jupyter_analyst.kernel.sandbox import scrub_environment
 
@@ -57,14 +83,58 @@ def test_doctor_reports_the_kernel_identity_and_the_output_caps():
         assert "share its process limit" in text
 
 
-def test_seccomp_program_is_well_formed_for_each_machine():
+def _verdict(code: bytes, nr: int, arch: int, *args: int) -> int:
+    """What the filter answers to one call: a classic BPF machine for the opcodes it uses."""
     import struct
 
-    from jupyter_analyst.kernel.seccomp import CLONE_NEW_ANY, program
+    data = struct.pack("=iIQ6Q", nr, arch, 0, *(list(args) + [0] * 6)[:6])
+    program = [struct.unpack("=HBBI", code[i:i + 8]) for i in range(0, len(code), 8)]
+    pc, acc = 0, 0
+    while True:
+        op, jt, jf, k = program[pc]
+        if op == 0x20:  # ld [k]
+            acc, pc = struct.unpack_from("=I", data, k)[0], pc + 1
+        elif op in (0x15, 0x35, 0x45):  # jeq, jge, jset
+            hit = acc == k if op == 0x15 else acc >= k if op == 0x35 else bool(acc & k)
+            pc += 1 + (jt if hit else jf)
+        else:
+            assert op == 0x06, f"unexpected opcode {op:#x}"
+            return k
 
-    for machine in ("x86_64", "aarch64"):
-        code = program(machine)
-        entries = [struct.unpack("=HBBI", code[i:i + 8]) for i in range(0, len(code), 8)]
-        assert entries[0] == (0x20, 0, 0, 4), "first the architecture is loaded"
-        assert (0x45, entries[-4][1], 0, CLONE_NEW_ANY) in entries, "clone's flags are tested"
-        assert entries[-1][3] & 0xFFFF == 38 and entries[-2][3] & 0xFFFF == 1, "ENOSYS, EPERM"
+
+def test_seccomp_refuses_each_class_on_each_machine_and_every_other_abi():
+    import errno
+
+    from jupyter_analyst.kernel.seccomp import ARCHES, CLONE_NEW_ANY, X32_BIT, program, refused_calls
+
+    allow, eperm = 0x7FFF0000, 0x50000 | errno.EPERM
+    enosys, eopnotsupp = 0x50000 | errno.ENOSYS, 0x50000 | errno.EOPNOTSUPP
+    #: Calls a Python kernel makes all the time: read, write, openat, mmap, futex.
+    everyday = {"x86_64": (0, 1, 257, 9, 202), "aarch64": (63, 64, 56, 222, 98)}
+    foreign = {"x86_64": 0x40000003, "aarch64": 0x40000028}  # i386, 32-bit ARM
+    for machine, arch in ARCHES.items():
+        code, nr = program(machine), arch.numbers
+        for name in refused_calls(machine):
+            assert _verdict(code, nr[name], arch.audit) == eperm, (machine, name)
+        for number in everyday[machine]:
+            assert _verdict(code, number, arch.audit) == allow, (machine, number)
+            assert _verdict(code, number, foreign[machine]) == enosys, "another ABI is refused whole"
+        assert _verdict(code, nr["clone"], arch.audit, 0x11) == allow  # SIGCHLD: fork
+        assert _verdict(code, nr["clone"], arch.audit, 0x11 | 0x10000000) == eperm  # CLONE_NEWUSER
+        for flag in (1 << bit for bit in range(32)):
+            if flag & CLONE_NEW_ANY:
+                assert _verdict(code, nr["clone"], arch.audit, 0x11 | flag) == eperm, hex(flag)
+        assert _verdict(code, nr["clone3"], arch.audit) == enosys
+        for call in ("socket", "socketpair"):
+            for family in (1, 2, 10):
+                assert _verdict(code, nr[call], arch.audit, family, 1) == allow
+            for family in (16, 40, 17, 38, 44, 3, 255):
+                assert _verdict(code, nr[call], arch.audit, family, 1) == eopnotsupp, (call, family)
+        assert _verdict(code, nr["personality"], arch.audit, 0xFFFFFFFF) == allow
+        assert _verdict(code, nr["personality"], arch.audit, 0x0040000) == eperm  # ADDR_NO_RANDOMIZE
+        assert _verdict(code, nr["ioctl"], arch.audit, 0, 0x541B) == allow  # FIONREAD
+        for request in (0x5412, 0x541C, 0xAA00):  # TIOCSTI, TIOCLINUX, USERFAULTFD_IOC_NEW
+            assert _verdict(code, nr["ioctl"], arch.audit, 0, request) == eperm
+    x86 = ARCHES["x86_64"]
+    assert _verdict(program("x86_64"), X32_BIT | 0, x86.audit) == eperm, "x32 calls are refused"
+    assert _verdict(program("x86_64"), X32_BIT | x86.numbers["socket"], x86.audit, 40) == eperm

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 
 from pydantic import BaseModel
 
@@ -12,7 +13,8 @@ from . import seccomp
 from .cgroups import cgroup_support
 from .identity import leases_in_use
 from .outputs import OutputCaps
-from .sandbox import SandboxPolicy, find_bwrap, running_as_root
+from .reach import remedy
+from .sandbox import SandboxPolicy, find_bwrap, interpreter_paths, out_of_reach, running_as_root
 
 
 class Check(BaseModel):
@@ -58,7 +60,7 @@ def run_checks(policy: SandboxPolicy | None = None, caps: OutputCaps | None = No
         detail=f"cgroup {support}, writable" if support else "no writable cgroup: memory is capped with RLIMIT_AS",
         fix=None if support else "run as root or delegate a cgroup to this user",
     ))
-    for tool, purpose in (("prlimit", "rlimits (CPU, processes, file size, open files)"),
+    for tool, purpose in (("prlimit", "rlimits (CPU, processes, file size, open files; no core dumps)"),
                           ("setpriv", "dropping root to an unprivileged uid")):
         path = shutil.which(tool)
         needed = tool == "prlimit" or running_as_root()
@@ -66,10 +68,13 @@ def run_checks(policy: SandboxPolicy | None = None, caps: OutputCaps | None = No
                             detail=f"{purpose}: {path}" if path else f"{purpose}: missing",
                             fix=None if path else "apt-get install util-linux"))
     checks.append(_identity(policy))
+    if running_as_root():
+        checks.append(_reach(policy, bubblewrap=bwrap is not None))
     checks.append(Check(
-        name="no nested namespaces or mounts", ok=seccomp.supported(),
-        detail="seccomp filter refuses unshare, setns, clone(CLONE_NEW*) and mounts" if seccomp.supported()
-        else "no seccomp filter for this architecture: code in the kernel may create namespaces",
+        name="kernel interfaces (seccomp)", ok=seccomp.supported(),
+        detail=f"refused: {', '.join(seccomp.REFUSED)}, socket families but Unix and IP, other ABIs"
+        if seccomp.supported() else "no seccomp filter for this architecture: code in the kernel may create "
+        "namespaces, use io_uring, open netlink sockets...",
         fix=None if seccomp.supported() else "run on x86_64 or aarch64",
     ))
     checks.append(Check(name="output caps", ok=True, detail=caps.describe()))
@@ -86,6 +91,19 @@ def _identity(policy: SandboxPolicy) -> Check:
     return Check(name="per-kernel identity", ok=True,
                  detail=f"each kernel its own uid in {policy.uid_first}-{last} ({policy.uid_count} kernels at most; "
                         f"{leases_in_use()} in use now); its process limit counts only its own processes")
+
+
+def _reach(policy: SandboxPolicy, *, bubblewrap: bool) -> Check:
+    """Whether a kernel's uid reaches this interpreter and its packages (see reach.py)."""
+    identity = (policy.uid_first, policy.uid_first)
+    binds = [(path, False) for path in interpreter_paths()] if bubblewrap else None
+    blocked = out_of_reach(identity, binds=binds)
+    if not blocked:
+        return Check(name="kernel reaches its Python", ok=True,
+                     detail=f"uid {identity[0]} reads {sys.prefix} and what it runs from")
+    return Check(name="kernel reaches its Python", ok=False,
+                 detail=f"uid {identity[0]} " + "; it ".join(b.describe() for b in blocked) + ": kernels are refused",
+                 fix=remedy(blocked, bubblewrap=bubblewrap))
 
 
 def report(checks: list[Check]) -> str:

@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ from .sandbox import (
     NO_BWRAP_WARNING,
     SandboxPolicy,
     bwrap_command,
+    check_reach,
     find_bwrap,
+    kernel_binds,
     running_as_root,
     scrub_environment,
     unsandboxed_command,
@@ -80,46 +83,58 @@ class SandboxProvisioner(LocalProvisioner):
         workdir = Path(kwargs.get("cwd") or os.getcwd()).resolve()
         connection_file = Path(self.parent.connection_file).resolve() if self.parent else None
         sockets = connection_file.parent / "s" if connection_file is not None else None
+        bwrap = find_bwrap(policy.bwrap_path) if policy.enabled else None
+        readable = [Path(p) for p in settings.readable if Path(p).exists()]
+        private = [connection_file] if connection_file is not None and sockets is not None else []
+        writable = [sockets] if sockets is not None else []
         if running_as_root() and self.identity is None:
             self.identity = lease(policy.uid_first, policy.uid_count)
         ids = (self.identity.uid, self.identity.gid) if self.identity is not None else None
-        if ids is not None:
-            # What an earlier kernel of the thread left (another uid) becomes this one's;
-            # links are changed themselves, never what they point to.
-            chown_tree(workdir, *ids)
-            if sockets is not None and connection_file is not None:
-                os.chown(sockets, *ids)
-                os.chown(connection_file, *ids)  # 0600: only the kernel (and root) read the key
-        self.cgroup = KernelCgroup.create(memory_mb=policy.memory_mb, processes=policy.processes)
-        bwrap = find_bwrap(policy.bwrap_path)
-        readable = [Path(p) for p in settings.readable if Path(p).exists()]
         filter_fd: int | None = None
-        if bwrap and policy.enabled:
-            if seccomp.supported():
-                filter_fd = seccomp.program_fd()
-                kwargs["pass_fds"] = (*kwargs.get("pass_fds", ()), filter_fd)  # the same number in bwrap
-            private = [connection_file] if connection_file is not None and sockets is not None else []
-            wrapped = bwrap_command(
-                cmd, bwrap=bwrap, workdir=workdir, writable=[sockets] if sockets is not None else [],
-                readable=[*readable, *private], policy=policy, identity=ids,
-                address_space_limit=self.cgroup is None, seccomp_fd=filter_fd,
-            )
-            self.sandboxed = True
-        else:
-            if policy.enabled:
-                print(NO_BWRAP_WARNING, file=sys.stderr, flush=True)
-                self.log.warning(NO_BWRAP_WARNING)
-            wrapped = unsandboxed_command(cmd, policy=policy, identity=ids)
-        kwargs["env"] = scrub_environment(env, home=workdir, extra=policy.extra_env)
-        if self.cgroup is not None:
-            # Join the cgroup in the child before exec: bubblewrap forks at once, and a
-            # process added afterwards would leave its children outside.
-            kwargs["preexec_fn"] = self.cgroup.join
         try:
+            if ids is not None:
+                # Before anything is changed for the kernel: a uid that cannot reach its
+                # interpreter or its data is refused here, with the folder named.
+                check_reach(ids, workdir=workdir, readable=readable,
+                            binds=None if bwrap is None else kernel_binds(workdir, writable, [*readable, *private]))
+                # What an earlier kernel of the thread left (another uid) becomes this one's;
+                # links are changed themselves, never what they point to.
+                chown_tree(workdir, *ids)
+                if sockets is not None and connection_file is not None:
+                    os.chown(sockets, *ids)
+                    os.chown(connection_file, *ids)  # 0600: only the kernel (and root) read the key
+            self.cgroup = KernelCgroup.create(memory_mb=policy.memory_mb, processes=policy.processes)
+            confine: list[Callable[[], None]] = [self.cgroup.join] if self.cgroup is not None else []
+            if bwrap is not None:
+                if seccomp.supported():
+                    filter_fd = seccomp.program_fd()
+                    kwargs["pass_fds"] = (*kwargs.get("pass_fds", ()), filter_fd)  # the same number in bwrap
+                wrapped = bwrap_command(
+                    cmd, bwrap=bwrap, workdir=workdir, writable=writable, readable=[*readable, *private],
+                    policy=policy, identity=ids, address_space_limit=self.cgroup is None, seccomp_fd=filter_fd,
+                )
+                self.sandboxed = True
+            else:
+                if policy.enabled:
+                    print(NO_BWRAP_WARNING, file=sys.stderr, flush=True)
+                    self.log.warning(NO_BWRAP_WARNING)
+                    if seccomp.supported():
+                        # No bubblewrap to install the filter: the kernel's process puts it
+                        # on itself between fork and exec, so the same calls are refused.
+                        confine.append(seccomp.installer())
+                wrapped = unsandboxed_command(cmd, policy=policy, identity=ids)
+            kwargs["env"] = scrub_environment(env, home=workdir, extra=policy.extra_env)
+            if confine:
+                # In the child before exec: the cgroup first (bubblewrap forks at once, and a
+                # process added afterwards would leave its children outside), then the filter.
+                kwargs["preexec_fn"] = lambda: [step() for step in confine]
             return await super().launch_kernel(wrapped, **kwargs)
         except BaseException:
             if self.cgroup is not None:
                 self.cgroup.destroy()
+                self.cgroup = None
+            if self.identity is not None:
+                self._end_identity(keep=False)
             raise
         finally:
             if filter_fd is not None:

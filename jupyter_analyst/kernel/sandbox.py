@@ -8,15 +8,21 @@ The model writes the code, so the kernel treats it as untrusted:
   (ZMQ runs over Unix sockets).
 * **limits**: memory and process count in a cgroup where one can be made, and rlimits
   always (address space when there is no cgroup, CPU time, processes, file size, open
-  files), set with ``prlimit``.
+  files; no core dumps, few locked pages, no real-time priority), set with ``prlimit``,
+  hard limits included, so the kernel cannot raise them.
 * **identity**: started as root, the kernel drops to a uid of its own (leased from a range,
   see identity.py) with ``setpriv``, so its process limit counts only its own processes.
-* **no new namespaces or mounts**: a seccomp filter (seccomp.py) refuses ``unshare``,
-  ``setns``, ``clone`` with ``CLONE_NEW*`` and every mount call inside the sandbox.
+  That uid must reach the interpreter: reach.py checks it before the start, and the mounts
+  here make the folders above each bind passable (see :func:`kernel_mounts`).
+* **kernel interfaces**: a seccomp filter (seccomp.py) refuses what a data kernel never
+  needs: new namespaces and mounts, io_uring, userfaultfd, keyrings, bpf and perf,
+  ptrace, socket families but Unix and IP, and every call through another ABI; with or
+  without bubblewrap.
 * **environment**: only an allow-list passes; API keys, database URLs and Jupyter tokens
   never reach the kernel.
 
-Everything here is a pure function of its inputs, so the command can be shown and tested.
+Everything here is a function of its inputs (and of the host folders it looks at), so the
+command can be shown and tested.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+
+from .reach import HOST, Blocked, Need, View, interpreter_files, may, refusal, unreachable
 
 #: The first uid kernels are given when the sandbox is started as root (see identity.py).
 KERNEL_UID_FIRST = 900_000_000
@@ -108,12 +116,28 @@ def interpreter_paths() -> list[Path]:
     return sorted(paths, key=lambda p: (len(p.parts), str(p)))
 
 
+#: RLIMIT_CORE, soft and hard: no core dump at all. 0 would stop only a dump to a file: for
+#: a piped ``core_pattern`` (apport, systemd-coredump) the kernel ignores the limit and runs
+#: the root helper on the whole core, except at exactly 1, which it reserves to abort the
+#: dump before starting the helper; and 1 byte is below the smallest file dump (a page).
+CORE_LIMIT = 1
+#: RLIMIT_MEMLOCK: Linux's own default, so pages the kernel locks stay few whatever root's
+#: limit is.
+MEMLOCK_BYTES = 8 * 2**20
+
+
 def limit_command(policy: SandboxPolicy, *, address_space: bool) -> list[str]:
-    """``prlimit`` arguments for the policy's rlimits.
+    """``prlimit`` arguments for the policy's rlimits (each sets the soft and the hard limit,
+    so the kernel's code cannot raise any of them again).
+
+    Besides the policy's: no core dumps (:data:`CORE_LIMIT`), few locked pages, and no
+    real-time or raised scheduling priority (a real-time busy loop would hold a CPU away
+    from the host until ``cpu_seconds`` run out).
 
     >>> limit_command(SandboxPolicy(memory_mb=100, cpu_seconds=5, processes=10, file_size_mb=1,
-    ...                             open_files=64), address_space=True)[1:]
-    ['--cpu=5', '--nproc=10', '--fsize=1048576', '--nofile=64', '--as=104857600', '--']
+    ...                             open_files=64), address_space=True)[1:]  # doctest: +NORMALIZE_WHITESPACE
+    ['--cpu=5', '--nproc=10', '--fsize=1048576', '--nofile=64', '--core=1', '--memlock=8388608', '--rtprio=0',
+     '--nice=0', '--as=104857600', '--']
     """
     args = [
         shutil.which("prlimit") or "prlimit",
@@ -121,6 +145,10 @@ def limit_command(policy: SandboxPolicy, *, address_space: bool) -> list[str]:
         f"--nproc={policy.processes}",
         f"--fsize={policy.file_size_mb * 2**20}",
         f"--nofile={policy.open_files}",
+        f"--core={CORE_LIMIT}",
+        f"--memlock={MEMLOCK_BYTES}",
+        "--rtprio=0",
+        "--nice=0",
     ]
     if address_space:
         args.append(f"--as={policy.memory_mb * 2**20}")
@@ -137,16 +165,93 @@ def drop_privileges_command(uid: int, gid: int) -> list[str]:
             "--no-new-privs", "--"]
 
 
+#: Host folders mounted read-only as they are (the system), and the links among them.
+SYSTEM_FOLDERS = ("/usr", "/etc", "/opt")
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+#: Folders the sandbox replaces with an empty tmpfs of its own.
+FRESH_FOLDERS = ("/tmp", "/root", "/home", "/run")
+
+
+def system_mounts() -> list[Path]:
+    """The system folders mounted from the host (the links among them are recreated)."""
+    return [Path(p) for p in (*SYSTEM_FOLDERS, *SYSTEM_LINKS) if Path(p).is_dir() and not Path(p).is_symlink()]
+
+
 def _bind_system(args: list[str]) -> None:
-    for path in ("/usr", "/etc", "/opt"):
+    for path in SYSTEM_FOLDERS:
         if Path(path).is_dir():
             args += ["--ro-bind", path, path]
-    for path in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
+    for path in SYSTEM_LINKS:
         p = Path(path)
         if p.is_symlink():
             args += ["--symlink", os.readlink(p), path]
         elif p.is_dir():
             args += ["--ro-bind", path, path]
+
+
+def kernel_mounts(binds: Sequence[tuple[Path, bool]], *, identity: tuple[int, int] | None) -> tuple[list[str], View]:
+    """bubblewrap arguments that mount ``binds`` (``(path, writable)``), and the view they make.
+
+    Binds go shallowest first, so one inside another lies on top of it. bubblewrap makes
+    missing mount points private (0700), so each folder above a bind that the sandbox makes
+    is made 0755 first. A folder above a bind that is the host's (inside ``/usr``, ``/opt``
+    or another bind) and that ``identity`` cannot enter is covered with an empty 0755
+    tmpfs: it hid nothing that uid could see, and the bind below it becomes reachable
+    (a 0700 folder holding the install). A bind itself is never covered.
+    """
+    args: list[str] = []
+    system = system_mounts()
+    view = View(host=system, fresh=[Path(p) for p in (*FRESH_FOLDERS, "/dev", "/proc")])
+    made = {Path("/"), *system, *(Path(p) for p in (*FRESH_FOLDERS, "/dev", "/proc"))}
+    for path, writable in sorted(binds, key=lambda bind: len(Path(bind[0]).parts)):
+        path = Path(path)
+        for folder in reversed(path.parents):
+            if folder in made:
+                continue
+            made.add(folder)
+            if not view.shows_host(folder):
+                args += ["--perms", "0755", "--dir", str(folder)]
+            elif identity is not None and not may(os.stat(folder), *identity, 1):
+                args += ["--perms", "0755", "--tmpfs", str(folder)]
+                view.mount(folder, host=False)
+        args += ["--bind" if writable else "--ro-bind", str(path), str(path)]
+        view.mount(path, host=True)
+        made.add(path)  # never covered: what cannot be entered there is reported, not hidden
+    return args, view
+
+
+def kernel_binds(
+    workdir: Path, writable: Sequence[Path] = (), readable: Sequence[Path] = (),
+) -> list[tuple[Path, bool]]:
+    """What a kernel's sandbox mounts besides the system: ``(path, writable)`` pairs."""
+    return [*((Path(p), False) for p in [*interpreter_paths(), *readable]),
+            *((Path(p), True) for p in [workdir, *writable])]
+
+
+def out_of_reach(
+    identity: tuple[int, int], *, workdir: Path | None = None, readable: Sequence[Path] = (),
+    binds: Sequence[tuple[Path, bool]] | None = None,
+) -> list[Blocked]:
+    """What the kernel's uid cannot reach of its interpreter, its data and its folder.
+
+    ``binds`` are the sandbox's mounts (:func:`kernel_binds`); ``None`` is a kernel without
+    bubblewrap, which sees the host's folders as they are.
+    """
+    view = HOST if binds is None else kernel_mounts(binds, identity=identity)[1]
+    needs: list[tuple[Path, Need]] = [(p, "read") for p in [*interpreter_paths(), *interpreter_files(), *readable]]
+    if workdir is not None:
+        needs.append((Path(workdir).parent, "enter"))  # the folder itself becomes the kernel's
+    return unreachable(needs, *identity, view)
+
+
+def check_reach(
+    identity: tuple[int, int], *, workdir: Path, readable: Sequence[Path] = (),
+    binds: Sequence[tuple[Path, bool]] | None = None,
+) -> None:
+    """Refuse, in one line, a kernel whose uid cannot reach what it runs from (see reach.py)."""
+    blocked = out_of_reach(identity, workdir=workdir, readable=readable, binds=binds)
+    if blocked:
+        raise refusal(blocked, identity[0], bubblewrap=binds is not None)
 
 
 def bwrap_command(
@@ -164,9 +269,9 @@ def bwrap_command(
     """The full command that runs ``cmd`` (a kernel's argv) inside the sandbox.
 
     Later mounts go on top of earlier ones, so the order is: the system read-only, fresh
-    ``/tmp``, ``/dev`` and ``/proc``, the interpreter and data read-only (files too: the
-    connection file), then the writable folders. ``identity`` is the ``(uid, gid)`` to
-    drop to (when started as root).
+    ``/tmp``, ``/dev`` and ``/proc``, then the interpreter, the data (files too: the
+    connection file) and the writable folders (see :func:`kernel_mounts`). ``identity`` is
+    the ``(uid, gid)`` to drop to (when started as root).
     """
     args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--hostname", "analyst-sandbox"]
@@ -177,23 +282,10 @@ def bwrap_command(
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     _bind_system(args)
-    top = ["/tmp", "/root", "/home", "/run"]
-    for path in top:
+    for path in FRESH_FOLDERS:
         args += ["--perms", "0755", "--tmpfs", path]
     args += ["--dev", "/dev", "--proc", "/proc"]
-    # bubblewrap makes missing mount points private (0700); the kernel may run as another
-    # user, so the folders leading to each bind are made traversable first.
-    binds = [*interpreter_paths(), *readable, workdir, *writable]
-    made = {"/", "/usr", "/etc", "/opt", "/dev", "/proc", *top}
-    for path in binds:
-        for ancestor in reversed(Path(path).parents):
-            if str(ancestor) not in made:
-                made.add(str(ancestor))
-                args += ["--perms", "0755", "--dir", str(ancestor)]
-    for path in [*interpreter_paths(), *readable]:
-        args += ["--ro-bind", str(path), str(path)]
-    for path in [workdir, *writable]:
-        args += ["--bind", str(path), str(path)]
+    args += kernel_mounts(kernel_binds(workdir, writable, readable), identity=identity)[0]
     args += ["--chdir", str(workdir), "--unsetenv", "JPY_PARENT_PID", "--"]
     inner = limit_command(policy, address_space=address_space_limit)
     if identity is not None:
@@ -210,7 +302,7 @@ def unsandboxed_command(cmd: Sequence[str], *, policy: SandboxPolicy, identity: 
 
 
 NO_BWRAP_WARNING = (
-    "WARNING: bubblewrap (bwrap) is not installed: the kernel runs WITHOUT isolation, with "
-    "resource limits only. Install it (Debian/Ubuntu: apt-get install bubblewrap) and run "
-    "`jupyter analyst doctor`."
+    "WARNING: bubblewrap (bwrap) is not installed: the kernel runs WITHOUT isolation (it sees this "
+    "machine's files and network), with resource limits and the seccomp filter only. Install it "
+    "(Debian/Ubuntu: apt-get install bubblewrap) and run `jupyter analyst doctor`."
 )
