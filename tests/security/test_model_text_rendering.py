@@ -5,8 +5,8 @@ The model answers with HTML that runs when rendered (an ``<img onerror>``, a ``<
 with markup, fails a step with markup in its message, and has its code display every kind
 of output a renderer may run. Each place that shows them is looked at as a browser would:
 ``%%ask``'s cell output (which JupyterLab renders as trusted), the audit notebook's markdown
-cells (rendered as nbconvert renders them, raw HTML passed through), its outputs, and the HTML
-page ``export --to html`` writes.
+cells (rendered as nbconvert renders them, raw HTML passed through), its outputs, the HTML
+page ``export --to html`` writes, and the terminal ``run`` prints to.
 
 The exported notebook says first that its cells are the model's and how to re-run them in
 the sandbox, and each step cell says so again.
@@ -207,6 +207,24 @@ def test_ask_shows_the_answer_without_executable_html(attacked, tmp_path, sales_
     assert "<strong>1,204</strong>" in answer["text/html"]
     assert "&lt;img src=x onerror=alert(1)&gt;" in answer["text/html"]  # shown as text, not dropped
     assert "\x1b" not in answer["text/plain"]
+
+
+def test_the_terminal_shows_the_answers_escape_sequences_instead_of_obeying_them(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    with ScriptedModelServer({"turns": [{"match": ".", "steps": [text_step(ANSWER)]}]}) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+        env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="x")
+        done = subprocess.run(
+            [sys.executable, "-m", "jupyter_analyst.cli", "run", "--db", str(sales_db), "--prompt", "who leads?",
+             "--workspace", str(tmp_path / "ws"), "--no-summarizer"],
+            capture_output=True, text=True, timeout=300, env=env,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "North leads" in done.stdout
+    for stream in (done.stdout, done.stderr):
+        assert "\x1b" not in stream and "\x07" not in stream
+    assert "\\x1b]52;c;" in done.stdout  # shown, escaped
 
 
 @contextmanager
