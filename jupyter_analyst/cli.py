@@ -373,11 +373,13 @@ def _state(args: argparse.Namespace) -> int:
     if args.json:
         print(state.model_dump_json(indent=2))
         return 0
+    from .untrusted import terminal_text
+
     print(f"agent state of {args.thread}, version {state.version}")
-    # Expired context is shown too: this is a record, not a prompt.
-    print(state_summary(state, ttl_s=float("inf"), cap=100_000))
+    # Expired context is shown too: this is a record, not a prompt. The model wrote most of it.
+    print(terminal_text(state_summary(state, ttl_s=float("inf"), cap=100_000)))
     if state.summary.text:
-        print(f"Summary of turns 1-{state.summary.through_turn}:\n{state.summary.text}")
+        print(terminal_text(f"Summary of turns 1-{state.summary.through_turn}:\n{state.summary.text}"))
     return 0
 
 
@@ -437,8 +439,10 @@ def _execute(args: argparse.Namespace) -> int:
         print(json.dumps({"thread_id": run.thread_id, "output": run.output, "ok": run.ok,
                           "turns": [t.model_dump() for t in run.turns]}))
     else:
+        from .untrusted import terminal_text
+
         for turn in run.turns:
-            print(f"\n{turn.answer}")
+            print(f"\n{terminal_text(turn.answer)}")
         print(f"\naudit notebook: {run.output}  (thread {run.thread_id})")
     return 0 if run.ok else EXIT_FAILED
 
@@ -450,8 +454,10 @@ def _artifacts_list(args: argparse.Namespace) -> int:
         return 0
     if not items:
         print("(no artifacts)")
+    from .untrusted import terminal_text
+
     for a in items:
-        print(f"{a.artifact_id}  {a.type:<8} {a.producer:<7} {a.size:>10}  {a.fingerprint[:19]}  {a.name}")
+        print(terminal_text(f"{a.artifact_id}  {a.type:<8} {a.producer:<7} {a.size:>10}  {a.fingerprint[:19]}  {a.name}"))
     return 0
 
 
@@ -462,9 +468,11 @@ def _threads(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([t.model_dump() for t in threads], indent=2))
         return 0
+    from .untrusted import terminal_text
+
     for t in threads:
         # Stored absolute; shown relative to this folder when it is inside it.
-        print(f"{t.thread_id}  {t.created_at}  {display_spec(t.source) if t.source else '-'}  {t.title or ''}")
+        print(terminal_text(f"{t.thread_id}  {t.created_at}  {display_spec(t.source) if t.source else '-'}  {t.title or ''}"))
     return 0
 
 

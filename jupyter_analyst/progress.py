@@ -1,4 +1,8 @@
-"""A readable, line-oriented display of a turn's events for terminals and logs."""
+"""A readable, line-oriented display of a turn's events for terminals and logs.
+
+Most of what it prints is the model's (its words, its code, the names of its files): control
+characters in it are shown escaped, never sent to the terminal to obey (untrusted.py).
+"""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from .agent.events import (
     TurnStarted,
 )
 from .agent.loop import TurnSummary
+from .untrusted import terminal_text
 
 
 def _short(text: str, width: int = 72) -> str:
@@ -54,7 +59,7 @@ class ProgressPrinter:
         if self._in_text:
             self.out.write("\n")
             self._in_text = False
-        self.out.write(text + "\n")
+        self.out.write(terminal_text(text) + "\n")
         self.out.flush()
 
     def __call__(self, event: Event) -> None:
@@ -67,7 +72,7 @@ class ProgressPrinter:
                 if not self._in_text:
                     self.out.write("  model: ")
                     self._in_text = True
-                self.out.write(event.text.replace("\n", " "))
+                self.out.write(terminal_text(event.text.replace("\n", " ")))
                 self.out.flush()
             case ToolCallStarted():
                 detail = event.arguments.get("sql") or event.arguments.get("code") or ""
@@ -116,7 +121,7 @@ def print_summary(summary: TurnSummary, out: TextIO | None = None) -> None:
     """The answer and the turn's counts, for people."""
     out = out or sys.stdout
     calls, arts = summary.tool_calls, summary.artifacts
-    out.write(f"\n{summary.answer}\n\n")
+    out.write(f"\n{terminal_text(summary.answer)}\n\n")
     out.write(
         f"steps: {calls['executed']} executed, {calls['reused']} reused, {calls['blocked']} blocked; "
         f"artifacts: {arts['created']} created, {arts['reused']} reused, {arts['total']} in the inventory\n"

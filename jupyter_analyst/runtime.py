@@ -86,10 +86,26 @@ def sql(query: str, *, timeout_s: float = 300.0, row_cap: int = 1_000_000) -> An
 
 
 def _assigned_name() -> str | None:
-    """The variable the running cell assigns the result to (``name = analyst.sql(...)``)."""
+    """The variable the running cell assigns the result to (``name = analyst.sql(...)``);
+    comment lines before it (a step cell's first line says who wrote it) do not count."""
     shell = _ipython()
     cell = shell.user_ns.get("_ih", [""])[-1] if shell is not None else ""
-    head = cell.split("=", 1)[0].strip() if "=" in cell else ""
+    return assigned_name(cell)
+
+
+def assigned_name(cell: str) -> str | None:
+    """The name a cell's first statement assigns to, when it reads ``name = ...``.
+
+    >>> assigned_name("# Written by a model\\n\\nrevenue = analyst.sql('SELECT 1')")
+    'revenue'
+    >>> assigned_name("analyst.sql('SELECT 1')") is None
+    True
+    """
+    lines = cell.splitlines()
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
+        lines.pop(0)
+    code = "\n".join(lines)
+    head = code.split("=", 1)[0].strip() if "=" in code else ""
     return head if head.isidentifier() else None
 
 

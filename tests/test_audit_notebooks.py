@@ -78,7 +78,9 @@ def test_export_is_valid_readable_and_carries_its_provenance(exported):
     for cell in steps:
         assert {"call_id", "step_key", "state", "artifact_ids", "duration_s", "reused"} <= set(cell.metadata["jupyter_analyst"])
     sql = steps[0]
-    assert sql.source.startswith("revenue_by_region = analyst.sql(")
+    # The model's code, and its first line says so (the assignment still opens the code).
+    assert sql.source.startswith("# Written by a language model") and "model-written" in sql.metadata["tags"]
+    assert sql.source.splitlines()[1].startswith("revenue_by_region = analyst.sql(")
     table = sql.outputs[0]["data"]
     assert "text/html" in table and table["application/vnd.dataresource+json"]["schema"]["fields"]
     assert any("image/png" in o.get("data", {}) for o in steps[1].outputs)
@@ -216,7 +218,7 @@ def test_the_notebook_run_reports_verifies_as_it_is_and_names_the_step_after_a_r
     dataset = next(c for c in report["checks"] if c["type"] == "dataset")
     assert dataset["status"] == "changed" and dataset["name"] == "revenue_by_region"
     step = nb.cells[dataset["cell"]]
-    assert step.metadata["jupyter_analyst"]["call_id"] == dataset["call_id"] and step.source.startswith("revenue_by_region =")
+    assert step.metadata["jupyter_analyst"]["call_id"] == dataset["call_id"] and step.source.splitlines()[1].startswith("revenue_by_region =")
 
 
 def test_verify_refuses_what_it_cannot_check(exported, tmp_path):
@@ -425,7 +427,7 @@ def test_failed_and_interrupted_turns_are_in_the_notebook_marked(tmp_path, sales
     assert "**Interrupted**" in answers[2].source and "**Failed**" in answers[1].source
     # The step the interrupted turn finished is there, with its provenance, and re-runs.
     steps = [c for c in nb.cells if c.metadata.get("jupyter_analyst", {}).get("tool") == "run_sql"]
-    assert [s.source.split(" =")[0] for s in steps] == ["n_orders", "regions_df"]
+    assert [s.source.splitlines()[1].split(" =")[0] for s in steps] == ["n_orders", "regions_df"]
     assert "| Turns | 3 (turn 2 error, turn 3 interrupted) |" in nb.cells[0].source
 
 

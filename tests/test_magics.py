@@ -233,9 +233,10 @@ def test_ask_binds_the_turns_datasets_and_an_identical_ask_reuses(kernel, tmp_pa
     assert first.ok, first.error
     # Progress was shown as it went (one display, updated), then the answer, the data, the chart.
     assert any(o["msg_type"] == "update_display_data" for o in first.outputs)
-    markdown = [o["content"]["data"]["text/markdown"] for o in first.outputs
-                if "text/markdown" in o["content"].get("data", {})]
-    assert markdown == ["[scripted model] revenue by region is charted"]
+    assert "text/markdown" not in first.mimes()  # the answer is the model's: shown as inert HTML
+    answers = [o["content"]["data"]["text/html"] for o in first.outputs
+               if "revenue by region is charted" in o["content"].get("data", {}).get("text/html", "")]
+    assert answers == ["<p>[scripted model] revenue by region is charted</p>\n"]
     assert "image/png" in first.mimes()
     assert "revenue: 5 rows" in first.text() and "steps: 2 executed, 0 reused" in first.text()
 
@@ -451,9 +452,10 @@ def test_ask_on_a_jupyter_server_runs_there_binds_its_artifacts_and_reuses(kerne
     assert first.ok, first.error
     # The same cell output as the local engine's: live progress, the answer, the data, the chart.
     assert any(o["msg_type"] == "update_display_data" for o in first.outputs)
-    markdown = [o["content"]["data"]["text/markdown"] for o in first.outputs
-                if "text/markdown" in o["content"].get("data", {})]
-    assert markdown == ["[scripted model] revenue by region is charted"]
+    assert "text/markdown" not in first.mimes()  # the answer is the model's: shown as inert HTML
+    answers = [o["content"]["data"]["text/html"] for o in first.outputs
+               if "revenue by region is charted" in o["content"].get("data", {}).get("text/html", "")]
+    assert answers == ["<p>[scripted model] revenue by region is charted</p>\n"]
     assert "image/png" in first.mimes()
     assert "revenue: 5 rows" in first.text() and "steps: 2 executed, 0 reused" in first.text()
 

@@ -159,10 +159,10 @@ class AnalystMagics(Magics):
 
     def _answer(self, result: AskResult, frames: dict[str, Any], image: Callable[[Artifact], bytes]) -> None:
         """Show the turn's answer, bind its datasets, list its artifacts and draw its charts."""
-        from IPython.display import Image, Markdown, display
+        from IPython.display import Image, display
 
         summary = result.summary
-        display(Markdown(summary.answer or "_(no answer)_"))
+        render.show(render.answer(summary.answer))
         reused = summary.tool_calls["executed"] == 0
         for name, frame in frames.items():
             self.shell.user_ns[name] = frame

@@ -73,6 +73,23 @@ def bound_line(name: str, artifact: Artifact, rows: int, reused: bool) -> dict[s
     return {"text/plain": text, "text/html": f"<p><code>{escape(name)}</code>: {escape(text.split(': ', 1)[1])}</p>"}
 
 
+def answer(text: str) -> dict[str, str]:
+    """The model's answer as ``text/html`` made inert and as ``text/plain``.
+
+    JupyterLab renders the outputs of a cell the user runs as trusted, markdown and HTML
+    unsanitized: the answer, an attacker's text, is never sent as ``text/markdown`` or as
+    its own HTML (see untrusted.py).
+
+    >>> answer("**North** <img src=x onerror=alert(1)>")["text/html"]
+    '<p><strong>North</strong> &lt;img src=x onerror=alert(1)&gt;</p>\\n'
+    """
+    from ..untrusted import answer_html, terminal_text
+
+    shown = text or "_(no answer)_"
+    # text/plain is what a terminal IPython prints: its control characters are shown escaped.
+    return {"text/html": answer_html(shown), "text/plain": terminal_text(text) or "(no answer)"}
+
+
 def summary_line(summary: TurnSummary) -> str:
     """The turn's counts, as the CLI prints them."""
     calls, arts = summary.tool_calls, summary.artifacts

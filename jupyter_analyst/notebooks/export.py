@@ -20,12 +20,16 @@ Provenance is also machine-readable under ``metadata.jupyter_analyst``: at the n
 level the thread, model, times, source and a **manifest** of every artifact with its
 fingerprint; at the cell level the call id, step key, state, artifact ids, duration and
 whether the step was reused.
+
+The model wrote the step cells' code and every word of its answers, plans and file names:
+the notebook says so first (and on each step cell, see trail.py), and tells how to re-run
+it in the sandbox. Its markdown cells hold the model's text only in forms that render as
+text (untrusted.py), and the outputs the agent saw keep only inert kinds of data.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,9 +41,10 @@ from ..agent.events import PlanMade, PlanStepChanged, StateChanged, ToolCallStar
 from ..artifacts import Artifact, ArtifactStore
 from ..sql.paths import masked
 from ..store import ThreadStore, Turn
+from ..untrusted import clean_html, code_span, fenced, markdown_block, markdown_inline
 from . import ipynb
 from .ipynb import Node, new_code_cell, new_markdown_cell, new_notebook
-from .trail import META, step_cell, write_atomically
+from .trail import META, MODEL_WRITTEN_TAG, step_cell, write_atomically
 
 #: Bumped when the exported layout or metadata changes (2: summary, provenance cells,
 #: execution counts, interrupted and failed turns).
@@ -84,6 +89,23 @@ def parameters_source(source: str, parameters: Mapping[str, Any]) -> str:
     lines = ["# Parameters (papermill: -p source OTHER.duckdb)", f"source = {source!r}"]
     lines += [f"{name} = {value!r}" for name, value in parameters.items() if name != "source"]
     return "\n".join(lines)
+
+
+def sandbox_warning(name: str) -> str:
+    """The notebook's first words: its code cells are the model's, and how to re-run them
+    where that code cannot reach the reader's machine.
+
+    >>> "jupyter analyst verify nb.ipynb" in sandbox_warning("nb.ipynb")
+    True
+    """
+    return (
+        "> ⚠️ **The step cells of this notebook were written by a language model** (tagged "
+        f"`{MODEL_WRITTEN_TAG}`). Re-run them in the sandbox: `jupyter analyst verify {name}` "
+        "(add `--db SOURCE` for other data), or papermill with `--engine analyst`. In your own "
+        "kernel (Run All, or papermill without `--engine analyst`) they run with your rights, "
+        "and code can tell where it runs: that it did nothing harmful in the sandbox proves "
+        "nothing about a run outside it."
+    )
 
 
 SETUP_SOURCE = (
@@ -137,6 +159,33 @@ def _table_type(engine_type: str) -> str:
     return "string"
 
 
+#: The output data kept from a step's recorded outputs: those no renderer runs as code
+#: (HTML is cleaned, markdown kept only when inert). JavaScript, SVG, widget state and
+#: mime types whose renderers are unknown are left out; ``text/plain`` stays beside them.
+_INERT_DATA = ("text/plain", "image/png", "image/jpeg", "image/gif", "application/json",
+               "application/vnd.dataresource+json", "text/latex")
+
+
+def inert_output(output: Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded output of the model's code, with only data no renderer would run.
+
+    >>> inert_output({"output_type": "execute_result", "metadata": {}, "data": {
+    ...     "text/html": "<b onclick='x()'>5</b>", "application/javascript": "alert(1)", "text/plain": "5"}})["data"]
+    {'text/plain': '5', 'text/html': '<b>5</b>'}
+    """
+    if output.get("output_type") not in ("display_data", "execute_result"):
+        return dict(output)
+    data = output.get("data") or {}
+    kept = {mime: value for mime, value in data.items() if mime in _INERT_DATA}
+    if isinstance(data.get("text/html"), str | list):
+        kept["text/html"] = clean_html("".join(data["text/html"]))
+    if isinstance(data.get("text/markdown"), str | list):
+        kept["text/markdown"] = markdown_block("".join(data["text/markdown"]))
+    if not kept:
+        kept["text/plain"] = f"(an output of type {', '.join(sorted(data)) or 'none'}, not kept)"
+    return {**output, "data": kept}
+
+
 class _Images:
     """PNG artifacts as base64, each blob read and encoded once per export (a long thread
     shows the same reused chart in many turns)."""
@@ -173,7 +222,7 @@ def _turn_mark(status: str, message: str | None) -> str:
     mark = _TURN_MARKS.get(status)
     if mark is None:
         return ""
-    why = f" ({_one_line(message)})" if message else ""
+    why = f" ({markdown_inline(_one_line(message))})" if message else ""
     return f"> {mark}{why}; only the steps that finished are below, and they re-run as recorded.\n\n"
 
 
@@ -183,8 +232,8 @@ def _one_line(text: str, limit: int = 200) -> str:
 
 
 def _cell_text(value: Any) -> str:
-    """``value`` fit for a markdown table cell (no pipes, no line breaks)."""
-    return _one_line(str(value)).replace("|", "\\|")
+    """``value`` as literal text fit for a markdown table cell (no markup, pipes or line breaks)."""
+    return markdown_inline(_one_line(str(value)))
 
 
 class _Build:
@@ -215,7 +264,7 @@ class _Build:
         ended = next((e for e in events if isinstance(e, TurnEnded)), None)
         mark = _turn_mark(turn.status, ended.message if ended else None)
         title = f"## Turn {turn.number}" + (f" ({turn.status})" if mark else "")
-        prompt = new_markdown_cell(f"{title}\n\n{mark}**Prompt:** {turn.prompt}")
+        prompt = new_markdown_cell(f"{title}\n\n{mark}**Prompt:** {markdown_block(turn.prompt)}")
         prompt.metadata[META] = {"role": "prompt", "turn_id": turn.turn_id, "status": turn.status}
         self.cells.append(prompt)
         calls: dict[str, ToolCallStarted] = {}
@@ -241,7 +290,8 @@ class _Build:
             self.cells.append(_shown_not_run(call, "was cut off before it finished", None, state))
         for cell, plan, steps in plans.values():
             cell["source"] = plan_markdown(plan, steps)
-        answer = new_markdown_cell(f"**Answer** ({turn.status}):\n\n{mark}{turn.answer or '(no answer)'}")
+        said = markdown_block(turn.answer) if turn.answer else "(no answer)"
+        answer = new_markdown_cell(f"**Answer** ({turn.status}):\n\n{mark}{said}")
         answer.metadata[META] = {"role": "answer", "turn_id": turn.turn_id, "status": turn.status}
         self.cells.append(answer)
 
@@ -256,7 +306,7 @@ class _Build:
         if call.tool == "run_sql":
             outputs = _sql_outputs(result.result)
         else:
-            outputs = list(record.result.get("_notebook", [])) if record is not None else []
+            outputs = [inert_output(o) for o in record.result.get("_notebook", [])] if record is not None else []
             outputs += self.images.outputs(result.artifact_ids)
         if call.step_key and not result.reused:
             self.first_run.setdefault(call.step_key, (turn_number, result.duration_s))
@@ -273,7 +323,7 @@ class _Build:
         made = []
         for artifact_id in result.artifact_ids:
             artifact = self.inventory.get(artifact_id) or self.artifacts.get(artifact_id)
-            made.append(f"`{artifact.name}` `{short_fingerprint(artifact.fingerprint)}`")
+            made.append(f"{code_span(artifact.name)} `{short_fingerprint(artifact.fingerprint)}`")
         what = "→ " + ", ".join(made) if made else "→ no artifact"
         if result.reused:
             first = self.first_run.get(call.step_key or "")
@@ -282,7 +332,7 @@ class _Build:
             how = f"♻️ **reused** (not run again; it ran in {where}{took:.2f} s)"
         else:
             how = f"▶️ **executed** in {result.duration_s:.2f} s"
-        cell = new_markdown_cell(f"<small>Provenance: {how} {what} · `{call.tool}` call `{call.call_id}`</small>")
+        cell = new_markdown_cell(f"<small>Provenance: {how} {what} · `{call.tool}` call {code_span(call.call_id)}</small>")
         cell.metadata[META] = {"role": "provenance", "for_call": call.call_id}
         return cell
 
@@ -292,7 +342,7 @@ def plan_markdown(plan: PlanMade, steps: Mapping[str, PlanStepChanged]) -> str:
 
     Its steps' own cells follow it; those of a parallel stage in the order they finished.
     """
-    lines = [f"**Plan** (`plan` call `{plan.call_id}`)" + (f": {_cell_text(plan.goal)}" if plan.goal else ""), "",
+    lines = [f"**Plan** (`plan` call {code_span(plan.call_id)})" + (f": {_cell_text(plan.goal)}" if plan.goal else ""), "",
              "| stage | step | tool | does | needs | outcome |", "|---|---|---|---|---|---|"]
     for n, stage in enumerate(plan.stages, start=1):
         for step in stage.steps:
@@ -310,10 +360,10 @@ def plan_markdown(plan: PlanMade, steps: Mapping[str, PlanStepChanged]) -> str:
 
 def _shown_not_run(call: ToolCallStarted, what: str, message: str | None, state: str) -> Node:
     code = call.arguments.get("sql") or call.arguments.get("code") or ""
-    text = (f"*Step `{call.call_id}` ({call.tool}) {what}; it is shown, not re-run:*\n\n"
-            f"```{'sql' if call.tool == 'run_sql' else 'python'}\n{code}\n```")
+    text = (f"*Step {code_span(call.call_id)} ({call.tool}) {what}; it is shown, not re-run:*\n\n"
+            + fenced(str(code), "sql" if call.tool == "run_sql" else "python"))
     if message:
-        text += f"\n\n> {json.dumps(message)[1:-1]}"
+        text += f"\n\n> {markdown_inline(str(message))}"
     cell = new_markdown_cell(text)
     status = "cut_off" if message is None and "cut off" in what else "failed"
     cell.metadata[META] = {"tool": call.tool, "call_id": call.call_id, "status": status, "state": state}
@@ -394,31 +444,34 @@ def _summary(
         " (" + ", ".join(f"turn {t.number} {t.status}" for t in unfinished) + ")" if unfinished else ""
     )
     rows = [
-        ("Thread", f"`{meta['thread_id']}`"),
-        ("Model", ", ".join(f"`{m}`" for m in meta["models"]) or "-"),
-        ("Source", f"`{_cell_text(masked(meta['source']))}`"),
-        ("Data version", f"`{_cell_text(meta['data_version'])}`" if meta.get("data_version") else "not recorded"),
+        ("Thread", code_span(meta["thread_id"])),
+        ("Model", ", ".join(code_span(m) for m in meta["models"]) or "-"),
+        ("Source", code_span(masked(meta["source"]))),
+        ("Data version", code_span(meta["data_version"]) if meta.get("data_version") else "not recorded"),
         ("Turns", turn_note),
         ("Written", f"{meta['finished_at'] or meta['created_at']} by jupyter-analyst {meta['version']}"),
     ]
-    lines = [f"# {_one_line(title or 'Analysis')}", "", "| Audit summary | |", "|---|---|"]
+    name = file_name or "NOTEBOOK.ipynb"
+    lines = [f"# {_cell_text(title or 'Analysis')}", "", sandbox_warning(name), "",
+             "| Audit summary | |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in rows]
     lines += ["", f"**Artifacts** ({len(manifest)})", ""]
     if manifest:
         lines += ["| Artifact | Type | Fingerprint | Made by |", "|---|---|---|---|"]
         for entry in manifest:
             turn = turn_of_call.get(entry.call_id or "")
-            made_by = f"`{entry.call_id}`" + (f" (turn {turn})" if turn else "") if entry.call_id else "-"
-            lines.append(f"| `{_cell_text(entry.name)}` | {entry.type} | `{short_fingerprint(entry.fingerprint)}` "
+            made_by = code_span(entry.call_id) + (f" (turn {turn})" if turn else "") if entry.call_id else "-"
+            lines.append(f"| {code_span(entry.name)} | {entry.type} | `{short_fingerprint(entry.fingerprint)}` "
                          f"| {made_by} |")
     else:
         lines.append("No artifact yet.")
-    name = file_name or "NOTEBOOK.ipynb"
     lines += [
         "",
         f"**How to verify**: `jupyter analyst verify {name}` re-runs every step in a sandboxed kernel and "
         "checks each artifact's fingerprint against this notebook's manifest (`--db OTHER` runs it on other "
-        "data). Stock papermill re-runs it too: `papermill NB.ipynb OUT.ipynb -p source OTHER`.",
+        f"data). papermill re-runs it in the same sandbox with the analyst engine: `papermill {name} OUT.ipynb "
+        "--engine analyst -p source OTHER`; without `--engine analyst` it would run the model's code in a "
+        "plain kernel, as you.",
     ]
     return "\n".join(lines)
 

@@ -4,6 +4,12 @@ The conversion is nbconvert's (it comes with jupyter-server): the summary and ea
 provenance line are markdown cells, so they render as they do in JupyterLab; outputs are
 the ones the agent saw. A rendered page is for reading, not re-running, so its source has
 a URL's password masked (the ``.ipynb`` keeps the source verify needs).
+
+The page is opened by people who trust it more than the model that wrote most of it: the
+HTML is made with nbconvert's sanitizing mode (no JavaScript outputs or widget state; the
+HTML of markdown cells and outputs cleaned), its cleaner being ``untrusted.clean_html``
+(nh3) instead of nbconvert's own (bleach, deprecated). The notebook itself already holds
+the model's text and outputs only in inert forms (export.py).
 """
 
 from __future__ import annotations
@@ -55,7 +61,8 @@ def render(nb: dict[str, Any], to: Format, path: Path) -> list[Path]:
         raise ConfigError(f"nbconvert is not installed: {exc}", reason="nbconvert_missing",
                           hint="pip install nbconvert, or export --to ipynb") from exc
     node = nbformat.reads(ipynb.dumps(nb), as_version=4)
-    exporter = HTMLExporter() if to == "html" else MarkdownExporter()
+    exporter = (HTMLExporter(sanitize_html=True, filters={"clean_html": _clean_page_html}) if to == "html"
+                else MarkdownExporter())
     files_dir = f"{path.stem}_files"
     try:
         body, resources = exporter.from_notebook_node(node, resources={"output_files_dir": files_dir})
@@ -67,6 +74,13 @@ def render(nb: dict[str, Any], to: Format, path: Path) -> list[Path]:
         written.append(_write_bytes(path.parent / name, data))
     written.insert(0, _write_bytes(path, body.encode("utf-8")))
     return written
+
+
+def _clean_page_html(html: Any) -> str:
+    """nbconvert's ``clean_html`` filter: the page's fragments through nh3, classes kept."""
+    from ..untrusted import clean_html
+
+    return clean_html(html.decode() if isinstance(html, bytes) else str(html), classes=True)
 
 
 def _write_bytes(path: Path, data: bytes) -> Path:

@@ -25,6 +25,12 @@ if TYPE_CHECKING:
 
 META = "jupyter_analyst"
 
+#: The tag of every code cell whose code the model wrote (papermill and JupyterLab keep tags).
+MODEL_WRITTEN_TAG = "model-written"
+#: The first line of such a cell, so whoever reads or runs it sees whose code it is.
+MODEL_WRITTEN_COMMENT = ("# Written by a language model (jupyter-analyst). Re-run it in the sandbox: "
+                         "jupyter analyst verify NOTEBOOK.ipynb")
+
 
 def sql_cell_source(name: str, sql: str) -> str:
     """The code cell that stands for a SQL step: it re-runs the query into ``name``.
@@ -73,8 +79,16 @@ def step_cell(
     duration_s: float,
     outputs: Sequence[dict[str, Any]],
 ) -> ipynb.Node:
-    """One code cell for one SQL or Python step, with its outputs and provenance."""
-    cell = new_code_cell(step_source(tool, arguments))
+    """One code cell for one SQL or Python step, with its outputs and provenance, marked as
+    the model's code: its first line says so, and it is tagged :data:`MODEL_WRITTEN_TAG`.
+
+    >>> cell = step_cell(tool="run_python", arguments={"code": "x = 1"}, call_id="c1", step_key=None,
+    ...                  state="analyzing", reused=False, status="ok", artifact_ids=[], duration_s=0.1, outputs=[])
+    >>> cell.source.splitlines()[1], cell.metadata["tags"]
+    ('x = 1', ['model-written'])
+    """
+    cell = new_code_cell(f"{MODEL_WRITTEN_COMMENT}\n{step_source(tool, arguments)}")
+    cell.metadata["tags"] = [MODEL_WRITTEN_TAG]
     cell.outputs = [new_output(**_output_fields(o)) for o in outputs]
     cell.metadata[META] = {
         "tool": tool,

@@ -6,10 +6,15 @@ import {
   callsConnect,
   cellTexts,
   insertStepCells,
+  MODEL_WRITTEN_COMMENT,
+  MODEL_WRITTEN_TAG,
   needsSetup,
   SETUP_COMMENT,
   stepCellSources
 } from '../notebook/insert';
+
+/** A step's cell as inserted: the model's code under the line that says whose it is. */
+const modelWritten = (code: string): string => `${MODEL_WRITTEN_COMMENT}\n${code}`;
 
 /** A step cell as `GET threads/{id}/steps/{call_id}/cell` answers for the demo's SQL step. */
 const SQL_STEP: IStepCell = {
@@ -89,19 +94,31 @@ describe('stepCellSources', () => {
   it('puts the set-up in a cell of its own before the step when needed', () => {
     expect(stepCellSources(SQL_STEP, true)).toEqual([
       `${SETUP_COMMENT}\n${SQL_STEP.setup}`,
-      `${SQL_STEP.source}\nrevenue_by_region`
+      modelWritten(`${SQL_STEP.source}\nrevenue_by_region`)
     ]);
+  });
+
+  it("opens the step's cell with one comment line saying the model wrote it and it runs unsandboxed", () => {
+    for (const step of [SQL_STEP, PYTHON_STEP]) {
+      const [source] = stepCellSources(step, false);
+      const [first, ...rest] = source.split('\n');
+      expect(first).toBe(MODEL_WRITTEN_COMMENT);
+      expect(first.startsWith('# ')).toBe(true);
+      expect(first).toMatch(/language model/);
+      expect(first).toMatch(/outside the sandbox/);
+      expect(rest.join('\n')).toContain(step.source.trim());
+    }
   });
 
   it('ends a SQL step with its dataset, so running it shows the DataFrame', () => {
     const [source] = stepCellSources(SQL_STEP, false);
     expect(source.split('\n').pop()).toBe('revenue_by_region');
-    // The assignment still opens the cell: the helper names the dataset after it.
-    expect(source.startsWith('revenue_by_region = analyst.sql(')).toBe(true);
+    // The assignment still opens the cell's code: the helper names the dataset after it.
+    expect(source.split('\n')[1].startsWith('revenue_by_region = analyst.sql(')).toBe(true);
   });
 
   it('keeps a Python step as it ran, trailing blank lines trimmed', () => {
-    expect(stepCellSources(PYTHON_STEP, false)).toEqual(['revenue_by_region.head()']);
+    expect(stepCellSources(PYTHON_STEP, false)).toEqual([modelWritten('revenue_by_region.head()')]);
   });
 });
 
@@ -114,10 +131,13 @@ describe('insertStepCells (a real notebook model)', () => {
       '# Notes',
       'import pandas as pd',
       `${SETUP_COMMENT}\n${SQL_STEP.setup}`,
-      `${SQL_STEP.source}\nrevenue_by_region`,
+      modelWritten(`${SQL_STEP.source}\nrevenue_by_region`),
       'last'
     ]);
     expect(cellTexts(model).slice(2, 4).every(c => c.cell_type === 'code')).toBe(true);
+    // The step's cell is tagged as the model's; the set-up (the product's own code) is not.
+    expect(model.cells.get(3).sharedModel.getMetadata('tags')).toEqual([MODEL_WRITTEN_TAG]);
+    expect(model.cells.get(2).sharedModel.getMetadata('tags')).toBeUndefined();
   });
 
   it('inserts the step alone once a cell above connects', () => {
@@ -127,7 +147,7 @@ describe('insertStepCells (a real notebook model)', () => {
     expect(cellTexts(model).map(c => c.source)).toEqual([
       SQL_STEP.setup,
       'x = 1',
-      'revenue_by_region.head()'
+      modelWritten('revenue_by_region.head()')
     ]);
   });
 

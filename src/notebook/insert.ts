@@ -6,7 +6,11 @@
  * exported notebook's cells do, so it needs `analyst.connect(...)` to have run in the
  * kernel. When no cell at or above the insertion point calls it, a set-up cell goes first:
  * a cell of its own (not lines in the step's cell) because the helper names the dataset
- * after the assignment that opens its cell (`name = analyst.sql(...)`).
+ * after the assignment that opens its cell's code (`name = analyst.sql(...)`).
+ *
+ * The step's code is the model's, and here it runs in the user's own kernel, outside the
+ * sandbox: its cell opens with a comment saying so (seen by whoever reads or runs it,
+ * unlike metadata) and is tagged as the exported notebooks tag such cells.
  */
 
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
@@ -15,6 +19,13 @@ import { IStepCell } from '../api';
 
 /** The set-up cell's first line, as in exported notebooks. */
 export const SETUP_COMMENT = '# Set-up: the data source this thread queried.';
+
+/** The first line of a step's cell: whose code it is, and where it will run. */
+export const MODEL_WRITTEN_COMMENT =
+  '# Written by a language model (jupyter-analyst); it runs here, outside the sandbox: read it first.';
+
+/** The tag of a cell whose code the model wrote (as in exported notebooks). */
+export const MODEL_WRITTEN_TAG = 'model-written';
 
 const CONNECT = /\banalyst\s*\.\s*connect\s*\(/;
 
@@ -43,11 +54,12 @@ export function needsSetup(cells: readonly ICellText[], active: number): boolean
 }
 
 /**
- * The sources of the cells to insert: the set-up cell when needed, then the step's cell.
- * A SQL step's cell ends with its dataset's name, so running it shows the DataFrame.
+ * The sources of the cells to insert: the set-up cell when needed, then the step's cell,
+ * which opens with {@link MODEL_WRITTEN_COMMENT}. A SQL step's cell ends with its
+ * dataset's name, so running it shows the DataFrame.
  */
 export function stepCellSources(step: IStepCell, withSetup: boolean): string[] {
-  let source = step.source.replace(/\s+$/, '');
+  let source = `${MODEL_WRITTEN_COMMENT}\n${step.source.replace(/\s+$/, '')}`;
   if (step.tool === 'run_sql' && step.name) {
     source += `\n${step.name}`;
   }
@@ -77,10 +89,15 @@ export function insertStepCells(
   const below = active >= 0 && active < count ? active : count - 1;
   const sources = stepCellSources(step, needsSetup(cellTexts(model), below));
   const at = below + 1;
+  const last = sources.length - 1;
   model.sharedModel.transact(() => {
     model.sharedModel.insertCells(
       at,
-      sources.map(source => ({ cell_type: 'code' as const, source, metadata: {} }))
+      sources.map((source, i) => ({
+        cell_type: 'code' as const,
+        source,
+        metadata: i === last ? { tags: [MODEL_WRITTEN_TAG] } : {}
+      }))
     );
   });
   return at + sources.length - 1;
