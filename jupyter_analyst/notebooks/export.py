@@ -416,9 +416,10 @@ def _summary(
     name = file_name or "NOTEBOOK.ipynb"
     lines += [
         "",
-        f"**How to verify**: `jupyter analyst verify {name}` re-runs every step in a sandboxed kernel and "
-        "checks each artifact's fingerprint against this notebook's manifest (`--db OTHER` runs it on other "
-        "data). Stock papermill re-runs it too: `papermill NB.ipynb OUT.ipynb -p source OTHER`.",
+        f"**How to verify**: `jupyter analyst verify {name} --db SOURCE` re-runs every step in a sandboxed "
+        "kernel against the data source you name (this notebook's own is never used: anyone can hand you a "
+        "notebook) and checks each artifact's fingerprint against this notebook's manifest, hashed by the host "
+        "itself. Stock papermill re-runs it too: `papermill NB.ipynb OUT.ipynb -p source SOURCE`.",
     ]
     return "\n".join(lines)
 
