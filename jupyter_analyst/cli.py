@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+#: ``verify`` of a notebook that records no artifact: neither a pass nor a difference.
+EXIT_NOTHING_TO_VERIFY = 3
 
 
 def _workspace_arg(p: argparse.ArgumentParser) -> None:
@@ -147,7 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Re-execute NB in the sandboxed kernel against the data source you name "
                                         "and compare every artifact's fingerprint with the notebook's manifest. "
                                         "A notebook's own parameters never choose the source: anyone can hand you "
-                                        "a notebook. Exit status 0 verified, 1 on any difference, 2 for bad input.")
+                                        "a notebook. Exit status 0 verified, 1 on any difference, 2 for bad input, "
+                                        "3 when the notebook records no artifact (nothing to verify).")
     verify.add_argument("notebook", type=Path, nargs="?", metavar="NB.ipynb",
                         help="the notebook (default with --thread: the thread's own audit notebook)")
     verify.add_argument("--db", dest="source", metavar="SOURCE",
@@ -430,7 +433,7 @@ def _verify(args: argparse.Namespace) -> int:
     # A bar per executed cell on a terminal; nothing on a pipe, where it would be noise.
     report = verify_notebook(notebook, source=source, progress=not args.json and sys.stderr.isatty())
     print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
-    return 0 if report.ok else EXIT_FAILED
+    return {"verified": 0, "nothing_to_verify": EXIT_NOTHING_TO_VERIFY}.get(report.verdict, EXIT_FAILED)
 
 
 def _execute(args: argparse.Namespace) -> int:

@@ -170,7 +170,7 @@ def test_verify_passes_on_unchanged_data(exported):
     from jupyter_analyst.notebooks.verify import verify_notebook
 
     report = verify_notebook(exported["path"], source=str(exported["db"]))
-    assert report.ok, report.model_dump()
+    assert report.ok and report.verdict == "verified", report.model_dump()
     assert report.source == str(exported["db"])  # the source the run used: the one the user named
     assert report.counts == {"matched": 3, "changed": 0, "missing": 0}
 
@@ -522,3 +522,31 @@ def test_playbook_defaults_and_placeholders_that_are_not_parameters(tmp_path, sa
     assert run.returncode == 2 and "{regoin}, {year} in the playbook is not a parameter" in run.stderr
     assert "hint: declare it in the parameters cell (its parameters: min_orders, region)" in run.stderr
 
+
+def test_a_notebook_with_no_artifact_has_nothing_to_verify_and_says_so_at_once(tmp_path, sales_db):
+    """Not a pass: a verify with nothing to check says so, with its own exit status, and
+    starts no kernel."""
+    from jupyter_analyst.notebooks.export import export_thread, write_export
+    from jupyter_analyst.notebooks.verify import verify_notebook
+    from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, text_step
+    from jupyter_analyst.workspace import Workspace
+
+    with ScriptedModelServer({"turns": [{"match": ".", "steps": [text_step("[scripted model] nothing to fetch")]}]}) as server:
+        turn = TurnRunner(tmp_path / "ws", server, sales_db).run("hello")
+    assert turn.status == "completed"
+    ws = Workspace(tmp_path / "ws")
+    try:
+        path = write_export(export_thread(ws.store, ws.artifacts, turn.thread_id), tmp_path / "empty.ipynb")
+    finally:
+        ws.close()
+    workdir = tmp_path / "run"
+    report = verify_notebook(path, source=str(sales_db), workdir=workdir)
+    assert report.verdict == "nothing_to_verify" and not report.ok and report.checks == []
+    assert report.source is None and not workdir.exists()  # nothing ran: no kernel's folder was made
+    run = cli("verify", str(path), "--json")  # no source is needed to say there is nothing to check
+    assert run.returncode == 3, run.stderr[-2000:]
+    assert json.loads(run.stdout) | {"notebook": None} == {
+        "notebook": None, "source": None, "verdict": "nothing_to_verify", "checks": [], "error": None,
+        "counts": {"matched": 0, "changed": 0, "missing": 0}, "ok": False}
+    table = cli("verify", str(path), "--db", str(sales_db))
+    assert table.returncode == 3 and "nothing to verify" in table.stdout and "verified:" not in table.stdout

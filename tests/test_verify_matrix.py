@@ -135,9 +135,9 @@ def test_the_matrix_is_the_whole_manifest(matrix):
     manifest = matrix["nb"].metadata["jupyter_analyst"]["manifest"]
     assert sorted(entry_of(matrix, case)["artifact_id"] for case in CASES.values()) == sorted(
         e["artifact_id"] for e in manifest)
-    assert matrix["same"]["ok"] is True, matrix["same"]
+    assert matrix["same"]["verdict"] == "verified" and matrix["same"]["ok"] is True, matrix["same"]
     assert matrix["same"]["counts"] == {"matched": len(CASES), "changed": 0, "missing": 0}
-    assert matrix["changed"]["ok"] is False and matrix["changed"]["error"] is None
+    assert matrix["changed"]["verdict"] == "not_verified" and matrix["changed"]["error"] is None
     assert matrix["changed"]["counts"] == {"matched": 0, "changed": len(CASES), "missing": 0}
     assert "verified: the notebook reproduces every artifact" not in matrix["table"]
     assert "NOT verified" in matrix["table"]

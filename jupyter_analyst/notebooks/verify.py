@@ -10,7 +10,9 @@ The run is papermill's, with the ``analyst`` engine, in a fresh folder of the ke
 Then each artifact of the manifest is looked for in what its step's cell made, by how the
 step made it: a query's result, a displayed figure, a file under ``outputs/``. Each is
 *matched*, *changed* (the step ran and made something else) or *missing* (nothing made it:
-the step failed, never ran, or left something the host would not read).
+the step failed, never ran, or left something the host would not read). The verdict is
+``verified`` (everything matched), ``not_verified``, or ``nothing_to_verify`` when the
+manifest is empty: then no kernel starts, and the report says so rather than pass.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from .reproduction import Recorder, StepRun, origin_of
 from .trail import META, read_notebook
 
 Status = Literal["matched", "changed", "missing"]
+Verdict = Literal["verified", "not_verified", "nothing_to_verify"]
 
 #: How much of a failed cell's error message a report repeats.
 ERROR_CHARS = 500
@@ -55,8 +58,9 @@ class VerifyReport(BaseModel):
     """The outcome of one verification."""
 
     notebook: str
-    source: str
-    """The data source the run used, as the user named it."""
+    source: str | None
+    """The data source the run used, as the user named it; null when nothing ran."""
+    verdict: Verdict
     checks: list[ArtifactCheck]
     error: str | None = None
     """The execution error, when a cell failed (the checks say what it left missing)."""
@@ -67,10 +71,26 @@ class VerifyReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        return self.error is None and all(c.status == "matched" for c in self.checks)
+        """Verified: the notebook ran and reproduced every artifact (never true with nothing to check)."""
+        return self.verdict == "verified"
 
     def to_json(self) -> dict[str, Any]:
         return {**self.model_dump(), "counts": self.counts, "ok": self.ok}
+
+
+def verdict_of(checks: list[ArtifactCheck], error: str | None) -> Verdict:
+    """The verdict on a run's checks.
+
+    >>> verdict_of([], None)
+    'nothing_to_verify'
+    >>> check = ArtifactCheck(artifact_id="a", name="n", type="file", call_id=None, step_key=None,
+    ...                       expected="sha256:1", actual="sha256:1", status="matched")
+    >>> verdict_of([check], None), verdict_of([check], "cell 3 failed")
+    ('verified', 'not_verified')
+    """
+    if not checks:
+        return "nothing_to_verify"
+    return "verified" if error is None and all(c.status == "matched" for c in checks) else "not_verified"
 
 
 def manifest_of(nb: Any, path: Path) -> list[dict[str, Any]]:
@@ -123,6 +143,8 @@ def verify_notebook(
     path = Path(path)
     original = read_notebook(path)
     manifest = {entry["artifact_id"]: entry for entry in manifest_of(original, path)}
+    if not manifest:
+        return VerifyReport(notebook=str(path), source=None, verdict="nothing_to_verify", checks=[])
     resolved, readable = check_source(source)
     with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
         # The kernel's folder is hostile ground: the executed copy and the staged files are
@@ -135,7 +157,8 @@ def verify_notebook(
     checks = _checks(original, manifest, recorder.runs, reached=error is None)
     if error is not None:
         error = _failure(original, recorder.failed_cell, error)
-    return VerifyReport(notebook=str(path), source=resolved, checks=checks, error=error)
+    return VerifyReport(notebook=str(path), source=resolved, verdict=verdict_of(checks, error), checks=checks,
+                        error=error)
 
 
 def _execute(path: Path, out: Path, run_dir: Path, source: str, readable: list[Path], recorder: Recorder,
@@ -240,6 +263,8 @@ def _found(run: StepRun, manifest: Mapping[str, Mapping[str, Any]]) -> dict[str,
 
 def format_report(report: VerifyReport) -> str:
     """The report as a table for a terminal."""
+    if report.verdict == "nothing_to_verify":
+        return "nothing to verify: the notebook records no artifact (nothing was run)"
     rows = [("status", "artifact", "type", "step (call id, cell)", "expected", "actual")]
     for c in report.checks:
         where = f"{c.call_id or '-'}, cell {c.cell if c.cell is not None else '-'}"

@@ -141,7 +141,7 @@ def test_a_fingerprint_the_kernel_shows_is_not_taken_the_hosts_own_hash_is(expor
     assert run.returncode == 1, run.stdout + run.stderr[-2000:]
     report = json.loads(run.stdout)
     (check,) = report["checks"]
-    assert report["ok"] is False
+    assert report["ok"] is False and report["verdict"] == "not_verified"
     assert check["status"] == "changed" and check["actual"] == "sha256:" + hashlib.sha256(forged).hexdigest()
 
     # Shown, but nothing kept: nothing was made.
@@ -168,7 +168,7 @@ def test_the_host_writes_nothing_through_a_link_in_the_kernels_folder(exported, 
     run = cli("verify", str(nb), "--db", str(sales_db), "--json")
     assert not target.exists() and not target.is_symlink()
     assert run.returncode == 0, run.stdout + run.stderr[-2000:]
-    assert json.loads(run.stdout)["ok"] is True
+    assert json.loads(run.stdout)["verdict"] == "verified"
 
 
 def test_the_papermill_engine_mounts_what_the_command_names_not_what_the_notebook_claims(host_files, tmp_path):
