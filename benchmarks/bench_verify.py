@@ -77,12 +77,12 @@ def _timed(cmd: list[str], cwd: Path) -> float:
     return time.perf_counter() - t0
 
 
-def _time_all(root: Path, path: Path, repeat: int) -> tuple[float, float, float]:
+def _time_all(root: Path, path: Path, db: Path, repeat: int) -> tuple[float, float, float]:
     """Medians of (ours, the floor, the peer), interleaved so drift on the machine hits all three."""
     bindir = Path(sys.executable).parent
     ours, floor, peer = [], [], []
     for n in range(repeat):
-        ours.append(_timed([str(bindir / "jupyter-analyst"), "verify", str(path)], root))
+        ours.append(_timed([str(bindir / "jupyter-analyst"), "verify", str(path), "--db", str(db)], root))
         run_dir = root / f"run{n}"
         run_dir.mkdir()
         nb = nbformat.read(path, as_version=4)
@@ -106,7 +106,7 @@ def bench_verify(report: Report, *, rows: int, repeat: int) -> None:
             nb = nbformat.read(path, as_version=4)
             steps = sum(1 for c in nb.cells if "call_id" in c.metadata.get("jupyter_analyst", {}))
             artifacts = len(nb.metadata["jupyter_analyst"]["manifest"])
-            ours, floor, peer = _time_all(root, path, runs)
+            ours, floor, peer = _time_all(root, path, db, runs)
         report.add(f"`verify`, {steps}-step exported notebook ({artifacts} artifacts; command, sandboxed kernel)",
                    ours, floor, "nbclient executing it in-process, plain kernel",
                    peer=peer, peer_name="`papermill` command, plain kernel, nothing checked")

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+#: ``verify`` of a notebook that records no artifact: neither a pass nor a difference.
+EXIT_NOTHING_TO_VERIFY = 3
 
 
 def _workspace_arg(p: argparse.ArgumentParser) -> None:
@@ -144,11 +146,19 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_arg(export)
 
     verify = sub.add_parser("verify", help="re-execute an exported notebook in the sandbox and check its fingerprints",
-                            description="Re-execute NB in the sandboxed kernel and compare every artifact's "
-                                        "fingerprint with the notebook's manifest. Exit status 1 on any difference.")
-    verify.add_argument("notebook", type=Path, metavar="NB.ipynb")
-    verify.add_argument("--db", dest="source", metavar="SOURCE", help="run against this data source instead")
+                            description="Re-execute NB in the sandboxed kernel against the data source you name "
+                                        "and compare every artifact's fingerprint with the notebook's manifest. "
+                                        "A notebook's own parameters never choose the source: anyone can hand you "
+                                        "a notebook. Exit status 0 verified, 1 on any difference, 2 for bad input, "
+                                        "3 when the notebook records no artifact (nothing to verify).")
+    verify.add_argument("notebook", type=Path, nargs="?", metavar="NB.ipynb",
+                        help="the notebook (default with --thread: the thread's own audit notebook)")
+    verify.add_argument("--db", dest="source", metavar="SOURCE",
+                        help="the data source to run against (required unless --thread names one)")
+    verify.add_argument("--thread", metavar="ID",
+                        help="a thread of your workspace: its source (unless --db), its notebook (unless NB)")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    _workspace_arg(verify)
 
     execute = sub.add_parser("execute", help="ask a playbook's prompts in order; write the audit notebook",
                              description="Ask the markdown cells tagged 'prompt' of PLAYBOOK to the agent, in "
@@ -409,12 +419,23 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from .errors import ConfigError
     from .notebooks.verify import format_report, verify_notebook
 
+    notebook, source = args.notebook, args.source
+    if args.thread is not None:
+        # The user's own workspace says which source and notebook the thread has; the
+        # notebook's own metadata (its thread, its source) is never asked.
+        thread = _read_workspace(args, lambda ws: (ws.store.get_thread(args.thread), ws.notebook_path(args.thread)))
+        source = source or thread[0].source
+        notebook = notebook or thread[1]
+    if notebook is None:
+        raise ConfigError("no notebook to verify", reason="notebook_not_found",
+                          hint="pass NB.ipynb, or --thread ID for a thread's own audit notebook")
     # A bar per executed cell on a terminal; nothing on a pipe, where it would be noise.
-    report = verify_notebook(args.notebook, source=args.source, progress=not args.json and sys.stderr.isatty())
+    report = verify_notebook(notebook, source=source, progress=not args.json and sys.stderr.isatty())
     print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
-    return 0 if report.ok else EXIT_FAILED
+    return {"verified": 0, "nothing_to_verify": EXIT_NOTHING_TO_VERIFY}.get(report.verdict, EXIT_FAILED)
 
 
 def _execute(args: argparse.Namespace) -> int:

@@ -72,7 +72,7 @@ def run_demo(out: Path, *, as_json: bool = False) -> int:
         print(json.dumps({"first": first.model_dump(), "second": second.model_dump(), "audit": str(audit)}, indent=2))
     else:
         print_summary(second)
-        _closing(first, second, workspace, audit)
+        _closing(first, second, workspace, audit, db)
     ok = first.status == "completed" and second.status == "completed"
     return 0 if ok else 1
 
@@ -91,11 +91,11 @@ def _export(workspace: Path, thread_id: str, path: Path) -> Path:
         ws.close()
 
 
-def _closing(first: TurnSummary, second: TurnSummary, workspace: Path, audit: Path) -> None:
+def _closing(first: TurnSummary, second: TurnSummary, workspace: Path, audit: Path, db: Path) -> None:
     print(
         "\nWhat to open next:\n"
         f"  notebook:   {second.notebook}\n"
-        f"  audit:      {audit}  (check it: jupyter analyst verify {audit})\n"
+        f"  audit:      {audit}  (check it: jupyter analyst verify {audit} --db {db})\n"
         f"  inventory:  jupyter analyst artifacts list --workspace {workspace} --thread {first.thread_id}\n"
         f"  memory:     jupyter analyst state --workspace {workspace} --thread {first.thread_id}\n"
         f"  continue:   jupyter analyst run --workspace {workspace} --thread {first.thread_id} "

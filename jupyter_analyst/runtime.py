@@ -8,12 +8,17 @@ notebook re-executes exactly what the agent ran, read-only.
 Inside a kernel, ``connect`` also sets the kernel up as the agent's kernel was (pandas as
 ``pd``, matplotlib's ``plt`` with the same figure settings), so charts come out byte for
 byte the same; and each ``sql`` call shows the fingerprint of its result (the mime type
-:data:`ARTIFACT_MIME`), which ``jupyter analyst verify`` compares with the recorded one.
+:data:`ARTIFACT_MIME`), for a person reading the executed copy.
+
+``jupyter analyst verify`` trusts no fingerprint a kernel shows: it starts the kernel with
+:data:`RESULTS_ENV` naming a folder of the kernel's own, where each ``sql`` call keeps its
+result's Parquet file, and hashes those bytes itself after each cell.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import threading
 from collections.abc import Coroutine
@@ -28,6 +33,10 @@ _state: dict[str, Any] = {}
 
 #: The output a re-executed SQL step publishes: the dataset's name, fingerprint and rows.
 ARTIFACT_MIME = "application/vnd.jupyter-analyst.artifact+json"
+
+#: The environment variable naming the folder (relative to the kernel's) where each result is
+#: kept as ``000001.parquet``, ``000002.parquet``, ... in the order of the calls.
+RESULTS_ENV = "JUPYTER_ANALYST_RESULTS"
 
 
 def _ipython() -> Any:
@@ -67,7 +76,7 @@ def sql(query: str, *, timeout_s: float = 300.0, row_cap: int = 1_000_000) -> An
     prepared = prepare_query(query, source)
     runner = QueryRunner(source, timeout_s=timeout_s, row_cap=row_cap)
     with tempfile.TemporaryDirectory(prefix="analyst-sql-") as tmp:
-        dest = Path(tmp) / "result.parquet"
+        dest = _kept_result() or Path(tmp) / "result.parquet"
         result = _run_sync(runner.run_to_parquet(prepared, dest))
         frame = read_dataset(str(dest))  # as the agent's kernel loads it
         fingerprint = result.fingerprint  # hashed as it was written
@@ -83,6 +92,15 @@ def sql(query: str, *, timeout_s: float = 300.0, row_cap: int = 1_000_000) -> An
             raw=True,
         )
     return frame
+
+
+def _kept_result() -> Path | None:
+    """Where the next result is kept for the host to hash (see :data:`RESULTS_ENV`), if asked."""
+    folder = os.environ.get(RESULTS_ENV)
+    if not folder:
+        return None
+    _state["results"] = _state.get("results", 0) + 1
+    return Path(folder) / f"{_state['results']:06d}.parquet"
 
 
 def _assigned_name() -> str | None:

@@ -412,6 +412,8 @@ export interface components {
             actual?: string | null;
             /** @enum {string} */
             status: "matched" | "changed" | "missing";
+            /** @default null */
+            note?: string | null;
         };
         ArtifactRecorded: {
             /** @default 0 */

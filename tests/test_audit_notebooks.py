@@ -171,9 +171,9 @@ def test_stock_papermill_reexecutes_with_another_source(exported, tmp_path):
 def test_verify_passes_on_unchanged_data(exported):
     from jupyter_analyst.notebooks.verify import verify_notebook
 
-    report = verify_notebook(exported["path"])
-    assert report.ok, report.model_dump()
-    assert report.source == str(exported["db"])  # the source the run used, from the parameters cell
+    report = verify_notebook(exported["path"], source=str(exported["db"]))
+    assert report.ok and report.verdict == "verified", report.model_dump()
+    assert report.source == str(exported["db"])  # the source the run used: the one the user named
     assert report.counts == {"matched": 3, "changed": 0, "missing": 0}
 
 
@@ -204,14 +204,20 @@ def test_the_notebook_run_reports_verifies_as_it_is_and_names_the_step_after_a_r
         run = cli("run", "--db", str(db), "--prompt", FIRST_PROMPT, "--json", "--no-summarizer",
                   "--workspace", str(tmp_path / "ws"), env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"})
     assert run.returncode == 0, run.stderr[-2000:]
-    notebook = json.loads(run.stdout.splitlines()[0])["notebook"]
-    passed = cli("verify", notebook, "--json")
+    summary = json.loads(run.stdout.splitlines()[0])
+    notebook = summary["notebook"]
+    # The notebook alone does not say what to run it on: its own source is never trusted.
+    unnamed = cli("verify", notebook, "--json")
+    assert unnamed.returncode == 2 and "no data source to verify against" in unnamed.stderr
+    assert "--db SOURCE" in unnamed.stderr
+    # The thread, named in the user's own workspace, gives its source and its notebook.
+    passed = cli("verify", "--thread", summary["thread_id"], "--workspace", str(tmp_path / "ws"), "--json")
     assert passed.returncode == 0, passed.stdout + passed.stderr[-2000:]
     assert json.loads(passed.stdout)["counts"] == {"matched": 3, "changed": 0, "missing": 0}
 
     with duckdb.connect(str(db)) as con:
         con.execute("UPDATE orders SET revenue = revenue + 1 WHERE order_id = 1")
-    failed = cli("verify", notebook, "--json")
+    failed = cli("verify", notebook, "--db", str(db), "--json")
     assert failed.returncode == 1, failed.stderr[-2000:]
     report = json.loads(failed.stdout)
     nb = nbformat.read(notebook, as_version=4)
@@ -228,19 +234,15 @@ def test_verify_refuses_what_it_cannot_check(exported, tmp_path):
         verify_notebook(tmp_path / "nope.ipynb")
     plain = tmp_path / "plain.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]), plain)
-    run = cli("verify", str(plain))
+    run = cli("verify", str(plain), "--db", str(exported["db"]))
     assert run.returncode == 2 and "no artifact manifest" in run.stderr and "hint:" in run.stderr
-    # A source that does not exist fails before any kernel starts, naming where it came from.
+    # A source that does not exist fails before any kernel starts.
     run = cli("verify", str(exported["path"]), "--db", str(tmp_path / "gone.duckdb"))
-    assert run.returncode == 2 and "data source not found" in run.stderr and "(named by --db)" in run.stderr
-    nb = nbformat.read(exported["path"], as_version=4)
-    params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-    params.source = params.source.replace(str(exported["db"]), str(tmp_path / "moved.duckdb"))
-    moved = tmp_path / "moved.ipynb"
-    nbformat.write(nb, moved)
-    with pytest.raises(SourceError, match="moved.duckdb.*parameters cell") as err:
-        verify_notebook(moved)
-    assert err.value.hint == "pass --db with a source that exists here"
+    assert run.returncode == 2 and "data source not found" in run.stderr
+    # Without one named, there is nothing to run on, whatever the notebook's parameters say.
+    with pytest.raises(ConfigError, match="no data source to verify against") as err:
+        verify_notebook(exported["path"])
+    assert "--db SOURCE" in err.value.hint
 
 
 def test_a_failing_step_leaves_its_artifacts_missing(exported, tmp_path):
@@ -521,3 +523,32 @@ def test_playbook_defaults_and_placeholders_that_are_not_parameters(tmp_path, sa
               env={"OPENAI_BASE_URL": "", "OPENAI_API_KEY": ""})
     assert run.returncode == 2 and "{regoin}, {year} in the playbook is not a parameter" in run.stderr
     assert "hint: declare it in the parameters cell (its parameters: min_orders, region)" in run.stderr
+
+
+def test_a_notebook_with_no_artifact_has_nothing_to_verify_and_says_so_at_once(tmp_path, sales_db):
+    """Not a pass: a verify with nothing to check says so, with its own exit status, and
+    starts no kernel."""
+    from jupyter_analyst.notebooks.export import export_thread, write_export
+    from jupyter_analyst.notebooks.verify import verify_notebook
+    from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, text_step
+    from jupyter_analyst.workspace import Workspace
+
+    with ScriptedModelServer({"turns": [{"match": ".", "steps": [text_step("[scripted model] nothing to fetch")]}]}) as server:
+        turn = TurnRunner(tmp_path / "ws", server, sales_db).run("hello")
+    assert turn.status == "completed"
+    ws = Workspace(tmp_path / "ws")
+    try:
+        path = write_export(export_thread(ws.store, ws.artifacts, turn.thread_id), tmp_path / "empty.ipynb")
+    finally:
+        ws.close()
+    workdir = tmp_path / "run"
+    report = verify_notebook(path, source=str(sales_db), workdir=workdir)
+    assert report.verdict == "nothing_to_verify" and not report.ok and report.checks == []
+    assert report.source is None and not workdir.exists()  # nothing ran: no kernel's folder was made
+    run = cli("verify", str(path), "--json")  # no source is needed to say there is nothing to check
+    assert run.returncode == 3, run.stderr[-2000:]
+    assert json.loads(run.stdout) | {"notebook": None} == {
+        "notebook": None, "source": None, "verdict": "nothing_to_verify", "checks": [], "error": None,
+        "counts": {"matched": 0, "changed": 0, "missing": 0}, "ok": False}
+    table = cli("verify", str(path), "--db", str(sales_db))
+    assert table.returncode == 3 and "nothing to verify" in table.stdout and "verified:" not in table.stdout

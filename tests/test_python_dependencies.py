@@ -117,7 +117,7 @@ def test_the_exported_thread_verifies(thread, tmp_path):
         path = write_export(export_thread(ws.store, ws.artifacts, thread_id), tmp_path / "deps.ipynb")
     finally:
         ws.close()
-    report = verify_notebook(path)
+    report = verify_notebook(path, source=str(a.source))
     assert report.ok, report.model_dump()
     assert report.counts["matched"] == 1
 

@@ -93,12 +93,12 @@ def test_a_thread_and_its_export_work_from_another_folder(tmp_path, monkeypatch)
     assert exported.returncode == 0, exported.stderr
     nb = nbformat.read(reviewer / "audit.ipynb", as_version=4)
     assert nb.metadata["jupyter_analyst"]["source"] == f"sqlite:///{project / 'shop.db'}"
-    # The reviewer checks it from their own folder, with no --db. (The stock nbclient engine
-    # runs it: what is checked here is where the source is found, not the sandbox.)
+    # The reviewer checks it from their own folder, naming the source as the summary shows
+    # it; the sandboxed kernel is shown the SQLite file the URL names.
     from jupyter_analyst.notebooks.verify import verify_notebook
 
     shutil.rmtree(elsewhere)
     monkeypatch.chdir(reviewer)
-    report = verify_notebook(Path("audit.ipynb"), engine="nbclient")
+    report = verify_notebook(Path("audit.ipynb"), source=nb.metadata["jupyter_analyst"]["source"])
     assert report.ok, report.to_json()
     assert report.source == f"sqlite:///{project / 'shop.db'}"

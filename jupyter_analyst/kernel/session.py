@@ -393,7 +393,7 @@ class KernelSession:
                     _append_stream(outputs, content.get("name", "stdout"), kept)
             elif kind in ("display_data", "execute_result", "update_display_data"):
                 data = content.get("data", {})
-                images.extend(_images(data))
+                images.extend(displayed_images(data))
                 if kind == "execute_result":
                     result = data.get("text/plain")
                     count = content.get("execution_count")
@@ -551,16 +551,32 @@ def _finish_streams(outputs: list[dict[str, Any]], stdout: _Capped, stderr: _Cap
             _append_stream(outputs, name, f"\n[output truncated: {sink.dropped} characters not shown]")
 
 
-def _images(data: Mapping[str, Any]) -> list[tuple[str, bytes]]:
-    import base64
+def displayed_images(data: Mapping[str, Any]) -> list[tuple[str, bytes]]:
+    """The figure in one display's mime bundle, as ``(mime, bytes)``: the PNG, else the SVG.
 
-    out = []
-    if "image/png" in data:
-        out.append(("image/png", base64.b64decode(data["image/png"])))
-    elif "image/svg+xml" in data:
-        svg = data["image/svg+xml"]
-        out.append(("image/svg+xml", ("".join(svg) if isinstance(svg, list) else svg).encode()))
-    return out
+    The agent's steps and ``verify``'s re-runs take figures out of a cell's displays alike.
+    The kernel sends the bundle, so a value that is not an image's text (not base64, not a
+    string) is no figure, never a crash.
+
+    >>> displayed_images({"image/png": "iVBORw==", "image/svg+xml": "<svg/>"})
+    [('image/png', b'\\x89PNG')]
+    >>> displayed_images({"image/svg+xml": ["<svg>", "</svg>"]})
+    [('image/svg+xml', b'<svg></svg>')]
+    >>> displayed_images({"image/png": "not base64!"}), displayed_images({"image/png": {"x": 1}})
+    ([], [])
+    """
+    import base64
+    import binascii
+
+    try:
+        if "image/png" in data:
+            return [("image/png", base64.b64decode(data["image/png"]))]
+        if "image/svg+xml" in data:
+            svg = data["image/svg+xml"]
+            return [("image/svg+xml", ("".join(svg) if isinstance(svg, list) else svg).encode())]
+    except (binascii.Error, TypeError, AttributeError):
+        pass
+    return []
 
 
 def kernel_environment() -> dict[str, str]:

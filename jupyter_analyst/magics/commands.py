@@ -245,6 +245,8 @@ class AnalystMagics(Magics):
 
         report = self.session.verify(args.notebook, thread=args.thread, workspace=args.workspace)
         render.show({"text/plain": format_report(report)})
+        if report.verdict == "nothing_to_verify":
+            raise UsageError(f"{report.notebook}: nothing to verify (it records no artifact)")
         if not report.ok:
             counts = ", ".join(f"{n} {status}" for status, n in report.counts.items())
             raise UsageError(f"{report.notebook} is NOT verified ({counts})" + (f": {report.error}" if report.error else ""))

@@ -175,18 +175,25 @@ class MagicSession:
 
     def verify(self, notebook: str | None, *, thread: str | None, workspace: str | None) -> VerifyReport:
         """Re-execute ``notebook`` (by default the thread's own audit notebook, kept current
-        after every turn) in the sandbox and compare its fingerprints with its manifest."""
+        after every turn) in the sandbox against the thread's source, and compare its
+        fingerprints with its manifest. The source is the thread's (``--thread``, else the
+        current one), else the one chosen with ``%analyst use --source``: never what the
+        notebook itself names."""
         from ..notebooks.verify import verify_notebook
 
         def run() -> VerifyReport:
             if notebook is not None:
-                return verify_notebook(Path(notebook))
+                chosen = thread or self.thread_id
+                source = (self.read(lambda ws: ws.store.get_thread(chosen).source, workspace) if chosen
+                          else self.source)
+                return verify_notebook(Path(notebook), source=source)
             chosen = self.current(thread)
-            path = self.read(lambda ws: ws.notebook_path(chosen), workspace)
+            path, source = self.read(lambda ws: (ws.notebook_path(chosen), ws.store.get_thread(chosen).source),
+                                     workspace)
             if not path.exists():
                 raise ConfigError(f"thread {chosen} has no notebook yet", reason="notebook_not_found",
                                   hint="it is written at the end of the thread's first turn")
-            return verify_notebook(path)
+            return verify_notebook(path, source=source)
 
         # Papermill drives its own event loop: off the cell's.
         return in_worker(lambda emit: asyncio.to_thread(run))

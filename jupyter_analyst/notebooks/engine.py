@@ -4,14 +4,21 @@
 
 It is papermill's own nbclient engine with one change: the kernel is the sandboxed
 ``jupyter-analyst`` one (bubblewrap, no network, the system read-only), started in
-papermill's working folder (``--cwd``), which is the only place it may write. Files that
-the notebook's parameters name (a DuckDB file, a CSV folder) are mounted read-only so the
-notebook can read its data and nothing else of the machine.
+papermill's working folder (``--cwd``), which is the only place it may write.
+
+The notebook is untrusted input: anyone can hand you one. So what the kernel may read is
+never what the notebook names (its ``parameters`` cell, an ``injected-parameters`` cell or
+papermill metadata it carries): only what the person running it names. ``verify`` passes
+that list itself (``readable=``); under the papermill command, the files and folders named
+by the ``-p`` values are mounted read-only, and a value the input notebook already carries
+in its own papermill record is not (papermill's record of an earlier run is the notebook's
+claim, whoever wrote it).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +30,11 @@ from ..kernel.kernelspec import SANDBOX_KERNEL
 from ..kernel.launcher import LocalKernelLauncher
 from ..kernel.provisioner import SETTINGS_ENV, SandboxSettings
 from ..kernel.session import kernel_environment
-from .trail import parameter_values
+from ..runtime import RESULTS_ENV
 
 
-def parameter_paths(nb: NotebookNode) -> list[Path]:
-    """Existing files and folders named by the notebook's parameters (defaults and overrides)."""
-    values: list[Any] = list(((nb.metadata.get("papermill") or {}).get("parameters") or {}).values())
-    values += parameter_values(nb, ("parameters", "injected-parameters")).values()
+def named_paths(values: Iterable[Any]) -> list[Path]:
+    """The existing files and folders among ``values`` (absolute, in order, once each)."""
     paths = []
     for value in values:
         if isinstance(value, str) and value and "\n" not in value and len(value) < 4096:
@@ -39,8 +44,30 @@ def parameter_paths(nb: NotebookNode) -> list[Path]:
     return list(dict.fromkeys(paths))
 
 
-def _launch(workdir: Path, readable: list[Path], policy: SandboxPolicy, timeout: float) -> tuple[Any, LocalKernelLauncher]:
+def papermill_parameters(nb: NotebookNode) -> dict[str, Any]:
+    """The parameters papermill recorded in ``nb``'s metadata (``-p`` of its last run)."""
+    recorded = (nb.metadata.get("papermill") or {}).get("parameters")
+    return dict(recorded) if isinstance(recorded, dict) else {}
+
+
+def user_parameter_paths(nb: NotebookNode, given: NotebookNode) -> list[Path]:
+    """The files and folders named by this run's ``-p`` values: ``nb`` is the notebook
+    papermill parameterised, ``given`` the input notebook as it was handed over. A value
+    ``given`` already records is its own claim, not the user's, and is left out."""
+    claimed = papermill_parameters(given)
+    chosen = {k: v for k, v in papermill_parameters(nb).items() if k not in claimed or claimed[k] != v}
+    return named_paths(chosen.values())
+
+
+def _launch(
+    workdir: Path, readable: Sequence[Path], policy: SandboxPolicy, timeout: float, results: str | None,
+) -> tuple[Any, LocalKernelLauncher]:
     env = kernel_environment()
+    # Only the sandbox's allow-list and the policy's own variables reach the kernel.
+    extra = {k: v for k, v in policy.extra_env.items() if k != RESULTS_ENV}
+    if results:
+        extra[RESULTS_ENV] = results
+    policy = policy.model_copy(update={"extra_env": extra})
     env[SETTINGS_ENV] = SandboxSettings(policy=policy, readable=[str(p) for p in readable]).model_dump_json()
     launcher = LocalKernelLauncher(ready_timeout=timeout)
 
@@ -88,11 +115,20 @@ def _engine_class() -> type:
             stderr_file: Any = None,
             start_timeout: float = 60,
             execution_timeout: float | None = None,
+            readable: Sequence[Path] | None = None,
+            results: str | None = None,
             **kwargs: Any,
         ) -> Any:
+            """``readable``: what the kernel may read (else the paths the ``-p`` values name);
+            ``results``: the kernel's folder where ``analyst.sql`` keeps each result."""
             # papermill has already changed into --cwd: that folder is the kernel's to write in.
             workdir = Path.cwd()
-            manager, launcher = _launch(workdir, parameter_paths(nb_man.nb), cls.policy, float(start_timeout))
+            if readable is None:
+                from papermill.iorw import load_notebook_node
+
+                given = load_notebook_node(kwargs["input_path"]) if kwargs.get("input_path") else nb_man.nb
+                readable = user_parameter_paths(nb_man.nb, given)
+            manager, launcher = _launch(workdir, readable, cls.policy, float(start_timeout), results)
             try:
                 kwargs = remove_args(["input_path"], **kwargs)
                 safe_kwargs = remove_args(["timeout", "startup_timeout"], **kwargs)

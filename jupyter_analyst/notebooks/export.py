@@ -467,10 +467,11 @@ def _summary(
         lines.append("No artifact yet.")
     lines += [
         "",
-        f"**How to verify**: `jupyter analyst verify {name}` re-runs every step in a sandboxed kernel and "
-        "checks each artifact's fingerprint against this notebook's manifest (`--db OTHER` runs it on other "
-        f"data). papermill re-runs it in the same sandbox with the analyst engine: `papermill {name} OUT.ipynb "
-        "--engine analyst -p source OTHER`; without `--engine analyst` it would run the model's code in a "
+        f"**How to verify**: `jupyter analyst verify {name} --db SOURCE` re-runs every step in a sandboxed "
+        "kernel against the data source you name (this notebook's own is never used: anyone can hand you a "
+        "notebook) and checks each artifact's fingerprint against this notebook's manifest, hashed by the host "
+        f"itself. papermill re-runs it in the same sandbox with the analyst engine: `papermill {name} OUT.ipynb "
+        "--engine analyst -p source SOURCE`; without `--engine analyst` it would run the model's code in a "
         "plain kernel, as you.",
     ]
     return "\n".join(lines)

@@ -1,31 +1,38 @@
 """``jupyter analyst verify``: re-execute an exported notebook and prove it reproduces.
 
-The notebook runs with papermill in the sandboxed kernel (the ``analyst`` engine), in a
-fresh folder, optionally against another data source. Then every artifact of its manifest
-is looked for in what the run produced: the dataset a SQL cell published (the runtime
-helper shows its fingerprint), the charts a Python cell displayed (normalised as the
-inventory normalises them), the files it wrote under ``outputs/``. Each artifact is
-*matched*, *changed* (the step ran and made something else) or *missing* (nothing made
-it: the step failed or never ran).
+The notebook is untrusted input: anyone can hand you one. So the data source is the one the
+user names (``--db``, or the thread they name in their own workspace), never the one its
+``parameters`` cell or metadata claim; the sandboxed kernel is shown that source and nothing
+else; and every fingerprint compared is the host's own hash of bytes it took out of the
+kernel's folder or displays (``reproduction.py``), never one the kernel prints.
+
+The run is papermill's, with the ``analyst`` engine, in a fresh folder of the kernel's own.
+Then each artifact of the manifest is looked for in what its step's cell made, by how the
+step made it: a query's result, a displayed figure, a file under ``outputs/``. Each is
+*matched*, *changed* (the step ran and made something else) or *missing* (nothing made it:
+the step failed, never ran, or left something the host would not read). The verdict is
+``verified`` (everything matched), ``not_verified``, or ``nothing_to_verify`` when the
+manifest is empty: then no kernel starts, and the report says so rather than pass.
 """
 
 from __future__ import annotations
 
-import base64
-import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import nbformat
 from pydantic import BaseModel
 
-from ..artifacts import content_fingerprint
-from ..errors import ConfigError, SourceError
-from ..runtime import ARTIFACT_MIME
-from .trail import META, parameter_values, read_notebook
+from ..errors import ConfigError
+from .reproduction import Recorder, StepRun, origin_of
+from .trail import META, read_notebook
 
 Status = Literal["matched", "changed", "missing"]
+Verdict = Literal["verified", "not_verified", "nothing_to_verify"]
+
+#: How much of a failed cell's error message a report repeats.
+ERROR_CHARS = 500
 
 
 class ArtifactCheck(BaseModel):
@@ -40,15 +47,20 @@ class ArtifactCheck(BaseModel):
     """The index of the code cell that made (or should have made) it."""
     expected: str
     actual: str | None = None
+    """The host's own fingerprint of what the re-run made; null when it made nothing."""
     status: Status
+    note: str | None = None
+    """Why it is missing, when there is more to say: its cell failed or was not reached, or
+    the host would not read what it wrote (a link, over the caps)."""
 
 
 class VerifyReport(BaseModel):
     """The outcome of one verification."""
 
     notebook: str
-    source: str
-    """The data source the run used: ``--db``, else the notebook's ``parameters`` cell."""
+    source: str | None
+    """The data source the run used, as the user named it; null when nothing ran."""
+    verdict: Verdict
     checks: list[ArtifactCheck]
     error: str | None = None
     """The execution error, when a cell failed (the checks say what it left missing)."""
@@ -59,17 +71,33 @@ class VerifyReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        return self.error is None and all(c.status == "matched" for c in self.checks)
+        """Verified: the notebook ran and reproduced every artifact (never true with nothing to check)."""
+        return self.verdict == "verified"
 
     def to_json(self) -> dict[str, Any]:
         return {**self.model_dump(), "counts": self.counts, "ok": self.ok}
+
+
+def verdict_of(checks: list[ArtifactCheck], error: str | None) -> Verdict:
+    """The verdict on a run's checks.
+
+    >>> verdict_of([], None)
+    'nothing_to_verify'
+    >>> check = ArtifactCheck(artifact_id="a", name="n", type="file", call_id=None, step_key=None,
+    ...                       expected="sha256:1", actual="sha256:1", status="matched")
+    >>> verdict_of([check], None), verdict_of([check], "cell 3 failed")
+    ('verified', 'not_verified')
+    """
+    if not checks:
+        return "nothing_to_verify"
+    return "verified" if error is None and all(c.status == "matched" for c in checks) else "not_verified"
 
 
 def manifest_of(nb: Any, path: Path) -> list[dict[str, Any]]:
     """The notebook's manifest, or a clear error for a notebook that has none."""
     meta = nb.metadata.get(META) or {}
     manifest = meta.get("manifest")
-    if not isinstance(manifest, list):
+    if not isinstance(manifest, list) or not all(_is_entry(e) for e in manifest):
         raise ConfigError(
             f"{path} has no artifact manifest: it is not a notebook exported by jupyter-analyst",
             reason="no_manifest", hint="export a thread first: jupyter analyst export --thread ID -o NB.ipynb",
@@ -77,58 +105,27 @@ def manifest_of(nb: Any, path: Path) -> list[dict[str, Any]]:
     return manifest
 
 
-def check_source(spec: str | None, *, given: bool) -> str:
-    """The source the run will use, opened once here so a missing one fails before any kernel starts."""
+def _is_entry(entry: Any) -> bool:
+    return isinstance(entry, Mapping) and all(isinstance(entry.get(k), str) for k in ("artifact_id", "fingerprint"))
+
+
+def check_source(spec: str | None) -> tuple[str, list[Path]]:
+    """The source the user named, opened once here so a missing one fails before any kernel
+    starts; with the files or folder the kernel must be shown to open it."""
     from ..sql import absolute_spec, open_source
+    from ..sql.paths import local_path
 
     if not spec:
-        raise ConfigError("the notebook names no data source", reason="no_source", hint="pass --db SOURCE")
-    # A relative path means the caller's folder; the run happens in a fresh one.
+        raise ConfigError(
+            "no data source to verify against", reason="no_source",
+            hint="pass --db SOURCE (or --thread ID for a thread's own source); a notebook's own "
+                 "parameters are never used, since anyone can hand you a notebook",
+        )
+    # A relative path means the caller's folder; the run happens in another one.
     resolved = absolute_spec(spec)
-    try:
-        open_source(resolved).close()
-    except SourceError as exc:
-        where = "--db" if given else "the notebook's parameters cell"
-        raise SourceError(
-            f"{exc.message} (named by {where})", reason=exc.reason,
-            hint="pass --db with a source that exists here" if not given else exc.hint,
-        ) from exc
-    return resolved
-
-
-def _file_fingerprint(run_dir: Path, name: str, mime: str) -> str | None:
-    """The fingerprint of a file the re-run kernel wrote, read without following any link."""
-    from ..kernel.workdir import open_regular
-
-    try:
-        fd, _ = open_regular(run_dir, name)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        return content_fingerprint(fh.read(), mime)
-
-
-def _produced(cell: Any, outputs_dir: Path, manifest: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """What one executed step cell produced, as artifact id -> fingerprint."""
-    expected = [manifest[a] for a in cell.metadata.get(META, {}).get("artifact_ids", []) if a in manifest]
-    datasets: list[str] = []
-    images: list[str] = []
-    for output in cell.get("outputs", []):
-        data = output.get("data", {})
-        if ARTIFACT_MIME in data:
-            datasets.append(data[ARTIFACT_MIME]["fingerprint"])
-        elif "image/png" in data and not output.get("metadata", {}).get(META):
-            images.append(content_fingerprint(base64.b64decode(data["image/png"]), "image/png"))
-    made: dict[str, str] = {}
-    by_type = {"dataset": iter(datasets), "image": iter(images)}
-    for entry in expected:
-        if entry["type"] in by_type:
-            found = next(by_type[entry["type"]], None)
-        else:
-            found = _file_fingerprint(outputs_dir.parent, entry["name"], entry["mime"])
-        if found is not None:
-            made[entry["artifact_id"]] = found
-    return made
+    open_source(resolved).close()
+    path = local_path(resolved)
+    return resolved, [path] if path is not None and path.exists() else []
 
 
 def verify_notebook(
@@ -136,93 +133,147 @@ def verify_notebook(
     *,
     source: str | None = None,
     workdir: Path | None = None,
-    engine: str = "analyst",
     progress: bool = False,
 ) -> VerifyReport:
-    """Re-execute ``path`` (against ``source`` when given) and compare with its manifest.
+    """Re-execute ``path`` against ``source`` (the user's) and compare with its manifest.
 
+    ``workdir``: a new or empty folder for the kernel (default: a temporary one).
     ``progress`` shows papermill's per-cell bar on stderr (for a terminal).
     """
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
     path = Path(path)
     original = read_notebook(path)
     manifest = {entry["artifact_id"]: entry for entry in manifest_of(original, path)}
-    # The parameters cell first: a reviewer may have edited it.
-    given = parameter_values(original).get("source")
-    default = (given if isinstance(given, str) else None) or (original.metadata.get(META) or {}).get("source")
-    resolved = check_source(source or default, given=bool(source))
-    # Injected only when it differs: a relative default is resolved, as the run is elsewhere.
-    parameters = {"source": resolved} if resolved != default else {}
-    # Cells are reported by their index in the notebook as given: papermill adds cells
-    # (injected parameters, error banners) to the executed copy.
-    index_of_id = {cell["id"]: i for i, cell in enumerate(original.cells) if cell.get("id")}
-    index_of_call = {cell.metadata[META]["call_id"]: i for i, cell in enumerate(original.cells)
-                     if "call_id" in cell.get("metadata", {}).get(META, {})}
+    if not manifest:
+        return VerifyReport(notebook=str(path), source=None, verdict="nothing_to_verify", checks=[])
+    resolved, readable = check_source(source)
     with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
-        run_dir = Path(workdir or tmp)
+        # The kernel's folder is hostile ground: the executed copy and the staged files are
+        # written beside it, never in it.
+        run_dir = Path(workdir) if workdir is not None else Path(tmp) / "run"
         run_dir.mkdir(parents=True, exist_ok=True)
-        out_path = Path(tmp) / "executed.ipynb"
-        error = None
-        try:
-            papermill.execute_notebook(
-                str(path.resolve()), str(out_path), parameters=parameters, engine_name=engine,
-                cwd=str(run_dir), progress_bar=progress, log_output=False,
-            )
-        except PapermillExecutionError as exc:
-            executed = nbformat.read(out_path, as_version=4) if out_path.exists() else original
-            # exc.cell_index counts cells before papermill inserted its error banners into the
-            # written copy, so the failed cell is found by its error output instead.
-            failed = next((c for c in executed.cells if c.cell_type == "code" and (
-                any(o.get("output_type") == "error" for o in c.get("outputs", []))
-                or c.get("metadata", {}).get("papermill", {}).get("exception"))), {})
-            where = index_of_id.get(failed.get("id"))
-            if where is not None:
-                label = f"cell {where}"
-            elif "injected-parameters" in failed.get("metadata", {}).get("tags", []):
-                label = "the injected parameters cell"
-            else:
-                label = f"cell {exc.cell_index} of the executed copy"
-            error = f"{label} failed: {exc.ename}: {exc.evalue}"
-        executed = nbformat.read(out_path, as_version=4) if out_path.exists() else original
-        made: dict[str, tuple[str, int | None]] = {}
-        cell_of: dict[str, int | None] = {}
-        for cell in executed.cells:
-            meta = cell.get("metadata", {}).get(META, {})
-            if cell.cell_type != "code" or "call_id" not in meta:
-                continue
-            index = index_of_call.get(meta["call_id"])
-            for artifact_id in meta.get("artifact_ids", []):
-                cell_of.setdefault(artifact_id, index)
-            if cell.get("execution_count") is None:
-                continue  # not reached
-            for artifact_id, fingerprint in _produced(cell, run_dir / "outputs", manifest).items():
-                # A later cell that reused the step made the same artifact again: the first
-                # match wins, else the first attempt is reported.
-                current = made.get(artifact_id)
-                expected = manifest[artifact_id]["fingerprint"]
-                if current is None or (current[0] != expected and fingerprint == expected):
-                    made[artifact_id] = (fingerprint, index)
+        (Path(tmp) / "staging").mkdir()
+        recorder = Recorder(run_dir, Path(tmp) / "staging", manifest)
+        error = _execute(path, Path(tmp) / "executed.ipynb", run_dir, resolved, readable, recorder, progress)
+    checks = _checks(original, manifest, recorder.runs, reached=error is None)
+    if error is not None:
+        error = _failure(original, recorder.failed_cell, error)
+    return VerifyReport(notebook=str(path), source=resolved, verdict=verdict_of(checks, error), checks=checks,
+                        error=error)
+
+
+def _execute(path: Path, out: Path, run_dir: Path, source: str, readable: list[Path], recorder: Recorder,
+             progress: bool) -> str | None:
+    """Run the notebook with papermill in the sandboxed kernel; the error, if a cell failed."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    from .reproduction import RESULTS_DIR
+
+    try:
+        papermill.execute_notebook(
+            str(path.resolve()), str(out), parameters={"source": source}, engine_name="analyst",
+            cwd=str(run_dir), progress_bar=progress, log_output=False,
+            readable=readable, results=RESULTS_DIR, on_cell_executed=recorder,
+        )
+    except PapermillExecutionError as exc:
+        return f"{exc.ename}: {exc.evalue}"
+    return None
+
+
+def _failure(original: Any, failed: Any, error: str) -> str:
+    """The error, naming the failed cell by its index in the notebook as given (papermill
+    adds cells to the executed copy)."""
+    index_of_id = {cell.get("id"): i for i, cell in enumerate(original.cells) if cell.get("id")}
+    where = index_of_id.get((failed or {}).get("id"))
+    if where is not None:
+        label = f"cell {where}"
+    elif failed is not None and "injected-parameters" in failed.get("metadata", {}).get("tags", []):
+        label = "the injected parameters cell"
+    else:
+        label = "a cell"
+    text = " ".join(error.split())
+    if len(text) > ERROR_CHARS:
+        text = text[: ERROR_CHARS - 1] + "…"
+    return f"{label} failed: {text}"
+
+
+def _checks(original: Any, manifest: Mapping[str, Mapping[str, Any]], runs: list[StepRun], *,
+            reached: bool) -> list[ArtifactCheck]:
+    """Each manifest artifact against what its step cells made (a later cell that reused
+    the step made it again: the first match wins, else the first attempt is reported)."""
+    index_of_call: dict[str, int] = {}
+    cell_of: dict[str, int] = {}
+    for i, cell in enumerate(original.cells):
+        meta = cell.get("metadata", {}).get(META) or {}
+        if isinstance(meta.get("call_id"), str) and cell.cell_type == "code":
+            index_of_call.setdefault(meta["call_id"], i)
+            for artifact_id in meta.get("artifact_ids") or []:
+                if isinstance(artifact_id, str):
+                    cell_of.setdefault(artifact_id, i)
+    made: dict[str, tuple[str | None, int | None, str | None]] = {}
+    for run in runs:
+        for artifact_id, (actual, note) in _found(run, manifest).items():
+            current = made.get(artifact_id)
+            expected = manifest[artifact_id]["fingerprint"]
+            if current is None or (current[0] != expected and actual == expected) or (current[0] is None and actual):
+                made[artifact_id] = (actual, index_of_call.get(run.call_id), note)
     checks = []
     for artifact_id, entry in manifest.items():
-        actual, index = made.get(artifact_id, (None, cell_of.get(artifact_id)))
+        default_note = "its cell did not run" if artifact_id in cell_of else "no cell of the notebook makes it"
+        if not reached and artifact_id in cell_of:
+            default_note = "its cell was not reached: an earlier cell failed"
+        actual, index, note = made.get(artifact_id, (None, cell_of.get(artifact_id), default_note))
         status: Status = "missing" if actual is None else "matched" if actual == entry["fingerprint"] else "changed"
         checks.append(ArtifactCheck(
-            artifact_id=artifact_id, name=entry["name"], type=entry["type"], call_id=entry.get("call_id"),
-            step_key=entry.get("step_key"), cell=index, expected=entry["fingerprint"], actual=actual, status=status,
+            artifact_id=artifact_id, name=str(entry.get("name", "")), type=str(entry.get("type", "")),
+            call_id=_text(entry.get("call_id")), step_key=_text(entry.get("step_key")), cell=index,
+            expected=entry["fingerprint"], actual=actual, status=status, note=note if actual is None else None,
         ))
-    return VerifyReport(notebook=str(path), source=resolved, checks=checks, error=error)
+    return checks
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _found(run: StepRun, manifest: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str | None, str | None]]:
+    """What one step cell made of each artifact it claims: ``(fingerprint or None, note)``."""
+    datasets = iter(run.datasets)
+    figures: dict[str, list[str]] = {}
+    for mime, fingerprint in run.figures:
+        figures.setdefault(mime, []).append(fingerprint)
+    shown = {mime: iter(prints) for mime, prints in figures.items()}
+    found: dict[str, tuple[str | None, str | None]] = {}
+    for artifact_id in run.artifact_ids:
+        entry = manifest[artifact_id]
+        name = str(entry.get("name", ""))
+        origin = origin_of(name, run.tool)
+        actual: str | None
+        if origin == "query":
+            actual, why = next(datasets, None), run.results_unread
+        elif origin == "display":
+            actual, why = next(shown.get(str(entry.get("mime")), iter(())), None), run.figures_unread
+        else:
+            actual, why = run.files.get(name), run.unread.get(name)
+        if actual is None and why is None:
+            why = "its cell failed before making it" if run.failed else "its cell did not make it"
+        found[artifact_id] = (actual, why)
+    return found
 
 
 def format_report(report: VerifyReport) -> str:
     """The report as a table for a terminal."""
+    if report.verdict == "nothing_to_verify":
+        return "nothing to verify: the notebook records no artifact (nothing was run)"
     rows = [("status", "artifact", "type", "step (call id, cell)", "expected", "actual")]
     for c in report.checks:
         where = f"{c.call_id or '-'}, cell {c.cell if c.cell is not None else '-'}"
         rows.append((c.status, c.name, c.type, where, c.expected[7:19], (c.actual or "-")[7:19] or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(value.ljust(widths[i]) for i, value in enumerate(row)).rstrip() for row in rows]
+    notes = [f"  {c.name}: {c.note}" for c in report.checks if c.note]
+    if notes:
+        lines += ["", "missing:", *notes]
     counts = report.counts
     lines.append(f"\n{counts['matched']} matched, {counts['changed']} changed, {counts['missing']} missing"
                  + (f"; {report.error}" if report.error else ""))

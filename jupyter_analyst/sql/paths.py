@@ -60,6 +60,30 @@ def absolute_spec(spec: str, base: Path | None = None) -> str:
     return _absolute(spec, base)
 
 
+def local_path(spec: str) -> Path | None:
+    """The file or folder on this machine a stored source names, or ``None`` (a server's
+    URL, a database in memory): what a sandboxed kernel must be shown to open it.
+
+    >>> local_path("/data/sales.duckdb")
+    PosixPath('/data/sales.duckdb')
+    >>> local_path("duckdb:////data/sales.duckdb")
+    PosixPath('/data/sales.duckdb')
+    >>> local_path("sqlite:////srv/shop.db")
+    PosixPath('/srv/shop.db')
+    >>> local_path("postgresql://ann@db/shop") is None and local_path(":memory:") is None
+    True
+    """
+    spec = str(spec).strip()
+    if not spec or spec in (":memory:", f"{_DUCKDB_URL}:memory:"):
+        return None
+    if spec.startswith(_DUCKDB_URL):
+        return Path(spec.removeprefix(_DUCKDB_URL)).expanduser()
+    if "://" in spec:
+        url = _sqlite_url(spec)
+        return None if url is None else Path(url.database).expanduser()  # type: ignore[attr-defined]
+    return Path(spec).expanduser()
+
+
 def display_spec(spec: str, base: Path | None = None) -> str:
     """A stored source as people read it: relative to ``base`` (the current folder) when inside it.
 
