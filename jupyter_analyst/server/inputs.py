@@ -94,19 +94,37 @@ class _Input(BaseModel):
 NOTEBOOK_FOLDER = "analyst"
 
 
+#: The longest name of a file or folder a file system takes (NAME_MAX), in bytes.
+MAX_NAME_BYTES = 255
+
+
 def _notebook_path(path: str) -> str:
-    # A path in the Jupyter contents API: relative, '/'-separated, no parent steps. The
-    # contents manager checks it again (root escapes, hidden files); this says why early.
+    """A path in the Jupyter contents API: relative, '/'-separated, no parent steps, each name
+    one a file system can hold. The contents manager checks it again (root escapes, hidden
+    files); this says why early.
+
+    >>> _notebook_path("reports/q3.ipynb")
+    'reports/q3.ipynb'
+    >>> _notebook_path("x" * 256 + ".ipynb")
+    Traceback (most recent call last):
+    ...
+    ValueError: each name in the path must be at most 255 bytes (UTF-8); one is 262
+    """
     parts = path.split("/")
     if path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
         raise ValueError("must be a relative path in your Jupyter folder, without '..' or empty parts")
     if not parts[-1].endswith(".ipynb") or parts[-1] == ".ipynb":
         raise ValueError("must name a notebook file (NAME.ipynb)")
+    longest = max(len(p.encode("utf-8")) for p in parts)
+    if longest > MAX_NAME_BYTES:
+        raise ValueError(f"each name in the path must be at most {MAX_NAME_BYTES} bytes (UTF-8); one is {longest}")
     return "/".join(parts)
 
 
-#: ``_notebook_path``'s rule as the description states it (a pattern client tools can test).
-NOTEBOOK_PATH_PATTERN = r"^(?![/.]?/)(?!.*//)(?!(?:.*/)?\.{1,2}(?:/|$))[^\\]*[^/\\]\.ipynb$"
+#: ``_notebook_path``'s rule as the description states it (a pattern client tools can test;
+#: it counts a name's characters, the server its bytes).
+NOTEBOOK_PATH_PATTERN = (r"^(?![/.]?/)(?!.*//)(?!(?:.*/)?\.{1,2}(?:/|$))"
+                         rf"(?!.*[^/]{{{MAX_NAME_BYTES + 1}}})[^\\]*[^/\\]\.ipynb$")
 NotebookPath = Annotated[Text, AfterValidator(_notebook_path), Field(json_schema_extra={"pattern": NOTEBOOK_PATH_PATTERN})]
 
 
