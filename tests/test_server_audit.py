@@ -126,20 +126,34 @@ async def test_export_paths_are_checked_and_a_thread_without_turns_has_no_notebo
         status, error = await refused(jp_fetch, "threads", tid, "export", body={"path": bad})
         assert (status, error["reason"], error["field"]) == (400, "invalid_path", "path"), bad
     assert not (jp_root_dir.parent / "outside.ipynb").exists()
-    # Hidden files are the contents manager's to refuse.
-    status, _ = await refused(jp_fetch, "threads", tid, "export", body={"path": ".secret/x.ipynb"})
-    assert status in (400, 404)
+    # What the contents manager cannot write there is one answer, whatever its own status was
+    # (400 for a hidden folder, a 500 for a folder where the notebook goes or a name too long).
+    (jp_root_dir / "taken.ipynb").mkdir()
+    (jp_root_dir / "plain").write_text("a file, not a folder")
+    too_long = ("\U0001F600" * 63 + "/") * 15 + "\U0001F600" * 57 + ".ipynb"  # 1023 characters, over 4 KiB
+    for unwritable in (".secret/x.ipynb", "taken.ipynb", "plain/x.ipynb", too_long):
+        status, error = await refused(jp_fetch, "threads", tid, "export", body={"path": unwritable})
+        assert (status, error["reason"]) == (409, "path_not_writable"), (unwritable, error)
+        assert str(jp_root_dir) not in json.dumps(error)
     assert not (jp_root_dir / ".secret").exists()
     done = await api(jp_fetch, "threads", tid, "export", method="POST", body={"path": "reports/q3/regions.ipynb"})
     assert done["path"] == "reports/q3/regions.ipynb" and (jp_root_dir / "reports/q3/regions.ipynb").is_file()
 
 
-async def test_verify_refuses_a_notebook_of_another_thread(jp_fetch):
+async def test_verify_refuses_a_notebook_of_another_thread_or_none_at_all(jp_fetch, jp_root_dir):
     first, _ = await thread_with_a_turn(jp_fetch)
     second, _ = await thread_with_a_turn(jp_fetch)
     path = (await api(jp_fetch, "threads", first, "export", method="POST", body={}))["path"]
     status, error = await refused(jp_fetch, "threads", second, "verify", body={"path": path})
     assert (status, error["reason"]) == (409, "notebook_of_another_thread")
+    (jp_root_dir / "garbled.ipynb").write_text("{not json")
+    (jp_root_dir / "folder.ipynb").mkdir()
+    for path in ("garbled.ipynb", "folder.ipynb"):
+        status, error = await refused(jp_fetch, "threads", second, "verify", body={"path": path})
+        assert (status, error["reason"]) == (409, "notebook_unreadable"), path
+    for path in ("missing.ipynb", ".hidden.ipynb"):
+        status, error = await refused(jp_fetch, "threads", second, "verify", body={"path": path})
+        assert (status, error["reason"]) == (404, "notebook_not_found"), path
 
 
 async def test_a_step_as_a_cell_runs_in_a_fresh_python(jp_fetch, tmp_path, db):

@@ -9,6 +9,7 @@ outside the root, no hidden files) and any contents backend works.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import sys
 import tempfile
@@ -65,6 +66,31 @@ async def verify_in_subprocess(path: Path, source: str) -> dict[str, Any]:
     return report
 
 
+#: What a file-backed contents manager reports as a 500 when the folder cannot hold a path
+#: (a file where a folder should be, a name too long, no permission), not a broken server.
+_PATH_ERRNOS = frozenset({errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EEXIST, errno.EACCES, errno.EPERM,
+                          errno.EROFS})
+
+
+def refused_by_the_folder(error: web.HTTPError) -> bool:
+    """Whether the contents manager refused a path of the user's folder (a hidden name, a
+    file that is no notebook, a folder in the way), rather than failed.
+
+    >>> refused_by_the_folder(web.HTTPError(400, "Cannot create hidden directory"))
+    True
+    >>> cause = OSError(errno.ENOSPC, "No space left on device")
+    >>> try:
+    ...     raise web.HTTPError(500, "Unexpected error while saving file") from cause
+    ... except web.HTTPError as exc:
+    ...     refused_by_the_folder(exc)
+    False
+    """
+    if 400 <= error.status_code < 500:
+        return True
+    cause = error.__cause__
+    return isinstance(cause, OSError) and cause.errno in _PATH_ERRNOS
+
+
 class AuditHandler(AnalystHandler):
     """Shared parts: the thread's notebook as the user may see it, the contents manager."""
 
@@ -103,10 +129,19 @@ class ExportHandler(AuditHandler):
         path = request.path or default_notebook_path(thread)
         self.no_links(path)
         nb = await asyncio.to_thread(self.exported, thread, path)
-        await self.make_folders(path)
         content = json.loads(ipynb.dumps(nb))
-        saved = await ensure_async(self.contents_manager.save({"type": "notebook", "format": "json",
-                                                               "content": content}, path))
+        try:
+            await self.make_folders(path)
+            saved = await ensure_async(self.contents_manager.save({"type": "notebook", "format": "json",
+                                                                   "content": content}, path))
+        except web.HTTPError as exc:
+            if not refused_by_the_folder(exc):
+                raise
+            self.log.info("jupyter-analyst: export to %r refused by the contents manager: %s", path, exc.log_message)
+            raise self.refuse(ConfigError(
+                f"{path} cannot be written in your Jupyter folder", reason="path_not_writable",
+                hint="choose another path: one without hidden names, where no file stands for a folder (or a folder "
+                     "for the notebook)"), 409) from None
         self.reply({"path": saved["path"], "cells": len(nb["cells"]),
                     "artifacts": len(nb["metadata"][META]["manifest"])})
 
@@ -124,7 +159,18 @@ class VerifyHandler(AuditHandler):
                                           hint="ask a question first"), 409)
         if request.path is not None:
             self.no_links(request.path)
-            model = await ensure_async(self.contents_manager.get(request.path, content=True, type="notebook"))
+            try:
+                model = await ensure_async(self.contents_manager.get(request.path, content=True, type="notebook"))
+            except web.HTTPError as exc:
+                if exc.status_code == 404:
+                    raise self.refuse(ConfigError(f"there is no notebook {request.path!r} in your Jupyter folder",
+                                                  reason="notebook_not_found",
+                                                  hint="export the thread, then verify that notebook"), 404) from None
+                if not refused_by_the_folder(exc):
+                    raise
+                raise self.refuse(ConfigError(f"{request.path} cannot be read as a notebook",
+                                              reason="notebook_unreadable",
+                                              hint="export the thread, then verify that notebook"), 409) from None
             nb: dict[str, Any] = model["content"]
             if (nb.get("metadata", {}).get(META) or {}).get("thread_id") != thread_id:
                 raise self.refuse(ConfigError(f"{request.path} is not an export of this thread",

@@ -125,14 +125,17 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         replies.ExportReply, body=inputs.ExportNotebook,
         description="As `jupyter analyst export` writes it; a URL source's password is masked in it. The "
                     "default path is analyst/{title}-{thread}.ipynb.",
-        errors=_TURNLESS),
+        errors={**_TURNLESS, 404: f"{_NOT_FOUND}, or `path` goes through a link (notebook_not_found)",
+                409: f"{_TURNLESS[409]}, or the contents manager cannot write at `path` (path_not_writable: a "
+                     "hidden name, a file where a folder should be, a folder where the notebook should be)"}),
     ("/threads/{thread_id}/verify", "post"): Operation(
         "Re-execute the thread's notebook in the sandbox and compare each artifact's fingerprint",
         replies.VerifyReply, body=inputs.VerifyNotebook,
         description="`path`: an export of this thread in the caller's folder (else a fresh export); it runs "
                     "against the thread's own source. The report is `jupyter analyst verify --json`'s.",
-        errors={**_TURNLESS, 409: f"{_TURNLESS[409]}, or `path` is not an export of this thread "
-                                  "(notebook_of_another_thread)"}),
+        errors={**_TURNLESS, 404: f"{_NOT_FOUND}, or there is no notebook at `path` (notebook_not_found)",
+                409: f"{_TURNLESS[409]}, `path` is not an export of this thread (notebook_of_another_thread) or "
+                     "no notebook (notebook_unreadable)"}),
     ("/threads/{thread_id}/steps/{call_id}/cell", "get"): Operation(
         "One SQL or Python step as a runnable code cell, as exported notebooks have it",
         replies.StepCell, errors={404: "unknown thread or step (step_not_found)"}),
