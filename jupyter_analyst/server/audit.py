@@ -11,17 +11,15 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized
+from jupyter_server.utils import url_path_join
 from tornado import web
 
 from ..agent.events import ToolCallStarted
-from ..errors import AnalystError, ConfigError, StorageError
+from ..errors import AnalystError, ConfigError
 from ..notebooks import ipynb
 from ..notebooks.export import export_thread, recorded_data_version
 from ..notebooks.render import file_stem
@@ -30,6 +28,7 @@ from ..store import Thread
 from .catalog import masked
 from .handlers import AnalystHandler
 from .inputs import NOTEBOOK_FOLDER, ExportNotebook, VerifyNotebook
+from .verifications import POLL_S, Verification, verify_notebook_text
 
 #: The tools whose calls are notebook cells.
 STEP_TOOLS = ("run_sql", "run_python")
@@ -44,26 +43,6 @@ def default_notebook_path(thread: Thread) -> str:
     'analyst/revenue-region-89abcdef.ipynb'
     """
     return f"{NOTEBOOK_FOLDER}/{file_stem(thread.title, thread.thread_id)}.ipynb"
-
-
-async def verify_in_subprocess(path: Path, source: str) -> dict[str, Any]:
-    """``jupyter analyst verify --json`` on ``path``: the CLI's own run, in a process of its
-    own, so papermill's kernel and event loop stay out of the server's."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "jupyter_analyst.cli", "verify", str(path), "--db", source, "--json",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        cwd=path.parent,
-    )
-    out, err = await process.communicate()
-    try:
-        report = json.loads(out)
-    except ValueError:
-        report = None
-    if not isinstance(report, dict) or "checks" not in report:
-        said = err.decode("utf-8", "replace").strip().splitlines()
-        raise StorageError(f"the notebook could not be verified: {said[-1] if said else f'exit {process.returncode}'}",
-                           reason="verify_failed", hint="run `jupyter analyst verify` on it for the whole report")
-    return report
 
 
 #: What a file-backed contents manager reports as a 500 when the folder cannot hold a path
@@ -105,6 +84,17 @@ class AuditHandler(AnalystHandler):
             data_version=recorded_data_version(workspace.notebook_path(thread.thread_id)),
             file_name=path.rsplit("/", 1)[-1] if path else None,
         )
+
+    def answer(self, verification: Verification, status: int = 200) -> None:
+        """A verification; a new one (202) with where to follow it (``Location``), and while
+        it is not finished, when to ask again (``Retry-After``)."""
+        if status == 202:
+            self.set_header("Location", url_path_join(self.base_url, "analyst", "api", "threads",
+                                                      verification.thread_id, "verifications",
+                                                      verification.verification_id))
+        if not verification.finished:
+            self.set_header("Retry-After", str(POLL_S))
+        self.reply(verification.to_json(), status=status)
 
     async def make_folders(self, path: str) -> None:
         """The folders above ``path``, made through the contents manager when missing."""
@@ -150,8 +140,9 @@ class VerifyHandler(AuditHandler):
     @web.authenticated
     @authorized
     async def post(self, thread_id: str) -> None:
-        """Re-execute the thread's notebook (``path`` in the user's folder, else a fresh
-        export) against the thread's own source; the report as ``jupyter analyst verify --json``."""
+        """Start re-executing the thread's notebook (``path`` in the user's folder, else a
+        fresh export) against the thread's own source: 202 at once with the verification,
+        whose resource (``Location``) gives the report once done."""
         thread = self.owned_thread(thread_id)
         request = self.body(VerifyNotebook)
         if not self.service.workspace.store.turns(thread_id):
@@ -184,17 +175,26 @@ class VerifyHandler(AuditHandler):
             spec = self.service.catalog.for_thread(thread.source)
         except AnalystError as exc:
             raise self.refuse(exc) from None
+        try:
+            verification = self.service.verifications.start(
+                thread_id, notebook=request.path, source=self.service.catalog.name_of(spec),
+                run=lambda: verify_notebook_text(nb, spec))
+        except ConfigError as exc:  # one of the thread's is under way
+            raise self.refuse(exc, 409) from None
+        self.answer(verification, status=202)
 
-        with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
-            path = Path(tmp) / "notebook.ipynb"
-            path.write_text(json.dumps(nb), encoding="utf-8")
-            try:
-                report = await verify_in_subprocess(path, spec)
-            except StorageError as exc:
-                raise self.refuse(exc, 500) from None
-        report["notebook"] = request.path
-        report["source"] = self.service.catalog.name_of(spec)
-        self.reply(report)
+
+class VerificationHandler(AuditHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, thread_id: str, verification_id: str) -> None:
+        """One of the thread's verifications: how it goes; once done, its report."""
+        self.owned_thread(thread_id)
+        try:
+            verification = self.service.verifications.get(thread_id, verification_id)
+        except ConfigError as exc:
+            raise self.refuse(exc, 404) from None
+        self.answer(verification)
 
 
 class StepCellHandler(AuditHandler):
