@@ -211,10 +211,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Re-execute the thread's notebook in the sandbox and compare each artifact's fingerprint
-         * @description `path`: an export of this thread in the caller's folder (else a fresh export); it runs against the thread's own source. The report is `jupyter analyst verify --json`'s.
+         * Start re-executing the thread's notebook in the sandbox to compare each artifact's fingerprint
+         * @description Answered at once (202) with the verification, `queued` or `running`: a re-execution takes seconds. Follow it at `Location` (GET threads/{thread_id}/verifications/{verification_id}) every `Retry-After` seconds until it is `done`, with the report of `jupyter analyst verify --json`, or `failed`. `path`: an export of this thread in the caller's folder (else a fresh export); it runs against the thread's own source. One verification of a thread runs at a time; a few of a server's.
          */
         post: operations["postThreadsThreadIdVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/verifications/{verification_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A verification of the thread's notebook: how it goes, and its report once done
+         * @description While it is `queued` or `running`, `Retry-After` says when to ask again. The server keeps its verifications in memory: the last finished ones, until it restarts.
+         */
+        get: operations["getThreadsThreadIdVerificationsVerificationId"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -502,13 +522,15 @@ export interface components {
         /** @description Every refusal: what went wrong, a stable code to act on, and what to send instead. */
         Error: {
             message: string;
-            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_json, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_title, invalid_type, no_model, no_source, not_a_cell, not_found, notebook_not_found, notebook_of_another_thread, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verify_failed */
+            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_json, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_title, invalid_type, no_model, no_source, not_a_cell, not_found, notebook_not_found, notebook_of_another_thread, notebook_unreadable, path_not_writable, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
             reason: string | null;
             hint: string | null;
             /** @default null */
             field?: string | null;
             /** @default null */
             sources?: string[] | null;
+            /** @default null */
+            verification_id?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -910,12 +932,30 @@ export interface components {
             /** @default false */
             rerun?: boolean;
         };
+        /**
+         * @description ``POST threads/{thread_id}/verify`` (202, at once) and ``GET
+         *     threads/{thread_id}/verifications/{verification_id}``: one re-execution of the thread's
+         *     notebook, followed until it is done.
+         */
+        Verification: {
+            verification_id: string;
+            thread_id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "done" | "failed";
+            notebook: string | null;
+            source: string | null;
+            created_at: string;
+            started_at: string | null;
+            finished_at: string | null;
+            report: components["schemas"]["VerifyReply"] | null;
+            error: components["schemas"]["Error"] | null;
+        };
         /** @description ``POST threads/{id}/verify``: the thread's notebook to re-execute and check. */
         VerifyNotebook: {
             /** @default null */
             path?: string | null;
         };
-        /** @description ``POST threads/{thread_id}/verify``: the report of ``jupyter analyst verify --json``. */
+        /** @description A finished verification's report: ``jupyter analyst verify --json``'s. */
         VerifyReply: {
             notebook: string | null;
             source: string | null;
@@ -967,6 +1007,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1014,6 +1056,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1061,6 +1105,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1108,6 +1154,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1160,6 +1208,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1219,6 +1269,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1289,6 +1341,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1372,6 +1426,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1436,6 +1492,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1498,6 +1556,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1557,6 +1617,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1630,6 +1692,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1645,7 +1709,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown, or another user's */
+            /** @description unknown, or another user's, or `path` goes through a link (notebook_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1654,7 +1718,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the thread has no turn yet, so no notebook (notebook_not_found) */
+            /** @description the thread has no turn yet, so no notebook (notebook_not_found), or the contents manager cannot write at `path` (path_not_writable: a hidden name, a file where a folder should be, a folder where the notebook should be) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1682,13 +1746,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK */
-            200: {
+            /** @description Accepted */
+            202: {
                 headers: {
+                    /** @description the new resource, to follow */
+                    Location: string;
+                    /** @description seconds to wait before asking again, while the resource is not finished */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VerifyReply"];
+                    "application/json": components["schemas"]["Verification"];
                 };
             };
             /** @description the body or a parameter is not what the call takes */
@@ -1703,6 +1771,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1718,7 +1788,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown, or another user's */
+            /** @description unknown, or another user's, or there is no notebook at `path` (notebook_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1727,8 +1797,73 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the thread has no turn yet, so no notebook (notebook_not_found), or `path` is not an export of this thread (notebook_of_another_thread) */
+            /** @description the thread has no turn yet, so no notebook (notebook_not_found), `path` is not an export of this thread (notebook_of_another_thread) or no notebook (notebook_unreadable), or a verification of the thread is under way (verify_in_progress, its id in `verification_id`) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getThreadsThreadIdVerificationsVerificationId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+                /** @description a verification's id (ver_...), as POST threads/{thread_id}/verify answers it */
+                verification_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description seconds to wait before asking again, while the resource is not finished */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Verification"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not allowed the analyst resource (or, for a browser, the XSRF check failed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown thread or verification, or another user's (verification_not_found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1773,6 +1908,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1832,6 +1969,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1891,6 +2030,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1950,6 +2091,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2021,6 +2164,8 @@ export interface operations {
             /** @description no credentials (a token or a session) */
             401: {
                 headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {

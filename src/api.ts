@@ -501,8 +501,14 @@ export type IArtifactCheck = Schemas['ArtifactCheck'];
 /** What re-executing the notebook made of one artifact of its manifest. */
 export type CheckStatus = IArtifactCheck['status'];
 
-/** `POST threads/{id}/verify`: the report of `jupyter analyst verify --json`. */
+/** A finished verification's report: `jupyter analyst verify --json`'s. */
 export type IVerifyReport = Schemas['VerifyReply'];
+
+/**
+ * One re-execution of the thread's notebook (`POST threads/{id}/verify` answers it at once):
+ * `queued`, `running`, then `done` with its report or `failed` with its error.
+ */
+export type IVerification = Schemas['Verification'];
 
 /** `GET threads/{id}/steps/{call_id}/cell`: one SQL or Python step as a runnable cell. */
 export type IStepCell = Schemas['StepCell'];
@@ -528,13 +534,91 @@ export function exportThread(
   return postJson(client, `${threadPath(threadId)}/export`, path ? { path } : {});
 }
 
-/** Re-execute the thread's notebook (a fresh export unless `path`) and compare fingerprints. */
-export function verifyThread(
+/** How {@link verifyThread} goes about it. */
+export interface IVerifyOptions {
+  /** An export of the thread in the user's folder; absent: a fresh export. */
+  path?: string;
+  /** Stops following the verification (it goes on on the server). */
+  signal?: AbortSignal;
+  /** Told each state of the verification as it is read (`queued`, `running`, ...). */
+  onProgress?: (verification: IVerification) => void;
+  /** Milliseconds between two reads when the server names no `Retry-After`. */
+  pollMs?: number;
+}
+
+/** Milliseconds to wait before reading a verification again, as its answer says. */
+function retryAfterMs(response: Response, fallback: number): number {
+  const seconds = Number(response.headers.get('Retry-After'));
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : fallback;
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new DOMException('the verification is no longer followed', 'AbortError'));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    const stop = (): void => {
+      clearTimeout(timer);
+      reject(new DOMException('the verification is no longer followed', 'AbortError'));
+    };
+    signal?.addEventListener('abort', stop, { once: true });
+  });
+}
+
+/**
+ * Re-execute the thread's notebook (a fresh export unless `path`) and compare fingerprints:
+ * the server answers at once with a verification, read again every `Retry-After` seconds
+ * until it is done (its report) or failed (thrown as an {@link AnalystApiError}). A
+ * verification of the thread already under way is followed instead of refused.
+ */
+export async function verifyThread(
   client: AnalystClient,
   threadId: string,
-  path?: string
+  options: IVerifyOptions = {}
 ): Promise<IVerifyReport> {
-  return postJson(client, `${threadPath(threadId)}/verify`, path ? { path } : {});
+  const { path, signal, onProgress, pollMs = 1000 } = options;
+  let response: Response;
+  try {
+    response = await client.request(`${threadPath(threadId)}/verify`, {
+      method: 'POST',
+      body: JSON.stringify(path ? { path } : {}),
+      signal
+    });
+  } catch (error) {
+    const running = error instanceof AnalystApiError && error.reason === 'verify_in_progress'
+      ? error.body.verification_id
+      : null;
+    if (!running) {
+      throw error;
+    }
+    response = await client.request(
+      `${threadPath(threadId)}/verifications/${encodeURIComponent(running)}`,
+      { signal }
+    );
+  }
+  for (;;) {
+    const verification = (await response.json()) as IVerification;
+    onProgress?.(verification);
+    if (verification.status === 'done' && verification.report) {
+      return verification.report;
+    }
+    if (verification.status === 'failed' || verification.status === 'done') {
+      throw new AnalystApiError(
+        200,
+        verification.error ?? { message: 'the verification made no report', reason: 'verify_failed', hint: null }
+      );
+    }
+    await pause(retryAfterMs(response, pollMs), signal);
+    response = await client.request(
+      `${threadPath(threadId)}/verifications/${encodeURIComponent(verification.verification_id)}`,
+      { signal }
+    );
+  }
 }
 
 /** One step of the thread as a runnable cell. */

@@ -197,3 +197,24 @@ def test_links_lead_from_a_new_thread_and_its_artifacts_to_the_operations_taking
         for op in item.values():
             for response in op["responses"].values():
                 assert {link["operationId"] for link in response.get("links", {}).values()} <= operation_ids
+
+
+def test_a_verification_is_accepted_at_once_and_followed_by_its_link(spec):
+    verify = spec["paths"]["/threads/{thread_id}/verify"]["post"]["responses"]
+    assert "200" not in verify
+    accepted = verify["202"]
+    assert accepted["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/Verification"
+    assert accepted["headers"]["Location"]["required"] and accepted["headers"]["Retry-After"]["required"]
+    follow = accepted["links"]["getThreadsThreadIdVerificationsVerificationId"]
+    assert follow["parameters"] == {"thread_id": "$request.path.thread_id",
+                                    "verification_id": "$response.body#/verification_id"}
+    verification = spec["components"]["schemas"]["Verification"]
+    assert verification["properties"]["status"]["enum"] == ["queued", "running", "done", "failed"]
+    assert "verify_in_progress" in verify["409"]["description"]
+
+
+def test_every_401_says_how_to_authenticate(spec):
+    for path, item in spec["paths"].items():
+        for method, op in item.items():
+            header = op["responses"]["401"]["headers"]["WWW-Authenticate"]
+            assert header["required"] and header["schema"]["pattern"] == "^token ", (path, method)

@@ -168,12 +168,68 @@ async def test_another_users_thread_is_404(jp_fetch, jp_serverapp):
     assert theirs.thread_id not in json.dumps(await as_json(jp_fetch, "threads"))
 
 
-async def test_without_a_token_every_endpoint_is_401(jp_fetch):
-    for path, method in [(("sources",), "GET"), (("threads",), "GET"), (("threads",), "POST")]:
+def every_operation(thread_id: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Every (method, path) of the description, its ids filled in (real or not: the
+    credentials are judged before the path's resource)."""
+    from jupyter_analyst.server import openapi
+
+    ids = {"thread_id": thread_id, "artifact_id": "art_0", "call_id": "call_0", "verification_id": "ver_0"}
+    return [(method.upper(), tuple(path.format(**ids).strip("/").split("/")))
+            for path, item in openapi.build()["paths"].items() for method in item]
+
+
+async def test_without_credentials_every_operation_is_401_whatever_its_method(jp_fetch):
+    """A POST without credentials is not refused for its missing XSRF token (403): like a GET,
+    it is 401 with how to authenticate, as the description says of every operation."""
+    tid = (await new_thread(jp_fetch))["thread_id"]
+    operations = every_operation(tid)
+    assert {m for m, _ in operations} == {"GET", "POST"}
+    for method, path in operations:
         with pytest.raises(HTTPClientError) as info:
             await call(jp_fetch, *path, method=method, body={} if method == "POST" else None,
                        headers={"Authorization": ""})
-        assert info.value.code == 401 and info.value.response.headers["WWW-Authenticate"].startswith("token")
+        assert info.value.code == 401, (method, path)
+        assert info.value.response.headers["WWW-Authenticate"].startswith("token"), (method, path)
+        assert json.loads(info.value.response.body)["message"] == "Unauthorized"
+    # A wrong token is no credential either.
+    with pytest.raises(HTTPClientError) as info:
+        await call(jp_fetch, "threads", method="POST", body={}, headers={"Authorization": "token wrong"})
+    assert info.value.code == 401
+
+
+async def test_a_session_cookie_without_its_xsrf_token_is_403_on_every_post(jp_fetch):
+    tid = (await new_thread(jp_fetch))["thread_id"]
+    first = await call(jp_fetch, "sources")  # token-authenticated: the server sets its login cookie
+    login = first.headers.get_list("Set-Cookie")[0].split(";")[0]
+    assert (await call(jp_fetch, "sources", headers={"Authorization": "", "Cookie": login})).code == 200
+    posts = [path for method, path in every_operation(tid) if method == "POST"]
+    assert len(posts) == 5
+    for path in posts:
+        with pytest.raises(HTTPClientError) as info:
+            await call(jp_fetch, *path, method="POST", body={}, headers={"Authorization": "", "Cookie": login})
+        assert info.value.code == 403, path
+        assert "_xsrf" in json.loads(info.value.response.body)["message"]
+        # A wrong token beside the cookie: the cookie authenticates, the XSRF check still applies.
+        with pytest.raises(HTTPClientError) as info:
+            await call(jp_fetch, *path, method="POST", body={},
+                       headers={"Authorization": "token wrong", "Cookie": login})
+        assert info.value.code == 403, path
+    ok = await call(jp_fetch, "threads", method="POST", body={},
+                    headers={"Authorization": "", "Cookie": f"{login}; _xsrf=abc123", "X-XSRFToken": "abc123"})
+    assert ok.code == 201
+    # The token needs no XSRF token.
+    assert (await call(jp_fetch, "threads", method="POST", body={})).code == 201
+
+
+async def test_a_refusal_that_is_not_about_credentials_stays_403(jp_fetch):
+    """A request for a host the server does not answer for (DNS rebinding) is 403 with or
+    without credentials: only missing credentials are 401."""
+    for auth in ("", None):
+        headers = {"Host": "rebound.example"} | ({"Authorization": auth} if auth is not None else {})
+        for method in ("GET", "POST"):
+            with pytest.raises(HTTPClientError) as info:
+                await call(jp_fetch, "threads", method=method, body={} if method == "POST" else None, headers=headers)
+            assert info.value.code == 403, (auth, method)
 
 
 async def test_bad_input(jp_fetch):
@@ -203,18 +259,6 @@ async def test_openapi_description_ships(jp_fetch):
     served = {re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern).removeprefix("/analyst/api")
               for pattern, handler in routes("/") if declared_methods(handler)}
     assert served == set(spec["paths"])
-
-
-async def test_xsrf_checked_on_non_get(jp_fetch):
-    first = await call(jp_fetch, "sources")  # token-authenticated: the server sets its login cookie
-    login = first.headers.get_list("Set-Cookie")[0].split(";")[0]
-    assert (await call(jp_fetch, "sources", headers={"Authorization": "", "Cookie": login})).code == 200
-    with pytest.raises(HTTPClientError) as info:
-        await call(jp_fetch, "threads", method="POST", body={}, headers={"Authorization": "", "Cookie": login})
-    assert info.value.code == 403
-    ok = await call(jp_fetch, "threads", method="POST", body={},
-                    headers={"Authorization": "", "Cookie": f"{login}; _xsrf=abc123", "X-XSRFToken": "abc123"})
-    assert ok.code == 201
 
 
 def test_text_deltas_coalesce_under_backpressure_and_nothing_else_does():

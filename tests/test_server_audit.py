@@ -4,6 +4,7 @@ one step as a runnable cell, and an artifact's preview as a notebook output."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import shutil
@@ -62,6 +63,37 @@ async def refused(jp_fetch, *path, method="POST", body=None, **kw) -> tuple[int,
     return info.value.code, json.loads(info.value.response.body)
 
 
+async def start_verify(jp_fetch, tid: str, body: dict) -> tuple[dict, object]:
+    """``POST verify``: 202 at once, the verification queued, where to follow it and when."""
+    response = await jp_fetch("analyst", "api", "threads", tid, "verify", method="POST", body=json.dumps(body))
+    started = json.loads(response.body)
+    assert response.code == 202, started
+    assert started["status"] == "queued" and started["report"] is None and started["error"] is None
+    assert started["thread_id"] == tid and started["verification_id"].startswith("ver_")
+    location = response.headers["Location"]
+    assert location.startswith("/") and location.endswith(
+        f"/analyst/api/threads/{tid}/verifications/{started['verification_id']}")
+    assert response.headers["Retry-After"] == "1"
+    return started, response
+
+
+async def verified(jp_fetch, service, tid: str, body: dict) -> dict:
+    """The verification's resource once it has finished (waited for in the server's process,
+    as a client would poll it every Retry-After seconds)."""
+    started, _ = await start_verify(jp_fetch, tid, body)
+    await service.verifications.wait(started["verification_id"])
+    response = await jp_fetch("analyst", "api", "threads", tid, "verifications", started["verification_id"])
+    assert "Retry-After" not in response.headers  # finished: nothing more to wait for
+    finished = json.loads(response.body)
+    assert finished["status"] in ("done", "failed") and finished["finished_at"] >= finished["started_at"]
+    return finished
+
+
+@pytest.fixture
+def service(jp_serverapp):
+    return jp_serverapp.web_app.settings["jupyter_analyst"]
+
+
 async def thread_with_a_turn(jp_fetch) -> tuple[str, list[dict]]:
     thread = await api(jp_fetch, "threads", method="POST", body={"source": "sales", "title": "Regions / chart"})
     tid = thread["thread_id"]
@@ -92,7 +124,8 @@ async def test_config_without_a_model_says_how_to_set_one(jp_fetch, monkeypatch)
     assert (status, error["reason"], error["hint"]) == (400, "no_model", config["model"]["hint"])
 
 
-async def test_export_writes_the_audit_notebook_into_the_users_folder_and_it_verifies(jp_fetch, jp_root_dir, db):
+async def test_export_writes_the_audit_notebook_into_the_users_folder_and_it_verifies(jp_fetch, jp_root_dir, db,
+                                                                                      service):
     tid, events = await thread_with_a_turn(jp_fetch)
     exported = await api(jp_fetch, "threads", tid, "export", method="POST", body={})
     assert exported["path"] == f"analyst/regions-chart-{tid[-8:]}.ipynb"
@@ -103,17 +136,71 @@ async def test_export_writes_the_audit_notebook_into_the_users_folder_and_it_ver
     contents = await jp_fetch("api", "contents", *exported["path"].split("/"))
     assert json.loads(contents.body)["type"] == "notebook"
 
-    report = await api(jp_fetch, "threads", tid, "verify", method="POST", body={"path": exported["path"]})
+    verification = await verified(jp_fetch, service, tid, {"path": exported["path"]})
+    assert verification["status"] == "done", verification
+    assert (verification["notebook"], verification["source"]) == (exported["path"], "sales")
+    report = verification["report"]
     assert report["ok"] is True and report["counts"] == {"matched": 2, "changed": 0, "missing": 0}, report
     assert report["notebook"] == exported["path"] and report["source"] == "sales"
 
     # One source row changes: the dataset and the chart drawn from it no longer match.
     with duckdb.connect(str(db)) as conn:
         conn.execute("UPDATE regions SET region = 'Elsewhere' WHERE region_id = 1")
-    report = await api(jp_fetch, "threads", tid, "verify", method="POST", body={})
+    report = (await verified(jp_fetch, service, tid, {}))["report"]
     assert report["ok"] is False and report["notebook"] is None
     changed = {c["name"]: c["status"] for c in report["checks"]}
     assert changed["regions"] == "changed"
+
+
+async def test_a_verification_is_answered_at_once_and_one_runs_at_a_time_per_thread(jp_fetch, service):
+    tid, _ = await thread_with_a_turn(jp_fetch)
+    other, _ = await thread_with_a_turn(jp_fetch)
+    started, _ = await start_verify(jp_fetch, tid, {})  # queued: the answer did not wait for the run
+    vid = started["verification_id"]
+    status, error = await refused(jp_fetch, "threads", tid, "verify", body={})
+    assert (status, error["reason"], error["verification_id"]) == (409, "verify_in_progress", vid)
+    following = await api(jp_fetch, "threads", tid, "verifications", vid)
+    assert following["verification_id"] == vid and following["status"] in ("queued", "running", "done")
+    # Another thread's verification runs beside it; neither is seen through the other thread.
+    second, _ = await start_verify(jp_fetch, other, {})
+    for thread, verification in [(other, vid), (tid, second["verification_id"]), (tid, "ver_0123456789abcdef")]:
+        status, error = await refused(jp_fetch, "threads", thread, "verifications", verification, method="GET")
+        assert (status, error["reason"]) == (404, "verification_not_found")
+    done = [await service.verifications.wait(v) for v in (vid, second["verification_id"])]
+    assert [v.status for v in done] == ["done", "done"]
+    assert all(v.report["ok"] and len(v.report["checks"]) == 2 for v in done)
+    # Finished: the thread may be verified again.
+    assert (await verified(jp_fetch, service, tid, {}))["status"] == "done"
+
+
+async def test_a_verification_that_cannot_run_fails_and_says_why(jp_fetch, service, db):
+    tid, _ = await thread_with_a_turn(jp_fetch)
+    db.unlink()  # the thread's source is gone: the CLI cannot verify
+    verification = await verified(jp_fetch, service, tid, {})
+    assert verification["status"] == "failed" and verification["report"] is None
+    assert verification["error"]["reason"] == "verify_failed" and verification["error"]["message"]
+    assert str(db) not in json.dumps(verification)  # the source by its name only
+
+
+async def test_a_verification_under_way_is_stopped_with_the_server_and_its_process_killed(jp_fetch, service):
+    import psutil
+
+    tid, _ = await thread_with_a_turn(jp_fetch)
+    started, _ = await start_verify(jp_fetch, tid, {})
+    me = psutil.Process()
+
+    def verifying() -> list[psutil.Process]:
+        return [p for p in me.children(recursive=True) if "verify" in " ".join(p.cmdline())]
+
+    # Under way once its process is there (started by the server's task, not by this test).
+    deadline = asyncio.get_running_loop().time() + 60
+    while not verifying():
+        assert asyncio.get_running_loop().time() < deadline, "the verification's process never started"
+        await asyncio.sleep(0.05)
+    await service.verifications.close()
+    stopped = service.verifications.get(tid, started["verification_id"])
+    assert (stopped.status, stopped.error["reason"]) == ("failed", "verify_cancelled")
+    assert verifying() == []
 
 
 async def test_export_paths_are_checked_and_a_thread_without_turns_has_no_notebook(jp_fetch, jp_root_dir):
@@ -126,20 +213,34 @@ async def test_export_paths_are_checked_and_a_thread_without_turns_has_no_notebo
         status, error = await refused(jp_fetch, "threads", tid, "export", body={"path": bad})
         assert (status, error["reason"], error["field"]) == (400, "invalid_path", "path"), bad
     assert not (jp_root_dir.parent / "outside.ipynb").exists()
-    # Hidden files are the contents manager's to refuse.
-    status, _ = await refused(jp_fetch, "threads", tid, "export", body={"path": ".secret/x.ipynb"})
-    assert status in (400, 404)
+    # What the contents manager cannot write there is one answer, whatever its own status was
+    # (400 for a hidden folder, a 500 for a folder where the notebook goes or a name too long).
+    (jp_root_dir / "taken.ipynb").mkdir()
+    (jp_root_dir / "plain").write_text("a file, not a folder")
+    too_long = ("\U0001F600" * 63 + "/") * 15 + "\U0001F600" * 57 + ".ipynb"  # 1023 characters, over 4 KiB
+    for unwritable in (".secret/x.ipynb", "taken.ipynb", "plain/x.ipynb", too_long):
+        status, error = await refused(jp_fetch, "threads", tid, "export", body={"path": unwritable})
+        assert (status, error["reason"]) == (409, "path_not_writable"), (unwritable, error)
+        assert str(jp_root_dir) not in json.dumps(error)
     assert not (jp_root_dir / ".secret").exists()
     done = await api(jp_fetch, "threads", tid, "export", method="POST", body={"path": "reports/q3/regions.ipynb"})
     assert done["path"] == "reports/q3/regions.ipynb" and (jp_root_dir / "reports/q3/regions.ipynb").is_file()
 
 
-async def test_verify_refuses_a_notebook_of_another_thread(jp_fetch):
+async def test_verify_refuses_a_notebook_of_another_thread_or_none_at_all(jp_fetch, jp_root_dir):
     first, _ = await thread_with_a_turn(jp_fetch)
     second, _ = await thread_with_a_turn(jp_fetch)
     path = (await api(jp_fetch, "threads", first, "export", method="POST", body={}))["path"]
     status, error = await refused(jp_fetch, "threads", second, "verify", body={"path": path})
     assert (status, error["reason"]) == (409, "notebook_of_another_thread")
+    (jp_root_dir / "garbled.ipynb").write_text("{not json")
+    (jp_root_dir / "folder.ipynb").mkdir()
+    for path in ("garbled.ipynb", "folder.ipynb"):
+        status, error = await refused(jp_fetch, "threads", second, "verify", body={"path": path})
+        assert (status, error["reason"]) == (409, "notebook_unreadable"), path
+    for path in ("missing.ipynb", ".hidden.ipynb"):
+        status, error = await refused(jp_fetch, "threads", second, "verify", body={"path": path})
+        assert (status, error["reason"]) == (404, "notebook_not_found"), path
 
 
 async def test_a_step_as_a_cell_runs_in_a_fresh_python(jp_fetch, tmp_path, db):

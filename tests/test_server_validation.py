@@ -176,6 +176,37 @@ async def test_a_source_named_with_the_turn_switches_the_thread(jp_fetch, servic
     assert (await as_json(jp_fetch, "threads", thread["thread_id"]))["source"] == "sales"
 
 
+async def test_a_notebook_path_is_refused_exactly_when_the_description_refuses_it(jp_fetch, spec):
+    """Every name allowed fits a file system (255 bytes): 255 ASCII characters, or 63 of any
+    kind. A longer one is 400 for each body naming a notebook (an attached one, an export's, a
+    verify's), never the contents check's OSError as a 500, and the description's pattern
+    refuses the same paths the server does (a line end included, which '.' and '$' let by)."""
+    import re
+
+    thread = await thread_on(jp_fetch, "sales")
+    tid = thread["thread_id"]
+    pattern = spec["components"]["schemas"]["NewTurn"]["properties"]["notebook"]["anyOf"][0]["pattern"]
+    refusals = ["0" * 300 + ".ipynb", f"deep/{'d' * 256}/x.ipynb", "é" * 58 + ".ipynb", "a\n//b.ipynb",
+                "x.ipynb\n", "a/\x00.ipynb", "a\n/../b.ipynb"]
+    for name in refusals:
+        assert not re.match(pattern, name), name
+        for action, field, body in [("turns", "notebook", {"prompt": "hi"}), ("export", "path", {}),
+                                    ("verify", "path", {})]:
+            code, error = await refused(jp_fetch, "threads", tid, action, method="POST", body={**body, field: name})
+            assert (code, error["reason"], error["field"]) == (400, f"invalid_{field}", field), (action, name[:20])
+    for fits in ("0" * 249 + ".ipynb", "é" * 57 + ".ipynb"):  # 255 bytes; 57 * 2 + 6
+        assert re.match(pattern, fits)
+        events = await turn(jp_fetch, tid, prompt="hi", notebook=fits)  # allowed, merely not there
+        assert events[-1]["status"] == "completed"
+
+
+@pytest.fixture(scope="module")
+def spec() -> dict:
+    from jupyter_analyst.server import openapi
+
+    return openapi.build()
+
+
 # ------------------------------------------------------------------ limits
 
 

@@ -9,18 +9,17 @@ outside the root, no hidden files) and any contents backend works.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized
+from jupyter_server.utils import url_path_join
 from tornado import web
 
 from ..agent.events import ToolCallStarted
-from ..errors import AnalystError, ConfigError, StorageError
+from ..errors import AnalystError, ConfigError
 from ..notebooks import ipynb
 from ..notebooks.export import export_thread, recorded_data_version
 from ..notebooks.render import file_stem
@@ -29,6 +28,7 @@ from ..store import Thread
 from .catalog import masked
 from .handlers import AnalystHandler
 from .inputs import NOTEBOOK_FOLDER, ExportNotebook, VerifyNotebook
+from .verifications import POLL_S, Verification, verify_notebook_text
 
 #: The tools whose calls are notebook cells.
 STEP_TOOLS = ("run_sql", "run_python")
@@ -45,24 +45,29 @@ def default_notebook_path(thread: Thread) -> str:
     return f"{NOTEBOOK_FOLDER}/{file_stem(thread.title, thread.thread_id)}.ipynb"
 
 
-async def verify_in_subprocess(path: Path, source: str) -> dict[str, Any]:
-    """``jupyter analyst verify --json`` on ``path``: the CLI's own run, in a process of its
-    own, so papermill's kernel and event loop stay out of the server's."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "jupyter_analyst.cli", "verify", str(path), "--db", source, "--json",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        cwd=path.parent,
-    )
-    out, err = await process.communicate()
-    try:
-        report = json.loads(out)
-    except ValueError:
-        report = None
-    if not isinstance(report, dict) or "checks" not in report:
-        said = err.decode("utf-8", "replace").strip().splitlines()
-        raise StorageError(f"the notebook could not be verified: {said[-1] if said else f'exit {process.returncode}'}",
-                           reason="verify_failed", hint="run `jupyter analyst verify` on it for the whole report")
-    return report
+#: What a file-backed contents manager reports as a 500 when the folder cannot hold a path
+#: (a file where a folder should be, a name too long, no permission), not a broken server.
+_PATH_ERRNOS = frozenset({errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EEXIST, errno.EACCES, errno.EPERM,
+                          errno.EROFS})
+
+
+def refused_by_the_folder(error: web.HTTPError) -> bool:
+    """Whether the contents manager refused a path of the user's folder (a hidden name, a
+    file that is no notebook, a folder in the way), rather than failed.
+
+    >>> refused_by_the_folder(web.HTTPError(400, "Cannot create hidden directory"))
+    True
+    >>> cause = OSError(errno.ENOSPC, "No space left on device")
+    >>> try:
+    ...     raise web.HTTPError(500, "Unexpected error while saving file") from cause
+    ... except web.HTTPError as exc:
+    ...     refused_by_the_folder(exc)
+    False
+    """
+    if 400 <= error.status_code < 500:
+        return True
+    cause = error.__cause__
+    return isinstance(cause, OSError) and cause.errno in _PATH_ERRNOS
 
 
 class AuditHandler(AnalystHandler):
@@ -79,6 +84,17 @@ class AuditHandler(AnalystHandler):
             data_version=recorded_data_version(workspace.notebook_path(thread.thread_id)),
             file_name=path.rsplit("/", 1)[-1] if path else None,
         )
+
+    def answer(self, verification: Verification, status: int = 200) -> None:
+        """A verification; a new one (202) with where to follow it (``Location``), and while
+        it is not finished, when to ask again (``Retry-After``)."""
+        if status == 202:
+            self.set_header("Location", url_path_join(self.base_url, "analyst", "api", "threads",
+                                                      verification.thread_id, "verifications",
+                                                      verification.verification_id))
+        if not verification.finished:
+            self.set_header("Retry-After", str(POLL_S))
+        self.reply(verification.to_json(), status=status)
 
     async def make_folders(self, path: str) -> None:
         """The folders above ``path``, made through the contents manager when missing."""
@@ -103,10 +119,19 @@ class ExportHandler(AuditHandler):
         path = request.path or default_notebook_path(thread)
         self.no_links(path)
         nb = await asyncio.to_thread(self.exported, thread, path)
-        await self.make_folders(path)
         content = json.loads(ipynb.dumps(nb))
-        saved = await ensure_async(self.contents_manager.save({"type": "notebook", "format": "json",
-                                                               "content": content}, path))
+        try:
+            await self.make_folders(path)
+            saved = await ensure_async(self.contents_manager.save({"type": "notebook", "format": "json",
+                                                                   "content": content}, path))
+        except web.HTTPError as exc:
+            if not refused_by_the_folder(exc):
+                raise
+            self.log.info("jupyter-analyst: export to %r refused by the contents manager: %s", path, exc.log_message)
+            raise self.refuse(ConfigError(
+                f"{path} cannot be written in your Jupyter folder", reason="path_not_writable",
+                hint="choose another path: one without hidden names, where no file stands for a folder (or a folder "
+                     "for the notebook)"), 409) from None
         self.reply({"path": saved["path"], "cells": len(nb["cells"]),
                     "artifacts": len(nb["metadata"][META]["manifest"])})
 
@@ -115,8 +140,9 @@ class VerifyHandler(AuditHandler):
     @web.authenticated
     @authorized
     async def post(self, thread_id: str) -> None:
-        """Re-execute the thread's notebook (``path`` in the user's folder, else a fresh
-        export) against the thread's own source; the report as ``jupyter analyst verify --json``."""
+        """Start re-executing the thread's notebook (``path`` in the user's folder, else a
+        fresh export) against the thread's own source: 202 at once with the verification,
+        whose resource (``Location``) gives the report once done."""
         thread = self.owned_thread(thread_id)
         request = self.body(VerifyNotebook)
         if not self.service.workspace.store.turns(thread_id):
@@ -124,7 +150,18 @@ class VerifyHandler(AuditHandler):
                                           hint="ask a question first"), 409)
         if request.path is not None:
             self.no_links(request.path)
-            model = await ensure_async(self.contents_manager.get(request.path, content=True, type="notebook"))
+            try:
+                model = await ensure_async(self.contents_manager.get(request.path, content=True, type="notebook"))
+            except web.HTTPError as exc:
+                if exc.status_code == 404:
+                    raise self.refuse(ConfigError(f"there is no notebook {request.path!r} in your Jupyter folder",
+                                                  reason="notebook_not_found",
+                                                  hint="export the thread, then verify that notebook"), 404) from None
+                if not refused_by_the_folder(exc):
+                    raise
+                raise self.refuse(ConfigError(f"{request.path} cannot be read as a notebook",
+                                              reason="notebook_unreadable",
+                                              hint="export the thread, then verify that notebook"), 409) from None
             nb: dict[str, Any] = model["content"]
             if (nb.get("metadata", {}).get(META) or {}).get("thread_id") != thread_id:
                 raise self.refuse(ConfigError(f"{request.path} is not an export of this thread",
@@ -138,17 +175,26 @@ class VerifyHandler(AuditHandler):
             spec = self.service.catalog.for_thread(thread.source)
         except AnalystError as exc:
             raise self.refuse(exc) from None
+        try:
+            verification = self.service.verifications.start(
+                thread_id, notebook=request.path, source=self.service.catalog.name_of(spec),
+                run=lambda: verify_notebook_text(nb, spec))
+        except ConfigError as exc:  # one of the thread's is under way
+            raise self.refuse(exc, 409) from None
+        self.answer(verification, status=202)
 
-        with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
-            path = Path(tmp) / "notebook.ipynb"
-            path.write_text(json.dumps(nb), encoding="utf-8")
-            try:
-                report = await verify_in_subprocess(path, spec)
-            except StorageError as exc:
-                raise self.refuse(exc, 500) from None
-        report["notebook"] = request.path
-        report["source"] = self.service.catalog.name_of(spec)
-        self.reply(report)
+
+class VerificationHandler(AuditHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, thread_id: str, verification_id: str) -> None:
+        """One of the thread's verifications: how it goes; once done, its report."""
+        self.owned_thread(thread_id)
+        try:
+            verification = self.service.verifications.get(thread_id, verification_id)
+        except ConfigError as exc:
+            raise self.refuse(exc, 404) from None
+        self.answer(verification)
 
 
 class StepCellHandler(AuditHandler):

@@ -32,13 +32,12 @@ def linked_part(contents_manager: Any, path: str) -> str | None:
     parts = [p for p in path.split("/") if p]
     for depth, part in enumerate(parts, start=1):
         current = current / part
-        try:
-            if os.path.islink(current):
-                return "/".join(parts[:depth])
-        except OSError:
+        if os.path.islink(current):
+            return "/".join(parts[:depth])
+        # What does not exist yet links nowhere (an export creates it); nor does what cannot
+        # exist (a name too long for the file system: the contents manager says so).
+        if not os.path.lexists(current):
             return None
-        if not current.exists():
-            return None  # what does not exist yet links nowhere (an export creates it)
     return None
 
 

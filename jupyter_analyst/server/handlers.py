@@ -97,12 +97,21 @@ class AnalystHandler(APIHandler):
 
     async def prepare(self) -> None:  # type: ignore[override]
         self._buffer = BodyBuffer(self.limits.max_body_bytes)
-        try:
-            await super().prepare()
-        except web.HTTPError as exc:  # e.g. the XSRF check of a request with no credentials
-            if exc.status_code == 403 and not self.current_user:
-                raise web.HTTPError(401) from None
-            raise
+        await super().prepare()
+
+    def check_xsrf_cookie(self) -> None:
+        """Authentication first, then the XSRF check.
+
+        Jupyter checks a POST's XSRF token before it asks whether anyone is logged in, so a
+        request without credentials would be refused 403 for a missing token, where the same
+        request as a GET is 401. Without credentials there is nothing to forge: such a request
+        is 401 (with ``WWW-Authenticate``), whatever its method. A request that does carry
+        credentials goes through Jupyter's check unchanged: a session cookie without its XSRF
+        token stays 403, a token needs none.
+        """
+        if hasattr(self, "_jupyter_current_user") and not self._jupyter_current_user:
+            raise web.HTTPError(401)
+        super().check_xsrf_cookie()
 
     def get_login_url(self) -> str:
         """No credentials: 401. Jupyter's API answers 403, which a client cannot tell from

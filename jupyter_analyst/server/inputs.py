@@ -94,19 +94,59 @@ class _Input(BaseModel):
 NOTEBOOK_FOLDER = "analyst"
 
 
+#: The longest name of a file or folder a file system takes (NAME_MAX, in bytes): a name of
+#: ASCII characters may have 255 of them; one with any other character, a quarter of that
+#: (UTF-8 spends up to 4 bytes on a character), so that every name allowed can be a file.
+MAX_NAME_CHARS = 255
+MAX_NAME_CHARS_UNICODE = MAX_NAME_CHARS // 4
+
+#: What a notebook path in the user's Jupyter folder may be, as the description states it
+#: (a pattern clients can test): relative; names without control characters, backslashes or
+#: '/', of the lengths above, none '.' or '..'; a NAME.ipynb at the end. Written to mean the
+#: same in Python's and JavaScript's regular expressions (no '.', which stops at a line end;
+#: nothing after the end, where Python's '$' would let a line end by), and built from its
+#: parts rather than from lookaheads, so that generators of examples make matches at once.
+#: The server refuses exactly what it refuses.
+_ASCII_CHAR = r"[\x20-\x2e\x30-\x5b\x5d-\x7e]"
+_ANY_CHAR = r"[^\x00-\x1f\x7f/\\]"
+_FOLDER = rf"(?!\.\.?/)(?:{_ASCII_CHAR}{{1,{MAX_NAME_CHARS}}}|{_ANY_CHAR}{{1,{MAX_NAME_CHARS_UNICODE}}})/"
+_NOTEBOOK = (rf"(?:{_ASCII_CHAR}{{1,{MAX_NAME_CHARS - 6}}}|{_ANY_CHAR}{{1,{MAX_NAME_CHARS_UNICODE - 6}}})"
+             r"\.ipynb")
+NOTEBOOK_PATH_PATTERN = rf"^(?:{_FOLDER})*{_NOTEBOOK}$(?![\s\S])"
+
+
 def _notebook_path(path: str) -> str:
-    # A path in the Jupyter contents API: relative, '/'-separated, no parent steps. The
-    # contents manager checks it again (root escapes, hidden files); this says why early.
+    """A path in the Jupyter contents API that :data:`NOTEBOOK_PATH_PATTERN` allows; the
+    refusal says which rule it breaks. The contents manager checks it again (root escapes,
+    hidden files).
+
+    >>> _notebook_path("reports/q3.ipynb")
+    'reports/q3.ipynb'
+    >>> _notebook_path("x" * 250 + ".ipynb")
+    Traceback (most recent call last):
+    ...
+    ValueError: a name in the path may have at most 255 characters (63 when it has any that is not ASCII); one has 256
+    >>> _notebook_path("é" * 60 + ".ipynb")
+    Traceback (most recent call last):
+    ...
+    ValueError: a name in the path may have at most 255 characters (63 when it has any that is not ASCII); one has 66
+    """
     parts = path.split("/")
+    if re.search(r"[\x00-\x1f\x7f]", path):
+        raise ValueError("must not hold control characters (a line end, a tab...)")
     if path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
         raise ValueError("must be a relative path in your Jupyter folder, without '..' or empty parts")
     if not parts[-1].endswith(".ipynb") or parts[-1] == ".ipynb":
         raise ValueError("must name a notebook file (NAME.ipynb)")
+    for part in parts:
+        if len(part) > (MAX_NAME_CHARS if part.isascii() else MAX_NAME_CHARS_UNICODE):
+            raise ValueError(f"a name in the path may have at most {MAX_NAME_CHARS} characters "
+                             f"({MAX_NAME_CHARS_UNICODE} when it has any that is not ASCII); one has {len(part)}")
+    if not re.match(NOTEBOOK_PATH_PATTERN, path):  # the description's rule is the rule
+        raise ValueError("must be a relative notebook path in your Jupyter folder")
     return "/".join(parts)
 
 
-#: ``_notebook_path``'s rule as the description states it (a pattern client tools can test).
-NOTEBOOK_PATH_PATTERN = r"^(?![/.]?/)(?!.*//)(?!(?:.*/)?\.{1,2}(?:/|$))[^\\]*[^/\\]\.ipynb$"
 NotebookPath = Annotated[Text, AfterValidator(_notebook_path), Field(json_schema_extra={"pattern": NOTEBOOK_PATH_PATTERN})]
 
 

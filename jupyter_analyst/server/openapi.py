@@ -68,9 +68,16 @@ class Operation:
     """Status -> when it is answered (400/403/405 are added to every operation)."""
     description: str | None = None
     headers: tuple[dict[str, Any], ...] = ()
+    """Request headers it reads."""
+    answers_with: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Headers of the 200/201/202 answer, by name."""
 
 
 _NOT_FOUND = "unknown, or another user's"
+_LOCATION = {"description": "the new resource, to follow", "required": True,
+             "schema": {"type": "string", "format": "uri-reference"}}
+_RETRY_AFTER = {"description": "seconds to wait before asking again, while the resource is not finished",
+                "required": False, "schema": {"type": "string", "pattern": "^[0-9]+$"}}
 _TURNLESS = {404: _NOT_FOUND, 409: "the thread has no turn yet, so no notebook (notebook_not_found)"}
 
 #: Every operation, by path (as routes.py has it, under the API's root) and method.
@@ -125,14 +132,30 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         replies.ExportReply, body=inputs.ExportNotebook,
         description="As `jupyter analyst export` writes it; a URL source's password is masked in it. The "
                     "default path is analyst/{title}-{thread}.ipynb.",
-        errors=_TURNLESS),
+        errors={**_TURNLESS, 404: f"{_NOT_FOUND}, or `path` goes through a link (notebook_not_found)",
+                409: f"{_TURNLESS[409]}, or the contents manager cannot write at `path` (path_not_writable: a "
+                     "hidden name, a file where a folder should be, a folder where the notebook should be)"}),
     ("/threads/{thread_id}/verify", "post"): Operation(
-        "Re-execute the thread's notebook in the sandbox and compare each artifact's fingerprint",
-        replies.VerifyReply, body=inputs.VerifyNotebook,
-        description="`path`: an export of this thread in the caller's folder (else a fresh export); it runs "
-                    "against the thread's own source. The report is `jupyter analyst verify --json`'s.",
-        errors={**_TURNLESS, 409: f"{_TURNLESS[409]}, or `path` is not an export of this thread "
-                                  "(notebook_of_another_thread)"}),
+        "Start re-executing the thread's notebook in the sandbox to compare each artifact's fingerprint",
+        replies.Verification, status=202, body=inputs.VerifyNotebook,
+        description="Answered at once (202) with the verification, `queued` or `running`: a re-execution takes "
+                    "seconds. Follow it at `Location` (GET threads/{thread_id}/verifications/{verification_id}) "
+                    "every `Retry-After` seconds until it is `done`, with the report of `jupyter analyst verify "
+                    "--json`, or `failed`. `path`: an export of this thread in the caller's folder (else a fresh "
+                    "export); it runs against the thread's own source. One verification of a thread runs at a "
+                    "time; a few of a server's.",
+        answers_with={"Location": _LOCATION, "Retry-After": {**_RETRY_AFTER, "required": True}},
+        errors={**_TURNLESS, 404: f"{_NOT_FOUND}, or there is no notebook at `path` (notebook_not_found)",
+                409: f"{_TURNLESS[409]}, `path` is not an export of this thread (notebook_of_another_thread) or "
+                     "no notebook (notebook_unreadable), or a verification of the thread is under way "
+                     "(verify_in_progress, its id in `verification_id`)"}),
+    ("/threads/{thread_id}/verifications/{verification_id}", "get"): Operation(
+        "A verification of the thread's notebook: how it goes, and its report once done",
+        replies.Verification,
+        description="While it is `queued` or `running`, `Retry-After` says when to ask again. The server keeps "
+                    "its verifications in memory: the last finished ones, until it restarts.",
+        answers_with={"Retry-After": _RETRY_AFTER},
+        errors={404: "unknown thread or verification, or another user's (verification_not_found)"}),
     ("/threads/{thread_id}/steps/{call_id}/cell", "get"): Operation(
         "One SQL or Python step as a runnable code cell, as exported notebooks have it",
         replies.StepCell, errors={404: "unknown thread or step (step_not_found)"}),
@@ -156,6 +179,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
 _GIVES = {
     ("/threads", "post"): {"thread_id": "$response.body#/thread_id"},
     # An artifact, and the step that made it (its cell), in the thread asked about.
+    ("/threads/{thread_id}/verify", "post"): {"thread_id": "$request.path.thread_id",
+                                              "verification_id": "$response.body#/verification_id"},
     ("/threads/{thread_id}/artifacts", "get"): {"thread_id": "$request.path.thread_id",
                                                 "artifact_id": "$response.body#/artifacts/0/artifact_id",
                                                 "call_id": "$response.body#/artifacts/0/source_call_id"},
@@ -165,6 +190,7 @@ _PARAMETERS = {
     "thread_id": "a thread's id (thr_...)",
     "artifact_id": "an artifact's id",
     "call_id": "a tool call's id, as its events carry it",
+    "verification_id": "a verification's id (ver_...), as POST threads/{thread_id}/verify answers it",
 }
 
 
@@ -301,7 +327,10 @@ def _operation(path: str, method: str, op: Operation, params: dict[str, str]) ->
         needed = any(f.is_required() for f in op.body.model_fields.values())
         out["requestBody"] = {"required": needed, "description": op.body.hint,
                               "content": {"application/json": {"schema": {"$ref": REF.format(model=op.body.__name__)}}}}
-    responses: dict[str, Any] = {str(op.status): {"description": "OK", "content": _content(op.ok)}}
+    responses: dict[str, Any] = {str(op.status): {"description": "Accepted" if op.status == 202 else "OK",
+                                                  "content": _content(op.ok)}}
+    if op.answers_with:
+        responses[str(op.status)]["headers"] = op.answers_with
     links = _links(_GIVES.get((path, method), {}))
     if links:
         responses[str(op.status)]["links"] = links
@@ -311,6 +340,10 @@ def _operation(path: str, method: str, op: Operation, params: dict[str, str]) ->
                 **op.errors}
     for status in sorted(refusals):
         responses[str(status)] = _error(refusals[status])
+    # How to authenticate (RFC 9110), on every 401.
+    responses["401"]["headers"] = {"WWW-Authenticate": {
+        "description": "the scheme to authenticate with: `token`", "required": True,
+        "schema": {"type": "string", "pattern": "^token "}}}
     out["responses"] = responses
     return out
 

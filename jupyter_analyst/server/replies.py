@@ -32,6 +32,8 @@ class Error(BaseModel):
     """The refused field or parameter."""
     sources: list[str] | None = None
     """With ``unknown_source``: the configured names."""
+    verification_id: str | None = None
+    """With ``verify_in_progress``: the verification under way, to follow instead."""
 
 
 class ModelInfo(BaseModel):
@@ -132,7 +134,7 @@ class ExportReply(BaseModel):
 
 
 class VerifyReply(BaseModel):
-    """``POST threads/{thread_id}/verify``: the report of ``jupyter analyst verify --json``."""
+    """A finished verification's report: ``jupyter analyst verify --json``'s."""
 
     notebook: str | None
     """The verified notebook's path in the caller's folder, or null for a fresh export."""
@@ -145,6 +147,32 @@ class VerifyReply(BaseModel):
     """How many checks have each status."""
     ok: bool
     """The notebook ran and every check matched."""
+
+
+class Verification(BaseModel):
+    """``POST threads/{thread_id}/verify`` (202, at once) and ``GET
+    threads/{thread_id}/verifications/{verification_id}``: one re-execution of the thread's
+    notebook, followed until it is done."""
+
+    verification_id: str
+    thread_id: str
+    status: Literal["queued", "running", "done", "failed"]
+    """``queued``: waiting for a free slot (a few run at once per server); ``running``: the
+    notebook is being re-executed; ``done``: ``report`` says what it reproduced; ``failed``:
+    no report could be made, ``error`` says why. Ask again after ``Retry-After`` seconds
+    until ``done`` or ``failed``."""
+    notebook: str | None
+    """The verified notebook's path in the caller's folder, or null for a fresh export."""
+    source: str | None
+    """The thread's source, by configured name."""
+    created_at: str
+    """UTC, ISO 8601."""
+    started_at: str | None
+    finished_at: str | None
+    report: VerifyReply | None
+    """Once ``done``: the report, as ``jupyter analyst verify --json`` makes it."""
+    error: Error | None
+    """Once ``failed``: why there is no report."""
 
 
 class StepCell(BaseModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerifyHandler
+from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerificationHandler, VerifyHandler
 from .handlers import (
     ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, CancelHandler, ConfigHandler, EventsHandler,
     NotFoundHandler, OpenAPIHandler, SourcesHandler, StateHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler,
@@ -32,6 +32,7 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/threads/{thread}/notebook", NotebookHandler),
         (f"{api}/threads/{thread}/export", ExportHandler),
         (f"{api}/threads/{thread}/verify", VerifyHandler),
+        (f"{api}/threads/{thread}/verifications/{_ID.format('verification_id')}", VerificationHandler),
         (f"{api}/threads/{thread}/steps/{_CALL_ID}/cell", StepCellHandler),
         (f"{api}/threads/{thread}/state", StateHandler),
         (f"{api}/artifacts/{artifact}", ArtifactHandler),

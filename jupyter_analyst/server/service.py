@@ -29,6 +29,7 @@ from ..store import Thread, ThreadBusy, Turn
 from ..testing.server import MODEL_NAME as SCRIPTED_MODEL
 from ..workspace import Workspace
 from .catalog import SourceCatalog, masked
+from .verifications import Verifications
 
 if TYPE_CHECKING:
     from .event_feed import EventFeed
@@ -95,6 +96,8 @@ class ThreadService:
         self._listeners: dict[str, set[asyncio.Queue[Event]]] = defaultdict(set)
         #: The summarizer after each turn: off the hot path, drained at shutdown.
         self.background = BackgroundWork()
+        #: Re-executions of threads' notebooks, followed by clients until done.
+        self.verifications = Verifications()
 
     # ------------------------------------------------------------------ threads
 
@@ -310,6 +313,7 @@ class ThreadService:
             self._feed.close()
         for thread_id in list(self._active):
             await self.cancel(thread_id)
+        await self.verifications.close()
         if self.leases is not None:
             await self.leases.close()
         await self.background.drain()

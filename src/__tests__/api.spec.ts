@@ -1,6 +1,15 @@
 import { ServerConnection } from '@jupyterlab/services';
 
-import { AnalystClient, SseFrameSplitter, eventOf, streamErrorOf } from '../api';
+import {
+  AnalystApiError,
+  AnalystClient,
+  IVerification,
+  IVerifyReport,
+  SseFrameSplitter,
+  eventOf,
+  streamErrorOf,
+  verifyThread
+} from '../api';
 import { clientTransport, mergeEvents } from '../threadEvents';
 
 describe('SseFrameSplitter', () => {
@@ -102,5 +111,113 @@ describe('the turn request', () => {
 
   it('carries no notebook when none is open', async () => {
     expect(await sent(null)).toEqual({ prompt: 'revenue?' });
+  });
+});
+
+describe('verifyThread', () => {
+  const report: IVerifyReport = {
+    notebook: null,
+    source: 'sales',
+    checks: [],
+    error: null,
+    counts: { matched: 0, changed: 0, missing: 0 },
+    ok: true
+  };
+  const verification = (status: IVerification['status'], extra: Partial<IVerification> = {}): IVerification => ({
+    verification_id: 'ver_1',
+    thread_id: 'thr_1',
+    status,
+    notebook: null,
+    source: 'sales',
+    created_at: '2026-01-01T00:00:00.000Z',
+    started_at: null,
+    finished_at: null,
+    report: null,
+    error: null,
+    ...extra
+  });
+  const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
+    new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json', ...headers } });
+
+  /** A client whose requests get `answers` in turn (a thrown error is the server's refusal). */
+  const scripted = (answers: Array<() => Response>) => {
+    const client = new AnalystClient(ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }));
+    const calls: string[] = [];
+    jest.spyOn(client, 'request').mockImplementation(async (path, init) => {
+      calls.push(`${init?.method ?? 'GET'} ${path}`);
+      const next = answers.shift();
+      if (!next) {
+        throw new Error(`no answer left for ${path}`);
+      }
+      return next();
+    });
+    return { client, calls };
+  };
+
+  afterEach(() => jest.useRealTimers());
+
+  it('is answered at once, then read again every Retry-After seconds until done with its report', async () => {
+    jest.useFakeTimers();
+    const { client, calls } = scripted([
+      () => json(verification('queued'), 202, { 'Retry-After': '1' }),
+      () => json(verification('running'), 200, { 'Retry-After': '2' }),
+      () => json(verification('done', { report }))
+    ]);
+    const seen: string[] = [];
+    const done = verifyThread(client, 'thr_1', { onProgress: v => seen.push(v.status) });
+    await jest.advanceTimersByTimeAsync(999);
+    expect(calls).toEqual(['POST threads/thr_1/verify']);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(calls).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(1999);
+    expect(calls).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(1);
+    await expect(done).resolves.toEqual(report);
+    expect(seen).toEqual(['queued', 'running', 'done']);
+    expect(calls).toEqual([
+      'POST threads/thr_1/verify',
+      'GET threads/thr_1/verifications/ver_1',
+      'GET threads/thr_1/verifications/ver_1'
+    ]);
+  });
+
+  it('throws why a failed verification made no report', async () => {
+    const error = { message: 'the notebook could not be verified: no source', reason: 'verify_failed', hint: 'run it' };
+    const { client } = scripted([
+      () => json(verification('queued'), 202),
+      () => json(verification('failed', { error }))
+    ]);
+    const failed = verifyThread(client, 'thr_1', { pollMs: 0 });
+    await expect(failed).rejects.toBeInstanceOf(AnalystApiError);
+    await expect(failed).rejects.toMatchObject({ reason: 'verify_failed', hint: 'run it' });
+  });
+
+  it('follows the verification of the thread already under way instead of failing', async () => {
+    const { client, calls } = scripted([
+      () => {
+        throw new AnalystApiError(409, {
+          message: 'a verification of this thread is already under way',
+          reason: 'verify_in_progress',
+          hint: null,
+          verification_id: 'ver_9'
+        });
+      },
+      () => json(verification('done', { verification_id: 'ver_9', report }))
+    ]);
+    await expect(verifyThread(client, 'thr_1', { path: 'analyst/x.ipynb' })).resolves.toEqual(report);
+    expect(calls).toEqual(['POST threads/thr_1/verify', 'GET threads/thr_1/verifications/ver_9']);
+  });
+
+  it('stops reading when it is no longer followed', async () => {
+    jest.useFakeTimers();
+    const { client, calls } = scripted([() => json(verification('running'), 202, { 'Retry-After': '1' })]);
+    const controller = new AbortController();
+    const followed = verifyThread(client, 'thr_1', { signal: controller.signal });
+    const outcome = expect(followed).rejects.toMatchObject({ name: 'AbortError' });
+    await jest.advanceTimersByTimeAsync(500);
+    controller.abort();
+    await outcome;
+    await jest.advanceTimersByTimeAsync(5000);
+    expect(calls).toEqual(['POST threads/thr_1/verify']);
   });
 });

@@ -1,7 +1,11 @@
 import * as React from 'react';
 import { act } from 'react';
 
-import { IArtifactCheck, IVerifyReport } from '../api';
+import { ServerConnection } from '@jupyterlab/services';
+
+import { AnalystClient, IArtifactCheck, IVerification, IVerifyReport } from '../api';
+import { ThreadActions } from '../components/ThreadActions';
+import { AnalystContext } from '../context';
 import { ThreadViewName, ThreadViewTabs } from '../components/artifacts';
 import { verdict, VerifyReportView } from '../notebook/VerifyReportView';
 import { mountedRoot } from './dom';
@@ -61,6 +65,88 @@ describe('VerifyReportView', () => {
     expect(mounted.host().querySelectorAll('tbody tr')[0].textContent).toContain('bbbbbbbbbbbb');
     expect(mounted.host().querySelectorAll('tbody tr')[1].textContent).toContain('—');
     expect(mounted.host().querySelector('[role="alert"]')!.textContent).toContain('NameError');
+  });
+});
+
+describe('a report that checked nothing', () => {
+  it('says there was nothing to verify, neither matched nor failed', () => {
+    const empty = report([]);
+    expect(verdict(empty)).toBe('Nothing to verify: the thread made no artifact to compare');
+    act(() => mounted.root().render(<VerifyReportView report={empty} />));
+    const said = mounted.host().querySelector('.jp-AnalystVerify-verdict')!;
+    expect(said.className).toContain('jp-mod-empty');
+    expect(said.textContent).not.toContain('matched');
+    expect(mounted.host().querySelector('table')).toBeNull();
+  });
+
+  it('still fails when the notebook did not run', () => {
+    expect(verdict(report([], 'NameError: x'))).toBe('Not reproduced: 0 matched');
+  });
+});
+
+describe('the Verify button', () => {
+  const verification = (status: IVerification['status'], done?: IVerifyReport): IVerification => ({
+    verification_id: 'ver_1',
+    thread_id: 'thr_1',
+    status,
+    notebook: null,
+    source: 'sales',
+    created_at: '2026-01-01T00:00:00.000Z',
+    started_at: null,
+    finished_at: null,
+    report: done ?? null,
+    error: null
+  });
+  const json = (body: unknown, status = 200): Response =>
+    new Response(JSON.stringify(body), { status, headers: { 'Retry-After': '1' } });
+
+  const mount = (answers: Array<() => Response>): string[] => {
+    const client = new AnalystClient(ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }));
+    const calls: string[] = [];
+    jest.spyOn(client, 'request').mockImplementation(async (path, init) => {
+      calls.push(`${init?.method ?? 'GET'} ${path}`);
+      return answers.shift()!();
+    });
+    act(() =>
+      mounted.root().render(
+        <AnalystContext.Provider value={{ client, rendermime: null, commands: null, notebooks: null }}>
+          <ThreadActions threadId="thr_1" running={false} />
+        </AnalystContext.Provider>
+      )
+    );
+    return calls;
+  };
+  const verifyButton = (): HTMLButtonElement =>
+    mounted.host().querySelector<HTMLButtonElement>('.jp-AnalystThreadActions-verify')!;
+
+  afterEach(() => jest.useRealTimers());
+
+  it('shows the verification waiting, then running, then its report', async () => {
+    jest.useFakeTimers();
+    const calls = mount([
+      () => json(verification('queued'), 202),
+      () => json(verification('running')),
+      () => json(verification('done', report([check('revenue', 'matched', FP('a'))])))
+    ]);
+    await act(async () => verifyButton().click());
+    const progress = (): string => mounted.host().querySelector('.jp-AnalystThreadActions-progress')?.textContent ?? '';
+    expect(progress()).toContain('waiting for the server');
+    expect(verifyButton().disabled).toBe(true);
+    await act(async () => jest.advanceTimersByTimeAsync(1000));
+    expect(progress()).toContain('re-running the notebook');
+    await act(async () => jest.advanceTimersByTimeAsync(1000));
+    expect(mounted.host().querySelector('.jp-AnalystVerify-verdict')!.textContent).toContain('The artifact matched');
+    expect(verifyButton().disabled).toBe(false);
+    expect(calls).toHaveLength(3);
+  });
+
+  it('stops following the verification when the thread is no longer shown', async () => {
+    jest.useFakeTimers();
+    const calls = mount([() => json(verification('queued'), 202)]);
+    await act(async () => verifyButton().click());
+    act(() => mounted.root().render(<div />));
+    await act(async () => jest.advanceTimersByTimeAsync(10_000));
+    expect(calls).toEqual(['POST threads/thr_1/verify']);
   });
 });
 

@@ -22,7 +22,7 @@ type Action = 'open' | 'export' | 'verify';
 
 type Outcome =
   | { kind: 'idle' }
-  | { kind: 'busy'; action: Action }
+  | { kind: 'busy'; action: Action; waiting?: boolean }
   | { kind: 'exported'; result: IExportResult; unsaved: number }
   | { kind: 'verified'; report: IVerifyReport }
   | { kind: 'failed'; action: Action; error: AnalystApiError };
@@ -32,6 +32,9 @@ const BUSY_WORDS: Record<Action, string> = {
   export: 'Exporting…',
   verify: 'Verifying: re-running the notebook on the source…'
 };
+
+/** A verification waits while the server runs others (a few at a time). */
+const QUEUED_WORDS = 'Verifying: waiting for the server to start the re-run…';
 
 function asApiError(reason: unknown): AnalystApiError {
   return reason instanceof AnalystApiError
@@ -52,6 +55,9 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
   const { client, commands, notebooks } = useAnalyst();
   const [outcome, setOutcome] = React.useState<Outcome>({ kind: 'idle' });
   const busy = outcome.kind === 'busy';
+  // A verification is followed while the thread is shown; the server finishes it anyway.
+  const following = React.useRef<AbortController | null>(null);
+  React.useEffect(() => () => following.current?.abort(), [threadId]);
 
   const open = (path: string): void => {
     void commands?.execute('docmanager:open', { path });
@@ -61,7 +67,15 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
     setOutcome({ kind: 'busy', action });
     try {
       if (action === 'verify') {
-        setOutcome({ kind: 'verified', report: await verifyThread(client, threadId) });
+        following.current?.abort();
+        const controller = new AbortController();
+        following.current = controller;
+        const report = await verifyThread(client, threadId, {
+          signal: controller.signal,
+          onProgress: verification =>
+            setOutcome({ kind: 'busy', action, waiting: verification.status === 'queued' })
+        });
+        setOutcome({ kind: 'verified', report });
         return;
       }
       const result = await exportThread(client, threadId);
@@ -74,6 +88,9 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
         action === 'open' && !unsaved ? { kind: 'idle' } : { kind: 'exported', result, unsaved }
       );
     } catch (reason) {
+      if (reason instanceof DOMException && reason.name === 'AbortError') {
+        return; // no longer shown: nothing to say
+      }
       setOutcome({ kind: 'failed', action, error: asApiError(reason) });
     }
   };
@@ -103,8 +120,8 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
         <div className="jp-AnalystThreadActions-outcome" aria-live="polite">
           {outcome.kind === 'busy' && (
             <span className="jp-AnalystThreadActions-progress">
-              <progress aria-label={BUSY_WORDS[outcome.action]} />{' '}
-              {BUSY_WORDS[outcome.action]}
+              <progress aria-label={outcome.waiting ? QUEUED_WORDS : BUSY_WORDS[outcome.action]} />{' '}
+              {outcome.waiting ? QUEUED_WORDS : BUSY_WORDS[outcome.action]}
             </span>
           )}
           {outcome.kind === 'exported' && (

@@ -10,10 +10,21 @@ const STATUS_WORDS: Record<CheckStatus, string> = {
   missing: 'missing'
 };
 
+/**
+ * Whether the report checked nothing: a notebook that ran but whose thread made no artifact
+ * proves nothing by matching, and is not shown as a pass.
+ */
+export function checkedNothing(report: IVerifyReport): boolean {
+  return report.checks.length === 0 && !report.error;
+}
+
 /** The overall result in a sentence: "All 2 artifacts matched", or what did not. */
 export function verdict(report: IVerifyReport): string {
-  const { matched, changed, missing } = report.counts;
+  const { matched = 0, changed = 0, missing = 0 } = report.counts;
   const total = report.checks.length;
+  if (checkedNothing(report)) {
+    return 'Nothing to verify: the thread made no artifact to compare';
+  }
   if (report.ok) {
     return total === 1 ? 'The artifact matched' : `All ${total} artifacts matched`;
   }
@@ -39,7 +50,11 @@ export function VerifyReportView({ report }: { report: IVerifyReport }): JSX.Ele
       data-ok={report.ok}
       aria-label="Verify report"
     >
-      <p className={`jp-AnalystVerify-verdict jp-mod-${report.ok ? 'ok' : 'failed'}`}>
+      <p
+        className={`jp-AnalystVerify-verdict jp-mod-${
+          checkedNothing(report) ? 'empty' : report.ok ? 'ok' : 'failed'
+        }`}
+      >
         {verdict(report)}{' '}
         <span className="jp-AnalystVerify-source">
           (re-executed on {report.source})
