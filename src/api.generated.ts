@@ -959,6 +959,8 @@ export interface components {
         VerifyReply: {
             notebook: string | null;
             source: string | null;
+            /** @enum {string} */
+            verdict: "verified" | "not_verified" | "nothing_to_verify";
             checks: components["schemas"]["ArtifactCheck"][];
             error: string | null;
             counts: {

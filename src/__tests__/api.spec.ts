@@ -118,10 +118,11 @@ describe('verifyThread', () => {
   const report: IVerifyReport = {
     notebook: null,
     source: 'sales',
+    verdict: 'nothing_to_verify',
     checks: [],
     error: null,
     counts: { matched: 0, changed: 0, missing: 0 },
-    ok: true
+    ok: false
   };
   const verification = (status: IVerification['status'], extra: Partial<IVerification> = {}): IVerification => ({
     verification_id: 'ver_1',

@@ -31,13 +31,17 @@ function check(name: string, status: IArtifactCheck['status'], actual: string | 
 function report(checks: IArtifactCheck[], error: string | null = null): IVerifyReport {
   const counts = { matched: 0, changed: 0, missing: 0 };
   checks.forEach(c => counts[c.status]++);
+  const verdict: IVerifyReport['verdict'] = !checks.length && !error
+    ? 'nothing_to_verify'
+    : error === null && counts.matched === checks.length ? 'verified' : 'not_verified';
   return {
     notebook: null,
     source: 'sales',
+    verdict,
     checks,
     error,
     counts,
-    ok: error === null && counts.matched === checks.length
+    ok: verdict === 'verified'
   };
 }
 

@@ -15,7 +15,7 @@ const STATUS_WORDS: Record<CheckStatus, string> = {
  * proves nothing by matching, and is not shown as a pass.
  */
 export function checkedNothing(report: IVerifyReport): boolean {
-  return report.checks.length === 0 && !report.error;
+  return report.verdict === 'nothing_to_verify';
 }
 
 /** The overall result in a sentence: "All 2 artifacts matched", or what did not. */
