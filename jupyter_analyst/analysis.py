@@ -35,7 +35,7 @@ from .notebooks.outline import AttachedNotebook
 from .sql import absolute_spec, open_source
 from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
 from .sql.sealed import EngineLimits
-from .text import valid_text
+from ._text import valid_text
 from .workspace import Workspace
 
 if TYPE_CHECKING:

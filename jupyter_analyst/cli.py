@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import __version__
+from ._version import __version__
 from .errors import AnalystError
 
 if TYPE_CHECKING:

@@ -22,11 +22,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from .disk import unavailable
+from ._disk import unavailable
 from .errors import StorageError
 
 
@@ -37,11 +36,6 @@ BUSY_TIMEOUT_S = 30.0
 #: The first wait, doubled at each retry up to :data:`_BUSY_STEP_MAX_S`.
 _BUSY_STEP_S = 25e-6
 _BUSY_STEP_MAX_S = 0.005
-
-
-def utc_now() -> str:
-    """The current time as ISO-8601 UTC with milliseconds."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class _Busy(sqlite3.OperationalError):

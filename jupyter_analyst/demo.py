@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 
 from .agent.loop import TurnSummary
-from .disk import unavailable
+from ._disk import unavailable
 from .errors import StorageError
 from .analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from .progress import ProgressPrinter, print_summary

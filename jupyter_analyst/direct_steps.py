@@ -25,7 +25,7 @@ from .analysis import AnalystConfig, data_version_of, record_notebook
 from .artifacts import Artifact
 from .errors import ConfigError
 from .sql import absolute_spec, open_source
-from .text import valid_text
+from ._text import valid_text
 from .workspace import Workspace
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from .demo import build_sample_database
-from .disk import unavailable
+from ._disk import unavailable
 from .errors import StorageError
 from .testing import MODEL_NAME, ScriptedModelServer
 

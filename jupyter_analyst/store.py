@@ -11,7 +11,6 @@ it gap-free when several processes write one PostgreSQL database.
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import UTC, datetime, timedelta
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
@@ -20,7 +19,8 @@ from pydantic import BaseModel
 
 from .agent.events import Event, parse_event
 from .agent.memory import AgentState, Entity, EntityKind, StateDelta, apply_delta
-from .db import SQLiteStore, utc_now
+from .db import SQLiteStore
+from ._clock import new_id, utc_now
 from .errors import AnalystError, ConfigError
 
 TurnStatus = Literal["running", "completed", "error", "interrupted"]
@@ -114,11 +114,6 @@ class Turn(BaseModel):
     answer: str | None = None
     started_at: str
     ended_at: str | None = None
-
-
-def new_id(prefix: str) -> str:
-    """A short random id with a readable prefix, e.g. ``thr_1f2e3d4c5b6a7980``."""
-    return f"{prefix}_{uuid.uuid4().hex[:16]}"
 
 
 class ThreadBusy(AnalystError):

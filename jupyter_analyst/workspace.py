@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .artifacts import ArtifactStore, open_blob_store
-from .disk import unavailable
+from ._disk import unavailable
 from .errors import StorageError
 from .store import ThreadStore
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InvalidArguments
-from ..text import find_lone_surrogate, valid_text
+from .._text import find_lone_surrogate, valid_text
 
 #: The longest argument text accepted (characters); SQL has its own, smaller limit.
 MAX_ARGUMENT_CHARS = 1_000_000

@@ -15,7 +15,8 @@ import json
 import time
 from typing import Any, Literal
 
-from ..store import Turn, new_id
+from ..store import Turn
+from .._clock import new_id
 from .events import AnswerReady, StateChanged, TurnEnded, TurnStarted
 from .llm import ToolCall
 from .loop import AgentLoop

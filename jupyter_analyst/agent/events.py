@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from ..db import utc_now
+from .._clock import utc_now
 
 #: The states of one turn (DESIGN.md, decision 4).
 State = Literal["planning", "data_fetching", "analyzing", "presenting", "completed", "error"]

@@ -23,7 +23,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..db import utc_now
+from .._clock import utc_now
 from ..errors import AnalystError
 from .runtime import ThreadRuntime
 

@@ -24,7 +24,7 @@ from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 from pydantic import BaseModel
 
 from ..errors import ConfigError, ModelError
-from ..text import valid_text
+from .._text import valid_text
 
 TextSink = Callable[[str], Awaitable[None] | None]
 

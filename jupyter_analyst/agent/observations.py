@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..artifacts import Artifact
-from ..db import utc_now
+from .._clock import utc_now
 from .memory import ActiveValue, Addition, AgentState, Entity, Item, StateDelta, StatePatch, Update
 
 #: A prompt longer than this is treated as pasted text, kept verbatim while it is discussed.

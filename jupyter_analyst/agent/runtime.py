@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..artifacts import ArtifactStore, StepRecord
-from ..disk import unavailable
+from .._disk import unavailable
 from ..errors import AnalystError, DiskUnavailable, KernelError, StorageError
 from ..kernel.outputs import OutputCaps
 from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer

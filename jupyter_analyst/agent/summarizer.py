@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import AnalystError
 from ..store import ThreadStore, Turn
-from ..text import find_lone_surrogate
+from .._text import find_lone_surrogate
 from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
 from .events import Event, MemoryUpdated
 from .llm import LLMClient

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..artifacts import Artifact, StepRecord, canonical_python, step_key
-from ..disk import unavailable
+from .._disk import unavailable
 from ..errors import AnalystError, DiskUnavailable, InvalidArguments, KernelError, QueryFailed, StorageError, ToolRetry
 from ..kernel.outputs import collect, over_thread_cap
 from ..sql import ClearedQuery, DataIntent, PreparedQuery, QueryResult, data_intent
 from .bindings import inputs_of
 from .early_sql import EarlyRun, EarlyStart
 from .lookup import find
-from ..db import utc_now
+from .._clock import utc_now
 from .runtime import ThreadRuntime
 
 #: How much of a step's printed output the model is shown.

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..db import utc_now
+from .._clock import utc_now
 from ..errors import InvalidArguments
 from ..store import ThreadStore, Turn
 from .context import CHAT_RULES, STATE_ENTRIES, system_text

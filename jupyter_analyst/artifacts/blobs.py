@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from ..disk import unavailable
+from .._disk import unavailable
 from ..errors import StorageError
 
 #: Prefix of the temporary files a write goes through; never a valid blob name (not hex).

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..db import SQLiteStore, utc_now
+from ..db import SQLiteStore
+from .._clock import utc_now
 from ..errors import StorageError
 from .blob_stores import Blobs, open_blob_store
 from .deterministic import has_stamps, normalise_bytes

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
-from ..disk import unavailable
+from .._disk import unavailable
 from ..errors import StorageError
 from .blobs import TEMP_PREFIX, BlobStore
 

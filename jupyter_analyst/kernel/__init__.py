@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_names
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .kernelspec import SANDBOX_KERNEL, install_kernelspec

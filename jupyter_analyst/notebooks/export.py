@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .. import __version__
+from .._version import __version__
 from ..agent.events import PlanMade, PlanStepChanged, StateChanged, ToolCallStarted, ToolResult, TurnEnded, TurnStarted
 from ..artifacts import Artifact, ArtifactStore
 from ..sql.paths import masked

@@ -154,7 +154,7 @@ def read_notebook(path: Path, what: str = "notebook") -> NotebookNode:
 
 def write_atomically(nb: dict[str, Any], path: Path) -> Path:
     """Validate ``nb`` and write it to ``path`` by rename, so no reader sees half a file."""
-    from ..disk import unavailable
+    from .._disk import unavailable
     from ..errors import StorageError
 
     ipynb.validate(nb)

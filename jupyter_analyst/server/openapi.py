@@ -26,7 +26,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
 from tornado import web
 
-from .. import __version__
+from .._version import __version__
 from ..agent.events import Event
 from ..agent.memory import AgentState
 from ..artifacts.model import Artifact

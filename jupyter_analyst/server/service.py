@@ -18,7 +18,7 @@ from ..agent.events import Event, TurnEnded, TurnStarted
 from ..agent.live import LiveThreads
 from ..agent.loop import TurnSummary
 from ..agent.summarizer import BackgroundWork
-from .. import __version__
+from .._version import __version__
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession

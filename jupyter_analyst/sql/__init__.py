@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_names
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .guard import check_read_only

@@ -24,7 +24,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from ..errors import SqlRejected
-from ..text import lone_surrogate, valid_text
+from .._text import lone_surrogate, valid_text
 from .guard import check_read_only
 from .intent import query_shape
 from .model import ClearedQuery, PreparedQuery, QueryShape
