@@ -1,4 +1,4 @@
-"""Text that can be stored and sent: valid Unicode only.
+"""Text that can be stored and sent: valid Unicode, JSON-safe values, masked secrets, near names.
 
 A Python string may hold lone surrogates (U+D800..U+DFFF): JSON decoders produce them from
 escapes such as ``"\\ud800"``, and the model's replies are decoded JSON. UTF-8 cannot encode
@@ -13,8 +13,11 @@ in. They are dealt with once, where the model's words enter the engine:
 
 from __future__ import annotations
 
+import datetime as _dt
+import decimal
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -72,3 +75,50 @@ def find_lone_surrogate(value: Any, *, max_depth: int = 64) -> str | None:
             for index in reversed(range(len(item))):
                 stack.append((item[index], f"{path}[{index}]", depth + 1))
     return None
+
+
+def json_safe(value: Any) -> Any:
+    """A value JSON can carry, nested or not: dates as ISO text, decimals as floats, NaN and
+    infinities as text, bytes as a note of their size, anything else as its text.
+
+    >>> json_safe({"d": _dt.date(2025, 1, 2), "p": decimal.Decimal("1.50"), "n": float("nan"), "b": b"ab"})
+    {'d': '2025-01-02', 'p': 1.5, 'n': 'nan', 'b': '<2 bytes>'}
+    """
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else str(value)
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, _dt.datetime | _dt.date | _dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray):
+        return f"<{len(value)} bytes>"
+    return str(value)
+
+
+def masked(spec: str) -> str:
+    """A spec with the password of a URL hidden (for anything people read or share).
+
+    >>> masked("postgresql://ann:s3cret@db:5432/sales")
+    'postgresql://ann:***@db:5432/sales'
+    >>> masked("/data/sales.duckdb")
+    '/data/sales.duckdb'
+    """
+    return re.sub(r"(://[^/@:]*:)[^@/]*@", r"\1***@", spec)
+
+
+def nearest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """The real names closest to ``name``.
+
+    >>> nearest("revnue", ["revenue", "region", "month"])
+    ['revenue', 'region']
+    """
+    pool = list(dict.fromkeys(candidates))
+    lowered = {c.lower(): c for c in pool}
+    hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
+    return [lowered[h] for h in hits]

@@ -396,7 +396,7 @@ def _state(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from .notebooks.export import export_thread, recorded_data_version
     from .notebooks.render import default_output, render
-    from .sql.paths import masked
+    from ._text import masked
 
     def export(ws: Workspace) -> tuple[Any, Path]:
         thread = ws.store.get_thread(args.thread)

@@ -21,7 +21,7 @@ from typing import Any
 
 from .db import apply_steps
 from .errors import StorageError
-from .sql.paths import masked
+from ._text import masked
 
 try:
     import psycopg

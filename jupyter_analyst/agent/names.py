@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .._text import nearest
+
 
 #: Names the kernel defines before any step runs (see kernel/session.py SETUP_CODE) and
 #: the ones IPython itself provides.
@@ -152,12 +154,3 @@ def mark_answer(text: str, flags: list[Flag]) -> str:
     return f"{text}\n\n> **Note:** this answer cites names that do not exist in this thread: {listed}."
 
 
-def nearest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    """The real names closest to ``name`` (see ``sql.prepare.nearest``).
-
-    Imported when called: the SQL preparation module loads sqlglot, which only a name that
-    needs a suggestion calls for.
-    """
-    from ..sql.prepare import nearest as _nearest
-
-    return _nearest(name, candidates, n=n)

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ..artifacts import Artifact, StepRecord, canonical_python, step_key
 from .._disk import unavailable
+from .._text import json_safe
 from ..errors import AnalystError, DiskUnavailable, InvalidArguments, KernelError, QueryFailed, StorageError, ToolRetry
 from ..kernel.outputs import collect, over_thread_cap
 from ..sql import ClearedQuery, DataIntent, PreparedQuery, QueryResult, data_intent
@@ -264,7 +265,7 @@ class ToolBox:
             raise InvalidArguments("describe_table needs a 'table' name", hint="call list_tables first")
         desc = self.runtime.source.describe_table(args["table"])
         data = desc.model_dump() if hasattr(desc, "model_dump") else vars(desc)
-        return StepOutcome(status="ok", result=_json_safe(data))
+        return StepOutcome(status="ok", result=json_safe(data))
 
     def _list_artifacts(self, args: dict[str, Any], ctx: CallContext) -> StepOutcome:
         items = self.artifacts.list(ctx.thread_id, type=args.get("type"), name=args.get("name"))
@@ -338,7 +339,7 @@ class ToolBox:
             "artifact_id": artifact.artifact_id,
             "rows": result.rows,
             "columns": columns,
-            "sample": _json_safe(result.sample),
+            "sample": json_safe(result.sample),
             "truncated": result.truncated,
             "reused": False,
             "intent": intent.model_dump(exclude_defaults=True),
@@ -506,17 +507,6 @@ class ToolBox:
         finally:
             collection.discard()  # whatever was not moved into the store
         return made, collection.refused, None
-
-
-def _json_safe(value: Any) -> Any:
-    """Values the JSON encoder can write (dates, decimals and the like become strings)."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return str(value)
 
 
 def row_cap_note(result: QueryResult) -> str:

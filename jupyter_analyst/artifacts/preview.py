@@ -62,7 +62,7 @@ def preview(artifact: Artifact, blob: BinaryIO, *, rows: int = PREVIEW_ROWS) -> 
 def _dataset(artifact: Artifact, blob: BinaryIO, rows: int) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
-    from ..sql.sources import json_safe
+    from .._text import json_safe
 
     parquet = pq.ParquetFile(blob)
     total = parquet.metadata.num_rows

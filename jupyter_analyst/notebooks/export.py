@@ -39,7 +39,7 @@ from pydantic import BaseModel
 from .._version import __version__
 from ..agent.events import PlanMade, PlanStepChanged, StateChanged, ToolCallStarted, ToolResult, TurnEnded, TurnStarted
 from ..artifacts import Artifact, ArtifactStore
-from ..sql.paths import masked
+from .._text import masked
 from ..store import ThreadStore, Turn
 from ..untrusted import clean_html, code_span, fenced, markdown_block, markdown_inline
 from . import ipynb

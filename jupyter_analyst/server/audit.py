@@ -25,7 +25,7 @@ from ..notebooks.export import export_thread, recorded_data_version
 from ..notebooks.render import file_stem
 from ..notebooks.trail import META, connect_source, step_source
 from ..store import Thread
-from .catalog import masked
+from .._text import masked
 from .handlers import AnalystHandler
 from .inputs import NOTEBOOK_FOLDER, ExportNotebook, VerifyNotebook
 from .verifications import POLL_S, Verification, verify_notebook_text

@@ -28,7 +28,8 @@ from ..sql import absolute_spec
 from ..store import Thread, ThreadBusy, Turn
 from ..testing.server import MODEL_NAME as SCRIPTED_MODEL
 from ..workspace import Workspace
-from .catalog import SourceCatalog, masked
+from .catalog import SourceCatalog
+from .._text import masked
 from .verifications import Verifications
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .intent import DataIntent, data_intent
     from .paths import absolute_spec, display_spec
     from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
-    from .prepare import canonical_sql, nearest, prepare_query, prepare_sql
+    from .prepare import canonical_sql, prepare_query, prepare_sql
     from .preparer import SqlPreparer
     from .runner import QueryRunner
     from .sources import DataSource, DuckDBSource, SQLAlchemySource, open_source, register_source
@@ -36,7 +36,6 @@ _HOME = {
     "TableDescription": "model",
     "TableInfo": "model",
     "canonical_sql": "prepare",
-    "nearest": "prepare",
     "prepare_query": "prepare",
     "prepare_sql": "prepare",
     "SqlPreparer": "preparer",

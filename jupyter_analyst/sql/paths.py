@@ -10,7 +10,6 @@ the current folder is shown relative again.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 _DUCKDB_URL = "duckdb:///"
@@ -107,14 +106,3 @@ def display_spec(spec: str, base: Path | None = None) -> str:
         return spec
     path = Path(spec)
     return str(path.relative_to(here)) if path.is_relative_to(here) and path != here else spec
-
-
-def masked(spec: str) -> str:
-    """A spec with the password of a URL hidden (for anything people read or share).
-
-    >>> masked("postgresql://ann:s3cret@db:5432/sales")
-    'postgresql://ann:***@db:5432/sales'
-    >>> masked("/data/sales.duckdb")
-    '/data/sales.duckdb'
-    """
-    return re.sub(r"(://[^/@:]*:)[^@/]*@", r"\1***@", spec)

@@ -12,9 +12,8 @@ but cannot check is ``sql_unsupported``.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import sqlglot
@@ -23,6 +22,7 @@ from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
+from .._text import nearest
 from ..errors import SqlRejected
 from .._text import lone_surrogate, valid_text
 from .guard import check_read_only
@@ -34,18 +34,6 @@ if TYPE_CHECKING:
     from .sources import DataSource
 
 _UNRESOLVED = re.compile(r"(?:Column '([^']+)' could not be resolved|Unknown column: (\S+))")
-
-
-def nearest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    """The real names closest to ``name``.
-
-    >>> nearest("revnue", ["revenue", "region", "month"])
-    ['revenue', 'region']
-    """
-    pool = list(dict.fromkeys(candidates))
-    lowered = {c.lower(): c for c in pool}
-    hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
-    return [lowered[h] for h in hits]
 
 
 def parse_one(sql: str, dialect: str) -> exp.Expression:

@@ -28,7 +28,8 @@ from ..artifacts.fingerprints import sha256_file
 from ..errors import QueryFailed
 from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult
 from .sealed import QueryGuard
-from .sources import DataSource, DuckDBSource, SQLAlchemySource, json_safe
+from .sources import DataSource, DuckDBSource, SQLAlchemySource
+from .._text import json_safe
 from .stream import PIPES, HashingFile, copy_hashed
 
 SAMPLE_ROWS = 5

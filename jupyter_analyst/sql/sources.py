@@ -5,8 +5,6 @@ Which kind a spec is comes from a small registry (``register_source``), tried in
 
 from __future__ import annotations
 
-import datetime as _dt
-import decimal
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +15,7 @@ from urllib.parse import quote
 
 import duckdb
 
+from .._text import json_safe, nearest
 from ..errors import SourceError, SqlRejected
 from .model import ColumnInfo, TableDescription, TableInfo
 from .sealed import DUCKDB_CONNECT_CONFIG, EngineLimits, PrivateFolder, engine_arguments, harden_engine, seal_duckdb
@@ -43,21 +42,6 @@ class DataSource(Protocol):
     def schema(self) -> dict[str, dict[str, str]]: ...
     def data_version(self) -> str: ...
     def close(self) -> None: ...
-
-
-def json_safe(value: Any) -> Any:
-    """A value JSON can carry (dates as ISO text, decimals as floats, bytes as a note)."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if value == value and abs(value) != float("inf") else str(value)
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, _dt.datetime | _dt.date | _dt.time):
-        return value.isoformat()
-    if isinstance(value, bytes | bytearray):
-        return f"<{len(value)} bytes>"
-    return str(value)
 
 
 def _sanitise(stem: str) -> str:
@@ -99,8 +83,6 @@ def file_version(paths: Sequence[Path]) -> str:
 
 
 def _unknown_table(table: str, known: list[str]) -> SqlRejected:
-    from .prepare import nearest
-
     suggestions = nearest(table, known)
     return SqlRejected(
         f"Unknown table {table!r}." + (f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""),
