@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from jupyter_analyst.agent.context import RULES, schema_summary
-from jupyter_analyst.agent.memory import ActiveValue, Addition, StateDelta, StatePatch
+from jupyter_analyst.agent_state import ActiveValue, Addition, StateDelta, StatePatch
 from jupyter_analyst.agent.pack import estimate_tokens
 from jupyter_analyst.agent.runtime import ThreadRuntime
 from jupyter_analyst.agent.turn_memory import TurnMemory

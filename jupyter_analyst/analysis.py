@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from .agent.eventlog import EventWriter
-from .agent.events import Event, TurnEnded, TurnStarted
+from .events import Event, TurnEnded, TurnStarted
 from .agent.live import LiveThreads
 from .agent.llm import LLMClient
 from .agent.loop import AgentLoop, TurnSummary

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from .agent.direct import USER_DRIVEN, run_user_call
 from .agent.eventlog import EventWriter
-from .agent.events import Event
+from .events import Event
 from .agent.loop import AgentLoop, TurnSummary
 from .agent.runtime import ThreadRuntime
 from .analysis import AnalystConfig, data_version_of, record_notebook

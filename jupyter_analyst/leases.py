@@ -18,7 +18,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 
-from .agent.events import Event, TurnEnded
+from .events import Event, TurnEnded
 from .store import ThreadStore, Turn
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from .agent.events import (
+from .events import (
     AnswerReady,
     MemoryUpdated,
     ArtifactRecorded,

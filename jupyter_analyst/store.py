@@ -17,8 +17,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
-from .agent.events import Event, parse_event
-from .agent.memory import AgentState, Entity, EntityKind, StateDelta, apply_delta
+from .events import Event, parse_event
+from .agent_state import AgentState, Entity, EntityKind, StateDelta, apply_delta
 from .db import SQLiteStore
 from ._clock import new_id, utc_now
 from .errors import AnalystError, ConfigError

@@ -39,7 +39,7 @@ export type IThreadDetail = Schemas['ThreadReply'];
 
 /**
  * An event as it comes off the wire: its sequence number, type and the fields of that
- * type (jupyter_analyst/agent/events.py). The typed union lives in the view model.
+ * type (jupyter_analyst/events.py). The typed union lives in the view model.
  */
 export interface IRawEvent {
   seq: number;

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from jupyter_analyst.agent.memory import (
+from jupyter_analyst.agent_state import (
     ActiveValue,
     Addition,
     AgentState,

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from jupyter_analyst.agent.eventlog import EventWriter
-from jupyter_analyst.agent.events import AnswerReady, TextDelta, TurnEnded
+from jupyter_analyst.events import AnswerReady, TextDelta, TurnEnded
 from jupyter_analyst.errors import StorageError
 from jupyter_analyst.store import ThreadStore
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_analyst.agent.expectations import Observed, expectation_delta, match, observe
-from jupyter_analyst.agent.memory import AgentState, apply_delta
+from jupyter_analyst.agent_state import AgentState, apply_delta
 from jupyter_analyst.artifacts import Artifact
 
 DATASET = Observed(("art_a",), ("dataset",), 4, ("region", "revenue"))

@@ -144,7 +144,7 @@ async def _turn(jp_fetch, tid: str, body: dict):
 
 
 async def test_the_server_attaches_the_callers_notebook(jp_fetch, jp_root_dir, scripted):
-    from jupyter_analyst.server.sse import parse_events
+    from jupyter_analyst.events import parse_events
 
     (jp_root_dir / "work").mkdir()
     (jp_root_dir / "work" / "review.ipynb").write_text(json.dumps(_notebook()))
@@ -170,7 +170,7 @@ async def test_the_server_refuses_a_path_outside_the_folder(jp_fetch):
 @pytest.mark.parametrize("path, said", [("absent.ipynb", "no such notebook"), ("link.ipynb", "link")])
 async def test_an_absent_or_linked_notebook_is_a_note_and_the_turn_runs(jp_fetch, jp_root_dir, tmp_path, scripted,
                                                                          path, said):
-    from jupyter_analyst.server.sse import parse_events
+    from jupyter_analyst.events import parse_events
 
     outside = tmp_path / "secret.ipynb"
     outside.write_text(json.dumps(_notebook()))

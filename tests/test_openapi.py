@@ -69,7 +69,7 @@ def test_every_route_and_method_is_described_with_its_path_parameters(spec):
 def test_every_event_type_has_its_own_schema_in_the_union(spec):
     from typing import get_args
 
-    from jupyter_analyst.agent.events import Event
+    from jupyter_analyst.events import Event
 
     members = get_args(get_args(Event)[0])
     union = spec["components"]["schemas"]["Event"]

@@ -12,7 +12,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from jupyter_analyst.testing.jupyter import analyst_server_config
-from jupyter_analyst.server.sse import parse_events
+from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer
 
 SQL = ("SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r "
@@ -262,7 +262,7 @@ async def test_openapi_description_ships(jp_fetch):
 
 
 def test_text_deltas_coalesce_under_backpressure_and_nothing_else_does():
-    from jupyter_analyst.agent.events import StateChanged, TextDelta
+    from jupyter_analyst.events import StateChanged, TextDelta
     from jupyter_analyst.server.sse import coalesce
 
     queue: asyncio.Queue = asyncio.Queue()

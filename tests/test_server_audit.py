@@ -17,7 +17,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from jupyter_analyst.notebooks.trail import META, sql_cell_source
-from jupyter_analyst.server.sse import parse_events
+from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer
 from jupyter_analyst.testing.jupyter import analyst_server_config
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_analyst.agent.events import TextDelta, TurnEnded
-from jupyter_analyst.server.sse import parse_events
+from jupyter_analyst.events import TextDelta, TurnEnded
+from jupyter_analyst.events import parse_events
 from jupyter_analyst.store import ThreadStore
 from jupyter_analyst.testing.jupyter import analyst_server_config
 

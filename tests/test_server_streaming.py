@@ -8,7 +8,7 @@ import json
 import pytest
 
 from jupyter_analyst.testing.jupyter import analyst_server_config
-from jupyter_analyst.server.sse import parse_events
+from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer
 
 CONCURRENT = 8

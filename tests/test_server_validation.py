@@ -12,7 +12,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from jupyter_analyst.testing.jupyter import analyst_server_config
-from jupyter_analyst.server.sse import parse_events
+from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer, sql_step, text_step
 
 SCRIPT = {"turns": [

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from jupyter_analyst.agent.events import TextDelta, TurnEnded, TurnStarted
+from jupyter_analyst.events import TextDelta, TurnEnded, TurnStarted, parse_events
 from jupyter_analyst.server import sse
 
 
@@ -37,7 +37,7 @@ async def test_a_backlog_ending_with_the_turns_end_is_not_followed():
     # end is already in the backlog, and nothing more will come: the stream ends now.
     out = Recorder()
     last = await asyncio.wait_for(sse.relay(out, _turn(), asyncio.Queue(), follow=True), 5)
-    assert last == 3 and [e["seq"] for e in sse.parse_events(out.body)] == [1, 2, 3]
+    assert last == 3 and [e["seq"] for e in parse_events(out.body)] == [1, 2, 3]
 
 
 @pytest.mark.asyncio
@@ -48,4 +48,4 @@ async def test_live_events_follow_the_backlog_without_duplicates_until_the_turn_
         queue.put_nowait(event)
     out = Recorder()
     last = await asyncio.wait_for(sse.relay(out, [started], queue, follow=True), 5)
-    assert last == 3 and [e["seq"] for e in sse.parse_events(out.body)] == [1, 2, 3]
+    assert last == 3 and [e["seq"] for e in parse_events(out.body)] == [1, 2, 3]

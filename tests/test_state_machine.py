@@ -5,7 +5,7 @@ from typing import get_args
 
 import pytest
 
-from jupyter_analyst.agent.events import State
+from jupyter_analyst.events import State
 from jupyter_analyst.agent.state import (
     TOOL_STATES,
     TRANSITIONS,

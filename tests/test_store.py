@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from jupyter_analyst.agent.events import StateChanged, TextDelta, parse_event
+from jupyter_analyst.events import StateChanged, TextDelta, parse_event
 from jupyter_analyst.errors import ConfigError
 from jupyter_analyst.store import ThreadStore
 
@@ -46,7 +46,7 @@ def test_sequence_numbers_unique_across_processes(tmp_path):
     t = s.create_thread()
     code = (
         "import sys; from jupyter_analyst.store import ThreadStore;"
-        "from jupyter_analyst.agent.events import TextDelta;"
+        "from jupyter_analyst.events import TextDelta;"
         "s = ThreadStore(sys.argv[1]);"
         "[s.append_event(TextDelta(thread_id=sys.argv[2], turn_id='p', text='x')) for _ in range(40)]"
     )
@@ -93,7 +93,7 @@ def test_a_turn_left_running_is_marked_interrupted(store):
 
 
 def test_a_leased_turn_is_not_cut_by_another_until_its_lease_runs_out(store):
-    from jupyter_analyst.agent.events import TurnEnded, TurnStarted
+    from jupyter_analyst.events import TurnEnded, TurnStarted
     from jupyter_analyst.store import ThreadBusy
 
     t = store.create_thread()

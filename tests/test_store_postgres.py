@@ -8,14 +8,14 @@ import textwrap
 
 import pytest
 
-from jupyter_analyst.agent.events import TextDelta
+from jupyter_analyst.events import TextDelta
 from jupyter_analyst.cli import main
 from jupyter_analyst.errors import StorageError
 from jupyter_analyst.store import ThreadStore
 
 _WRITER = textwrap.dedent("""
     import sys
-    from jupyter_analyst.agent.events import TextDelta
+    from jupyter_analyst.events import TextDelta
     from jupyter_analyst.store import ThreadStore
 
     url, name, *threads = sys.argv[1:]
@@ -140,7 +140,7 @@ def test_a_killed_server_is_a_storage_error_and_loses_nothing_committed(postgres
 
 _TURN_WRITER = textwrap.dedent("""
     import sys
-    from jupyter_analyst.agent.events import TextDelta, TurnEnded
+    from jupyter_analyst.events import TextDelta, TurnEnded
     from jupyter_analyst.store import ThreadStore
 
     url, thread_id = sys.argv[1:]

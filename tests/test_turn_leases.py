@@ -106,7 +106,7 @@ def test_a_live_turn_keeps_its_lease_and_a_killed_servers_turn_is_closed_by_anot
 def test_a_command_line_turn_on_a_shared_store_holds_a_lease_while_it_runs(postgres, tmp_path, sales_db):
     import asyncio
 
-    from jupyter_analyst.agent.events import TurnStarted
+    from jupyter_analyst.events import TurnStarted
     from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
     from jupyter_analyst.store import ThreadBusy, ThreadStore
 

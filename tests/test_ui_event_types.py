@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from pydantic.fields import FieldInfo
 
-from jupyter_analyst.agent import events
+from jupyter_analyst import events
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS_TS = (ROOT / "src" / "model" / "events.ts").read_text(encoding="utf-8")

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ..artifacts import Artifact
-from .memory import AgentState
+from ..agent_state import AgentState
 
 #: How many of the inventory's newest artifacts are listed in full.
 INVENTORY_LIMIT = 40
@@ -92,7 +92,7 @@ def _clip(text: str, cap: int) -> str:
 def state_summary(state: AgentState, *, ttl_s: float, now: datetime | None = None, cap: int = 4_000) -> str:
     """The agent state as the model reads it: the active context first, then what is known.
 
-    >>> from .memory import ActiveValue
+    >>> from jupyter_analyst.agent_state import ActiveValue
     >>> s = AgentState(active={"dataset": ActiveValue(value="revenue", detail="art_1", last_used="2026-01-01T00:00:00Z")})
     >>> print(state_summary(s, ttl_s=60, now=datetime.fromisoformat("2026-01-01T00:00:10+00:00")).splitlines()[1])
     - active dataset: `revenue` (art_1)

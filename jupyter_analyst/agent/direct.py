@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from ..store import Turn
 from .._clock import new_id
-from .events import AnswerReady, StateChanged, TurnEnded, TurnStarted
+from ..events import AnswerReady, StateChanged, TurnEnded, TurnStarted
 from .llm import ToolCall
 from .loop import AgentLoop
 from .turn_record import TurnRun, TurnSummary, TurnTrace

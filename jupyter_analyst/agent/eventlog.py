@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 
 from ..store import ThreadStore
-from .events import Event
+from ..events import Event
 
 EventSink = Callable[[Event], Awaitable[None] | None]
 

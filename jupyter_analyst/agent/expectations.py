@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..artifacts import Artifact
-from .memory import Addition, Assumption, Expectation, ExpectationStatus, StateDelta
+from ..agent_state import Addition, Assumption, Expectation, ExpectationStatus, StateDelta
 
 
 @dataclass(frozen=True)

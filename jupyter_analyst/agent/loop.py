@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ..errors import AnalystError, DiskUnavailable, InvalidArguments, ToolRetry
 from ..store import ThreadStore, Turn
 from .arguments import normalize_arguments_verbose
-from .events import (
+from ..events import (
     AnswerReady,
     ArtifactRecorded,
     Event,
@@ -35,7 +35,7 @@ from .events import (
 )
 from .eventlog import EventSink, EventWriter
 from .llm import LLMClient, ToolCall
-from .memory import Addition, Item, StateDelta
+from ..agent_state import Addition, Item, StateDelta
 from .modes import classify
 from .names import mark_answer
 from .pack import ContextBudget

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..artifacts import Artifact
 from .._clock import utc_now
-from .memory import ActiveValue, Addition, AgentState, Entity, Item, StateDelta, StatePatch, Update
+from ..agent_state import ActiveValue, Addition, AgentState, Entity, Item, StateDelta, StatePatch, Update
 
 #: A prompt longer than this is treated as pasted text, kept verbatim while it is discussed.
 PASTE_CHARS = 1_500

@@ -31,7 +31,7 @@ from pydantic import BaseModel
 
 from ..errors import InvalidArguments
 from .arguments import normalize_arguments_verbose
-from .events import State
+from ..events import State
 from .payloads import check_dataset_name, check_python_code
 from .state import TOOL_STATES, allowed
 

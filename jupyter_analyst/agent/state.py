@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import AnalystError
-from .events import State
+from ..events import State
 
 TRANSITIONS: Mapping[State, frozenset[State]] = {
     "planning": frozenset({"data_fetching", "analyzing", "presenting", "completed"}),

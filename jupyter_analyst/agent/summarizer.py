@@ -24,9 +24,9 @@ from ..errors import AnalystError
 from ..store import ThreadStore, Turn
 from .._text import find_lone_surrogate
 from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
-from .events import Event, MemoryUpdated
+from ..events import Event, MemoryUpdated
 from .llm import LLMClient
-from .memory import AgentState, RollingSummary, StateDelta, StatePatch, parse_delta
+from ..agent_state import AgentState, RollingSummary, StateDelta, StatePatch, parse_delta
 from .pack import ContextBudget, answers_only, compact_tool_message, well_formed
 
 log = logging.getLogger(__name__)

@@ -18,10 +18,10 @@ from ..errors import InvalidArguments
 from ..store import ThreadStore, Turn
 from .context import CHAT_RULES, STATE_ENTRIES, system_text
 from .expectations import Verdict, expectation_delta, match, observe
-from .memory import AgentState, StateDelta
+from ..agent_state import AgentState, StateDelta
 from .names import Flag, flag_answer, nearest, undefined_names
 from .observations import observe_step, turn_closed, turn_opened
-from .events import ContextUsage
+from ..events import ContextUsage
 from .pack import ContextBudget, PackedTurn, answers_only, assemble, shape_prior
 from .runtime import ThreadRuntime
 from .tools import StepOutcome, names_used

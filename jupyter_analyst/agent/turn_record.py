@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..store import Turn
-from .events import State
+from ..events import State
 from .state import TurnStateMachine
 from .tools import StepOutcome
 from .turn_memory import TurnMemory

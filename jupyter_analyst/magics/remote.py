@@ -29,7 +29,7 @@ from ..errors import AnalystError, ConfigError, StorageError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..agent.events import Event
+    from ..events import Event
     from ..agent.loop import TurnSummary
     from ..artifacts import Artifact
     from .session import AskResult
@@ -155,7 +155,7 @@ class AnalystServer:
 
         Interrupting the cell (``KeyboardInterrupt``) cancels the turn on the server.
         """
-        from ..agent.events import TurnEnded, TurnStarted
+        from ..events import TurnEnded, TurnStarted
 
         body: dict[str, Any] = {"prompt": prompt, "rerun": rerun}
         if source:
@@ -189,8 +189,8 @@ class AnalystServer:
 
     def _events(self, response: HTTPResponse) -> Iterator[Event]:
         """The events of an SSE response as its frames arrive (``parse_events`` on each frame)."""
-        from ..agent.events import parse_event
-        from ..server.sse import parse_events
+        from ..events import parse_event
+        from ..events import parse_events
 
         frame: list[str] = []
         for raw in response:
@@ -266,7 +266,7 @@ class ServerThreads:
             on_event: Callable[[Event], None], notebook: str | None = None) -> AskResult:
         """One turn on the server, which makes its thread the current one there; ``notebook``
         as for :meth:`AnalystServer.turn`."""
-        from ..agent.events import ArtifactRecorded, ToolResult
+        from ..events import ArtifactRecorded, ToolResult
         from .session import AskResult
 
         server.check_model()
@@ -287,7 +287,7 @@ class ServerThreads:
 
 def summarize(events: list[Event]) -> TurnSummary:
     """The turn's summary, as the local engine returns it, from its streamed events."""
-    from ..agent.events import AnswerReady, ArtifactRecorded, StateChanged, TextDelta, TurnEnded, TurnStarted
+    from ..events import AnswerReady, ArtifactRecorded, StateChanged, TextDelta, TurnEnded, TurnStarted
     from ..agent.loop import TurnSummary
 
     started = next(e for e in events if isinstance(e, TurnStarted))

@@ -13,7 +13,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..agent.events import Event
+    from ..events import Event
     from ..agent.loop import TurnSummary
     from ..artifacts import Artifact
 

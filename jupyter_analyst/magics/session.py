@@ -25,7 +25,7 @@ from ..errors import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..agent.events import Event
+    from ..events import Event
     from ..agent.loop import TurnSummary
     from ..analysis import AnalystConfig, ModelSettings
     from ..artifacts import Artifact
@@ -133,7 +133,7 @@ class MagicSession:
         """Run one turn of the current (or given) thread, which it makes current; ``on_event``
         is called in this (the cell's) thread as each event arrives; ``attached`` is the
         notebook the turn works beside."""
-        from ..agent.events import ArtifactRecorded, ToolResult
+        from ..events import ArtifactRecorded, ToolResult
         from ..analysis import TurnRequest, run_turn
 
         thread_id, spec = self.target(thread=thread, source=source)

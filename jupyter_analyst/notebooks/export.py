@@ -37,7 +37,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from .._version import __version__
-from ..agent.events import PlanMade, PlanStepChanged, StateChanged, ToolCallStarted, ToolResult, TurnEnded, TurnStarted
+from ..events import (
+    PlanMade,
+    PlanStepChanged,
+    StateChanged,
+    ToolCallStarted,
+    ToolResult,
+    TurnEnded,
+    TurnStarted,
+)
 from ..artifacts import Artifact, ArtifactStore
 from .._text import masked
 from ..store import ThreadStore, Turn

@@ -18,7 +18,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from ..agent.events import ToolCallStarted
+from ..events import ToolCallStarted
 from ..errors import AnalystError, ConfigError
 from ..notebooks import ipynb
 from ..notebooks.export import export_thread, recorded_data_version

@@ -2,7 +2,7 @@
 
 Paths and methods come from the routes (``routes.py``) and the handlers' methods; bodies,
 query parameters and their limits from the request models (``inputs.py``); answers from
-the reply models (``replies.py``); events from the event union (``agent/events.py``); the
+the reply models (``replies.py``); events from the event union (``events.py``); the
 reason codes from the ``reason=`` the server's modules raise. What this module adds is the
 prose: a summary per operation and which refusals it can answer.
 
@@ -27,8 +27,8 @@ from pydantic.json_schema import models_json_schema
 from tornado import web
 
 from .._version import __version__
-from ..agent.events import Event
-from ..agent.memory import AgentState
+from ..events import Event
+from ..agent_state import AgentState
 from ..artifacts.model import Artifact
 from ..store import ThreadBusy
 from . import inputs, replies

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..agent.events import Event
+from ..events import Event
 from ..artifacts.model import Artifact
 from ..notebooks.verify import ArtifactCheck, Status, Verdict
 from ..store import Thread, Turn

@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
-from ..agent.events import Event, TurnEnded, TurnStarted
+from ..events import Event, TurnEnded, TurnStarted
 from ..agent.live import LiveThreads
 from ..agent.loop import TurnSummary
 from ..agent.summarizer import BackgroundWork

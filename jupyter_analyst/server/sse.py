@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
-from ..agent.events import Event, TextDelta, TurnEnded
+from ..events import Event, TextDelta, TurnEnded, format_event
 
 HEARTBEAT_S = 15.0
-
-
-def format_event(event: Event) -> str:
-    """One SSE frame.
-
-    >>> from jupyter_analyst.agent.events import TextDelta
-    >>> format_event(TextDelta(seq=7, text="hi")).splitlines()[:2]
-    ['id: 7', 'event: text_delta']
-    """
-    return f"id: {event.seq}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n"
 
 
 def start(handler: RequestHandler) -> None:
@@ -95,22 +84,3 @@ def coalesce(first: TextDelta, queue: asyncio.Queue[Event | None]) -> tuple[Even
             continue
         return last.model_copy(update={"text": "".join(texts)}), nxt
     return last.model_copy(update={"text": "".join(texts)}), None
-
-
-def error_frame(reason: str, message: str) -> str:
-    """A final frame saying why a stream ended without its turn's end."""
-    return f"event: error\ndata: {json.dumps({'message': message, 'reason': reason, 'hint': None})}\n\n"
-
-
-def parse_events(body: str) -> list[dict]:
-    """The events of an SSE body (for clients and tests).
-
-    >>> parse_events('id: 1\\nevent: x\\ndata: {"seq": 1}\\n\\n: heartbeat\\n\\n')
-    [{'seq': 1}]
-    """
-    out = []
-    for frame in body.split("\n\n"):
-        data = [line[6:] for line in frame.splitlines() if line.startswith("data: ")]
-        if data:
-            out.append(json.loads("\n".join(data)))
-    return out

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from jupyter_analyst.server.sse import parse_events
+from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer
 from jupyter_analyst.testing.jupyter import analyst_server_config
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..errors import InvalidArguments
+from .errors import InvalidArguments
 
 EntityKind = Literal["source", "table", "dataset", "artifact"]
 ItemKind = Literal["task", "note", "idea", "question"]

@@ -7,11 +7,12 @@ dropped connection resumes from the last sequence number it saw.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from .._clock import utc_now
+from ._clock import utc_now
 
 #: The states of one turn (DESIGN.md, decision 4).
 State = Literal["planning", "data_fetching", "analyzing", "presenting", "completed", "error"]
@@ -259,3 +260,35 @@ def parse_event(data: str | bytes | dict[str, Any]) -> Event:
     if isinstance(data, dict):
         return EVENT_ADAPTER.validate_python(data)
     return EVENT_ADAPTER.validate_json(data)
+
+
+# ---------------------------------------------------------------------- the SSE frame codec
+
+
+def format_event(event: Event) -> str:
+    """One SSE frame.
+
+    >>> from jupyter_analyst.events import TextDelta
+    >>> format_event(TextDelta(seq=7, text="hi")).splitlines()[:2]
+    ['id: 7', 'event: text_delta']
+    """
+    return f"id: {event.seq}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n"
+
+
+def error_frame(reason: str, message: str) -> str:
+    """A final frame saying why a stream ended without its turn's end."""
+    return f"event: error\ndata: {json.dumps({'message': message, 'reason': reason, 'hint': None})}\n\n"
+
+
+def parse_events(body: str) -> list[dict]:
+    """The events of an SSE body (for clients and tests).
+
+    >>> parse_events('id: 1\\nevent: x\\ndata: {"seq": 1}\\n\\n: heartbeat\\n\\n')
+    [{'seq': 1}]
+    """
+    out = []
+    for frame in body.split("\n\n"):
+        data = [line[6:] for line in frame.splitlines() if line.startswith("data: ")]
+        if data:
+            out.append(json.loads("\n".join(data)))
+    return out
