@@ -26,17 +26,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .errors import ConfigError
+from .notebooks.trail import ARTIFACT_MIME, RESULTS_ENV
 
 T = TypeVar("T")
 
 _state: dict[str, Any] = {}
 
-#: The output a re-executed SQL step publishes: the dataset's name, fingerprint and rows.
-ARTIFACT_MIME = "application/vnd.jupyter-analyst.artifact+json"
-
-#: The environment variable naming the folder (relative to the kernel's) where each result is
-#: kept as ``000001.parquet``, ``000002.parquet``, ... in the order of the calls.
-RESULTS_ENV = "JUPYTER_ANALYST_RESULTS"
 
 
 def _ipython() -> Any:

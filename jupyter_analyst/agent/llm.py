@@ -26,6 +26,10 @@ from pydantic import BaseModel
 from ..errors import ConfigError, ModelError
 from .._text import valid_text
 
+#: The model name the offline scripted model (``jupyter_analyst.testing``) answers to; every
+#: surface labels what it says as scripted.
+SCRIPTED_MODEL = "jupyter-analyst-scripted"
+
 TextSink = Callable[[str], Awaitable[None] | None]
 
 

@@ -30,7 +30,7 @@ from ..kernel.kernelspec import SANDBOX_KERNEL
 from ..kernel.launcher import LocalKernelLauncher
 from ..kernel.provisioner import SETTINGS_ENV, SandboxSettings
 from ..kernel.session import kernel_environment
-from ..runtime import RESULTS_ENV
+from .trail import RESULTS_ENV
 
 
 def named_paths(values: Iterable[Any]) -> list[Path]:

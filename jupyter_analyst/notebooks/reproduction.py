@@ -11,7 +11,7 @@ cell can print or display any fingerprint it likes. After each cell (nbclient's
   folder before and after the cell, then copied out within the caps through the descriptor
   that was checked, no link followed (``kernel/workdir.py``, ``kernel/outputs.py``);
 - the query results its ``analyst.sql`` calls kept in the kernel's results folder
-  (``runtime.RESULTS_ENV``), taken out the same way.
+  (``trail.RESULTS_ENV``), taken out the same way.
 
 Where an artifact is looked for follows from how its step made it (its *origin*), never
 from its type: a chart saved with ``savefig`` is an image *and* a file, a ``.parquet`` that

@@ -20,6 +20,13 @@ from typing import TYPE_CHECKING, Any
 from . import ipynb
 from .ipynb import new_code_cell, new_output
 
+#: The output a re-executed SQL step publishes (``jupyter_analyst.runtime.sql``): the dataset's name, fingerprint and rows.
+ARTIFACT_MIME = "application/vnd.jupyter-analyst.artifact+json"
+
+#: The environment variable naming the folder (relative to the kernel's) where each result is
+#: kept as ``000001.parquet``, ``000002.parquet``, ... in the order of the calls.
+RESULTS_ENV = "JUPYTER_ANALYST_RESULTS"
+
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 

@@ -26,7 +26,7 @@ from ..leases import TurnLeases
 from ..notebooks.outline import AttachedNotebook
 from ..sql import absolute_spec
 from ..store import Thread, ThreadBusy, Turn
-from ..testing.server import MODEL_NAME as SCRIPTED_MODEL
+from ..agent.llm import SCRIPTED_MODEL
 from ..workspace import Workspace
 from .catalog import SourceCatalog
 from .._text import masked

@@ -15,9 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from ..agent.llm import SCRIPTED_MODEL
 from .script import Script, Step, load_script
 
-MODEL_NAME = "jupyter-analyst-scripted"
+MODEL_NAME = SCRIPTED_MODEL
 
 
 def _split_arguments(text: str, size: int = 3) -> list[str]:

@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 from jupyter_analyst.notebooks.trail import META
-from jupyter_analyst.runtime import ARTIFACT_MIME
+from jupyter_analyst.notebooks.trail import ARTIFACT_MIME
 from jupyter_analyst.testing import sql_step, text_step
 
 from .conftest import sandboxed_root, scripted
