@@ -29,7 +29,7 @@ from .store import ThreadStore, Turn
 from .errors import AnalystError, ConfigError
 from .kernel import SandboxPolicy
 from .kernel.outputs import OutputCaps
-from .leases import renewing
+from .store import renewing
 from .notebooks.export import write_thread_notebook
 from .notebooks.outline import AttachedNotebook
 from .sql import absolute_spec, open_source
@@ -114,7 +114,7 @@ class AnalystConfig(BaseModel):
     """How much a step, and a thread in all, may add to the inventory."""
     turn_lease_s: float = Field(default=30.0, ge=1.0, description=(
         "On a shared (PostgreSQL) store: how long a running turn's lease lasts; its process renews it every "
-        "third of that, and a turn whose lease ran out is closed as interrupted (see leases.py)."))
+        "third of that, and a turn whose lease ran out is closed as interrupted (see store/leases.py)."))
 
 
 class TurnRequest(BaseModel):

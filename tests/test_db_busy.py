@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from jupyter_analyst import db
+from jupyter_analyst.store import sqlite as db
 from jupyter_analyst.errors import StorageError
 from jupyter_analyst.store import ThreadStore
 

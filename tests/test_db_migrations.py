@@ -5,9 +5,10 @@ import sqlite3
 import pytest
 
 from jupyter_analyst.artifacts import ArtifactStore
-from jupyter_analyst.db import SQLiteStore
+from jupyter_analyst.store import DatabaseStore
 from jupyter_analyst.errors import StorageError
-from jupyter_analyst.store import _SCHEMA, ThreadStore
+from jupyter_analyst.store.threads import _SCHEMA
+from jupyter_analyst.store import ThreadStore
 
 
 def test_a_workspace_without_the_version_table_opens_with_its_rows(tmp_path):
@@ -32,7 +33,7 @@ def test_each_store_records_its_own_version(tmp_path):
     artifacts.close()
 
 
-class _Grown(SQLiteStore):
+class _Grown(DatabaseStore):
     component = "grown"
     schema = "CREATE TABLE IF NOT EXISTS things (name TEXT PRIMARY KEY);"
 

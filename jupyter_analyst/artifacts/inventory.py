@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..db import SQLiteStore
+from ..store import DatabaseStore
 from .._clock import utc_now
 from ..errors import StorageError
 from .blob_stores import Blobs, open_blob_store
@@ -67,7 +67,7 @@ _STEP_COLUMNS = (
 )
 
 
-class ArtifactStore(SQLiteStore):
+class ArtifactStore(DatabaseStore):
     """Content-addressed blobs plus the inventory rows that name them, per thread."""
 
     schema = _SCHEMA

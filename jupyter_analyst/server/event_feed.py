@@ -22,7 +22,7 @@ class EventFeed:
     """A LISTEN connection calling ``announced(thread_id, seq)`` on ``loop`` per commit."""
 
     def __init__(self, url: str, loop: asyncio.AbstractEventLoop, announced: Callable[[str, int], None]) -> None:
-        from ..db_postgres import EVENTS_CHANNEL
+        from ..store import EVENTS_CHANNEL
 
         self._url = url
         self._channel = EVENTS_CHANNEL

@@ -22,7 +22,7 @@ from .._version import __version__
 from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
-from ..leases import TurnLeases
+from ..store import TurnLeases
 from ..notebooks.outline import AttachedNotebook
 from ..sql import absolute_spec
 from ..store import Thread, ThreadBusy, Turn
@@ -67,7 +67,7 @@ class ThreadService:
         # Opened now: a blob store that cannot be used (no bucket, no credentials, server
         # down) stops the start with its error, not a turn later.
         self.workspace.artifacts  # noqa: B018
-        #: On a shared store, the leases of the turns this server runs (see leases.py).
+        #: On a shared store, the leases of the turns this server runs (see store/leases.py).
         self.leases: TurnLeases | None = None
         if self.workspace.store_url is None:
             # Nothing runs yet: a turn still marked running was cut by a crash of the last server.

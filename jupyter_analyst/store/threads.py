@@ -17,11 +17,11 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
-from .events import Event, parse_event
-from .agent_state import AgentState, Entity, EntityKind, StateDelta, apply_delta
-from .db import SQLiteStore
-from ._clock import new_id, utc_now
-from .errors import AnalystError, ConfigError
+from ..events import Event, parse_event
+from ..agent_state import AgentState, Entity, EntityKind, StateDelta, apply_delta
+from .database import DatabaseStore
+from .._clock import new_id, utc_now
+from ..errors import AnalystError, ConfigError
 
 TurnStatus = Literal["running", "completed", "error", "interrupted"]
 
@@ -127,7 +127,7 @@ def lease_end(seconds: float) -> str:
     return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class ThreadStore(SQLiteStore):
+class ThreadStore(DatabaseStore):
     """Threads, turns, messages and events of one workspace."""
 
     schema = _SCHEMA

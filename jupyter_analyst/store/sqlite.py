@@ -1,18 +1,5 @@
-"""The workspace database: one store interface over SQLite (embedded, the default) or
-PostgreSQL (several server processes on one database; ``--store postgresql://...``).
-
-Each store owns its own tables and writes its SQL once, in SQLite's spelling with ``?``
-placeholders; the small differences between the two dialects (placeholders, identity
-columns, ``rowid``, per-thread write locks, a few functions) live in the backends below
-and in :mod:`jupyter_analyst.db_postgres`, not in duplicated queries.
-
-Schemas are versioned, forward-only: each store lists its steps in order and the
-``schema_version`` table records, per store, how many have been applied. Opening a store
-applies the missing ones inside one write transaction (under the database's write lock),
-so two processes opening the same database at once cannot both apply a step. A SQLite
-workspace made before the table existed opens as version 0; its first step is the
-original schema written with ``IF NOT EXISTS``, which leaves its tables and rows as they are.
-"""
+"""The SQLite backend of the workspace database: one connection per store, WAL, and writes
+that wait for another connection in steps of tens of microseconds."""
 
 from __future__ import annotations
 
@@ -23,11 +10,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from ._disk import unavailable
-from .errors import StorageError
-
+from .._disk import unavailable
+from ..errors import StorageError
+from .backend import Row, apply_steps
 
 T = TypeVar("T")
 
@@ -64,34 +51,6 @@ def _patiently(attempt: Callable[[], T]) -> T:
                 raise
             time.sleep(step)
             step = min(step * 2, _BUSY_STEP_MAX_S)
-
-
-def is_store_url(location: Path | str) -> bool:
-    """Whether ``location`` names a PostgreSQL database rather than a SQLite file."""
-    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
-
-
-class Row(Protocol):
-    """A result row read by position or by column name (``dict(row)`` works)."""
-
-    def __getitem__(self, key: int | str) -> Any: ...
-    def keys(self) -> Sequence[str]: ...
-
-
-class Backend(Protocol):
-    """What a store needs of its database; one per store object."""
-
-    name: str
-
-    def tx(self) -> contextlib.AbstractContextManager[Any]: ...
-    def query(self, sql: str, params: tuple[Any, ...]) -> list[Row]: ...
-    def lock_thread(self, cur: Any, thread_id: str) -> None: ...
-    def notify_event(self, cur: Any, thread_id: str, seq: int) -> None: ...
-    def migrate(self, component: str, steps: Sequence[str]) -> None: ...
-    def contains(self, column: str) -> str: ...
-    def json_text(self, column: str, key: str) -> str: ...
-    def checkpoint(self) -> None: ...
-    def close(self) -> None: ...
 
 
 class SQLiteBackend:
@@ -201,97 +160,3 @@ class SQLiteBackend:
             return self._conn.cursor()
         except sqlite3.Error as exc:  # a closed connection: a store used after it was closed
             raise self._failure(exc, doing) from exc
-
-
-def apply_steps(cur: Any, component: str, steps: Sequence[str], ddl: Sequence[str], *, where: str) -> None:
-    """Run the steps of ``component`` the database lacks (``ddl`` is each step in the
-    backend's dialect), inside the caller's write transaction, and record the count."""
-    row = cur.execute("SELECT version FROM schema_version WHERE component = ?", (component,)).fetchone()
-    current = int(row[0]) if row else 0
-    if current > len(steps):
-        raise StorageError(
-            f"{where} has {component} schema version {current}, newer than this "
-            f"jupyter-analyst knows ({len(steps)}): upgrade jupyter-analyst to open it"
-        )
-    for step in ddl[current:]:
-        for statement in statements(step):
-            cur.execute(statement)
-    if current < len(steps):
-        cur.execute(
-            "INSERT INTO schema_version VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version",
-            (component, len(steps)),
-        )
-
-
-def open_backend(location: Path | str) -> Backend:
-    """The backend for a SQLite file path or a ``postgresql://`` URL."""
-    if is_store_url(location):
-        from .db_postgres import PostgresBackend  # psycopg is an optional extra
-
-        return PostgresBackend(str(location))
-    return SQLiteBackend(Path(location))
-
-
-class SQLiteStore:
-    """A thread-safe handle on the workspace database with its tables created (SQLite or
-    PostgreSQL, by ``location``; the name is kept from when only SQLite existed)."""
-
-    schema = ""
-    """The store's first migration (its original tables); kept for stores with no other."""
-    migrations: tuple[str, ...] = ()
-    """Forward-only schema steps after ``schema``: version n is ``(schema, *migrations)[n-1]``.
-    Append only; never edit or reorder a step that has shipped."""
-    component = ""
-    """The store's key in ``schema_version`` (its class name when empty)."""
-
-    def __init__(self, location: Path | str) -> None:
-        self.location = location
-        self.backend = open_backend(location)
-        try:
-            self.backend.migrate(self._component, (self.schema, *self.migrations) if self.schema else self.migrations)
-        except BaseException:
-            self.backend.close()
-            raise
-
-    @property
-    def db_path(self) -> Path | None:
-        """The SQLite file, or ``None`` on PostgreSQL."""
-        return getattr(self.backend, "db_path", None)
-
-    @property
-    def schema_version(self) -> int:
-        """How many of the store's schema steps the database has."""
-        rows = self._query("SELECT version FROM schema_version WHERE component = ?", (self._component,))
-        return int(rows[0]["version"]) if rows else 0
-
-    @property
-    def _component(self) -> str:
-        return self.component or type(self).__name__
-
-    def checkpoint(self) -> None:
-        """Make what was committed durable without the write-ahead log (SQLite; a no-op on
-        PostgreSQL, whose commit is already durable)."""
-        self.backend.checkpoint()
-
-    def close(self) -> None:
-        """Close the connection(s)."""
-        self.backend.close()
-
-    def _tx(self) -> contextlib.AbstractContextManager[Any]:
-        return self.backend.tx()
-
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
-        return self.backend.query(sql, params)
-
-
-def statements(script: str) -> Iterator[str]:
-    """The complete SQL statements of ``script``, one at a time: ``executescript`` would
-    commit the migration's transaction before running them."""
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            yield buffer.strip()
-            buffer = ""
-    if any(ln.strip() and not ln.strip().startswith("--") for ln in buffer.splitlines()):
-        yield buffer.strip()

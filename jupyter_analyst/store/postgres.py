@@ -1,6 +1,6 @@
 """The workspace database on PostgreSQL: several server processes share one database.
 
-The stores' SQL is written once in SQLite's spelling (:mod:`jupyter_analyst.db`); this
+The stores' SQL is written once in SQLite's spelling (:mod:`jupyter_analyst.store.database`); this
 module is the PostgreSQL side of the dialect: ``?`` becomes ``%s``, the schema's
 ``AUTOINCREMENT``/``INTEGER``/``REAL`` become identity/``BIGINT``/``DOUBLE PRECISION``,
 and every table gets a ``rowid`` identity column (last, so positional inserts still fit)
@@ -19,9 +19,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .db import apply_steps
-from .errors import StorageError
-from ._text import masked
+from .backend import apply_steps
+from ..errors import StorageError
+from .._text import masked
 
 try:
     import psycopg

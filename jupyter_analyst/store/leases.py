@@ -18,8 +18,8 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 
-from .events import Event, TurnEnded
-from .store import ThreadStore, Turn
+from ..events import Event, TurnEnded
+from .threads import ThreadStore, Turn
 
 log = logging.getLogger(__name__)
 
