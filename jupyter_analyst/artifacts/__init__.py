@@ -1,6 +1,6 @@
 """Artifacts: content-addressed blobs, the inventory, fingerprints and the step ledger."""
 
-from .blob_stores import Blobs, open_blob_store, register_blob_store
+from .blobs import Blobs, open_blob_store, register_blob_store
 from .deterministic import content_fingerprint, normalise_bytes
 from .fingerprints import FORMAT_VERSION, canonical_python, sha256_bytes, sha256_file, step_key
 from .inventory import ArtifactStore

@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 from ..store import DatabaseStore
 from .._clock import utc_now
 from ..errors import StorageError
-from .blob_stores import Blobs, open_blob_store
+from .blobs import Blobs, open_blob_store
 from .deterministic import has_stamps, normalise_bytes
 from .fingerprints import sha256_bytes, sha256_file
 from .model import Artifact, ArtifactNotFound, ArtifactType, Producer, StepRecord

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from .._disk import unavailable
-from ..errors import StorageError
+from ..._disk import unavailable
+from ...errors import StorageError
 
 #: Prefix of the temporary files a write goes through; never a valid blob name (not hex).
 TEMP_PREFIX = ".tmp-"

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
-from .._disk import unavailable
-from ..errors import StorageError
-from .blobs import TEMP_PREFIX, BlobStore
+from ..._disk import unavailable
+from ...errors import StorageError
+from .folder import TEMP_PREFIX, BlobStore
 
 INSTALL_HINT = "pip install 'jupyter-analyst[s3]'"
 #: Seconds to reach the server: a dead endpoint fails the start quickly, not after minutes.

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 from urllib.parse import urlsplit
 
-from ..errors import StorageError
-from .blobs import BlobStore
+from ...errors import StorageError
+from .folder import BlobStore
 
 ENTRY_POINT_GROUP = "jupyter_analyst.blob_stores"
 
@@ -69,7 +69,7 @@ def register_blob_store(scheme: str, factory: BlobStoreFactory) -> None:
 
 
 def _s3(url: str, root: Path, endpoint_url: str | None) -> Blobs:
-    from .object_blobs import ObjectBlobStore  # imported only when asked for: s3fs is optional
+    from .s3 import ObjectBlobStore  # imported only when asked for: s3fs is optional
 
     return ObjectBlobStore(url, root, endpoint_url=endpoint_url)
 
