@@ -29,7 +29,7 @@ from jupyter_analyst.demo import build_sample_database
 from jupyter_analyst.notebooks.outline import AttachedNotebook
 from jupyter_analyst.sql import open_source
 from jupyter_analyst.store import Turn
-from jupyter_analyst.testing.jupyter import JupyterServerProcess
+from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 from jupyter_analyst.workspace import Workspace
 
 from .bench_context import _budget, _grow

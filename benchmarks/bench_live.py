@@ -18,7 +18,7 @@ from pathlib import Path
 
 from jupyter_analyst.demo import build_sample_database
 from jupyter_analyst.testing import ScriptedModelServer, python_step, text_step
-from jupyter_analyst.testing.jupyter import JupyterServerProcess
+from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 
 from .common import Report
 

@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 
 from jupyter_analyst.demo import build_sample_database
-from jupyter_analyst.testing.jupyter import JupyterServerProcess
+from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 
 from .common import Report
 

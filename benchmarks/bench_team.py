@@ -29,7 +29,7 @@ from typing import Any
 
 from jupyter_analyst.demo import build_sample_database
 from jupyter_analyst.testing import python_step, sql_step
-from jupyter_analyst.testing.jupyter import JupyterServerProcess
+from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 from jupyter_analyst.testing.streams import Frame, read_stream
 
 from .bench_server import _epoch, _percentile, _scripted_model
@@ -177,7 +177,7 @@ def run_team(root: Path, *, processes: int, threads: int, model_url: str, databa
 
 
 def bench_team(report: Report, *, rows: int, repeat: int) -> None:
-    from jupyter_analyst.testing.postgres import postgres_server
+    from jupyter_analyst.testing.servers.postgres import postgres_server
 
     processes, threads = (QUICK_PROCESSES, QUICK_THREADS) if report.quick else (PROCESSES, THREADS)
     with tempfile.TemporaryDirectory(prefix="bench-team-") as tmp, _scripted_model(Path(tmp), SCRIPT) as model_url:

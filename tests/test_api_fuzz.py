@@ -30,7 +30,7 @@ from schemathesis.config import SchemathesisConfig
 from jupyter_analyst.server import openapi
 
 from jupyter_analyst.testing import ScriptedModelServer, python_step, sql_step, text_step
-from jupyter_analyst.testing.jupyter import JupyterServerProcess
+from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 
 SCRIPT = {"turns": [{"match": ".", "steps": [
     sql_step("SELECT region, COUNT(*) AS n FROM regions GROUP BY region ORDER BY region", "by_region"),

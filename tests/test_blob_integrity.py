@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 from jupyter_analyst.errors import StorageError
 from jupyter_analyst.testing import python_step, sql_step, text_step
 

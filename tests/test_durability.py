@@ -8,7 +8,7 @@ import shutil
 import threading
 
 from jupyter_analyst.testing import ScriptedModelServer, sql_step, text_step
-from jupyter_analyst.testing.jupyter import JupyterServerProcess
+from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 from jupyter_analyst.workspace import Workspace
 
 SQL = "SELECT region, COUNT(*) AS n FROM regions GROUP BY region ORDER BY region"

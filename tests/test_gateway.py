@@ -23,8 +23,8 @@ import pytest_asyncio
 from jupyter_analyst.kernel import KernelSession, LocalKernelLauncher
 from jupyter_analyst.kernel import handoff
 from jupyter_analyst.testing import ScriptedModelServer, python_step, sql_step, text_step
-from jupyter_analyst.testing.gateway import EnterpriseGateway, gateway_command
-from jupyter_analyst.testing.jupyter import JupyterServerProcess, free_port
+from jupyter_analyst.testing.servers.gateway import EnterpriseGateway, gateway_command
+from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess, free_port
 
 
 def sha256(data: bytes) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_analyst.testing.jupyter import free_port
+from jupyter_analyst.testing.servers.jupyter import free_port
 
 TOKEN = "lab-demo-token"
 

@@ -424,7 +424,7 @@ def served(tmp_path, sales_db):
     """A real Jupyter server with the extension (its own process, a token), and the scripted
     model it calls; one configured source ``sales``."""
     from jupyter_analyst.testing import ScriptedModelServer
-    from jupyter_analyst.testing.jupyter import JupyterServerProcess
+    from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 
     (tmp_path / "server").mkdir()
     with ScriptedModelServer(SERVER_SCRIPT) as model, \
@@ -493,7 +493,7 @@ def test_ask_on_a_jupyter_server_runs_there_binds_its_artifacts_and_reuses(kerne
 def test_ask_on_a_jupyter_server_says_why_it_cannot(kernel, tmp_path, jupyter, sales_db):
     import urllib.request
 
-    from jupyter_analyst.testing.jupyter import JupyterServerProcess, free_port
+    from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess, free_port
 
     def refused(options: str, prompt: str = "revenue by region") -> str:
         cell = kernel.run(f"%%ask {options}\n{prompt}")

@@ -134,7 +134,7 @@ def scripted():
 
 @pytest.fixture
 def jp_server_config(tmp_path, sales_db, scripted):
-    from jupyter_analyst.testing.jupyter import analyst_server_config
+    from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
     return analyst_server_config(tmp_path / "ws", {"sales": str(sales_db)}, scripted.base_url)
 

@@ -15,7 +15,7 @@ from tornado.httpclient import HTTPClientError
 from jupyter_analyst.server import openapi
 from jupyter_analyst.server.handlers import declared_methods
 from jupyter_analyst.testing import ScriptedModelServer, text_step
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from tornado.httpclient import HTTPClientError
 from jupyter_analyst.notebooks.trail import META, sql_cell_source
 from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
 SQL = "SELECT region_id, region FROM regions ORDER BY region_id"
 CHART = "import matplotlib.pyplot as plt\nregions.plot.bar(x='region', y='region_id')\nplt.show()"

@@ -10,7 +10,7 @@ import pytest
 
 from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer
-from jupyter_analyst.testing.jupyter import JupyterServerProcess
+from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 
 SQL = "SELECT region, COUNT(*) AS n FROM regions GROUP BY region ORDER BY region"
 SCRIPT = {"turns": [

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 
 from jupyter_analyst.testing import ScriptedModelServer, python_step, sql_step, text_step
-from jupyter_analyst.testing.hub import HubProcess, HubUnavailable
+from jupyter_analyst.testing.servers.hub import HubProcess, HubUnavailable
 from jupyter_analyst.testing.streams import Frame, StreamRefused, read_stream
 
 SQL = ("SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r "

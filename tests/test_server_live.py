@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 from jupyter_analyst.testing import ScriptedModelServer, python_step as py_step, text_step as answer
 
 

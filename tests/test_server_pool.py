@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer
 

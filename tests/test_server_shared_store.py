@@ -8,7 +8,7 @@ import pytest
 from jupyter_analyst.events import TextDelta, TurnEnded
 from jupyter_analyst.events import parse_events
 from jupyter_analyst.store import ThreadStore
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from jupyter_analyst.testing.identity import HEADER, HeaderIdentityProvider
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 from jupyter_analyst.testing import ScriptedModelServer
 
 

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer, sql_step, text_step
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jupyter_analyst.testing import ScriptedModelServer, text_step
-from jupyter_analyst.testing.jupyter import servers_on_one_store
+from jupyter_analyst.testing.servers.jupyter import servers_on_one_store
 
 SCRIPT = {"turns": [{"steps": [text_step()]}]}
 

@@ -12,7 +12,7 @@ import urllib.request
 import pytest
 
 from jupyter_analyst.testing import ScriptedModelServer, text_step
-from jupyter_analyst.testing.jupyter import JupyterServerProcess, servers_on_one_store
+from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess, servers_on_one_store
 
 LEASE_S = 2.0
 #: A bound on each wait below (a limit, not a wait: each ends when its condition holds).

@@ -17,7 +17,7 @@ import pytest
 
 from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer, python_step, text_step
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
 from .conftest import sandboxed_root
 

@@ -17,7 +17,7 @@ import pytest
 
 from jupyter_analyst.events import parse_events
 from jupyter_analyst.testing import ScriptedModelServer
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
 ENDLESS = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT COUNT(*) AS n FROM r"
 PLAIN = "SELECT COUNT(*) AS n, ROUND(SUM(amount), 2) AS total FROM orders"

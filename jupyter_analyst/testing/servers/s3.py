@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import AnalystError
+from ...errors import AnalystError
 
 INSTALL_HINT = "pip install 'jupyter-analyst[s3]' 'moto[server]' (both are in the test extra)"
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import AnalystError
+from ...errors import AnalystError
 
 INSTALL_HINT = "apt-get install -y postgresql (Debian) and pip install 'jupyter-analyst[postgres]'"
 _DEBIAN_BIN = Path("/usr/lib/postgresql/15/bin")

@@ -22,9 +22,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..errors import AnalystError
+from ...errors import AnalystError
 from .jupyter import free_port, stop_process
-from .server import MODEL_NAME
+from ..server import MODEL_NAME
 
 INSTALL_HINT = "pip install jupyterhub and npm install -g configurable-http-proxy"
 
