@@ -275,7 +275,7 @@ def _command(argv: Sequence[str] | None, started: Callable[[], None] = lambda: N
             case "scripted-model":
                 return _scripted_model(args)
             case "doctor":
-                from .kernel.doctor import main as doctor
+                from .kernel.sandbox.doctor import main as doctor
 
                 return doctor()
             case "install-kernelspec":

@@ -19,7 +19,7 @@ PACKAGE_ROOT = Path(jupyter_analyst.__file__).resolve().parent.parent
 #: Prints the kernelspec folder an interpreter uses and the interpreter it wrote into it.
 SHOW_SPEC = (
     "import json, sys\n"
-    "from jupyter_analyst.kernel.kernelspec import kernels_dir\n"
+    "from jupyter_analyst.kernel.sandbox.kernelspec import kernels_dir\n"
     "folder = kernels_dir()\n"
     "spec = json.loads((folder / 'jupyter-analyst' / 'kernel.json').read_text())\n"
     "print(json.dumps({'folder': str(folder), 'python': spec['argv'][0], 'executable': sys.executable}))\n"

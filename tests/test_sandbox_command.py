@@ -60,7 +60,7 @@ def test_environment_allow_list(tmp_path):
 
 
 def test_doctor_reports_every_layer():
-    from jupyter_analyst.kernel.doctor import report, run_checks
+    from jupyter_analyst.kernel.sandbox.doctor import report, run_checks
 
     checks = run_checks()
     names = {c.name for c in checks}
@@ -72,7 +72,7 @@ def test_doctor_reports_every_layer():
 def test_doctor_reports_the_kernel_identity_and_the_output_caps():
     import os
 
-    from jupyter_analyst.kernel.doctor import report, run_checks
+    from jupyter_analyst.kernel.sandbox.doctor import report, run_checks
     from jupyter_analyst.kernel.outputs import OutputCaps
 
     text = report(run_checks(SandboxPolicy(uid_first=700000, uid_count=10), OutputCaps(step_files=7)))
@@ -105,7 +105,7 @@ def _verdict(code: bytes, nr: int, arch: int, *args: int) -> int:
 def test_seccomp_refuses_each_class_on_each_machine_and_every_other_abi():
     import errno
 
-    from jupyter_analyst.kernel.seccomp import ARCHES, CLONE_NEW_ANY, X32_BIT, program, refused_calls
+    from jupyter_analyst.kernel.sandbox.seccomp import ARCHES, CLONE_NEW_ANY, X32_BIT, program, refused_calls
 
     allow, eperm = 0x7FFF0000, 0x50000 | errno.EPERM
     enosys, eopnotsupp = 0x50000 | errno.ENOSYS, 0x50000 | errno.EOPNOTSUPP

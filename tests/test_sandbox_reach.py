@@ -150,7 +150,7 @@ def test_without_bubblewrap_limits_still_apply_and_a_warning_is_loud(tmp_path, m
 
 
 def test_doctor_names_the_folder_a_kernel_could_not_enter(tmp_path):
-    doctor = "from jupyter_analyst.kernel.doctor import report, run_checks; print(report(run_checks()))"
+    doctor = "from jupyter_analyst.kernel.sandbox.doctor import report, run_checks; print(report(run_checks()))"
     with_bwrap = run_in_view(as_python(PRIVATE_PYTHON, doctor), *PRIVATE_INSTALL)
     hidden = str(find_bwrap())
     without = run_in_view(as_python(PRIVATE_PYTHON, doctor), *PRIVATE_INSTALL, "--ro-bind", "/dev/null", hidden)

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .kernelspec import SANDBOX_KERNEL, install_kernelspec
+    from .sandbox.kernelspec import SANDBOX_KERNEL, install_kernelspec
     from .launcher import KernelLauncher, LocalKernelLauncher
     from .pool import KernelPool
     from .sandbox import SandboxPolicy
     from .session import ErrorInfo, ExecutionResult, KernelSession, kernel_environment
 
 _HOME = {
-    "SANDBOX_KERNEL": "kernelspec",
-    "install_kernelspec": "kernelspec",
+    "SANDBOX_KERNEL": "sandbox.kernelspec",
+    "install_kernelspec": "sandbox.kernelspec",
     "KernelLauncher": "launcher",
     "LocalKernelLauncher": "launcher",
     "KernelPool": "pool",

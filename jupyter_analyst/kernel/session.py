@@ -18,10 +18,10 @@ from pydantic import BaseModel
 
 from ..errors import InvalidArguments, KernelError
 from . import handoff
-from .kernelspec import SANDBOX_KERNEL
+from .sandbox.kernelspec import SANDBOX_KERNEL
 from .launcher import KernelLauncher, LocalKernelLauncher
 from .loader import load_code
-from .provisioner import SETTINGS_ENV, SandboxSettings
+from .sandbox.provisioner import SETTINGS_ENV, SandboxSettings
 from .sandbox import SandboxPolicy
 from .workdir import Entry, scan
 

@@ -26,9 +26,9 @@ from nbformat import NotebookNode
 
 from ..errors import KernelError
 from ..kernel import SandboxPolicy
-from ..kernel.kernelspec import SANDBOX_KERNEL
+from ..kernel.sandbox.kernelspec import SANDBOX_KERNEL
 from ..kernel.launcher import LocalKernelLauncher
-from ..kernel.provisioner import SETTINGS_ENV, SandboxSettings
+from ..kernel.sandbox.provisioner import SETTINGS_ENV, SandboxSettings
 from ..kernel.session import kernel_environment
 from .trail import RESULTS_ENV
 

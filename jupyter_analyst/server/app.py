@@ -10,7 +10,7 @@ from ..agent.pack import ContextBudget
 from ..analysis import AnalystConfig, ModelSettings
 from ..errors import ConfigError
 from ..kernel import SandboxPolicy
-from ..kernel.kernelspec import kernels_dir
+from ..kernel.sandbox.kernelspec import kernels_dir
 from ..sql.sealed import EngineLimits
 from .routes import routes
 from .inputs import ApiLimits

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from jupyter_analyst.kernel import KernelSession, SandboxPolicy
-from jupyter_analyst.kernel.seccomp import supported
+from jupyter_analyst.kernel.sandbox.seccomp import supported
 
 from .conftest import sandboxed_root
 

@@ -19,7 +19,7 @@ import platform
 
 import pytest
 
-from jupyter_analyst.kernel.seccomp import supported
+from jupyter_analyst.kernel.sandbox.seccomp import supported
 from jupyter_analyst.testing import python_step, text_step
 
 from .conftest import results_of, sandboxed_root, scripted

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from . import seccomp
 from .cgroups import KernelCgroup
 from .identity import KernelIdentity, lease
-from .sandbox import (
+from . import (
     NO_BWRAP_WARNING,
     SandboxPolicy,
     bwrap_command,
@@ -33,7 +33,7 @@ from .sandbox import (
     scrub_environment,
     unsandboxed_command,
 )
-from .workdir import chown_tree
+from ..workdir import chown_tree
 
 #: The launch environment variable carrying :class:`SandboxSettings` (never passed on).
 SETTINGS_ENV = "JUPYTER_ANALYST_SANDBOX"
