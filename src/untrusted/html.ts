@@ -16,10 +16,10 @@
  * - a link keeps its address only for http(s) and mailto, opened in a new tab without
  *   opener or referrer, or for a place in the page (`#...`); a relative link (it would lead
  *   into the Jupyter server) or a `javascript:` one is left as its text;
- * - nothing else fetches: no `<style>`, `<link>`, frame, object or `<base>`; no source,
- *   poster or background attribute; no style with a function that can load (`url()`,
- *   `image-set()`, ...: only those that compute colours, sizes and shapes stay); no SVG
- *   reference outside the page; no SVG animation (it could set an address afterwards);
+ * - nothing else fetches: no `<style>`, `<link>`, frame, object, `<base>`, video or audio;
+ *   no source, poster or background attribute; no style with a function that can load
+ *   (`url()`, `image-set()`, ...: only those that compute colours, sizes and shapes stay);
+ *   no SVG reference outside the page; no SVG animation (it could set an address later);
  * - nothing acts: no event handler, command linker, form or popover invoker.
  *
  * The HTML is taken apart in a document of its own, which has no browsing context: nothing
@@ -41,7 +41,7 @@ const EMBEDDED_IMAGE = /^data:image\/(?:png|jpeg|gif|webp|bmp);base64,[A-Za-z0-9
 /**
  * Elements dropped with all they hold: what loads, runs or styles the page; what holds raw
  * text, which another parse could read as markup; SVG animations, which can change an
- * address after this check. (Local names, lower case.)
+ * address after this check; a media element's sources. (Local names, lower case.)
  */
 const DROPPED = new Set([
   'script',
@@ -67,11 +67,16 @@ const DROPPED = new Set([
   'animatemotion',
   'animatetransform',
   'set',
-  'discard'
+  'discard',
+  'source',
+  'track'
 ]);
 
-/** Elements replaced by what they hold: a form (a click on a button would send it). */
-const UNWRAPPED = new Set(['form']);
+/**
+ * Elements replaced by what they hold: a form (a click on a button would send it), a video
+ * or an audio player (with no source left, an empty box).
+ */
+const UNWRAPPED = new Set(['form', 'video', 'audio']);
 
 /** Attributes that make the browser fetch (an image's `src` and a link's `href` aside). */
 const FETCHING = new Set([
