@@ -3,6 +3,7 @@
  * renderers, its sanitizer and its markdown parser (marked), as the panel gets them from
  * JupyterLab. A hostile answer or output rendered by JupyterLab alone loads the attacker's
  * images; rendered by the panel's registry, nothing loads and links are safe to click.
+ * The model's names (an artifact's) are shown as text.
  */
 
 import { Sanitizer } from '@jupyterlab/apputils';
@@ -15,10 +16,13 @@ import {
   standardRendererFactories
 } from '@jupyterlab/rendermime';
 import { Widget } from '@lumino/widgets';
+import * as React from 'react';
 
+import { ArtifactCard } from '../components/cards/ArtifactCard';
 import { AnalystPanel } from '../panel';
 import { untrustedRendermime } from '../untrusted';
 import { loads } from './loads';
+import { renderStatic } from './staticMarkup';
 
 /** A 1x1 PNG, base64. */
 const DOT_BYTES = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
@@ -214,5 +218,24 @@ describe("the panel's rendermime", () => {
     expect(loads(node.innerHTML)).toEqual([]);
     expect(math.hasAttribute('style')).toBe(false);
     expect(math.querySelector('a')!.hasAttribute('href')).toBe(false);
+  });
+});
+
+describe("the model's names", () => {
+  it('an artifact named with markup is shown as its name', () => {
+    const name = 'outputs/<img src="https://attacker.example/name.png?d=1">.csv';
+    const artifact = {
+      artifactId: 'art_1',
+      name,
+      artifactType: 'file',
+      fingerprint: '',
+      shortFingerprint: '',
+      created: true,
+      at: '',
+      seq: 1
+    };
+    const host = renderStatic(<ArtifactCard artifact={artifact} reused={false} />);
+    expect(loads(host.innerHTML)).toEqual([]);
+    expect(host.querySelector('.jp-AnalystArtifact-name')!.textContent).toBe(name);
   });
 });
