@@ -13,6 +13,7 @@ const esModules = [
   'exenv-es6',
   '@jupyterlab/',
   'lib0',
+  'marked',
   'nanoid',
   'vscode-ws-jsonrpc',
   'y-protocols',

@@ -13,7 +13,10 @@ import { AnalystClient } from './api';
 
 export interface IAnalystServices {
   client: AnalystClient;
-  /** Renders MIME bundles (tables, images, markdown); null outside JupyterLab (tests). */
+  /**
+   * Renders MIME bundles (tables, images, markdown), all of them the model's, untrusted and
+   * made inert (src/untrusted); null outside JupyterLab (tests).
+   */
   rendermime: IRenderMimeRegistry | null;
   /** JupyterLab's commands, e.g. `docmanager:open`; null outside JupyterLab. */
   commands: CommandRegistry | null;

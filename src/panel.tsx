@@ -5,13 +5,17 @@ import { AnalystClient } from './api';
 import { Sidebar } from './components/Sidebar';
 import { AnalystContext, IAnalystServices } from './context';
 import { analystIcon } from './icons';
+import { untrustedRendermime } from './untrusted';
 
 /** The id of the panel's widget (its sidebar tab is `[data-id="<id>"]`). */
 export const PANEL_ID = 'jupyter-analyst-panel';
 
 /** Options of the panel. */
 export interface IAnalystPanelOptions {
-  /** JupyterLab's services (a client of the page's server when only that is given). */
+  /**
+   * JupyterLab's services (a client of the page's server when only that is given). The
+   * panel renders with a registry made from the rendermime given (see `untrustedRendermime`).
+   */
   services?: Partial<IAnalystServices>;
   submitOnEnter?: boolean;
 }
@@ -26,7 +30,8 @@ export class AnalystPanel extends ReactWidget {
     const given = options.services ?? {};
     this.services = {
       client: given.client ?? new AnalystClient(),
-      rendermime: given.rendermime ?? null,
+      // Everything the panel renders is the model's: one registry makes it all inert.
+      rendermime: given.rendermime ? untrustedRendermime(given.rendermime) : null,
       commands: given.commands ?? null,
       notebooks: given.notebooks ?? null
     };

@@ -28,7 +28,8 @@ function plainText(bundle: IMimeBundle): string {
 
 /**
  * The bundle as a renderer reads it. Model text and data cells are not the user's:
- * untrusted, so renderers sanitize them. (A plain object, so this module loads without
+ * untrusted, so renderers sanitize them and the panel's registry makes them inert (nothing
+ * loads from elsewhere: src/untrusted). (A plain object, so this module loads without
  * rendermime's implementation, e.g. in unit tests.)
  */
 function mimeModel(bundle: IMimeBundle): IRenderMime.IMimeModel {

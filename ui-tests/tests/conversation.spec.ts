@@ -140,6 +140,58 @@ test.describe('the conversation', () => {
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'plan.png') });
   });
 
+  test('an answer with remote images loads nothing and says where they pointed', async ({ page }) => {
+    // Every request to the attacker's host is answered here (nothing leaves the machine)
+    // and recorded: the answer must make none.
+    const beacons: string[] = [];
+    await page.route(/attacker\.example/, route => {
+      beacons.push(route.request().url());
+      return route.fulfill({ status: 200, contentType: 'image/png', body: Buffer.alloc(0) });
+    });
+    const panel = await openPanel(page);
+    await newThread(panel);
+    await ask(panel, 'Show a hostile answer');
+    const first = turn(panel, 0);
+    await expect(first).toHaveAttribute('data-status', 'completed');
+
+    const answer = first.locator('[data-card="answer"]');
+    await expect(answer).toContainText('North leads with 1,204.');
+    // Each remote image is written as text naming its address, as the server words it.
+    await expect(answer).toContainText('[image: revenue chart, http://attacker.example/beacon.png?d=North-1204]');
+    await expect(answer).toContainText('[image: totals, https://attacker.example/html.png?d=secret]');
+    // The embedded image is shown, and is the only image.
+    const images = answer.locator('img');
+    await expect(images).toHaveCount(1);
+    await expect(images).toHaveAttribute('src', /^data:image\/png;base64,/);
+    await expect.poll(() => images.evaluate(img => (img as HTMLImageElement).naturalWidth)).toBe(48);
+    // Links: to the web in a new tab, without opener or referrer; the others are text.
+    const report = answer.getByRole('link', { name: 'the report' });
+    await expect(report).toHaveAttribute('href', 'https://example.org/report');
+    await expect(report).toHaveAttribute('target', '_blank');
+    await expect(report).toHaveAttribute('rel', 'noopener noreferrer');
+    await expect(answer.getByText('a file', { exact: true })).not.toHaveAttribute('href');
+    await expect(answer.getByText('a script', { exact: true })).not.toHaveAttribute('href');
+    // Nothing in the answer loads: no source, poster or style with an address, math
+    // included once MathJax has typeset it (its cursor would load on hover).
+    const math = answer.locator('mjx-container');
+    await expect(math).toHaveCount(1);
+    await math.hover();
+    await expect
+      .poll(() =>
+        answer.evaluate(node =>
+          Array.from(node.querySelectorAll('*')).flatMap(element =>
+            Array.from(element.attributes)
+              .filter(a => /attacker\.example/.test(a.value))
+              .map(a => `${element.localName}[${a.name}=${a.value}]`)
+          )
+        )
+      )
+      .toEqual([]);
+    expect(beacons).toEqual([]);
+
+    await answer.screenshot({ path: path.join(SCREENSHOTS, 'hostile-answer.png') });
+  });
+
   test('Stop in the middle of a slow step ends the turn as stopped', async ({ page }) => {
     const panel = await openPanel(page);
     await newThread(panel);

@@ -12,7 +12,8 @@ export interface IMimeViewProps {
 /**
  * A MIME bundle rendered by JupyterLab's rendermime, so a table or a chart looks as a
  * notebook output does. The bundle is not trusted: HTML is sanitized, as for an output of
- * an untrusted notebook. Outside JupyterLab (no rendermime) its text is shown.
+ * an untrusted notebook, and made inert by the panel's registry (src/untrusted). Outside
+ * JupyterLab (no rendermime) its text is shown.
  */
 export function MimeView({ bundle, rendermime }: IMimeViewProps): JSX.Element {
   const host = React.useRef<HTMLDivElement>(null);

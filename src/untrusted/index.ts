@@ -1,0 +1,3 @@
+/** What the model wrote, rendered inert wherever the panel shows it. */
+export * from './html';
+export * from './rendermime';
