@@ -8,7 +8,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import * as React from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 
-import { AnalystClient } from '../api';
+import { AnalystClient } from '../transport/api';
 import { AnalystContext } from '../context';
 
 export function renderStatic(element: JSX.Element): HTMLElement {

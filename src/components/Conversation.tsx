@@ -1,8 +1,8 @@
 import * as React from 'react';
 
-import { AnalystClient, IThread } from '../api';
+import { AnalystClient, IThread } from '../transport/api';
 import { useAnalyst } from '../context';
-import { useThreadEvents } from '../threadEvents';
+import { useThread } from '../hooks/useThread';
 import { ArtifactsPanel, ThreadViewName, ThreadViewTabs } from './artifacts';
 import { ErrorBanner } from './ErrorBanner';
 import { PromptBox } from './PromptBox';
@@ -10,7 +10,7 @@ import { StopButton } from './StopButton';
 import { ThreadActions } from './ThreadActions';
 import { TurnList } from './TurnList';
 import { TurnStatus } from './TurnStatus';
-import { useFollowBottom } from './useFollowBottom';
+import { useFollowBottom } from '../hooks/useFollowBottom';
 
 export interface IConversationProps {
   client: AnalystClient;
@@ -32,7 +32,7 @@ export function Conversation({
     () => notebooks?.currentWidget?.context.path ?? null,
     [notebooks]
   );
-  const { view, running, stopping, connection, error, submit, stop, clearError } = useThreadEvents(
+  const { view, running, stopping, connection, error, submit, stop, clearError } = useThread(
     client,
     thread.thread_id,
     currentNotebook

@@ -3,7 +3,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import type { IMimeBundle } from '../api';
+import type { IMimeBundle } from '../transport/api';
 import { useAnalyst } from '../context';
 
 export interface IMimeOutputProps {

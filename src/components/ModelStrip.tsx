@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import type { IServerConfig } from '../api';
+import type { IServerConfig } from '../transport/api';
 import { MODEL_FIX } from './ErrorBanner';
 
 /** What the strip says of the server's model (its key is never sent, so never shown). */

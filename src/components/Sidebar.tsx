@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { AnalystApiError, AnalystClient, IServerConfig, ISource, IThread } from '../api';
+import { AnalystApiError, AnalystClient, IServerConfig, ISource, IThread } from '../transport/api';
 import { Conversation } from './Conversation';
 import { ErrorBanner } from './ErrorBanner';
 import { ModelStrip } from './ModelStrip';

@@ -1,9 +1,9 @@
 import * as React from 'react';
 
-import { AnalystApiError, stepCell } from '../api';
+import { AnalystApiError, stepCell } from '../transport/api';
 import { useAnalyst } from '../context';
 import { insertIntoNotebook } from '../notebook/insert';
-import { useCurrentNotebook } from '../notebook/useCurrentNotebook';
+import { useCurrentNotebook } from '../hooks/useCurrentNotebook';
 
 /** What a SQL or Python card offers to do with its step ("Insert as cell"). */
 export interface IStepActionsProps {

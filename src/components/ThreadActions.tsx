@@ -6,10 +6,10 @@ import {
   IExportResult,
   IVerifyReport,
   verifyThread
-} from '../api';
+} from '../transport/api';
 import { useAnalyst } from '../context';
 import { reloadOpenCopies } from '../notebook/audit';
-import { VerifyReportView } from '../notebook/VerifyReportView';
+import { VerifyReport } from './audit/VerifyReport';
 
 /** What the conversation's header offers to do with the thread (audit notebook, export, verify). */
 export interface IThreadActionsProps {
@@ -141,7 +141,7 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
                 '. Its open tab has unsaved changes: reload it from disk (File > Reload Notebook from Disk) to see this export.'}
             </span>
           )}
-          {outcome.kind === 'verified' && <VerifyReportView report={outcome.report} />}
+          {outcome.kind === 'verified' && <VerifyReport report={outcome.report} />}
           {outcome.kind === 'failed' && (
             <span className="jp-AnalystThreadActions-error" role="alert">
               {outcome.error.message}

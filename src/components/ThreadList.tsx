@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { IThread } from '../api';
+import { IThread } from '../transport/api';
 
 export interface IThreadListProps {
   threads: IThread[];

@@ -1,6 +1,6 @@
 /**
  * The sidebar's view model: pure TypeScript, no browser or JupyterLab API, so it is
- * unit-tested on its own. Transport (src/api.ts) feeds it; the React cards render it.
+ * unit-tested on its own. Transport (src/transport) feeds it; the React cards render it.
  */
 
 export * from './events';

@@ -15,7 +15,7 @@
 
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 
-import { IStepCell } from '../api';
+import { IStepCell } from '../transport/api';
 
 /** The set-up cell's first line, as in exported notebooks. */
 export const SETUP_COMMENT = '# Set-up: the data source this thread queried.';

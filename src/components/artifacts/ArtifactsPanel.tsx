@@ -4,7 +4,7 @@ import {
   AnalystApiError,
   IArtifact,
   IMimeBundle
-} from '../../api';
+} from '../../transport/api';
 import { useAnalyst } from '../../context';
 import {
   canPreview,

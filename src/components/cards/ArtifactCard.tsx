@@ -1,7 +1,7 @@
 import * as React from 'react';
 
-import { artifactMetadata, useLoaded } from '../../artifactCache';
 import { useAnalyst } from '../../context';
+import { useArtifactMetadata } from '../../hooks/useArtifact';
 import type { ArtifactView } from '../../model';
 import { ReusedBadge } from './Badges';
 
@@ -29,7 +29,7 @@ export interface IArtifactCardProps {
 /** One artifact: name, type, size, short fingerprint, "reused", open and download. */
 export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Element {
   const { client } = useAnalyst();
-  const meta = useLoaded(artifact.artifactId, () => artifactMetadata(client, artifact.artifactId));
+  const meta = useArtifactMetadata(artifact.artifactId);
   const known = meta.state === 'ready' ? meta.value : null;
   const fingerprint = artifact.shortFingerprint || (known?.fingerprint ?? '').replace(/^sha256:/, '').slice(0, 12);
   const url = client.artifactContentUrl(artifact.artifactId);

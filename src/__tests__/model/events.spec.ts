@@ -1,6 +1,6 @@
-import { EVENT_TYPES, parseEvent, REASON_CODES, TURN_STATES } from '../model/events';
-import { reasonText, REASON_TEXT, STATE_LABEL } from '../model/reasons';
-import demoTurnJson from './fixtures/demo-turn.json';
+import { EVENT_TYPES, parseEvent, REASON_CODES, TURN_STATES } from '../../model/events';
+import { reasonText, REASON_TEXT, STATE_LABEL } from '../../model/reasons';
+import demoTurnJson from '../fixtures/demo-turn.json';
 
 describe('parseEvent', () => {
   it('reads every event of a real turn as it is, from the object and from its JSON text', () => {

@@ -1,7 +1,7 @@
 import * as React from 'react';
 
-import { CheckStatus, IVerifyReport } from '../api';
-import { shortFingerprint } from '../components/artifacts/format';
+import { CheckStatus, IVerifyReport } from '../../transport/api';
+import { shortFingerprint } from '../artifacts/format';
 
 /** How each status reads. */
 const STATUS_WORDS: Record<CheckStatus, string> = {
@@ -43,7 +43,7 @@ export function verdict(report: IVerifyReport): string {
  * expected and re-computed fingerprints (short), then the overall result and any
  * execution error.
  */
-export function VerifyReportView({ report }: { report: IVerifyReport }): JSX.Element {
+export function VerifyReport({ report }: { report: IVerifyReport }): JSX.Element {
   return (
     <div
       className="jp-AnalystVerify"

@@ -1,7 +1,7 @@
-import type { AnalystEvent, EventBase } from '../model/events';
-import { activeTurn, findCard, initialThreadView, reduce, reduceAll, type ToolCard, type ThreadView } from '../model/reducer';
-import { readResult } from '../model/results';
-import { deepFreeze, demoTurn } from './helpers';
+import type { AnalystEvent, EventBase } from '../../model/events';
+import { activeTurn, findCard, initialThreadView, reduce, reduceAll, type ToolCard, type ThreadView } from '../../model/reducer';
+import { readResult } from '../../model/results';
+import { deepFreeze, demoTurn } from '../helpers';
 
 type Without<E> = E extends AnalystEvent ? Omit<E, keyof EventBase> : never;
 

@@ -18,11 +18,11 @@ import {
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { ArtifactCard } from '../components/cards/ArtifactCard';
-import { AnalystPanel } from '../panel';
-import { untrustedRendermime } from '../untrusted';
+import { ArtifactCard } from '../../components/cards/ArtifactCard';
+import { AnalystPanel } from '../../widgets/AnalystPanel';
+import { untrustedRendermime } from '../../untrusted';
 import { loads } from './loads';
-import { renderStatic } from './staticMarkup';
+import { renderStatic } from '../staticMarkup';
 
 /** A 1x1 PNG, base64. */
 const DOT_BYTES = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';

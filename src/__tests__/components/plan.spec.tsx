@@ -8,11 +8,11 @@
 
 import * as React from 'react';
 
-import { TurnList } from '../components/TurnList';
-import { parseEvent, type AnalystEvent } from '../model/events';
-import { findCard, initialThreadView, reduceAll, type PlanStepItem } from '../model/reducer';
-import planTurnJson from './fixtures/plan-turn.json';
-import { renderStatic } from './staticMarkup';
+import { TurnList } from '../../components/TurnList';
+import { parseEvent, type AnalystEvent } from '../../model/events';
+import { findCard, initialThreadView, reduceAll, type PlanStepItem } from '../../model/reducer';
+import planTurnJson from '../fixtures/plan-turn.json';
+import { renderStatic } from '../staticMarkup';
 
 const raw = planTurnJson as { [key: string]: unknown }[];
 const events = raw.map(e => parseEvent(e)).filter((e): e is AnalystEvent => e !== null);

@@ -7,18 +7,18 @@
 
 import * as React from 'react';
 
-import { AnalystApiError, IServerConfig } from '../api';
-import { cardArtifacts } from '../components/cards/cardArtifacts';
-import { contextTitle } from '../components/cards/contextTitle';
-import { formatSize } from '../components/cards/ArtifactCard';
-import { ModelStrip, modelLine } from '../components/ModelStrip';
-import { answeredBy } from '../components/Turn';
-import { TurnList } from '../components/TurnList';
-import type { AnalystEvent, ToolResult } from '../model/events';
-import { initialThreadView, reduceAll, type ThreadView, type ToolCard } from '../model/reducer';
-import { asApiError } from '../threadEvents';
-import { demoTurn } from './helpers';
-import { renderStatic } from './staticMarkup';
+import { AnalystApiError, IServerConfig } from '../../transport/api';
+import { cardArtifacts } from '../../components/cards/cardArtifacts';
+import { contextTitle } from '../../components/cards/contextTitle';
+import { formatSize } from '../../components/cards/ArtifactCard';
+import { ModelStrip, modelLine } from '../../components/ModelStrip';
+import { answeredBy } from '../../components/Turn';
+import { TurnList } from '../../components/TurnList';
+import type { AnalystEvent, ToolResult } from '../../model/events';
+import { initialThreadView, reduceAll, type ThreadView, type ToolCard } from '../../model/reducer';
+import { asApiError } from '../../hooks/useThread';
+import { demoTurn } from '../helpers';
+import { renderStatic } from '../staticMarkup';
 
 const events = demoTurn();
 const view = reduceAll(initialThreadView(), events);

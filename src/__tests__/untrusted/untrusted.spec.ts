@@ -5,7 +5,7 @@
  * fetch the transform let through.
  */
 
-import { heldImageText, inertCss, inertHtml, linkAddress, makeInert } from '../untrusted';
+import { heldImageText, inertCss, inertHtml, linkAddress, makeInert } from '../../untrusted';
 import { loads } from './loads';
 
 /** A 1x1 PNG. */

@@ -5,11 +5,11 @@
  * demo turn's events and writing them as the server's frames.
  */
 
-import type { AnalystEvent } from '../model/events';
-import { initialThreadView, reduceAll } from '../model/reducer';
-import { parseSse, type SseFrame } from '../model/sse';
-import { IThreadTransport, ThreadStream } from '../threadStream';
-import { demoTurn, frameOf, merged } from './helpers';
+import type { AnalystEvent } from '../../model/events';
+import { initialThreadView, reduceAll } from '../../model/reducer';
+import { parseSse, type SseFrame } from '../../model/sse';
+import { IThreadTransport, ThreadStream } from '../../transport/threadStream';
+import { demoTurn, frameOf, merged } from '../helpers';
 
 const events = demoTurn();
 const complete = reduceAll(initialThreadView(), events);

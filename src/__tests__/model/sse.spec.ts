@@ -1,6 +1,6 @@
-import { parseEvent, parseStreamError } from '../model/events';
-import { parseSse, SseParser, type SseFrame } from '../model/sse';
-import { demoTurn, frameOf } from './helpers';
+import { parseEvent, parseStreamError } from '../../model/events';
+import { parseSse, SseParser, type SseFrame } from '../../model/sse';
+import { demoTurn, frameOf } from '../helpers';
 
 /** A body like one a turn's stream sends: frames, a heartbeat, and a last error frame. */
 function streamBody(): string {

@@ -9,11 +9,11 @@ import {
   receiveFrames,
   receiveUnreadable,
   type ThreadModel
-} from '../model/delivery';
-import { parseEvent, type AnalystEvent, type TextDelta } from '../model/events';
-import { initialThreadView, reduceAll, type ThreadView } from '../model/reducer';
-import { SseParser } from '../model/sse';
-import { demoTurn, frameOf, merged, shuffled } from './helpers';
+} from '../../model/delivery';
+import { parseEvent, type AnalystEvent, type TextDelta } from '../../model/events';
+import { initialThreadView, reduceAll, type ThreadView } from '../../model/reducer';
+import { SseParser } from '../../model/sse';
+import { demoTurn, frameOf, merged, shuffled } from '../helpers';
 
 const events = demoTurn();
 /** The view of the turn applied once, in order: what every delivery must end with. */

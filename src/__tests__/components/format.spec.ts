@@ -4,7 +4,7 @@ import {
   formatSize,
   formatWhen,
   shortFingerprint
-} from '../components/artifacts/format';
+} from '../../components/artifacts/format';
 
 describe('artifact formatting', () => {
   it('shortens a fingerprint to 12 hex digits after its algorithm, as the CLI does', () => {

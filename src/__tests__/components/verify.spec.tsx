@@ -3,12 +3,12 @@ import { act } from 'react';
 
 import { ServerConnection } from '@jupyterlab/services';
 
-import { AnalystClient, IArtifactCheck, IVerification, IVerifyReport } from '../api';
-import { ThreadActions } from '../components/ThreadActions';
-import { AnalystContext } from '../context';
-import { ThreadViewName, ThreadViewTabs } from '../components/artifacts';
-import { verdict, VerifyReportView } from '../notebook/VerifyReportView';
-import { mountedRoot } from './dom';
+import { AnalystClient, IArtifactCheck, IVerification, IVerifyReport } from '../../transport/api';
+import { ThreadActions } from '../../components/ThreadActions';
+import { AnalystContext } from '../../context';
+import { ThreadViewName, ThreadViewTabs } from '../../components/artifacts';
+import { verdict, VerifyReport } from '../../components/audit/VerifyReport';
+import { mountedRoot } from '../dom';
 
 const mounted = mountedRoot();
 
@@ -45,11 +45,11 @@ function report(checks: IArtifactCheck[], error: string | null = null): IVerifyR
   };
 }
 
-describe('VerifyReportView', () => {
+describe('VerifyReport', () => {
   it('says all matched, with a row per artifact and short fingerprints', () => {
     const all = report([check('revenue', 'matched', FP('a')), check('chart.png', 'matched', FP('a'))]);
     expect(verdict(all)).toBe('All 2 artifacts matched');
-    act(() => mounted.root().render(<VerifyReportView report={all} />));
+    act(() => mounted.root().render(<VerifyReport report={all} />));
     const rows = mounted.host().querySelectorAll('tbody tr');
     expect(rows).toHaveLength(2);
     expect(rows[0].textContent).toBe('revenuedatasetmatchedaaaaaaaaaaaaaaaaaaaaaaaa');
@@ -63,7 +63,7 @@ describe('VerifyReportView', () => {
       'NameError: name revenue is not defined'
     );
     expect(verdict(bad)).toBe('Not reproduced: 1 matched, 1 changed, 1 missing');
-    act(() => mounted.root().render(<VerifyReportView report={bad} />));
+    act(() => mounted.root().render(<VerifyReport report={bad} />));
     const statuses = Array.from(mounted.host().querySelectorAll('tbody tr')).map(r => r.getAttribute('data-status'));
     expect(statuses).toEqual(['changed', 'missing', 'matched']);
     expect(mounted.host().querySelectorAll('tbody tr')[0].textContent).toContain('bbbbbbbbbbbb');
@@ -76,7 +76,7 @@ describe('a report that checked nothing', () => {
   it('says there was nothing to verify, neither matched nor failed', () => {
     const empty = report([]);
     expect(verdict(empty)).toBe('Nothing to verify: the thread made no artifact to compare');
-    act(() => mounted.root().render(<VerifyReportView report={empty} />));
+    act(() => mounted.root().render(<VerifyReport report={empty} />));
     const said = mounted.host().querySelector('.jp-AnalystVerify-verdict')!;
     expect(said.className).toContain('jp-mod-empty');
     expect(said.textContent).not.toContain('matched');

@@ -9,8 +9,8 @@ import {
   eventOf,
   streamErrorOf,
   verifyThread
-} from '../api';
-import { clientTransport, mergeEvents } from '../threadEvents';
+} from '../../transport/api';
+import { clientTransport, mergeEvents } from '../../transport/threadTransport';
 
 describe('SseFrameSplitter', () => {
   it('splits frames cut anywhere, skipping heartbeats', () => {

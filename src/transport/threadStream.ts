@@ -31,9 +31,9 @@ import {
   type SseFrame,
   type StreamError,
   type ThreadModel
-} from './model';
+} from '../model';
 
-/** What the stream needs of the server (AnalystClient, adapted in threadEvents.ts). */
+/** What the stream needs of the server (AnalystClient, adapted in threadTransport.ts). */
 export interface IThreadTransport {
   /** `GET threads/{id}/events?after=N`: the events after `after`, as JSON. */
   history(after: number): Promise<unknown[]>;

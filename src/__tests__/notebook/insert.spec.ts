@@ -1,7 +1,7 @@
 // The model's module alone: the package's index pulls in widgets jsdom does not need.
 import { NotebookModel } from '@jupyterlab/notebook/lib/model';
 
-import { IStepCell } from '../api';
+import { IStepCell } from '../../transport/api';
 import {
   callsConnect,
   cellTexts,
@@ -11,7 +11,7 @@ import {
   needsSetup,
   SETUP_COMMENT,
   stepCellSources
-} from '../notebook/insert';
+} from '../../notebook/insert';
 
 /** A step's cell as inserted: the model's code under the line that says whose it is. */
 const modelWritten = (code: string): string => `${MODEL_WRITTEN_COMMENT}\n${code}`;

@@ -1,78 +1,16 @@
 /**
  * The selected thread, kept up to date, for React: its view (src/model) built from its
  * history and the live stream of a running turn, with Stop and resume. The work is
- * ThreadStream's (src/threadStream.ts); this file adapts the API client to it and
- * re-renders on each change.
+ * ThreadStream's (src/transport/threadStream.ts) over the API client
+ * (src/transport/threadTransport.ts); this hook re-renders on each change.
  */
 
 import { useCallback, useEffect, useRef, useState } from 'react';
 
-import { AnalystApiError, AnalystClient, INewTurn, IRawEvent, ISseFrame, readFrames } from './api';
-import type { SseFrame, ThreadView } from './model';
-import { Connection, IThreadTransport, ThreadStream } from './threadStream';
-
-/** `events` with `incoming` added: each sequence number once, in order. */
-export function mergeEvents(
-  events: readonly IRawEvent[],
-  incoming: readonly IRawEvent[]
-): IRawEvent[] {
-  const bySeq = new Map<number, IRawEvent>();
-  for (const event of [...events, ...incoming]) {
-    bySeq.set(event.seq, event);
-  }
-  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
-}
-
-/** The client's frames as the model reads them (an id-less frame keeps the last id). */
-async function* asModelFrames(
-  frames: AsyncIterable<ISseFrame>
-): AsyncGenerator<SseFrame, void, undefined> {
-  let lastId = '';
-  for await (const frame of frames) {
-    lastId = frame.id ?? lastId;
-    yield { id: lastId, event: frame.event, data: frame.data };
-  }
-}
-
-/** The frames of a request's event stream; `onOpen` once the server has answered. */
-async function* streamOf(
-  answer: Promise<Response>,
-  onOpen: () => void
-): AsyncGenerator<SseFrame, void, undefined> {
-  const response = await answer;
-  onOpen();
-  yield* asModelFrames(readFrames(response));
-}
-
-const EVENT_STREAM = { Accept: 'text/event-stream' };
-
-/**
- * The notebook a turn works beside: the path of the notebook the user has open, asked when
- * the turn starts (its outline goes into the model's context), or null for none.
- */
-export type CurrentNotebook = () => string | null;
-
-/** The API client as the thread's transport. */
-export function clientTransport(
-  client: AnalystClient,
-  threadId: string,
-  currentNotebook: CurrentNotebook = () => null
-): IThreadTransport {
-  const path = `threads/${encodeURIComponent(threadId)}`;
-  return {
-    history: after => client.events(threadId, after),
-    active: async () => (await client.thread(threadId)).active,
-    follow: (after, signal, onOpen) =>
-      streamOf(client.request(`${path}/events`, { headers: EVENT_STREAM, signal }, { after }), onOpen),
-    start: (prompt, signal, onOpen) => {
-      const notebook = currentNotebook();
-      const turn: INewTurn = notebook ? { prompt, notebook } : { prompt };
-      const body = JSON.stringify(turn);
-      return streamOf(client.request(`${path}/turns`, { method: 'POST', body, headers: EVENT_STREAM, signal }), onOpen);
-    },
-    cancel: () => client.cancel(threadId)
-  };
-}
+import type { ThreadView } from '../model';
+import { AnalystApiError, AnalystClient } from '../transport/api';
+import { Connection, ThreadStream } from '../transport/threadStream';
+import { clientTransport, type CurrentNotebook } from '../transport/threadTransport';
 
 /** A failure as the banner shows it; a busy thread (409) says so in plain words. */
 export function asApiError(reason: unknown): AnalystApiError | null {
@@ -109,7 +47,8 @@ export interface IThreadEvents {
   clearError: () => void;
 }
 
-export function useThreadEvents(
+/** The thread `threadId` as the conversation shows it, and what can be done to it. */
+export function useThread(
   client: AnalystClient,
   threadId: string,
   currentNotebook: CurrentNotebook = () => null
