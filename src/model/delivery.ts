@@ -20,8 +20,9 @@
  */
 
 import { parseEvent, parseStreamError, type AnalystEvent, type StreamError } from './events';
-import { initialThreadView, reduce, type ThreadView } from './reducer';
+import { reduce } from './reducer';
 import type { SseFrame } from './sse';
+import { initialThreadView, type ThreadView } from './view';
 
 /** Events `after < seq <= through` are needed before anything held can be applied. */
 export interface Gap {

@@ -5,7 +5,7 @@
  */
 
 import type { ReasonCode, State, TurnEndStatus } from './events';
-import type { CardStatus, PlanStepItem } from './reducer';
+import type { CardStatus, PlanStepItem } from './view';
 
 /** What each guard reason means to the person reading the card. */
 export const REASON_TEXT: { readonly [R in ReasonCode]: string } = {

@@ -10,7 +10,8 @@ import * as React from 'react';
 
 import { TurnList } from '../../components/TurnList';
 import { parseEvent, type AnalystEvent } from '../../model/events';
-import { findCard, initialThreadView, reduceAll, type PlanStepItem } from '../../model/reducer';
+import { reduceAll } from '../../model/reducer';
+import { findCard, initialThreadView, type PlanStepItem } from '../../model/view';
 import planTurnJson from '../fixtures/plan-turn.json';
 import { renderStatic } from '../staticMarkup';
 

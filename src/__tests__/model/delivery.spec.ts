@@ -11,7 +11,8 @@ import {
   type ThreadModel
 } from '../../model/delivery';
 import { parseEvent, type AnalystEvent, type TextDelta } from '../../model/events';
-import { initialThreadView, reduceAll, type ThreadView } from '../../model/reducer';
+import { reduceAll } from '../../model/reducer';
+import { initialThreadView, type ThreadView } from '../../model/view';
 import { SseParser } from '../../model/sse';
 import { demoTurn, frameOf, merged, shuffled } from '../helpers';
 

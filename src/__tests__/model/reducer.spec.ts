@@ -1,5 +1,6 @@
 import type { AnalystEvent, EventBase } from '../../model/events';
-import { activeTurn, findCard, initialThreadView, reduce, reduceAll, type ToolCard, type ThreadView } from '../../model/reducer';
+import { reduce, reduceAll } from '../../model/reducer';
+import { activeTurn, findCard, initialThreadView, type ToolCard, type ThreadView } from '../../model/view';
 import { readResult } from '../../model/results';
 import { deepFreeze, demoTurn } from '../helpers';
 

@@ -6,7 +6,8 @@
  */
 
 import type { AnalystEvent } from '../../model/events';
-import { initialThreadView, reduceAll } from '../../model/reducer';
+import { reduceAll } from '../../model/reducer';
+import { initialThreadView } from '../../model/view';
 import { parseSse, type SseFrame } from '../../model/sse';
 import { IThreadTransport, ThreadStream } from '../../transport/threadStream';
 import { demoTurn, frameOf, merged } from '../helpers';
