@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { AnalystClient, IThread } from '../transport/api';
+import type { AnalystClient, IThread } from '../transport/api';
 import { useAnalyst } from '../context';
 import { useThread } from '../hooks/useThread';
 import { ArtifactsPanel, ThreadViewName, ThreadViewTabs } from './artifacts';

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { AnalystApiError } from '../transport/api';
+import type { AnalystApiError } from '../transport/api';
 
 /** How to give the server a model: the fix the no-model banner shows. */
 export const MODEL_FIX =

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { ISource } from '../transport/api';
+import type { ISource } from '../transport/api';
 
 export interface INewThreadFormProps {
   sources: ISource[];

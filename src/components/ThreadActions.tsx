@@ -1,14 +1,6 @@
 import * as React from 'react';
 
-import {
-  AnalystApiError,
-  exportThread,
-  IExportResult,
-  IVerifyReport,
-  verifyThread
-} from '../transport/api';
-import { useAnalyst } from '../context';
-import { reloadOpenCopies } from '../notebook/audit';
+import { useThreadAudit, type AuditAction } from '../hooks/useThreadAudit';
 import { VerifyReport } from './audit/VerifyReport';
 
 /** What the conversation's header offers to do with the thread (audit notebook, export, verify). */
@@ -18,16 +10,7 @@ export interface IThreadActionsProps {
   running: boolean;
 }
 
-type Action = 'open' | 'export' | 'verify';
-
-type Outcome =
-  | { kind: 'idle' }
-  | { kind: 'busy'; action: Action; waiting?: boolean }
-  | { kind: 'exported'; result: IExportResult; unsaved: number }
-  | { kind: 'verified'; report: IVerifyReport }
-  | { kind: 'failed'; action: Action; error: AnalystApiError };
-
-const BUSY_WORDS: Record<Action, string> = {
+const BUSY_WORDS: Record<AuditAction, string> = {
   open: 'Writing the audit notebook…',
   export: 'Exporting…',
   verify: 'Verifying: re-running the notebook on the source…'
@@ -36,67 +19,17 @@ const BUSY_WORDS: Record<Action, string> = {
 /** A verification waits while the server runs others (a few at a time). */
 const QUEUED_WORDS = 'Verifying: waiting for the server to start the re-run…';
 
-function asApiError(reason: unknown): AnalystApiError {
-  return reason instanceof AnalystApiError
-    ? reason
-    : new AnalystApiError(0, {
-        message: reason instanceof Error ? reason.message : String(reason),
-        reason: null,
-        hint: null
-      });
-}
-
 /**
  * The thread's audit actions: open its notebook in a JupyterLab tab, export it into the
  * user's folder, verify it (re-execute and compare fingerprints). They read the finished
  * thread, so they wait while a turn runs.
  */
 export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.Element {
-  const { client, commands, notebooks } = useAnalyst();
-  const [outcome, setOutcome] = React.useState<Outcome>({ kind: 'idle' });
+  const { outcome, run, open, dismiss } = useThreadAudit(threadId);
   const busy = outcome.kind === 'busy';
-  // A verification is followed while the thread is shown; the server finishes it anyway.
-  const following = React.useRef<AbortController | null>(null);
-  React.useEffect(() => () => following.current?.abort(), [threadId]);
-
-  const open = (path: string): void => {
-    void commands?.execute('docmanager:open', { path });
-  };
-
-  const run = async (action: Action): Promise<void> => {
-    setOutcome({ kind: 'busy', action });
-    try {
-      if (action === 'verify') {
-        following.current?.abort();
-        const controller = new AbortController();
-        following.current = controller;
-        const report = await verifyThread(client, threadId, {
-          signal: controller.signal,
-          onProgress: verification =>
-            setOutcome({ kind: 'busy', action, waiting: verification.status === 'queued' })
-        });
-        setOutcome({ kind: 'verified', report });
-        return;
-      }
-      const result = await exportThread(client, threadId);
-      // A tab of the file opened before shows the new export (unless it has unsaved changes).
-      const { unsaved } = await reloadOpenCopies(notebooks, result.path);
-      if (action === 'open') {
-        open(result.path);
-      }
-      setOutcome(
-        action === 'open' && !unsaved ? { kind: 'idle' } : { kind: 'exported', result, unsaved }
-      );
-    } catch (reason) {
-      if (reason instanceof DOMException && reason.name === 'AbortError') {
-        return; // no longer shown: nothing to say
-      }
-      setOutcome({ kind: 'failed', action, error: asApiError(reason) });
-    }
-  };
 
   const waiting = running ? 'Wait for the turn to end' : undefined;
-  const button = (action: Action, label: string, title: string): JSX.Element => (
+  const button = (action: AuditAction, label: string, title: string): JSX.Element => (
     <button
       type="button"
       className={`jp-Button jp-mod-minimal jp-mod-styled jp-AnalystThreadActions-${action}`}
@@ -153,7 +86,7 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
               type="button"
               className="jp-Button jp-mod-minimal jp-AnalystThreadActions-dismiss"
               aria-label="Dismiss"
-              onClick={() => setOutcome({ kind: 'idle' })}
+              onClick={dismiss}
             >
               ×
             </button>

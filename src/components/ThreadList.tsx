@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { IThread } from '../transport/api';
+import type { IThread } from '../transport/api';
 
 export interface IThreadListProps {
   threads: IThread[];

@@ -2,7 +2,7 @@ import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import * as React from 'react';
 
-import { IMimeBundle } from '../../transport/api';
+import type { IMimeBundle } from '../../transport/api';
 
 export interface IMimeViewProps {
   bundle: IMimeBundle;

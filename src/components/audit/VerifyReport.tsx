@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { CheckStatus, IVerifyReport } from '../../transport/api';
+import type { CheckStatus, IVerifyReport } from '../../transport/api';
 import { shortFingerprint } from '../artifacts/format';
 
 /** How each status reads. */
