@@ -3,7 +3,7 @@ import type { Locator, Page } from '@playwright/test';
 import { execFileSync } from 'child_process';
 import * as path from 'path';
 
-import { ask, DEMO_ANSWER, DEMO_QUESTION, newThread, openPanel, PANEL_ID, SCREENSHOTS } from './lab';
+import { ask, DEMO_ANSWER, DEMO_QUESTION, newThread, openPanel, SCREENSHOTS } from './lab';
 import { ITcpProxy, startProxy } from './tcpProxy';
 
 /**
