@@ -69,7 +69,15 @@ module.exports = tseslint.config(
   prettier,
   {
     files: ['**/*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+        process: 'readonly'
+      }
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' }
   },
   {
@@ -108,7 +116,8 @@ module.exports = tseslint.config(
             {
               group: ['**/transport/*'],
               allowTypeImports: true,
-              message: 'Components take the API through hooks: from src/transport, import only types.'
+              message:
+                'Components take the API through hooks: from src/transport, import only types.'
             }
           ]
         }

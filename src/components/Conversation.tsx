@@ -72,9 +72,7 @@ export function Conversation({
         >
           ‹
         </button>
-        <span className="jp-AnalystConversation-title">
-          {thread.title || 'Untitled thread'}
-        </span>
+        <span className="jp-AnalystConversation-title">{thread.title || 'Untitled thread'}</span>
         <span className="jp-AnalystConversation-source">{thread.source}</span>
         <ThreadActions threadId={thread.thread_id} running={running} />
       </header>
@@ -88,7 +86,12 @@ export function Conversation({
         </div>
       </div>
       {running && <TurnStatus view={view} connection={connection} stopping={stopping} />}
-      <PromptBox busy={running} onSubmit={ask} submitOnEnter={submitOnEnter} focusToken={focusToken}>
+      <PromptBox
+        busy={running}
+        onSubmit={ask}
+        submitOnEnter={submitOnEnter}
+        focusToken={focusToken}
+      >
         {running && <StopButton stopping={stopping} onStop={() => void stop()} />}
       </PromptBox>
     </section>

@@ -17,10 +17,7 @@ export interface IErrorBannerProps {
  * A refusal or failure of the API, in words: its message and the server's hint. No
  * model configured gets a banner of its own with the fix.
  */
-export function ErrorBanner({
-  error,
-  onDismiss
-}: IErrorBannerProps): JSX.Element {
+export function ErrorBanner({ error, onDismiss }: IErrorBannerProps): JSX.Element {
   const noModel = error.isNoModel;
   return (
     <div

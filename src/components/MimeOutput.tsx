@@ -89,7 +89,10 @@ class RenderSlot {
     while (this._next !== null) {
       const bundle = this._next;
       this._next = null;
-      const mimeType = this._rendermime.preferredMimeType(bundle.data as IRenderMime.IMimeModel['data'], 'any');
+      const mimeType = this._rendermime.preferredMimeType(
+        bundle.data as IRenderMime.IMimeModel['data'],
+        'any'
+      );
       if (!mimeType) {
         continue;
       }

@@ -56,9 +56,7 @@ export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
             busy={creating}
             onCreate={options => void create(options)}
           />
-          {loaded && (
-            <ThreadList threads={threads} selected={selected} onSelect={select} />
-          )}
+          {loaded && <ThreadList threads={threads} selected={selected} onSelect={select} />}
         </div>
       )}
     </div>

@@ -45,9 +45,17 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
   return (
     <div className="jp-AnalystThreadActions">
       <div className="jp-AnalystThreadActions-buttons" role="group" aria-label="Audit notebook">
-        {button('open', 'Open audit notebook', 'Export the thread as a notebook and open it in a tab')}
+        {button(
+          'open',
+          'Open audit notebook',
+          'Export the thread as a notebook and open it in a tab'
+        )}
         {button('export', 'Export', 'Write the thread as a notebook into your Jupyter folder')}
-        {button('verify', 'Verify', 'Re-run the thread’s notebook on its source and compare every artifact')}
+        {button(
+          'verify',
+          'Verify',
+          'Re-run the thread’s notebook on its source and compare every artifact'
+        )}
       </div>
       {outcome.kind !== 'idle' && (
         <div className="jp-AnalystThreadActions-outcome" aria-live="polite">

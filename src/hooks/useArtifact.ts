@@ -10,7 +10,8 @@ import type { IArtifact, IMimeBundle } from '../transport/api';
 import { artifactMetadata, artifactPreview } from '../transport/artifactCache';
 
 /** What a loading value is: not yet, its value, or why it failed. */
-export type Loaded<T> = { state: 'loading' } | { state: 'ready'; value: T } | { state: 'failed'; message: string };
+export type Loaded<T> =
+  { state: 'loading' } | { state: 'ready'; value: T } | { state: 'failed'; message: string };
 
 /** The value of `load()` once it resolves (again whenever `key` changes). */
 export function useLoaded<T>(key: string | null, load: () => Promise<T>): Loaded<T> {
@@ -24,7 +25,11 @@ export function useLoaded<T>(key: string | null, load: () => Promise<T>): Loaded
     load().then(
       value => live && setLoaded({ state: 'ready', value }),
       (reason: unknown) =>
-        live && setLoaded({ state: 'failed', message: reason instanceof Error ? reason.message : String(reason) })
+        live &&
+        setLoaded({
+          state: 'failed',
+          message: reason instanceof Error ? reason.message : String(reason)
+        })
     );
     return () => {
       live = false;

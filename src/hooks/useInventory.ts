@@ -13,9 +13,7 @@ const PREVIEW_ROWS = 20;
 
 /** What a request for a value is: not answered yet, its value, or the API's refusal. */
 export type Requested<T> =
-  | { state: 'loading' }
-  | { state: 'ready'; value: T }
-  | { state: 'failed'; error: AnalystApiError };
+  { state: 'loading' } | { state: 'ready'; value: T } | { state: 'failed'; error: AnalystApiError };
 
 function asApiError(reason: unknown): AnalystApiError {
   return reason instanceof AnalystApiError
@@ -43,9 +41,7 @@ export function useInventory(
       return; // read once the turn has ended, with all it made
     }
     let current = true;
-    setInventory(previous =>
-      previous.state === 'ready' ? previous : { state: 'loading' }
-    );
+    setInventory(previous => (previous.state === 'ready' ? previous : { state: 'loading' }));
     client
       .artifacts(threadId, type || undefined)
       .then(value => current && setInventory({ state: 'ready', value }))
@@ -102,7 +98,8 @@ export function useInventoryPreview(artifactId: string): Requested<IMimeBundle> 
 
   React.useEffect(() => {
     let current = true;
-    client.preview(artifactId, PREVIEW_ROWS)
+    client
+      .preview(artifactId, PREVIEW_ROWS)
       .then(value => current && setPreview({ state: 'ready', value }))
       .catch(reason => current && setPreview({ state: 'failed', error: asApiError(reason) }));
     return () => {

@@ -21,7 +21,8 @@ export function asApiError(reason: unknown): AnalystApiError | null {
     if (reason.isBusy) {
       return new AnalystApiError(409, {
         ...reason.body,
-        message: 'This thread is busy: a turn is already running on it. Its progress is shown below; ask again when it ends.',
+        message:
+          'This thread is busy: a turn is already running on it. Its progress is shown below; ask again when it ends.',
         reason: reason.reason ?? 'turn_in_progress'
       });
     }
@@ -54,7 +55,9 @@ export function useThread(
   currentNotebook: CurrentNotebook = () => null
 ): IThreadEvents {
   const [stream, setStream] = useState<ThreadStream | null>(null);
-  const [snapshot, setSnapshot] = useState(() => new ThreadStream(clientTransport(client, threadId)).snapshot);
+  const [snapshot, setSnapshot] = useState(
+    () => new ThreadStream(clientTransport(client, threadId)).snapshot
+  );
   // Read when a turn starts: the notebook in front of the user then, not when the view opened.
   const notebookRef = useRef(currentNotebook);
   notebookRef.current = currentNotebook;
@@ -75,7 +78,13 @@ export function useThread(
   const streamError = snapshot.streamError;
   const error =
     asApiError(snapshot.error) ??
-    (streamError ? new AnalystApiError(200, { message: streamError.message, reason: streamError.reason, hint: null }) : null);
+    (streamError
+      ? new AnalystApiError(200, {
+          message: streamError.message,
+          reason: streamError.reason,
+          hint: null
+        })
+      : null);
   return {
     view: snapshot.model.view,
     running: snapshot.running,

@@ -95,7 +95,11 @@ function shortFingerprint(fingerprint: string): string {
 }
 
 /** The view with `turnId`'s turn replaced by `change(turn)` (the turn is made if new). */
-function withTurn(view: ThreadView, turnId: string, change: (turn: TurnView) => TurnView): ThreadView {
+function withTurn(
+  view: ThreadView,
+  turnId: string,
+  change: (turn: TurnView) => TurnView
+): ThreadView {
   const index = view.turns.findIndex(t => t.turnId === turnId);
   if (index < 0) {
     return { ...view, turns: [...view.turns, change(newTurn(turnId))] };
@@ -106,7 +110,12 @@ function withTurn(view: ThreadView, turnId: string, change: (turn: TurnView) => 
 }
 
 /** The turn with the card of `callId` replaced by `change(card)` (made where it is first mentioned). */
-function withCard(turn: TurnView, callId: string, seq: number, change: (card: ToolCard) => ToolCard): TurnView {
+function withCard(
+  turn: TurnView,
+  callId: string,
+  seq: number,
+  change: (card: ToolCard) => ToolCard
+): TurnView {
   const index = turn.items.findIndex(i => i.kind === 'tool' && i.callId === callId);
   const items = turn.items.slice();
   if (index < 0) {
@@ -143,14 +152,26 @@ function onText(turn: TurnView, e: TextDelta): TurnView {
     const joined: TextItem = { ...last, text: last.text + e.text, lastSeq: e.seq };
     return { ...turn, items: [...turn.items.slice(0, -1), joined] };
   }
-  const block: TextItem = { kind: 'text', text: e.text, modelCall: currentCall(turn), firstSeq: e.seq, lastSeq: e.seq };
+  const block: TextItem = {
+    kind: 'text',
+    text: e.text,
+    modelCall: currentCall(turn),
+    firstSeq: e.seq,
+    lastSeq: e.seq
+  };
   return { ...turn, items: [...turn.items, block] };
 }
 
 function onToolCall(turn: TurnView, e: ToolCallStarted): TurnView {
   const args = e.arguments;
   return withCard(turn, e.call_id, e.seq, card => {
-    const next: ToolCard = { ...card, tool: e.tool, arguments: args, stepKey: e.step_key, startedAt: e.ts };
+    const next: ToolCard = {
+      ...card,
+      tool: e.tool,
+      arguments: args,
+      stepKey: e.step_key,
+      startedAt: e.ts
+    };
     if (typeof args.sql === 'string') {
       next.sql = args.sql;
     }
@@ -210,7 +231,10 @@ function onGuard(turn: TurnView, e: Guarded): TurnView {
     at: e.ts,
     seq: e.seq
   };
-  const counted = { ...turn, counters: { ...turn.counters, [e.reason]: (turn.counters[e.reason] ?? 0) + 1 } };
+  const counted = {
+    ...turn,
+    counters: { ...turn.counters, [e.reason]: (turn.counters[e.reason] ?? 0) + 1 }
+  };
   if (e.call_id !== null) {
     // A refusal comes before the call's card exists (a refused call never starts): the
     // card is made here, and its result fills it in.
@@ -220,13 +244,21 @@ function onGuard(turn: TurnView, e: Guarded): TurnView {
 }
 
 function onAnswer(turn: TurnView, e: AnswerReady): TurnView {
-  const answer: AnswerItem = { kind: 'answer', text: e.text, flagged: e.flagged, at: e.ts, seq: e.seq };
+  const answer: AnswerItem = {
+    kind: 'answer',
+    text: e.text,
+    flagged: e.flagged,
+    at: e.ts,
+    seq: e.seq
+  };
   return { ...turn, items: [...turn.items, answer] };
 }
 
 function onTurnEnded(turn: TurnView, e: TurnEnded): TurnView {
   // A call still running when the turn ended (it was stopped, or failed) gets no result.
-  const items = turn.items.map(i => (i.kind === 'tool' && i.status === 'pending' ? { ...i, status: 'unfinished' as const } : i));
+  const items = turn.items.map(i =>
+    i.kind === 'tool' && i.status === 'pending' ? { ...i, status: 'unfinished' as const } : i
+  );
   return {
     ...turn,
     items,
@@ -293,7 +325,9 @@ function onPlanStep(turn: TurnView, e: PlanStepChanged): TurnView {
     const stages = card.plan.stages.map(stage => ({
       ...stage,
       steps: stage.steps.map(step =>
-        step.id === e.step_id ? { ...step, status: e.status, reused: e.reused, message: e.message } : step
+        step.id === e.step_id
+          ? { ...step, status: e.status, reused: e.reused, message: e.message }
+          : step
       )
     }));
     return { ...card, plan: { ...card.plan, stages } };
@@ -321,7 +355,10 @@ export function reduce(view: ThreadView, event: AnalystEvent): ThreadView {
     case 'tool_result':
       return withTurn(applied, event.turn_id, t => onToolResult(t, event));
     case 'artifact': {
-      const recorded = { ...applied, artifacts: { ...applied.artifacts, [event.artifact_id]: artifactView(event) } };
+      const recorded = {
+        ...applied,
+        artifacts: { ...applied.artifacts, [event.artifact_id]: artifactView(event) }
+      };
       return withTurn(recorded, event.turn_id, t => onArtifact(t, event));
     }
     case 'guard':

@@ -5,7 +5,14 @@
  * builds it from events; reasons.ts gives its codes their words.
  */
 
-import type { JsonObject, PlanStepStatus, ReasonCode, State, ToolStatus, TurnEndStatus } from './events';
+import type {
+  JsonObject,
+  PlanStepStatus,
+  ReasonCode,
+  State,
+  ToolStatus,
+  TurnEndStatus
+} from './events';
 import type { ToolResultView } from './results';
 
 /** One state the turn entered, for the state strip. */

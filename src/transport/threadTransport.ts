@@ -59,12 +59,18 @@ export function clientTransport(
     history: after => client.events(threadId, after),
     active: async () => (await client.thread(threadId)).active,
     follow: (after, signal, onOpen) =>
-      streamOf(client.request(`${path}/events`, { headers: EVENT_STREAM, signal }, { after }), onOpen),
+      streamOf(
+        client.request(`${path}/events`, { headers: EVENT_STREAM, signal }, { after }),
+        onOpen
+      ),
     start: (prompt, signal, onOpen) => {
       const notebook = currentNotebook();
       const turn: INewTurn = notebook ? { prompt, notebook } : { prompt };
       const body = JSON.stringify(turn);
-      return streamOf(client.request(`${path}/turns`, { method: 'POST', body, headers: EVENT_STREAM, signal }), onOpen);
+      return streamOf(
+        client.request(`${path}/turns`, { method: 'POST', body, headers: EVENT_STREAM, signal }),
+        onOpen
+      );
     },
     cancel: () => client.cancel(threadId)
   };

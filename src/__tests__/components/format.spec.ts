@@ -24,9 +24,9 @@ describe('artifact formatting', () => {
   });
 
   it('names a download with an extension from its type when it has none', () => {
-    expect(downloadName({ name: 'revenue_by_region', mime: 'application/vnd.apache.parquet' })).toBe(
-      'revenue_by_region.parquet'
-    );
+    expect(
+      downloadName({ name: 'revenue_by_region', mime: 'application/vnd.apache.parquet' })
+    ).toBe('revenue_by_region.parquet');
     expect(downloadName({ name: 'outputs/chart.png', mime: 'image/png' })).toBe('chart.png');
     expect(downloadName({ name: 'notes', mime: 'application/x-unknown' })).toBe('notes');
   });

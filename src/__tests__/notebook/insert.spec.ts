@@ -124,7 +124,11 @@ describe('stepCellSources', () => {
 
 describe('insertStepCells (a real notebook model)', () => {
   it('inserts the set-up and the step below the active cell of a notebook that never connected', () => {
-    const model = notebookOf(['markdown', '# Notes'], ['code', 'import pandas as pd'], ['code', 'last']);
+    const model = notebookOf(
+      ['markdown', '# Notes'],
+      ['code', 'import pandas as pd'],
+      ['code', 'last']
+    );
     const index = insertStepCells(model, 1, SQL_STEP);
     expect(index).toBe(3);
     expect(cellTexts(model).map(c => c.source)).toEqual([
@@ -134,7 +138,11 @@ describe('insertStepCells (a real notebook model)', () => {
       modelWritten(`${SQL_STEP.source}\nrevenue_by_region`),
       'last'
     ]);
-    expect(cellTexts(model).slice(2, 4).every(c => c.cell_type === 'code')).toBe(true);
+    expect(
+      cellTexts(model)
+        .slice(2, 4)
+        .every(c => c.cell_type === 'code')
+    ).toBe(true);
     // The step's cell is tagged as the model's; the set-up (the product's own code) is not.
     expect(model.cells.get(3).sharedModel.getMetadata('tags')).toEqual([MODEL_WRITTEN_TAG]);
     expect(model.cells.get(2).sharedModel.getMetadata('tags')).toBeUndefined();

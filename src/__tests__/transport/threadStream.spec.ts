@@ -42,7 +42,10 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 type Script = (after: number) => AsyncIterable<SseFrame>;
 
 /** A stream that says it is open before its first frame, as a server's answer does. */
-async function* opened(frames: AsyncIterable<SseFrame>, onOpen: () => void): AsyncGenerator<SseFrame> {
+async function* opened(
+  frames: AsyncIterable<SseFrame>,
+  onOpen: () => void
+): AsyncGenerator<SseFrame> {
   const iterator = frames[Symbol.asyncIterator]();
   let next = iterator.next();
   // A refused connection throws before it opens.
@@ -171,7 +174,14 @@ describe('ThreadStream', () => {
       }
     });
     await thread.open();
-    expect(server.calls).toEqual(['history 0', 'active', 'follow 3', 'follow 9', 'follow 9', 'follow 9']);
+    expect(server.calls).toEqual([
+      'history 0',
+      'active',
+      'follow 3',
+      'follow 9',
+      'follow 9',
+      'follow 9'
+    ]);
     expect(waits).toEqual([100, 200, 300]);
     expect(states).toEqual(['idle', 'live', 'reconnecting', 'live', 'idle']);
     expect(thread.snapshot.model.view).toEqual(complete);
@@ -224,8 +234,12 @@ describe('ThreadStream', () => {
     const thread = streamOf(server);
     await thread.open();
     // The same view as the events one by one, the text block numbered from its merged frame.
-    expect(thread.snapshot.model.view).toEqual(reduceAll(initialThreadView(), [...upTo(3), ...arrived]));
-    expect(thread.snapshot.model.view.turns[0].items[0]).toMatchObject({ text: 'Let me look at the tables first.' });
+    expect(thread.snapshot.model.view).toEqual(
+      reduceAll(initialThreadView(), [...upTo(3), ...arrived])
+    );
+    expect(thread.snapshot.model.view.turns[0].items[0]).toMatchObject({
+      text: 'Let me look at the tables first.'
+    });
     expect(server.calls).toEqual(['history 0', 'active', 'follow 3']);
   });
 

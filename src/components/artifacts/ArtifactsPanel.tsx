@@ -3,13 +3,7 @@ import * as React from 'react';
 import { useAnalyst } from '../../context';
 import { useDownload, useInventory, useInventoryPreview } from '../../hooks/useInventory';
 import type { IArtifact } from '../../transport/api';
-import {
-  canPreview,
-  downloadName,
-  formatSize,
-  formatWhen,
-  shortFingerprint
-} from './format';
+import { canPreview, downloadName, formatSize, formatWhen, shortFingerprint } from './format';
 import { MimeView } from './MimeView';
 
 /** The artifact types of the inventory, for the filter ('' is all of them). */
@@ -54,9 +48,7 @@ export function ArtifactsPanel({ threadId, running }: IArtifactsPanelProps): JSX
             ))}
           </select>
         </label>
-        {running && (
-          <span className="jp-AnalystArtifacts-note">updated when the turn ends</span>
-        )}
+        {running && <span className="jp-AnalystArtifacts-note">updated when the turn ends</span>}
       </div>
       {inventory.state === 'loading' && (
         <p className="jp-AnalystArtifacts-empty">Loading the inventory…</p>
@@ -79,9 +71,7 @@ export function ArtifactsPanel({ threadId, running }: IArtifactsPanelProps): JSX
               artifact={artifact}
               open={open === artifact.artifact_id}
               onToggle={() =>
-                setOpen(current =>
-                  current === artifact.artifact_id ? null : artifact.artifact_id
-                )
+                setOpen(current => (current === artifact.artifact_id ? null : artifact.artifact_id))
               }
             />
           ))}

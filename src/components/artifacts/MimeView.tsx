@@ -17,7 +17,10 @@ export interface IMimeViewProps {
  */
 export function MimeView({ bundle, rendermime }: IMimeViewProps): JSX.Element {
   const host = React.useRef<HTMLDivElement>(null);
-  const mimeType = rendermime?.preferredMimeType(bundle.data as IRenderMime.IMimeModel['data'], 'ensure');
+  const mimeType = rendermime?.preferredMimeType(
+    bundle.data as IRenderMime.IMimeModel['data'],
+    'ensure'
+  );
 
   React.useEffect(() => {
     const node = host.current;

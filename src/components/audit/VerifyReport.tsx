@@ -45,20 +45,14 @@ export function verdict(report: IVerifyReport): string {
  */
 export function VerifyReport({ report }: { report: IVerifyReport }): JSX.Element {
   return (
-    <div
-      className="jp-AnalystVerify"
-      data-ok={report.ok}
-      aria-label="Verify report"
-    >
+    <div className="jp-AnalystVerify" data-ok={report.ok} aria-label="Verify report">
       <p
         className={`jp-AnalystVerify-verdict jp-mod-${
           checkedNothing(report) ? 'empty' : report.ok ? 'ok' : 'failed'
         }`}
       >
         {verdict(report)}{' '}
-        <span className="jp-AnalystVerify-source">
-          (re-executed on {report.source})
-        </span>
+        <span className="jp-AnalystVerify-source">(re-executed on {report.source})</span>
       </p>
       {report.checks.length > 0 && (
         <table className="jp-AnalystVerify-table">
@@ -77,7 +71,9 @@ export function VerifyReport({ report }: { report: IVerifyReport }): JSX.Element
                 key={check.artifact_id}
                 className="jp-AnalystVerify-check"
                 data-status={check.status}
-                title={check.call_id ? `step ${check.call_id}, cell ${check.cell ?? '?'}` : undefined}
+                title={
+                  check.call_id ? `step ${check.call_id}, cell ${check.cell ?? '?'}` : undefined
+                }
               >
                 <td>{check.name}</td>
                 <td>{check.type}</td>

@@ -20,9 +20,13 @@ export function ArtifactPreview({ artifactId, label }: IArtifactPreviewProps): J
       role="group"
       aria-label={label}
     >
-      {preview.state === 'loading' && <div className="jp-AnalystPreview-loading">Loading the {label}…</div>}
+      {preview.state === 'loading' && (
+        <div className="jp-AnalystPreview-loading">Loading the {label}…</div>
+      )}
       {preview.state === 'failed' && (
-        <div className="jp-AnalystPreview-failed">The {label} cannot be shown: {preview.message}</div>
+        <div className="jp-AnalystPreview-failed">
+          The {label} cannot be shown: {preview.message}
+        </div>
       )}
       {preview.state === 'ready' && <MimeOutput bundle={preview.value} />}
     </div>
