@@ -22,6 +22,10 @@ async function demoThread(panel: Locator): Promise<string> {
   return threadId;
 }
 
+/** A step's cell as "Insert as cell" writes it: who wrote it, then the SQL step. */
+const MODEL_WRITTEN_STEP =
+  /^# Written by a language model \(jupyter-analyst\); it runs here, outside the sandbox: read it first\.\nrevenue_by_region = analyst\.sql\("""/;
+
 test.describe('into the notebook', () => {
   test('"Insert as cell" puts the SQL step into the open notebook, and it runs to its DataFrame', async ({
     page
@@ -50,7 +54,8 @@ test.describe('into the notebook', () => {
     await expect(notebook.locator('.jp-Cell')).toHaveCount(3);
     expect(await page.notebook.getCellTextInput(1)).toContain('analyst.connect(');
     const step = await page.notebook.getCellTextInput(2);
-    expect(step).toMatch(/^revenue_by_region = analyst\.sql\("""/);
+    // The step, under the line that says the model wrote it and that it runs unsandboxed.
+    expect(step).toMatch(MODEL_WRITTEN_STEP);
     expect(step).toMatch(/date_trunc\('month'/i);
     // The step's cell is the active one.
     await expect(notebook.locator('.jp-Cell').nth(2)).toHaveClass(/jp-mod-active/);
@@ -66,7 +71,7 @@ test.describe('into the notebook', () => {
     // A second insert: the notebook now connects above, so no second set-up cell.
     await insert.click();
     await expect(notebook.locator('.jp-Cell')).toHaveCount(4);
-    expect(await page.notebook.getCellTextInput(3)).toMatch(/^revenue_by_region = analyst\.sql/);
+    expect(await page.notebook.getCellTextInput(3)).toMatch(MODEL_WRITTEN_STEP);
 
     await page.screenshot({ path: path.join(SCREENSHOTS, 'insert-as-cell.png') });
   });
