@@ -1,6 +1,6 @@
-import { parseEvent, parseStreamError } from '../model/events';
-import { parseSse, SseParser, type SseFrame } from '../model/sse';
-import { demoTurn, frameOf } from './helpers';
+import { parseEvent, parseStreamError } from '../../model/events';
+import { parseSse, SseParser, type SseFrame } from '../../model/sse';
+import { demoTurn, frameOf } from '../helpers';
 
 /** A body like one a turn's stream sends: frames, a heartbeat, and a last error frame. */
 function streamBody(): string {
@@ -36,7 +36,10 @@ describe('SseParser', () => {
     expect(last.event).toBe('error');
     expect(last.id).toBe('8'); // an id is kept until another one comes, as the standard says
     expect(parseEvent(last.data)).toBeNull();
-    expect(parseStreamError(last.data)).toEqual({ reason: 'turn_failed', message: 'the kernel died' });
+    expect(parseStreamError(last.data)).toEqual({
+      reason: 'turn_failed',
+      message: 'the kernel died'
+    });
   });
 
   it('gives the same frames however the body is split in two, at every position', () => {
@@ -69,7 +72,9 @@ describe('SseParser', () => {
     }
     // A CR that ends a chunk, then the LF: one line end, not a blank line that would
     // dispatch the frame before its data.
-    expect(feed(['id: 3\r', '\ndata: x\r', '\n\r', '\n']).frames).toEqual([{ id: '3', event: 'message', data: 'x' }]);
+    expect(feed(['id: 3\r', '\ndata: x\r', '\n\r', '\n']).frames).toEqual([
+      { id: '3', event: 'message', data: 'x' }
+    ]);
   });
 
   it('joins multi-line data with LF and keeps what follows the first space after the colon', () => {
@@ -84,14 +89,20 @@ describe('SseParser', () => {
   });
 
   it('keeps the last id for Last-Event-ID, ignores an id with NUL, and does not dispatch a frame without data', () => {
-    const { frames, parser } = feed(['id: 41\nevent: state\n\n', 'id: 4\u00002\n\n', 'unknown: field\n\n']);
+    const { frames, parser } = feed([
+      'id: 41\nevent: state\n\n',
+      'id: 4\u00002\n\n',
+      'unknown: field\n\n'
+    ]);
     expect(frames).toEqual([]);
     expect(parser.lastEventId).toBe('41');
   });
 
   it('drops a frame the connection cut before its blank line', () => {
     const parser = new SseParser();
-    expect(parser.push('id: 1\ndata: whole\n\nid: 2\ndata: {"cut')).toEqual([{ id: '1', event: 'message', data: 'whole' }]);
+    expect(parser.push('id: 1\ndata: whole\n\nid: 2\ndata: {"cut')).toEqual([
+      { id: '1', event: 'message', data: 'whole' }
+    ]);
     parser.end();
     expect(parser.lastEventId).toBe('1'); // a resumed stream asks again for the cut frame
     expect(parser.push('data: next\n\n')).toEqual([{ id: '1', event: 'message', data: 'next' }]);

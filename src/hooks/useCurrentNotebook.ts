@@ -17,8 +17,7 @@ export function useCurrentNotebook(tracker: INotebookTracker | null): NotebookPa
     if (!tracker) {
       return;
     }
-    const changed = (_: INotebookTracker, panel: NotebookPanel | null): void =>
-      setCurrent(panel);
+    const changed = (_: INotebookTracker, panel: NotebookPanel | null): void => setCurrent(panel);
     setCurrent(tracker.currentWidget);
     tracker.currentChanged.connect(changed);
     return () => {

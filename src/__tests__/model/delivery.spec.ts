@@ -9,11 +9,12 @@ import {
   receiveFrames,
   receiveUnreadable,
   type ThreadModel
-} from '../model/delivery';
-import { parseEvent, type AnalystEvent, type TextDelta } from '../model/events';
-import { initialThreadView, reduceAll, type ThreadView } from '../model/reducer';
-import { SseParser } from '../model/sse';
-import { demoTurn, frameOf, merged, shuffled } from './helpers';
+} from '../../model/delivery';
+import { parseEvent, type AnalystEvent, type TextDelta } from '../../model/events';
+import { reduceAll } from '../../model/reducer';
+import { initialThreadView, type ThreadView } from '../../model/view';
+import { SseParser } from '../../model/sse';
+import { demoTurn, frameOf, merged, shuffled } from '../helpers';
 
 const events = demoTurn();
 /** The view of the turn applied once, in order: what every delivery must end with. */
@@ -59,7 +60,10 @@ describe('duplicated delivery', () => {
       expect(deliver(once.delivery, event).ready).toEqual([]);
       expect(receive(once, event)).toBe(once);
     }
-    const doubled = receiveEach(initialThreadModel(), events.reduce<AnalystEvent[]>((out, e) => [...out, e, e], []));
+    const doubled = receiveEach(
+      initialThreadModel(),
+      events.reduce<AnalystEvent[]>((out, e) => [...out, e, e], [])
+    );
     expect(doubled.view).toEqual(expected);
     // The text was not doubled: the one text block holds each piece once.
     const text = doubled.view.turns[0].items[0];
@@ -82,15 +86,21 @@ describe('out-of-order delivery', () => {
     expect(model.view).toEqual(reduceAll(initialThreadView(), bySeq(range(1, 5))));
   });
 
-  it.each([1, 2, 3, 42, 2026])('ends with the in-order view for any arrival order (shuffle %i)', seed => {
-    const model = receiveEach(initialThreadModel(), shuffled(events, seed));
-    expect(model.view).toEqual(expected);
-    expect(model.delivery.lastSeq).toBe(28);
-    expect(model.delivery.held).toHaveLength(0);
-  });
+  it.each([1, 2, 3, 42, 2026])(
+    'ends with the in-order view for any arrival order (shuffle %i)',
+    seed => {
+      const model = receiveEach(initialThreadModel(), shuffled(events, seed));
+      expect(model.view).toEqual(expected);
+      expect(model.delivery.lastSeq).toBe(28);
+      expect(model.delivery.held).toHaveLength(0);
+    }
+  );
 
   it('ends with the in-order view when everything comes backwards, each event twice', () => {
-    const backwards = events.slice().reverse().reduce<AnalystEvent[]>((out, e) => [...out, e, e], []);
+    const backwards = events
+      .slice()
+      .reverse()
+      .reduce<AnalystEvent[]>((out, e) => [...out, e, e], []);
     expect(receiveEach(initialThreadModel(), backwards).view).toEqual(expected);
   });
 });
@@ -129,9 +139,16 @@ describe('resume', () => {
     expect(model.delivery.lastSeq).toBe(12);
     expect(parser.lastEventId).toBe('12');
     const after = model.delivery.lastSeq;
-    const resumedBody = events.filter(e => e.seq > after).map(frameOf).join('');
+    const resumedBody = events
+      .filter(e => e.seq > after)
+      .map(frameOf)
+      .join('');
     const frames = new SseParser().push(resumedBody);
-    model = receiveAll(model, frames.map(f => parseEvent(f.data)).filter((e): e is AnalystEvent => e !== null), after);
+    model = receiveAll(
+      model,
+      frames.map(f => parseEvent(f.data)).filter((e): e is AnalystEvent => e !== null),
+      after
+    );
     expect(model.view).toEqual(expected);
   });
 });
@@ -144,7 +161,18 @@ describe('text deltas the server merged for a slow client', () => {
     const stream = [...bySeq([1, 2, 3]), merged456, ...bySeq(range(7, 28))];
     const model = receiveAll(initialThreadModel(), stream, 0);
     expect(missing(model.delivery)).toBeNull();
-    expect(model.view).toEqual({ ...expected, turns: [{ ...expected.turns[0], items: [{ ...expected.turns[0].items[0], firstSeq: 6 }, ...expected.turns[0].items.slice(1)] }] });
+    expect(model.view).toEqual({
+      ...expected,
+      turns: [
+        {
+          ...expected.turns[0],
+          items: [
+            { ...expected.turns[0].items[0], firstSeq: 6 },
+            ...expected.turns[0].items.slice(1)
+          ]
+        }
+      ]
+    });
   });
 
   it('a merged delta that overlaps what is applied is dropped and its range fetched from the history, never doubling text', () => {
@@ -191,7 +219,9 @@ describe('a malformed frame', () => {
     expect(model.delivery.lastSeq).toBe(10);
     expect(missing(model.delivery)).toBeNull();
     // The tool's result still has its card (its call frame was lost); nothing else changed.
-    expect(model.view).toEqual(reduceAll(initialThreadView(), [...events.slice(0, 6), ...events.slice(7, 10)]));
+    expect(model.view).toEqual(
+      reduceAll(initialThreadView(), [...events.slice(0, 6), ...events.slice(7, 10)])
+    );
   });
 
   it('passed over late, it releases the events that waited behind it', () => {
@@ -219,13 +249,19 @@ describe('receiveFrames: the frames of one stream', () => {
       progress = receiveFrames(progress, parser.push(body.slice(at, at + 97)));
     }
     expect(progress.previous).toBe(20);
-    expect(progress.error).toEqual({ reason: 'turn_failed', message: 'the workspace is read-only' });
+    expect(progress.error).toEqual({
+      reason: 'turn_failed',
+      message: 'the workspace is read-only'
+    });
     expect(progress.model.delivery.lastSeq).toBe(20);
     expect(missing(progress.model.delivery)).toBeNull();
     const text = progress.model.view.turns[0].items[0];
     expect(text.kind === 'text' && text.text).toBe('Let me look at the tables first.');
     // The resumed stream picks up after 20 and ends with the whole turn.
-    const resumed = receiveFrames(openStream(progress.model, 20), new SseParser().push(bySeq(range(21, 28)).map(frameOf).join('')));
+    const resumed = receiveFrames(
+      openStream(progress.model, 20),
+      new SseParser().push(bySeq(range(21, 28)).map(frameOf).join(''))
+    );
     expect(resumed.model.view.turns[0].status).toBe('completed');
     expect(resumed.model.view.lastSeq).toBe(28);
   });

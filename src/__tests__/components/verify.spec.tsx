@@ -3,18 +3,22 @@ import { act } from 'react';
 
 import { ServerConnection } from '@jupyterlab/services';
 
-import { AnalystClient, IArtifactCheck, IVerification, IVerifyReport } from '../api';
-import { ThreadActions } from '../components/ThreadActions';
-import { AnalystContext } from '../context';
-import { ThreadViewName, ThreadViewTabs } from '../components/artifacts';
-import { verdict, VerifyReportView } from '../notebook/VerifyReportView';
-import { mountedRoot } from './dom';
+import { AnalystClient, IArtifactCheck, IVerification, IVerifyReport } from '../../transport/api';
+import { ThreadActions } from '../../components/ThreadActions';
+import { AnalystContext } from '../../context';
+import { ThreadViewName, ThreadViewTabs } from '../../components/artifacts';
+import { verdict, VerifyReport } from '../../components/audit/VerifyReport';
+import { mountedRoot } from '../dom';
 
 const mounted = mountedRoot();
 
 const FP = (digit: string): string => `sha256:${digit.repeat(64)}`;
 
-function check(name: string, status: IArtifactCheck['status'], actual: string | null): IArtifactCheck {
+function check(
+  name: string,
+  status: IArtifactCheck['status'],
+  actual: string | null
+): IArtifactCheck {
   return {
     artifact_id: `art_${name}`,
     name,
@@ -31,9 +35,12 @@ function check(name: string, status: IArtifactCheck['status'], actual: string | 
 function report(checks: IArtifactCheck[], error: string | null = null): IVerifyReport {
   const counts = { matched: 0, changed: 0, missing: 0 };
   checks.forEach(c => counts[c.status]++);
-  const verdict: IVerifyReport['verdict'] = !checks.length && !error
-    ? 'nothing_to_verify'
-    : error === null && counts.matched === checks.length ? 'verified' : 'not_verified';
+  const verdict: IVerifyReport['verdict'] =
+    !checks.length && !error
+      ? 'nothing_to_verify'
+      : error === null && counts.matched === checks.length
+        ? 'verified'
+        : 'not_verified';
   return {
     notebook: null,
     source: 'sales',
@@ -45,11 +52,14 @@ function report(checks: IArtifactCheck[], error: string | null = null): IVerifyR
   };
 }
 
-describe('VerifyReportView', () => {
+describe('VerifyReport', () => {
   it('says all matched, with a row per artifact and short fingerprints', () => {
-    const all = report([check('revenue', 'matched', FP('a')), check('chart.png', 'matched', FP('a'))]);
+    const all = report([
+      check('revenue', 'matched', FP('a')),
+      check('chart.png', 'matched', FP('a'))
+    ]);
     expect(verdict(all)).toBe('All 2 artifacts matched');
-    act(() => mounted.root().render(<VerifyReportView report={all} />));
+    act(() => mounted.root().render(<VerifyReport report={all} />));
     const rows = mounted.host().querySelectorAll('tbody tr');
     expect(rows).toHaveLength(2);
     expect(rows[0].textContent).toBe('revenuedatasetmatchedaaaaaaaaaaaaaaaaaaaaaaaa');
@@ -59,12 +69,18 @@ describe('VerifyReportView', () => {
 
   it('says what did not reproduce, a missing artifact with no actual fingerprint, and the error', () => {
     const bad = report(
-      [check('revenue', 'changed', FP('b')), check('chart.png', 'missing', null), check('x', 'matched', FP('a'))],
+      [
+        check('revenue', 'changed', FP('b')),
+        check('chart.png', 'missing', null),
+        check('x', 'matched', FP('a'))
+      ],
       'NameError: name revenue is not defined'
     );
     expect(verdict(bad)).toBe('Not reproduced: 1 matched, 1 changed, 1 missing');
-    act(() => mounted.root().render(<VerifyReportView report={bad} />));
-    const statuses = Array.from(mounted.host().querySelectorAll('tbody tr')).map(r => r.getAttribute('data-status'));
+    act(() => mounted.root().render(<VerifyReport report={bad} />));
+    const statuses = Array.from(mounted.host().querySelectorAll('tbody tr')).map(r =>
+      r.getAttribute('data-status')
+    );
     expect(statuses).toEqual(['changed', 'missing', 'matched']);
     expect(mounted.host().querySelectorAll('tbody tr')[0].textContent).toContain('bbbbbbbbbbbb');
     expect(mounted.host().querySelectorAll('tbody tr')[1].textContent).toContain('—');
@@ -76,7 +92,7 @@ describe('a report that checked nothing', () => {
   it('says there was nothing to verify, neither matched nor failed', () => {
     const empty = report([]);
     expect(verdict(empty)).toBe('Nothing to verify: the thread made no artifact to compare');
-    act(() => mounted.root().render(<VerifyReportView report={empty} />));
+    act(() => mounted.root().render(<VerifyReport report={empty} />));
     const said = mounted.host().querySelector('.jp-AnalystVerify-verdict')!;
     expect(said.className).toContain('jp-mod-empty');
     expect(said.textContent).not.toContain('matched');
@@ -105,7 +121,9 @@ describe('the Verify button', () => {
     new Response(JSON.stringify(body), { status, headers: { 'Retry-After': '1' } });
 
   const mount = (answers: Array<() => Response>): string[] => {
-    const client = new AnalystClient(ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }));
+    const client = new AnalystClient(
+      ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' })
+    );
     const calls: string[] = [];
     jest.spyOn(client, 'request').mockImplementation(async (path, init) => {
       calls.push(`${init?.method ?? 'GET'} ${path}`);
@@ -113,7 +131,9 @@ describe('the Verify button', () => {
     });
     act(() =>
       mounted.root().render(
-        <AnalystContext.Provider value={{ client, rendermime: null, commands: null, notebooks: null }}>
+        <AnalystContext.Provider
+          value={{ client, rendermime: null, commands: null, notebooks: null }}
+        >
           <ThreadActions threadId="thr_1" running={false} />
         </AnalystContext.Provider>
       )
@@ -133,13 +153,16 @@ describe('the Verify button', () => {
       () => json(verification('done', report([check('revenue', 'matched', FP('a'))])))
     ]);
     await act(async () => verifyButton().click());
-    const progress = (): string => mounted.host().querySelector('.jp-AnalystThreadActions-progress')?.textContent ?? '';
+    const progress = (): string =>
+      mounted.host().querySelector('.jp-AnalystThreadActions-progress')?.textContent ?? '';
     expect(progress()).toContain('waiting for the server');
     expect(verifyButton().disabled).toBe(true);
     await act(async () => jest.advanceTimersByTimeAsync(1000));
     expect(progress()).toContain('re-running the notebook');
     await act(async () => jest.advanceTimersByTimeAsync(1000));
-    expect(mounted.host().querySelector('.jp-AnalystVerify-verdict')!.textContent).toContain('The artifact matched');
+    expect(mounted.host().querySelector('.jp-AnalystVerify-verdict')!.textContent).toContain(
+      'The artifact matched'
+    );
     expect(verifyButton().disabled).toBe(false);
     expect(calls).toHaveLength(3);
   });

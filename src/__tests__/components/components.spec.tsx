@@ -1,10 +1,10 @@
 import * as React from 'react';
 import { act } from 'react';
 
-import { AnalystApiError } from '../api';
-import { ErrorBanner, MODEL_FIX } from '../components/ErrorBanner';
-import { PromptBox } from '../components/PromptBox';
-import { mountedRoot } from './dom';
+import { AnalystApiError } from '../../transport/api';
+import { ErrorBanner, MODEL_FIX } from '../../components/ErrorBanner';
+import { PromptBox } from '../../components/PromptBox';
+import { mountedRoot } from '../dom';
 
 const mounted = mountedRoot();
 

@@ -6,8 +6,33 @@
  */
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
-const FETCHING_ELEMENTS = ['script', 'style', 'link', 'meta', 'base', 'iframe', 'frame', 'object', 'embed', 'template', 'noscript'];
-const FETCHING_ATTRIBUTES = ['src', 'srcset', 'imagesrcset', 'poster', 'background', 'lowsrc', 'data', 'action', 'formaction', 'ping', 'attributionsrc', 'longdesc'];
+const FETCHING_ELEMENTS = [
+  'script',
+  'style',
+  'link',
+  'meta',
+  'base',
+  'iframe',
+  'frame',
+  'object',
+  'embed',
+  'template',
+  'noscript'
+];
+const FETCHING_ATTRIBUTES = [
+  'src',
+  'srcset',
+  'imagesrcset',
+  'poster',
+  'background',
+  'lowsrc',
+  'data',
+  'action',
+  'formaction',
+  'ping',
+  'attributionsrc',
+  'longdesc'
+];
 const SVG_ANIMATIONS = ['animate', 'set', 'animatemotion', 'animatetransform'];
 
 /** Each thing `html`, set as a div's inner HTML, would fetch or run (empty when inert). */
@@ -18,7 +43,11 @@ export function loads(html: string): string[] {
   for (const element of Array.from(host.querySelectorAll('*'))) {
     const name = element.localName.toLowerCase();
     const svg = element.namespaceURI === SVG_NS;
-    if (FETCHING_ELEMENTS.includes(name) || (svg && SVG_ANIMATIONS.includes(name)) || name === 'form') {
+    if (
+      FETCHING_ELEMENTS.includes(name) ||
+      (svg && SVG_ANIMATIONS.includes(name)) ||
+      name === 'form'
+    ) {
       found.push(`<${name}>`);
     }
     for (const { localName, value } of Array.from(element.attributes)) {
@@ -31,7 +60,10 @@ export function loads(html: string): string[] {
         }
       } else if (attribute === 'href') {
         const link = name === 'a' || name === 'area';
-        const fine = value.startsWith('#') || (link && /^(https?|mailto):/i.test(value)) || (svg && name === 'image' && /^data:image\//i.test(value));
+        const fine =
+          value.startsWith('#') ||
+          (link && /^(https?|mailto):/i.test(value)) ||
+          (svg && name === 'image' && /^data:image\//i.test(value));
         if (!fine) {
           found.push(`${name}[href=${value}]`);
         }

@@ -1,7 +1,7 @@
 // The model's module alone: the package's index pulls in widgets jsdom does not need.
 import { NotebookModel } from '@jupyterlab/notebook/lib/model';
 
-import { IStepCell } from '../api';
+import { IStepCell } from '../../transport/api';
 import {
   callsConnect,
   cellTexts,
@@ -11,7 +11,7 @@ import {
   needsSetup,
   SETUP_COMMENT,
   stepCellSources
-} from '../notebook/insert';
+} from '../../notebook/insert';
 
 /** A step's cell as inserted: the model's code under the line that says whose it is. */
 const modelWritten = (code: string): string => `${MODEL_WRITTEN_COMMENT}\n${code}`;
@@ -124,7 +124,11 @@ describe('stepCellSources', () => {
 
 describe('insertStepCells (a real notebook model)', () => {
   it('inserts the set-up and the step below the active cell of a notebook that never connected', () => {
-    const model = notebookOf(['markdown', '# Notes'], ['code', 'import pandas as pd'], ['code', 'last']);
+    const model = notebookOf(
+      ['markdown', '# Notes'],
+      ['code', 'import pandas as pd'],
+      ['code', 'last']
+    );
     const index = insertStepCells(model, 1, SQL_STEP);
     expect(index).toBe(3);
     expect(cellTexts(model).map(c => c.source)).toEqual([
@@ -134,7 +138,11 @@ describe('insertStepCells (a real notebook model)', () => {
       modelWritten(`${SQL_STEP.source}\nrevenue_by_region`),
       'last'
     ]);
-    expect(cellTexts(model).slice(2, 4).every(c => c.cell_type === 'code')).toBe(true);
+    expect(
+      cellTexts(model)
+        .slice(2, 4)
+        .every(c => c.cell_type === 'code')
+    ).toBe(true);
     // The step's cell is tagged as the model's; the set-up (the product's own code) is not.
     expect(model.cells.get(3).sharedModel.getMetadata('tags')).toEqual([MODEL_WRITTEN_TAG]);
     expect(model.cells.get(2).sharedModel.getMetadata('tags')).toBeUndefined();

@@ -124,9 +124,7 @@ export class AnalystApiError extends Error {
     return new AnalystApiError(
       response.status,
       body ?? {
-        message:
-          `${response.status} ${response.statusText}`.trim() ||
-          'request failed',
+        message: `${response.status} ${response.statusText}`.trim() || 'request failed',
         reason: null,
         hint: null
       }
@@ -216,9 +214,7 @@ function parseFrame(block: string): ISseFrame | null {
 }
 
 /** The frames of a response's event stream, as they arrive. */
-export async function* readFrames(
-  response: Response
-): AsyncGenerator<ISseFrame, void, undefined> {
+export async function* readFrames(response: Response): AsyncGenerator<ISseFrame, void, undefined> {
   if (!response.body) {
     yield* new SseFrameSplitter().push(await response.text());
     return;
@@ -288,9 +284,7 @@ export class AnalystClient {
   }
 
   /** A new thread on a configured source (the default one when absent). */
-  async createThread(
-    options: { source?: string; title?: string } = {}
-  ): Promise<IThread> {
+  async createThread(options: { source?: string; title?: string } = {}): Promise<IThread> {
     return this.json<IThread>('threads', {
       method: 'POST',
       body: JSON.stringify(options)
@@ -305,8 +299,7 @@ export class AnalystClient {
   /** The thread's events after sequence number `after` (its history). */
   async events(threadId: string, after = 0): Promise<IRawEvent[]> {
     const path = `${threadPath(threadId)}/events`;
-    return (await this.json<{ events: IRawEvent[] }>(path, {}, { after }))
-      .events;
+    return (await this.json<{ events: IRawEvent[] }>(path, {}, { after })).events;
   }
 
   /**
@@ -349,18 +342,15 @@ export class AnalystClient {
 
   /** Stop the thread's running turn; whether one was running. */
   async cancel(threadId: string): Promise<boolean> {
-    const reply = await this.json<{ cancelled: boolean }>(
-      `${threadPath(threadId)}/cancel`,
-      { method: 'POST', body: '{}' }
-    );
+    const reply = await this.json<{ cancelled: boolean }>(`${threadPath(threadId)}/cancel`, {
+      method: 'POST',
+      body: '{}'
+    });
     return reply.cancelled;
   }
 
   /** The thread's artifact inventory, optionally of one type. */
-  async artifacts(
-    threadId: string,
-    type?: IArtifact['type']
-  ): Promise<IArtifact[]> {
+  async artifacts(threadId: string, type?: IArtifact['type']): Promise<IArtifact[]> {
     const path = `${threadPath(threadId)}/artifacts`;
     const reply = await this.json<{ artifacts: IArtifact[] }>(
       path,
@@ -382,9 +372,7 @@ export class AnalystClient {
 
   /** An artifact's bytes. */
   async artifactContent(artifactId: string): Promise<Blob> {
-    const response = await this.request(
-      `artifacts/${encodeURIComponent(artifactId)}/content`
-    );
+    const response = await this.request(`artifacts/${encodeURIComponent(artifactId)}/content`);
     return response.blob();
   }
 
@@ -399,9 +387,7 @@ export class AnalystClient {
 
   /** The thread's audit notebook (nbformat JSON); 409 `notebook_not_found` before its first turn. */
   async notebook(threadId: string): Promise<Record<string, unknown>> {
-    return this.json<Record<string, unknown>>(
-      `${threadPath(threadId)}/notebook`
-    );
+    return this.json<Record<string, unknown>>(`${threadPath(threadId)}/notebook`);
   }
 
   /** A request to the API; a response that is not ok throws its {@link AnalystApiError}. */
@@ -590,9 +576,10 @@ export async function verifyThread(
       signal
     });
   } catch (error) {
-    const running = error instanceof AnalystApiError && error.reason === 'verify_in_progress'
-      ? error.body.verification_id
-      : null;
+    const running =
+      error instanceof AnalystApiError && error.reason === 'verify_in_progress'
+        ? error.body.verification_id
+        : null;
     if (!running) {
       throw error;
     }
@@ -610,7 +597,11 @@ export async function verifyThread(
     if (verification.status === 'failed' || verification.status === 'done') {
       throw new AnalystApiError(
         200,
-        verification.error ?? { message: 'the verification made no report', reason: 'verify_failed', hint: null }
+        verification.error ?? {
+          message: 'the verification made no report',
+          reason: 'verify_failed',
+          hint: null
+        }
       );
     }
     await pause(retryAfterMs(response, pollMs), signal);

@@ -8,18 +8,18 @@
 
 import * as React from 'react';
 
-import { TurnList } from '../components/TurnList';
-import { parseEvent, type AnalystEvent } from '../model/events';
-import { findCard, initialThreadView, reduceAll, type PlanStepItem } from '../model/reducer';
-import planTurnJson from './fixtures/plan-turn.json';
-import { renderStatic } from './staticMarkup';
+import { TurnList } from '../../components/TurnList';
+import { parseEvent, type AnalystEvent } from '../../model/events';
+import { reduceAll } from '../../model/reducer';
+import { findCard, initialThreadView, type PlanStepItem } from '../../model/view';
+import planTurnJson from '../fixtures/plan-turn.json';
+import { renderStatic } from '../staticMarkup';
 
 const raw = planTurnJson as { [key: string]: unknown }[];
 const events = raw.map(e => parseEvent(e)).filter((e): e is AnalystEvent => e !== null);
 const view = reduceAll(initialThreadView(), events);
 const plan = events.find(e => e.type === 'plan');
 const planCallId = plan?.type === 'plan' ? plan.call_id : '';
-
 
 describe('a staged plan', () => {
   it('reads every event of a real plan turn', () => {
@@ -75,16 +75,24 @@ describe('a staged plan', () => {
     const host = renderStatic(<TurnList view={view} threadId="thr_1" />);
     const card = host.querySelector(`[data-card="plan"][data-call-id="${planCallId}"]`);
     expect(card).not.toBeNull();
-    expect(card?.querySelector('.jp-AnalystPlan-goal')?.textContent).toBe('average revenue per order');
-    const modes = Array.from(card?.querySelectorAll('.jp-AnalystPlan-stage') ?? []).map(s => s.getAttribute('data-mode'));
+    expect(card?.querySelector('.jp-AnalystPlan-goal')?.textContent).toBe(
+      'average revenue per order'
+    );
+    const modes = Array.from(card?.querySelectorAll('.jp-AnalystPlan-stage') ?? []).map(s =>
+      s.getAttribute('data-mode')
+    );
     expect(modes).toEqual(['parallel', 'sequence']);
     const step = (id: string) => card?.querySelector(`[data-step-id="${id}"]`);
     expect(step('rev')?.getAttribute('data-status')).toBe('ok');
     expect(step('bad')?.querySelector('.jp-AnalystPlan-status')?.textContent).toBe('Failed');
     expect(step('uses_bad')?.querySelector('.jp-AnalystPlan-status')?.textContent).toBe('Not run');
-    expect(step('uses_bad')?.querySelector('.jp-AnalystPlan-why')?.textContent).toContain("needs 'bad'");
+    expect(step('uses_bad')?.querySelector('.jp-AnalystPlan-why')?.textContent).toContain(
+      "needs 'bad'"
+    );
     expect(step('share')?.querySelector('.jp-AnalystPlan-needs')?.textContent).toBe('needs rev, n');
-    expect(card?.querySelector('.jp-AnalystCard-summary')?.textContent).toBe('3 of 5 steps succeeded');
+    expect(card?.querySelector('.jp-AnalystCard-summary')?.textContent).toBe(
+      '3 of 5 steps succeeded'
+    );
     // Each step that ran has its own card after the plan's.
     expect(host.querySelectorAll('[data-card="sql"]')).toHaveLength(3);
     expect(host.querySelectorAll('[data-card="python"]')).toHaveLength(1);
@@ -96,12 +104,16 @@ describe('a staged plan', () => {
       .filter(e => e.type === 'plan' || e.type === 'plan_step' || e.type === 'tool_call')
       .map((e, i): AnalystEvent => {
         const moved = { ...e, seq: last + i + 1, turn_id: 'turn_again' } as AnalystEvent;
-        return moved.type === 'plan_step' && moved.status === 'ok' ? { ...moved, reused: true } : moved;
+        return moved.type === 'plan_step' && moved.status === 'ok'
+          ? { ...moved, reused: true }
+          : moved;
       });
     const host = renderStatic(<TurnList view={reduceAll(view, again)} threadId="thr_1" />);
     const cards = host.querySelectorAll(`[data-card="plan"]`);
     const second = cards[cards.length - 1];
-    expect(second.querySelector('[data-step-id="rev"] .jp-AnalystPlan-status')?.textContent).toBe('Reused');
+    expect(second.querySelector('[data-step-id="rev"] .jp-AnalystPlan-status')?.textContent).toBe(
+      'Reused'
+    );
     expect(second.querySelector('[data-step-id="rev"]')?.getAttribute('data-reused')).toBe('true');
   });
 });

@@ -1,11 +1,11 @@
 import { ReactWidget } from '@jupyterlab/apputils';
 import * as React from 'react';
 
-import { AnalystClient } from './api';
-import { Sidebar } from './components/Sidebar';
-import { AnalystContext, IAnalystServices } from './context';
-import { analystIcon } from './icons';
-import { untrustedRendermime } from './untrusted';
+import { AnalystClient } from '../transport/api';
+import { Sidebar } from '../components/Sidebar';
+import { AnalystContext, IAnalystServices } from '../context';
+import { analystIcon } from '../icons';
+import { untrustedRendermime } from '../untrusted';
 
 /** The id of the panel's widget (its sidebar tab is `[data-id="<id>"]`). */
 export const PANEL_ID = 'jupyter-analyst-panel';

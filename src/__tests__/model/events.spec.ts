@@ -1,6 +1,6 @@
-import { EVENT_TYPES, parseEvent, REASON_CODES, TURN_STATES } from '../model/events';
-import { reasonText, REASON_TEXT, STATE_LABEL } from '../model/reasons';
-import demoTurnJson from './fixtures/demo-turn.json';
+import { EVENT_TYPES, parseEvent, REASON_CODES, TURN_STATES } from '../../model/events';
+import { reasonText, REASON_TEXT, STATE_LABEL } from '../../model/reasons';
+import demoTurnJson from '../fixtures/demo-turn.json';
 
 describe('parseEvent', () => {
   it('reads every event of a real turn as it is, from the object and from its JSON text', () => {
@@ -31,7 +31,17 @@ describe('parseEvent', () => {
   });
 
   it('fills the fields the server may leave out with the server defaults, and drops unknown ones', () => {
-    expect(parseEvent({ type: 'tool_result', seq: 4, call_id: 'c1', tool: 'run_sql', status: 'ok', result: {}, extra: 1 })).toEqual({
+    expect(
+      parseEvent({
+        type: 'tool_result',
+        seq: 4,
+        call_id: 'c1',
+        tool: 'run_sql',
+        status: 'ok',
+        result: {},
+        extra: 1
+      })
+    ).toEqual({
       type: 'tool_result',
       seq: 4,
       thread_id: '',
@@ -45,8 +55,13 @@ describe('parseEvent', () => {
       artifact_ids: [],
       duration_s: 0
     });
-    expect(parseEvent({ type: 'guard', seq: 2, reason: 'chat_mode', message: 'm' })).toMatchObject({ call_id: null });
-    expect(parseEvent({ type: 'turn_ended', seq: 3, status: 'interrupted' })).toMatchObject({ message: null, counters: {} });
+    expect(parseEvent({ type: 'guard', seq: 2, reason: 'chat_mode', message: 'm' })).toMatchObject({
+      call_id: null
+    });
+    expect(parseEvent({ type: 'turn_ended', seq: 3, status: 'interrupted' })).toMatchObject({
+      message: null,
+      counters: {}
+    });
   });
 
   it.each<[string, unknown]>([
@@ -60,10 +75,16 @@ describe('parseEvent', () => {
     ['a fractional seq', { type: 'text_delta', seq: 1.5, text: 'hi' }],
     ['a seq as text', { type: 'text_delta', seq: '1', text: 'hi' }],
     ['a required field missing', { type: 'text_delta', seq: 1 }],
-    ['a field of the wrong kind', { type: 'tool_call', seq: 1, call_id: 'c', tool: 't', arguments: [] }],
+    [
+      'a field of the wrong kind',
+      { type: 'tool_call', seq: 1, call_id: 'c', tool: 't', arguments: [] }
+    ],
     ['an unknown reason code', { type: 'guard', seq: 1, reason: 'felt_like_it', message: 'm' }],
     ['an unknown state', { type: 'state', seq: 1, from_state: null, to_state: 'dreaming' }],
-    ['a counter that is not a count', { type: 'turn_ended', seq: 1, status: 'completed', counters: { executed: 'three' } }],
+    [
+      'a counter that is not a count',
+      { type: 'turn_ended', seq: 1, status: 'completed', counters: { executed: 'three' } }
+    ],
     ['a missing nullable field', { type: 'state', seq: 1, to_state: 'planning' }]
   ])('refuses a frame with %s, without throwing', (_why, raw) => {
     expect(parseEvent(raw)).toBeNull();

@@ -31,9 +31,9 @@ import {
   type SseFrame,
   type StreamError,
   type ThreadModel
-} from './model';
+} from '../model';
 
-/** What the stream needs of the server (AnalystClient, adapted in threadEvents.ts). */
+/** What the stream needs of the server (AnalystClient, adapted in threadTransport.ts). */
 export interface IThreadTransport {
   /** `GET threads/{id}/events?after=N`: the events after `after`, as JSON. */
   history(after: number): Promise<unknown[]>;
@@ -194,11 +194,17 @@ export class ThreadStream {
     if (this._snapshot.running) {
       return;
     }
-    this._set({ running: true, connection: 'sending', error: null, streamError: null, stopping: false });
+    this._set({
+      running: true,
+      connection: 'sending',
+      error: null,
+      streamError: null,
+      stopping: false
+    });
     const signal = this._abort.signal;
     const before = this._lastSeq();
     try {
-      await this._read((onOpen) => this._transport.start(prompt, signal, onOpen));
+      await this._read(onOpen => this._transport.start(prompt, signal, onOpen));
     } catch (error) {
       if (isAbort(error) || this.disposed) {
         return;
@@ -267,7 +273,9 @@ export class ThreadStream {
         }
       }
       try {
-        const flowed = await this._read(onOpen => this._transport.follow(this._lastSeq(), signal, onOpen));
+        const flowed = await this._read(onOpen =>
+          this._transport.follow(this._lastSeq(), signal, onOpen)
+        );
         if (this._turnEnded(before)) {
           break;
         }
@@ -312,7 +320,10 @@ export class ThreadStream {
       flowed = true;
       // The model may have moved on since the stream opened (a gap filled from the history).
       progress = receiveFrames({ ...progress, model: this._snapshot.model }, [frame]);
-      this._set({ model: progress.model, streamError: progress.error ?? this._snapshot.streamError });
+      this._set({
+        model: progress.model,
+        streamError: progress.error ?? this._snapshot.streamError
+      });
       if (missing(progress.model.delivery) !== null) {
         await this._fillGap();
       }
@@ -354,7 +365,9 @@ export class ThreadStream {
   private _turnEnded(before: number): boolean {
     const view = this._snapshot.model.view;
     const last = view.turns[view.turns.length - 1];
-    return last !== undefined && activeTurn(view) === null && last.end !== null && last.end.seq > before;
+    return (
+      last !== undefined && activeTurn(view) === null && last.end !== null && last.end.seq > before
+    );
   }
 
   private _fail(error: unknown): void {

@@ -7,22 +7,22 @@
 
 import * as React from 'react';
 
-import { AnalystApiError, IServerConfig } from '../api';
-import { cardArtifacts } from '../components/cards/cardArtifacts';
-import { contextTitle } from '../components/cards/contextTitle';
-import { formatSize } from '../components/cards/ArtifactCard';
-import { ModelStrip, modelLine } from '../components/ModelStrip';
-import { answeredBy } from '../components/Turn';
-import { TurnList } from '../components/TurnList';
-import type { AnalystEvent, ToolResult } from '../model/events';
-import { initialThreadView, reduceAll, type ThreadView, type ToolCard } from '../model/reducer';
-import { asApiError } from '../threadEvents';
-import { demoTurn } from './helpers';
-import { renderStatic } from './staticMarkup';
+import { AnalystApiError, IServerConfig } from '../../transport/api';
+import { cardArtifacts } from '../../components/cards/cardArtifacts';
+import { contextTitle } from '../../components/cards/contextTitle';
+import { formatSize } from '../../components/cards/ArtifactCard';
+import { ModelStrip, modelLine } from '../../components/ModelStrip';
+import { answeredBy } from '../../components/Turn';
+import { TurnList } from '../../components/TurnList';
+import type { AnalystEvent, ToolResult } from '../../model/events';
+import { reduceAll } from '../../model/reducer';
+import { initialThreadView, type ThreadView, type ToolCard } from '../../model/view';
+import { asApiError } from '../../hooks/useThread';
+import { demoTurn } from '../helpers';
+import { renderStatic } from '../staticMarkup';
 
 const events = demoTurn();
 const view = reduceAll(initialThreadView(), events);
-
 
 /** The demo turn asked again: each step's result reused, no artifact recorded. */
 function continued(): ThreadView {
@@ -31,7 +31,9 @@ function continued(): ThreadView {
     .filter(e => e.type !== 'artifact')
     .map((e, i): AnalystEvent => {
       const moved = { ...e, seq: last + i + 1, turn_id: 'turn_again' } as AnalystEvent;
-      return moved.type === 'tool_result' ? ({ ...moved, reused: true, duration_s: 0 } as ToolResult) : moved;
+      return moved.type === 'tool_result'
+        ? ({ ...moved, reused: true, duration_s: 0 } as ToolResult)
+        : moved;
     });
   return reduceAll(view, again);
 }
@@ -51,10 +53,14 @@ describe('the conversation cards', () => {
     const sql = host.querySelector('[data-card="sql"]');
     expect(sql?.getAttribute('data-status')).toBe('ok');
     expect(sql?.getAttribute('data-reused')).toBe('false');
-    expect(sql?.querySelector('.jp-AnalystCard-shape')?.textContent).toContain('60 rows × 3 columns');
+    expect(sql?.querySelector('.jp-AnalystCard-shape')?.textContent).toContain(
+      '60 rows × 3 columns'
+    );
     expect(sql?.getAttribute('title')).toMatch(/^Model call 2: 621 of 16,000 tokens/);
     expect(host.querySelector('.jp-AnalystStates-end')?.textContent).toBe('Completed');
-    expect([...host.querySelectorAll('.jp-AnalystStates-step')].map(s => s.getAttribute('data-state'))).toEqual(
+    expect(
+      [...host.querySelectorAll('.jp-AnalystStates-step')].map(s => s.getAttribute('data-state'))
+    ).toEqual(
       events.filter(e => e.type === 'state').map(e => (e as { to_state: string }).to_state)
     );
   });
@@ -73,10 +79,15 @@ describe('the conversation cards', () => {
 
   it("takes a reused step's artifacts from the thread's inventory", () => {
     const again = continued();
-    const python = again.turns[1].items.find((i): i is ToolCard => i.kind === 'tool' && i.tool === 'run_python');
+    const python = again.turns[1].items.find(
+      (i): i is ToolCard => i.kind === 'tool' && i.tool === 'run_python'
+    );
     expect(python).toBeDefined();
     const shown = cardArtifacts(python as ToolCard, again);
-    expect(shown.map(a => a.artifact.name)).toEqual(['call_bd2af7481cda-figure-1.png', 'outputs/revenue_by_region_month.csv']);
+    expect(shown.map(a => a.artifact.name)).toEqual([
+      'call_bd2af7481cda-figure-1.png',
+      'outputs/revenue_by_region_month.csv'
+    ]);
     expect(shown.every(a => a.reused && a.artifact.shortFingerprint.length === 12)).toBe(true);
   });
 
@@ -104,19 +115,32 @@ describe('the conversation cards', () => {
 describe('the model strip', () => {
   const config = (model: Partial<IServerConfig['model']>): IServerConfig => ({
     version: '0.1.0',
-    model: { configured: true, name: 'gpt-4o-mini', base_url: null, scripted: false, hint: null, ...model },
+    model: {
+      configured: true,
+      name: 'gpt-4o-mini',
+      base_url: null,
+      scripted: false,
+      hint: null,
+      ...model
+    },
     sources: ['sales'],
     limits: {}
   });
 
   it('names the model and its endpoint, never a key', () => {
-    expect(modelLine(config({ base_url: 'https://llm.example/v1' }))).toBe('gpt-4o-mini at https://llm.example/v1');
-    expect(modelLine(config({ scripted: true, name: 'scripted' }))).toBe('scripted model (offline, canned replies)');
+    expect(modelLine(config({ base_url: 'https://llm.example/v1' }))).toBe(
+      'gpt-4o-mini at https://llm.example/v1'
+    );
+    expect(modelLine(config({ scripted: true, name: 'scripted' }))).toBe(
+      'scripted model (offline, canned replies)'
+    );
   });
 
   it('shows a banner with the fix when no model is configured', () => {
     const hint = "set OPENAI_API_KEY in the server's environment, then restart the server";
-    const host = renderStatic(<ModelStrip config={config({ configured: false, name: null, hint })} />);
+    const host = renderStatic(
+      <ModelStrip config={config({ configured: false, name: null, hint })} />
+    );
     const banner = host.querySelector('[role="alert"]');
     expect(banner?.getAttribute('data-reason')).toBe('no_model');
     expect(banner?.textContent).toContain('No model is configured');
@@ -126,7 +150,11 @@ describe('the model strip', () => {
 
 describe('a busy thread', () => {
   it('is said in plain words', () => {
-    const busy = new AnalystApiError(409, { message: 'a turn is running', reason: 'turn_in_progress', hint: null });
+    const busy = new AnalystApiError(409, {
+      message: 'a turn is running',
+      reason: 'turn_in_progress',
+      hint: null
+    });
     const shown = asApiError(busy);
     expect(shown?.message).toMatch(/^This thread is busy: a turn is already running on it/);
     expect(shown?.reason).toBe('turn_in_progress');

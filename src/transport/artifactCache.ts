@@ -1,10 +1,8 @@
 /**
  * Artifacts are content-addressed and never change: their metadata and previews are
- * fetched once per panel and shared by every card that shows them (a re-render or a
- * reused step asks again for nothing).
+ * fetched once per client and shared by every card that shows them (a re-render or a
+ * reused step asks again for nothing). The React half is src/hooks/useArtifact.ts.
  */
-
-import { useEffect, useState } from 'react';
 
 import { AnalystClient, IArtifact, IMimeBundle } from './api';
 
@@ -41,30 +39,4 @@ export function artifactMetadata(client: AnalystClient, artifactId: string): Pro
 
 export function artifactPreview(client: AnalystClient, artifactId: string): Promise<IMimeBundle> {
   return cached(previews, client, artifactId, () => client.preview(artifactId, PREVIEW_ROWS));
-}
-
-/** What a loading value is: not yet, its value, or why it failed. */
-export type Loaded<T> = { state: 'loading' } | { state: 'ready'; value: T } | { state: 'failed'; message: string };
-
-/** The value of `load()` once it resolves (again whenever `key` changes). */
-export function useLoaded<T>(key: string | null, load: () => Promise<T>): Loaded<T> {
-  const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' });
-  useEffect(() => {
-    if (key === null) {
-      return;
-    }
-    let live = true;
-    setLoaded({ state: 'loading' });
-    load().then(
-      value => live && setLoaded({ state: 'ready', value }),
-      (reason: unknown) =>
-        live && setLoaded({ state: 'failed', message: reason instanceof Error ? reason.message : String(reason) })
-    );
-    return () => {
-      live = false;
-    };
-    // `load` reads only what `key` names.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [key]);
-  return loaded;
 }

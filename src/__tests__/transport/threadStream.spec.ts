@@ -5,11 +5,12 @@
  * demo turn's events and writing them as the server's frames.
  */
 
-import type { AnalystEvent } from '../model/events';
-import { initialThreadView, reduceAll } from '../model/reducer';
-import { parseSse, type SseFrame } from '../model/sse';
-import { IThreadTransport, ThreadStream } from '../threadStream';
-import { demoTurn, frameOf, merged } from './helpers';
+import type { AnalystEvent } from '../../model/events';
+import { reduceAll } from '../../model/reducer';
+import { initialThreadView } from '../../model/view';
+import { parseSse, type SseFrame } from '../../model/sse';
+import { IThreadTransport, ThreadStream } from '../../transport/threadStream';
+import { demoTurn, frameOf, merged } from '../helpers';
 
 const events = demoTurn();
 const complete = reduceAll(initialThreadView(), events);
@@ -41,7 +42,10 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 type Script = (after: number) => AsyncIterable<SseFrame>;
 
 /** A stream that says it is open before its first frame, as a server's answer does. */
-async function* opened(frames: AsyncIterable<SseFrame>, onOpen: () => void): AsyncGenerator<SseFrame> {
+async function* opened(
+  frames: AsyncIterable<SseFrame>,
+  onOpen: () => void
+): AsyncGenerator<SseFrame> {
   const iterator = frames[Symbol.asyncIterator]();
   let next = iterator.next();
   // A refused connection throws before it opens.
@@ -170,7 +174,14 @@ describe('ThreadStream', () => {
       }
     });
     await thread.open();
-    expect(server.calls).toEqual(['history 0', 'active', 'follow 3', 'follow 9', 'follow 9', 'follow 9']);
+    expect(server.calls).toEqual([
+      'history 0',
+      'active',
+      'follow 3',
+      'follow 9',
+      'follow 9',
+      'follow 9'
+    ]);
     expect(waits).toEqual([100, 200, 300]);
     expect(states).toEqual(['idle', 'live', 'reconnecting', 'live', 'idle']);
     expect(thread.snapshot.model.view).toEqual(complete);
@@ -223,8 +234,12 @@ describe('ThreadStream', () => {
     const thread = streamOf(server);
     await thread.open();
     // The same view as the events one by one, the text block numbered from its merged frame.
-    expect(thread.snapshot.model.view).toEqual(reduceAll(initialThreadView(), [...upTo(3), ...arrived]));
-    expect(thread.snapshot.model.view.turns[0].items[0]).toMatchObject({ text: 'Let me look at the tables first.' });
+    expect(thread.snapshot.model.view).toEqual(
+      reduceAll(initialThreadView(), [...upTo(3), ...arrived])
+    );
+    expect(thread.snapshot.model.view.turns[0].items[0]).toMatchObject({
+      text: 'Let me look at the tables first.'
+    });
     expect(server.calls).toEqual(['history 0', 'active', 'follow 3']);
   });
 

@@ -1,7 +1,14 @@
-import type { AnalystEvent, EventBase } from '../model/events';
-import { activeTurn, findCard, initialThreadView, reduce, reduceAll, type ToolCard, type ThreadView } from '../model/reducer';
-import { readResult } from '../model/results';
-import { deepFreeze, demoTurn } from './helpers';
+import type { AnalystEvent, EventBase } from '../../model/events';
+import { reduce, reduceAll } from '../../model/reducer';
+import {
+  activeTurn,
+  findCard,
+  initialThreadView,
+  type ToolCard,
+  type ThreadView
+} from '../../model/view';
+import { readResult } from '../../model/results';
+import { deepFreeze, demoTurn } from '../helpers';
 
 type Without<E> = E extends AnalystEvent ? Omit<E, keyof EventBase> : never;
 
@@ -10,7 +17,13 @@ function turnOf(turnId: string, firstSeq = 1): (body: Without<AnalystEvent>) => 
   let seq = firstSeq - 1;
   return body => {
     seq += 1;
-    return { ...body, seq, thread_id: 'thr_t', turn_id: turnId, ts: `2026-01-01T00:00:${String(seq).padStart(2, '0')}.000Z` } as AnalystEvent;
+    return {
+      ...body,
+      seq,
+      thread_id: 'thr_t',
+      turn_id: turnId,
+      ts: `2026-01-01T00:00:${String(seq).padStart(2, '0')}.000Z`
+    } as AnalystEvent;
   };
 }
 
@@ -32,7 +45,13 @@ describe('reduce: a real turn of the scripted demo', () => {
     expect(view.lastSeq).toBe(28);
     expect(turn.prompt).toBe('Revenue by region per month, with a chart');
     expect(turn.model).toBe('jupyter-analyst-scripted');
-    expect(turn.states.map(s => s.state)).toEqual(['planning', 'data_fetching', 'analyzing', 'presenting', 'completed']);
+    expect(turn.states.map(s => s.state)).toEqual([
+      'planning',
+      'data_fetching',
+      'analyzing',
+      'presenting',
+      'completed'
+    ]);
     expect(turn.states[0].from).toBeNull();
     expect(turn.states.every(s => s.at.startsWith('2026-'))).toBe(true);
     expect(turn.state).toBe('completed');
@@ -52,9 +71,17 @@ describe('reduce: a real turn of the scripted demo', () => {
       'answer'
     ]);
     const first = turn.items[0];
-    expect(first).toMatchObject({ kind: 'text', text: 'Let me look at the tables first.', firstSeq: 4, lastSeq: 6, modelCall: 1 });
+    expect(first).toMatchObject({
+      kind: 'text',
+      text: 'Let me look at the tables first.',
+      firstSeq: 4,
+      lastSeq: 6,
+      modelCall: 1
+    });
     const answer = turn.items[5];
-    expect(answer.kind === 'answer' && answer.text).toBe(turn.items[4].kind === 'text' && turn.items[4].text);
+    expect(answer.kind === 'answer' && answer.text).toBe(
+      turn.items[4].kind === 'text' && turn.items[4].text
+    );
     expect(answer).toMatchObject({ flagged: [] });
   });
 
@@ -79,7 +106,9 @@ describe('reduce: a real turn of the scripted demo', () => {
       truncated: false
     });
     expect(sql.result?.detail.kind === 'sql' && sql.result.detail.sample).toHaveLength(5);
-    expect(sql.artifacts.map(a => [a.name, a.artifactType, a.created])).toEqual([['revenue_by_region', 'dataset', true]]);
+    expect(sql.artifacts.map(a => [a.name, a.artifactType, a.created])).toEqual([
+      ['revenue_by_region', 'dataset', true]
+    ]);
     expect(sql.artifacts[0].shortFingerprint).toBe('2fa44af1224d');
     expect(sql.artifactIds).toEqual([sql.artifacts[0].artifactId]);
   });
@@ -106,7 +135,9 @@ describe('reduce: a real turn of the scripted demo', () => {
   });
 
   it('notes the summarizer memory update that came after the turn ended', () => {
-    expect(turn.memory).toEqual([expect.objectContaining({ status: 'applied', version: 6, seq: 28 })]);
+    expect(turn.memory).toEqual([
+      expect.objectContaining({ status: 'applied', version: 6, seq: 28 })
+    ]);
   });
 
   it('is pure: frozen inputs are never changed, and each step is a new view', () => {
@@ -139,8 +170,18 @@ describe('reduce: a real turn of the scripted demo', () => {
 describe('reduce: each event type', () => {
   it('turn_started opens a running turn', () => {
     const e = turnOf('turn_a');
-    const view = reduce(initialThreadView(), e({ type: 'turn_started', prompt: 'why?', model: 'm', rerun: true }));
-    expect(view.turns[0]).toMatchObject({ turnId: 'turn_a', prompt: 'why?', model: 'm', rerun: true, status: 'running', state: null });
+    const view = reduce(
+      initialThreadView(),
+      e({ type: 'turn_started', prompt: 'why?', model: 'm', rerun: true })
+    );
+    expect(view.turns[0]).toMatchObject({
+      turnId: 'turn_a',
+      prompt: 'why?',
+      model: 'm',
+      rerun: true,
+      status: 'running',
+      state: null
+    });
     expect(activeTurn(view)?.turnId).toBe('turn_a');
   });
 
@@ -165,41 +206,102 @@ describe('reduce: each event type', () => {
       e({ type: 'tool_call', call_id: 'c1', tool: 'list_tables', arguments: {}, step_key: null }),
       e({ type: 'text_delta', text: 'again' })
     ]);
-    expect(view.turns[0].items.map(i => (i.kind === 'text' ? i.text : i.kind))).toEqual(['Hello', 'tool', 'again']);
+    expect(view.turns[0].items.map(i => (i.kind === 'text' ? i.text : i.kind))).toEqual([
+      'Hello',
+      'tool',
+      'again'
+    ]);
   });
 
   it('tool_call opens a pending card with its arguments; tool_result fills it', () => {
     const e = turnOf('turn_a');
     const started = reduce(
       initialThreadView(),
-      e({ type: 'tool_call', call_id: 'c1', tool: 'run_python', arguments: { code: 'print(1)' }, step_key: 'step:1' })
+      e({
+        type: 'tool_call',
+        call_id: 'c1',
+        tool: 'run_python',
+        arguments: { code: 'print(1)' },
+        step_key: 'step:1'
+      })
     );
-    expect(card(started, 'c1')).toMatchObject({ status: 'pending', tool: 'run_python', code: 'print(1)', stepKey: 'step:1', result: null, durationS: null });
+    expect(card(started, 'c1')).toMatchObject({
+      status: 'pending',
+      tool: 'run_python',
+      code: 'print(1)',
+      stepKey: 'step:1',
+      result: null,
+      durationS: null
+    });
     const done = reduce(
       started,
-      e({ type: 'tool_result', call_id: 'c1', tool: 'run_python', status: 'error', reused: false, duration_s: 0.5, artifact_ids: [],
-          result: { stdout: 'partial', error: { reason: 'python_error', message: 'ZeroDivisionError: division by zero' } } })
+      e({
+        type: 'tool_result',
+        call_id: 'c1',
+        tool: 'run_python',
+        status: 'error',
+        reused: false,
+        duration_s: 0.5,
+        artifact_ids: [],
+        result: {
+          stdout: 'partial',
+          error: { reason: 'python_error', message: 'ZeroDivisionError: division by zero' }
+        }
+      })
     );
     const c = card(done, 'c1');
     expect(c.status).toBe('error');
     expect(c.durationS).toBe(0.5);
-    expect(c.result?.error).toEqual({ reason: 'python_error', message: 'ZeroDivisionError: division by zero' });
+    expect(c.result?.error).toEqual({
+      reason: 'python_error',
+      message: 'ZeroDivisionError: division by zero'
+    });
     expect(c.result?.detail).toMatchObject({ kind: 'python', stdout: 'partial' });
     expect(done.turns[0].items).toHaveLength(1);
   });
 
-  const art = (id: string, created: boolean, callId: string | null = null): Without<AnalystEvent> => ({
-    type: 'artifact', artifact_id: id, name: `n_${id}`, artifact_type: 'dataset', fingerprint: `sha256:${'ab'.repeat(32)}`, created,
+  const art = (
+    id: string,
+    created: boolean,
+    callId: string | null = null
+  ): Without<AnalystEvent> => ({
+    type: 'artifact',
+    artifact_id: id,
+    name: `n_${id}`,
+    artifact_type: 'dataset',
+    fingerprint: `sha256:${'ab'.repeat(32)}`,
+    created,
     call_id: callId
   });
 
   it('artifact goes on the card of the call that recorded it, even while others run (a plan)', () => {
     const e = turnOf('turn_a');
     const view = reduceAll(initialThreadView(), [
-      e({ type: 'tool_call', call_id: 'p.q1', tool: 'run_sql', arguments: { name: 'a', sql: 'SELECT 1' }, step_key: 'k1' }),
-      e({ type: 'tool_call', call_id: 'p.q2', tool: 'run_sql', arguments: { name: 'b', sql: 'SELECT 2' }, step_key: 'k2' }),
+      e({
+        type: 'tool_call',
+        call_id: 'p.q1',
+        tool: 'run_sql',
+        arguments: { name: 'a', sql: 'SELECT 1' },
+        step_key: 'k1'
+      }),
+      e({
+        type: 'tool_call',
+        call_id: 'p.q2',
+        tool: 'run_sql',
+        arguments: { name: 'b', sql: 'SELECT 2' },
+        step_key: 'k2'
+      }),
       e(art('a1', true, 'p.q1')),
-      e({ type: 'tool_result', call_id: 'p.q1', tool: 'run_sql', status: 'ok', reused: false, duration_s: 1, artifact_ids: ['a1'], result: {} }),
+      e({
+        type: 'tool_result',
+        call_id: 'p.q1',
+        tool: 'run_sql',
+        status: 'ok',
+        reused: false,
+        duration_s: 1,
+        artifact_ids: ['a1'],
+        result: {}
+      }),
       e(art('a2', true, 'p.q2'))
     ]);
     expect(card(view, 'p.q1').artifacts.map(a => a.artifactId)).toEqual(['a1']);
@@ -211,14 +313,35 @@ describe('reduce: each event type', () => {
     const e = turnOf('turn_a');
     const view = reduceAll(initialThreadView(), [
       e(art('a0', true)),
-      e({ type: 'tool_call', call_id: 'c1', tool: 'run_sql', arguments: { name: 'x', sql: 'SELECT 1' }, step_key: 'k' }),
+      e({
+        type: 'tool_call',
+        call_id: 'c1',
+        tool: 'run_sql',
+        arguments: { name: 'x', sql: 'SELECT 1' },
+        step_key: 'k'
+      }),
       e(art('a1', false)),
-      e({ type: 'tool_result', call_id: 'c1', tool: 'run_sql', status: 'ok', reused: true, duration_s: 0, artifact_ids: ['a1'], result: { dataset: 'x' } }),
+      e({
+        type: 'tool_result',
+        call_id: 'c1',
+        tool: 'run_sql',
+        status: 'ok',
+        reused: true,
+        duration_s: 0,
+        artifact_ids: ['a1'],
+        result: { dataset: 'x' }
+      }),
       e(art('a2', true))
     ]);
     const items = view.turns[0].items;
     expect(items.map(i => i.kind)).toEqual(['artifact', 'tool', 'artifact']);
-    expect(card(view, 'c1').artifacts).toEqual([expect.objectContaining({ artifactId: 'a1', created: false, shortFingerprint: 'abababababab' })]);
+    expect(card(view, 'c1').artifacts).toEqual([
+      expect.objectContaining({
+        artifactId: 'a1',
+        created: false,
+        shortFingerprint: 'abababababab'
+      })
+    ]);
     expect(card(view, 'c1').reused).toBe(true);
     expect(Object.keys(view.artifacts).sort()).toEqual(['a0', 'a1', 'a2']);
   });
@@ -226,30 +349,79 @@ describe('reduce: each event type', () => {
   it('guard about a call goes on its card, even before the call exists; one about no call is a notice', () => {
     const e = turnOf('turn_a');
     const view = reduceAll(initialThreadView(), [
-      e({ type: 'guard', reason: 'invalid_state', message: 'run_python may not run now', call_id: 'c9' }),
-      e({ type: 'tool_result', call_id: 'c9', tool: 'run_python', status: 'refused', reused: false, duration_s: 0, artifact_ids: [],
-          result: { error: { reason: 'invalid_state', message: 'run_python may not run now' } } }),
+      e({
+        type: 'guard',
+        reason: 'invalid_state',
+        message: 'run_python may not run now',
+        call_id: 'c9'
+      }),
+      e({
+        type: 'tool_result',
+        call_id: 'c9',
+        tool: 'run_python',
+        status: 'refused',
+        reused: false,
+        duration_s: 0,
+        artifact_ids: [],
+        result: { error: { reason: 'invalid_state', message: 'run_python may not run now' } }
+      }),
       e({ type: 'guard', reason: 'step_limit_reached', message: 'too many steps', call_id: null })
     ]);
     const refused = card(view, 'c9');
     expect(refused).toMatchObject({ tool: 'run_python', status: 'refused', startedAt: null });
-    expect(refused.guards).toEqual([expect.objectContaining({ reason: 'invalid_state', text: 'refused: this step cannot run at this point of the turn' })]);
+    expect(refused.guards).toEqual([
+      expect.objectContaining({
+        reason: 'invalid_state',
+        text: 'refused: this step cannot run at this point of the turn'
+      })
+    ]);
     expect(refused.result?.detail).toEqual({ kind: 'other' });
     expect(refused.result?.error?.reason).toBe('invalid_state');
     const notice = view.turns[0].items[1];
-    expect(notice).toMatchObject({ kind: 'guard', reason: 'step_limit_reached', callId: null, text: 'stopped: the turn reached its limit of steps' });
+    expect(notice).toMatchObject({
+      kind: 'guard',
+      reason: 'step_limit_reached',
+      callId: null,
+      text: 'stopped: the turn reached its limit of steps'
+    });
     expect(view.turns[0].counters).toEqual({ invalid_state: 1, step_limit_reached: 1 });
   });
 
   it('a reused step: the skip guard, the reused artifacts and the reused result all show on the card', () => {
     const e = turnOf('turn_b');
     const view = reduceAll(initialThreadView(), [
-      e({ type: 'tool_call', call_id: 'c2', tool: 'run_sql', arguments: { name: 'revenue_by_region', sql: 'SELECT 1' }, step_key: 'step:1' }),
-      e({ type: 'guard', reason: 'duplicate_tool_call_skipped', message: 'identical run_sql step already done', call_id: 'c2' }),
-      e({ type: 'artifact', artifact_id: 'art_1', name: 'revenue_by_region', artifact_type: 'dataset', fingerprint: 'sha256:2fa44af1224da4c2', created: false,
-          call_id: 'c2' }),
-      e({ type: 'tool_result', call_id: 'c2', tool: 'run_sql', status: 'ok', reused: true, duration_s: 0, artifact_ids: ['art_1'],
-          result: { dataset: 'revenue_by_region', rows: 60, reused: true } })
+      e({
+        type: 'tool_call',
+        call_id: 'c2',
+        tool: 'run_sql',
+        arguments: { name: 'revenue_by_region', sql: 'SELECT 1' },
+        step_key: 'step:1'
+      }),
+      e({
+        type: 'guard',
+        reason: 'duplicate_tool_call_skipped',
+        message: 'identical run_sql step already done',
+        call_id: 'c2'
+      }),
+      e({
+        type: 'artifact',
+        artifact_id: 'art_1',
+        name: 'revenue_by_region',
+        artifact_type: 'dataset',
+        fingerprint: 'sha256:2fa44af1224da4c2',
+        created: false,
+        call_id: 'c2'
+      }),
+      e({
+        type: 'tool_result',
+        call_id: 'c2',
+        tool: 'run_sql',
+        status: 'ok',
+        reused: true,
+        duration_s: 0,
+        artifact_ids: ['art_1'],
+        result: { dataset: 'revenue_by_region', rows: 60, reused: true }
+      })
     ]);
     const c = card(view, 'c2');
     expect(c).toMatchObject({ reused: true, durationS: 0, status: 'ok' });
@@ -260,20 +432,46 @@ describe('reduce: each event type', () => {
 
   it('answer is the final answer, with the names it cites that do not exist', () => {
     const e = turnOf('turn_a');
-    const view = reduce(initialThreadView(), e({ type: 'answer', text: 'See art_x.', flagged: ['art_x'] }));
-    expect(view.turns[0].items).toEqual([{ kind: 'answer', text: 'See art_x.', flagged: ['art_x'], at: '2026-01-01T00:00:01.000Z', seq: 1 }]);
+    const view = reduce(
+      initialThreadView(),
+      e({ type: 'answer', text: 'See art_x.', flagged: ['art_x'] })
+    );
+    expect(view.turns[0].items).toEqual([
+      {
+        kind: 'answer',
+        text: 'See art_x.',
+        flagged: ['art_x'],
+        at: '2026-01-01T00:00:01.000Z',
+        seq: 1
+      }
+    ]);
   });
 
   it('turn_ended stops the turn; a call that had no result by then is unfinished', () => {
     const e = turnOf('turn_a');
     const view = reduceAll(initialThreadView(), [
       e({ type: 'turn_started', prompt: 'p', model: 'm', rerun: false }),
-      e({ type: 'tool_call', call_id: 'c1', tool: 'run_python', arguments: { code: 'import time; time.sleep(60)' }, step_key: 'k' }),
-      e({ type: 'turn_ended', status: 'interrupted', message: 'cancelled by the user', counters: { executed: 1 } })
+      e({
+        type: 'tool_call',
+        call_id: 'c1',
+        tool: 'run_python',
+        arguments: { code: 'import time; time.sleep(60)' },
+        step_key: 'k'
+      }),
+      e({
+        type: 'turn_ended',
+        status: 'interrupted',
+        message: 'cancelled by the user',
+        counters: { executed: 1 }
+      })
     ]);
     const [turn] = view.turns;
     expect(turn.status).toBe('interrupted');
-    expect(turn.end).toMatchObject({ status: 'interrupted', message: 'cancelled by the user', seq: 3 });
+    expect(turn.end).toMatchObject({
+      status: 'interrupted',
+      message: 'cancelled by the user',
+      seq: 3
+    });
     expect(turn.counters).toEqual({ executed: 1 });
     expect(card(view, 'c1').status).toBe('unfinished');
     expect(activeTurn(view)).toBeNull();
@@ -281,7 +479,16 @@ describe('reduce: each event type', () => {
 
   it('context_usage is kept per model call, and what the call writes points back to it', () => {
     const e = turnOf('turn_a');
-    const usage = { tokens: 10, budget: 100, parts: { rules: 5, current: 5 }, messages: 2, turns: [1], dropped_turns: 0, summarized_through: 0, assembly_ms: 1.5 };
+    const usage = {
+      tokens: 10,
+      budget: 100,
+      parts: { rules: 5, current: 5 },
+      messages: 2,
+      turns: [1],
+      dropped_turns: 0,
+      summarized_through: 0,
+      assembly_ms: 1.5
+    };
     const view = reduceAll(initialThreadView(), [
       e({ type: 'context_usage', call: 1, ...usage }),
       e({ type: 'text_delta', text: 'a' }),
@@ -289,17 +496,32 @@ describe('reduce: each event type', () => {
       e({ type: 'tool_call', call_id: 'c1', tool: 'list_tables', arguments: {}, step_key: null })
     ]);
     const [turn] = view.turns;
-    expect(turn.context.map(c => [c.call, c.tokens, c.droppedTurns, c.assemblyMs])).toEqual([[1, 10, 0, 1.5], [2, 20, 0, 1.5]]);
-    expect(turn.items.map(i => (i.kind === 'text' || i.kind === 'tool' ? i.modelCall : null))).toEqual([1, 2]);
+    expect(turn.context.map(c => [c.call, c.tokens, c.droppedTurns, c.assemblyMs])).toEqual([
+      [1, 10, 0, 1.5],
+      [2, 20, 0, 1.5]
+    ]);
+    expect(
+      turn.items.map(i => (i.kind === 'text' || i.kind === 'tool' ? i.modelCall : null))
+    ).toEqual([1, 2]);
   });
 
   it('memory notes a summarizer change, applied or failed', () => {
     const e = turnOf('turn_a');
     const view = reduce(
       initialThreadView(),
-      e({ type: 'memory', origin: 'summarizer', status: 'failed', version: 0, changes: {}, summarized_through: 0, message: 'model unavailable' })
+      e({
+        type: 'memory',
+        origin: 'summarizer',
+        status: 'failed',
+        version: 0,
+        changes: {},
+        summarized_through: 0,
+        message: 'model unavailable'
+      })
     );
-    expect(view.turns[0].memory).toEqual([expect.objectContaining({ status: 'failed', message: 'model unavailable' })]);
+    expect(view.turns[0].memory).toEqual([
+      expect.objectContaining({ status: 'failed', message: 'model unavailable' })
+    ]);
   });
 
   it('events of two turns go to their own turns, in the order the turns began', () => {
@@ -311,48 +533,126 @@ describe('reduce: each event type', () => {
       b({ type: 'turn_started', prompt: 'two', model: 'm', rerun: false }),
       b({ type: 'text_delta', text: 'x' })
     ]);
-    expect(view.turns.map(t => [t.prompt, t.status])).toEqual([['one', 'completed'], ['two', 'running']]);
+    expect(view.turns.map(t => [t.prompt, t.status])).toEqual([
+      ['one', 'completed'],
+      ['two', 'running']
+    ]);
     expect(activeTurn(view)?.prompt).toBe('two');
   });
 });
 
 describe('readResult', () => {
   it('reads each tool result into its card view', () => {
-    expect(readResult('list_tables', 'ok', { tables: [{ name: 'orders', kind: 'table', rows: 2400 }, { name: 'v' }] }).detail).toEqual({
+    expect(
+      readResult('list_tables', 'ok', {
+        tables: [{ name: 'orders', kind: 'table', rows: 2400 }, { name: 'v' }]
+      }).detail
+    ).toEqual({
       kind: 'tables',
-      tables: [{ name: 'orders', kind: 'table', rows: 2400 }, { name: 'v', kind: 'table' }]
+      tables: [
+        { name: 'orders', kind: 'table', rows: 2400 },
+        { name: 'v', kind: 'table' }
+      ]
     });
-    expect(readResult('describe_table', 'ok', { name: 'orders', columns: [{ name: 'id', type: 'INTEGER', nullable: false }], rows: 3, sample: [{ id: 1 }] }).detail).toEqual({
-      kind: 'describe', name: 'orders', columns: [{ name: 'id', type: 'INTEGER' }], rows: 3, sample: [{ id: 1 }]
+    expect(
+      readResult('describe_table', 'ok', {
+        name: 'orders',
+        columns: [{ name: 'id', type: 'INTEGER', nullable: false }],
+        rows: 3,
+        sample: [{ id: 1 }]
+      }).detail
+    ).toEqual({
+      kind: 'describe',
+      name: 'orders',
+      columns: [{ name: 'id', type: 'INTEGER' }],
+      rows: 3,
+      sample: [{ id: 1 }]
     });
-    expect(readResult('list_artifacts', 'ok', { artifacts: [{ id: 'a', name: 'n', type: 'image', fingerprint: 'abc', size: 10, producer: 'python' }] }).detail).toEqual({
-      kind: 'artifacts', artifacts: [{ id: 'a', name: 'n', type: 'image', fingerprint: 'abc', size: 10 }]
+    expect(
+      readResult('list_artifacts', 'ok', {
+        artifacts: [
+          { id: 'a', name: 'n', type: 'image', fingerprint: 'abc', size: 10, producer: 'python' }
+        ]
+      }).detail
+    ).toEqual({
+      kind: 'artifacts',
+      artifacts: [{ id: 'a', name: 'n', type: 'image', fingerprint: 'abc', size: 10 }]
     });
-    expect(readResult('find', 'ok', { query: 'sales', matches: [{ kind: 'table', name: 'orders', score: 0.9 }] }).detail).toEqual({
-      kind: 'find', query: 'sales', matches: [{ kind: 'table', name: 'orders', score: 0.9 }]
+    expect(
+      readResult('find', 'ok', {
+        query: 'sales',
+        matches: [{ kind: 'table', name: 'orders', score: 0.9 }]
+      }).detail
+    ).toEqual({
+      kind: 'find',
+      query: 'sales',
+      matches: [{ kind: 'table', name: 'orders', score: 0.9 }]
     });
-    expect(readResult('clarify', 'ok', { asked: 'Which year?', candidates: ['2024', '2025'], question_for_user: 'Which year: 2024 or 2025?' }).detail).toEqual({
-      kind: 'clarify', question: 'Which year?', candidates: ['2024', '2025'], text: 'Which year: 2024 or 2025?'
+    expect(
+      readResult('clarify', 'ok', {
+        asked: 'Which year?',
+        candidates: ['2024', '2025'],
+        question_for_user: 'Which year: 2024 or 2025?'
+      }).detail
+    ).toEqual({
+      kind: 'clarify',
+      question: 'Which year?',
+      candidates: ['2024', '2025'],
+      text: 'Which year: 2024 or 2025?'
     });
-    expect(readResult('run_sql', 'ok', { rows: 5, truncated: true, row_cap: { cap: 5, kept: 5, dropped: 7 }, columns: [] }).detail).toMatchObject({
-      kind: 'sql', truncated: true, rowCap: { cap: 5, kept: 5, dropped: 7 }
+    expect(
+      readResult('run_sql', 'ok', {
+        rows: 5,
+        truncated: true,
+        row_cap: { cap: 5, kept: 5, dropped: 7 },
+        columns: []
+      }).detail
+    ).toMatchObject({
+      kind: 'sql',
+      truncated: true,
+      rowCap: { cap: 5, kept: 5, dropped: 7 }
     });
-    expect(readResult('run_python', 'ok', { stdout: '', result: '42', stderr: 'warn', files_not_stored: [{ path: 'x.bin', reason: 'too big' }], files_note: '1 file' }).detail).toEqual({
-      kind: 'python', stdout: '', value: '42', stderr: 'warn', artifacts: [], filesNotStored: [{ path: 'x.bin', reason: 'too big' }], filesNote: '1 file'
+    expect(
+      readResult('run_python', 'ok', {
+        stdout: '',
+        result: '42',
+        stderr: 'warn',
+        files_not_stored: [{ path: 'x.bin', reason: 'too big' }],
+        files_note: '1 file'
+      }).detail
+    ).toEqual({
+      kind: 'python',
+      stdout: '',
+      value: '42',
+      stderr: 'warn',
+      artifacts: [],
+      filesNotStored: [{ path: 'x.bin', reason: 'too big' }],
+      filesNote: '1 file'
     });
   });
 
   it('falls back to a thinner view for a result of an unexpected shape, keeping the raw JSON', () => {
-    const odd = { rows: 'many', columns: 'a,b', sample: 7, expectation: { status: 'failed', rule: 'non_empty', detail: '0 rows' } };
+    const odd = {
+      rows: 'many',
+      columns: 'a,b',
+      sample: 7,
+      expectation: { status: 'failed', rule: 'non_empty', detail: '0 rows' }
+    };
     const view = readResult('run_sql', 'ok', odd);
     expect(view.detail).toEqual({ kind: 'sql', columns: [], sample: [], truncated: false });
     expect(view.expectation).toEqual({ status: 'failed', rule: 'non_empty', detail: '0 rows' });
     expect(view.raw).toBe(odd);
     expect(readResult('a_new_tool', 'ok', { x: 1 }).detail).toEqual({ kind: 'other' });
-    expect(readResult('run_sql', 'error', { error: { reason: 'unknown_column', message: 'no column x', hint: 'h', suggestions: ['y'] } })).toEqual({
+    expect(
+      readResult('run_sql', 'error', {
+        error: { reason: 'unknown_column', message: 'no column x', hint: 'h', suggestions: ['y'] }
+      })
+    ).toEqual({
       detail: { kind: 'other' },
       error: { reason: 'unknown_column', message: 'no column x', hint: 'h', suggestions: ['y'] },
-      raw: { error: { reason: 'unknown_column', message: 'no column x', hint: 'h', suggestions: ['y'] } }
+      raw: {
+        error: { reason: 'unknown_column', message: 'no column x', hint: 'h', suggestions: ['y'] }
+      }
     });
   });
 });

