@@ -19,7 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 KNOWN_CYCLES: set[tuple[str, ...]] = {
     ("jupyter_analyst.server.audit", "jupyter_analyst.server.handlers", "jupyter_analyst.server.openapi",
      "jupyter_analyst.server.routes"),
-    ("jupyter_analyst.sql.guard", "jupyter_analyst.sql.pivot", "jupyter_analyst.sql.prepare"),
 }
 
 
