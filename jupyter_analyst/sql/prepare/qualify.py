@@ -47,10 +47,16 @@ def known_tables(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> lis
     Raises:
         SqlRejected: ``unknown_table``, with the nearest real names.
     """
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    ctes: set[str] = set()
+    tables: list[exp.Table] = []
+    for node in tree.find_all(exp.CTE, exp.Table):  # one walk for both (a walk is ~1% of a check)
+        if isinstance(node, exp.CTE):
+            ctes.add(node.alias_or_name.lower())
+        else:
+            tables.append(node)
     known = {t.lower(): t for t in schema}
     used: list[str] = []
-    for table in tree.find_all(exp.Table):
+    for table in tables:
         if not isinstance(table.this, exp.Identifier):
             continue  # table functions were judged by the guard
         name = table.name
