@@ -32,9 +32,7 @@ from .kernel.outputs import OutputCaps
 from .store import renewing
 from .notebooks.export import write_thread_notebook
 from .notebooks.outline import AttachedNotebook
-from .sql import absolute_spec, open_source
-from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
-from .sql.sealed import EngineLimits
+from .sql import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, EngineLimits, absolute_spec, open_source
 from ._text import valid_text
 from .workspace import Workspace
 

@@ -27,7 +27,7 @@ from ..artifacts import ArtifactStore, StepRecord
 from .._disk import unavailable
 from ..errors import AnalystError, DiskUnavailable, KernelError, StorageError
 from ..kernel.outputs import OutputCaps
-from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
+from ..sql import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
 from .bindings import Binding, inputs_of, is_dataset, python_bindings, replayed, unknown_reads
 from .dataflow import changed_by_methods, rebound_names
 from .names import assigned_names

@@ -11,7 +11,7 @@ from ..analysis import AnalystConfig, ModelSettings
 from ..errors import ConfigError
 from ..kernel import SandboxPolicy
 from ..kernel.sandbox.kernelspec import kernels_dir
-from ..sql.sealed import EngineLimits
+from ..sql import EngineLimits
 from .routes import routes
 from .inputs import ApiLimits
 from .launcher import ServerKernelLauncher, is_gateway

@@ -5,7 +5,7 @@ run SQL given as text (``json_execute_serialized_sql``, ``query``, ``query_to_xm
 state (``setval``, ``enable_logging``). A deny-list misses the next one, and a check of one
 position (``FROM f()``) misses the others (``LATERAL f()``, a subquery, a join, a scalar
 call, ``schema.f()``, ``x.f()``). So every function call anywhere in the tree is judged
-against a list of the functions that only compute on values (``allowed/<dialect>.txt``);
+against a list of the functions that only compute on values (``sql/allowed/<dialect>.txt``);
 anything else is refused, and a function a later engine adds is refused until reviewed.
 
 A call is judged by the name the engine will run, not the name the model wrote: sqlglot
@@ -27,10 +27,13 @@ from sqlglot.errors import ErrorLevel
 from sqlglot.parser import Parser
 from sqlglot.tokens import TokenType
 
-from ..errors import SqlRejected
+from ...errors import SqlRejected
 
 #: Dialects with their own list; any other uses the functions DuckDB's and PostgreSQL's share.
 _LISTED = ("duckdb", "postgres", "sqlite")
+#: The package whose ``allowed/`` folder holds the lists (the SQL package's data: the engine's
+#: walls in ``sealed.py`` read them too).
+_LISTS = "jupyter_analyst.sql"
 
 #: Words of generated SQL that are syntax, not functions: keywords (``CAST(x AS INT)``,
 #: ``CASE WHEN``), date parts, and names of types. Everything else a node's SQL names, called
@@ -62,7 +65,7 @@ def allowed(dialect: str) -> tuple[frozenset[str], frozenset[str]]:
         duck, duck_tables = allowed("duckdb")
         pg, pg_tables = allowed("postgres")
         return duck & pg, duck_tables & pg_tables
-    text = resources.files(__package__).joinpath("allowed", f"{dialect}.txt").read_text(encoding="utf-8")
+    text = resources.files(_LISTS).joinpath("allowed", f"{dialect}.txt").read_text(encoding="utf-8")
     sections: dict[str, set[str]] = {"scalar": set(), "table": set()}
     current = sections["scalar"]
     for line in text.splitlines():

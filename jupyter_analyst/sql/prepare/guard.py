@@ -4,16 +4,17 @@ Regexes are not enough (a DELETE can hide in a CTE, a file read in a subquery), 
 node is visited. Only one statement, a query, may pass (DuckDB's PIVOT and UNPIVOT
 statements are queries too); anything that writes, changes settings or loads code is
 refused, and every function call, wherever it stands, must be on the dialect's allow-list
-(``functions.py``). The engine refuses the same on its own (``sealed.py``).
+(``functions.py``). The engine refuses the same on its own (``../sealed.py``).
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-from ..errors import SqlRejected
+from ...errors import SqlRejected
 from .functions import check_call
 from .pivot import is_statement_pivot
+from .preparation import Preparation
 
 #: Statement and clause nodes that write, configure or leave the database.
 _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
@@ -36,6 +37,25 @@ def _refuse(message: str) -> SqlRejected:
         reason="sql_not_read_only",
         hint="only one read-only SELECT over the source's tables is allowed",
     )
+
+
+def guard(prep: Preparation) -> Preparation:
+    """The pass: refuse ``prep.tree`` unless it is one read-only query (see :func:`check_read_only`).
+
+    >>> import sqlglot
+    >>> def read(sql): return Preparation(sql, schema={}, dialect="duckdb", tree=sqlglot.parse_one(sql))
+    >>> guard(read("SELECT abs(x) FROM t")).tree.sql()
+    'SELECT ABS(x) FROM t'
+    >>> guard(read("SELECT getenv('HOME')"))
+    Traceback (most recent call last):
+    ...
+    jupyter_analyst.errors.SqlRejected: function getenv() is not allowed (hint: only functions that compute on values are available: no reading files, settings, the catalogue or the session, no running SQL given as text; query the source's tables)
+
+    Raises:
+        SqlRejected: ``sql_not_read_only`` or ``sql_function_not_allowed``.
+    """
+    check_read_only(prep.tree, dialect=prep.dialect)
+    return prep
 
 
 def check_read_only(statement: exp.Expression, *, dialect: str = "duckdb") -> None:
