@@ -416,7 +416,8 @@ class ToolBox:
                 f"the step did not run: {exc.message}", reason="kernel_start_failed",
                 hint="nothing it would define exists; the next run_python starts a kernel again",
             ) from exc
-        execution = await kernel.execute(args["code"], timeout=self.runtime.python_timeout_s)
+        execution = await kernel.execute(args["code"], timeout=self.runtime.python_timeout_s,
+                                         caps=self.runtime.output_caps)
         self.runtime.python_executed(args["code"], key, ok=execution.status == "ok")
         note = None
         if execution.status == "died":
@@ -456,8 +457,10 @@ class ToolBox:
             payload["stderr"] = clip(execution.stderr, 1_000)
         if execution.result is not None:
             payload["result"] = clip(execution.result, 2_000)
+        if execution.notes:
+            payload["output_notes"] = [clip(n, 300) for n in execution.notes[:10]]
         if execution.error is not None:
-            payload["error"] = {"reason": "python_error", "message": execution.error.short()}
+            payload["error"] = {"reason": "python_error", "message": clip(execution.error.short(), MODEL_TEXT_CAP)}
         if note:
             payload["error"] = {"reason": f"kernel_{execution.status}", "message": note}
         status: Literal["ok", "error"] = "ok" if execution.status == "ok" else "error"
