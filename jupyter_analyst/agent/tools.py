@@ -433,6 +433,16 @@ class ToolBox:
                         f"started ({exc.message}); the next run_python starts a kernel again.")
         elif execution.status == "timeout":
             note = f"The step ran past {self.runtime.python_timeout_s:g} s and was interrupted."
+        elif execution.status == "runaway":
+            note = (
+                f"The kernel was stopped after this step: {execution.stopped}. Its files and figures were not "
+                "stored, and a fresh kernel was started; the thread's datasets and earlier results are restored in "
+                "it as later steps read them. A step must not leave threads, timers or processes running."
+            )
+            try:
+                await self.runtime.restart_kernel()
+            except KernelError as exc:
+                note += f" (A fresh kernel could not be started: {exc.message}; the next run_python starts one.)"
         made: list[tuple[Artifact, bool]] = []
         refused: list[tuple[str, str]] = list(execution.refused_files)
         refusal: str | None = None

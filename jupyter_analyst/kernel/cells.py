@@ -27,6 +27,41 @@ except Exception:
     pass
 """
 
+#: The host's own machinery in the agent's kernel made still (not in a notebook's own kernel,
+#: where SETUP_CODE also runs: there nothing is checked from outside).
+STILL_CODE = """\
+def _analyst_still():
+    # The host checks from outside that nothing of a step runs after it (quiescence.py), so
+    # the kernel's own machinery waits without timers, and what it starts lazily is started
+    # now: the IOPub thread's periodic clean-up runs once per step instead, pyzmq's
+    # garbage-collector thread is started, tqdm's monitor thread (woken every 10 s) is off.
+    ip = get_ipython()
+    iopub = getattr(getattr(ip, "kernel", None), "iopub_thread", None)
+    task = getattr(iopub, "_event_pipe_gc_task", None)
+    clean_up = getattr(iopub, "_event_pipe_gc", None)
+    if task is not None and clean_up is not None:
+        import asyncio
+        iopub.io_loop.add_callback(task.cancel)
+        ip.events.register(
+            "post_execute", lambda: iopub.io_loop.add_callback(lambda: asyncio.ensure_future(clean_up())))
+    try:
+        from zmq.utils.garbage import gc
+        gc.start()
+    except Exception:
+        pass
+    try:
+        import tqdm
+        tqdm.tqdm.monitor_interval = 0
+    except Exception:
+        pass
+try:
+    _analyst_still()
+except Exception:
+    pass
+del _analyst_still
+"""
+
+
 REAP_CHILDREN = """\
 import os as _analyst_os
 try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -18,7 +19,7 @@ from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 from pydantic import BaseModel
 
-from . import seccomp
+from . import quiescence, seccomp
 from .cgroups import KernelCgroup
 from .identity import KernelIdentity, lease
 from .sandbox import (
@@ -126,6 +127,8 @@ class SandboxProvisioner(LocalProvisioner):
                 os.close(filter_fd)
 
     _baseline: set[int] | None = None
+    _idle: quiescence.View | None = None
+    _rested: quiescence.View | None = None
 
     def reap_strays(self) -> int:
         """Kill processes a cell left behind in the sandbox; returns how many.
@@ -148,8 +151,44 @@ class SandboxProvisioner(LocalProvisioner):
                 pass
         return len(strays)
 
+    async def settle(self, within_s: float = 2.0) -> str | None:
+        """Why something of the last step still runs in the kernel; ``None`` when nothing does.
+
+        The first call (right after the set-up cell) records the kernel's idle shape, which
+        later calls compare against (see quiescence.py). Without a cgroup (whose process list
+        the host trusts) or on a machine whose system calls are not known, nothing is told.
+        """
+        if self.cgroup is None or not quiescence.supported():
+            return None
+        if self._idle is None:
+            self._idle = self._rested = await quiescence.idle_shape(self.cgroup.pids)
+            return None
+        why, self._rested = await quiescence.settle(self.cgroup.pids, self._idle, self._rested, within_s=within_s)
+        return why
+
+    def pause(self) -> bool:
+        """Freeze the kernel until :meth:`resume` (nothing of it runs meanwhile); whether it is."""
+        return self.cgroup.freeze() if self.cgroup is not None else False
+
+    def resume(self) -> None:
+        """Let a frozen kernel run again."""
+        if self.cgroup is not None and self.cgroup.frozen:
+            self.cgroup.thaw()
+
+    async def send_signal(self, signum: int) -> None:
+        try:
+            await super().send_signal(signum)
+        finally:
+            # A frozen kernel handles neither until it is thawed; a kill reaches all of its
+            # processes first, so nothing of it runs in between.
+            if signum == signal.SIGKILL and self.cgroup is not None:
+                self.cgroup.kill()
+            elif signum == signal.SIGTERM:
+                self.resume()
+
     async def cleanup(self, restart: bool = False) -> None:
         self._baseline = None
+        self._idle = self._rested = None
         await super().cleanup(restart=restart)
         if self.cgroup is not None:
             self.cgroup.destroy()

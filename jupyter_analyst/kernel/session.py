@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from ..errors import InvalidArguments, KernelError
 from . import handoff, iopub
-from .cells import REAP_CHILDREN, SETUP_CODE
+from .cells import REAP_CHILDREN, SETUP_CODE, STILL_CODE
 from .iopub import Collector, ErrorInfo, Inbound
 from .kernelspec import SANDBOX_KERNEL
 from .launcher import KernelLauncher, LocalKernelLauncher
@@ -43,7 +43,8 @@ _REMOTE_POLL_S = 0.02
 class ExecutionResult(BaseModel):
     """Everything one execution produced."""
 
-    status: Literal["ok", "error", "timeout", "died"]
+    status: Literal["ok", "error", "timeout", "died", "runaway"]
+    """``runaway``: the host stopped the kernel after the step (see ``stopped``)."""
     stdout: str = ""
     stderr: str = ""
     result: str | None = None
@@ -58,6 +59,9 @@ class ExecutionResult(BaseModel):
     execution_count: int | None = None
     notes: list[str] = []
     """What the host dropped or refused of the kernel's messages, or did to the kernel."""
+    stopped: str | None = None
+    """Why the host stopped the kernel after the step: its code still ran after the step
+    ended (a thread, a timer, a false end-of-step message: see quiescence.py)."""
 
 
 def changed_outputs(before: dict[str, Entry], after: dict[str, Entry]) -> tuple[list[Path], list[tuple[str, str]]]:
@@ -215,9 +219,9 @@ class KernelSession:
             raise
         except Exception as exc:
             raise KernelError(str(exc) or type(exc).__name__) from exc
-        setup_code = handoff.setup_code() + SETUP_CODE if self.remote else SETUP_CODE
+        setup_code = handoff.setup_code() + SETUP_CODE if self.remote else SETUP_CODE + STILL_CODE
         # Not through execute(): a runaway step's restart starts the kernel while it holds the lock.
-        setup = await self._execute(setup_code, self.startup_timeout)  # records the kernel's own processes
+        setup = await self._execute(setup_code, self.startup_timeout)  # records the kernel's idle shape
         if setup.status != "ok":
             detail = setup.error.short() if setup.error else setup.status
             raise KernelError(f"the kernel's set-up failed: {detail}")
@@ -263,6 +267,7 @@ class KernelSession:
 
     async def interrupt(self) -> None:
         """Interrupt the running execution."""
+        self._resume()  # a frozen kernel would take the interrupt only with its next step
         if self._manager is not None:
             await self._manager.interrupt_kernel()
 
@@ -279,14 +284,17 @@ class KernelSession:
             return await self._execute(code, timeout, caps)
 
     async def _execute(self, code: str, timeout: float, caps: OutputCaps | None = None) -> ExecutionResult:
-        """Run one step: its messages read within caps, then (once it says it has ended) its
-        strays killed, and its files looked at."""
+        """Run one step: thawed, its messages read within caps, then (once it says it has
+        ended) its strays killed, checked from outside that nothing of it still runs, frozen,
+        and only then its files looked at; so every file it made is its own."""
         local_files = not self.remote
         before = scan(self.workdir) if local_files else {}
         started = time.perf_counter()
+        self._resume()
         cell = await self._run_cell(code, timeout, caps or OutputCaps())
         out, status = cell.collector, cell.status
         notes = list(cell.notes)
+        ran_on: str | None = None
         if status == "timeout":
             await self._stop_runaway()
         if status == "died":
@@ -303,19 +311,26 @@ class KernelSession:
                 for _ in range(3):
                     if (await self._run_cell(REAP_CHILDREN, 10, OutputCaps(), hidden=True)).status == "ok":
                         break
+            ran_on = await self._settle()
         new_files: list[Path] = []
         refused: list[tuple[str, str]] = []
         if self.remote and status != "died":
             # Also after a timeout: what the step made is its own, not the next step's.
             new_files, refused = await self._returned_files()
+        self._pause()
         if local_files:
             new_files, refused = changed_outputs(before, scan(self.workdir))
+        stopped = None
+        if ran_on is not None:
+            status, stopped = "runaway", f"its code still ran after the step ended ({ran_on})"
+            notes.append(f"the kernel was stopped: {stopped}")
+            await self.shutdown()
         self._drain_replies()
         notes = out.finish(notes)
         return ExecutionResult(
             status=status, stdout=out.stdout.text(), stderr=out.stderr.text(), result=out.result,
             outputs=out.outputs, images=out.images, new_files=new_files, refused_files=refused, error=out.error,
-            elapsed_s=time.perf_counter() - started, execution_count=out.execution_count, notes=notes,
+            elapsed_s=time.perf_counter() - started, execution_count=out.execution_count, notes=notes, stopped=stopped,
         )
 
     async def _run_cell(self, code: str, timeout: float, caps: OutputCaps, *, hidden: bool = False) -> _Cell:
@@ -395,6 +410,21 @@ class KernelSession:
                 raw.recv(zmq.NOBLOCK)
             except zmq.ZMQError:  # zmq.Again: nothing more
                 return
+
+    def _resume(self) -> None:
+        resume = getattr(self._provisioner(), "resume", None)
+        if resume is not None:
+            resume()
+
+    def _pause(self) -> None:
+        pause = getattr(self._provisioner(), "pause", None)
+        if pause is not None and self.is_started:
+            pause()
+
+    async def _settle(self) -> str | None:
+        """What of the step still runs in the kernel, seen from outside (``None``: nothing)."""
+        settle = getattr(self._provisioner(), "settle", None)
+        return await settle() if settle is not None else None
 
     async def _stop_runaway(self) -> None:
         """Interrupt a runaway execution; restart the kernel if it does not come back."""
@@ -494,6 +524,11 @@ def kernel_environment() -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": cores,
         "MKL_NUM_THREADS": cores,
         "NUMEXPR_MAX_THREADS": cores,
+        # Worker threads sleep as soon as their work is done, instead of spinning for 0.1-0.2 s:
+        # a step ends when nothing of it runs (quiescence.py), so spinning would make it wait.
+        "OPENBLAS_THREAD_TIMEOUT": "4",
+        "OMP_WAIT_POLICY": "PASSIVE",
+        "KMP_BLOCKTIME": "0",
         "MPLBACKEND": "module://matplotlib_inline.backend_inline",
     })
     env.pop("JPY_PARENT_PID", None)
