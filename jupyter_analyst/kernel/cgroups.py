@@ -248,6 +248,17 @@ def _state(pid: int) -> str | None:
         return None
 
 
+def freezer_support() -> str | None:
+    """How a kernel is frozen between steps here: ``"cgroup.freeze"`` (v2), ``"freezer"``
+    (v1), ``"SIGSTOP"`` (a cgroup without a freezer), or ``None`` (no cgroup at all)."""
+    v2 = _v2_root()
+    if v2 is not None:
+        return "cgroup.freeze" if (v2 / "cgroup.freeze").exists() or any(v2.glob("*/cgroup.freeze")) else "SIGSTOP"
+    if _writable(ROOT / "memory") and _writable(ROOT / "pids"):
+        return "freezer" if _writable(ROOT / "freezer") else "SIGSTOP"
+    return None
+
+
 def cgroup_support() -> str | None:
     """``"v2"``, ``"v1"`` or ``None``: which cgroup limits this process can set."""
     if _v2_root() is not None:
