@@ -34,7 +34,13 @@ def _analyst_still():
     # The host checks from outside that nothing of a step runs after it (quiescence.py), so
     # the kernel's own machinery waits without timers, and what it starts lazily is started
     # now: the IOPub thread's periodic clean-up runs once per step instead, pyzmq's
-    # garbage-collector thread is started, tqdm's monitor thread (woken every 10 s) is off.
+    # garbage-collector thread is started, tqdm's monitor thread (woken every 10 s) is off,
+    # and output is sent 5 ms after it is written, not 200 (the last print's timer would
+    # keep the IOPub thread waiting with a timeout for that long after the step).
+    import sys
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "flush_interval"):
+            stream.flush_interval = 0.005
     ip = get_ipython()
     iopub = getattr(getattr(ip, "kernel", None), "iopub_thread", None)
     task = getattr(iopub, "_event_pipe_gc_task", None)
