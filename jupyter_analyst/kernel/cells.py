@@ -30,6 +30,26 @@ except Exception:
 #: The host's own machinery in the agent's kernel made still (not in a notebook's own kernel,
 #: where SETUP_CODE also runs: there nothing is checked from outside).
 STILL_CODE = """\
+def _analyst_in_pieces(stream_class, piece=4 << 20):
+    # Output goes out in messages of at most 4 MB: the host reads no message whole past
+    # SandboxPolicy.message_mb (relay.py), so a flood of output must not become one. A writer
+    # that has 4 MB waiting waits for it to be sent, so a flood is not held here either.
+    flush_buffers = getattr(stream_class, "_flush_buffers", None)
+    schedule = getattr(stream_class, "_schedule_flush", None)
+    if flush_buffers is None or schedule is None:
+        return
+    def in_pieces(self):
+        for parent, data in flush_buffers(self):
+            for start in range(0, len(data), piece):
+                yield parent, data[start:start + piece]
+    def flush_when_full(self):
+        buffers = getattr(self, "_buffers", None) or {}
+        if sum(buffer.tell() for buffer in list(buffers.values())) >= piece:
+            self.flush()
+        else:
+            schedule(self)
+    stream_class._flush_buffers = in_pieces
+    stream_class._schedule_flush = flush_when_full
 def _analyst_still():
     # The host checks from outside that nothing of a step runs after it (quiescence.py), so
     # the kernel's own machinery waits without timers, and what it starts lazily is started
@@ -41,6 +61,8 @@ def _analyst_still():
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "flush_interval"):
             stream.flush_interval = 0.005
+    if hasattr(sys.stdout, "flush_interval"):
+        _analyst_in_pieces(type(sys.stdout))
     ip = get_ipython()
     iopub = getattr(getattr(ip, "kernel", None), "iopub_thread", None)
     task = getattr(iopub, "_event_pipe_gc_task", None)
@@ -64,7 +86,7 @@ try:
     _analyst_still()
 except Exception:
     pass
-del _analyst_still
+del _analyst_still, _analyst_in_pieces
 """
 
 

@@ -18,7 +18,8 @@ execution keeps is capped *while its messages arrive*:
   more than one.
 
 The notes go into the step's stderr output, so the model and the audit notebook both see
-what was dropped.
+what was dropped. No message reaches this code past ``SandboxPolicy.message_mb``: a relay
+between the kernel's sockets and the host's cuts it while it streams (relay.py).
 """
 
 from __future__ import annotations

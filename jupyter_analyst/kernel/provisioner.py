@@ -7,6 +7,7 @@ server's included, starts sandboxed kernels unchanged.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -22,6 +23,7 @@ from pydantic import BaseModel
 from . import quiescence, seccomp
 from .cgroups import KernelCgroup
 from .identity import KernelIdentity, lease
+from .relay import Relay
 from .sandbox import (
     NO_BWRAP_WARNING,
     SandboxPolicy,
@@ -52,6 +54,7 @@ class SandboxProvisioner(LocalProvisioner):
     sandboxed: bool = False
     sockets_dir: str | None = None
     identity: KernelIdentity | None = None
+    relay: Relay | None = None
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
         """Put the kernel's ZMQ sockets and its connection file in a private folder, over ipc.
@@ -59,8 +62,11 @@ class SandboxProvisioner(LocalProvisioner):
         The sandbox has no network, so TCP cannot reach it; the server's runtime folder
         (which holds other kernels' connection files) must not be mounted into it. The
         folder is the host's: the kernel may write only its ``s/`` folder of sockets and
-        reads the connection file through a read-only mount, so nothing the host writes
+        reads its connection file through a read-only mount, so nothing the host writes
         there on a restart can be redirected by the kernel.
+
+        The kernel's connection file is not the host's: it binds its sockets at addresses of
+        its own, and the host's clients connect to the relay's (relay.py).
         """
         km = self.parent
         if km is not None:
@@ -88,9 +94,9 @@ class SandboxProvisioner(LocalProvisioner):
             # What an earlier kernel of the thread left (another uid) becomes this one's;
             # links are changed themselves, never what they point to.
             chown_tree(workdir, *ids)
-            if sockets is not None and connection_file is not None:
-                os.chown(sockets, *ids)
-                os.chown(connection_file, *ids)  # 0600: only the kernel (and root) read the key
+        if connection_file is not None and sockets is not None:
+            connection_file = await self._relay(connection_file, sockets, ids, policy.message_mb * 2**20)
+            cmd = [str(connection_file) if arg == self.parent.connection_file else arg for arg in cmd]
         self.cgroup = KernelCgroup.create(memory_mb=policy.memory_mb, processes=policy.processes)
         bwrap = find_bwrap(policy.bwrap_path)
         readable = [Path(p) for p in settings.readable if Path(p).exists()]
@@ -121,10 +127,39 @@ class SandboxProvisioner(LocalProvisioner):
         except BaseException:
             if self.cgroup is not None:
                 self.cgroup.destroy()
+            if self.relay is not None:
+                await self.relay.stop()
+                self.relay = None
             raise
         finally:
             if filter_fd is not None:
                 os.close(filter_fd)
+
+    async def _relay(self, host_file: Path, sockets: Path, ids: tuple[int, int] | None, limit: int) -> Path:
+        """The kernel's own connection file, its sockets at ``kernel-<port>``; the host's
+        addresses (``k-<port>``) made now, by the relay.
+
+        The socket folder becomes root's, sticky, writable by the kernel's group: the kernel
+        binds its sockets there but cannot remove or replace the relay's.
+        """
+        info = json.loads(host_file.read_text())
+        own = dict(info, ip=f"{sockets}/kernel")
+        kernel_file = host_file.with_name("kernel.json")
+        fd = os.open(kernel_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(own, fh)
+        if ids is not None:
+            os.chown(kernel_file, *ids)  # 0600: only the kernel (and root) read the key
+            os.chown(sockets, os.getuid(), ids[1])
+            os.chmod(sockets, 0o1770)
+        ports = [info[f"{channel}_port"] for channel in ("shell", "iopub", "stdin", "control", "hb")]
+        self.relay = Relay(limit)
+        await self.relay.start((f"{info['ip']}-{port}", f"{own['ip']}-{port}") for port in ports)
+        return kernel_file
+
+    def take_cut(self) -> int:
+        """How many of the kernel's messages the relay cut since it was last asked."""
+        return self.relay.take_cut() if self.relay is not None else 0
 
     _baseline: set[int] | None = None
     _idle: quiescence.View | None = None
@@ -190,6 +225,9 @@ class SandboxProvisioner(LocalProvisioner):
         self._baseline = None
         self._idle = self._rested = None
         await super().cleanup(restart=restart)
+        if self.relay is not None:
+            await self.relay.stop()
+            self.relay = None
         if self.cgroup is not None:
             self.cgroup.destroy()
             self.cgroup = None

@@ -4,7 +4,8 @@ Before the fix the host kept every display a step sent and applied the 256 MB st
 afterwards: 40 displays of 25 MB took it to 2.5 GB. A display whose PNG was not base64, an
 SVG given as an object, or a message forged with the wrong types raised in the host, so the
 CLI printed a traceback and no JSON. An exception of 30 MB became a 60 MB tool result and
-notebook.
+notebook. One message of fifty 20 MB frames (one buffer, sent without a copy) was assembled
+whole by ZMQ in the host: 1 GB.
 """
 
 from __future__ import annotations
@@ -51,6 +52,22 @@ forge("execute_result", {"data": {"text/plain": 5}, "execution_count": "seven"})
 forge("status", {"execution_state": ["idle"]})
 kernel.iopub_socket.send_multipart([b"topic", b"<IDS|MSG>", b"signature", b"not json", b"{}", b"{}", b"{}"])
 print("still here")
+"""
+
+
+FRAMES = """
+import glob, json, os, sys
+# The relay's sockets, which every client in the host connects to, cannot be taken over.
+folder = os.path.dirname(json.load(open(sys.argv[sys.argv.index("-f") + 1]))["ip"])
+kept = []
+for path in glob.glob(folder + "/k-*"):
+    try:
+        os.unlink(path)
+    except OSError:
+        kept.append(path)
+buffer = b"x" * (20 * 2**20)
+get_ipython().kernel.iopub_socket.send_multipart([b"display_data", b"<IDS|MSG>"] + [buffer] * 50, copy=False)
+print(len(kept), "relay sockets kept")
 """
 
 
@@ -126,3 +143,20 @@ def test_an_exception_of_30_mb_is_capped_like_stdout(tmp_path, sales_db):
     # The step's outputs kept in the store (for the notebook) are capped like stdout (1M characters).
     stored = sum(p.stat().st_size for p in (tmp_path / "ws").glob("analyst.sqlite3*"))
     assert stored < 5 * MB, f"{stored // MB} MB stored"
+
+
+def test_one_message_of_fifty_20_mb_frames_is_cut_before_the_host_holds_it(tmp_path, sales_db):
+    turns = [{"match": "warm", "steps": [python_step("print(1)"), text_step()]},
+             {"match": "frames", "steps": [python_step(FRAMES), text_step()]}]
+    with scripted(tmp_path / "ws", sales_db, {"turns": turns}) as runner:
+        runner.run("warm up: what a turn loads once")
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        before = _status("VmRSS")
+        summary = runner.run("frames")
+        growth = _status("VmHWM") - before
+    # 1,000 MB were sent in one message; the host read at most 64 MB of it.
+    assert growth < 4 * 64 * MB, f"the host grew by {growth // MB} MB"
+    step = results_of(runner, summary.turn_id)[0]
+    assert step.status == "ok" and step.result["stdout"] == "5 relay sockets kept\n", step.result
+    assert any("past the 64 MB the host reads in one were cut off" in n for n in step.result["output_notes"])
