@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_analyst.testing import python_step, text_step
+from jupyter_analyst.testing import ScriptedModelServer, python_step, text_step
+from jupyter_analyst.testing.jupyter import analyst_server_config
 
 from .conftest import results_of, sandboxed_root, scripted
 
@@ -98,3 +99,27 @@ marker = "same kernel"
     first, second = results_of(runner, summary.turn_id)
     assert first.status == "ok" and len(first.artifact_ids) == 1, first.result
     assert second.status == "ok" and second.result["stdout"] == "same kernel\n", second.result
+
+
+SERVER_SCRIPT = {"turns": [
+    {"match": "^leave a thread$", "steps": [python_step(WRITER), text_step()]},
+    {"match": "^next turn$", "steps": [python_step(MINE), python_step(LOOK), text_step()]},
+]}
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, sales_db):
+    with ScriptedModelServer(SERVER_SCRIPT) as model:
+        yield analyst_server_config(tmp_path / "ws", {"sales": str(sales_db)}, model.base_url, kernel_idle=3600.0)
+
+
+async def test_a_thread_left_by_a_step_does_not_run_on_in_a_servers_kept_kernel(jp_serverapp):
+    service = jp_serverapp.web_app.settings["jupyter_analyst"]
+    thread = service.create_thread("local", "sales", "t")
+    assert (await service.start_turn(thread, "leave a thread")).status == "completed"
+    assert (await service.start_turn(thread, "next turn")).status == "completed"
+    first, second, third = [e for e in service.workspace.store.events(thread.thread_id) if e.type == "tool_result"]
+    assert second.status == "ok" and _names(second) == ["outputs/mine.txt"], second.result
+    assert third.result["stdout"] == "True False\n", third.result
+    assert first.status == "error" and first.result["error"]["reason"] == "kernel_runaway", first.result
+    await service.close()
