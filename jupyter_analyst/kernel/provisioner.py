@@ -198,7 +198,9 @@ class SandboxProvisioner(LocalProvisioner):
         if self._idle is None:
             self._idle = self._rested = await quiescence.idle_shape(self.cgroup.pids)
             return None
-        why, self._rested = await quiescence.settle(self.cgroup.pids, self._idle, self._rested, within_s=within_s)
+        why, view = await quiescence.settle(self.cgroup.pids, self._idle, self._rested, within_s=within_s)
+        if why is None:
+            self._rested = view
         return why
 
     def pause(self) -> bool:

@@ -23,8 +23,9 @@ step's code still runs, or will run by itself later, exactly when something else
 * a thread of the idle shape waits elsewhere, or now with a timeout (a timer scheduled on
   one of the kernel's own event loops; the set-up cell stops the IOPub thread's periodic
   timer, so that none is left in the idle shape);
-* a timer is armed (``timerfd``, POSIX timers), a signal is pending, a signal handler was
-  added (``setitimer``/``alarm``), a file is watched (``inotify``), an ``io_uring`` exists;
+* a timer is armed (``timerfd``, POSIX timers), a signal waits for its handler, a handler
+  for a timer's signal was added (``setitimer``/``alarm``), a file is watched (``inotify``),
+  an ``io_uring`` exists;
 * a process the step started is still alive (the session has killed them all by then).
 
 Then the step ran on past its end, and the session replaces the kernel (restored lazily, as
@@ -84,12 +85,15 @@ _FUTEX_WAITS = frozenset({0, 6, 9, 11, 13})
 _FUTEX_CMD = 0x7F  # without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME
 _INT_MINUS_ONE = 0xFFFFFFFF  # an ``int`` timeout of -1 as /proc shows a register
 
-#: Where each call keeps its timeout: ``(argument, "int")`` for milliseconds (-1: none),
-#: ``(argument, "ptr")`` for a pointer (NULL: none).
 #: Calls whose first argument is a descriptor (or a pid): a thread of the idle shape must wait
 #: on the same one. The others' first argument is a pointer, which may change between calls.
 _BY_FIRST = frozenset({"read", "wait4", "epoll_wait", "epoll_pwait", "epoll_pwait2"})
 _SLEEPS = frozenset({"nanosleep", "clock_nanosleep"})
+#: Signals a timer of the process sends (SIGALRM, SIGVTALRM, SIGPROF) or a descriptor's
+#: data (SIGIO): a handler for one of them runs code later, by itself.
+_TIMER_SIGNALS = sum(1 << (n - 1) for n in (14, 26, 27, 29))
+#: Where each call keeps its timeout: ``(argument, "int")`` for milliseconds (-1: none),
+#: ``(argument, "ptr")`` for a pointer (NULL: none).
 _TIMEOUTS = {"poll": (2, "int"), "epoll_wait": (3, "int"), "epoll_pwait": (3, "int"), "epoll_pwait2": (3, "ptr"),
              "ppoll": (2, "ptr"), "select": (4, "ptr"), "pselect6": (4, "ptr"), "futex": (3, "ptr"),
              "futex_waitv": (3, "ptr")}
@@ -156,7 +160,8 @@ class Process:
     threads: dict[int, Wait]
     caught: int = 0
     """The mask of signals it has handlers for."""
-    pending: bool = False
+    pending: int = 0
+    """The mask of signals sent to it and not yet handled."""
     timers: int = 0
     wakers: tuple[str, ...] = ()
     """Armed timer descriptors, inotify watches and io_uring rings."""
@@ -264,7 +269,7 @@ def look(pids: Iterable[int], *, arch: str | None = None) -> View:
         timers = (_read(f"/proc/{pid}/timers") or "").count("ID:")
         view.processes[pid] = Process(
             pid, threads, caught=_status_field(status, "SigCgt"),
-            pending=bool(_status_field(status, "SigPnd") or _status_field(status, "ShdPnd")),
+            pending=_status_field(status, "SigPnd") | _status_field(status, "ShdPnd"),
             timers=timers, wakers=_wakers(pid),
         )
     return view
@@ -292,10 +297,10 @@ def why_busy(idle: View, now: View, rested: View | None = None) -> str | None:
         before = idle.processes.get(pid)
         if before is None:
             return f"process {pid}, started by the step, is still running"
-        if proc.pending:
-            return f"a signal is pending for process {pid}"
-        if proc.caught & ~before.caught:
-            return f"process {pid} handles a signal it did not before (a timer's, say)"
+        if proc.pending & proc.caught:
+            return f"a signal is pending for a handler of process {pid}"
+        if proc.caught & ~before.caught & _TIMER_SIGNALS:
+            return f"process {pid} handles a timer's signal it did not before"
         if proc.timers > before.timers:
             return f"process {pid} has a timer armed"
         new_wakers = sorted(set(proc.wakers) - set(before.wakers))

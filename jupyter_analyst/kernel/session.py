@@ -294,6 +294,10 @@ class KernelSession:
         cell = await self._run_cell(code, timeout, caps or OutputCaps())
         out, status = cell.collector, cell.status
         notes = list(cell.notes)
+        cut = getattr(self._provisioner(), "take_cut", lambda: 0)()  # before the kernel may be stopped
+        if cut:
+            notes.append(f"{cut} message(s) from the kernel past the {self.sandbox.message_mb} MB the host reads "
+                         "in one were cut off and dropped")
         ran_on: str | None = None
         if status == "timeout":
             await self._stop_runaway()
@@ -326,10 +330,6 @@ class KernelSession:
             notes.append(f"the kernel was stopped: {stopped}")
             await self.shutdown()
         self._drain_replies()
-        cut = getattr(self._provisioner(), "take_cut", lambda: 0)()
-        if cut:
-            notes.append(f"{cut} message(s) from the kernel past the {self.sandbox.message_mb} MB the host reads "
-                         "in one were cut off and dropped")
         notes = out.finish(notes)
         return ExecutionResult(
             status=status, stdout=out.stdout.text(), stderr=out.stderr.text(), result=out.result,
