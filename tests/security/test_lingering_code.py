@@ -81,6 +81,36 @@ def test_code_left_running_by_a_step_is_stopped_and_its_files_are_not_the_next_s
     assert first.artifact_ids == []
 
 
+TIMERS = {
+    "alarm-signal": """
+import signal
+signal.signal(signal.SIGALRM, lambda *_: open("outputs/late.txt", "w").write("rang\\n"))
+signal.setitimer(signal.ITIMER_REAL, 3)
+""",
+    "main-loop-timer": """
+import asyncio
+asyncio.get_event_loop().call_later(3, lambda: open("outputs/late.txt", "w").write("rang\\n"))
+""",
+    "iopub-loop-timer": """
+get_ipython().kernel.iopub_thread.io_loop.call_later(3, lambda: open("outputs/late.txt", "w").write("rang\\n"))
+""",
+}
+#: Long enough for a timer of the step before to fire meanwhile, had its kernel been kept.
+SLOW_MINE = "import time\ntime.sleep(3.5)\nopen('outputs/mine.txt', 'w').write('mine')"
+
+
+@pytest.mark.parametrize("attack", list(TIMERS.values()), ids=list(TIMERS))
+def test_a_timer_set_by_a_step_never_fires_in_the_next_one(tmp_path, sales_db, attack):
+    """Timers that fire past the time a step is given to come to rest (a timer that fires
+    within it is the step's own, and what it writes is stored as the step's)."""
+    steps = [python_step(attack), python_step(SLOW_MINE), text_step()]
+    with scripted(tmp_path / "ws", sales_db, {"turns": [{"match": ".", "steps": steps}]}) as runner:
+        summary = runner.run("set a timer")
+    first, second = results_of(runner, summary.turn_id)
+    assert second.status == "ok" and _names(second) == ["outputs/mine.txt"], second.result
+    assert first.status == "error" and first.result["error"]["reason"] == "kernel_runaway", first.result
+
+
 def test_library_thread_pools_are_not_taken_for_code_left_running(tmp_path, sales_db):
     work = """
 import duckdb, numpy as np, pandas as pd, pyarrow.parquet as pq, matplotlib.pyplot as plt
