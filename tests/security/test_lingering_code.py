@@ -113,7 +113,11 @@ def test_a_timer_set_by_a_step_never_fires_in_the_next_one(tmp_path, sales_db, a
 
 def test_library_thread_pools_are_not_taken_for_code_left_running(tmp_path, sales_db):
     work = """
+import faulthandler
 import duckdb, numpy as np, pandas as pd, pyarrow.parquet as pq, matplotlib.pyplot as plt
+from tqdm.auto import tqdm
+faulthandler.enable()
+total = sum(i for i in tqdm(range(1000)))
 a = np.random.default_rng(0).random((800, 800))
 product = float((a @ a).sum())
 frame = pd.DataFrame({"k": np.arange(300_000) % 7, "v": np.arange(300_000)})
