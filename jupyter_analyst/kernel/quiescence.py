@@ -53,10 +53,11 @@ about a second after a query, which the step then waits out. A library thread th
 does wake by itself (tqdm's monitor, which the set-up cell turns off; a
 ``multiprocessing.pool.ThreadPool``) does run after the step, and so is reported.
 
-What it costs, measured on a 2-core machine: a look at ``/proc`` takes 0.6 ms for the 19
-threads of a fresh kernel, a check two looks, freezing 0.25 ms and thawing 0.2 ms; a step of
-``x = 1`` takes 7.3 ms instead of 4.5 ms, the kernel's waking included. A step multiplying
-300x300 matrices takes 9.7 ms instead of 20 ms, since OpenBLAS's workers no longer spin.
+What it costs, measured on a shared 2-core machine: a look at ``/proc`` takes 0.6 ms for
+the 19 threads of a fresh kernel, a check at least two looks (more while worker threads
+park or output is flushed), freezing 0.25 ms and thawing 0.2 ms. Steps such as ``x = 1``,
+``print(1)`` or a small pandas sum took 7-14 ms instead of 5-8 ms, the kernel's waking
+from the freezer included; the figures varied with the machine's load by as much.
 """
 
 from __future__ import annotations
