@@ -417,7 +417,8 @@ class ToolBox:
                 f"the step did not run: {exc.message}", reason="kernel_start_failed",
                 hint="nothing it would define exists; the next run_python starts a kernel again",
             ) from exc
-        execution = await kernel.execute(args["code"], timeout=self.runtime.python_timeout_s)
+        execution = await kernel.execute(args["code"], timeout=self.runtime.python_timeout_s,
+                                         caps=self.runtime.output_caps)
         self.runtime.python_executed(args["code"], key, ok=execution.status == "ok")
         note = None
         if execution.status == "died":
@@ -433,6 +434,16 @@ class ToolBox:
                         f"started ({exc.message}); the next run_python starts a kernel again.")
         elif execution.status == "timeout":
             note = f"The step ran past {self.runtime.python_timeout_s:g} s and was interrupted."
+        elif execution.status == "runaway":
+            note = (
+                f"The kernel was stopped after this step: {execution.stopped}. Its files and figures were not "
+                "stored, and a fresh kernel was started; the thread's datasets and earlier results are restored in "
+                "it as later steps read them. A step must not leave threads, timers or processes running."
+            )
+            try:
+                await self.runtime.restart_kernel()
+            except KernelError as exc:
+                note += f" (A fresh kernel could not be started: {exc.message}; the next run_python starts one.)"
         made: list[tuple[Artifact, bool]] = []
         refused: list[tuple[str, str]] = list(execution.refused_files)
         refusal: str | None = None
@@ -457,8 +468,10 @@ class ToolBox:
             payload["stderr"] = clip(execution.stderr, 1_000)
         if execution.result is not None:
             payload["result"] = clip(execution.result, 2_000)
+        if execution.notes:
+            payload["output_notes"] = [clip(n, 300) for n in execution.notes[:10]]
         if execution.error is not None:
-            payload["error"] = {"reason": "python_error", "message": execution.error.short()}
+            payload["error"] = {"reason": "python_error", "message": clip(execution.error.short(), MODEL_TEXT_CAP)}
         if note:
             payload["error"] = {"reason": f"kernel_{execution.status}", "message": note}
         status: Literal["ok", "error"] = "ok" if execution.status == "ok" else "error"
