@@ -254,7 +254,7 @@ async def test_openapi_description_ships(jp_fetch):
     import yaml
 
     spec = yaml.safe_load((await call(jp_fetch, "openapi.yaml")).body)
-    from jupyter_analyst.server.openapi import declared_methods
+    from jupyter_analyst.server.handlers import declared_methods
     from jupyter_analyst.server.routes import routes
 
     served = {re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern).removeprefix("/analyst/api")

@@ -20,7 +20,7 @@ from ...errors import AnalystError, ConfigError
 from ...store import Thread, ThreadBusy
 from ..contents import refuse_links
 from ..inputs import ApiLimits, BodyBuffer, Input, InvalidRequest, parse_body, parse_fields
-from ..openapi import declared_methods
+from ..methods import declared_methods
 
 if TYPE_CHECKING:
     from ..service import ThreadService

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from importlib import resources
 
-import yaml
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...errors import ConfigError
-from ..openapi import for_server, render
 from .base import AnalystHandler
 
 
@@ -19,7 +17,11 @@ class ConfigHandler(AnalystHandler):
     @authorized
     async def get(self) -> None:
         """What a client shows of the server's set-up: the model (never its key), the
-        source names, the limits of a request."""
+        source names, the limits of a request.
+
+        A client asks this first (the panel, when it opens): the engine begins loading
+        here, off the loop, so that it is ready by the time a turn is asked for."""
+        await self.service.engine.ready()
         self.reply(self.service.describe() | {"limits": self.limits.model_dump()})
 
 
@@ -39,6 +41,12 @@ class OpenAPIHandler(AnalystHandler):
         """The OpenAPI description of this API, as this server takes it (its source names)."""
         served = self.settings.get("jupyter_analyst_openapi")
         if served is None:
+            # Imported when first asked for, not at the server's start: the description's
+            # module imports every reply model (the verify report's among them).
+            import yaml
+
+            from ..openapi import for_server, render
+
             doc = yaml.safe_load((resources.files("jupyter_analyst.server") / "openapi.yaml").read_text())
             catalog = self.service.catalog
             served = render(for_server(doc, None if catalog.allow_any else catalog.names))

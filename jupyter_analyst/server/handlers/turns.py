@@ -29,6 +29,7 @@ class TurnsHandler(AnalystHandler):
         except InvalidRequest as exc:
             raise self.refuse(exc) from None
         attached = await self.attached_notebook(request.notebook) if request.notebook is not None else None
+        await self.service.engine.ready()  # imported off the loop, the first time
         with self.service.listen(thread_id) as queue:
             before = self.service.workspace.store.last_seq(thread_id)
             try:

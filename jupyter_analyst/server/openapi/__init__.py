@@ -3,8 +3,7 @@
 one server's sources. ``python -m jupyter_analyst.server.openapi --write`` writes the
 shipped ``openapi.yaml`` (see ``command``)."""
 
-from .document import SPEC_FILE, api_paths, build, declared_methods, for_server, reason_codes, render
+from .document import SPEC_FILE, api_paths, build, for_server, reason_codes, render
 from .operations import OPERATIONS, Operation
 
-__all__ = ["OPERATIONS", "SPEC_FILE", "Operation", "api_paths", "build", "declared_methods", "for_server",
-           "reason_codes", "render"]
+__all__ = ["OPERATIONS", "SPEC_FILE", "Operation", "api_paths", "build", "for_server", "reason_codes", "render"]

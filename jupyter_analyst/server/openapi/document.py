@@ -24,6 +24,7 @@ from ..._version import __version__
 from ...events import Event
 from ...store import ThreadBusy
 from .. import inputs, replies
+from ..methods import declared_methods
 from .operations import DESCRIPTION, GIVES, OPERATIONS, PARAMETERS, Operation
 
 #: The server package, whose modules' ``reason=`` are the API's reason codes.
@@ -36,15 +37,6 @@ REF = "#/components/schemas/{model}"
 Routes = Sequence[tuple[str, type[web.RequestHandler]]]
 #: Each path (OpenAPI form) with its handler and its parameters' patterns.
 Paths = dict[str, tuple[type[web.RequestHandler], dict[str, str]]]
-
-
-#: The methods an API path may declare (OPTIONS is Jupyter's CORS answer, on every path).
-METHODS = ("get", "post", "put", "patch", "delete")
-
-
-def declared_methods(handler: type[web.RequestHandler]) -> list[str]:
-    """The HTTP methods ``handler`` answers (those it defines, not Tornado's 405 stubs)."""
-    return [m for m in METHODS if getattr(handler, m) is not getattr(web.RequestHandler, m)]
 
 
 
