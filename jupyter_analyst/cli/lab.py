@@ -19,9 +19,9 @@ from pathlib import Path
 import duckdb
 
 from .demo import build_sample_database
-from ._disk import unavailable
-from .errors import StorageError
-from .testing import MODEL_NAME, ScriptedModelServer
+from .._disk import unavailable
+from ..errors import StorageError
+from ..testing import MODEL_NAME, ScriptedModelServer
 
 LAB_SCRIPT = Path(str(resources.files("jupyter_analyst") / "data" / "lab_script.json"))
 SOURCE_NAME = "sales"

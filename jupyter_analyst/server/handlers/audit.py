@@ -18,17 +18,17 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from ..events import ToolCallStarted
-from ..errors import AnalystError, ConfigError
-from ..notebooks import ipynb
-from ..notebooks.export import export_thread, recorded_data_version
-from ..notebooks.render import file_stem
-from ..notebooks.trail import META, connect_source, step_source
-from ..store import Thread
-from .._text import masked
-from .handlers import AnalystHandler
-from .inputs import NOTEBOOK_FOLDER, ExportNotebook, VerifyNotebook
-from .verifications import POLL_S, Verification, verify_notebook_text
+from ..._text import masked
+from ...errors import AnalystError, ConfigError
+from ...events import ToolCallStarted
+from ...notebooks import ipynb
+from ...notebooks.export import export_thread, recorded_data_version
+from ...notebooks.render import file_stem
+from ...notebooks.trail import META, connect_source, step_source
+from ...store import Thread
+from ..inputs import NOTEBOOK_FOLDER, ExportNotebook, VerifyNotebook
+from ..verifications import POLL_S, Verification, verify_notebook_text
+from .base import AnalystHandler
 
 #: The tools whose calls are notebook cells.
 STEP_TOOLS = ("run_sql", "run_python")

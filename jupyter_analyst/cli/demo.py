@@ -16,12 +16,12 @@ from pathlib import Path
 
 import duckdb
 
-from .agent.loop import TurnSummary
-from ._disk import unavailable
-from .errors import StorageError
-from .analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
-from .progress import ProgressPrinter, print_summary
-from .testing import MODEL_NAME, ScriptedModelServer
+from ..agent.loop import TurnSummary
+from .._disk import unavailable
+from ..errors import StorageError
+from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from ..progress import ProgressPrinter, print_summary
+from ..testing import MODEL_NAME, ScriptedModelServer
 
 DATA = resources.files("jupyter_analyst") / "data"
 DEMO_SCRIPT = Path(str(DATA / "demo_script.json"))
@@ -79,8 +79,8 @@ def run_demo(out: Path, *, as_json: bool = False) -> int:
 
 def _export(workspace: Path, thread_id: str, path: Path) -> Path:
     """The thread's audit-trail notebook, with its manifest of fingerprints."""
-    from .notebooks.export import export_thread, recorded_data_version, write_export
-    from .workspace import Workspace
+    from ..notebooks.export import export_thread, recorded_data_version, write_export
+    from ..workspace import Workspace
 
     ws = Workspace(workspace)
     try:
