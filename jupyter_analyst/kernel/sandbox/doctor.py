@@ -12,9 +12,9 @@ from pydantic import BaseModel
 from . import quiescence, seccomp
 from .cgroups import cgroup_support, freezer_support
 from .identity import leases_in_use
-from ...outputs import OutputCaps
+from ..outputs import OutputCaps
 from .reach import remedy
-from .. import SandboxPolicy, find_bwrap, interpreter_paths, out_of_reach, running_as_root
+from . import SandboxPolicy, find_bwrap, interpreter_paths, out_of_reach, running_as_root
 
 
 class Check(BaseModel):

@@ -20,7 +20,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ....errors import KernelError
+from ...errors import KernelError
 
 #: Where leases are kept (root-owned, not writable by anyone else).
 LEASE_DIR = Path("/run/jupyter-analyst/uids")

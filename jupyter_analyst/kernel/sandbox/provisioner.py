@@ -25,7 +25,7 @@ from . import quiescence, seccomp
 from .cgroups import KernelCgroup
 from .identity import KernelIdentity, lease
 from .relay import Relay
-from .. import (
+from . import (
     NO_BWRAP_WARNING,
     SandboxPolicy,
     bwrap_command,
@@ -36,7 +36,7 @@ from .. import (
     scrub_environment,
     unsandboxed_command,
 )
-from ...workdir import chown_tree
+from ..workdir import chown_tree
 
 #: The launch environment variable carrying :class:`SandboxSettings` (never passed on).
 SETTINGS_ENV = "JUPYTER_ANALYST_SANDBOX"

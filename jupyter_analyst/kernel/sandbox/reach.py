@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ....errors import KernelError
+from ...errors import KernelError
 
 Need = Literal["read", "enter"]
 
