@@ -197,8 +197,11 @@ class KernelSession:
                 return
             except KernelError as exc:
                 causes.append(exc.message)
+                refused = exc.reason == "sandbox_unreachable"  # the same again on a second try
             # Nothing half-started stays behind: the next attempt (or step) starts afresh.
             await self.shutdown()
+            if refused:
+                break
         attempts = f"{len(causes)} attempts" if len(causes) > 1 else "1 attempt"
         raise KernelError(
             f"the kernel could not start ({attempts}): {causes[-1]}", reason="kernel_start_failed",
