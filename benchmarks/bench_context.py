@@ -16,11 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_analyst.agent.context import RULES, schema_summary
+from jupyter_analyst.agent.context.sections import RULES, schema_summary
 from jupyter_analyst.agent_state import ActiveValue, Addition, StateDelta, StatePatch
-from jupyter_analyst.agent.pack import estimate_tokens
-from jupyter_analyst.agent.runtime import ThreadRuntime
-from jupyter_analyst.agent.turn_memory import TurnMemory
+from jupyter_analyst.agent.context.pack import estimate_tokens
+from jupyter_analyst.agent.environment.thread import ThreadRuntime
+from jupyter_analyst.agent.memory.thread_memory import TurnMemory
 from jupyter_analyst._clock import utc_now
 from jupyter_analyst.demo import build_sample_database
 from jupyter_analyst.sql import open_source
@@ -123,6 +123,6 @@ def bench_context(report: Report, *, rows: int, repeat: int) -> None:
 
 
 def _budget():
-    from jupyter_analyst.agent.pack import ContextBudget
+    from jupyter_analyst.agent.context.pack import ContextBudget
 
     return ContextBudget()

@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_analyst.agent.runtime import ThreadRuntime
-from jupyter_analyst.agent.turn_memory import TurnMemory
+from jupyter_analyst.agent.environment.thread import ThreadRuntime
+from jupyter_analyst.agent.memory.thread_memory import TurnMemory
 from jupyter_analyst._clock import utc_now
 from jupyter_analyst.demo import build_sample_database
 from jupyter_analyst.notebooks.outline import AttachedNotebook

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import duckdb
 
-from jupyter_analyst.agent.runtime import ThreadRuntime
-from jupyter_analyst.agent.tools import CallContext, ToolBox
+from jupyter_analyst.agent.environment.thread import ThreadRuntime
+from jupyter_analyst.agent.tools.toolbox import CallContext, ToolBox
 from jupyter_analyst.workspace import Workspace
 
 from .common import Report, median_time, median_time_async

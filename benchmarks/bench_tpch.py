@@ -31,8 +31,8 @@ import time
 from itertools import count
 from pathlib import Path
 
-from jupyter_analyst.agent.runtime import ThreadRuntime
-from jupyter_analyst.agent.tools import CallContext, ToolBox
+from jupyter_analyst.agent.environment.thread import ThreadRuntime
+from jupyter_analyst.agent.tools.toolbox import CallContext, ToolBox
 from jupyter_analyst.workspace import Workspace
 
 from . import tpch

@@ -13,7 +13,7 @@ from ._version import __version__
 __all__ = ["AnalystConfig", "ModelSettings", "TurnRequest", "__version__", "run_turn"]
 
 if TYPE_CHECKING:
-    from .analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from .turns.run import AnalystConfig, ModelSettings, TurnRequest, run_turn
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
@@ -32,7 +32,7 @@ def __getattr__(name: str) -> Any:
     # Imported lazily so that `import jupyter_analyst` (e.g. inside a kernel for the
     # runtime helper) does not pull in the engine.
     if name in {"AnalystConfig", "ModelSettings", "TurnRequest", "run_turn"}:
-        from . import analysis
+        from .turns import run as analysis
 
         return getattr(analysis, name)
     raise AttributeError(name)

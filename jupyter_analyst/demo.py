@@ -19,7 +19,7 @@ import duckdb
 from .agent.loop import TurnSummary
 from ._disk import unavailable
 from .errors import StorageError
-from .analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from .turns.run import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from .progress import ProgressPrinter, print_summary
 from .testing import MODEL_NAME, ScriptedModelServer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from jupyter_analyst.agent.pack import (
+from jupyter_analyst.agent.context.pack import (
     ContextBudget,
     PackedTurn,
     assemble,

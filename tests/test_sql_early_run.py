@@ -89,7 +89,7 @@ def toolbox(thread_tools):
 
 
 def _ctx(tools, call_id: str):
-    from jupyter_analyst.agent.tools import CallContext
+    from jupyter_analyst.agent.tools.toolbox import CallContext
 
     return CallContext(tools.runtime.thread_id, "turn_early", call_id)
 

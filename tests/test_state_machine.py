@@ -6,7 +6,7 @@ from typing import get_args
 import pytest
 
 from jupyter_analyst.events import State
-from jupyter_analyst.agent.state import (
+from jupyter_analyst.agent.machine import (
     TOOL_STATES,
     TRANSITIONS,
     InvalidTransition,

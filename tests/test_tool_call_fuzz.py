@@ -26,8 +26,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jupyter_analyst.agent.arguments import normalize_arguments_verbose, strip_fence
-from jupyter_analyst.agent.tools_schema import TOOL_NAMES
+from jupyter_analyst.agent.tools.arguments import normalize_arguments_verbose, strip_fence
+from jupyter_analyst.agent.tools.contract import TOOL_NAMES
 from jupyter_analyst.errors import InvalidArguments
 
 SCALE = float(os.environ.get("FUZZ_EXAMPLES", "1"))
@@ -153,7 +153,7 @@ def test_strip_fence_is_linear_on_long_input():
 @pytest.fixture(scope="module")
 def dispatcher(tmp_path_factory, sales_db):
     """One thread of a real workspace, runtime and event loop, shared by the fuzzed turns."""
-    from jupyter_analyst.agent.runtime import ThreadRuntime
+    from jupyter_analyst.agent.environment.thread import ThreadRuntime
     from jupyter_analyst.sql import open_source
     from jupyter_analyst.workspace import Workspace
 
@@ -237,7 +237,7 @@ def test_dispatcher_answers_every_call_and_the_turn_completes(dispatcher, calls)
     lambda item: json.dumps({"add": [{"section": "items", "value": item}]}), json_values))
 def test_summarizer_reply_is_a_delta_or_a_summarizer_error(raw):
     """The end-of-turn summarizer is the model too: its reply is read as carefully."""
-    from jupyter_analyst.agent.summarizer import parse_reply
+    from jupyter_analyst.agent.memory.summarizer import parse_reply
     from jupyter_analyst.errors import AnalystError
 
     try:

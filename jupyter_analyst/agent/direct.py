@@ -21,9 +21,9 @@ from ..events import AnswerReady, StateChanged, TurnEnded, TurnStarted
 from .llm import ToolCall
 from .loop import AgentLoop
 from .turn_record import TurnRun, TurnSummary, TurnTrace
-from .state import TurnStateMachine
-from .tools import StepOutcome
-from .turn_memory import TurnMemory
+from .machine import TurnStateMachine
+from .tools.toolbox import StepOutcome
+from .memory.thread_memory import TurnMemory
 
 #: What a user-driven turn records as its "model": no model spoke in it.
 USER_DRIVEN = "user"

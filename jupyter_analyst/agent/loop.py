@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ..errors import AnalystError, DiskUnavailable, InvalidArguments, ToolRetry
 from ..store import ThreadStore, Turn
-from .arguments import normalize_arguments_verbose
+from .tools.arguments import normalize_arguments_verbose
 from ..events import (
     AnswerReady,
     ArtifactRecorded,
@@ -37,16 +37,16 @@ from .eventlog import EventSink, EventWriter
 from .llm import LLMClient, ToolCall
 from ..agent_state import Addition, Item, StateDelta
 from .modes import classify
-from .names import mark_answer
-from .pack import ContextBudget
-from .plan_runner import StepReport, plan_outcome, run_plan, step_call_id
-from .plans import read_plan
-from .payloads import check_dataset_name, check_python_code
-from .runtime import ThreadRuntime
-from .state import TurnStateMachine
-from .tools import CallContext, StepOutcome, ToolBox
-from .tools_schema import TOOLS
-from .turn_memory import TurnMemory
+from .guards.names import mark_answer
+from .context.pack import ContextBudget
+from .tools.plan_runner import StepReport, plan_outcome, run_plan, step_call_id
+from .tools.plan import read_plan
+from .guards.payloads import check_dataset_name, check_python_code
+from .environment.thread import ThreadRuntime
+from .machine import TurnStateMachine
+from .tools.toolbox import CallContext, StepOutcome, ToolBox
+from .tools.contract import TOOLS
+from .memory.thread_memory import TurnMemory
 from .turn_record import StepTrace, TurnRun, TurnSummary, TurnTrace
 
 __all__ = ["AgentLoop", "TurnSummary", "TurnTrace"]

@@ -12,9 +12,9 @@ from pydantic import BaseModel
 
 from ..store import Turn
 from ..events import State
-from .state import TurnStateMachine
-from .tools import StepOutcome
-from .turn_memory import TurnMemory
+from .machine import TurnStateMachine
+from .tools.toolbox import StepOutcome
+from .memory.thread_memory import TurnMemory
 
 
 class TurnSummary(BaseModel):

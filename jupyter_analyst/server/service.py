@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from ..events import Event, TurnEnded, TurnStarted
-from ..agent.live import LiveThreads
+from ..turns.live import LiveThreads
 from ..agent.loop import TurnSummary
-from ..agent.summarizer import BackgroundWork
+from ..turns.host import BackgroundWork
 from .._version import __version__
-from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from ..turns.run import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
 from ..store import TurnLeases

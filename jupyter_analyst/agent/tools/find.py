@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ..artifacts import Artifact
+from ...artifacts import Artifact
 
 Kind = Literal["table", "column", "dataset", "artifact"]
 

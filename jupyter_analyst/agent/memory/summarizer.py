@@ -17,17 +17,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..errors import AnalystError
-from ..store import ThreadStore, Turn
-from .._text import find_lone_surrogate
-from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
-from ..events import Event, MemoryUpdated
-from .llm import LLMClient
-from ..agent_state import AgentState, RollingSummary, StateDelta, StatePatch, parse_delta
-from .pack import ContextBudget, answers_only, compact_tool_message, well_formed
+from ...errors import AnalystError
+from ...store import ThreadStore, Turn
+from ..._text import find_lone_surrogate
+from ..tools.arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
+from ...events import Event, MemoryUpdated
+from ..llm import LLMClient
+from ...agent_state import AgentState, RollingSummary, StateDelta, StatePatch, parse_delta
+from ..context.pack import ContextBudget, answers_only, compact_tool_message, well_formed
 
 log = logging.getLogger(__name__)
 
@@ -209,29 +209,3 @@ async def summarize_turn(
         if asyncio.iscoroutine(maybe) or isinstance(maybe, Awaitable):
             await maybe
     return stored  # type: ignore[return-value]
-
-
-class BackgroundWork:
-    """Work that runs after a turn's ``done`` (the summarizer), tracked so it can be awaited.
-
-    A long-running process (the server) keeps one and drains it at shutdown; the CLI drains
-    it after printing the answer, before it exits.
-    """
-
-    def __init__(self) -> None:
-        self._tasks: set[asyncio.Task[Any]] = set()
-
-    def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    @property
-    def pending(self) -> int:
-        return len(self._tasks)
-
-    async def drain(self) -> None:
-        """Wait for everything spawned so far (and anything it spawns)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)

@@ -19,8 +19,8 @@ import keyword
 import re
 import unicodedata
 
-from ..errors import InvalidArguments
-from .names import KERNEL_NAMES
+from ...errors import InvalidArguments
+from ..dataflow import KERNEL_NAMES
 
 #: How deeply a Python step's syntax tree may nest (a ``a + b + ...`` of n terms is n deep).
 MAX_PYTHON_DEPTH = 200

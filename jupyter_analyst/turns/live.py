@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .._clock import utc_now
 from ..errors import AnalystError
-from .runtime import ThreadRuntime
+from ..agent.environment.thread import ThreadRuntime
 
 log = logging.getLogger(__name__)
 

@@ -16,17 +16,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from .agent.direct import USER_DRIVEN, run_user_call
-from .agent.eventlog import EventWriter
-from .events import Event
-from .agent.loop import AgentLoop, TurnSummary
-from .agent.runtime import ThreadRuntime
-from .analysis import AnalystConfig, data_version_of, record_notebook
-from .artifacts import Artifact
-from .errors import ConfigError
-from .sql import absolute_spec, open_source
-from ._text import valid_text
-from .workspace import Workspace
+from ..agent.direct import USER_DRIVEN, run_user_call
+from ..agent.eventlog import EventWriter
+from ..events import Event
+from ..agent.loop import AgentLoop, TurnSummary
+from ..agent.environment.thread import ThreadRuntime
+from .run import AnalystConfig, data_version_of, record_notebook
+from ..artifacts import Artifact
+from ..errors import ConfigError
+from ..sql import absolute_spec, open_source
+from .._text import valid_text
+from ..workspace import Workspace
 
 
 class SqlStepRequest(BaseModel):

@@ -13,18 +13,21 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .._clock import utc_now
-from ..errors import InvalidArguments
-from ..store import ThreadStore, Turn
-from .context import CHAT_RULES, STATE_ENTRIES, system_text
-from .expectations import Verdict, expectation_delta, match, observe
-from ..agent_state import AgentState, StateDelta
-from .names import Flag, flag_answer, nearest, undefined_names
+from ..._clock import utc_now
+from ...errors import InvalidArguments
+from ...store import ThreadStore, Turn
+from ..context.sections import CHAT_RULES, STATE_ENTRIES, system_text
+from ..guards.expectations import Verdict, expectation_delta, match, observe
+from ...agent_state import AgentState, StateDelta
+from ..guards.names import Flag, flag_answer
+from ..._text import nearest
+from ..dataflow import undefined_names
 from .observations import observe_step, turn_closed, turn_opened
-from ..events import ContextUsage
-from .pack import ContextBudget, PackedTurn, answers_only, assemble, shape_prior
-from .runtime import ThreadRuntime
-from .tools import StepOutcome, names_used
+from ...events import ContextUsage
+from ..context.pack import ContextBudget, PackedTurn, answers_only, assemble, shape_prior
+from ..environment.thread import ThreadRuntime
+from ..tools.toolbox import StepOutcome
+from ..dataflow import names_used
 
 
 #: Entities of each kind read for a turn (the prompt shows the newest of them).
@@ -115,7 +118,7 @@ class TurnMemory:
                 summary_chars=self.budget.summary_chars,
             )
             if self.runtime.attached is not None:
-                from ..notebooks.outline import context_section
+                from ...notebooks.outline import context_section
 
                 sections["notebook"] = context_section(self.runtime.attached, self.budget.notebook_chars)
             prior = self._prior

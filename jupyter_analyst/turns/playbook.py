@@ -26,12 +26,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..agent.loop import TurnSummary
-from ..agent.summarizer import BackgroundWork
-from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from .host import BackgroundWork
+from .run import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..errors import ConfigError
 from ..workspace import Workspace
-from .export import export_thread, write_export
-from .trail import META, parameter_values, read_notebook
+from ..notebooks.export import export_thread, write_export
+from ..notebooks.trail import META, parameter_values, read_notebook
 
 PROMPT_TAG = "prompt"
 
@@ -207,7 +207,7 @@ def _with_notes(nb: Any, notes: list[list[str]]) -> None:
 
 
 def _note_cells(texts: list[str]) -> list[Any]:
-    from .ipynb import new_markdown_cell
+    from ..notebooks.ipynb import new_markdown_cell
 
     made = []
     for text in texts:

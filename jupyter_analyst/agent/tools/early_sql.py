@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from ..sql import ClearedQuery, QueryResult
+from ...sql import ClearedQuery, QueryResult
 
 #: Runs a cleared query into a staged Parquet file: the result and the file.
 Execute = Callable[[ClearedQuery], Awaitable[tuple[QueryResult, Path]]]

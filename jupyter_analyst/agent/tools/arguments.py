@@ -24,8 +24,8 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import InvalidArguments
-from .._text import find_lone_surrogate, valid_text
+from ...errors import InvalidArguments
+from ..._text import find_lone_surrogate, valid_text
 
 #: The longest argument text accepted (characters); SQL has its own, smaller limit.
 MAX_ARGUMENT_CHARS = 1_000_000

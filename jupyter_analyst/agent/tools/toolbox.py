@@ -9,7 +9,6 @@ to rerun.
 from __future__ import annotations
 
 import asyncio
-import ast
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -17,17 +16,25 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from ..artifacts import Artifact, StepRecord, canonical_python, step_key
-from .._disk import unavailable
-from .._text import json_safe
-from ..errors import AnalystError, DiskUnavailable, InvalidArguments, KernelError, QueryFailed, StorageError, ToolRetry
-from ..kernel.outputs import collect, over_thread_cap
-from ..sql import ClearedQuery, DataIntent, PreparedQuery, QueryResult, data_intent
-from .bindings import inputs_of
+from ...artifacts import Artifact, StepRecord, canonical_python, step_key
+from ..._disk import unavailable
+from ..._text import json_safe
+from ...errors import (
+    AnalystError,
+    DiskUnavailable,
+    InvalidArguments,
+    KernelError,
+    QueryFailed,
+    StorageError,
+    ToolRetry,
+)
+from ...kernel.outputs import collect, over_thread_cap
+from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryResult, data_intent
+from ..environment.bindings import inputs_of
 from .early_sql import EarlyRun, EarlyStart
-from .lookup import find
-from .._clock import utc_now
-from .runtime import ThreadRuntime
+from .find import find
+from ..._clock import utc_now
+from ..environment.thread import ThreadRuntime
 
 #: How much of a step's printed output the model is shown.
 MODEL_TEXT_CAP = 4_000
@@ -109,19 +116,6 @@ def clip(text: str, cap: int = MODEL_TEXT_CAP) -> str:
     if len(text) <= cap:
         return text
     return f"{text[:cap]}\n[... {len(text) - cap} more characters not shown]"
-
-
-def names_used(code: str) -> set[str]:
-    """The plain names a piece of Python reads or writes (empty when it does not parse).
-
-    >>> sorted(names_used("total = revenue['amount'].sum()"))
-    ['revenue', 'total']
-    """
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return set()
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 
 
 class ToolBox:
@@ -293,7 +287,7 @@ class ToolBox:
         return StepOutcome(status="ok", result=result)
 
     def _read_cells(self, args: dict[str, Any]) -> StepOutcome:
-        from ..notebooks.outline import read_cells
+        from ...notebooks.outline import read_cells
 
         attached = self.runtime.attached
         if attached is None:
@@ -530,6 +524,6 @@ def _sample_output(
     name: str, rows: int, columns: list[dict[str, str]], sample: list[dict[str, Any]], capped: str = ""
 ) -> dict[str, Any]:
     """A notebook display of a dataset's first rows, as HTML and plain text."""
-    from ..artifacts.preview import table_bundle
+    from ...artifacts.preview import table_bundle
 
     return {"output_type": "display_data", "data": table_bundle(name, rows, columns, sample, capped), "metadata": {}}

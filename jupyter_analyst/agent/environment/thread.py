@@ -23,21 +23,21 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..artifacts import ArtifactStore, StepRecord
-from .._disk import unavailable
-from ..errors import AnalystError, DiskUnavailable, KernelError, StorageError
-from ..kernel.outputs import OutputCaps
-from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
+from ...artifacts import ArtifactStore, StepRecord
+from ..._disk import unavailable
+from ...errors import AnalystError, DiskUnavailable, KernelError, StorageError
+from ...kernel.outputs import OutputCaps
+from ...sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
 from .bindings import Binding, inputs_of, is_dataset, python_bindings, replayed, unknown_reads
-from .dataflow import changed_by_methods, rebound_names
-from .names import assigned_names
+from ..dataflow import changed_by_methods, rebound_names
+from ..dataflow import assigned_names
 
 if TYPE_CHECKING:
     # Imported when used: a turn whose steps are all reused needs no kernel (jupyter_client)
     # and no query runner (pyarrow).
-    from ..kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
-    from ..notebooks.outline import AttachedNotebook
-    from ..sql import DataSource, QueryRunner
+    from ...kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
+    from ...notebooks.outline import AttachedNotebook
+    from ...sql import DataSource, QueryRunner
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class ThreadRuntime:
         datasets = datasets_root or workdir.parent / ".datasets"
 
         def local_kernel(wd: Path) -> KernelSession:
-            from ..kernel import KernelSession
+            from ...kernel import KernelSession
 
             return KernelSession(wd, launcher=launcher, sandbox=sandbox, datasets_root=datasets)
 
@@ -118,7 +118,7 @@ class ThreadRuntime:
     def runner(self) -> QueryRunner:
         """Runs the thread's queries against its current source (made on first use)."""
         if self._runner is None:
-            from ..sql import QueryRunner
+            from ...sql import QueryRunner
 
             self._runner = QueryRunner(self.source, timeout_s=self._query_timeout_s, row_cap=self._row_cap)
         return self._runner

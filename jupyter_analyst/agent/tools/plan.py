@@ -29,11 +29,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..errors import InvalidArguments
+from ...errors import InvalidArguments
 from .arguments import normalize_arguments_verbose
-from ..events import State
-from .payloads import check_dataset_name, check_python_code
-from .state import TOOL_STATES, allowed
+from ...events import State
+from ..guards.payloads import check_dataset_name, check_python_code
+from ..machine import TOOL_STATES, allowed
 
 #: The most stages, and steps in all, one plan may hold.
 MAX_STAGES = 8

@@ -16,31 +16,32 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from .agent.eventlog import EventWriter
-from .events import Event, TurnEnded, TurnStarted
-from .agent.live import LiveThreads
-from .agent.llm import LLMClient
-from .agent.loop import AgentLoop, TurnSummary
-from .agent.observations import turn_closed
-from .agent.pack import ContextBudget
-from .agent.runtime import ThreadRuntime
-from .agent.summarizer import BackgroundWork, summarize_turn
-from .store import ThreadStore, Turn
-from .errors import AnalystError, ConfigError
-from .kernel import SandboxPolicy
-from .kernel.outputs import OutputCaps
-from .store import renewing
-from .notebooks.export import write_thread_notebook
-from .notebooks.outline import AttachedNotebook
-from .sql import absolute_spec, open_source
-from .sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
-from .sql.sealed import EngineLimits
-from ._text import valid_text
-from .workspace import Workspace
+from ..agent.eventlog import EventWriter
+from ..events import Event, TurnEnded, TurnStarted
+from .live import LiveThreads
+from ..agent.llm import LLMClient
+from ..agent.loop import AgentLoop, TurnSummary
+from ..agent.memory.observations import turn_closed
+from ..agent.context.pack import ContextBudget
+from ..agent.environment.thread import ThreadRuntime
+from .host import BackgroundWork
+from ..agent.memory.summarizer import summarize_turn
+from ..store import ThreadStore, Turn
+from ..errors import AnalystError, ConfigError
+from ..kernel import SandboxPolicy
+from ..kernel.outputs import OutputCaps
+from ..store import renewing
+from ..notebooks.export import write_thread_notebook
+from ..notebooks.outline import AttachedNotebook
+from ..sql import absolute_spec, open_source
+from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
+from ..sql.sealed import EngineLimits
+from .._text import valid_text
+from ..workspace import Workspace
 
 if TYPE_CHECKING:
-    from .kernel import KernelLauncher, KernelPool
-    from .sql import DataSource
+    from ..kernel import KernelLauncher, KernelPool
+    from ..sql import DataSource
 
 DEFAULT_MODEL = "gpt-4o-mini"
 NO_MODEL_HINT = "set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers), or try `jupyter analyst demo`"

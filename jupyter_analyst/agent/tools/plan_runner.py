@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import AnalystError
-from .llm import ToolCall
-from .plans import PlanStep, StagedPlan
-from .tools import StepOutcome
+from ...errors import AnalystError
+from ..llm import ToolCall
+from .plan import PlanStep, StagedPlan
+from .toolbox import StepOutcome
 
 #: A step's status as the plan reports it.
 PlanStepStatus = Literal["pending", "running", "ok", "error", "refused", "skipped"]

@@ -25,9 +25,9 @@ import builtins
 import re
 from collections.abc import Iterable, Mapping
 
-from ..artifacts import StepRecord
-from .dataflow import free_names, rebound_names
-from .names import KERNEL_NAMES
+from ...artifacts import StepRecord
+from ..dataflow import free_names, rebound_names
+from ..dataflow import KERNEL_NAMES
 
 #: A dataset fingerprint (``sha256:...``) or a Python step key (``step:...``).
 Binding = str

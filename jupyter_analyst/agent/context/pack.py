@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..events import ContextUsage
+from ...events import ContextUsage
 
 #: Keys of a tool result that carry rows or long text, left out of compact results.
 _BULKY = {"sample", "stdout", "stderr", "result", "tables", "artifacts", "matches", "cells"}
