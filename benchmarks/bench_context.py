@@ -19,7 +19,7 @@ from pathlib import Path
 from jupyter_analyst.agent.context.sections import RULES, schema_summary
 from jupyter_analyst.agent_state import ActiveValue, Addition, StateDelta, StatePatch
 from jupyter_analyst.agent.context.pack import estimate_tokens
-from jupyter_analyst.agent.environment.thread import ThreadRuntime
+from jupyter_analyst.agent.environment.thread import ThreadEnvironment
 from jupyter_analyst.agent.memory.thread_memory import TurnMemory
 from jupyter_analyst._clock import utc_now
 from jupyter_analyst.demo import build_sample_database
@@ -77,7 +77,7 @@ def _grow(ws: Workspace, thread_id: str, start: int, stop: int) -> None:
         ), origin="bench")
 
 
-def _whole_prompt(ws: Workspace, runtime: ThreadRuntime, thread_id: str) -> list[dict]:
+def _whole_prompt(ws: Workspace, runtime: ThreadEnvironment, thread_id: str) -> list[dict]:
     """The naive prompt: every message, the whole inventory."""
     source = runtime.source
     system = (RULES.format(dialect=source.dialect) + schema_summary(source.schema())
@@ -91,7 +91,7 @@ def bench_context(report: Report, *, rows: int, repeat: int) -> None:
         ws = Workspace(Path(tmp) / "ws")
         source = open_source(str(db))
         thread = ws.store.create_thread(user="bench", source=str(db), title="long thread")
-        runtime = ThreadRuntime(thread_id=thread.thread_id, source=source, artifacts=ws.artifacts,
+        runtime = ThreadEnvironment(thread_id=thread.thread_id, source=source, artifacts=ws.artifacts,
                                 workdir=ws.kernel_dir(thread.thread_id))
         done = 0
         for checkpoint in CHECKPOINTS:

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_analyst.agent.environment.thread import ThreadRuntime
+from jupyter_analyst.agent.environment.thread import ThreadEnvironment
 from jupyter_analyst.agent.memory.thread_memory import TurnMemory
 from jupyter_analyst._clock import utc_now
 from jupyter_analyst.demo import build_sample_database
@@ -57,7 +57,7 @@ def notebook(cells: int = NOTEBOOK_CELLS) -> dict:
     return {"cells": body, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
-def _assembly(ws: Workspace, runtime: ThreadRuntime, thread_id: str, turns: int, repeat: int) -> list[float]:
+def _assembly(ws: Workspace, runtime: ThreadEnvironment, thread_id: str, turns: int, repeat: int) -> list[float]:
     nxt = Turn(turn_id="turn_bench", thread_id=thread_id, number=turns + 1, prompt="next",
                status="running", started_at=utc_now())
     took = []
@@ -87,7 +87,7 @@ def bench_latency(report: Report, *, rows: int, repeat: int) -> None:
             thread = ws.store.create_thread(user="local", source=str(db), title=f"{turns} turns")
             threads[turns] = thread.thread_id
             _grow(ws, thread.thread_id, 1, turns)
-            runtime = ThreadRuntime(thread_id=thread.thread_id, source=source, artifacts=ws.artifacts,
+            runtime = ThreadEnvironment(thread_id=thread.thread_id, source=source, artifacts=ws.artifacts,
                                     workdir=ws.kernel_dir(thread.thread_id))
             for label, notebook_attached in (("", None), (f", {NOTEBOOK_CELLS}-cell notebook", attached)):
                 runtime.attached = notebook_attached

@@ -12,7 +12,7 @@ from jupyter_analyst.agent.tools.arguments import (
     normalize_arguments_verbose,
     strip_fence,
 )
-from jupyter_analyst.agent.tools.contract import TOOL_NAMES, TOOLS
+from jupyter_analyst.agent.tools import TOOL_NAMES, TOOLS
 from jupyter_analyst.errors import InvalidArguments, ToolRetry
 
 FIXTURES = json.loads((Path(__file__).parent / "fixtures" / "arguments_cases.json").read_text(encoding="utf-8"))

@@ -69,14 +69,14 @@ def test_a_step_whose_inputs_cannot_be_told_gets_the_whole_history(thread, promp
 @pytest.fixture
 def runtime(tmp_path, sales_db):
     """A thread's runtime over a real workspace; no kernel is started."""
-    from jupyter_analyst.agent.environment.thread import ThreadRuntime
+    from jupyter_analyst.agent.environment.thread import ThreadEnvironment
     from jupyter_analyst.sql import open_source
     from jupyter_analyst.workspace import Workspace
 
     workspace = Workspace(tmp_path / "ws")
     thread = workspace.store.create_thread(source=str(sales_db))
     source = open_source(str(sales_db))
-    yield ThreadRuntime(thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
+    yield ThreadEnvironment(thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
                         workdir=workspace.kernel_dir(thread.thread_id))
     source.close()
     workspace.close()

@@ -11,7 +11,7 @@ import pytest
 
 from jupyter_analyst.agent.tools.arguments import normalize_arguments
 from jupyter_analyst.agent.llm import LLMClient, ModelReply
-from jupyter_analyst.agent.tools.contract import TOOLS
+from jupyter_analyst.agent.tools import TOOLS
 from jupyter_analyst.errors import ConfigError, ModelError
 from jupyter_analyst.testing import ScriptedModelServer
 

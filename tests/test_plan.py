@@ -10,7 +10,7 @@ import json
 import nbformat
 import pytest
 
-from jupyter_analyst.agent.tools.plan import MAX_STEPS, read_plan
+from jupyter_analyst.agent.tools.staged_plan import MAX_STEPS, read_plan
 from jupyter_analyst.errors import InvalidArguments
 from jupyter_analyst.testing import call_step, text_step as answer
 

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jupyter_analyst.agent.tools.arguments import normalize_arguments_verbose, strip_fence
-from jupyter_analyst.agent.tools.contract import TOOL_NAMES
+from jupyter_analyst.agent.tools import TOOL_NAMES
 from jupyter_analyst.errors import InvalidArguments
 
 SCALE = float(os.environ.get("FUZZ_EXAMPLES", "1"))
@@ -153,14 +153,14 @@ def test_strip_fence_is_linear_on_long_input():
 @pytest.fixture(scope="module")
 def dispatcher(tmp_path_factory, sales_db):
     """One thread of a real workspace, runtime and event loop, shared by the fuzzed turns."""
-    from jupyter_analyst.agent.environment.thread import ThreadRuntime
+    from jupyter_analyst.agent.environment.thread import ThreadEnvironment
     from jupyter_analyst.sql import open_source
     from jupyter_analyst.workspace import Workspace
 
     workspace = Workspace(tmp_path_factory.mktemp("fuzz") / "ws")
     thread = workspace.store.create_thread(source=str(sales_db))
     source = open_source(str(sales_db))
-    runtime = ThreadRuntime(
+    runtime = ThreadEnvironment(
         thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
         workdir=workspace.thread_dir(thread.thread_id), python_timeout_s=10.0,
     )

@@ -22,7 +22,7 @@ from .llm import ToolCall
 from .loop import AgentLoop
 from .turn_record import TurnRun, TurnSummary, TurnTrace
 from .machine import TurnStateMachine
-from .tools.toolbox import StepOutcome
+from .tools import StepOutcome
 from .memory.thread_memory import TurnMemory
 
 #: What a user-driven turn records as its "model": no model spoke in it.

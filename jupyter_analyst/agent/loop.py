@@ -14,16 +14,11 @@ from typing import Any, Literal
 
 from ..errors import AnalystError, DiskUnavailable, InvalidArguments, ToolRetry
 from ..store import ThreadStore, Turn
-from .tools.arguments import normalize_arguments_verbose
 from ..events import (
     AnswerReady,
     ArtifactRecorded,
     Event,
     Guarded,
-    PlanMade,
-    PlanStageView,
-    PlanStepChanged,
-    PlanStepView,
     ReasonCode,
     State,
     StateChanged,
@@ -35,17 +30,21 @@ from ..events import (
 )
 from .eventlog import EventSink, EventWriter
 from .llm import LLMClient, ToolCall
-from ..agent_state import Addition, Item, StateDelta
+from ..agent_state import StateDelta
 from .modes import classify
 from .guards.names import mark_answer
 from .context.pack import ContextBudget
-from .tools.plan_runner import StepReport, plan_outcome, run_plan, step_call_id
-from .tools.plan import read_plan
-from .guards.payloads import check_dataset_name, check_python_code
-from .environment.thread import ThreadRuntime
+from .environment.thread import ThreadEnvironment
 from .machine import TurnStateMachine
-from .tools.toolbox import CallContext, StepOutcome, ToolBox
-from .tools.contract import TOOLS
+from .tools import (
+    CallContext,
+    StepOutcome,
+    ToolBox,
+    normalize_arguments_verbose,
+    registered,
+    spec_of,
+    tool_schemas,
+)
 from .memory.thread_memory import TurnMemory
 from .turn_record import StepTrace, TurnRun, TurnSummary, TurnTrace
 
@@ -53,9 +52,6 @@ __all__ = ["AgentLoop", "TurnSummary", "TurnTrace"]
 
 log = logging.getLogger(__name__)
 
-#: Arguments each tool cannot do without; an empty one gets one guided retry.
-_PAYLOAD = {"run_sql": "sql", "run_python": "code"}
-_KNOWN_TOOLS = {t["function"]["name"] for t in TOOLS}
 #: A function name OpenAI-compatible servers accept in the conversation they are sent back.
 _FUNCTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -67,7 +63,7 @@ class AgentLoop:
         self,
         *,
         store: ThreadStore,
-        runtime: ThreadRuntime,
+        runtime: ThreadEnvironment,
         llm: LLMClient,
         model: str,
         emit: EventSink | None = None,
@@ -105,8 +101,9 @@ class AgentLoop:
         """The model has started a call to ``name``: a query is coming, so the SQL checker
         starts now (it takes a moment to import) instead of when the arguments are in; for a
         plan, all its workers, since a plan's queries are checked side by side."""
-        if name in ("run_sql", "plan"):
-            self.runtime.preparer.warm(side_by_side=name == "plan")
+        spec = spec_of(name)
+        if spec is not None and spec.named is not None:
+            spec.named(self.runtime)
 
     @staticmethod
     def _of(turn: Turn, event: Event) -> Event:
@@ -175,7 +172,7 @@ class AgentLoop:
                 asked = time.perf_counter()
                 reply = await self.llm.complete(
                     messages,
-                    [] if final_call or chat else TOOLS,
+                    [] if final_call or chat else tool_schemas(),
                     on_text=lambda text: self._text(turn, text),
                     on_tool=self._tool_named,
                 )
@@ -290,12 +287,13 @@ class AgentLoop:
     @staticmethod
     def _normalise_call(call: ToolCall) -> tuple[ToolCall, dict[str, Any] | None, AnalystError | None]:
         """The call's arguments in canonical form, or why the call cannot run; never raises."""
-        if call.name not in _KNOWN_TOOLS:
+        if spec_of(call.name) is None:
             shown = call.name if len(call.name) <= 80 else f"{call.name[:80]}..."
+            known = sorted(spec.name for spec in registered())
             return call, None, InvalidArguments(
                 "a tool call without a name" if not call.name else f"unknown tool {shown!r}",
                 reason="unknown_tool",
-                hint=f"call one of the tools by its name: {', '.join(sorted(_KNOWN_TOOLS))}",
+                hint=f"call one of the tools by its name: {', '.join(known)}",
             )
         try:
             args, rescues = normalize_arguments_verbose(call.name, call.arguments)
@@ -312,69 +310,6 @@ class AgentLoop:
         return call, args, None
 
     # ------------------------------------------------------------------ one call
-
-    async def _clarify(self, run: TurnRun, call: ToolCall, args: dict[str, Any]) -> StepOutcome:
-        """Keep the candidate interpretations as an open question and end the turn with it."""
-        turn, counters = run.turn, run.counters
-        question = str(args.get("question") or "").strip()
-        candidates = list(args.get("candidates") or [])
-        if not question:
-            error = InvalidArguments("clarify needs the 'question' to ask", reason="empty_payload")
-            await self._guard(turn, counters, "invalid_arguments", error.message, call.id)
-            refused = StepOutcome(status="refused", result={"error": error.to_dict()})
-            # Every call has its result event, refused ones too.
-            await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status="refused", result=refused.result))
-            return refused
-        item = Item(id=f"question:{call.id}", kind="question", text=question, candidates=candidates)
-        delta = StateDelta(add=[Addition(section="items", value=item.model_dump())])
-        await run.remember(run.memory.apply, delta, "tool")
-        await self._guard(turn, counters, "clarification_asked", question, call.id)
-        text = _clarify_text(question, candidates)
-        outcome = StepOutcome(status="ok", result={"asked": question, "candidates": candidates, "question_for_user": text})
-        await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
-        await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status="ok", result=outcome.result))
-        return outcome
-
-    async def _plan(self, run: TurnRun, call: ToolCall, args: dict[str, Any], refuse: Any) -> StepOutcome:
-        """Check a staged plan whole, then run it: each step as the same call made alone would
-        be (see plans.py and plan_runner.py); the thread's lock is held for the whole plan."""
-        turn = run.turn
-        try:
-            plan, rescues = read_plan(args)
-            refusal = plan.refusal_from(run.machine.state)
-            if refusal is not None:
-                raise refusal
-        except InvalidArguments as exc:
-            return await refuse("plan_refused", exc)
-        if rescues:
-            run.counters["arguments_normalized"] += 1
-        started = time.perf_counter()
-        await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
-        await self.emit(turn, PlanMade(call_id=call.id, goal=plan.goal, stages=[
-            PlanStageView(mode=stage.mode, steps=[
-                PlanStepView(id=s.id, call_id=step_call_id(call.id, s.id), tool=s.tool, summary=s.summary(),
-                             inputs=s.inputs)
-                for s in stage.in_order()])
-            for stage in plan.stages]))
-
-        async def step(step_call: ToolCall, step_args: dict[str, Any]) -> StepOutcome:
-            return await self._handle(run, step_call, step_args, None, in_plan=True)
-
-        async def changed(report: StepReport) -> None:
-            await self.emit(turn, PlanStepChanged(
-                call_id=call.id, step_id=report.step.id, step_call_id=report.call_id,
-                status=report.status,  # type: ignore[arg-type]
-                reused=report.outcome is not None and report.outcome.reused, message=report.message))
-
-        async with self.runtime.lock:
-            reports = await run_plan(plan, call_id=call.id, run_step=step, on_step=changed,
-                                     concurrency=self.plan_concurrency)
-        outcome = plan_outcome(reports, started)
-        run.counters["plan_steps"] += len(reports)
-        await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status=outcome.status,
-                                         reused=outcome.reused, result=outcome.public_result,
-                                         duration_s=outcome.duration_s))
-        return outcome
 
     async def _handle(
         self, run: TurnRun, call: ToolCall, args: dict[str, Any] | None, problem: AnalystError | None,
@@ -400,13 +335,15 @@ class AgentLoop:
         rescues = args.pop("_rescues", [])
         if rescues:
             counters["arguments_normalized"] += 1
-        payload = _PAYLOAD.get(call.name)
+        spec = spec_of(call.name)
+        assert spec is not None  # an unknown tool is refused as the call is read
+        payload = spec.payload if spec.step else None
         if payload and not str(args.get(payload) or "").strip():
             if call.name not in run.empty_retries:
                 run.empty_retries.add(call.name)
                 counters[f"{call.name}_empty_retry"] += 1
                 return await refuse(
-                    "empty_python_payload_retried" if call.name == "run_python" else "empty_payload_refused",
+                    spec.empty_reason,
                     InvalidArguments(
                         f"{call.name} was called with an empty '{payload}'",
                         reason="empty_payload",
@@ -420,21 +357,17 @@ class AgentLoop:
         try:
             # Before anything parses the payload or binds a name: what no analysis could
             # handle, and names that would clobber Python or the kernel, are refused here.
-            if call.name == "run_sql":
-                check_dataset_name(str(args.get("name") or ""))
-            elif call.name == "run_python":
-                check_python_code(args["code"])
+            if spec.check is not None:
+                spec.check(args)
         except InvalidArguments as exc:
             return await refuse("invalid_arguments", exc)
-        if call.name == "clarify":
-            return await self._clarify(run, call, args)
-        if call.name == "plan":
-            return await self._plan(run, call, args, refuse)
+        if spec.drive is not None:
+            return await spec.drive(_Host(self, run, call, refuse), args)
         invented = await run.remember(run.memory.invented_names, call.name, args)
         if invented is not None:
             return await refuse("unknown_name_refused", invented)
-        if not machine.may_run(call.name, replan=in_plan):
-            target = machine.tool_target(call.name)
+        if not machine.may_run(spec.state, replan=in_plan):
+            target = spec.state
             return await refuse(
                 "invalid_state",
                 AnalystError(
@@ -460,7 +393,7 @@ class AgentLoop:
 
         try:
             key = plan.key
-            target = machine.tool_target(call.name)
+            target = spec.state
             if target is not None:
                 # A step of a plan after one of its steps failed: planned again, then run.
                 replan: tuple[State, ...] = ("planning",) if in_plan and machine.state == "error" else ()
@@ -472,17 +405,15 @@ class AgentLoop:
             record = None if earlier is not None else self.tools.recorded(ctx, key)
             if earlier is not None or record is not None:
                 await plan.drop()  # nothing to run: a run that started early is stopped now
-                outcome = self.tools.reuse(record) if record is not None else _as_reused(earlier)
+                outcome = self.tools.reuse(record) if record is not None else earlier.as_reused()
                 counters["reused"] += 1
                 await self._guard(
                     turn, counters, "duplicate_tool_call_skipped",
                     f"identical {call.name} step already done; its recorded result is returned", call.id,
                 )
                 # What a reused step made is what its names hold now, as if it had run.
-                if call.name == "run_sql" and outcome.artifacts:
-                    await self.runtime.dataset_fetched(args["name"], outcome.artifacts[0][0].fingerprint)
-                elif call.name == "run_python" and outcome.status == "ok" and key is not None:
-                    self.runtime.python_reused(args["code"], key)
+                if spec.reused is not None:
+                    await spec.reused(self.runtime, args, outcome)
             else:
                 async with contextlib.nullcontext() if in_plan else self.runtime.lock:
                     outcome = await self.tools.call(call.name, args, ctx, plan)
@@ -540,7 +471,7 @@ class AgentLoop:
                 duration_s=outcome.duration_s,
             ),
         )
-        if call.name in _PAYLOAD:
+        if spec.step:
             trace.steps.append(StepTrace(call.id, call.name, args, outcome, machine.state))
         return outcome
 
@@ -557,19 +488,31 @@ def _echoed_name(name: str) -> str:
     return name if _FUNCTION_NAME.fullmatch(name) else "invalid_tool_name"
 
 
-def _clarify_text(question: str, candidates: list[str]) -> str:
-    """The question as the user reads it, with the candidates numbered."""
-    options = "\n".join(f"{n}. {c}" for n, c in enumerate(candidates, start=1))
-    return f"{question}\n\n{options}" if options else question
+class _Host:
+    """What a tool that runs its own course (``clarify``, ``plan``) is given: this call,
+    the turn's counters and state, and the pipeline's own moves (see tools/contract.py)."""
 
+    def __init__(self, loop: AgentLoop, run: TurnRun, call: ToolCall, refuse: Any) -> None:
+        self._loop = loop
+        self._run = run
+        self.call = call
+        self.counters = run.counters
+        self.concurrency = loop.plan_concurrency
+        self.lock = loop.runtime.lock
+        self.refuse = refuse
 
-def _as_reused(outcome: StepOutcome) -> StepOutcome:
-    """The same outcome, marked as reused within the turn."""
-    return StepOutcome(
-        status=outcome.status,
-        result={**outcome.result, "reused": True},
-        reused=True,
-        step_key=outcome.step_key,
-        artifacts=[(a, False) for a, _ in outcome.artifacts],
-        notebook_outputs=outcome.notebook_outputs,
-    )
+    @property
+    def state(self) -> State:
+        return self._run.machine.state
+
+    async def emit(self, event: Event) -> Event:
+        return await self._loop.emit(self._run.turn, event)
+
+    async def guard(self, reason: ReasonCode, message: str) -> None:
+        await self._loop._guard(self._run.turn, self._run.counters, reason, message, self.call.id)
+
+    async def remember(self, delta: StateDelta) -> None:
+        await self._run.remember(self._run.memory.apply, delta, "tool")
+
+    async def step(self, call: ToolCall, arguments: dict[str, Any]) -> StepOutcome:
+        return await self._loop._handle(self._run, call, arguments, None, in_plan=True)

@@ -6,10 +6,11 @@
 ``presenting -> completed | analyzing | error``;
 ``error -> planning | completed``.
 
-Tools that only read metadata (``list_tables``, ``describe_table``, ``list_artifacts``)
-do not move the machine; ``run_sql`` needs ``data_fetching`` and ``run_python`` needs
-``analyzing``. A tool whose state cannot be reached from the current one is refused with
-``invalid_state`` and never executed.
+Each tool's spec names the state it runs in (see tools/contract.py): tools that only read
+metadata (``list_tables``, ``describe_table``, ``list_artifacts``) do not move the machine;
+``run_sql`` needs ``data_fetching`` and ``run_python`` needs ``analyzing``. A tool whose
+state cannot be reached from the current one is refused with ``invalid_state`` and never
+executed.
 """
 
 from __future__ import annotations
@@ -26,19 +27,6 @@ TRANSITIONS: Mapping[State, frozenset[State]] = {
     "presenting": frozenset({"completed", "analyzing", "error"}),
     "error": frozenset({"planning", "completed"}),
     "completed": frozenset(),
-}
-
-#: The state a tool runs in; ``None`` for tools that may run in any non-final state.
-TOOL_STATES: Mapping[str, State | None] = {
-    "list_tables": None,
-    "describe_table": None,
-    "list_artifacts": None,
-    "find": None,
-    "read_cells": None,
-    "clarify": None,
-    "plan": None,  # its steps move the machine, each as the same call made alone would
-    "run_sql": "data_fetching",
-    "run_python": "analyzing",
 }
 
 TERMINAL: frozenset[State] = frozenset({"completed"})
@@ -92,15 +80,11 @@ class TurnStateMachine:
         self.history.append(to_state)
         return previous, to_state
 
-    def tool_target(self, tool: str) -> State | None:
-        """The state ``tool`` needs, or ``None`` when it runs in any state."""
-        return TOOL_STATES.get(tool)
-
-    def may_run(self, tool: str, *, replan: bool = False) -> bool:
-        """Whether ``tool`` may run from the current state; with ``replan``, a failed step
-        (the ``error`` state) is first planned past, as a plan's next step is."""
+    def may_run(self, target: State | None, *, replan: bool = False) -> bool:
+        """Whether a tool that runs in ``target`` (``None``: any state, without a move) may run
+        now; with ``replan``, a failed step (the ``error`` state) is first planned past, as a
+        plan's next step is."""
         if self.state in TERMINAL:
             return False
-        target = self.tool_target(tool)
         state: State = "planning" if replan and self.state == "error" else self.state
         return target is None or allowed(state, target)

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from ..store import Turn
 from ..events import State
 from .machine import TurnStateMachine
-from .tools.toolbox import StepOutcome
+from .tools import StepOutcome
 from .memory.thread_memory import TurnMemory
 
 

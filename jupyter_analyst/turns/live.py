@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 
 from .._clock import utc_now
 from ..errors import AnalystError
-from ..agent.environment.thread import ThreadRuntime
+from ..agent.environment.thread import ThreadEnvironment
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class _Kept:
-    runtime: ThreadRuntime
+    runtime: ThreadEnvironment
     user: str
     used: float
     """When its last turn began or ended (the registry's clock)."""
@@ -67,7 +67,7 @@ class LiveThreads:
         self.stopped = 0
         """How many kernels were stopped by culling or the caps (not at turn failures)."""
 
-    def runtime(self, thread_id: str) -> ThreadRuntime | None:
+    def runtime(self, thread_id: str) -> ThreadEnvironment | None:
         """The thread's runtime, kept or checked out (``None`` when it has none)."""
         kept = self._kept.get(thread_id)
         return kept.runtime if kept is not None else None
@@ -81,7 +81,7 @@ class LiveThreads:
         """How many kept or checked-out runtimes have a running kernel."""
         return sum(1 for kept in self._kept.values() if kept.runtime.kernel_started)
 
-    async def checkout(self, thread_id: str, user: str, build: Callable[[], ThreadRuntime]) -> ThreadRuntime:
+    async def checkout(self, thread_id: str, user: str, build: Callable[[], ThreadEnvironment]) -> ThreadEnvironment:
         """The thread's kept runtime, else ``build()``'s; never stopped until checked in.
 
         Raises:

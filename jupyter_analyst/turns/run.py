@@ -23,7 +23,7 @@ from ..agent.llm import LLMClient
 from ..agent.loop import AgentLoop, TurnSummary
 from ..agent.memory.observations import turn_closed
 from ..agent.context.pack import ContextBudget
-from ..agent.environment.thread import ThreadRuntime
+from ..agent.environment.thread import ThreadEnvironment
 from .host import BackgroundWork
 from ..agent.memory.summarizer import summarize_turn
 from ..store import ThreadStore, Turn
@@ -200,7 +200,7 @@ async def run_turn(
         source: DataSource | None = None
         data_version: str | None = None
         llm: LLMClient | None = None
-        runtime: ThreadRuntime | None = None
+        runtime: ThreadEnvironment | None = None
         keep = True
         running = False
         try:
@@ -217,8 +217,8 @@ async def run_turn(
                 store.set_thread_source(thread.thread_id, spec)
             thread_id = thread.thread_id
 
-            def build() -> ThreadRuntime:
-                return ThreadRuntime(
+            def build() -> ThreadEnvironment:
+                return ThreadEnvironment(
                     thread_id=thread_id,
                     source=opened,
                     artifacts=workspace.artifacts,

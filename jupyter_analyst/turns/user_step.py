@@ -20,7 +20,7 @@ from ..agent.direct import USER_DRIVEN, run_user_call
 from ..agent.eventlog import EventWriter
 from ..events import Event
 from ..agent.loop import AgentLoop, TurnSummary
-from ..agent.environment.thread import ThreadRuntime
+from ..agent.environment.thread import ThreadEnvironment
 from .run import AnalystConfig, data_version_of, record_notebook
 from ..artifacts import Artifact
 from ..errors import ConfigError
@@ -90,13 +90,13 @@ async def run_sql_step(
             raise ConfigError("no data source given", reason="no_source", hint="pass --source SPEC or --thread ID")
         spec = absolute_spec(spec)
         source = await asyncio.to_thread(partial(open_source, spec, limits=config.engine))
-        runtime: ThreadRuntime | None = None
+        runtime: ThreadEnvironment | None = None
         try:
             if thread is None:
                 thread = store.create_thread(user=request.user, source=spec, title=request.prompt[:80])
             elif thread.source != spec:
                 store.set_thread_source(thread.thread_id, spec)
-            runtime = ThreadRuntime(
+            runtime = ThreadEnvironment(
                 thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
                 workdir=workspace.kernel_dir(thread.thread_id), datasets_root=workspace.datasets_root,
                 output_caps=config.outputs, query_timeout_s=config.query_timeout_s, row_cap=config.row_cap,

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class ThreadRuntime:
+class ThreadEnvironment:
     """The live resources of one thread, shared by the turns that run on it."""
 
     def __init__(
@@ -98,6 +98,9 @@ class ThreadRuntime:
         self._bindings: dict[str, Binding] | None = None
         #: One tool execution at a time per thread (DESIGN.md, decision 4).
         self.lock = asyncio.Lock()
+        #: A dataset is checked against the thread's caps and stored by one step at a time, so
+        #: queries that run together (a plan's) cannot each pass a cap they pass only together.
+        self.storing = asyncio.Lock()
         self.kernel_restarts = 0
         #: Whether the running kernel holds the effects of the whole history: it started on a
         #: thread without history, or replayed it all. A kernel rehydrated lazily does not,

@@ -25,8 +25,8 @@ from ..dataflow import undefined_names
 from .observations import observe_step, turn_closed, turn_opened
 from ...events import ContextUsage
 from ..context.pack import ContextBudget, PackedTurn, answers_only, assemble, shape_prior
-from ..environment.thread import ThreadRuntime
-from ..tools.toolbox import StepOutcome
+from ..environment.thread import ThreadEnvironment
+from ..tools import StepOutcome
 from ..dataflow import names_used
 
 
@@ -44,7 +44,7 @@ class TurnMemory:
     """The agent state and the prompt budget, for one turn of one thread."""
 
     def __init__(
-        self, store: ThreadStore, runtime: ThreadRuntime, turn: Turn, *, budget: ContextBudget, active_ttl_s: float
+        self, store: ThreadStore, runtime: ThreadEnvironment, turn: Turn, *, budget: ContextBudget, active_ttl_s: float
     ) -> None:
         self.store = store
         self.runtime = runtime

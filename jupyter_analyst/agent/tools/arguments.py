@@ -24,8 +24,9 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any
 
-from ...errors import InvalidArguments
 from ..._text import find_lone_surrogate, valid_text
+from ...errors import InvalidArguments
+from .contract import spec_of
 
 #: The longest argument text accepted (characters); SQL has its own, smaller limit.
 MAX_ARGUMENT_CHARS = 1_000_000
@@ -33,30 +34,6 @@ MAX_ARGUMENT_CHARS = 1_000_000
 MAX_ARGUMENT_DEPTH = 32
 
 _NESTING_KEYS = ("arguments", "args", "input", "parameters", "params", "kwargs")
-_ALIASES: dict[str, dict[str, str]] = {
-    "run_sql": {"query": "sql", "statement": "sql", "sql_query": "sql",
-                "dataset": "name", "dataset_name": "name", "variable": "name", "df_name": "name"},
-    "run_python": {"source": "code", "script": "code", "python": "code", "python_code": "code", "program": "code"},
-    "describe_table": {"table_name": "table", "name": "table"},
-    "list_artifacts": {"kind": "type", "artifact_type": "type"},
-    "find": {"q": "query", "name": "query", "text": "query", "search": "query", "type": "kind"},
-    "clarify": {"options": "candidates", "choices": "candidates", "interpretations": "candidates"},
-    "read_cells": {"ids": "cell_ids", "cells": "cell_ids", "cell_id": "cell_ids", "id": "cell_ids"},
-}
-_ALLOWED: dict[str, frozenset[str]] = {
-    "run_sql": frozenset({"sql", "name", "expect"}),
-    "run_python": frozenset({"code", "expect"}),
-    "describe_table": frozenset({"table"}),
-    "list_tables": frozenset(),
-    "list_artifacts": frozenset({"type", "name"}),
-    "find": frozenset({"query", "kind"}),
-    "clarify": frozenset({"question", "candidates"}),
-    "read_cells": frozenset({"cell_ids"}),
-    "plan": frozenset({"goal", "stages", "steps"}),
-}
-# The one argument a bare JSON string stands for, e.g. ``"SELECT 1"`` sent as the whole arguments.
-_PAYLOAD = {"run_sql": "sql", "run_python": "code", "describe_table": "table", "find": "query", "clarify": "question",
-            "read_cells": "cell_ids"}
 _TEXT_FIELDS = ("sql", "code", "name", "table", "type", "query", "kind", "question")
 _CODE_FIELDS = ("sql", "code")
 _EXPECT_LISTS = ("columns", "artifact_ids")
@@ -295,9 +272,11 @@ def normalize_arguments_verbose(
             reason="arguments_too_large", hint="send less: aggregate in SQL, or split the work into steps",
         )
     rescues: list[str] = []
+    spec = spec_of(tool)
     value = {} if raw is None else _decode(raw, rescues)
-    if isinstance(value, str) and tool in _PAYLOAD:
-        value = {_PAYLOAD[tool]: value}
+    if isinstance(value, str) and spec is not None and spec.payload is not None:
+        # The one argument a bare JSON string stands for, e.g. ``"SELECT 1"`` sent as the whole arguments.
+        value = {spec.payload: value}
         rescues.append("bare_string")
     if not isinstance(value, Mapping):
         shown = _shown(raw) if isinstance(raw, str) else _shown_value(raw)
@@ -305,13 +284,12 @@ def normalize_arguments_verbose(
     if nested_deeper_than(value, MAX_ARGUMENT_DEPTH):
         raise _too_deep()
     args = _unwrap(dict(value), rescues)
-    for alias, canonical in _ALIASES.get(tool, {}).items():
+    for alias, canonical in (spec.aliases if spec is not None else {}).items():
         if alias in args and canonical not in args:
             args[canonical] = args.pop(alias)
             rescues.append(f"alias:{alias}")
-    allowed = _ALLOWED.get(tool)
-    if allowed is not None:
-        for key in [k for k in args if k not in allowed]:
+    if spec is not None:
+        for key in [k for k in args if k not in spec.allowed]:
             del args[key]
             rescues.append(f"dropped:{valid_text(str(key))}")
     for key in _TEXT_FIELDS:

@@ -1,17 +1,38 @@
-"""The tool definitions the model is given: the canonical tool contract of DESIGN.md.
+"""The tool contract: one :class:`ToolSpec` per tool, in one registry.
+
+A spec is everything the engine knows about a tool, in one place (as an openai-agents
+``FunctionTool`` is): the schema the model is given, the turn state it runs in, the argument
+a bare string stands for and the names models use for its arguments, the checks of its
+payload, and how it runs. The argument normaliser, the state machine's check, the call
+pipeline and the tool box all read the spec; none keeps a table of its own.
 
 The descriptions are prompts: the model reads them to decide what to call and how, so they
 say what each tool is for, what it returns, and that finished work is reused, not redone.
+
+A tool is added by registering its spec (:func:`register`); the built-in ones are
+registered by the package, in the order the model is shown them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
-TOOL_NAMES = ("list_tables", "describe_table", "run_sql", "run_python", "plan", "list_artifacts", "find",
-              "read_cells", "clarify")
+from ...events import Event, ReasonCode, State
 
-_EXPECT: dict[str, Any] = {
+if TYPE_CHECKING:
+    import asyncio
+    from collections import Counter
+
+    from ...errors import AnalystError
+    from ..environment import ThreadEnvironment
+    from ..llm import ToolCall
+    from ...agent_state import StateDelta
+    from .outcome import CallContext, StepOutcome, StepPlan
+
+#: The ``expect`` argument of the tools whose results can be checked (run_sql, run_python).
+EXPECT: dict[str, Any] = {
     "type": "object",
     "description": (
         "Optional: what you expect the step to produce. It is checked against the real result and "
@@ -40,168 +61,132 @@ _EXPECT: dict[str, Any] = {
 }
 
 
-def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """One OpenAI ``tools`` entry of type ``function``."""
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object", "properties": properties, "required": required, "additionalProperties": False,
-            },
-        },
-    }
+class CallHost(Protocol):
+    """What a tool that runs its own course (``clarify``, ``plan``) is given by the call
+    pipeline: its call, the turn's counters and state, and the pipeline's own moves."""
+
+    call: ToolCall
+    counters: Counter[str]
+    state: State
+    concurrency: int
+    """How many queries of a plan's parallel stage run at once."""
+    lock: asyncio.Lock
+    """The thread's lock on tool execution (a plan holds it for all its steps)."""
+
+    async def emit(self, event: Event) -> Event: ...
+
+    async def guard(self, reason: ReasonCode, message: str) -> None: ...
+
+    async def refuse(self, reason: ReasonCode, error: AnalystError) -> StepOutcome: ...
+
+    async def remember(self, delta: StateDelta) -> None: ...
+
+    async def step(self, call: ToolCall, arguments: dict[str, Any]) -> StepOutcome: ...
 
 
-TOOLS: list[dict[str, Any]] = [
-    _tool(
-        "list_tables",
-        "List the tables and views of the data source, with their row counts. Call it first when you "
-        "do not know the schema yet; never guess table names.",
-        {},
-        [],
-    ),
-    _tool(
-        "describe_table",
-        "Show one table's columns with their types, its row count and a few sample rows. Use it "
-        "before writing SQL against a table whose columns you have not seen.",
-        {"table": {"type": "string", "description": "the table's name exactly as list_tables gives it"}},
-        ["table"],
-    ),
-    _tool(
-        "run_sql",
-        "Run ONE read-only SQL query (SELECT, optionally with CTEs) against the data source. The "
-        "result is stored as a dataset artifact and loaded into the Python kernel as a pandas "
-        "DataFrame named `name`. Returns the artifact id, row count, columns, dtypes and sample rows, "
-        "and `reused: true` when the same query already ran (the existing dataset is used as is). "
-        "Writes, DDL and several statements at once are refused; unknown tables or columns are "
-        "refused with the nearest real names.",
-        {
-            "sql": {"type": "string", "description": "one SELECT query, as plain SQL without Markdown fences"},
-            "name": {
-                "type": "string",
-                "description": "the DataFrame's variable name in Python, a valid identifier such as monthly_revenue",
-            },
-            "expect": _EXPECT,
-        },
-        ["sql", "name"],
-    ),
-    _tool(
-        "run_python",
-        "Run Python code in the Jupyter kernel where every dataset from run_sql is a pandas DataFrame "
-        "under its name; pandas is imported as pd and matplotlib.pyplot as plt. Print what you "
-        "need to see. Figures you show (plt.show()) and files you write under outputs/ become artifacts. "
-        "Returns stdout, errors with the traceback, new artifact ids, and `reused: true` when identical "
-        "code already ran on the same inputs. Query data with run_sql, not from Python.",
-        {
-            "code": {"type": "string", "description": "the Python source, as plain code without Markdown fences"},
-            "expect": _EXPECT,
-        },
-        ["code"],
-    ),
-    _tool(
-        "plan",
-        "Run several run_sql and run_python steps in one call, in stages, when the request needs "
-        "several datasets. Stages run in order; the steps of a 'parallel' stage are independent and "
-        "their queries run at the same time; a 'sequence' stage runs its steps in order. A step lists "
-        "in 'inputs' the ids of the steps it needs (from earlier stages). The whole plan is checked "
-        "before anything runs. Each step is an ordinary run_sql or run_python call (same checks, same "
-        "reuse of identical steps); a step that fails fails only the steps that need it. Returns each "
-        "step's status and result. For a single query or a single piece of code, call run_sql or "
-        "run_python directly.",
-        {
-            "goal": {"type": "string", "description": "what the plan is for, in one sentence"},
-            "stages": {
-                "type": "array", "minItems": 1, "maxItems": 8,
-                "description": "the stages, in the order they run (at most 8, with at most 16 steps in all)",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "mode": {"type": "string", "enum": ["parallel", "sequence"]},
-                        "steps": {
-                            "type": "array", "minItems": 1,
-                            "items": {
-                                "type": "object",
-                                "properties": {
-                                    "id": {"type": "string", "description": "a short id such as q1, unique in the plan"},
-                                    "tool": {"type": "string", "enum": ["run_sql", "run_python"]},
-                                    "arguments": {
-                                        "type": "object",
-                                        "description": "the tool's arguments: {sql, name} for run_sql, {code} for run_python",
-                                    },
-                                    "inputs": {
-                                        "type": "array", "items": {"type": "string"},
-                                        "description": "ids of the steps this one needs",
-                                    },
-                                },
-                                "required": ["id", "tool", "arguments"],
-                                "additionalProperties": False,
-                            },
-                        },
-                    },
-                    "required": ["mode", "steps"],
+#: Runs one checked and planned call against the thread (sync or async).
+Run = Callable[["ThreadEnvironment", dict[str, Any], "CallContext", "StepPlan"],
+               "StepOutcome | Awaitable[StepOutcome]"]
+#: Works out a step's plan (its logical key) before it runs; may refuse with ``ToolRetry``.
+Plan = Callable[["ThreadEnvironment", dict[str, Any]], Awaitable["StepPlan"]]
+#: Takes the call over from the pipeline (``clarify``, ``plan``).
+Drive = Callable[[CallHost, dict[str, Any]], Awaitable["StepOutcome"]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its schema, the state it needs, how its arguments read, and how it runs.
+
+    Exactly one of ``run`` (the pipeline checks, plans, reuses or runs it, and reports it)
+    and ``drive`` (the tool runs its own course through a :class:`CallHost`) is given.
+    """
+
+    name: str
+    description: str
+    properties: Mapping[str, Any] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    state: State | None = None
+    """The turn state the tool runs in; ``None``: any state but the last, without a move."""
+    payload: str | None = None
+    """The argument a bare string stands for (``"SELECT 1"`` sent as the whole arguments)."""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Argument names models use for the canonical ones (``query`` for ``sql``)."""
+    extra_keys: frozenset[str] = frozenset()
+    """Keys read beside the schema's properties (a plan's bare ``steps``)."""
+    step: bool = False
+    """A step of the analysis: planned with a logical key, reused, recorded for the
+    notebook; its payload may not be empty (one guided retry), and a plan may hold it."""
+    empty_reason: ReasonCode = "empty_payload_refused"
+    """The reason code of the first refusal of an empty payload (a step's)."""
+    check: Callable[[dict[str, Any]], None] | None = None
+    """Refuses (``InvalidArguments``) a payload no analysis could handle, before anything parses it."""
+    plan: Plan | None = None
+    run: Run | None = None
+    drive: Drive | None = None
+    named: Callable[[ThreadEnvironment], None] | None = None
+    """Called as soon as the model has named the tool, before its arguments are in."""
+    reused: Callable[[ThreadEnvironment, dict[str, Any], StepOutcome], Awaitable[None]] | None = None
+    """What a reused step's names hold now, as if it had run."""
+
+    def __post_init__(self) -> None:
+        if (self.run is None) == (self.drive is None):
+            raise ValueError(f"tool {self.name!r} needs exactly one of run and drive")
+
+    @property
+    def allowed(self) -> frozenset[str]:
+        """The argument names the normaliser keeps."""
+        return frozenset(self.properties) | self.extra_keys
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI ``tools`` entry of type ``function``."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": {
+                    "type": "object", "properties": dict(self.properties), "required": list(self.required),
                     "additionalProperties": False,
                 },
             },
-        },
-        ["stages"],
-    ),
-    _tool(
-        "list_artifacts",
-        "List this conversation's artifacts (datasets, charts, files, texts): id, name, type, the step "
-        "that produced it, content fingerprint and creation time. Check it before redoing work: an "
-        "artifact that exists can be used directly.",
-        {
-            "type": {
-                "type": "string", "enum": ["dataset", "image", "file", "text"],
-                "description": "only artifacts of this type",
-            },
-            "name": {"type": "string", "description": "only artifacts whose name contains this text"},
-        },
-        [],
-    ),
-    _tool(
-        "find",
-        "Look up a table, column, dataset or artifact the user named loosely (\"the sales table\", "
-        "\"that chart\", \"revenue by month\"). Fuzzy search over the data source's tables and "
-        "columns and this conversation's datasets and artifacts; returns the best matches with "
-        "their exact names and ids. Use it instead of guessing a name.",
-        {
-            "query": {"type": "string", "description": "the words the user used"},
-            "kind": {
-                "type": "string", "enum": ["table", "column", "dataset", "artifact"],
-                "description": "only this kind of thing",
-            },
-        },
-        ["query"],
-    ),
-    _tool(
-        "read_cells",
-        "Read cells of the user's notebook by their ids, as the notebook outline in the system "
-        "message lists them: each cell's source and a short text of its outputs. Read only the "
-        "few cells you need (what a variable holds, how a chart was made), never the whole notebook.",
-        {
-            "cell_ids": {
-                "type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20,
-                "description": "ids from the notebook outline",
-            },
-        },
-        ["cell_ids"],
-    ),
-    _tool(
-        "clarify",
-        "Ask the user to choose when the request can reasonably mean different things and the "
-        "choice changes the result (which measure, which period, which table). Give the "
-        "question and the candidate interpretations; the turn ends with the question. Do not "
-        "use it when the request is clear: act instead.",
-        {
-            "question": {"type": "string", "description": "one short question to the user"},
-            "candidates": {
-                "type": "array", "items": {"type": "string"},
-                "description": "the interpretations to choose from, each a short phrase",
-            },
-        },
-        ["question", "candidates"],
-    ),
-]
+        }
+
+
+_REGISTRY: dict[str, ToolSpec] = {}
+
+
+def register(spec: ToolSpec) -> ToolSpec:
+    """Offer ``spec``'s tool to the model, after those registered before it.
+
+    Raises:
+        ValueError: a tool of that name is registered already.
+    """
+    if spec.name in _REGISTRY:
+        raise ValueError(f"a tool named {spec.name!r} is registered already")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Withdraw a tool (a test's, say); nothing happens when there is none by that name."""
+    _REGISTRY.pop(name, None)
+
+
+def spec_of(name: str) -> ToolSpec | None:
+    """The registered tool called ``name``, if there is one."""
+    return _REGISTRY.get(name)
+
+
+def registered() -> Iterator[ToolSpec]:
+    """Every registered tool, in the order the model is shown them."""
+    return iter(list(_REGISTRY.values()))
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """The ``tools`` of a model call: every registered tool's schema."""
+    return [spec.schema() for spec in registered()]
+
+
+def tool_states() -> dict[str, State | None]:
+    """The state each registered tool runs in (``None``: any, without a move)."""
+    return {spec.name: spec.state for spec in registered()}

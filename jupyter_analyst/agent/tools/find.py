@@ -1,4 +1,4 @@
-"""Resolving loose names: "the sales table", "that revenue chart", "amount".
+"""The ``find`` tool: resolving loose names ("the sales table", "that revenue chart", "amount").
 
 The ``find`` tool searches the data source's tables and columns and the thread's datasets
 and artifacts with a fuzzy score, so the model looks a name up instead of guessing it.
@@ -12,11 +12,17 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from ...artifacts import Artifact
+from ...errors import InvalidArguments
+from .contract import ToolSpec
+from .outcome import CallContext, StepOutcome, StepPlan
+
+if TYPE_CHECKING:
+    from ..environment import ThreadEnvironment
 
 Kind = Literal["table", "column", "dataset", "artifact"]
 
@@ -128,3 +134,45 @@ def find(
     order = {"dataset": 0, "table": 1, "artifact": 2, "column": 3}
     candidates.sort(key=lambda m: (-m.score, order[m.kind], m.name))
     return candidates[:limit]
+
+
+def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
+    query = str(args.get("query") or "").strip()
+    if not query:
+        raise InvalidArguments("find needs a 'query': the words the user used", hint='e.g. {"query": "sales"}')
+    kind = args.get("kind") or None
+    if kind not in (None, "table", "column", "dataset", "artifact"):
+        raise InvalidArguments(
+            f"find cannot look for {kind!r}", hint="kind is one of: table, column, dataset, artifact"
+        )
+    matches = find(
+        query,
+        schema=env.source.schema(),
+        datasets=env.dataset_ids(),
+        artifacts=env.artifacts.list(ctx.thread_id) if kind in (None, "artifact") else (),
+        kind=kind,
+    )
+    result: dict[str, Any] = {"query": query, "matches": [m.model_dump(exclude_none=True) for m in matches]}
+    if not matches:
+        result["note"] = "nothing matches; call list_tables or list_artifacts, or ask the user"
+    return StepOutcome(status="ok", result=result)
+
+
+FIND = ToolSpec(
+    name="find",
+    description="Look up a table, column, dataset or artifact the user named loosely (\"the sales table\", "
+                "\"that chart\", \"revenue by month\"). Fuzzy search over the data source's tables and "
+                "columns and this conversation's datasets and artifacts; returns the best matches with "
+                "their exact names and ids. Use it instead of guessing a name.",
+    properties={
+        "query": {"type": "string", "description": "the words the user used"},
+        "kind": {
+            "type": "string", "enum": ["table", "column", "dataset", "artifact"],
+            "description": "only this kind of thing",
+        },
+    },
+    required=("query",),
+    payload="query",
+    aliases={"q": "query", "name": "query", "text": "query", "search": "query", "type": "kind"},
+    run=run_find,
+)

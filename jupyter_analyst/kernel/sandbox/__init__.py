@@ -35,7 +35,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .reach import HOST, Blocked, Need, View, interpreter_files, may, refusal, unreachable
+from .reach import _PACKAGE, HOST, Blocked, Need, View, interpreter_files, may, refusal, unreachable
 
 #: The first uid kernels are given when the sandbox is started as root (see identity.py).
 KERNEL_UID_FIRST = 900_000_000
@@ -111,7 +111,7 @@ def interpreter_paths() -> list[Path]:
     The parent's ``sys.path`` is deliberately not used: it may hold the current folder,
     which can be a workspace with other threads in it.
     """
-    package = Path(__file__).resolve().parents[1]  # jupyter_analyst itself, for its runtime helper
+    package = _PACKAGE  # jupyter_analyst itself, for its runtime helper
     paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), package}
     return sorted(paths, key=lambda p: (len(p.parts), str(p)))
 

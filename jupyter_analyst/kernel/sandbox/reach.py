@@ -87,6 +87,11 @@ class View:
 #: The kernel without bubblewrap: every folder is the host's.
 HOST = View(host=[Path("/")])
 
+#: The jupyter_analyst package's own folder (its runtime helper runs in the kernel): read off
+#: the root package, which is imported before any of its modules, so it holds wherever this
+#: module lives.
+_PACKAGE = Path(sys.modules[__name__.split(".")[0]].__file__ or "").resolve().parent
+
 
 @dataclass(frozen=True)
 class Blocked:
@@ -134,7 +139,7 @@ def interpreter_files() -> list[Path]:
     launcher = importlib.util.find_spec("ipykernel_launcher")
     if launcher is not None and launcher.origin:
         files.append(Path(launcher.origin).resolve())
-    files.append(Path(__file__).resolve().parents[1] / "__init__.py")
+    files.append(_PACKAGE / "__init__.py")
     return files
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from .jupyter import free_port, stop_process
 
 #: Where ``make gateway-venv`` puts the gateway, unless ``ANALYST_GATEWAY_VENV`` says otherwise.
-DEFAULT_VENV = Path(__file__).resolve().parents[2] / ".venv-gateway"
+DEFAULT_VENV = Path(__file__).resolve().parents[3] / ".venv-gateway"  # beside the repository's jupyter_analyst/
 
 
 def gateway_command(venv: Path | None = None) -> Path | None:
