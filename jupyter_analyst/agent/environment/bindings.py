@@ -14,8 +14,12 @@ Two maps are kept, because a reused step is not executed:
 - the *kernel* bindings say what the running kernel really holds.
 
 Before a step executes, the names it reads are aligned: a dataset is loaded again, a
-Python step's code is run again after its own recorded inputs are aligned. The step then
-sees what its key says, and the exported notebook (the steps in order) reproduces it.
+Python step's code is run again after its own recorded inputs are aligned (see
+rehydrate.py). The step then sees what its key says, and the exported notebook (the steps
+in order) reproduces it.
+
+:class:`NameLedger` keeps the logical map of one thread, read from its store and written
+back as steps run or are reused.
 """
 
 from __future__ import annotations
@@ -25,9 +29,8 @@ import builtins
 import re
 from collections.abc import Iterable, Mapping
 
-from ...artifacts import StepRecord
-from ..dataflow import free_names, rebound_names
-from ..dataflow import KERNEL_NAMES
+from ...artifacts import ArtifactStore, StepRecord
+from ..dataflow import KERNEL_NAMES, assigned_names, free_names, rebound_names
 
 #: A dataset fingerprint (``sha256:...``) or a Python step key (``step:...``).
 Binding = str
@@ -113,3 +116,68 @@ def unknown_reads(code: str, known: Iterable[str]) -> str | None:
     if unbound:
         return f"it reads {', '.join(unbound)}, which no step bound"
     return None
+
+
+class NameLedger:
+    """What the steps of one thread say each name holds, and the names they defined.
+
+    Read from the thread's store on first use (the truth, whoever wrote it last) and kept
+    up to date as the turn's steps run or are reused.
+    """
+
+    def __init__(self, thread_id: str, artifacts: ArtifactStore) -> None:
+        self.thread_id = thread_id
+        self.artifacts = artifacts
+        #: What the steps asked for so far say each name holds (loaded from the store).
+        self._bindings: dict[str, Binding] | None = None
+        self._python_names: set[str] | None = None
+        #: Names that steps which could not run (no kernel) would have defined -> their call id.
+        self.not_run: dict[str, str] = {}
+
+    def bindings(self) -> dict[str, Binding]:
+        """What each name holds after the thread's steps, executed or reused, in order."""
+        if self._bindings is None:
+            stored = self.artifacts.bindings(self.thread_id)
+            if not stored:  # a thread recorded before bindings were: its ledger tells
+                steps = self.artifacts.steps(self.thread_id)
+                ids = {a for s in steps if s.tool == "run_sql" for a in s.artifact_ids}
+                stored = replayed(steps, {a: self.artifacts.get(a).fingerprint for a in ids})
+            self._bindings = stored
+        return self._bindings
+
+    def bind(self, updates: Mapping[str, Binding]) -> None:
+        """``updates``' names hold their bindings now (kept, and written to the store)."""
+        self.bindings().update(updates)
+        self.artifacts.bind(self.thread_id, updates)
+
+    def dataset_ids(self) -> dict[str, str]:
+        """The thread's datasets: name -> artifact id (the latest fetch into a name wins)."""
+        out: dict[str, str] = {}
+        for step in self.artifacts.steps(self.thread_id):
+            if step.tool == "run_sql" and step.status == "ok" and step.artifact_ids:
+                out[step.arguments["name"]] = step.artifact_ids[0]
+        return out
+
+    def python_steps(self) -> list[StepRecord]:
+        """The thread's successful Python steps, in execution order."""
+        return [s for s in self.artifacts.steps(self.thread_id) if s.tool == "run_python" and s.status == "ok"]
+
+    def python_names(self) -> set[str]:
+        """Every name the thread's Python steps have defined in the kernel so far."""
+        if self._python_names is None:
+            self._python_names = set()
+            for step in self.python_steps():
+                self._python_names |= assigned_names(step.arguments["code"])
+        return self._python_names
+
+    def python_ran(self, code: str) -> None:
+        """Remember the names a step that ran (even one that failed midway) may have defined."""
+        names = assigned_names(code)
+        self.python_names().update(names)
+        for name in names:
+            self.not_run.pop(name, None)
+
+    def python_not_run(self, code: str, call_id: str) -> None:
+        """Remember that a step could not run at all, so a later reader of its names is told why."""
+        for name in assigned_names(code) - self.python_names():
+            self.not_run[name] = call_id
