@@ -22,8 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_analyst.agent.environment.thread import ThreadEnvironment
-from jupyter_analyst.agent.memory.thread_memory import TurnMemory
+from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst._clock import utc_now
 from jupyter_analyst.demo import build_sample_database
 from jupyter_analyst.notebooks.outline import AttachedNotebook
@@ -32,7 +31,7 @@ from jupyter_analyst.store import Turn
 from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 from jupyter_analyst.workspace import Workspace
 
-from .bench_context import _budget, _grow
+from .bench_context import _grow, opened_context
 from .bench_server import _percentile, _scripted_model, _status, _turn
 from .common import Report
 
@@ -63,9 +62,7 @@ def _assembly(ws: Workspace, runtime: ThreadEnvironment, thread_id: str, turns: 
     took = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        memory = TurnMemory(ws.store, runtime, nxt, budget=_budget(), active_ttl_s=1e9)
-        memory.open()
-        memory.messages(1, [{"role": "user", "content": "next"}])
+        opened_context(ws, runtime, nxt).messages(1, [{"role": "user", "content": "next"}])
         took.append(time.perf_counter() - t0)
     return took
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import duckdb
 
-from jupyter_analyst.agent.environment.thread import ThreadEnvironment
+from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst.agent.tools import CallContext, ToolBox
 from jupyter_analyst.workspace import Workspace
 

@@ -31,7 +31,7 @@ import time
 from itertools import count
 from pathlib import Path
 
-from jupyter_analyst.agent.environment.thread import ThreadEnvironment
+from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst.agent.tools import CallContext, ToolBox
 from jupyter_analyst.workspace import Workspace
 

@@ -39,7 +39,7 @@ def store(tmp_path, store_location):
 def thread_tools(tmp_path, sales_db):
     """A thread's runtime and tool box on the sample database, over a real workspace; a
     kernel starts only when a step needs one."""
-    from jupyter_analyst.agent.environment.thread import ThreadEnvironment
+    from jupyter_analyst.agent.environment import ThreadEnvironment
     from jupyter_analyst.agent.tools import ToolBox
     from jupyter_analyst.sql import open_source
     from jupyter_analyst.workspace import Workspace

@@ -69,7 +69,7 @@ def test_a_step_whose_inputs_cannot_be_told_gets_the_whole_history(thread, promp
 @pytest.fixture
 def runtime(tmp_path, sales_db):
     """A thread's runtime over a real workspace; no kernel is started."""
-    from jupyter_analyst.agent.environment.thread import ThreadEnvironment
+    from jupyter_analyst.agent.environment import ThreadEnvironment
     from jupyter_analyst.sql import open_source
     from jupyter_analyst.workspace import Workspace
 

@@ -153,7 +153,7 @@ def test_strip_fence_is_linear_on_long_input():
 @pytest.fixture(scope="module")
 def dispatcher(tmp_path_factory, sales_db):
     """One thread of a real workspace, runtime and event loop, shared by the fuzzed turns."""
-    from jupyter_analyst.agent.environment.thread import ThreadEnvironment
+    from jupyter_analyst.agent.environment import ThreadEnvironment
     from jupyter_analyst.sql import open_source
     from jupyter_analyst.workspace import Workspace
 
@@ -200,7 +200,7 @@ def test_dispatcher_answers_every_call_and_the_turn_completes(dispatcher, calls)
     script = {"turns": [{"steps": [{"tool_calls": calls}, {"content": "fuzzed"}]}]}
     with ScriptedModelServer(script) as server:
         llm = LLMClient(model="scripted", base_url=server.base_url, api_key="x", max_retries=0)
-        agent = AgentLoop(store=workspace.store, runtime=runtime, llm=llm, model="scripted", max_steps=3)
+        agent = AgentLoop(store=workspace.store, environment=runtime, llm=llm, model="scripted", max_steps=3)
         turn = workspace.store.start_turn(runtime.thread_id, "fuzz")
         try:
             summary, _ = loop.run_until_complete(agent.run(turn))

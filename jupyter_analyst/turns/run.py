@@ -21,11 +21,10 @@ from ..events import Event, TurnEnded, TurnStarted
 from .live import LiveThreads
 from ..agent.llm import LLMClient
 from ..agent.loop import AgentLoop, TurnSummary
-from ..agent.memory.observations import turn_closed
 from ..agent.context.pack import ContextBudget
 from ..agent.environment.thread import ThreadEnvironment
 from .host import BackgroundWork
-from ..agent.memory.summarizer import summarize_turn
+from ..agent.memory import ThreadMemory, summarize_turn
 from ..store import ThreadStore, Turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import SandboxPolicy
@@ -246,7 +245,7 @@ async def run_turn(
             runtime.attached = request.attached
             loop = AgentLoop(
                 store=store,
-                runtime=runtime,
+                environment=runtime,
                 llm=llm,
                 model=model.model,
                 emit=on_event,
@@ -311,7 +310,7 @@ def record_notebook(
     the agent state. Blocking: call off the event loop."""
     path = notebook or workspace.notebook_path(thread_id)
     write_thread_notebook(workspace.store, workspace.artifacts, thread_id, path, data_version=data_version)
-    workspace.store.apply_state_delta(thread_id, turn_closed(notebook=str(path)), origin="turn", turn_id=turn_id)
+    ThreadMemory(workspace.store, thread_id).close_turn(turn_id, notebook=str(path))
     return path
 
 
@@ -343,7 +342,8 @@ async def _summarize(
     workspace = Workspace.of(config)
     llm = LLMClient(model=model.summary_model or model.model, base_url=model.base_url, api_key=model.api_key)
     try:
-        await summarize_turn(workspace.store, turn, llm, budget=config.context, emit=on_event)
+        await summarize_turn(ThreadMemory(workspace.store, turn.thread_id), turn, llm, budget=config.context,
+                             events=EventWriter(workspace.store, on_event))
     finally:
         await llm.aclose()
         workspace.close()

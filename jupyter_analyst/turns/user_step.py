@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from ..agent.direct import USER_DRIVEN, run_user_call
+from ..agent.turn_record import USER_DRIVEN
 from ..agent.eventlog import EventWriter
 from ..events import Event
 from ..agent.loop import AgentLoop, TurnSummary
@@ -103,13 +103,12 @@ async def run_sql_step(
                 sql_max_chars=config.sql_max_chars, sql_prepare_timeout_s=config.sql_prepare_timeout_s,
             )
             loop = AgentLoop(
-                store=store, runtime=runtime, llm=None,  # type: ignore[arg-type] - no model is asked
-                model=USER_DRIVEN, budget=config.context, active_ttl_s=config.active_ttl_s,
-                events=EventWriter(store, on_event),
+                store=store, environment=runtime, llm=None, model=USER_DRIVEN, budget=config.context,
+                active_ttl_s=config.active_ttl_s, events=EventWriter(store, on_event),
             )
             turn = await asyncio.to_thread(store.start_turn, thread.thread_id, request.prompt)
-            summary, _trace, outcome = await run_user_call(
-                loop, turn, "run_sql", {"sql": request.sql, "name": request.name}, rerun=request.rerun
+            summary, _trace, outcome = await loop.run_call(
+                turn, "run_sql", {"sql": request.sql, "name": request.name}, rerun=request.rerun
             )
         finally:
             if runtime is not None:

@@ -12,6 +12,9 @@ pinned pasted texts, inventory), then the recent turns, then the turn being answ
 
 Token counts are estimated at four characters per token: exact counts need the model's
 tokenizer, which differs per server and is not needed to keep a prompt bounded.
+
+:class:`ContextPack` makes the messages of each model call of one turn: the sections (see
+sections.py) from the environment and the agent state, the earlier turns read once.
 """
 
 from __future__ import annotations
@@ -21,11 +24,16 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from ...events import ContextUsage
+from .sections import CHAT_RULES, system_text
+
+if TYPE_CHECKING:
+    from ..environment import ThreadEnvironment
+    from ..memory import TurnMemory
 
 #: Keys of a tool result that carry rows or long text, left out of compact results.
 _BULKY = {"sample", "stdout", "stderr", "result", "tables", "artifacts", "matches", "cells"}
@@ -234,3 +242,54 @@ def assemble(
         assembly_ms=round((time.perf_counter() - started) * 1000, 3),
     )
     return messages, report
+
+
+class ContextPack:
+    """The prompts of one turn: a bounded set of messages for each model call."""
+
+    def __init__(
+        self, environment: ThreadEnvironment, memory: TurnMemory, *, budget: ContextBudget, active_ttl_s: float
+    ) -> None:
+        self.environment = environment
+        self.memory = memory
+        self.budget = budget
+        self.active_ttl_s = active_ttl_s
+        self._prior: list[PackedTurn] = []
+
+    def load(self) -> None:
+        """Read the earlier turns to send (once per turn, after the memory is opened).
+        Blocking: call it off the event loop."""
+        self._prior = shape_prior(self.memory.earlier_turns(self.budget.recent_turns), self.budget)
+
+    def messages(
+        self, call: int, current: Sequence[dict[str, Any]], *, chat: bool = False
+    ) -> tuple[list[dict[str, Any]], ContextUsage]:
+        """The messages of model call number ``call`` and what they cost. Blocking (it reads
+        the source's schema and the inventory): call it off the event loop."""
+        started = time.perf_counter()
+        source, state = self.environment.source, self.memory.state
+        if chat:
+            sections = {"rules": CHAT_RULES.format(source=source.spec)}
+            prior = [PackedTurn(t.number, answers_only(t.messages)) for t in self._prior]
+        else:
+            artifacts, thread_id = self.environment.artifacts, self.environment.thread_id
+            sections = system_text(
+                dialect=source.dialect,
+                source_label=f"{source.kind} {source.spec}",
+                schema=source.schema(),
+                artifacts=artifacts.recent(thread_id, 40),
+                artifact_total=artifacts.count(thread_id),
+                state=state,
+                ttl_s=self.active_ttl_s,
+                state_chars=self.budget.state_chars,
+                summary_chars=self.budget.summary_chars,
+            )
+            if self.environment.attached is not None:
+                from ...notebooks.outline import context_section
+
+                sections["notebook"] = context_section(self.environment.attached, self.budget.notebook_chars)
+            prior = self._prior
+        return assemble(
+            sections=sections, prior=prior, current=current, budget=self.budget, call=call,
+            summarized_through=state.summary.through_turn, started=started,
+        )

@@ -10,6 +10,9 @@ It runs off the hot path: the next turn can start while it is still waiting for 
 model, and its delta is applied in one transaction on top of whatever the next turn has
 changed meanwhile. A failure (no answer, not JSON, an invalid delta) is recorded as a
 ``memory`` event and changes nothing.
+
+The prompt and the reading of the reply are pure; the state and the messages are read and
+the delta applied through the thread's :class:`ThreadMemory`, never the store itself.
 """
 
 from __future__ import annotations
@@ -17,17 +20,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...errors import AnalystError
-from ...store import ThreadStore, Turn
 from ..._text import find_lone_surrogate
-from ..tools.arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
-from ...events import Event, MemoryUpdated
-from ..llm import LLMClient
 from ...agent_state import AgentState, RollingSummary, StateDelta, StatePatch, parse_delta
+from ...errors import AnalystError
+from ...events import MemoryUpdated
 from ..context.pack import ContextBudget, answers_only, compact_tool_message, well_formed
+from ..tools.arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
+from .thread_memory import ThreadMemory
+
+if TYPE_CHECKING:
+    from ...store import Turn
+    from ..eventlog import EventWriter
+    from ..llm import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +70,7 @@ decisions and each step's result (numbers that answered a question); drop chatte
 """
 
 
-def needs_fold(store: ThreadStore, thread_id: str, state: AgentState, last_turn: int, budget: ContextBudget) -> int:
+def needs_fold(memory: ThreadMemory, state: AgentState, last_turn: int, budget: ContextBudget) -> int:
     """The turn the rolling summary should now run through, or 0 when it need not grow.
 
     The most recent ``tool_output_turns`` turns are never folded: they are still sent whole.
@@ -76,7 +82,7 @@ def needs_fold(store: ThreadStore, thread_id: str, state: AgentState, last_turn:
     pending = last_turn - start
     if pending > budget.summarize_turns:
         return through
-    if store.message_chars(thread_id, after_turn=start, through_turn=last_turn) > budget.summarize_chars:
+    if memory.message_chars(after_turn=start, through_turn=last_turn) > budget.summarize_chars:
         return through
     return 0
 
@@ -112,34 +118,27 @@ def _transcript(turns: dict[int, list[dict[str, Any]]], *, with_tools: bool, cap
 
 
 def summarizer_messages(
-    store: ThreadStore, thread_id: str, turn: Turn, state: AgentState, budget: ContextBudget, fold_through: int
+    memory: ThreadMemory, turn: Turn, state: AgentState, budget: ContextBudget, fold_through: int
 ) -> list[dict[str, Any]]:
     """The request: the state, the finished turn, and (when folding) the turns to fold."""
-    this_turn = store.recent_turn_messages(thread_id, turns=1, after_turn=turn.number - 1, before_turn=turn.number + 1)
+    this_turn = memory.turn_messages(turns=1, after_turn=turn.number - 1, before_turn=turn.number + 1)
     parts = [
         f"{MARKER} Agent state:\n{json.dumps(_state_view(state), default=str)}",
-        f"The turn that just finished:\n{_transcript(_group(this_turn), with_tools=True, cap=8_000)}",
+        f"The turn that just finished:\n{_transcript(this_turn, with_tools=True, cap=8_000)}",
     ]
     system = INSTRUCTIONS
     if fold_through:
-        older = store.recent_turn_messages(
-            thread_id, turns=fold_through - state.summary.through_turn,
+        older = memory.turn_messages(
+            turns=fold_through - state.summary.through_turn,
             after_turn=state.summary.through_turn, before_turn=fold_through + 1,
         )
         system += FOLD_INSTRUCTIONS.format(chars=budget.summary_chars)
         parts.append(f"Previous summary (turns 1-{state.summary.through_turn}):\n{state.summary.text or '(none)'}")
         parts.append(
             f"Turns {state.summary.through_turn + 1}-{fold_through} to fold into the summary:\n"
-            + _transcript(_group(older), with_tools=True, cap=FOLD_CHARS)
+            + _transcript(older, with_tools=True, cap=FOLD_CHARS)
         )
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
-
-
-def _group(rows: list[tuple[int, dict[str, Any]]]) -> dict[int, list[dict[str, Any]]]:
-    turns: dict[int, list[dict[str, Any]]] = {}
-    for number, message in rows:
-        turns.setdefault(number, []).append(message)
-    return turns
 
 
 def parse_reply(text: str, *, fold_through: int, summary_chars: int) -> StateDelta:
@@ -173,23 +172,23 @@ def parse_reply(text: str, *, fold_through: int, summary_chars: int) -> StateDel
 
 
 async def summarize_turn(
-    store: ThreadStore,
+    memory: ThreadMemory,
     turn: Turn,
     llm: LLMClient,
     *,
     budget: ContextBudget,
-    emit: Callable[[Event], Awaitable[None] | None] | None = None,
+    events: EventWriter,
 ) -> MemoryUpdated:
-    """Ask the summarizer about one finished turn and apply its delta; returns the event."""
-    state = store.agent_state(turn.thread_id)
-    fold_through = needs_fold(store, turn.thread_id, state, turn.number, budget)
-    messages = summarizer_messages(store, turn.thread_id, turn, state, budget, fold_through)
+    """Ask the summarizer about one finished turn and apply its delta; returns the event,
+    stored and handed on by ``events``."""
+    # The store is read and written off the event loop, which a server's other turns and streams share.
+    state = await asyncio.to_thread(memory.state)
+    fold_through = await asyncio.to_thread(needs_fold, memory, state, turn.number, budget)
+    messages = await asyncio.to_thread(summarizer_messages, memory, turn, state, budget, fold_through)
     try:
         reply = await llm.complete(messages, [])
         delta = parse_reply(reply.text, fold_through=fold_through, summary_chars=budget.summary_chars)
-        new_state = await asyncio.to_thread(
-            store.apply_state_delta, turn.thread_id, delta, origin="summarizer", turn_id=turn.turn_id
-        )
+        new_state = await asyncio.to_thread(memory.apply, delta, origin="summarizer", turn_id=turn.turn_id)
         event = MemoryUpdated(
             origin="summarizer", status="applied", version=new_state.version, changes=delta.counts(),
             summarized_through=new_state.summary.through_turn,
@@ -200,12 +199,5 @@ async def summarize_turn(
             origin="summarizer", status="failed", message=str(exc),
             summarized_through=state.summary.through_turn,
         )
-    # Stored off the event loop, which a server's other turns and streams share.
-    stored = await asyncio.to_thread(
-        store.append_event, event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id})
-    )
-    if emit is not None:
-        maybe = emit(stored)
-        if asyncio.iscoroutine(maybe) or isinstance(maybe, Awaitable):
-            await maybe
+    stored = await events.append(event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id}))
     return stored  # type: ignore[return-value]
