@@ -7,7 +7,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from jupyter_analyst.turns.run import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from jupyter_analyst.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
 from jupyter_analyst.testing import ScriptedModelServer
 

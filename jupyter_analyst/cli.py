@@ -315,10 +315,8 @@ def _is_bad_input(exc: AnalystError) -> bool:
 
 
 def _run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -> int:
-    from .agent.loop import TurnSummary
-    from .agent.context.pack import ContextBudget
-    from .turns.host import BackgroundWork
-    from .turns.run import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from .agent import ContextBudget
+    from .turns import AnalystConfig, BackgroundWork, ModelSettings, TurnRequest, TurnSummary, run_turn
     from .progress import ProgressPrinter, print_summary
 
     started()
@@ -377,7 +375,7 @@ def _read_workspace(args: argparse.Namespace, read: Callable[[Workspace], T], *,
 
 
 def _state(args: argparse.Namespace) -> int:
-    from .agent.context.sections import state_summary
+    from .agent import state_summary
 
     state = _read_workspace(args, lambda ws: ws.store.agent_state(args.thread), thread=args.thread)
     if args.json:
@@ -439,9 +437,9 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from .turns.run import AnalystConfig, ModelSettings
+    from .turns import AnalystConfig, ModelSettings
     from .kernel import SandboxPolicy
-    from .turns.playbook import PromptProgress, plan_playbook, run_playbook
+    from .turns import PromptProgress, plan_playbook, run_playbook
 
     # The playbook, its parameters and its source are checked before the model is needed.
     plan = plan_playbook(args.playbook, parameters=dict(args.parameter), source=args.source)

@@ -222,7 +222,7 @@ def test_stopping_a_turn_mid_plan_stops_its_running_queries_and_keeps_what_finis
     run for hours is interrupted (the test ends only if it is), no staged file is left."""
     import asyncio
 
-    from jupyter_analyst.turns.run import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
     from jupyter_analyst.testing import ScriptedModelServer
 
     endless = ("SELECT COUNT(*) AS n FROM regions, range(100000000000000) AS r(x) "

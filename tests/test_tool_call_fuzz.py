@@ -192,8 +192,8 @@ plausible = st.one_of(
 @TURNS
 @given(calls=st.lists(plausible, min_size=1, max_size=3))
 def test_dispatcher_answers_every_call_and_the_turn_completes(dispatcher, calls):
-    from jupyter_analyst.agent.llm import LLMClient
-    from jupyter_analyst.agent.loop import AgentLoop
+    from jupyter_analyst.agent import LLMClient
+    from jupyter_analyst.agent import AgentLoop
     from jupyter_analyst.testing import ScriptedModelServer
 
     workspace, runtime, loop = dispatcher

@@ -11,6 +11,10 @@
 Both are read off the syntax tree, in statement order, conservatively: when in doubt a
 name counts as an input (a needless input costs a re-run, a missed one a wrong reuse).
 Code that does not parse has neither; the kernel reports its error.
+
+The plainer questions asked of a step's code live here too: which names it defines
+(``assigned_names``), reads without any definition (``undefined_names``), or mentions at
+all (``names_used``), and the names every kernel has before any step (``KERNEL_NAMES``).
 """
 
 from __future__ import annotations

@@ -111,16 +111,16 @@ class AgentLoop:
         return run.summary, run.trace
 
     async def run_call(
-        self, turn: Turn, tool: str, arguments: dict[str, Any], *, rerun: bool = False
+        self, turn: Turn, tool: str, arguments: dict[str, Any], *, rerun: bool = False, announced: bool = False
     ) -> tuple[TurnSummary, TurnTrace, StepOutcome]:
         """Run ``tool`` with ``arguments`` as the one step of ``turn``, as the user asked;
-        every event is persisted before it is emitted, as in :meth:`run`.
+        every event is persisted before it is emitted, as in :meth:`run` (``announced`` too).
 
         Returns the turn's summary, its trace (for the notebook) and the call's outcome; a
         refused or failed call ends the turn with status ``error`` and its message.
         """
         outcome: StepOutcome | None = None
-        async with self._turn(turn, rerun=rerun, announced=False, speaker=USER_DRIVEN) as run:
+        async with self._turn(turn, rerun=rerun, announced=announced, speaker=USER_DRIVEN) as run:
             call = normalise(ToolCall(id=new_id("call"), name=tool, arguments=json.dumps(arguments)))
             # Recorded as a call in the conversation, so the model's next turn sees what was fetched.
             await run.keep({"role": "assistant", "content": None, "tool_calls": [

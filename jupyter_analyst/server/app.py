@@ -6,8 +6,8 @@ from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import IOLoop
 from traitlets import Bool, Dict, Float, Int, Unicode
 
-from ..agent.context.pack import ContextBudget
-from ..turns.run import AnalystConfig, ModelSettings
+from ..agent import ContextBudget
+from ..turns import AnalystConfig, ModelSettings
 from ..errors import ConfigError
 from ..kernel import SandboxPolicy
 from ..kernel.sandbox.kernelspec import kernels_dir

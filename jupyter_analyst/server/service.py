@@ -15,18 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from ..events import Event, TurnEnded, TurnStarted
-from ..turns.live import LiveThreads
-from ..agent.loop import TurnSummary
-from ..turns.host import BackgroundWork
 from .._version import __version__
-from ..turns.run import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from ..turns import AnalystConfig, BackgroundWork, LiveThreads, ModelSettings, TurnRequest, TurnSummary, run_turn
 from ..errors import AnalystError, ConfigError
 from ..kernel import KernelLauncher, KernelPool, KernelSession
 from ..store import TurnLeases
 from ..notebooks.outline import AttachedNotebook
 from ..sql import absolute_spec
 from ..store import Thread, ThreadBusy, Turn
-from ..agent.llm import SCRIPTED_MODEL
+from ..agent import SCRIPTED_MODEL
 from ..workspace import Workspace
 from .catalog import SourceCatalog
 from .._text import masked

@@ -10,7 +10,8 @@ no kernel and replays nothing. Kept kernels are bounded:
 * a kernel found dead (killed, culled by the server) is dropped when its thread comes back.
 
 A runtime checked out by a running turn is never stopped. A stopped kernel costs nothing
-but time: the thread's next Python step starts one, restored lazily (see runtime.py).
+but time: the thread's next Python step starts one, restored lazily (see
+agent/environment/rehydrate.py).
 """
 
 from __future__ import annotations
@@ -22,10 +23,13 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .._clock import utc_now
 from ..errors import AnalystError
-from ..agent.environment.thread import ThreadEnvironment
+
+if TYPE_CHECKING:
+    from ..agent import ThreadEnvironment
 
 log = logging.getLogger(__name__)
 

@@ -25,13 +25,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..agent.loop import TurnSummary
-from .host import BackgroundWork
-from .run import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from ..agent import TurnSummary
 from ..errors import ConfigError
-from ..workspace import Workspace
 from ..notebooks.export import export_thread, write_export
 from ..notebooks.trail import META, parameter_values, read_notebook
+from ..workspace import Workspace
+from .config import AnalystConfig, ModelSettings
+from .host import BackgroundWork
+from .requests import TurnRequest
+from .run import run_turn
 
 PROMPT_TAG = "prompt"
 

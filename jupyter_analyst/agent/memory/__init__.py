@@ -2,8 +2,9 @@
 (:class:`ThreadMemory`), a turn's view of them (:class:`TurnMemory`), the deterministic
 updates tool results imply, and the summarizer after the turn."""
 
-from .summarizer import MARKER, summarize_turn
+from .summarizer import MARKER as SUMMARIZER_MARKER
+from .summarizer import summarize_turn
 from .thread_memory import ThreadMemory
 from .turn_memory import TurnMemory
 
-__all__ = ["MARKER", "ThreadMemory", "TurnMemory", "summarize_turn"]
+__all__ = ["SUMMARIZER_MARKER", "ThreadMemory", "TurnMemory", "summarize_turn"]

@@ -1,6 +1,7 @@
 """Tool-argument normalisation: models send arguments in many shapes; accept them all.
 
-Aliases (``query`` for ``sql``, ``source``/``script``/``python`` for ``code``), arguments
+Aliases (``query`` for ``sql``, ``source``/``script``/``python`` for ``code``: each tool's
+spec names its own, see contract.py), arguments
 nested under ``arguments``/``args``/``input``/``parameters``, JSON encoded in a string (even
 twice), a Python dict literal and code fences are all brought back to the canonical shape of
 the tool contract. What cannot be understood raises :class:`InvalidArguments`, a signal the
