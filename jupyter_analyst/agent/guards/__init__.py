@@ -1,7 +1,7 @@
-"""The deterministic guards: of a call before it runs (calls.py, payloads.py, names.py), of
+"""The deterministic guards: of a call before it runs (refusals.py, payloads.py, names.py), of
 its result against what it expected (expectations.py), of an answer's names (names.py)."""
 
-from .calls import Refusal, payload_refusal, state_refusal, unreadable
+from .refusals import Refusal, payload_refusal, state_refusal, unreadable
 from .names import Flag, check_answer, invented_names, mark_answer
 
 __all__ = [
