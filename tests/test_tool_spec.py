@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from jupyter_analyst.agent.tools import StepOutcome, ToolSpec, register, spec_of, unregister
+from jupyter_analyst.agent.tools import (
+    StepOutcome,
+    ToolSpec,
+    register,
+    spec_of,
+    unregister,
+)
 from jupyter_analyst.testing import call_step, text_step
 
 

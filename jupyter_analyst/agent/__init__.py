@@ -47,9 +47,25 @@ _HOME = {
 }
 
 __all__ = [
-    "AgentLoop", "ContextBudget", "EventSink", "EventWriter", "InvalidTransition", "LLMClient",
-    "SCRIPTED_MODEL", "SUMMARIZER_MARKER", "StepOutcome", "TRANSITIONS", "ThreadEnvironment", "ThreadMemory",
-    "ToolCall", "TurnStateMachine", "TurnSummary", "TurnTrace", "USER_DRIVEN", "allowed", "state_summary",
+    "SCRIPTED_MODEL",
+    "SUMMARIZER_MARKER",
+    "TRANSITIONS",
+    "USER_DRIVEN",
+    "AgentLoop",
+    "ContextBudget",
+    "EventSink",
+    "EventWriter",
+    "InvalidTransition",
+    "LLMClient",
+    "StepOutcome",
+    "ThreadEnvironment",
+    "ThreadMemory",
+    "ToolCall",
+    "TurnStateMachine",
+    "TurnSummary",
+    "TurnTrace",
+    "allowed",
+    "state_summary",
     "summarize_turn",
 ]
 

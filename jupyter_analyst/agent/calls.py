@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AnalystError, InvalidArguments, ToolRetry
-from ..events import ArtifactRecorded, Event, ReasonCode, State, ToolCallStarted, ToolResult
+from ..events import (
+    ArtifactRecorded,
+    Event,
+    ReasonCode,
+    State,
+    ToolCallStarted,
+    ToolResult,
+)
 from .guards import Refusal, invented_names, payload_refusal, state_refusal, unreadable
 from .llm import ToolCall
 from .tools import (

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from ..errors import ConfigError, ModelError
 from .._text import valid_text
+from ..errors import ConfigError, ModelError
 
 if TYPE_CHECKING:
     import openai

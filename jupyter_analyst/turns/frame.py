@@ -20,11 +20,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
+from .. import sql
 from ..agent import EventSink, EventWriter, ThreadEnvironment, ThreadMemory
 from ..errors import AnalystError, ConfigError
 from ..events import TurnEnded, TurnStarted
 from ..notebooks.export import write_thread_notebook
-from .. import sql
 from ..store import Thread, ThreadStore, Turn, renewing
 from ..workspace import Workspace
 from .config import AnalystConfig
@@ -117,7 +117,7 @@ async def open_turn(
     """
     workspace = Workspace.of(config)
     try:
-        frame = await _resolve(request, config, workspace, EventWriter(workspace.store, on_event), announced)
+        frame = await _resolve(request, config, workspace, on_event, announced)
         try:
             if frame.turn is not None and announced is None:
                 await frame.events.append(TurnStarted(
@@ -148,7 +148,7 @@ async def open_turn(
 
 
 async def _resolve(
-    request: Ask, config: AnalystConfig, workspace: Workspace, events: EventWriter, announced: Turn | None
+    request: Ask, config: AnalystConfig, workspace: Workspace, on_event: EventSink | None, announced: Turn | None
 ) -> TurnFrame:
     """The workspace's blob store, the thread, the source's spec, and the turn when it is
     announced: by the caller, or here on a thread that goes on (a new thread is made only
@@ -157,6 +157,7 @@ async def _resolve(
     # one that cannot be used is a clear error before the turn starts, not in its middle.
     await asyncio.to_thread(lambda: workspace.artifacts)
     store = workspace.store
+    events = EventWriter(store, on_event)
     thread = store.get_thread(request.thread_id, user=request.user) if request.thread_id else None
     spec = request.source or (thread.source if thread else None)
     if not spec:

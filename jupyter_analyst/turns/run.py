@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..agent import AgentLoop, EventSink, EventWriter, ThreadMemory, TurnSummary, summarize_turn
+from ..agent import (
+    AgentLoop,
+    EventSink,
+    EventWriter,
+    ThreadMemory,
+    TurnSummary,
+    summarize_turn,
+)
 from ..workspace import Workspace
 from .config import AnalystConfig, ModelSettings
 from .frame import open_turn
@@ -48,11 +55,13 @@ async def run_turn(
     """
     request.check()
     host = TurnHost(launcher=launcher, pool=pool, live=live, background=background)
-    async with open_turn(request, config, host, speaker=model.model, on_event=on_event, announced=turn) as frame:
-        async with model.client() as llm:
-            loop = AgentLoop(store=frame.store, environment=frame.environment, llm=llm, model=model.model,
-                             events=frame.events, **config.loop_settings())
-            summary, _trace = await frame.run(lambda t: loop.run(t, rerun=request.rerun, announced=frame.announced))
+    async with (
+        open_turn(request, config, host, speaker=model.model, on_event=on_event, announced=turn) as frame,
+        model.client() as llm,
+    ):
+        loop = AgentLoop(store=frame.store, environment=frame.environment, llm=llm, model=model.model,
+                         events=frame.events, **config.loop_settings())
+        summary, _trace = await frame.run(lambda t: loop.run(t, rerun=request.rerun, announced=frame.announced))
     if config.summarizer and summary.status == "completed":
         assert frame.turn is not None
         await host.after_turn(_summarize(config, model, frame.turn, on_event))

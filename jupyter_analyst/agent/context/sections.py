@@ -14,8 +14,8 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from ...artifacts import Artifact
 from ...agent_state import AgentState
+from ...artifacts import Artifact
 
 #: How many of the inventory's newest artifacts are listed in full.
 INVENTORY_LIMIT = 40

@@ -15,8 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...agent_state import (
+    Addition,
+    Assumption,
+    Expectation,
+    ExpectationStatus,
+    StateDelta,
+)
 from ...artifacts import Artifact
-from ...agent_state import Addition, Assumption, Expectation, ExpectationStatus, StateDelta
 
 
 @dataclass(frozen=True)

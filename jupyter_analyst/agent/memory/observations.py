@@ -11,9 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...artifacts import Artifact
 from ..._clock import utc_now
-from ...agent_state import ActiveValue, Addition, AgentState, Entity, Item, StateDelta, StatePatch, Update
+from ...agent_state import (
+    ActiveValue,
+    Addition,
+    AgentState,
+    Entity,
+    Item,
+    StateDelta,
+    StatePatch,
+    Update,
+)
+from ...artifacts import Artifact
 
 #: A prompt longer than this is treated as pasted text, kept verbatim while it is discussed.
 PASTE_CHARS = 1_500

@@ -23,10 +23,21 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..._text import find_lone_surrogate
-from ...agent_state import AgentState, RollingSummary, StateDelta, StatePatch, parse_delta
+from ...agent_state import (
+    AgentState,
+    RollingSummary,
+    StateDelta,
+    StatePatch,
+    parse_delta,
+)
 from ...errors import AnalystError
 from ...events import MemoryUpdated
-from ..context.pack import ContextBudget, answers_only, compact_tool_message, well_formed
+from ..context.pack import (
+    ContextBudget,
+    answers_only,
+    compact_tool_message,
+    well_formed,
+)
 from ..tools.arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
 from .thread_memory import ThreadMemory
 

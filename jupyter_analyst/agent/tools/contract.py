@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     import asyncio
     from collections import Counter
 
+    from ...agent_state import StateDelta
     from ...errors import AnalystError
     from ..environment import ThreadEnvironment
     from ..llm import ToolCall
-    from ...agent_state import StateDelta
     from .outcome import CallContext, StepOutcome, StepPlan
 
 #: The ``expect`` argument of the tools whose results can be checked (run_sql, run_python).

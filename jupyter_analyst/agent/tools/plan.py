@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ...errors import AnalystError, InvalidArguments
-from ...events import PlanMade, PlanStageView, PlanStepChanged, PlanStepView, ToolCallStarted, ToolResult
+from ...events import (
+    PlanMade,
+    PlanStageView,
+    PlanStepChanged,
+    PlanStepView,
+    ToolCallStarted,
+    ToolResult,
+)
 from ..llm import ToolCall
 from .contract import CallHost, ToolSpec
 from .outcome import StepOutcome
