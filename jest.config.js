@@ -1,6 +1,7 @@
 /**
  * Jest on the JupyterLab preset of @jupyterlab/testing (ts-jest for TypeScript, a jsdom
- * environment with JupyterLab's shims); tests are src/__tests__/*.spec.ts(x).
+ * environment with JupyterLab's shims); tests are the .spec.ts(x) files under src/__tests__,
+ * one folder per layer of src/.
  */
 const jestJupyterLab = require('@jupyterlab/testing/lib/jest-config');
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_analyst.demo import DEMO_SCRIPT
+from jupyter_analyst.cli.demo import DEMO_SCRIPT
 from jupyter_analyst.testing import ScriptedModelServer
 
 from .common import Report

@@ -22,7 +22,7 @@ from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst.agent.memory import ThreadMemory, TurnMemory
 from jupyter_analyst.agent_state import ActiveValue, Addition, StateDelta, StatePatch
 from jupyter_analyst._clock import utc_now
-from jupyter_analyst.demo import build_sample_database
+from jupyter_analyst.cli.demo import build_sample_database
 from jupyter_analyst.sql import open_source
 from jupyter_analyst.store import Turn
 from jupyter_analyst.workspace import Workspace

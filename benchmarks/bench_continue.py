@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
-from jupyter_analyst.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
+from jupyter_analyst.cli.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
 from jupyter_analyst.testing import ScriptedModelServer
 
 from .common import Report

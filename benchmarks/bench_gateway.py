@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from jupyter_analyst.demo import build_sample_database
+from jupyter_analyst.cli.demo import build_sample_database
 from jupyter_analyst.testing import ScriptedModelServer, python_step, text_step
 from jupyter_analyst.testing.servers.gateway import EnterpriseGateway, gateway_command
 from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst._clock import utc_now
-from jupyter_analyst.demo import build_sample_database
+from jupyter_analyst.cli.demo import build_sample_database
 from jupyter_analyst.notebooks.outline import AttachedNotebook
 from jupyter_analyst.sql import open_source
 from jupyter_analyst.store import Turn

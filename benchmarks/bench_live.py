@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_analyst.demo import build_sample_database
+from jupyter_analyst.cli.demo import build_sample_database
 from jupyter_analyst.testing import ScriptedModelServer, python_step, text_step
 from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
-from jupyter_analyst.demo import build_sample_database
+from jupyter_analyst.cli.demo import build_sample_database
 from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 
 from .common import Report

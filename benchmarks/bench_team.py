@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jupyter_analyst.demo import build_sample_database
+from jupyter_analyst.cli.demo import build_sample_database
 from jupyter_analyst.testing import python_step, sql_step
 from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 from jupyter_analyst.testing.streams import Frame, read_stream

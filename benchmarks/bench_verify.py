@@ -26,7 +26,7 @@ import nbclient
 import nbformat
 
 from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
-from jupyter_analyst.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
+from jupyter_analyst.cli.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
 from jupyter_analyst.notebooks.export import export_thread, write_export
 from jupyter_analyst.testing import ScriptedModelServer
 from jupyter_analyst.workspace import Workspace

@@ -1,6 +1,6 @@
-"""The README's benchmark table, written from ``benchmarks/results.json`` and nothing else.
+"""The benchmark table of benchmarks/README.md, written from ``benchmarks/results.json`` and nothing else.
 
-The table sits between two markers in README.md; ``python -m benchmarks --readme`` rewrites
+The table sits between two markers in benchmarks/README.md; ``python -m benchmarks --readme`` rewrites
 it, and a test checks that it still matches the results file.
 """
 

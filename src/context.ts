@@ -9,7 +9,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { CommandRegistry } from '@lumino/commands';
 import * as React from 'react';
 
-import { AnalystClient } from './api';
+import { AnalystClient } from './transport/api';
 
 export interface IAnalystServices {
   client: AnalystClient;

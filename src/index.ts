@@ -1,15 +1,11 @@
-import {
-  ILayoutRestorer,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
-import { AnalystClient } from './api';
-import { AnalystPanel } from './panel';
+import { AnalystClient } from './transport/api';
+import { AnalystPanel } from './widgets/AnalystPanel';
 
 const PLUGIN_ID = 'jupyter-analyst:plugin';
 

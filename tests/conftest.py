@@ -20,7 +20,7 @@ pytest_plugins = ["pytest_jupyter.jupyter_server"]
 @pytest.fixture(scope="session")
 def sales_db(tmp_path_factory) -> Path:
     """A real DuckDB file with the bundled sample tables (regions, products, orders)."""
-    from jupyter_analyst.demo import build_sample_database
+    from jupyter_analyst.cli.demo import build_sample_database
 
     return build_sample_database(tmp_path_factory.mktemp("data") / "sales.duckdb")
 

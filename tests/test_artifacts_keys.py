@@ -87,3 +87,13 @@ def test_file_hash_streams_to_the_same_fingerprint(tmp_path):
     path.write_bytes(data)
     assert sha256_file(path) == sha256_bytes(data)
     assert sha256_bytes(b"") == "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_step_key_depends_on_every_part():
+    base = step_key("run_python", {"code": "x"}, ["sha256:a"], "v1")
+    assert base == step_key("run_python", {"code": "x"}, ["sha256:a"], "v1")
+    assert base != step_key("run_sql", {"code": "x"}, ["sha256:a"], "v1")
+    assert base != step_key("run_python", {"code": "y"}, ["sha256:a"], "v1")
+    assert base != step_key("run_python", {"code": "x"}, ["sha256:b"], "v1")
+    assert base != step_key("run_python", {"code": "x"}, ["sha256:a"], "v2")
+    assert step_key("t", {}, ["b", "a"]) == step_key("t", {}, ["a", "b"]), "inputs are a set"

@@ -33,7 +33,7 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subproc
 def exported(tmp_path_factory):
     """The demo's thread (a query, a chart and a CSV; then "continue"), exported."""
     from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
-    from jupyter_analyst.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
+    from jupyter_analyst.cli.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
     from jupyter_analyst.notebooks.export import export_thread, write_export
     from jupyter_analyst.testing import ScriptedModelServer
     from jupyter_analyst.workspace import Workspace
@@ -195,7 +195,7 @@ def test_verify_fails_naming_the_step_when_one_row_changes(exported):
 
 
 def test_the_notebook_run_reports_verifies_as_it_is_and_names_the_step_after_a_row_changes(tmp_path, sales_db):
-    from jupyter_analyst.demo import DEMO_SCRIPT, FIRST_PROMPT
+    from jupyter_analyst.cli.demo import DEMO_SCRIPT, FIRST_PROMPT
     from jupyter_analyst.testing import ScriptedModelServer
 
     db = tmp_path / "sales.duckdb"

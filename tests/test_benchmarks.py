@@ -57,8 +57,8 @@ def test_a_partial_run_keeps_the_other_figures(tmp_path):
 def test_readme_table_is_the_one_generated_from_the_results_file():
     results = harness.load(harness.RESULTS)
     assert results["benches"], "benchmarks/results.json holds no run: run `make bench`"
-    assert readme.current(harness.ROOT / "README.md") == readme.render(results), (
-        "README.md's benchmark table differs from benchmarks/results.json: run `python -m benchmarks --readme`")
+    assert readme.current(harness.ROOT / "benchmarks" / "README.md") == readme.render(results), (
+        "benchmarks/README.md's table differs from benchmarks/results.json: run `python -m benchmarks --readme`")
 
 
 def test_render_shows_peer_ratio_and_unfinished_benchmarks():

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -32,6 +35,58 @@ async def test_error_keeps_the_session_usable(kernel):
     assert r.status == "error" and r.error.ename == "NameError"
     assert "\x1b[" not in r.error.short()
     assert (await kernel.execute("print('still here')")).stdout == "still here\n"
+
+
+async def test_the_kernel_is_frozen_between_steps(kernel):
+    cgroup = getattr(kernel._provisioner(), "cgroup", None)
+    if cgroup is None:
+        pytest.skip("no cgroup can be made here: kernels are not frozen")
+    r = await kernel.execute("import threading; print(threading.active_count() > 0)")
+    assert r.status == "ok" and r.stdout == "True\n"
+    assert cgroup.is_frozen(), "nothing of the kernel runs between steps"
+    assert (await kernel.execute("print('thawed for the step')")).stdout == "thawed for the step\n"
+    assert cgroup.is_frozen()
+
+
+HOST = """
+import asyncio, sys
+from pathlib import Path
+from jupyter_analyst.kernel import KernelSession
+
+async def main():
+    session = KernelSession(Path(sys.argv[1]))
+    await session.start()
+    await session.execute("x = 1")
+    print(*session._provisioner().cgroup.dirs, flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_host_that_dies_leaves_no_frozen_kernel_behind(tmp_path):
+    """bubblewrap kills a kernel whose host died, but a frozen one only when thawed: the next
+    host to make a kernel group stops it."""
+    from jupyter_analyst.kernel.sandbox.cgroups import KernelCgroup
+
+    host = subprocess.Popen([sys.executable, "-c", HOST, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    groups = [Path(g) for g in host.stdout.readline().split()]
+    host.kill()
+    host.wait()
+    if not groups:
+        pytest.skip("no cgroup can be made here: kernels are not frozen")
+    left = {int(p) for g in groups for p in (g / "cgroup.procs").read_text().split()}
+    assert left, "the kernel outlived its host, frozen"
+    fresh = KernelCgroup.create(memory_mb=256, processes=16)
+    try:
+        assert not any(g.exists() for g in groups)
+        deadline = time.monotonic() + 10
+        while any(Path(f"/proc/{pid}").exists() for pid in left) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not any(Path(f"/proc/{pid}").exists() for pid in left)
+    finally:
+        if fresh is not None:
+            fresh.destroy()
 
 
 async def test_figure_is_captured(kernel):

@@ -22,7 +22,7 @@ def test_the_root_exports_the_turn_api():
     for name in ROOT_NAMES:
         assert getattr(jupyter_analyst, name) is not None
     from jupyter_analyst.errors import AnalystError
-    from jupyter_analyst.turns.run import run_turn
+    from jupyter_analyst.turns import run_turn
 
     assert jupyter_analyst.AnalystError is AnalystError and jupyter_analyst.run_turn is run_turn
 

@@ -64,7 +64,8 @@ def test_doctor_reports_every_layer():
 
     checks = run_checks()
     names = {c.name for c in checks}
-    assert {"bubblewrap", "PID namespace", "network namespace", "cgroup memory and process limits", "prlimit"} <= names
+    assert {"bubblewrap", "PID namespace", "network namespace", "cgroup memory and process limits", "prlimit",
+            "step end checked from outside"} <= names
     text = report(checks)
     assert "bubblewrap" in text and ("all sandbox layers are active" in text or "missing:" in text)
 

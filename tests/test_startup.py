@@ -1,19 +1,27 @@
-"""Start-up of the command line: a turn imports and starts only what its steps need.
+"""Start-up of the command line and of the Jupyter server: each imports and starts only what
+it needs (a turn, only what its steps need; a server's start, none of the engine).
 
 Each check runs in a fresh interpreter, where ``sys.modules`` tells what was imported.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 import textwrap
+import threading
 
+import pytest
+
+from jupyter_analyst.server.engine import EngineLoader, import_engine
 from jupyter_analyst.testing import sql_step, text_step
 
 #: Imported only by the work that needs them: a kernel, a query run, a notebook read by nbformat.
 HEAVY = ("pandas", "pyarrow", "jupyter_client", "nbformat", "jsonschema", "sqlglot", "matplotlib")
+#: What the engine needs and a Jupyter server's start does not (every JupyterLab user would pay for it).
+ENGINE = ("openai", "duckdb", "sqlglot", "pandas", "pyarrow")
 
 SQL = "SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY region_id"
 SCRIPT = {"turns": [
@@ -101,3 +109,35 @@ def test_the_console_script_collects_garbage_again_once_the_turn_has_started(ana
         print(json.dumps({{"status": status, "seen": seen, "answer": json.loads(out.getvalue())["answer"]}}))
     """)
     assert report == {"status": 0, "seen": [[True, True]], "answer": "[scripted] hello"}
+
+
+def test_a_jupyter_server_loading_the_extension_imports_no_engine():
+    loaded = _fresh(f"""
+        import json, sys
+        import jupyter_server.serverapp
+        from jupyter_analyst.server import _jupyter_server_extension_points
+
+        # As jupyter_server loads an extension: its entry point's app, then the app's handlers.
+        (point,) = _jupyter_server_extension_points()
+        app = point["app"]()
+        app.initialize_handlers()
+        assert len(app.handlers) > 10, app.handlers
+        print(json.dumps(sorted(m for m in {ENGINE!r} if m in sys.modules)))
+    """)
+    assert loaded == []
+
+
+@pytest.mark.asyncio
+async def test_the_engine_is_imported_once_off_the_event_loop_for_every_waiter():
+    imports: list[str] = []
+
+    def load():
+        imports.append(threading.current_thread().name)
+        return import_engine()
+
+    loader = EngineLoader(load)
+    assert not loader.loaded
+    first, second = await asyncio.gather(loader.ready(), loader.ready())
+    assert first is second is loader.now() and loader.loaded
+    assert imports == ["jupyter-analyst-engine"]
+

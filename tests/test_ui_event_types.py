@@ -163,8 +163,8 @@ def test_every_reason_code_and_state_has_plain_words():
     source = _without_comments(REASONS_TS)
     reasons = _value(source, "REASON_TEXT")
     states = _value(source, "STATE_LABEL")
-    worded = dict(re.findall(r"^\s*([a-z_]+): '([^']+)'", reasons, flags=re.M))
-    labelled = dict(re.findall(r"^\s*([a-z_]+): '([^']+)'", states, flags=re.M))
+    worded = dict(re.findall(r"^\s*([a-z_]+):\s*'([^']+)'", reasons, flags=re.M))
+    labelled = dict(re.findall(r"^\s*([a-z_]+):\s*'([^']+)'", states, flags=re.M))
     assert set(worded) == set(typing.get_args(events.ReasonCode))
     assert all(len(words.split()) >= 2 for words in worded.values()), "a reason needs words, not a code"
     assert set(labelled) == set(typing.get_args(events.State))

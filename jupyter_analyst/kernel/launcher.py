@@ -22,9 +22,39 @@ def kernel_spec_manager(extra_dirs: Sequence[Path] = ()) -> KernelSpecManager:
     return manager
 
 
+#: Kernel messages a client's IOPub socket holds before the kernel's side must wait: each
+#: may be large (a display), and the session reads them as they come (see iopub.py).
+IOPUB_QUEUE = 2
+
+
+def _bounded_iopub(client: Any) -> None:
+    """Make the client's IOPub socket hold few messages (ZMQ's default is 1,000 of any size).
+
+    Set before it connects, which is when ZMQ reads it; a gateway's client (no ZMQ socket)
+    and one with CURVE keys (made by jupyter_client's own code) are left as they are.
+    """
+    if not hasattr(client, "iopub_channel_class") or getattr(client, "curve_publickey", None) is not None:
+        return
+    import zmq
+
+    def connect_iopub(identity: bytes | None = None) -> Any:
+        socket = client.context.socket(zmq.SUB)
+        socket.linger = 1000
+        socket.rcvhwm = IOPUB_QUEUE
+        if identity:
+            socket.identity = identity
+        socket.connect(client._make_url("iopub"))
+        socket.setsockopt(zmq.SUBSCRIBE, b"")
+        return socket
+
+    client.connect_iopub = connect_iopub
+
+
 async def connect_client(launcher: KernelLauncher, manager: Any, timeout: float) -> Any:
     """A client whose kernel answered; the kernel is stopped if it never does."""
     client = manager.client()
+    if getattr(launcher, "remote_kernel", None) is None:
+        _bounded_iopub(client)
     try:
         # A gateway's client opens its websocket here (a coroutine); a local one returns None.
         started = client.start_channels()

@@ -6,26 +6,30 @@ import asyncio
 import keyword
 import os
 import queue
-import re
 import shutil
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from ..errors import InvalidArguments, KernelError
-from . import handoff
+from . import handoff, iopub
+from .cells import REAP_CHILDREN, SETUP_CODE, STILL_CODE
+from .iopub import Collector, ErrorInfo, Inbound
 from .sandbox.kernelspec import SANDBOX_KERNEL
 from .launcher import KernelLauncher, LocalKernelLauncher
 from .loader import load_code
+from .outputs import MB, OutputCaps
 from .sandbox.provisioner import SETTINGS_ENV, SandboxSettings
 from .sandbox import SandboxPolicy
 from .workdir import Entry, scan
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+__all__ = ["SETUP_CODE", "ErrorInfo", "ExecutionResult", "KernelSession", "changed_outputs", "kernel_environment"]
+
 #: What loading raises when the kernel's code removed the loader module.
 _LOADER_GONE = frozenset({"ModuleNotFoundError", "ImportError", "AttributeError", "KeyError"})
 #: How often a silent kernel is checked for being alive while waiting for output.
@@ -35,59 +39,12 @@ _REPLACED = frozenset({"restarting", "autorestarting", "dead"})
 #: The longest pause between looks at a remote kernel's messages (see _next_iopub).
 _REMOTE_POLL_S = 0.02
 
-SETUP_CODE = """\
-import os as _analyst_os
-if _analyst_os.path.islink("outputs") or _analyst_os.path.isfile("outputs"):
-    _analyst_os.remove("outputs")
-_analyst_os.makedirs("outputs", exist_ok=True)
-del _analyst_os
-import pandas as pd
-import matplotlib
-try:
-    get_ipython().run_line_magic("matplotlib", "inline")
-except Exception:
-    pass
-import matplotlib.pyplot as plt
-plt.rcParams["figure.dpi"] = 100
-plt.rcParams["savefig.dpi"] = 100
-plt.rcParams["svg.hashsalt"] = "jupyter-analyst"
-try:
-    from matplotlib_inline.backend_inline import set_matplotlib_formats
-    set_matplotlib_formats("png")
-except Exception:
-    pass
-"""
-
-
-REAP_CHILDREN = """\
-import os as _analyst_os
-try:
-    while _analyst_os.waitpid(-1, _analyst_os.WNOHANG)[0]:
-        pass
-except ChildProcessError:
-    pass
-del _analyst_os
-"""
-
-
-class ErrorInfo(BaseModel):
-    """An exception raised by the code."""
-
-    ename: str
-    evalue: str
-    traceback: list[str] = []
-
-    def short(self, lines: int = 6) -> str:
-        """The error and the last lines of its traceback, without colour codes."""
-        tail = [t for t in self.traceback[-lines:] if t.strip()]
-        head = f"{self.ename}: {self.evalue}"
-        return head if not tail else head + "\n" + "\n".join(tail)
-
 
 class ExecutionResult(BaseModel):
     """Everything one execution produced."""
 
-    status: Literal["ok", "error", "timeout", "died"]
+    status: Literal["ok", "error", "timeout", "died", "runaway"]
+    """``runaway``: the host stopped the kernel after the step (see ``stopped``)."""
     stdout: str = ""
     stderr: str = ""
     result: str | None = None
@@ -100,6 +57,11 @@ class ExecutionResult(BaseModel):
     error: ErrorInfo | None = None
     elapsed_s: float = 0.0
     execution_count: int | None = None
+    notes: list[str] = []
+    """What the host dropped or refused of the kernel's messages, or did to the kernel."""
+    stopped: str | None = None
+    """Why the host stopped the kernel after the step: its code still ran after the step
+    ended (a thread, a timer, a false end-of-step message: see quiescence.py)."""
 
 
 def changed_outputs(before: dict[str, Entry], after: dict[str, Entry]) -> tuple[list[Path], list[tuple[str, str]]]:
@@ -118,31 +80,6 @@ def changed_outputs(before: dict[str, Entry], after: dict[str, Entry]) -> tuple[
         else:
             refused.append((entry.relpath, problem))  # as printable text
     return files, refused
-
-
-class _Capped:
-    """A text buffer that keeps at most ``cap`` characters and counts the rest."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.parts: list[str] = []
-        self.size = 0
-        self.dropped = 0
-
-    def add(self, text: str) -> str:
-        room = self.cap - self.size
-        kept = text[: max(room, 0)]
-        self.dropped += len(text) - len(kept)
-        if kept:
-            self.parts.append(kept)
-            self.size += len(kept)
-        return kept
-
-    def text(self) -> str:
-        out = "".join(self.parts)
-        if self.dropped:
-            out += f"\n[output truncated: {self.dropped} characters not shown]"
-        return out
 
 
 class KernelSession:
@@ -260,11 +197,8 @@ class KernelSession:
                 return
             except KernelError as exc:
                 causes.append(exc.message)
-                refused = exc.reason == "sandbox_unreachable"  # the same again on a second try
             # Nothing half-started stays behind: the next attempt (or step) starts afresh.
             await self.shutdown()
-            if refused:
-                break
         attempts = f"{len(causes)} attempts" if len(causes) > 1 else "1 attempt"
         raise KernelError(
             f"the kernel could not start ({attempts}): {causes[-1]}", reason="kernel_start_failed",
@@ -285,9 +219,9 @@ class KernelSession:
             raise
         except Exception as exc:
             raise KernelError(str(exc) or type(exc).__name__) from exc
-        setup_code = handoff.setup_code() + SETUP_CODE if self.remote else SETUP_CODE
-        setup = await self.execute(setup_code, timeout=self.startup_timeout)
-        self.reap_strays()  # records the kernel's own processes
+        setup_code = handoff.setup_code() + SETUP_CODE if self.remote else SETUP_CODE + STILL_CODE
+        # Not through execute(): a runaway step's restart starts the kernel while it holds the lock.
+        setup = await self._execute(setup_code, self.startup_timeout)  # records the kernel's idle shape
         if setup.status != "ok":
             detail = setup.error.short() if setup.error else setup.status
             raise KernelError(f"the kernel's set-up failed: {detail}")
@@ -333,6 +267,7 @@ class KernelSession:
 
     async def interrupt(self) -> None:
         """Interrupt the running execution."""
+        self._resume()  # a frozen kernel would take the interrupt only with its next step
         if self._manager is not None:
             await self._manager.interrupt_kernel()
 
@@ -341,125 +276,159 @@ class KernelSession:
         await self.shutdown()
         await self.start()
 
-    async def execute(self, code: str, *, timeout: float = 120.0) -> ExecutionResult:
-        """Run ``code``; collect its streams, displays, result and error."""
+    async def execute(self, code: str, *, timeout: float = 120.0, caps: OutputCaps | None = None) -> ExecutionResult:
+        """Run ``code``; collect its streams, displays, result and error, within ``caps``."""
         if not self.is_started:
             raise KernelError("the kernel is not started")
         async with self._lock:
-            return await self._execute(code, timeout)
+            return await self._execute(code, timeout, caps)
 
-    async def _execute(self, code: str, timeout: float, *, reap: bool = True, hidden: bool = False) -> ExecutionResult:
-        """Run ``code``; a ``hidden`` cell is the host's own (no history, no files looked for)."""
-        client = self._client
-        local_files = not (self.remote or hidden)
+    async def _execute(self, code: str, timeout: float, caps: OutputCaps | None = None) -> ExecutionResult:
+        """Run one step: thawed, its messages read within caps, then (once it says it has
+        ended) its strays killed, checked from outside that nothing of it still runs, frozen,
+        and only then its files looked at; so every file it made is its own."""
+        local_files = not self.remote
         before = scan(self.workdir) if local_files else {}
         started = time.perf_counter()
-        msg_id = client.execute(code, silent=hidden, store_history=not hidden, allow_stdin=False)
-        stdout, stderr = _Capped(self.output_cap), _Capped(self.output_cap)
-        outputs: list[dict[str, Any]] = []
-        images: list[tuple[str, bytes]] = []
-        result: str | None = None
-        error: ErrorInfo | None = None
-        count: int | None = None
-        status: Literal["ok", "error", "timeout", "died"] = "ok"
-        deadline = started + timeout
-        idle = False
-        while not idle:
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                status = "timeout"
-                break
-            try:
-                msg = await self._next_iopub(min(_LIVENESS_POLL_S, remaining))
-            except Exception:  # queue.Empty: no message within the poll interval
-                if not await self.is_alive():
-                    status = "died"
-                    break
-                continue
-            if msg.get("msg_type") == "status" and msg["content"].get("execution_state") in _REPLACED:
-                # A gateway restarts a kernel that died by itself, and says so on iopub (with no
-                # parent); its process still answers, but what it held is gone: a death.
-                status = "died"
-                break
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "status" and content.get("execution_state") == "idle":
-                idle = True
-            elif kind == "stream":
-                sink = stdout if content.get("name") == "stdout" else stderr
-                kept = sink.add(content.get("text", ""))
-                if kept:
-                    _append_stream(outputs, content.get("name", "stdout"), kept)
-            elif kind in ("display_data", "execute_result", "update_display_data"):
-                data = content.get("data", {})
-                images.extend(displayed_images(data))
-                if kind == "execute_result":
-                    result = data.get("text/plain")
-                    count = content.get("execution_count")
-                    outputs.append({"output_type": "execute_result", "data": data,
-                                    "metadata": content.get("metadata", {}), "execution_count": count})
-                else:
-                    outputs.append({"output_type": "display_data", "data": data, "metadata": content.get("metadata", {})})
-            elif kind == "error":
-                error = ErrorInfo(
-                    ename=content.get("ename", "Error"),
-                    evalue=content.get("evalue", ""),
-                    traceback=[_ANSI.sub("", t) for t in content.get("traceback", [])],
-                )
-                outputs.append({"output_type": "error", "ename": error.ename, "evalue": error.evalue,
-                                "traceback": content.get("traceback", [])})
-            elif kind == "execute_input":
-                count = content.get("execution_count", count)
+        self._resume()
+        cell = await self._run_cell(code, timeout, caps or OutputCaps())
+        out, status = cell.collector, cell.status
+        notes = list(cell.notes)
+        cut = getattr(self._provisioner(), "take_cut", lambda: 0)()  # before the kernel may be stopped
+        if cut:
+            notes.append(f"{cut} message(s) from the kernel past the {self.sandbox.message_mb} MB the host reads "
+                         "in one were cut off and dropped")
+        ran_on: str | None = None
         if status == "timeout":
             await self._stop_runaway()
-        elif status == "ok" and error is not None:
-            status = "error"
         if status == "died":
             if self.oom_killed():
-                error = ErrorInfo(ename="MemoryError", evalue="the kernel was stopped at its memory limit")
+                out.error = ErrorInfo(ename="MemoryError", evalue="the kernel was stopped at its memory limit")
             await self.shutdown()
-        elif reap and self.reap_strays():
-            _append_stream(outputs, "stderr", "[processes left running by this cell were stopped]\n")
-            # The killed children stay zombies, counting against the process cap, until
-            # the kernel waits for them.
-            for _ in range(3):
-                if (await self._execute(REAP_CHILDREN, 10, reap=False)).status == "ok":
-                    break
+        else:
+            if status == "ok" and out.error is not None:
+                status = "error"
+            if self.reap_strays():
+                notes.append("processes left running by this cell were stopped")
+                # The killed children stay zombies, counting against the process cap, until
+                # the kernel waits for them.
+                for _ in range(3):
+                    if (await self._run_cell(REAP_CHILDREN, 10, OutputCaps(), hidden=True)).status == "ok":
+                        break
+            ran_on = await self._settle()
         new_files: list[Path] = []
         refused: list[tuple[str, str]] = []
-        if local_files:
-            new_files, refused = changed_outputs(before, scan(self.workdir))
-        elif self.remote and not hidden and status != "died":
+        if self.remote and status != "died":
             # Also after a timeout: what the step made is its own, not the next step's.
             new_files, refused = await self._returned_files()
-        _finish_streams(outputs, stdout, stderr)
+        self._pause()
+        if local_files:
+            new_files, refused = changed_outputs(before, scan(self.workdir))
+        stopped = None
+        if ran_on is not None:
+            status, stopped = "runaway", f"its code still ran after the step ended ({ran_on})"
+            notes.append(f"the kernel was stopped: {stopped}")
+            await self.shutdown()
+        self._drain_replies()
+        notes = out.finish(notes)
         return ExecutionResult(
-            status=status, stdout=stdout.text(), stderr=stderr.text(), result=result, outputs=outputs,
-            images=images, new_files=new_files, refused_files=refused, error=error,
-            elapsed_s=time.perf_counter() - started, execution_count=count,
+            status=status, stdout=out.stdout.text(), stderr=out.stderr.text(), result=out.result,
+            outputs=out.outputs, images=out.images, new_files=new_files, refused_files=refused, error=out.error,
+            elapsed_s=time.perf_counter() - started, execution_count=out.execution_count, notes=notes, stopped=stopped,
         )
 
-    async def _next_iopub(self, timeout: float) -> dict[str, Any]:
-        """The next iopub message within ``timeout`` seconds (``queue.Empty`` when none came).
+    async def _run_cell(self, code: str, timeout: float, caps: OutputCaps, *, hidden: bool = False) -> _Cell:
+        """Send ``code`` and read its messages until the kernel says it is idle (or dies, or
+        ``timeout`` passes); a ``hidden`` cell is the host's own (no history)."""
+        msg_id = self._client.execute(code, silent=hidden, store_history=not hidden, allow_stdin=False)
+        cell = _Cell(Collector(self.output_cap, caps))
+        deadline = time.perf_counter() + timeout
+        unreadable = 0
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                cell.status = "timeout"
+                break
+            try:
+                message = await self._next_iopub(min(_LIVENESS_POLL_S, remaining))
+            except Exception:  # queue.Empty: no message within the poll interval
+                if not await self.is_alive():
+                    cell.status = "died"
+                    break
+                continue
+            if message is None:
+                unreadable += 1
+                continue
+            state = iopub.state_of(message)
+            if state in _REPLACED:
+                # A gateway restarts a kernel that died by itself, and says so on iopub (with no
+                # parent); its process still answers, but what it held is gone: a death.
+                cell.status = "died"
+                break
+            if message.parent != msg_id:
+                continue
+            if state == "idle":
+                break
+            cell.collector.take(message)
+        if unreadable:
+            cell.notes.append(f"{unreadable} message(s) from the kernel that could not be read were ignored")
+        return cell
 
-        A gateway's client waits by spinning the event loop (it polls its queue with
-        ``sleep(0)``: a whole core for as long as a step is silent), so a remote kernel's
-        queue is looked at in short, growing pauses instead.
+    async def _next_iopub(self, timeout: float) -> Inbound | None:
+        """The next iopub message within ``timeout`` seconds (``queue.Empty`` when none came;
+        ``None`` for one that is not a message).
+
+        A local kernel's frames are read raw: only the header is parsed before the caps
+        decide (see iopub.py). A gateway's client waits by spinning the event loop (it polls
+        its queue with ``sleep(0)``: a whole core for as long as a step is silent), so a
+        remote kernel's queue is looked at in short, growing pauses instead.
         """
         if not self.remote:
-            return await self._client.get_iopub_msg(timeout=timeout)
+            socket = self._client.iopub_channel.socket
+            if not await socket.poll(int(timeout * 1000)):
+                raise queue.Empty
+            return iopub.decode(await socket.recv_multipart(copy=False), self._client.session)
         end = time.perf_counter() + timeout
         pause = 0.001
         while True:
             try:
-                return await self._client.get_iopub_msg(timeout=0)
+                return Inbound.from_dict(await self._client.get_iopub_msg(timeout=0))
             except queue.Empty:
                 left = end - time.perf_counter()
                 if left <= 0:
                     raise
                 await asyncio.sleep(min(pause, left))
                 pause = min(pause * 2, _REMOTE_POLL_S)
+
+    def _drain_replies(self) -> None:
+        """Drop the kernel's replies on the shell channel, which nothing reads: unread, they
+        would pile up in this process for as long as the kernel lives."""
+        socket = getattr(getattr(self._client, "shell_channel", None), "socket", None)
+        if self.remote or socket is None:
+            return
+        import zmq
+
+        raw = zmq.Socket.shadow(socket.underlying)  # read here and now, outside the event loop
+        for _ in range(1000):
+            try:
+                raw.recv(zmq.NOBLOCK)
+            except zmq.ZMQError:  # zmq.Again: nothing more
+                return
+
+    def _resume(self) -> None:
+        resume = getattr(self._provisioner(), "resume", None)
+        if resume is not None:
+            resume()
+
+    def _pause(self) -> None:
+        pause = getattr(self._provisioner(), "pause", None)
+        if pause is not None and self.is_started:
+            pause()
+
+    async def _settle(self) -> str | None:
+        """What of the step still runs in the kernel, seen from outside (``None``: nothing)."""
+        settle = getattr(self._provisioner(), "settle", None)
+        return await settle() if settle is not None else None
 
     async def _stop_runaway(self) -> None:
         """Interrupt a runaway execution; restart the kernel if it does not come back."""
@@ -469,11 +438,10 @@ class KernelSession:
             deadline = time.perf_counter() + 10
             while time.perf_counter() < deadline:
                 try:
-                    msg = await self._next_iopub(1)
+                    message = await self._next_iopub(1)
                 except Exception:
                     continue
-                if (msg.get("parent_header", {}).get("msg_id") == probe and msg["msg_type"] == "status"
-                        and msg["content"].get("execution_state") == "idle"):
+                if message is not None and message.parent == probe and iopub.state_of(message) == "idle":
                     return
         except Exception:
             pass
@@ -482,16 +450,19 @@ class KernelSession:
     async def _returned_files(self) -> tuple[list[Path], list[tuple[str, str]]]:
         """The files a remote kernel's last cell made under ``outputs/``, sent back over the
         protocol and written into our own folder (see handoff.py)."""
-        sent = await self._execute(handoff.collect_code(self.returned_bytes), 120.0, reap=False, hidden=True)
-        if sent.status == "error" and sent.error is not None and sent.error.ename in _LOADER_GONE:
+        caps = OutputCaps(step_bytes=self.returned_bytes + MB, step_files=0)
+        sent = await self._run_cell(handoff.collect_code(self.returned_bytes), 120.0, caps, hidden=True)
+        error = sent.collector.error
+        if sent.status == "ok" and error is not None and error.ename in _LOADER_GONE:
             # The kernel's own code removed the module: defined again (it then sends every file
             # under outputs/ as new, once).
-            await self._execute(handoff.definition(), 120.0, reap=False, hidden=True)
-            sent = await self._execute(handoff.collect_code(self.returned_bytes), 120.0, reap=False, hidden=True)
-        if sent.status != "ok":
-            detail = sent.error.short() if sent.error else sent.status
+            await self._run_cell(handoff.definition(), 120.0, OutputCaps(), hidden=True)
+            sent = await self._run_cell(handoff.collect_code(self.returned_bytes), 120.0, caps, hidden=True)
+            error = sent.collector.error
+        if sent.status != "ok" or error is not None:
+            detail = error.short() if error else sent.status
             return [], [("outputs/", f"the kernel's files could not be fetched: {detail}")]
-        displays = [o["data"][handoff.FILE_MIME] for o in sent.outputs
+        displays = [o["data"][handoff.FILE_MIME] for o in sent.collector.outputs
                     if o.get("output_type") == "display_data" and handoff.FILE_MIME in o.get("data", {})]
         returned = await asyncio.to_thread(handoff.keep_returned, self.workdir, displays, self.returned_bytes)
         return sorted(returned.files, key=str), sorted(returned.refused)  # in the order a local scan gives
@@ -533,50 +504,17 @@ class KernelSession:
                 if not gone or attempt:
                     return result
                 # The kernel's own code removed the receiving module: it is defined again.
-                await self._execute(handoff.definition(), timeout, hidden=True)
+                await self._run_cell(handoff.definition(), timeout, OutputCaps(), hidden=True)
         return result
 
 
+@dataclass
+class _Cell:
+    """What reading one cell's messages gave: how it ended, and what it said."""
 
-def _append_stream(outputs: list[dict[str, Any]], name: str, text: str) -> None:
-    if outputs and outputs[-1].get("output_type") == "stream" and outputs[-1].get("name") == name:
-        outputs[-1]["text"] += text
-    else:
-        outputs.append({"output_type": "stream", "name": name, "text": text})
-
-
-def _finish_streams(outputs: list[dict[str, Any]], stdout: _Capped, stderr: _Capped) -> None:
-    for name, sink in (("stdout", stdout), ("stderr", stderr)):
-        if sink.dropped:
-            _append_stream(outputs, name, f"\n[output truncated: {sink.dropped} characters not shown]")
-
-
-def displayed_images(data: Mapping[str, Any]) -> list[tuple[str, bytes]]:
-    """The figure in one display's mime bundle, as ``(mime, bytes)``: the PNG, else the SVG.
-
-    The agent's steps and ``verify``'s re-runs take figures out of a cell's displays alike.
-    The kernel sends the bundle, so a value that is not an image's text (not base64, not a
-    string) is no figure, never a crash.
-
-    >>> displayed_images({"image/png": "iVBORw==", "image/svg+xml": "<svg/>"})
-    [('image/png', b'\\x89PNG')]
-    >>> displayed_images({"image/svg+xml": ["<svg>", "</svg>"]})
-    [('image/svg+xml', b'<svg></svg>')]
-    >>> displayed_images({"image/png": "not base64!"}), displayed_images({"image/png": {"x": 1}})
-    ([], [])
-    """
-    import base64
-    import binascii
-
-    try:
-        if "image/png" in data:
-            return [("image/png", base64.b64decode(data["image/png"]))]
-        if "image/svg+xml" in data:
-            svg = data["image/svg+xml"]
-            return [("image/svg+xml", ("".join(svg) if isinstance(svg, list) else svg).encode())]
-    except (binascii.Error, TypeError, AttributeError):
-        pass
-    return []
+    collector: Collector
+    status: Literal["ok", "timeout", "died"] = "ok"
+    notes: list[str] = field(default_factory=list)
 
 
 def kernel_environment() -> dict[str, str]:
@@ -590,6 +528,11 @@ def kernel_environment() -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": cores,
         "MKL_NUM_THREADS": cores,
         "NUMEXPR_MAX_THREADS": cores,
+        # Worker threads sleep as soon as their work is done, instead of spinning for 0.1-0.2 s:
+        # a step ends when nothing of it runs (quiescence.py), so spinning would make it wait.
+        "OPENBLAS_THREAD_TIMEOUT": "4",
+        "OMP_WAIT_POLICY": "PASSIVE",
+        "KMP_BLOCKTIME": "0",
         "MPLBACKEND": "module://matplotlib_inline.backend_inline",
     })
     env.pop("JPY_PARENT_PID", None)

@@ -28,7 +28,8 @@ from typing import Any, Literal
 
 from ..artifacts import content_fingerprint
 from ..kernel.outputs import OutputCaps, collect
-from ..kernel.session import changed_outputs, displayed_images
+from ..kernel.iopub import displayed_images
+from ..kernel.session import changed_outputs
 from ..kernel.workdir import Entry, scan
 from .trail import META
 

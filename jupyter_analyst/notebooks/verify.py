@@ -112,8 +112,7 @@ def _is_entry(entry: Any) -> bool:
 def check_source(spec: str | None) -> tuple[str, list[Path]]:
     """The source the user named, opened once here so a missing one fails before any kernel
     starts; with the files or folder the kernel must be shown to open it."""
-    from ..sql import absolute_spec, open_source
-    from ..sql.paths import local_path
+    from ..sql import absolute_spec, local_path, open_source
 
     if not spec:
         raise ConfigError(

@@ -1,21 +1,17 @@
-"""The Jupyter server extension: the analysis API over the same engine the CLI uses."""
+"""The Jupyter server extension: the analysis API over the same engine the CLI uses.
+
+A Jupyter server imports this module at every start (and ``jupyter server extension list``
+imports it to list it), whether or not anyone opens the panel: it imports only what the
+class's traits need. What the server runs is imported by the hooks that build it
+(``initialize_settings``, ``initialize_handlers``), and the turn engine itself only when a
+client first asks for it (see engine.py).
+"""
 
 from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import IOLoop
 from traitlets import Bool, Dict, Float, Int, Unicode
-
-from ..agent import ContextBudget
-from ..turns import AnalystConfig, ModelSettings
-from ..errors import ConfigError
-from ..kernel import SandboxPolicy
-from ..kernel.sandbox.kernelspec import kernels_dir
-from ..sql.sealed import EngineLimits
-from .routes import routes
-from .inputs import ApiLimits
-from .launcher import ServerKernelLauncher, is_gateway
-from .service import ThreadService
 
 
 class AnalystApp(ExtensionApp):
@@ -80,6 +76,16 @@ class AnalystApp(ExtensionApp):
     active_ttl = Float(1800.0, config=True, help="Seconds the active source, dataset and notebook stay authoritative unused.")
 
     def initialize_settings(self) -> None:
+        from ..agent import ContextBudget
+        from ..turns import AnalystConfig, ModelSettings
+        from ..errors import ConfigError
+        from ..kernel import SandboxPolicy
+        from ..kernel.sandbox.kernelspec import kernels_dir
+        from ..sql import EngineLimits
+        from .inputs import ApiLimits
+        from .launcher import ServerKernelLauncher, is_gateway
+        from .service import ThreadService
+
         try:
             config = AnalystConfig(
                 workspace=self.workspace,
@@ -138,6 +144,8 @@ class AnalystApp(ExtensionApp):
         self.log.info("jupyter-analyst: workspace %s, %d source(s)", service.workspace.root, len(self.sources))
 
     def initialize_handlers(self) -> None:
+        from .routes import routes
+
         self.handlers.extend(routes("/"))
 
     async def stop_extension(self) -> None:

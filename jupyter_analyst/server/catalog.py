@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..errors import ConfigError, SourceError
-from ..sql.paths import absolute_spec
+from ..sql import absolute_spec
 from .._text import masked
 
 __all__ = ["SourceCatalog", "masked"]

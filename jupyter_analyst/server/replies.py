@@ -1,6 +1,6 @@
 """What the API answers: one typed model per response body.
 
-The OpenAPI description (``openapi.py``) is generated from these and from the request
+The OpenAPI description (``openapi/``) is generated from these and from the request
 models in ``inputs.py``, so a body and its description cannot drift apart.
 """
 

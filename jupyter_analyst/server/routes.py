@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerificationHandler, VerifyHandler
 from .handlers import (
     ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, CancelHandler, ConfigHandler, EventsHandler,
-    NotFoundHandler, OpenAPIHandler, SourcesHandler, StateHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler,
-    TurnsHandler,
+    ExportHandler, NotebookHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler, StateHandler, StepCellHandler,
+    ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler, VerificationHandler, VerifyHandler,
 )
 
 _ID = r"(?P<{}>[A-Za-z0-9_-]+)"

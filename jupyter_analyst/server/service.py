@@ -14,22 +14,21 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
-from ..events import Event, TurnEnded, TurnStarted
+from .._text import masked
 from .._version import __version__
-from ..turns import AnalystConfig, BackgroundWork, LiveThreads, ModelSettings, TurnRequest, TurnSummary, run_turn
 from ..errors import AnalystError, ConfigError
+from ..events import Event, TurnEnded, TurnStarted
 from ..kernel import KernelLauncher, KernelPool, KernelSession
-from ..store import TurnLeases
-from ..notebooks.outline import AttachedNotebook
 from ..sql import absolute_spec
-from ..store import Thread, ThreadBusy, Turn
-from ..agent import SCRIPTED_MODEL
+from ..store import Thread, ThreadBusy, Turn, TurnLeases
 from ..workspace import Workspace
 from .catalog import SourceCatalog
-from .._text import masked
+from .engine import EngineLoader
 from .verifications import Verifications
 
 if TYPE_CHECKING:
+    from ..turns import AnalystConfig, BackgroundWork, LiveThreads, ModelSettings, TurnSummary
+    from ..notebooks.outline import AttachedNotebook
     from .event_feed import EventFeed
 
 
@@ -88,14 +87,29 @@ class ThreadService:
                 make=lambda folder: KernelSession(folder, launcher=launcher, sandbox=config.sandbox,
                                                   datasets_root=datasets),
             )
-        #: Each thread's runtime and kernel, kept between its turns.
-        self.live = LiveThreads(idle_s=kernel_idle_s, max_total=max_kernels, max_per_user=max_kernels_per_user)
+        #: What turns run with: imported at the first need, not at the server's start (see engine.py).
+        self.engine = EngineLoader()
+        self._live_limits = {"idle_s": kernel_idle_s, "max_total": max_kernels, "max_per_user": max_kernels_per_user}
+        self._live: LiveThreads | None = None
         self._active: dict[str, asyncio.Task[TurnSummary]] = {}
         self._listeners: dict[str, set[asyncio.Queue[Event]]] = defaultdict(set)
-        #: The summarizer after each turn: off the hot path, drained at shutdown.
-        self.background = BackgroundWork()
+        self._background: BackgroundWork | None = None
         #: Re-executions of threads' notebooks, followed by clients until done.
         self.verifications = Verifications()
+
+    @property
+    def live(self) -> LiveThreads:
+        """Each thread's runtime and kernel, kept between its turns (made with the engine)."""
+        if self._live is None:
+            self._live = self.engine.now().live_threads(**self._live_limits)
+        return self._live
+
+    @property
+    def background(self) -> BackgroundWork:
+        """The summarizer after each turn: off the hot path, drained at shutdown (made with the engine)."""
+        if self._background is None:
+            self._background = self.engine.now().background_work()
+        return self._background
 
     # ------------------------------------------------------------------ threads
 
@@ -118,7 +132,8 @@ class ThreadService:
     def kernel_of(self, thread_id: str) -> dict[str, Any] | None:
         """The thread's running kernel, so a client can attach to it: ``{id, state,
         last_activity}`` (``id`` in the server's kernel manager), or ``None``."""
-        runtime = self.live.runtime(thread_id)
+        # No turn has run here before the engine is loaded: no kernel is kept.
+        runtime = self._live.runtime(thread_id) if self._live is not None else None
         if runtime is None or not runtime.kernel_started:
             return None
         kernel_id = runtime.kernel_id
@@ -134,15 +149,19 @@ class ThreadService:
 
     def describe(self) -> dict[str, Any]:
         """What clients may know of the set-up: the model's name and endpoint (a URL's
-        password masked, the key never), whether it is the scripted one, the source names."""
+        password masked, the key never), whether it is the scripted one, the source names.
+
+        Which name the scripted model answers to is the engine's: on the event loop, await
+        ``engine.ready()`` first."""
         model = self.model
+        scripted = model is not None and model.model == self.engine.now().scripted_model
         return {
             "version": __version__,
             "model": {
                 "configured": model is not None,
                 "name": model.model if model else None,
                 "base_url": masked(model.base_url) if model and model.base_url else None,
-                "scripted": model is not None and model.model == SCRIPTED_MODEL,
+                "scripted": scripted,
                 "hint": None if model else NO_MODEL_HINT,
             },
             "sources": self.catalog.names,
@@ -163,15 +182,17 @@ class ThreadService:
 
         Without ``source`` the turn runs on the thread's own source; a configured source
         named here switches the thread to it (later turns stay on it). Nothing outside the
-        configured sources is opened unless the server allows any source.
+        configured sources is opened unless the server allows any source. The engine is
+        imported here if it is not yet: on the event loop, await ``engine.ready()`` first.
         """
         if self.is_active(thread.thread_id):
             raise ThreadBusy("a turn is already running on this thread", hint="wait for it, or cancel it")
         if self.model is None:
             raise ConfigError("no model is configured for the server", reason="no_model", hint=NO_MODEL_HINT)
         spec = self.catalog.for_thread(thread.source) if source is None else self.catalog.spec_of(source)
-        request = TurnRequest(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun, user=thread.user,
-                              attached=attached)
+        engine = self.engine.now()
+        request = engine.turn_request(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun,
+                                      user=thread.user, attached=attached)
         # The turn starts, and says so, while the request is answered: its client sees it
         # begin at once (one small transaction), before the engine opens anything.
         model = self.model.model
@@ -184,8 +205,9 @@ class ThreadService:
             self.leases.hold(turn)
         self._publish(started)
         task = asyncio.create_task(
-            run_turn(request, config=self.config, model=self.model, on_event=self._publish, launcher=self.launcher,
-                     pool=self.pool, background=self.background, live=self.live, turn=turn)
+            engine.run_turn(request, config=self.config, model=self.model, on_event=self._publish,
+                            launcher=self.launcher, pool=self.pool, background=self.background, live=self.live,
+                            turn=turn)
         )
         self._active[thread.thread_id] = task
         task.add_done_callback(lambda t: self._finished(turn, t))
@@ -314,8 +336,10 @@ class ThreadService:
         await self.verifications.close()
         if self.leases is not None:
             await self.leases.close()
-        await self.background.drain()
-        await self.live.close()
+        if self._background is not None:
+            await self._background.drain()
+        if self._live is not None:
+            await self._live.close()
         if self.pool is not None:
             await self.pool.close()
         self.workspace.close()

@@ -4,7 +4,8 @@ SQL never runs inside the kernel: it runs here, and its results enter the kernel
 Parquet artifacts.
 
 The names below are imported on first use, so that a worker that only prepares SQL (see
-``preparer.py``) starts without loading DuckDB and Arrow.
+``preparer.py``) starts without loading DuckDB and Arrow. They are the package's face:
+other packages import from here, never from its modules (``tests/test_layers.py``).
 """
 
 from __future__ import annotations
@@ -14,19 +15,20 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .guard import check_read_only
     from .intent import DataIntent, data_intent
-    from .paths import absolute_spec, display_spec
+    from .paths import absolute_spec, display_spec, local_path
     from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
-    from .prepare import canonical_sql, prepare_query, prepare_sql
-    from .preparer import SqlPreparer
+    from .prepare import canonical_sql, check_read_only, prepare_query, prepare_sql
+    from .preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
     from .runner import QueryRunner
+    from .sealed import EngineLimits
     from .sources import DataSource, DuckDBSource, SQLAlchemySource, open_source, register_source
 
 _HOME = {
     "absolute_spec": "paths",
     "display_spec": "paths",
-    "check_read_only": "guard",
+    "local_path": "paths",
+    "check_read_only": "prepare",
     "DataIntent": "intent",
     "data_intent": "intent",
     "ClearedQuery": "model",
@@ -39,7 +41,10 @@ _HOME = {
     "prepare_query": "prepare",
     "prepare_sql": "prepare",
     "SqlPreparer": "preparer",
+    "DEFAULT_MAX_CHARS": "preparer",
+    "DEFAULT_TIMEOUT_S": "preparer",
     "QueryRunner": "runner",
+    "EngineLimits": "sealed",
     "DataSource": "sources",
     "DuckDBSource": "sources",
     "SQLAlchemySource": "sources",

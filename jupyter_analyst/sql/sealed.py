@@ -1,8 +1,8 @@
 """The engine's own walls: what a source's database refuses whatever SQL reaches it.
 
-The read-only guard (``guard.py``, ``functions.py``) judges the model's SQL before it runs;
-this module makes the engine refuse the same things on its own, so that SQL the guard
-wrongly clears still cannot leave the source:
+The read-only guard (``prepare/guard.py``, ``prepare/functions.py``) judges the model's SQL
+before it runs; this module makes the engine refuse the same things on its own, so that SQL
+the guard wrongly clears still cannot leave the source:
 
 * **DuckDB**: every database is an in-memory instance of its own (never DuckDB's process-wide
   cache of file databases, whose settings another source would share), with the source
@@ -250,7 +250,8 @@ def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, _db: str
     if action in (_SQLITE_READ, _SQLITE_SELECT, _SQLITE_RECURSIVE):
         return _SQLITE_OK
     if action == _SQLITE_FUNCTION:
-        from .functions import allowed
+        # Imported here: the lists' reader imports sqlglot, which opening a source does not need.
+        from .prepare.functions import allowed
 
         return _SQLITE_OK if (arg2 or "").lower() in allowed("sqlite")[0] else _SQLITE_DENY
     return _SQLITE_DENY

@@ -18,8 +18,7 @@ from ..agent import ContextBudget, LLMClient
 from ..errors import ConfigError
 from ..kernel import SandboxPolicy
 from ..kernel.outputs import OutputCaps
-from ..sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S
-from ..sql.sealed import EngineLimits
+from ..sql import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, EngineLimits
 
 DEFAULT_MODEL = "gpt-4o-mini"
 NO_MODEL_HINT = "set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers), or try `jupyter analyst demo`"

@@ -8,11 +8,13 @@ import { ServerConnection } from '@jupyterlab/services';
 import * as React from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 
-import { AnalystClient } from '../api';
+import { AnalystClient } from '../transport/api';
 import { AnalystContext } from '../context';
 
 export function renderStatic(element: JSX.Element): HTMLElement {
-  const client = new AnalystClient(ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }));
+  const client = new AnalystClient(
+    ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' })
+  );
   const host = document.createElement('div');
   host.innerHTML = renderToStaticMarkup(
     <AnalystContext.Provider value={{ client, rendermime: null, commands: null, notebooks: null }}>

@@ -1,8 +1,8 @@
 import * as React from 'react';
 
-import { AnalystClient, IThread } from '../api';
+import type { AnalystClient, IThread } from '../transport/api';
 import { useAnalyst } from '../context';
-import { useThreadEvents } from '../threadEvents';
+import { useThread } from '../hooks/useThread';
 import { ArtifactsPanel, ThreadViewName, ThreadViewTabs } from './artifacts';
 import { ErrorBanner } from './ErrorBanner';
 import { PromptBox } from './PromptBox';
@@ -10,7 +10,7 @@ import { StopButton } from './StopButton';
 import { ThreadActions } from './ThreadActions';
 import { TurnList } from './TurnList';
 import { TurnStatus } from './TurnStatus';
-import { useFollowBottom } from './useFollowBottom';
+import { useFollowBottom } from '../hooks/useFollowBottom';
 
 export interface IConversationProps {
   client: AnalystClient;
@@ -32,7 +32,7 @@ export function Conversation({
     () => notebooks?.currentWidget?.context.path ?? null,
     [notebooks]
   );
-  const { view, running, stopping, connection, error, submit, stop, clearError } = useThreadEvents(
+  const { view, running, stopping, connection, error, submit, stop, clearError } = useThread(
     client,
     thread.thread_id,
     currentNotebook
@@ -72,9 +72,7 @@ export function Conversation({
         >
           ‹
         </button>
-        <span className="jp-AnalystConversation-title">
-          {thread.title || 'Untitled thread'}
-        </span>
+        <span className="jp-AnalystConversation-title">{thread.title || 'Untitled thread'}</span>
         <span className="jp-AnalystConversation-source">{thread.source}</span>
         <ThreadActions threadId={thread.thread_id} running={running} />
       </header>
@@ -88,7 +86,12 @@ export function Conversation({
         </div>
       </div>
       {running && <TurnStatus view={view} connection={connection} stopping={stopping} />}
-      <PromptBox busy={running} onSubmit={ask} submitOnEnter={submitOnEnter} focusToken={focusToken}>
+      <PromptBox
+        busy={running}
+        onSubmit={ask}
+        submitOnEnter={submitOnEnter}
+        focusToken={focusToken}
+      >
         {running && <StopButton stopping={stopping} onStop={() => void stop()} />}
       </PromptBox>
     </section>

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { AnalystApiError } from '../api';
+import type { AnalystApiError } from '../transport/api';
 
 /** How to give the server a model: the fix the no-model banner shows. */
 export const MODEL_FIX =
@@ -17,10 +17,7 @@ export interface IErrorBannerProps {
  * A refusal or failure of the API, in words: its message and the server's hint. No
  * model configured gets a banner of its own with the fix.
  */
-export function ErrorBanner({
-  error,
-  onDismiss
-}: IErrorBannerProps): JSX.Element {
+export function ErrorBanner({ error, onDismiss }: IErrorBannerProps): JSX.Element {
   const noModel = error.isNoModel;
   return (
     <div

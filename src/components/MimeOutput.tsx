@@ -3,7 +3,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import type { IMimeBundle } from '../api';
+import type { IMimeBundle } from '../transport/api';
 import { useAnalyst } from '../context';
 
 export interface IMimeOutputProps {
@@ -89,7 +89,10 @@ class RenderSlot {
     while (this._next !== null) {
       const bundle = this._next;
       this._next = null;
-      const mimeType = this._rendermime.preferredMimeType(bundle.data as IRenderMime.IMimeModel['data'], 'any');
+      const mimeType = this._rendermime.preferredMimeType(
+        bundle.data as IRenderMime.IMimeModel['data'],
+        'any'
+      );
       if (!mimeType) {
         continue;
       }

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import type { IServerConfig } from '../api';
+import type { IServerConfig } from '../transport/api';
 import { MODEL_FIX } from './ErrorBanner';
 
 /** What the strip says of the server's model (its key is never sent, so never shown). */
@@ -23,9 +23,15 @@ export function ModelStrip({ config }: { config: IServerConfig | null }): JSX.El
   }
   if (!config.model.configured) {
     return (
-      <div className="jp-AnalystBanner jp-AnalystBanner-noModel" role="alert" data-reason="no_model">
+      <div
+        className="jp-AnalystBanner jp-AnalystBanner-noModel"
+        role="alert"
+        data-reason="no_model"
+      >
         <div className="jp-AnalystBanner-title">No model is configured</div>
-        <div className="jp-AnalystBanner-message">Questions cannot be answered until the server has a model.</div>
+        <div className="jp-AnalystBanner-message">
+          Questions cannot be answered until the server has a model.
+        </div>
         <div className="jp-AnalystBanner-hint">To fix: {config.model.hint ?? MODEL_FIX}</div>
       </div>
     );

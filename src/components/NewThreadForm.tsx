@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { ISource } from '../api';
+import type { ISource } from '../transport/api';
 
 export interface INewThreadFormProps {
   sources: ISource[];
@@ -9,11 +9,7 @@ export interface INewThreadFormProps {
 }
 
 /** "New thread": a source picker (the server's configured sources) and an optional title. */
-export function NewThreadForm({
-  sources,
-  busy,
-  onCreate
-}: INewThreadFormProps): JSX.Element {
+export function NewThreadForm({ sources, busy, onCreate }: INewThreadFormProps): JSX.Element {
   const [source, setSource] = React.useState('');
   const [title, setTitle] = React.useState('');
   // The first source is the server's default: picked until the user picks another.

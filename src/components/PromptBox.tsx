@@ -42,9 +42,7 @@ export function PromptBox({
     if (event.key !== 'Enter' || event.nativeEvent.isComposing) {
       return;
     }
-    const wantsSubmit = submitOnEnter
-      ? !event.shiftKey
-      : event.ctrlKey || event.metaKey;
+    const wantsSubmit = submitOnEnter ? !event.shiftKey : event.ctrlKey || event.metaKey;
     if (wantsSubmit) {
       event.preventDefault();
       submit();

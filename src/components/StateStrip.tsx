@@ -6,7 +6,12 @@ import { STATE_LABEL, TURN_END_LABEL, type TurnView } from '../model';
 export function StateStrip({ turn }: { turn: TurnView }): JSX.Element {
   const ended = turn.status !== 'running';
   return (
-    <ol className="jp-AnalystStates" aria-label="Turn progress" data-state={turn.state ?? ''} data-status={turn.status}>
+    <ol
+      className="jp-AnalystStates"
+      aria-label="Turn progress"
+      data-state={turn.state ?? ''}
+      data-status={turn.status}
+    >
       {turn.states.map((step, index) => {
         const current = !ended && index === turn.states.length - 1;
         return (
@@ -22,7 +27,10 @@ export function StateStrip({ turn }: { turn: TurnView }): JSX.Element {
         );
       })}
       {ended && (
-        <li className={`jp-AnalystStates-end jp-AnalystStates-${turn.status}`} data-end={turn.status}>
+        <li
+          className={`jp-AnalystStates-end jp-AnalystStates-${turn.status}`}
+          data-end={turn.status}
+        >
           {TURN_END_LABEL[turn.status as keyof typeof TURN_END_LABEL]}
         </li>
       )}

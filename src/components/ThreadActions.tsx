@@ -1,15 +1,7 @@
 import * as React from 'react';
 
-import {
-  AnalystApiError,
-  exportThread,
-  IExportResult,
-  IVerifyReport,
-  verifyThread
-} from '../api';
-import { useAnalyst } from '../context';
-import { reloadOpenCopies } from '../notebook/audit';
-import { VerifyReportView } from '../notebook/VerifyReportView';
+import { useThreadAudit, type AuditAction } from '../hooks/useThreadAudit';
+import { VerifyReport } from './audit/VerifyReport';
 
 /** What the conversation's header offers to do with the thread (audit notebook, export, verify). */
 export interface IThreadActionsProps {
@@ -18,16 +10,7 @@ export interface IThreadActionsProps {
   running: boolean;
 }
 
-type Action = 'open' | 'export' | 'verify';
-
-type Outcome =
-  | { kind: 'idle' }
-  | { kind: 'busy'; action: Action; waiting?: boolean }
-  | { kind: 'exported'; result: IExportResult; unsaved: number }
-  | { kind: 'verified'; report: IVerifyReport }
-  | { kind: 'failed'; action: Action; error: AnalystApiError };
-
-const BUSY_WORDS: Record<Action, string> = {
+const BUSY_WORDS: Record<AuditAction, string> = {
   open: 'Writing the audit notebook…',
   export: 'Exporting…',
   verify: 'Verifying: re-running the notebook on the source…'
@@ -36,67 +19,17 @@ const BUSY_WORDS: Record<Action, string> = {
 /** A verification waits while the server runs others (a few at a time). */
 const QUEUED_WORDS = 'Verifying: waiting for the server to start the re-run…';
 
-function asApiError(reason: unknown): AnalystApiError {
-  return reason instanceof AnalystApiError
-    ? reason
-    : new AnalystApiError(0, {
-        message: reason instanceof Error ? reason.message : String(reason),
-        reason: null,
-        hint: null
-      });
-}
-
 /**
  * The thread's audit actions: open its notebook in a JupyterLab tab, export it into the
  * user's folder, verify it (re-execute and compare fingerprints). They read the finished
  * thread, so they wait while a turn runs.
  */
 export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.Element {
-  const { client, commands, notebooks } = useAnalyst();
-  const [outcome, setOutcome] = React.useState<Outcome>({ kind: 'idle' });
+  const { outcome, run, open, dismiss } = useThreadAudit(threadId);
   const busy = outcome.kind === 'busy';
-  // A verification is followed while the thread is shown; the server finishes it anyway.
-  const following = React.useRef<AbortController | null>(null);
-  React.useEffect(() => () => following.current?.abort(), [threadId]);
-
-  const open = (path: string): void => {
-    void commands?.execute('docmanager:open', { path });
-  };
-
-  const run = async (action: Action): Promise<void> => {
-    setOutcome({ kind: 'busy', action });
-    try {
-      if (action === 'verify') {
-        following.current?.abort();
-        const controller = new AbortController();
-        following.current = controller;
-        const report = await verifyThread(client, threadId, {
-          signal: controller.signal,
-          onProgress: verification =>
-            setOutcome({ kind: 'busy', action, waiting: verification.status === 'queued' })
-        });
-        setOutcome({ kind: 'verified', report });
-        return;
-      }
-      const result = await exportThread(client, threadId);
-      // A tab of the file opened before shows the new export (unless it has unsaved changes).
-      const { unsaved } = await reloadOpenCopies(notebooks, result.path);
-      if (action === 'open') {
-        open(result.path);
-      }
-      setOutcome(
-        action === 'open' && !unsaved ? { kind: 'idle' } : { kind: 'exported', result, unsaved }
-      );
-    } catch (reason) {
-      if (reason instanceof DOMException && reason.name === 'AbortError') {
-        return; // no longer shown: nothing to say
-      }
-      setOutcome({ kind: 'failed', action, error: asApiError(reason) });
-    }
-  };
 
   const waiting = running ? 'Wait for the turn to end' : undefined;
-  const button = (action: Action, label: string, title: string): JSX.Element => (
+  const button = (action: AuditAction, label: string, title: string): JSX.Element => (
     <button
       type="button"
       className={`jp-Button jp-mod-minimal jp-mod-styled jp-AnalystThreadActions-${action}`}
@@ -112,9 +45,17 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
   return (
     <div className="jp-AnalystThreadActions">
       <div className="jp-AnalystThreadActions-buttons" role="group" aria-label="Audit notebook">
-        {button('open', 'Open audit notebook', 'Export the thread as a notebook and open it in a tab')}
+        {button(
+          'open',
+          'Open audit notebook',
+          'Export the thread as a notebook and open it in a tab'
+        )}
         {button('export', 'Export', 'Write the thread as a notebook into your Jupyter folder')}
-        {button('verify', 'Verify', 'Re-run the thread’s notebook on its source and compare every artifact')}
+        {button(
+          'verify',
+          'Verify',
+          'Re-run the thread’s notebook on its source and compare every artifact'
+        )}
       </div>
       {outcome.kind !== 'idle' && (
         <div className="jp-AnalystThreadActions-outcome" aria-live="polite">
@@ -141,7 +82,7 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
                 '. Its open tab has unsaved changes: reload it from disk (File > Reload Notebook from Disk) to see this export.'}
             </span>
           )}
-          {outcome.kind === 'verified' && <VerifyReportView report={outcome.report} />}
+          {outcome.kind === 'verified' && <VerifyReport report={outcome.report} />}
           {outcome.kind === 'failed' && (
             <span className="jp-AnalystThreadActions-error" role="alert">
               {outcome.error.message}
@@ -153,7 +94,7 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
               type="button"
               className="jp-Button jp-mod-minimal jp-AnalystThreadActions-dismiss"
               aria-label="Dismiss"
-              onClick={() => setOutcome({ kind: 'idle' })}
+              onClick={dismiss}
             >
               ×
             </button>

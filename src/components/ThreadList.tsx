@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { IThread } from '../api';
+import type { IThread } from '../transport/api';
 
 export interface IThreadListProps {
   threads: IThread[];
@@ -16,16 +16,10 @@ export function lastActivity(thread: IThread): string {
 }
 
 /** The user's threads, newest first: title, source and last activity. */
-export function ThreadList({
-  threads,
-  selected,
-  onSelect
-}: IThreadListProps): JSX.Element {
+export function ThreadList({ threads, selected, onSelect }: IThreadListProps): JSX.Element {
   if (!threads.length) {
     return (
-      <p className="jp-AnalystThreadList-empty">
-        No threads yet: start one on a data source.
-      </p>
+      <p className="jp-AnalystThreadList-empty">No threads yet: start one on a data source.</p>
     );
   }
   return (
@@ -39,16 +33,10 @@ export function ThreadList({
             data-thread-id={thread.thread_id}
             onClick={() => onSelect(thread.thread_id)}
           >
-            <span className="jp-AnalystThreadList-title">
-              {thread.title || 'Untitled thread'}
-            </span>
+            <span className="jp-AnalystThreadList-title">{thread.title || 'Untitled thread'}</span>
             <span className="jp-AnalystThreadList-meta">
-              <span className="jp-AnalystThreadList-source">
-                {thread.source ?? 'no source'}
-              </span>
-              <span className="jp-AnalystThreadList-when">
-                {lastActivity(thread)}
-              </span>
+              <span className="jp-AnalystThreadList-source">{thread.source ?? 'no source'}</span>
+              <span className="jp-AnalystThreadList-when">{lastActivity(thread)}</span>
             </span>
           </button>
         </li>

@@ -33,7 +33,12 @@ export interface ITurnProps {
 export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
   const answerText = answeredBy(turn.items);
   return (
-    <article className="jp-AnalystTurn" data-turn-id={turn.turnId} data-status={turn.status} aria-busy={turn.status === 'running'}>
+    <article
+      className="jp-AnalystTurn"
+      data-turn-id={turn.turnId}
+      data-status={turn.status}
+      aria-busy={turn.status === 'running'}
+    >
       {turn.prompt && <div className="jp-AnalystTurn-prompt">{turn.prompt}</div>}
       <StateStrip turn={turn} />
       {turn.items.map((item, index) =>
@@ -49,7 +54,11 @@ export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
         )
       )}
       {turn.end && turn.end.status !== 'completed' && (
-        <div className={`jp-AnalystTurn-end jp-AnalystTurn-${turn.end.status}`} role="status" data-end={turn.end.status}>
+        <div
+          className={`jp-AnalystTurn-end jp-AnalystTurn-${turn.end.status}`}
+          role="status"
+          data-end={turn.end.status}
+        >
           {turn.end.status === 'interrupted' ? 'Stopped' : 'The turn ended with an error'}
           {turn.end.message ? `: ${turn.end.message}` : ''}
         </div>

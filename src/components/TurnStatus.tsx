@@ -1,7 +1,7 @@
 import * as React from 'react';
 
 import { STATE_LABEL, activeTurn, type ThreadView } from '../model';
-import type { Connection } from '../threadStream';
+import type { Connection } from '../transport/threadStream';
 
 export interface ITurnStatusProps {
   view: ThreadView;

@@ -20,8 +20,9 @@
  */
 
 import { parseEvent, parseStreamError, type AnalystEvent, type StreamError } from './events';
-import { initialThreadView, reduce, type ThreadView } from './reducer';
+import { reduce } from './reducer';
 import type { SseFrame } from './sse';
+import { initialThreadView, type ThreadView } from './view';
 
 /** Events `after < seq <= through` are needed before anything held can be applied. */
 export interface Gap {
@@ -78,7 +79,9 @@ function take(delivery: Delivery, entry: Held): Delivered {
   }
   if (entry.from > delivery.lastSeq) {
     const duplicate = delivery.held.some(h => h.seq === entry.seq && h.from === entry.from);
-    const held = duplicate ? delivery.held : [...delivery.held, entry].sort((a, b) => a.seq - b.seq || b.from - a.from);
+    const held = duplicate
+      ? delivery.held
+      : [...delivery.held, entry].sort((a, b) => a.seq - b.seq || b.from - a.from);
     return { delivery: { ...delivery, seen, held }, ready: [] };
   }
   if (entry.from < delivery.lastSeq) {
@@ -142,7 +145,11 @@ export function receive(model: ThreadModel, event: AnalystEvent, after?: number)
  * The model after the events of one ordered source: a history page (`?after=after`) or
  * the frames of one stream opened after `after`, in the order they came.
  */
-export function receiveAll(model: ThreadModel, events: readonly AnalystEvent[], after: number): ThreadModel {
+export function receiveAll(
+  model: ThreadModel,
+  events: readonly AnalystEvent[],
+  after: number
+): ThreadModel {
   let previous = after;
   let out = model;
   for (const event of events) {
@@ -183,7 +190,10 @@ export function openStream(model: ThreadModel, after: number): StreamProgress {
  * with their place on the stream (so merged text deltas count right), a frame that is
  * not a readable event but has a new id is passed over, and the error frame is kept.
  */
-export function receiveFrames(progress: StreamProgress, frames: readonly SseFrame[]): StreamProgress {
+export function receiveFrames(
+  progress: StreamProgress,
+  frames: readonly SseFrame[]
+): StreamProgress {
   let { model, previous, error } = progress;
   for (const frame of frames) {
     if (frame.event === 'error') {

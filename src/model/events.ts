@@ -39,12 +39,7 @@ export type ReasonCode = (typeof REASON_CODES)[number];
 
 /** A JSON value as the server sends it (tool arguments and results are free-form). */
 export type JsonValue =
-  | string
-  | number
-  | boolean
-  | null
-  | JsonValue[]
-  | { [key: string]: JsonValue };
+  string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
 /** What every event carries. */
@@ -272,7 +267,18 @@ export type EventType = AnalystEvent['type'];
 
 /** How one field is checked, and its default when the server may leave it out. */
 type FieldRule =
-  | { kind: 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'strings' | 'integers' | 'counts' | 'stages' }
+  | {
+      kind:
+        | 'string'
+        | 'number'
+        | 'integer'
+        | 'boolean'
+        | 'object'
+        | 'strings'
+        | 'integers'
+        | 'counts'
+        | 'stages';
+    }
   | { kind: 'nullable-string' }
   | { kind: 'enum'; values: readonly string[]; nullable?: boolean };
 
@@ -288,7 +294,9 @@ const num: FieldSpec = { rule: { kind: 'number' } };
 const counts: FieldSpec = { rule: { kind: 'counts' } };
 const optNullString: FieldSpec = { rule: { kind: 'nullable-string' }, fallback: null };
 const oneOf = (values: readonly string[], fallback?: string): FieldSpec =>
-  fallback === undefined ? { rule: { kind: 'enum', values } } : { rule: { kind: 'enum', values }, fallback };
+  fallback === undefined
+    ? { rule: { kind: 'enum', values } }
+    : { rule: { kind: 'enum', values }, fallback };
 
 /** The fields of each event type beyond the common ones, with the Python defaults. */
 const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
@@ -420,7 +428,10 @@ function fits(rule: FieldRule, value: unknown): boolean {
     case 'nullable-string':
       return value === null || typeof value === 'string';
     case 'enum':
-      return (rule.nullable === true && value === null) || (typeof value === 'string' && rule.values.includes(value));
+      return (
+        (rule.nullable === true && value === null) ||
+        (typeof value === 'string' && rule.values.includes(value))
+      );
   }
 }
 

@@ -1,11 +1,12 @@
 /**
  * The sidebar's view model: pure TypeScript, no browser or JupyterLab API, so it is
- * unit-tested on its own. Transport (src/api.ts) feeds it; the React cards render it.
+ * unit-tested on its own. Transport (src/transport) feeds it; the React cards render it.
  */
 
 export * from './events';
 export * from './sse';
 export * from './results';
+export * from './view';
 export * from './reasons';
 export * from './reducer';
 export * from './delivery';

@@ -5,14 +5,15 @@
  */
 
 import type { ReasonCode, State, TurnEndStatus } from './events';
-import type { CardStatus, PlanStepItem } from './reducer';
+import type { CardStatus, PlanStepItem } from './view';
 
 /** What each guard reason means to the person reading the card. */
 export const REASON_TEXT: { readonly [R in ReasonCode]: string } = {
   invalid_state: 'refused: this step cannot run at this point of the turn',
   duplicate_tool_call_skipped: 'skipped: the same step already ran',
   duplicate_artifact_prevented: 'not stored again: an identical artifact already exists',
-  empty_python_payload_retried: 'refused: the Python code was empty; the model was asked to send it again',
+  empty_python_payload_retried:
+    'refused: the Python code was empty; the model was asked to send it again',
   empty_payload_refused: 'refused: the call came without its query or code',
   invalid_arguments: 'refused: the arguments could not be understood',
   unknown_tool: 'refused: there is no tool by that name',

@@ -19,234 +19,31 @@ import type {
   ArtifactRecorded,
   ContextUsage,
   Guarded,
-  JsonObject,
   MemoryUpdated,
   PlanMade,
   PlanStepChanged,
-  PlanStepStatus,
-  ReasonCode,
-  State,
   StateChanged,
   TextDelta,
   ToolCallStarted,
   ToolResult,
-  ToolStatus,
-  TurnEndStatus,
   TurnEnded,
   TurnStarted
 } from './events';
 import { reasonText } from './reasons';
-import { readResult, type ToolResultView } from './results';
-
-/** One state the turn entered, for the state strip. */
-export interface StateStep {
-  state: State;
-  /** The state left (null for the first). */
-  from: State | null;
-  /** When it was entered. */
-  at: string;
-  seq: number;
-}
-
-/** What a guard did, in its code and in plain words. */
-export interface GuardNotice {
-  reason: ReasonCode;
-  /** The reason in plain words (reasons.ts). */
-  text: string;
-  /** The server's explanation. */
-  message: string;
-  callId: string | null;
-  at: string;
-  seq: number;
-}
-
-/** An artifact as the events record it. */
-export interface ArtifactView {
-  artifactId: string;
-  name: string;
-  artifactType: string;
-  fingerprint: string;
-  /** The fingerprint's first 12 hex digits, for a badge. */
-  shortFingerprint: string;
-  /** False when an equal artifact already existed and was reused ("reused" badge). */
-  created: boolean;
-  at: string;
-  seq: number;
-}
-
-/** The size of one model call's prompt (shown on hover over what that call produced). */
-export interface ContextUsageView {
-  call: number;
-  tokens: number;
-  budget: number;
-  parts: Record<string, number>;
-  messages: number;
-  turns: number[];
-  droppedTurns: number;
-  summarizedThrough: number;
-  assemblyMs: number;
-  at: string;
-}
-
-export interface TextItem {
-  kind: 'text';
-  /** The pieces of one stretch of streamed text, joined. */
-  text: string;
-  /** The model call that wrote it (a key of the turn's `context`), when known. */
-  modelCall: number | null;
-  /** The first and last event of the block. */
-  firstSeq: number;
-  lastSeq: number;
-}
-
-/** `unfinished`: the turn ended before the call had its result. */
-export type CardStatus = 'pending' | ToolStatus | 'unfinished';
-
-/** One step of a staged plan and where it stands. */
-export interface PlanStepItem {
-  id: string;
-  /** The call id of the step's own card. */
-  callId: string;
-  tool: 'run_sql' | 'run_python';
-  summary: string;
-  inputs: string[];
-  /** `pending` until it starts. */
-  status: 'pending' | PlanStepStatus;
-  reused: boolean;
-  /** Why it did not succeed. */
-  message: string | null;
-}
-
-/** A staged plan, on the card of its `plan` call. */
-export interface PlanView {
-  goal: string;
-  stages: { mode: 'parallel' | 'sequence'; steps: PlanStepItem[] }[];
-}
-
-export interface ToolCard {
-  kind: 'tool';
-  callId: string;
-  /** The tool's name ('' until the call or its result says; a guard may come first). */
-  tool: string;
-  arguments: JsonObject;
-  /** The query of a run_sql call. */
-  sql?: string;
-  /** The code of a run_python call. */
-  code?: string;
-  /** The dataset name a run_sql call binds. */
-  datasetName?: string;
-  stepKey: string | null;
-  status: CardStatus;
-  /** True when the result is an earlier identical step's ("reused" badge). */
-  reused: boolean;
-  result: ToolResultView | null;
-  /** Seconds the step ran (0 for a reused step), once it has a result. */
-  durationS: number | null;
-  /** What the result says the step produced or reused. */
-  artifactIds: string[];
-  /** The artifacts recorded while the call ran. */
-  artifacts: ArtifactView[];
-  /** The guards that concern this call, in order. */
-  guards: GuardNotice[];
-  /** For a `plan` call: its stages and steps, as they run. */
-  plan?: PlanView;
-  modelCall: number | null;
-  /** When the call started (null when it was refused before it started). */
-  startedAt: string | null;
-  endedAt: string | null;
-  seq: number;
-}
-
-export interface ArtifactItem extends ArtifactView {
-  kind: 'artifact';
-}
-
-export interface GuardItem extends GuardNotice {
-  kind: 'guard';
-}
-
-export interface AnswerItem {
-  kind: 'answer';
-  text: string;
-  /** Ids or names the answer cites that do not exist. */
-  flagged: string[];
-  at: string;
-  seq: number;
-}
-
-export type TurnItem = TextItem | ToolCard | ArtifactItem | GuardItem | AnswerItem;
-
-/** How a turn ended. */
-export interface TurnEnd {
-  status: TurnEndStatus;
-  message: string | null;
-  at: string;
-  seq: number;
-}
-
-/** A change the summarizer made to the thread's memory after a turn. */
-export interface MemoryNotice {
-  status: 'applied' | 'failed';
-  version: number;
-  changes: Record<string, number>;
-  summarizedThrough: number;
-  message: string | null;
-  at: string;
-  seq: number;
-}
-
-export interface TurnView {
-  turnId: string;
-  /** What the user asked ('' when the view began after the turn started). */
-  prompt: string;
-  model: string;
-  rerun: boolean;
-  startedAt: string | null;
-  /** `running` until the turn's end arrives. */
-  status: 'running' | TurnEndStatus;
-  /** The state the turn is in (null before the first). */
-  state: State | null;
-  /** The states entered, in order. */
-  states: StateStep[];
-  items: TurnItem[];
-  /** Context usage per model call, in call order. */
-  context: ContextUsageView[];
-  /** Reason-code and step counters: counted from guards while running, the server's at the end. */
-  counters: Record<string, number>;
-  end: TurnEnd | null;
-  memory: MemoryNotice[];
-}
-
-export interface ThreadView {
-  /** The last sequence number applied (0 before any). */
-  lastSeq: number;
-  turns: TurnView[];
-  /** Every artifact the events recorded, by id (the latest record of each). */
-  artifacts: Readonly<Record<string, ArtifactView>>;
-}
-
-/** The view before any event. */
-export function initialThreadView(): ThreadView {
-  return { lastSeq: 0, turns: [], artifacts: {} };
-}
-
-/** The turn currently running: the last one, if it has not ended. */
-export function activeTurn(view: ThreadView): TurnView | null {
-  const last = view.turns[view.turns.length - 1];
-  return last !== undefined && last.status === 'running' ? last : null;
-}
-
-/** The card of a tool call, wherever it is. */
-export function findCard(view: ThreadView, callId: string): ToolCard | null {
-  for (const turn of view.turns) {
-    for (const item of turn.items) {
-      if (item.kind === 'tool' && item.callId === callId) {
-        return item;
-      }
-    }
-  }
-  return null;
-}
+import { readResult } from './results';
+import type {
+  AnswerItem,
+  ArtifactView,
+  ContextUsageView,
+  GuardNotice,
+  MemoryNotice,
+  PlanView,
+  StateStep,
+  TextItem,
+  ThreadView,
+  ToolCard,
+  TurnView
+} from './view';
 
 function newTurn(turnId: string): TurnView {
   return {
@@ -298,7 +95,11 @@ function shortFingerprint(fingerprint: string): string {
 }
 
 /** The view with `turnId`'s turn replaced by `change(turn)` (the turn is made if new). */
-function withTurn(view: ThreadView, turnId: string, change: (turn: TurnView) => TurnView): ThreadView {
+function withTurn(
+  view: ThreadView,
+  turnId: string,
+  change: (turn: TurnView) => TurnView
+): ThreadView {
   const index = view.turns.findIndex(t => t.turnId === turnId);
   if (index < 0) {
     return { ...view, turns: [...view.turns, change(newTurn(turnId))] };
@@ -309,7 +110,12 @@ function withTurn(view: ThreadView, turnId: string, change: (turn: TurnView) => 
 }
 
 /** The turn with the card of `callId` replaced by `change(card)` (made where it is first mentioned). */
-function withCard(turn: TurnView, callId: string, seq: number, change: (card: ToolCard) => ToolCard): TurnView {
+function withCard(
+  turn: TurnView,
+  callId: string,
+  seq: number,
+  change: (card: ToolCard) => ToolCard
+): TurnView {
   const index = turn.items.findIndex(i => i.kind === 'tool' && i.callId === callId);
   const items = turn.items.slice();
   if (index < 0) {
@@ -346,14 +152,26 @@ function onText(turn: TurnView, e: TextDelta): TurnView {
     const joined: TextItem = { ...last, text: last.text + e.text, lastSeq: e.seq };
     return { ...turn, items: [...turn.items.slice(0, -1), joined] };
   }
-  const block: TextItem = { kind: 'text', text: e.text, modelCall: currentCall(turn), firstSeq: e.seq, lastSeq: e.seq };
+  const block: TextItem = {
+    kind: 'text',
+    text: e.text,
+    modelCall: currentCall(turn),
+    firstSeq: e.seq,
+    lastSeq: e.seq
+  };
   return { ...turn, items: [...turn.items, block] };
 }
 
 function onToolCall(turn: TurnView, e: ToolCallStarted): TurnView {
   const args = e.arguments;
   return withCard(turn, e.call_id, e.seq, card => {
-    const next: ToolCard = { ...card, tool: e.tool, arguments: args, stepKey: e.step_key, startedAt: e.ts };
+    const next: ToolCard = {
+      ...card,
+      tool: e.tool,
+      arguments: args,
+      stepKey: e.step_key,
+      startedAt: e.ts
+    };
     if (typeof args.sql === 'string') {
       next.sql = args.sql;
     }
@@ -413,7 +231,10 @@ function onGuard(turn: TurnView, e: Guarded): TurnView {
     at: e.ts,
     seq: e.seq
   };
-  const counted = { ...turn, counters: { ...turn.counters, [e.reason]: (turn.counters[e.reason] ?? 0) + 1 } };
+  const counted = {
+    ...turn,
+    counters: { ...turn.counters, [e.reason]: (turn.counters[e.reason] ?? 0) + 1 }
+  };
   if (e.call_id !== null) {
     // A refusal comes before the call's card exists (a refused call never starts): the
     // card is made here, and its result fills it in.
@@ -423,13 +244,21 @@ function onGuard(turn: TurnView, e: Guarded): TurnView {
 }
 
 function onAnswer(turn: TurnView, e: AnswerReady): TurnView {
-  const answer: AnswerItem = { kind: 'answer', text: e.text, flagged: e.flagged, at: e.ts, seq: e.seq };
+  const answer: AnswerItem = {
+    kind: 'answer',
+    text: e.text,
+    flagged: e.flagged,
+    at: e.ts,
+    seq: e.seq
+  };
   return { ...turn, items: [...turn.items, answer] };
 }
 
 function onTurnEnded(turn: TurnView, e: TurnEnded): TurnView {
   // A call still running when the turn ended (it was stopped, or failed) gets no result.
-  const items = turn.items.map(i => (i.kind === 'tool' && i.status === 'pending' ? { ...i, status: 'unfinished' as const } : i));
+  const items = turn.items.map(i =>
+    i.kind === 'tool' && i.status === 'pending' ? { ...i, status: 'unfinished' as const } : i
+  );
   return {
     ...turn,
     items,
@@ -496,7 +325,9 @@ function onPlanStep(turn: TurnView, e: PlanStepChanged): TurnView {
     const stages = card.plan.stages.map(stage => ({
       ...stage,
       steps: stage.steps.map(step =>
-        step.id === e.step_id ? { ...step, status: e.status, reused: e.reused, message: e.message } : step
+        step.id === e.step_id
+          ? { ...step, status: e.status, reused: e.reused, message: e.message }
+          : step
       )
     }));
     return { ...card, plan: { ...card.plan, stages } };
@@ -524,7 +355,10 @@ export function reduce(view: ThreadView, event: AnalystEvent): ThreadView {
     case 'tool_result':
       return withTurn(applied, event.turn_id, t => onToolResult(t, event));
     case 'artifact': {
-      const recorded = { ...applied, artifacts: { ...applied.artifacts, [event.artifact_id]: artifactView(event) } };
+      const recorded = {
+        ...applied,
+        artifacts: { ...applied.artifacts, [event.artifact_id]: artifactView(event) }
+      };
       return withTurn(recorded, event.turn_id, t => onArtifact(t, event));
     }
     case 'guard':

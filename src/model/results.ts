@@ -190,7 +190,11 @@ function readDetail(tool: string, r: JsonObject): ResultDetail {
         columns: columns(r.columns),
         sample: objects(r.sample),
         truncated: r.truncated === true,
-        rowCap: cap && { cap: count(cap.cap) ?? 0, kept: count(cap.kept) ?? 0, dropped: count(cap.dropped) ?? 0 },
+        rowCap: cap && {
+          cap: count(cap.cap) ?? 0,
+          kept: count(cap.kept) ?? 0,
+          dropped: count(cap.dropped) ?? 0
+        },
         intentNote: text(r.intent_note),
         note: text(r.note)
       });

@@ -134,7 +134,11 @@ export class SseParser {
   private dispatch(frames: SseFrame[]): void {
     this.lastId = this.idBuffer;
     if (this.hasData) {
-      frames.push({ id: this.idBuffer, event: this.eventType || 'message', data: this.data.join('\n') });
+      frames.push({
+        id: this.idBuffer,
+        event: this.eventType || 'message',
+        data: this.data.join('\n')
+      });
     }
     this.data = [];
     this.hasData = false;

@@ -15,7 +15,7 @@
 
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 
-import { IStepCell } from '../api';
+import { IStepCell } from '../transport/api';
 
 /** The set-up cell's first line, as in exported notebooks. */
 export const SETUP_COMMENT = '# Set-up: the data source this thread queried.';
@@ -31,9 +31,7 @@ const CONNECT = /\banalyst\s*\.\s*connect\s*\(/;
 
 /** Whether a cell's code opens a source with the runtime helper (comments do not count). */
 export function callsConnect(source: string): boolean {
-  return source
-    .split('\n')
-    .some(line => !/^\s*#/.test(line) && CONNECT.test(line));
+  return source.split('\n').some(line => !/^\s*#/.test(line) && CONNECT.test(line));
 }
 
 /** A notebook cell as far as insertion cares. */
@@ -80,11 +78,7 @@ export function cellTexts(model: INotebookModel): ICellText[] {
  * Insert the step's cells below cell `active` of `model` (at the end when it is out of
  * range); the index of the step's cell, the last inserted.
  */
-export function insertStepCells(
-  model: INotebookModel,
-  active: number,
-  step: IStepCell
-): number {
+export function insertStepCells(model: INotebookModel, active: number, step: IStepCell): number {
   const count = model.cells.length;
   const below = active >= 0 && active < count ? active : count - 1;
   const sources = stepCellSources(step, needsSetup(cellTexts(model), below));

@@ -250,7 +250,9 @@ export function embeddedImage(address: string): boolean {
  * @example heldImageText('', 'x.png') === '[image, x.png]'
  */
 export function heldImageText(alt: string, address: string): string {
-  const shown = /^\s*data:/i.test(address) ? `${/^\s*(data:[^,;]*)/i.exec(address)?.[1] ?? 'data:'}…` : address;
+  const shown = /^\s*data:/i.test(address)
+    ? `${/^\s*(data:[^,;]*)/i.exec(address)?.[1] ?? 'data:'}…`
+    : address;
   return `[image${alt ? `: ${alt}` : ''}, ${shown}]`;
 }
 
@@ -297,7 +299,9 @@ class InertPass {
         this.changed++;
       }
     }
-    const href = link ? element.getAttribute('href') ?? element.getAttributeNS(XLINK_NS, 'href') : null;
+    const href = link
+      ? (element.getAttribute('href') ?? element.getAttributeNS(XLINK_NS, 'href'))
+      : null;
     if (href !== null && !href.startsWith('#')) {
       // A link that leaves the page: a new tab, without opener or referrer.
       this._set(element, 'target', '_blank');
@@ -315,7 +319,9 @@ class InertPass {
     if (address === null) {
       return true; // no source: nothing loads
     }
-    image.replaceWith(image.ownerDocument.createTextNode(heldImageText(image.getAttribute('alt') ?? '', address)));
+    image.replaceWith(
+      image.ownerDocument.createTextNode(heldImageText(image.getAttribute('alt') ?? '', address))
+    );
     this.changed++;
     return false;
   }
@@ -330,7 +336,11 @@ class InertPass {
       return true;
     }
     let svg: Element | null = null;
-    for (let parent = image.parentElement; parent !== null && parent !== this._root; parent = parent.parentElement) {
+    for (
+      let parent = image.parentElement;
+      parent !== null && parent !== this._root;
+      parent = parent.parentElement
+    ) {
       if (parent.namespaceURI === SVG_NS && parent.localName === 'svg') {
         svg = parent;
       }
@@ -347,7 +357,11 @@ class InertPass {
   }
 
   /** Whether an attribute stays (an address it keeps is written as the browser reads it). */
-  private _keep(element: Element, attribute: Attr, is: { image: boolean; link: boolean; svg: boolean }): boolean {
+  private _keep(
+    element: Element,
+    attribute: Attr,
+    is: { image: boolean; link: boolean; svg: boolean }
+  ): boolean {
     const name = attribute.localName.toLowerCase();
     const value = attribute.value;
     if (name.startsWith('on') || name.startsWith('data-commandlinker') || ACTING.has(name)) {

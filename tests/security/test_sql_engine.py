@@ -20,7 +20,7 @@ import pytest
 
 from jupyter_analyst.errors import SqlRejected
 from jupyter_analyst.sql import QueryRunner, open_source, prepare_query
-from jupyter_analyst.sql.functions import allowed
+from jupyter_analyst.sql.prepare.functions import allowed
 from jupyter_analyst.sql.model import ClearedQuery
 from jupyter_analyst.sql.sealed import EngineLimits, duckdb_settings
 from jupyter_analyst.testing import sql_step, text_step

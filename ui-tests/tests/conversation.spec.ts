@@ -3,7 +3,7 @@ import type { Locator, Page } from '@playwright/test';
 import { execFileSync } from 'child_process';
 import * as path from 'path';
 
-import { ask, DEMO_ANSWER, DEMO_QUESTION, newThread, openPanel, PANEL_ID, SCREENSHOTS } from './lab';
+import { ask, DEMO_ANSWER, DEMO_QUESTION, newThread, openPanel, SCREENSHOTS } from './lab';
 import { ITcpProxy, startProxy } from './tcpProxy';
 
 /**
@@ -32,9 +32,13 @@ async function askDemo(panel: Locator): Promise<Locator> {
 }
 
 test.describe('the conversation', () => {
-  test('the demo question shows the SQL card, the table, the chart and the answer', async ({ page }) => {
+  test('the demo question shows the SQL card, the table, the chart and the answer', async ({
+    page
+  }) => {
     const panel = await openPanel(page);
-    await expect(panel.locator('.jp-AnalystModel')).toContainText('scripted model (offline, canned replies)');
+    await expect(panel.locator('.jp-AnalystModel')).toContainText(
+      'scripted model (offline, canned replies)'
+    );
     await newThread(panel);
 
     await ask(panel, DEMO_QUESTION);
@@ -51,7 +55,9 @@ test.describe('the conversation', () => {
     // The table preview, rendered as a notebook renders a data frame.
     await expect(sql.locator('.jp-AnalystCard-table table')).toBeVisible();
     await expect(sql.locator('.jp-AnalystCard-table table')).toContainText('Central');
-    await expect(sql.locator('[data-card="artifact"][data-artifact-type="dataset"]')).toContainText('revenue_by_region');
+    await expect(sql.locator('[data-card="artifact"][data-artifact-type="dataset"]')).toContainText(
+      'revenue_by_region'
+    );
 
     const python = first.locator('[data-card="python"]');
     await expect(python).toHaveAttribute('data-status', 'ok');
@@ -71,7 +77,9 @@ test.describe('the conversation', () => {
     await expect(first.locator('[data-card="answer"]')).toHaveCount(1);
     await expect(first.locator('[data-card="text"]')).toHaveCount(1);
     // The state strip went through the turn's states.
-    await expect(first.locator('.jp-AnalystStates-step[data-state="data_fetching"]')).toHaveCount(1);
+    await expect(first.locator('.jp-AnalystStates-step[data-state="data_fetching"]')).toHaveCount(
+      1
+    );
     // Context usage of the model call on hover.
     await expect(sql).toHaveAttribute('title', /Model call \d+: [\d,]+ of [\d,]+ tokens/);
     // The turn over: Stop gone, the prompt has the focus back.
@@ -83,7 +91,9 @@ test.describe('the conversation', () => {
     await python.screenshot({ path: path.join(SCREENSHOTS, 'card-python-chart.png') });
   });
 
-  test('"continue" reuses the steps, with reused badges, and creates no artifact', async ({ page }) => {
+  test('"continue" reuses the steps, with reused badges, and creates no artifact', async ({
+    page
+  }) => {
     const panel = await openPanel(page);
     const threadId = await newThread(panel);
     await askDemo(panel);
@@ -97,7 +107,9 @@ test.describe('the conversation', () => {
     await expect(steps).toHaveCount(2);
     for (const step of await steps.all()) {
       await expect(step).toHaveAttribute('data-reused', 'true');
-      await expect(step.locator('.jp-AnalystCard-header .jp-AnalystBadge-reused')).toHaveText('reused');
+      await expect(step.locator('.jp-AnalystCard-header .jp-AnalystBadge-reused')).toHaveText(
+        'reused'
+      );
     }
     // The artifacts shown are the earlier ones, marked reused.
     const shown = second.locator('[data-card="artifact"]');
@@ -112,7 +124,9 @@ test.describe('the conversation', () => {
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'continue-reused.png') });
   });
 
-  test('a staged plan shows its card with each step done, then each step\'s own card', async ({ page }) => {
+  test("a staged plan shows its card with each step done, then each step's own card", async ({
+    page
+  }) => {
     const panel = await openPanel(page);
     await newThread(panel);
     await ask(panel, 'Orders and revenue per region, side by side');
@@ -121,26 +135,45 @@ test.describe('the conversation', () => {
 
     const plan = first.locator('[data-card="plan"]');
     await expect(plan).toHaveAttribute('data-status', 'ok');
-    await expect(plan.locator('.jp-AnalystPlan-goal')).toHaveText('orders and revenue per region, side by side');
+    await expect(plan.locator('.jp-AnalystPlan-goal')).toHaveText(
+      'orders and revenue per region, side by side'
+    );
     await expect(plan.locator('.jp-AnalystPlan-stage')).toHaveCount(2);
-    await expect(plan.locator('.jp-AnalystPlan-stage').first()).toHaveAttribute('data-mode', 'parallel');
+    await expect(plan.locator('.jp-AnalystPlan-stage').first()).toHaveAttribute(
+      'data-mode',
+      'parallel'
+    );
     for (const id of ['orders', 'revenue', 'side_by_side']) {
       await expect(plan.locator(`[data-step-id="${id}"]`)).toHaveAttribute('data-status', 'ok');
     }
-    await expect(plan.locator('[data-step-id="side_by_side"] .jp-AnalystPlan-needs')).toHaveText('needs orders, revenue');
+    await expect(plan.locator('[data-step-id="side_by_side"] .jp-AnalystPlan-needs')).toHaveText(
+      'needs orders, revenue'
+    );
     await expect(plan.locator('.jp-AnalystCard-summary')).toHaveText('3 of 3 steps succeeded');
     // Each step's own card, with its dataset on it though the two queries ran together.
     const queries = first.locator('[data-card="sql"]');
     await expect(queries).toHaveCount(2);
-    await expect(first.locator('[data-card="sql"]:has([data-artifact-type="dataset"]:has-text("orders_per_region"))')).toHaveCount(1);
-    await expect(first.locator('[data-card="sql"]:has([data-artifact-type="dataset"]:has-text("revenue_per_region"))')).toHaveCount(1);
-    await expect(first.locator('[data-card="python"] .jp-AnalystCard-stdout')).toContainText('revenue_per_order');
+    await expect(
+      first.locator(
+        '[data-card="sql"]:has([data-artifact-type="dataset"]:has-text("orders_per_region"))'
+      )
+    ).toHaveCount(1);
+    await expect(
+      first.locator(
+        '[data-card="sql"]:has([data-artifact-type="dataset"]:has-text("revenue_per_region"))'
+      )
+    ).toHaveCount(1);
+    await expect(first.locator('[data-card="python"] .jp-AnalystCard-stdout')).toContainText(
+      'revenue_per_order'
+    );
 
     await plan.screenshot({ path: path.join(SCREENSHOTS, 'plan-card.png') });
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'plan.png') });
   });
 
-  test('an answer with remote images loads nothing and says where they pointed', async ({ page }) => {
+  test('an answer with remote images loads nothing and says where they pointed', async ({
+    page
+  }) => {
     // Every request to the attacker's host is answered here (nothing leaves the machine)
     // and recorded: the answer must make none.
     const beacons: string[] = [];
@@ -157,13 +190,19 @@ test.describe('the conversation', () => {
     const answer = first.locator('[data-card="answer"]');
     await expect(answer).toContainText('North leads with 1,204.');
     // Each remote image is written as text naming its address, as the server words it.
-    await expect(answer).toContainText('[image: revenue chart, http://attacker.example/beacon.png?d=North-1204]');
-    await expect(answer).toContainText('[image: totals, https://attacker.example/html.png?d=secret]');
+    await expect(answer).toContainText(
+      '[image: revenue chart, http://attacker.example/beacon.png?d=North-1204]'
+    );
+    await expect(answer).toContainText(
+      '[image: totals, https://attacker.example/html.png?d=secret]'
+    );
     // The embedded image is shown, and is the only image.
     const images = answer.locator('img');
     await expect(images).toHaveCount(1);
     await expect(images).toHaveAttribute('src', /^data:image\/png;base64,/);
-    await expect.poll(() => images.evaluate(img => (img as HTMLImageElement).naturalWidth)).toBe(48);
+    await expect
+      .poll(() => images.evaluate(img => (img as HTMLImageElement).naturalWidth))
+      .toBe(48);
     // Links: to the web in a new tab, without opener or referrer; the others are text.
     const report = answer.getByRole('link', { name: 'the report' });
     await expect(report).toHaveAttribute('href', 'https://example.org/report');
@@ -216,7 +255,9 @@ test.describe('the conversation', () => {
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'stop-stopped.png') });
   });
 
-  test('a thread busy with a turn started elsewhere says so and shows that turn', async ({ page }) => {
+  test('a thread busy with a turn started elsewhere says so and shows that turn', async ({
+    page
+  }) => {
     const panel = await openPanel(page);
     const threadId = await newThread(panel);
     // Another tab (here: a plain request) starts a slow turn on the same thread.
@@ -228,7 +269,14 @@ test.describe('the conversation', () => {
       })
       .catch(() => null);
     await expect
-      .poll(async () => ((await (await page.request.get(`analyst/api/threads/${threadId}`)).json()) as { active: boolean }).active)
+      .poll(
+        async () =>
+          (
+            (await (await page.request.get(`analyst/api/threads/${threadId}`)).json()) as {
+              active: boolean;
+            }
+          ).active
+      )
       .toBe(true);
 
     await ask(panel, 'count slowly');
@@ -265,7 +313,9 @@ test.describe('the conversation', () => {
     await expect(first.locator('[data-card="python"]')).toHaveAttribute('data-status', 'pending');
     await expect(first.locator('[data-card="python"]')).toHaveCount(1);
     await expect(first.locator('[data-card="text"]')).toHaveCount(1);
-    await expect(first.locator('[data-card="text"]')).toHaveText('Counting slowly, one number a second.');
+    await expect(first.locator('[data-card="text"]')).toHaveText(
+      'Counting slowly, one number a second.'
+    );
     await expect(first.locator('.jp-AnalystStates-step[data-state="planning"]')).toHaveCount(1);
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'resume-after-reload.png') });
 
@@ -297,7 +347,9 @@ test.describe('the conversation over a network that drops', () => {
     await relay.close();
   });
 
-  test('a lost network in the middle of a turn reconnects from the last event', async ({ page }) => {
+  test('a lost network in the middle of a turn reconnects from the last event', async ({
+    page
+  }) => {
     const panel = await openPanel(page);
     await newThread(panel);
     await ask(panel, 'count slowly');
@@ -318,7 +370,9 @@ test.describe('the conversation over a network that drops', () => {
     await expect(panel.locator('.jp-AnalystTurn')).toHaveCount(1);
     await expect(first.locator('[data-card="python"]')).toHaveCount(1);
     await expect(first.locator('[data-card="text"]')).toHaveCount(1);
-    await expect(first.locator('[data-card="text"]')).toHaveText('Counting slowly, one number a second.');
+    await expect(first.locator('[data-card="text"]')).toHaveText(
+      'Counting slowly, one number a second.'
+    );
     await expect(first.locator('.jp-AnalystStates-end')).toHaveCount(1);
   });
 });

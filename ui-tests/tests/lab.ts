@@ -7,7 +7,7 @@ import { expect, IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 import * as path from 'path';
 
-/** The panel's widget id (src/panel.tsx): its sidebar tab is `[data-id="<id>"]`. */
+/** The panel's widget id (src/widgets/AnalystPanel.tsx): its sidebar tab is `[data-id="<id>"]`. */
 export const PANEL_ID = 'jupyter-analyst-panel';
 /** Each state's screenshot (git-ignored; the README's picture is in docs/images). */
 export const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');

@@ -1,4 +1,4 @@
-import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { expect, test } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 import * as path from 'path';
 
@@ -15,9 +15,16 @@ import { ask, DEMO_QUESTION, newThread, openPanel, SCREENSHOTS } from './lab';
 async function demoThread(panel: Locator): Promise<string> {
   const threadId = await newThread(panel);
   await ask(panel, DEMO_QUESTION);
-  await expect(panel.locator('.jp-AnalystTurn').first()).toHaveAttribute('data-status', 'completed');
+  await expect(panel.locator('.jp-AnalystTurn').first()).toHaveAttribute(
+    'data-status',
+    'completed'
+  );
   return threadId;
 }
+
+/** A step's cell as "Insert as cell" writes it: who wrote it, then the SQL step. */
+const MODEL_WRITTEN_STEP =
+  /^# Written by a language model \(jupyter-analyst\); it runs here, outside the sandbox: read it first\.\nrevenue_by_region = analyst\.sql\("""/;
 
 test.describe('into the notebook', () => {
   test('"Insert as cell" puts the SQL step into the open notebook, and it runs to its DataFrame', async ({
@@ -47,7 +54,8 @@ test.describe('into the notebook', () => {
     await expect(notebook.locator('.jp-Cell')).toHaveCount(3);
     expect(await page.notebook.getCellTextInput(1)).toContain('analyst.connect(');
     const step = await page.notebook.getCellTextInput(2);
-    expect(step).toMatch(/^revenue_by_region = analyst\.sql\("""/);
+    // The step, under the line that says the model wrote it and that it runs unsandboxed.
+    expect(step).toMatch(MODEL_WRITTEN_STEP);
     expect(step).toMatch(/date_trunc\('month'/i);
     // The step's cell is the active one.
     await expect(notebook.locator('.jp-Cell').nth(2)).toHaveClass(/jp-mod-active/);
@@ -63,7 +71,7 @@ test.describe('into the notebook', () => {
     // A second insert: the notebook now connects above, so no second set-up cell.
     await insert.click();
     await expect(notebook.locator('.jp-Cell')).toHaveCount(4);
-    expect(await page.notebook.getCellTextInput(3)).toMatch(/^revenue_by_region = analyst\.sql/);
+    expect(await page.notebook.getCellTextInput(3)).toMatch(MODEL_WRITTEN_STEP);
 
     await page.screenshot({ path: path.join(SCREENSHOTS, 'insert-as-cell.png') });
   });
@@ -87,7 +95,9 @@ test.describe('into the notebook', () => {
     await expect(summary).toContainText(threadId);
     // The data version the thread's turn read, not "not recorded".
     await expect(summary).not.toContainText('not recorded');
-    await expect(audit.locator('.jp-CodeCell').filter({ hasText: 'analyst.sql(' }).first()).toBeVisible();
+    await expect(
+      audit.locator('.jp-CodeCell').filter({ hasText: 'analyst.sql(' }).first()
+    ).toBeVisible();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'audit-notebook.png') });
 
     // Its tab closed (disposed: its kernel's start may have changed the notebook's
@@ -97,7 +107,9 @@ test.describe('into the notebook', () => {
         widget.dispose();
       }
     });
-    await expect(page.locator('#jp-main-dock-panel .lm-TabBar-tab').filter({ hasText: file })).toHaveCount(0);
+    await expect(
+      page.locator('#jp-main-dock-panel .lm-TabBar-tab').filter({ hasText: file })
+    ).toHaveCount(0);
     await actions.getByRole('button', { name: 'Export' }).click();
     const link = actions.locator('.jp-AnalystThreadActions-path');
     await expect(link).toHaveText(new RegExp(`^analyst/.*-${threadId.slice(-8)}\\.ipynb$`));
@@ -113,7 +125,9 @@ test.describe('into the notebook', () => {
     const report = actions.locator('.jp-AnalystVerify');
     await expect(report).toBeVisible({ timeout: 120 * 1000 });
     await expect(report).toHaveAttribute('data-ok', 'true');
-    await expect(report.locator('.jp-AnalystVerify-verdict')).toContainText(/All \d+ artifacts matched/);
+    await expect(report.locator('.jp-AnalystVerify-verdict')).toContainText(
+      /All \d+ artifacts matched/
+    );
     const rows = report.locator('tbody tr');
     expect(await rows.count()).toBeGreaterThanOrEqual(2);
     for (const row of await rows.all()) {
@@ -140,13 +154,16 @@ test.describe('into the notebook', () => {
     await expect(panel.locator('.jp-AnalystConversation-body')).toBeHidden();
 
     const reply = await page.request.get(`analyst/api/threads/${threadId}/artifacts`);
-    const inventory = ((await reply.json()) as { artifacts: { artifact_id: string; type: string }[] })
-      .artifacts;
+    const inventory = (
+      (await reply.json()) as { artifacts: { artifact_id: string; type: string }[] }
+    ).artifacts;
     const items = view.locator('.jp-AnalystInventory-item');
     await expect(items).toHaveCount(inventory.length);
     const dataset = view.locator('.jp-AnalystInventory-item[data-artifact-type="dataset"]');
     await expect(dataset).toContainText('revenue_by_region');
-    await expect(dataset.locator('.jp-AnalystInventory-item-fingerprint')).toHaveText(/^[0-9a-f]{12}$/);
+    await expect(dataset.locator('.jp-AnalystInventory-item-fingerprint')).toHaveText(
+      /^[0-9a-f]{12}$/
+    );
     await expect(dataset).toContainText(/step call_/);
     const chart = view.locator('.jp-AnalystInventory-item[data-artifact-type="image"]').first();
     await expect(chart).toBeVisible();
@@ -155,13 +172,17 @@ test.describe('into the notebook', () => {
     // Filter: images only.
     await view.getByRole('combobox').selectOption('image');
     await expect(items).toHaveCount(inventory.filter(a => a.type === 'image').length);
-    await expect(view.locator('.jp-AnalystInventory-item[data-artifact-type="dataset"]')).toHaveCount(0);
+    await expect(
+      view.locator('.jp-AnalystInventory-item[data-artifact-type="dataset"]')
+    ).toHaveCount(0);
 
     // The chart's preview, rendered by rendermime as a notebook shows an image.
     await chart.getByRole('button', { name: 'Preview' }).click();
     const image = chart.locator('.jp-AnalystMimeView img');
     await expect(image).toBeVisible();
-    await expect.poll(() => image.evaluate(img => (img as HTMLImageElement).naturalWidth)).toBeGreaterThan(0);
+    await expect
+      .poll(() => image.evaluate(img => (img as HTMLImageElement).naturalWidth))
+      .toBeGreaterThan(0);
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'artifacts-chart-preview.png') });
 
     // Download: the bytes through the API client, saved under the artifact's name.

@@ -4,9 +4,7 @@ import * as path from 'path';
 import { PANEL_ID, SCREENSHOTS } from './lab';
 
 test.describe('the Data analyst panel', () => {
-  test('a new thread on sales answers the demo question, streamed', async ({
-    page
-  }) => {
+  test('a new thread on sales answers the demo question, streamed', async ({ page }) => {
     await page.sidebar.openTab(PANEL_ID);
     const panel = page.locator(`#${PANEL_ID}`);
     await expect(panel).toBeVisible();
@@ -30,9 +28,9 @@ test.describe('the Data analyst panel', () => {
     );
     await expect(panel.locator('.jp-AnalystTurn')).toHaveAttribute('data-status', 'completed');
     // Each streamed stretch of text once: the first events of the blocks shown are distinct.
-    const seqs = await panel.locator('[data-seq]').evaluateAll(items =>
-      items.map(item => item.getAttribute('data-seq'))
-    );
+    const seqs = await panel
+      .locator('[data-seq]')
+      .evaluateAll(items => items.map(item => item.getAttribute('data-seq')));
     expect(new Set(seqs).size).toBe(seqs.length);
     await expect(panel.locator('.jp-AnalystConversation-status')).toHaveCount(0);
 
@@ -41,7 +39,7 @@ test.describe('the Data analyst panel', () => {
 });
 
 test.describe('the panel in the dark theme', () => {
-  test('follows JupyterLab\'s theme through its CSS variables', async ({ page }) => {
+  test("follows JupyterLab's theme through its CSS variables", async ({ page }) => {
     await page.sidebar.openTab(PANEL_ID);
     const panel = page.locator(`#${PANEL_ID}`);
     await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');

@@ -15,7 +15,9 @@ const BASE_URL = `http://127.0.0.1:${process.env.ANALYST_UI_USERS_PORT}/`;
 
 /** The JupyterLab app the galata server configuration exposes to the page. */
 type LabWindow = Window & {
-  jupyterapp?: { commands: { hasCommand(id: string): boolean; execute(id: string): Promise<unknown> } };
+  jupyterapp?: {
+    commands: { hasCommand(id: string): boolean; execute(id: string): Promise<unknown> };
+  };
 };
 
 /**
@@ -26,7 +28,9 @@ async function showPanel(page: Page): Promise<Locator> {
   await page.waitForFunction(
     () => (window as LabWindow).jupyterapp?.commands.hasCommand('jupyter-analyst:open') === true
   );
-  await page.evaluate(() => (window as LabWindow).jupyterapp!.commands.execute('jupyter-analyst:open'));
+  await page.evaluate(() =>
+    (window as LabWindow).jupyterapp!.commands.execute('jupyter-analyst:open')
+  );
   const panel = page.locator(`#${PANEL_ID}`);
   await expect(panel).toBeVisible();
   return panel;
@@ -64,7 +68,7 @@ async function newThread(user: IUser, title: string): Promise<string> {
   return id;
 }
 
-test('a second user\'s thread is not listed, nor readable by its id', async ({ browser }) => {
+test("a second user's thread is not listed, nor readable by its id", async ({ browser }) => {
   const alice = await signIn(browser, 'alice');
   const aliceThread = await newThread(alice, 'Alice’s revenue');
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ...artifacts import ArtifactStore
 from ...kernel.outputs import OutputCaps
-from ...sql.preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
+from ...sql import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
 from ..dataflow import rebound_names
 from .bindings import Binding, NameLedger, python_bindings
 from .rehydrate import Rehydration

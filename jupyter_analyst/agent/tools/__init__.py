@@ -18,7 +18,7 @@ from .contract import (
 )
 from .find import FIND
 from .metadata import DESCRIBE_TABLE, LIST_ARTIFACTS, LIST_TABLES, READ_CELLS
-from .outcome import CallContext, StepOutcome, StepPlan, clip
+from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
 from .plan import PLAN
 from .run_python import RUN_PYTHON
 from .run_sql import RUN_SQL
@@ -36,7 +36,7 @@ TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in BUILTIN)
 TOOLS: list[dict] = [spec.schema() for spec in BUILTIN]
 
 __all__ = [
-    "BUILTIN", "TOOLS", "TOOL_NAMES", "CallContext", "CallHost", "StepOutcome", "StepPlan", "ToolBox", "ToolSpec",
+    "BUILTIN", "MODEL_TEXT_CAP", "TOOLS", "TOOL_NAMES", "CallContext", "CallHost", "StepOutcome", "StepPlan", "ToolBox", "ToolSpec",
     "clip", "normalize_arguments", "normalize_arguments_verbose", "register", "registered", "spec_of",
     "tool_schemas", "tool_states", "unregister",
 ]

@@ -18,7 +18,7 @@ from ...kernel.outputs import collect
 from ..environment.bindings import inputs_of
 from ..guards.payloads import check_python_code
 from .contract import EXPECT, ToolSpec
-from .outcome import CallContext, StepOutcome, StepPlan, clip
+from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
 from .run_sql import staging
 
 if TYPE_CHECKING:
@@ -68,22 +68,9 @@ async def run_python(env: ThreadEnvironment, args: dict[str, Any], ctx: CallCont
             f"the step did not run: {exc.message}", reason="kernel_start_failed",
             hint="nothing it would define exists; the next run_python starts a kernel again",
         ) from exc
-    execution = await kernel.execute(args["code"], timeout=env.python_timeout_s)
+    execution = await kernel.execute(args["code"], timeout=env.python_timeout_s, caps=env.output_caps)
     env.python_executed(args["code"], key, ok=execution.status == "ok")
-    note = None
-    if execution.status == "died":
-        cause = f" ({execution.error.evalue})" if execution.error else ""
-        note = (
-            f"The kernel died while running this step{cause}; a fresh kernel was started, and the "
-            "thread's datasets and earlier results are restored in it as later steps read them."
-        )
-        try:
-            await env.restart_kernel()
-        except KernelError as exc:
-            note = (f"The kernel died while running this step{cause}, and a fresh one could not be "
-                    f"started ({exc.message}); the next run_python starts a kernel again.")
-    elif execution.status == "timeout":
-        note = f"The step ran past {env.python_timeout_s:g} s and was interrupted."
+    note = await _kernel_note(env, execution)
     made: list[tuple[Artifact, bool]] = []
     refused: list[tuple[str, str]] = list(execution.refused_files)
     refusal: str | None = None
@@ -108,8 +95,10 @@ async def run_python(env: ThreadEnvironment, args: dict[str, Any], ctx: CallCont
         payload["stderr"] = clip(execution.stderr, 1_000)
     if execution.result is not None:
         payload["result"] = clip(execution.result, 2_000)
+    if execution.notes:
+        payload["output_notes"] = [clip(n, 300) for n in execution.notes[:10]]
     if execution.error is not None:
-        payload["error"] = {"reason": "python_error", "message": execution.error.short()}
+        payload["error"] = {"reason": "python_error", "message": clip(execution.error.short(), MODEL_TEXT_CAP)}
     if note:
         payload["error"] = {"reason": f"kernel_{execution.status}", "message": note}
     status: Literal["ok", "error"] = "ok" if execution.status == "ok" else "error"
@@ -117,6 +106,37 @@ async def run_python(env: ThreadEnvironment, args: dict[str, Any], ctx: CallCont
     return StepOutcome(
         status=status, result=payload, step_key=key, artifacts=made, notebook_outputs=text_outputs
     )
+
+
+
+async def _kernel_note(env: ThreadEnvironment, execution: Any) -> str | None:
+    """What the model is told when the step did not end normally (the kernel died, the step
+    timed out, or left something running); a kernel that died or was stopped is replaced."""
+    if execution.status == "died":
+        cause = f" ({execution.error.evalue})" if execution.error else ""
+        try:
+            await env.restart_kernel()
+        except KernelError as exc:
+            return (f"The kernel died while running this step{cause}, and a fresh one could not be "
+                    f"started ({exc.message}); the next run_python starts a kernel again.")
+        return (
+            f"The kernel died while running this step{cause}; a fresh kernel was started, and the "
+            "thread's datasets and earlier results are restored in it as later steps read them."
+        )
+    if execution.status == "timeout":
+        return f"The step ran past {env.python_timeout_s:g} s and was interrupted."
+    if execution.status == "runaway":
+        note = (
+            f"The kernel was stopped after this step: {execution.stopped}. Its files and figures were not "
+            "stored, and a fresh kernel was started; the thread's datasets and earlier results are restored in "
+            "it as later steps read them. A step must not leave threads, timers or processes running."
+        )
+        try:
+            await env.restart_kernel()
+        except KernelError as exc:
+            note += f" (A fresh kernel could not be started: {exc.message}; the next run_python starts one.)"
+        return note
+    return None
 
 
 def _collect_outputs(

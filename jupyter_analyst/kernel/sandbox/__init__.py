@@ -44,7 +44,8 @@ KERNEL_UID_FIRST = 900_000_000
 ENV_ALLOW = frozenset({
     "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONHASHSEED", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
     "SOURCE_DATE_EPOCH", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_MAX_THREADS",
-    "VECLIB_MAXIMUM_THREADS", "MPLBACKEND", "JPY_SESSION_NAME",
+    "VECLIB_MAXIMUM_THREADS", "MPLBACKEND", "JPY_SESSION_NAME", "OPENBLAS_THREAD_TIMEOUT", "OMP_WAIT_POLICY",
+    "KMP_BLOCKTIME",
 })
 
 
@@ -57,6 +58,8 @@ class SandboxPolicy(BaseModel):
     """Memory for the kernel and its children (cgroup; address space without a cgroup)."""
     cpu_seconds: int = Field(3600, ge=1)
     """CPU time of one kernel process before it is stopped (RLIMIT_CPU)."""
+    message_mb: int = Field(64, ge=1)
+    """The largest message the host reads from the kernel (see relay.py): past it, cut."""
     processes: int = Field(256, ge=8)
     """Processes and threads (cgroup pids.max; RLIMIT_NPROC as a backstop)."""
     file_size_mb: int = Field(1024, ge=1)

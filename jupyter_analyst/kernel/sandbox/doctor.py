@@ -9,8 +9,8 @@ import sys
 
 from pydantic import BaseModel
 
-from . import seccomp
-from .cgroups import cgroup_support
+from . import quiescence, seccomp
+from .cgroups import cgroup_support, freezer_support
 from .identity import leases_in_use
 from ..outputs import OutputCaps
 from .reach import remedy
@@ -77,8 +77,21 @@ def run_checks(policy: SandboxPolicy | None = None, caps: OutputCaps | None = No
         "namespaces, use io_uring, open netlink sockets...",
         fix=None if seccomp.supported() else "run on x86_64 or aarch64",
     ))
+    checks.append(_step_end())
     checks.append(Check(name="output caps", ok=True, detail=caps.describe()))
     return checks
+
+
+def _step_end() -> Check:
+    """Whether a step's end is checked from outside the kernel, and the kernel frozen between steps."""
+    freezer = freezer_support()
+    if freezer is None or not quiescence.supported():
+        why = "no writable cgroup" if freezer is None else "this machine's system calls are not known here"
+        return Check(name="step end checked from outside", ok=False,
+                     detail=f"{why}: the kernel's own word ends a step, and a thread a step leaves runs on",
+                     fix="run as root or delegate a cgroup to this user" if freezer is None else "run on x86_64 or aarch64")
+    return Check(name="step end checked from outside", ok=True,
+                 detail=f"in /proc at each step's end; the kernel is frozen between steps ({freezer})")
 
 
 def _identity(policy: SandboxPolicy) -> Check:

@@ -7,8 +7,10 @@ server's included, starts sandboxed kernels unchanged.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable
@@ -19,9 +21,10 @@ from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 from pydantic import BaseModel
 
-from . import seccomp
+from . import quiescence, seccomp
 from .cgroups import KernelCgroup
 from .identity import KernelIdentity, lease
+from .relay import Relay
 from . import (
     NO_BWRAP_WARNING,
     SandboxPolicy,
@@ -54,6 +57,7 @@ class SandboxProvisioner(LocalProvisioner):
     sandboxed: bool = False
     sockets_dir: str | None = None
     identity: KernelIdentity | None = None
+    relay: Relay | None = None
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
         """Put the kernel's ZMQ sockets and its connection file in a private folder, over ipc.
@@ -61,8 +65,11 @@ class SandboxProvisioner(LocalProvisioner):
         The sandbox has no network, so TCP cannot reach it; the server's runtime folder
         (which holds other kernels' connection files) must not be mounted into it. The
         folder is the host's: the kernel may write only its ``s/`` folder of sockets and
-        reads the connection file through a read-only mount, so nothing the host writes
+        reads its connection file through a read-only mount, so nothing the host writes
         there on a restart can be redirected by the kernel.
+
+        The kernel's connection file is not the host's: it binds its sockets at addresses of
+        its own, and the host's clients connect to the relay's (relay.py).
         """
         km = self.parent
         if km is not None:
@@ -100,9 +107,10 @@ class SandboxProvisioner(LocalProvisioner):
                 # What an earlier kernel of the thread left (another uid) becomes this one's;
                 # links are changed themselves, never what they point to.
                 chown_tree(workdir, *ids)
-                if sockets is not None and connection_file is not None:
-                    os.chown(sockets, *ids)
-                    os.chown(connection_file, *ids)  # 0600: only the kernel (and root) read the key
+            if connection_file is not None and sockets is not None:
+                connection_file = await self._relay(connection_file, sockets, ids, policy.message_mb * 2**20)
+                cmd = [str(connection_file) if arg == self.parent.connection_file else arg for arg in cmd]
+                private = [connection_file]
             self.cgroup = KernelCgroup.create(memory_mb=policy.memory_mb, processes=policy.processes)
             confine: list[Callable[[], None]] = [self.cgroup.join] if self.cgroup is not None else []
             if bwrap is not None:
@@ -133,6 +141,9 @@ class SandboxProvisioner(LocalProvisioner):
             if self.cgroup is not None:
                 self.cgroup.destroy()
                 self.cgroup = None
+            if self.relay is not None:
+                await self.relay.stop()
+                self.relay = None
             if self.identity is not None:
                 self._end_identity(keep=False)
             raise
@@ -140,7 +151,35 @@ class SandboxProvisioner(LocalProvisioner):
             if filter_fd is not None:
                 os.close(filter_fd)
 
+    async def _relay(self, host_file: Path, sockets: Path, ids: tuple[int, int] | None, limit: int) -> Path:
+        """The kernel's own connection file, its sockets at ``kernel-<port>``; the host's
+        addresses (``k-<port>``) made now, by the relay.
+
+        The socket folder becomes root's, sticky, writable by the kernel's group: the kernel
+        binds its sockets there but cannot remove or replace the relay's.
+        """
+        info = json.loads(host_file.read_text())
+        own = dict(info, ip=f"{sockets}/kernel")
+        kernel_file = host_file.with_name("kernel.json")
+        fd = os.open(kernel_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(own, fh)
+        if ids is not None:
+            os.chown(kernel_file, *ids)  # 0600: only the kernel (and root) read the key
+            os.chown(sockets, os.getuid(), ids[1])
+            os.chmod(sockets, 0o1770)
+        ports = [info[f"{channel}_port"] for channel in ("shell", "iopub", "stdin", "control", "hb")]
+        self.relay = Relay(limit)
+        await self.relay.start((f"{info['ip']}-{port}", f"{own['ip']}-{port}") for port in ports)
+        return kernel_file
+
+    def take_cut(self) -> int:
+        """How many of the kernel's messages the relay cut since it was last asked."""
+        return self.relay.take_cut() if self.relay is not None else 0
+
     _baseline: set[int] | None = None
+    _idle: quiescence.View | None = None
+    _rested: quiescence.View | None = None
 
     def reap_strays(self) -> int:
         """Kill processes a cell left behind in the sandbox; returns how many.
@@ -163,9 +202,50 @@ class SandboxProvisioner(LocalProvisioner):
                 pass
         return len(strays)
 
+    async def settle(self, within_s: float = 2.0) -> str | None:
+        """Why something of the last step still runs in the kernel; ``None`` when nothing does.
+
+        The first call (right after the set-up cell) records the kernel's idle shape, which
+        later calls compare against (see quiescence.py). Without a cgroup (whose process list
+        the host trusts) or on a machine whose system calls are not known, nothing is told.
+        """
+        if self.cgroup is None or not quiescence.supported():
+            return None
+        if self._idle is None:
+            self._idle = self._rested = await quiescence.idle_shape(self.cgroup.pids)
+            return None
+        why, view = await quiescence.settle(self.cgroup.pids, self._idle, self._rested, within_s=within_s)
+        if why is None:
+            self._rested = view
+        return why
+
+    def pause(self) -> bool:
+        """Freeze the kernel until :meth:`resume` (nothing of it runs meanwhile); whether it is."""
+        return self.cgroup.freeze() if self.cgroup is not None else False
+
+    def resume(self) -> None:
+        """Let a frozen kernel run again."""
+        if self.cgroup is not None and self.cgroup.frozen:
+            self.cgroup.thaw()
+
+    async def send_signal(self, signum: int) -> None:
+        try:
+            await super().send_signal(signum)
+        finally:
+            # A frozen kernel handles neither until it is thawed; a kill reaches all of its
+            # processes first, so nothing of it runs in between.
+            if signum == signal.SIGKILL and self.cgroup is not None:
+                self.cgroup.kill()
+            elif signum == signal.SIGTERM:
+                self.resume()
+
     async def cleanup(self, restart: bool = False) -> None:
         self._baseline = None
+        self._idle = self._rested = None
         await super().cleanup(restart=restart)
+        if self.relay is not None:
+            await self.relay.stop()
+            self.relay = None
         if self.cgroup is not None:
             self.cgroup.destroy()
             self.cgroup = None

@@ -1,18 +1,9 @@
 import * as React from 'react';
 
-import {
-  AnalystApiError,
-  IArtifact,
-  IMimeBundle
-} from '../../api';
 import { useAnalyst } from '../../context';
-import {
-  canPreview,
-  downloadName,
-  formatSize,
-  formatWhen,
-  shortFingerprint
-} from './format';
+import { useDownload, useInventory, useInventoryPreview } from '../../hooks/useInventory';
+import type { IArtifact } from '../../transport/api';
+import { canPreview, downloadName, formatSize, formatWhen, shortFingerprint } from './format';
 import { MimeView } from './MimeView';
 
 /** The artifact types of the inventory, for the filter ('' is all of them). */
@@ -23,24 +14,10 @@ export const ARTIFACT_TYPES: ReadonlyArray<IArtifact['type']> = [
   'text'
 ];
 
-/** Rows of a dataset's preview. */
-const PREVIEW_ROWS = 20;
-
 export interface IArtifactsPanelProps {
   threadId: string;
   /** A turn is running: the inventory is read again when it ends. */
   running: boolean;
-}
-
-type Loaded<T> =
-  | { state: 'loading' }
-  | { state: 'ready'; value: T }
-  | { state: 'failed'; error: AnalystApiError };
-
-function asApiError(reason: unknown): AnalystApiError {
-  return reason instanceof AnalystApiError
-    ? reason
-    : new AnalystApiError(0, { message: String(reason), reason: null, hint: null });
 }
 
 /**
@@ -49,29 +26,9 @@ function asApiError(reason: unknown): AnalystApiError {
  * notebook outputs; a download of the bytes.
  */
 export function ArtifactsPanel({ threadId, running }: IArtifactsPanelProps): JSX.Element {
-  const { client } = useAnalyst();
   const [type, setType] = React.useState<IArtifact['type'] | ''>('');
-  const [inventory, setInventory] = React.useState<Loaded<IArtifact[]>>({
-    state: 'loading'
-  });
+  const inventory = useInventory(threadId, type, running);
   const [open, setOpen] = React.useState<string | null>(null);
-
-  React.useEffect(() => {
-    if (running) {
-      return; // read once the turn has ended, with all it made
-    }
-    let current = true;
-    setInventory(previous =>
-      previous.state === 'ready' ? previous : { state: 'loading' }
-    );
-    client
-      .artifacts(threadId, type || undefined)
-      .then(value => current && setInventory({ state: 'ready', value }))
-      .catch(reason => current && setInventory({ state: 'failed', error: asApiError(reason) }));
-    return () => {
-      current = false;
-    };
-  }, [client, threadId, type, running]);
 
   return (
     <section className="jp-AnalystArtifacts" aria-label="Artifacts">
@@ -91,9 +48,7 @@ export function ArtifactsPanel({ threadId, running }: IArtifactsPanelProps): JSX
             ))}
           </select>
         </label>
-        {running && (
-          <span className="jp-AnalystArtifacts-note">updated when the turn ends</span>
-        )}
+        {running && <span className="jp-AnalystArtifacts-note">updated when the turn ends</span>}
       </div>
       {inventory.state === 'loading' && (
         <p className="jp-AnalystArtifacts-empty">Loading the inventory…</p>
@@ -116,9 +71,7 @@ export function ArtifactsPanel({ threadId, running }: IArtifactsPanelProps): JSX
               artifact={artifact}
               open={open === artifact.artifact_id}
               onToggle={() =>
-                setOpen(current =>
-                  current === artifact.artifact_id ? null : artifact.artifact_id
-                )
+                setOpen(current => (current === artifact.artifact_id ? null : artifact.artifact_id))
               }
             />
           ))}
@@ -136,30 +89,10 @@ interface IArtifactItemProps {
 
 /** One artifact: its line of facts, Preview and Download, and the preview when open. */
 function ArtifactItem({ artifact, open, onToggle }: IArtifactItemProps): JSX.Element {
-  const { client } = useAnalyst();
-  const [downloading, setDownloading] = React.useState(false);
-  const [error, setError] = React.useState<AnalystApiError | null>(null);
-
-  const download = async (): Promise<void> => {
-    setDownloading(true);
-    setError(null);
-    try {
-      // Through the client (token and XSRF headers), then a link to the bytes in memory.
-      const blob = await client.artifactContent(artifact.artifact_id);
-      const url = URL.createObjectURL(blob);
-      const link = document.createElement('a');
-      link.href = url;
-      link.download = downloadName(artifact);
-      document.body.appendChild(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 0);
-    } catch (reason) {
-      setError(asApiError(reason));
-    } finally {
-      setDownloading(false);
-    }
-  };
+  const { downloading, error, download } = useDownload(
+    artifact.artifact_id,
+    downloadName(artifact)
+  );
 
   return (
     <li
@@ -215,18 +148,8 @@ function ArtifactItem({ artifact, open, onToggle }: IArtifactItemProps): JSX.Ele
 
 /** An artifact's preview from the server, rendered as a notebook output. */
 function ArtifactPreview({ artifactId }: { artifactId: string }): JSX.Element {
-  const { client, rendermime } = useAnalyst();
-  const [preview, setPreview] = React.useState<Loaded<IMimeBundle>>({ state: 'loading' });
-
-  React.useEffect(() => {
-    let current = true;
-    client.preview(artifactId, PREVIEW_ROWS)
-      .then(value => current && setPreview({ state: 'ready', value }))
-      .catch(reason => current && setPreview({ state: 'failed', error: asApiError(reason) }));
-    return () => {
-      current = false;
-    };
-  }, [client, artifactId]);
+  const { rendermime } = useAnalyst();
+  const preview = useInventoryPreview(artifactId);
 
   return (
     <div className="jp-AnalystInventory-item-preview">

@@ -2,7 +2,7 @@ import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import * as React from 'react';
 
-import { IMimeBundle } from '../../api';
+import type { IMimeBundle } from '../../transport/api';
 
 export interface IMimeViewProps {
   bundle: IMimeBundle;
@@ -17,7 +17,10 @@ export interface IMimeViewProps {
  */
 export function MimeView({ bundle, rendermime }: IMimeViewProps): JSX.Element {
   const host = React.useRef<HTMLDivElement>(null);
-  const mimeType = rendermime?.preferredMimeType(bundle.data as IRenderMime.IMimeModel['data'], 'ensure');
+  const mimeType = rendermime?.preferredMimeType(
+    bundle.data as IRenderMime.IMimeModel['data'],
+    'ensure'
+  );
 
   React.useEffect(() => {
     const node = host.current;

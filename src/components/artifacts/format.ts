@@ -1,6 +1,6 @@
 /** How artifacts are shown in a narrow sidebar: short fingerprints, sizes, file names. */
 
-import { IArtifact } from '../../api';
+import type { IArtifact } from '../../transport/api';
 
 /**
  * The first 12 hex digits of a fingerprint (`sha256:…`), as `jupyter analyst verify`

@@ -1,7 +1,7 @@
 import * as React from 'react';
 
-import { artifactMetadata, useLoaded } from '../../artifactCache';
 import { useAnalyst } from '../../context';
+import { useArtifactMetadata } from '../../hooks/useArtifact';
 import type { ArtifactView } from '../../model';
 import { ReusedBadge } from './Badges';
 
@@ -29,9 +29,10 @@ export interface IArtifactCardProps {
 /** One artifact: name, type, size, short fingerprint, "reused", open and download. */
 export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Element {
   const { client } = useAnalyst();
-  const meta = useLoaded(artifact.artifactId, () => artifactMetadata(client, artifact.artifactId));
+  const meta = useArtifactMetadata(artifact.artifactId);
   const known = meta.state === 'ready' ? meta.value : null;
-  const fingerprint = artifact.shortFingerprint || (known?.fingerprint ?? '').replace(/^sha256:/, '').slice(0, 12);
+  const fingerprint =
+    artifact.shortFingerprint || (known?.fingerprint ?? '').replace(/^sha256:/, '').slice(0, 12);
   const url = client.artifactContentUrl(artifact.artifactId);
   const fileName = artifact.name.split('/').pop() ?? artifact.name;
   return (
@@ -48,7 +49,10 @@ export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Elem
       <span className="jp-AnalystArtifact-type">{artifact.artifactType}</span>
       {known && <span className="jp-AnalystArtifact-size">{formatSize(known.size)}</span>}
       {fingerprint && (
-        <code className="jp-AnalystArtifact-fingerprint" title={artifact.fingerprint || known?.fingerprint}>
+        <code
+          className="jp-AnalystArtifact-fingerprint"
+          title={artifact.fingerprint || known?.fingerprint}
+        >
           {fingerprint}
         </code>
       )}
@@ -63,7 +67,12 @@ export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Elem
       >
         Open
       </a>
-      <a className="jp-AnalystArtifact-download" href={url} download={fileName} aria-label={`Download ${artifact.name}`}>
+      <a
+        className="jp-AnalystArtifact-download"
+        href={url}
+        download={fileName}
+        aria-label={`Download ${artifact.name}`}
+      >
         Download
       </a>
     </div>

@@ -1,7 +1,6 @@
 import * as React from 'react';
 
-import { artifactPreview, useLoaded } from '../../artifactCache';
-import { useAnalyst } from '../../context';
+import { useArtifactPreview } from '../../hooks/useArtifact';
 import { MimeOutput } from '../MimeOutput';
 
 export interface IArtifactPreviewProps {
@@ -12,8 +11,7 @@ export interface IArtifactPreviewProps {
 
 /** An artifact as a notebook output shows it: a dataset's first rows, an image. */
 export function ArtifactPreview({ artifactId, label }: IArtifactPreviewProps): JSX.Element {
-  const { client } = useAnalyst();
-  const preview = useLoaded(artifactId, () => artifactPreview(client, artifactId));
+  const preview = useArtifactPreview(artifactId);
   return (
     <div
       className="jp-AnalystPreview"
@@ -22,9 +20,13 @@ export function ArtifactPreview({ artifactId, label }: IArtifactPreviewProps): J
       role="group"
       aria-label={label}
     >
-      {preview.state === 'loading' && <div className="jp-AnalystPreview-loading">Loading the {label}…</div>}
+      {preview.state === 'loading' && (
+        <div className="jp-AnalystPreview-loading">Loading the {label}…</div>
+      )}
       {preview.state === 'failed' && (
-        <div className="jp-AnalystPreview-failed">The {label} cannot be shown: {preview.message}</div>
+        <div className="jp-AnalystPreview-failed">
+          The {label} cannot be shown: {preview.message}
+        </div>
       )}
       {preview.state === 'ready' && <MimeOutput bundle={preview.value} />}
     </div>

@@ -5,7 +5,13 @@ import { ArtifactCard } from './ArtifactCard';
 import { ArtifactPreview } from './ArtifactPreview';
 
 /** A chart a step drew: the image as a notebook shows it, and the artifact it is stored as. */
-export function ChartCard({ artifact, reused }: { artifact: ArtifactView; reused: boolean }): JSX.Element {
+export function ChartCard({
+  artifact,
+  reused
+}: {
+  artifact: ArtifactView;
+  reused: boolean;
+}): JSX.Element {
   return (
     <figure
       className="jp-AnalystChart"

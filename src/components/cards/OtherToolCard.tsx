@@ -8,7 +8,11 @@ import { ToolError } from './ToolError';
 function summary(detail: ResultDetail): string | null {
   switch (detail.kind) {
     case 'tables':
-      return detail.tables.map(t => (t.rows === undefined ? t.name : `${t.name} (${t.rows.toLocaleString('en-US')} rows)`)).join(', ');
+      return detail.tables
+        .map(t =>
+          t.rows === undefined ? t.name : `${t.name} (${t.rows.toLocaleString('en-US')} rows)`
+        )
+        .join(', ');
     case 'describe':
       return `${detail.name ?? ''}: ${detail.columns.map(c => c.name).join(', ')}`;
     case 'artifacts':

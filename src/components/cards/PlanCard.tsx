@@ -17,7 +17,9 @@ function PlanStepRow({ step }: { step: PlanStepItem }): JSX.Element {
     >
       <code className="jp-AnalystPlan-id">{step.id}</code>
       <span className="jp-AnalystPlan-summary">{step.summary}</span>
-      {step.inputs.length > 0 && <span className="jp-AnalystPlan-needs">needs {step.inputs.join(', ')}</span>}
+      {step.inputs.length > 0 && (
+        <span className="jp-AnalystPlan-needs">needs {step.inputs.join(', ')}</span>
+      )}
       <span className={`jp-AnalystPlan-status jp-AnalystPlan-status-${step.status}`}>{label}</span>
       {step.message && <div className="jp-AnalystPlan-why">{step.message}</div>}
     </li>
@@ -30,7 +32,9 @@ function PlanStepRow({ step }: { step: PlanStepItem }): JSX.Element {
  */
 export function PlanCard({ card, title }: { card: ToolCard; title?: string }): JSX.Element {
   const plan = card.plan;
-  const steps: PlanStepItem[] = plan ? ([] as PlanStepItem[]).concat(...plan.stages.map(s => s.steps)) : [];
+  const steps: PlanStepItem[] = plan
+    ? ([] as PlanStepItem[]).concat(...plan.stages.map(s => s.steps))
+    : [];
   const done = steps.filter(s => s.status === 'ok').length;
   return (
     <ToolCardFrame kind="plan" card={card} label="Plan" title={title}>

@@ -16,7 +16,11 @@ export function PythonCard({ card, view, threadId, title }: IStepCardProps): JSX
       card={card}
       label="Python step"
       title={title}
-      code={card.code !== undefined ? { text: card.code, language: 'python', summary: 'Code' } : undefined}
+      code={
+        card.code !== undefined
+          ? { text: card.code, language: 'python', summary: 'Code' }
+          : undefined
+      }
     >
       {detail?.stdout && (
         <pre className="jp-AnalystCard-stdout" aria-label="Output">

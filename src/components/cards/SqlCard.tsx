@@ -18,7 +18,10 @@ export interface IStepCardProps {
 
 /** "60 rows × 3 columns", and whether the row cap cut it. */
 function shape(detail: SqlResultView): string {
-  const rows = detail.rows === undefined ? '' : `${detail.rows.toLocaleString('en-US')} row${detail.rows === 1 ? '' : 's'}`;
+  const rows =
+    detail.rows === undefined
+      ? ''
+      : `${detail.rows.toLocaleString('en-US')} row${detail.rows === 1 ? '' : 's'}`;
   const cols = `${detail.columns.length} column${detail.columns.length === 1 ? '' : 's'}`;
   const cut = detail.truncated ? ' (cut at the row cap)' : '';
   return [rows, cols].filter(Boolean).join(' × ') + cut;
@@ -28,7 +31,9 @@ function shape(detail: SqlResultView): string {
 export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.Element {
   const detail = card.result?.detail.kind === 'sql' ? card.result.detail : null;
   const artifacts = cardArtifacts(card, view);
-  const tableId = detail?.artifactId ?? artifacts.find(a => a.artifact.artifactType === 'dataset')?.artifact.artifactId;
+  const tableId =
+    detail?.artifactId ??
+    artifacts.find(a => a.artifact.artifactType === 'dataset')?.artifact.artifactId;
   const others = artifacts.filter(a => a.artifact.artifactId !== tableId);
   return (
     <ToolCardFrame
@@ -37,10 +42,16 @@ export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.El
       label={`SQL step ${card.datasetName ?? ''}`.trim()}
       title={title}
       subject={detail?.dataset ?? card.datasetName}
-      code={card.sql !== undefined ? { text: card.sql, language: 'sql', summary: 'Query' } : undefined}
+      code={
+        card.sql !== undefined ? { text: card.sql, language: 'sql', summary: 'Query' } : undefined
+      }
     >
       {detail && (
-        <div className="jp-AnalystCard-shape" data-rows={detail.rows} data-columns={detail.columns.length}>
+        <div
+          className="jp-AnalystCard-shape"
+          data-rows={detail.rows}
+          data-columns={detail.columns.length}
+        >
           {shape(detail)}
           {detail.columns.length > 0 && (
             <span className="jp-AnalystCard-columns">
@@ -57,7 +68,9 @@ export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.El
           <ArtifactPreview artifactId={tableId} label="table" />
         </div>
       )}
-      <StepArtifacts artifacts={artifacts.filter(a => a.artifact.artifactId === tableId).concat(others)} />
+      <StepArtifacts
+        artifacts={artifacts.filter(a => a.artifact.artifactId === tableId).concat(others)}
+      />
       <StepActions threadId={threadId} callId={card.callId} tool={card.tool} />
     </ToolCardFrame>
   );

@@ -16,7 +16,13 @@ export interface ITextCardProps {
  * Streamed text, as markdown. The same component shows the answer once it arrives, so
  * the text streamed into place stays where it is: no jump when the turn answers.
  */
-export function TextCard({ text, answer = false, flagged = [], title, seq }: ITextCardProps): JSX.Element {
+export function TextCard({
+  text,
+  answer = false,
+  flagged = [],
+  title,
+  seq
+}: ITextCardProps): JSX.Element {
   return (
     <div
       className={`jp-AnalystText ${answer ? 'jp-AnalystText-answer' : ''}`.trim()}

@@ -24,7 +24,16 @@ export interface IToolCardFrameProps {
 
 /** What every tool call's card has: its state for tests and styles, its header, the guards
  * that concern it, and its code; the card's own parts follow. */
-export function ToolCardFrame({ kind, variant, card, label, title, subject, code, children }: IToolCardFrameProps): JSX.Element {
+export function ToolCardFrame({
+  kind,
+  variant,
+  card,
+  label,
+  title,
+  subject,
+  code,
+  children
+}: IToolCardFrameProps): JSX.Element {
   return (
     <section
       className={`jp-AnalystCard jp-AnalystCard-${variant ?? kind}`}

@@ -1,0 +1,258 @@
+"""What each command of ``jupyter analyst`` does: parsed arguments in, an exit status out.
+
+Each command imports the engine it needs when it runs, not before: ``jupyter analyst
+--help`` or ``threads`` never pays for the model's SDK, and ``run`` starts its turn as
+soon as what the turn uses is loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from ..turns import TurnSummary
+    from ..workspace import Workspace
+
+T = TypeVar("T")
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+#: ``verify`` of a notebook that records no artifact: neither a pass nor a difference.
+EXIT_NOTHING_TO_VERIFY = 3
+
+
+def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -> int:
+    """``run``: one turn of a thread, its progress on stderr as it goes (or one JSON object at the end);
+    ``started`` is called once the turn's engine is imported."""
+    from ..agent import ContextBudget
+    from ..turns import AnalystConfig, BackgroundWork, ModelSettings, TurnRequest, run_turn
+    from ..progress import ProgressPrinter, print_summary
+
+    started()
+
+    model = ModelSettings.resolve(model=args.model, base_url=args.base_url, summary_model=args.summary_model)
+    attached = None
+    if args.attach is not None:
+        from ..notebooks.outline import load_attached
+
+        attached = load_attached(args.attach)
+    request = TurnRequest(
+        prompt=args.prompt, source=args.source, thread_id=args.thread, rerun=args.rerun,
+        notebook=args.output, attached=attached,
+    )
+    from ..kernel import SandboxPolicy
+
+    policy = SandboxPolicy(enabled=not args.no_sandbox)
+    if args.memory_mb:
+        policy = policy.model_copy(update={"memory_mb": args.memory_mb})
+    config = AnalystConfig(
+        workspace=args.workspace, store=args.store, blobs=args.blobs, blobs_endpoint=args.blobs_endpoint,
+        max_steps=args.max_steps, sandbox=policy,
+        plan_concurrency=args.plan_concurrency, summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
+    )
+    printer = None if args.json else ProgressPrinter()
+
+    async def turn() -> TurnSummary:
+        # The answer is printed as soon as the turn is done; the summarizer finishes after.
+        background = BackgroundWork()
+        summary = await run_turn(request, config=config, model=model, on_event=printer, background=background)
+        if args.json:
+            print(summary.model_dump_json(), flush=True)
+        else:
+            print_summary(summary)
+            if background.pending:
+                print("updating the agent state...", file=sys.stderr, flush=True)
+        await background.drain()
+        return summary
+
+    summary = asyncio.run(turn())
+    return 0 if summary.status == "completed" else EXIT_FAILED
+
+
+def _read_workspace(args: argparse.Namespace, read: Callable[[Workspace], T], *, thread: str | None = None) -> T:
+    """What ``read`` takes from the workspace of ``args`` (closed again after); with
+    ``thread``, an unknown thread is a clear error first."""
+    from ..workspace import Workspace
+
+    workspace = Workspace(args.workspace, store=args.store, blobs=args.blobs, blobs_endpoint=args.blobs_endpoint)
+    try:
+        if thread is not None:
+            workspace.store.get_thread(thread)
+        return read(workspace)
+    finally:
+        workspace.close()
+
+
+def state(args: argparse.Namespace) -> int:
+    """``state``: what the agent has established on a thread, as a person reads it (or JSON)."""
+    from ..agent import state_summary
+
+    state = _read_workspace(args, lambda ws: ws.store.agent_state(args.thread), thread=args.thread)
+    if args.json:
+        print(state.model_dump_json(indent=2))
+        return 0
+    from ..untrusted import terminal_text
+
+    print(f"agent state of {args.thread}, version {state.version}")
+    # Expired context is shown too: this is a record, not a prompt. The model wrote most of it.
+    print(terminal_text(state_summary(state, ttl_s=float("inf"), cap=100_000)))
+    if state.summary.text:
+        print(terminal_text(f"Summary of turns 1-{state.summary.through_turn}:\n{state.summary.text}"))
+    return 0
+
+
+def export(args: argparse.Namespace) -> int:
+    """``export``: the thread as a re-executable audit notebook, or a page to read."""
+    from ..notebooks.export import export_thread, recorded_data_version
+    from ..notebooks.render import default_output, render
+    from .._text import masked
+
+    def export(ws: Workspace) -> tuple[Any, Path]:
+        thread = ws.store.get_thread(args.thread)
+        output = args.output or default_output(thread.title, thread.thread_id, args.to)
+        # A page is for reading, not re-running: a URL's password stays out of it.
+        spec = thread.source or ""
+        parameters = {"source": masked(spec)} if args.to != "ipynb" and masked(spec) != spec else None
+        nb = export_thread(ws.store, ws.artifacts, args.thread, parameters=parameters,
+                           file_name=output.with_suffix(".ipynb").name,
+                           data_version=recorded_data_version(ws.notebook_path(args.thread)))
+        return nb, output
+
+    nb, output = _read_workspace(args, export, thread=args.thread)
+    written = render(nb, args.to, output)
+    manifest = nb.metadata["jupyter_analyst"]["manifest"]
+    extra = f" (and {len(written) - 1} image files)" if len(written) > 1 else ""
+    print(f"exported {args.thread} to {written[0]}{extra}: {len(nb.cells)} cells, "
+          f"{len(manifest)} artifacts in the manifest")
+    return 0
+
+
+def verify(args: argparse.Namespace) -> int:
+    """``verify``: re-execute a notebook against a source the user names and compare its fingerprints."""
+    from ..errors import ConfigError
+    from ..notebooks.verify import format_report, verify_notebook
+
+    notebook, source = args.notebook, args.source
+    if args.thread is not None:
+        # The user's own workspace says which source and notebook the thread has; the
+        # notebook's own metadata (its thread, its source) is never asked.
+        thread = _read_workspace(args, lambda ws: (ws.store.get_thread(args.thread), ws.notebook_path(args.thread)))
+        source = source or thread[0].source
+        notebook = notebook or thread[1]
+    if notebook is None:
+        raise ConfigError("no notebook to verify", reason="notebook_not_found",
+                          hint="pass NB.ipynb, or --thread ID for a thread's own audit notebook")
+    # A bar per executed cell on a terminal; nothing on a pipe, where it would be noise.
+    report = verify_notebook(notebook, source=source, progress=not args.json and sys.stderr.isatty())
+    print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
+    return {"verified": 0, "nothing_to_verify": EXIT_NOTHING_TO_VERIFY}.get(report.verdict, EXIT_FAILED)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """``execute``: a playbook's prompts asked in order on one thread, its audit notebook written."""
+    from ..turns import AnalystConfig, ModelSettings
+    from ..kernel import SandboxPolicy
+    from ..turns import PromptProgress, plan_playbook, run_playbook
+
+    # The playbook, its parameters and its source are checked before the model is needed.
+    plan = plan_playbook(args.playbook, parameters=dict(args.parameter), source=args.source)
+    model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
+    config = AnalystConfig(workspace=args.workspace, store=args.store, blobs=args.blobs,
+                           blobs_endpoint=args.blobs_endpoint, sandbox=SandboxPolicy(enabled=not args.no_sandbox))
+    progress = None if args.json else PromptProgress()
+    try:
+        run = asyncio.run(run_playbook(
+            plan, output=args.output, config=config, model=model, on_prompt=progress,
+        ))
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.json:
+        print(json.dumps({"thread_id": run.thread_id, "output": run.output, "ok": run.ok,
+                          "turns": [t.model_dump() for t in run.turns]}))
+    else:
+        from ..untrusted import terminal_text
+
+        for turn in run.turns:
+            print(f"\n{terminal_text(turn.answer)}")
+        print(f"\naudit notebook: {run.output}  (thread {run.thread_id})")
+    return 0 if run.ok else EXIT_FAILED
+
+
+def artifacts_list(args: argparse.Namespace) -> int:
+    """``artifacts list``: a thread's inventory."""
+    items = _read_workspace(args, lambda ws: ws.artifacts.list(args.thread), thread=args.thread)
+    if args.json:
+        print(json.dumps([a.model_dump() for a in items], indent=2))
+        return 0
+    if not items:
+        print("(no artifacts)")
+    from ..untrusted import terminal_text
+
+    for a in items:
+        print(terminal_text(f"{a.artifact_id}  {a.type:<8} {a.producer:<7} {a.size:>10}  {a.fingerprint[:19]}  {a.name}"))
+    return 0
+
+
+def threads(args: argparse.Namespace) -> int:
+    """``threads``: the workspace's threads."""
+    from ..sql import display_spec
+
+    threads = _read_workspace(args, lambda ws: ws.store.list_threads())
+    if args.json:
+        print(json.dumps([t.model_dump() for t in threads], indent=2))
+        return 0
+    from ..untrusted import terminal_text
+
+    for t in threads:
+        # Stored absolute; shown relative to this folder when it is inside it.
+        print(terminal_text(f"{t.thread_id}  {t.created_at}  {display_spec(t.source) if t.source else '-'}  {t.title or ''}"))
+    return 0
+
+
+def demo(args: argparse.Namespace) -> int:
+    """``demo``: two turns on the sample data; with ``--lab``, JupyterLab on it."""
+    if args.lab:
+        from .lab import run_lab
+
+        return run_lab(args.out, port=args.port, open_browser=not args.no_browser, extra=args.jupyter_args)
+    from .demo import run_demo
+
+    return run_demo(args.out, as_json=args.json)
+
+
+def doctor() -> int:
+    """``doctor``: which sandbox layers this machine gives a kernel."""
+    from ..kernel.sandbox.doctor import main as report
+
+    return report()
+
+
+def install_kernelspec(args: argparse.Namespace) -> int:
+    """``install-kernelspec``: the sandboxed kernelspec, for this user or this environment."""
+    from ..kernel import install_kernelspec as install
+
+    prefix = sys.prefix if args.sys_prefix else None
+    print(f"installed the sandboxed kernelspec in {install(user=args.user, prefix=prefix)}")
+    return 0
+
+
+def scripted_model(args: argparse.Namespace) -> int:
+    """``scripted-model``: the scripted OpenAI-compatible model, served until the process is stopped."""
+    import threading
+
+    from .demo import DEMO_SCRIPT
+    from ..testing import ScriptedModelServer
+
+    server = ScriptedModelServer(args.script or DEMO_SCRIPT, port=args.port).start()
+    print(f"scripted model (not a real LLM) serving at {server.base_url}", flush=True)
+    try:
+        threading.Event().wait()
+    finally:
+        server.stop()
+    return 0

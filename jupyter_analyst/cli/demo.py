@@ -1,0 +1,103 @@
+"""``jupyter analyst demo``: the whole loop, offline, on bundled sample data.
+
+The model is the scripted one (an OpenAI-compatible server on 127.0.0.1 replaying
+``data/demo_script.json``), so every part but the model's words is real: DuckDB, the
+kernel, the inventory, the notebook. Two turns run: a question, then "continue", which
+reuses every step instead of running it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+
+from ..turns import TurnSummary
+from .._disk import unavailable
+from ..errors import StorageError
+from ..turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from ..progress import ProgressPrinter, print_summary
+from ..testing import MODEL_NAME, ScriptedModelServer
+
+DATA = resources.files("jupyter_analyst") / "data"
+DEMO_SCRIPT = Path(str(DATA / "demo_script.json"))
+SAMPLE_TABLES = ("regions", "products", "orders")
+FIRST_PROMPT = "Revenue by region per month, with a chart"
+
+
+def build_sample_database(path: Path) -> Path:
+    """Create ``path`` as a DuckDB file holding the bundled sample sales tables."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    with duckdb.connect(str(path)) as conn:
+        for table in SAMPLE_TABLES:
+            csv = Path(str(DATA / f"{table}.csv"))
+            conn.execute(f"CREATE TABLE {table} AS SELECT * FROM read_csv(?, header = true)", [str(csv)])
+    return path
+
+
+def run_demo(out: Path, *, as_json: bool = False) -> int:
+    """Run the two demo turns into ``out``; returns the exit status."""
+    out = out.resolve()
+    try:
+        db = build_sample_database(out / "sales.duckdb")
+    except (OSError, duckdb.Error) as exc:
+        raise unavailable(exc, out, workspace=False) or StorageError(f"cannot make the sample data in {out}: {exc}") from exc
+    workspace = out / ".analyst"
+    say = (lambda *a: None) if as_json else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    with ScriptedModelServer(DEMO_SCRIPT) as server:
+        model = ModelSettings(model=MODEL_NAME, base_url=server.base_url, api_key="scripted")
+        config = AnalystConfig(workspace=workspace)
+        printer = None if as_json else ProgressPrinter()
+        say("jupyter-analyst demo: OFFLINE, with the SCRIPTED model (its replies are canned, not an LLM's)")
+        say(f"sample data: {db}\n")
+        first = asyncio.run(
+            run_turn(TurnRequest(prompt=FIRST_PROMPT, source=str(db)), config=config, model=model, on_event=printer)
+        )
+        if not as_json:
+            print_summary(first)
+        say('\nsecond turn: "continue" (the same steps are asked for again and reused)\n')
+        second = asyncio.run(
+            run_turn(
+                TurnRequest(prompt="continue", thread_id=first.thread_id), config=config, model=model,
+                on_event=printer,
+            )
+        )
+    audit = _export(workspace, first.thread_id, out / "analysis.ipynb")
+    if as_json:
+        print(json.dumps({"first": first.model_dump(), "second": second.model_dump(), "audit": str(audit)}, indent=2))
+    else:
+        print_summary(second)
+        _closing(first, second, workspace, audit, db)
+    ok = first.status == "completed" and second.status == "completed"
+    return 0 if ok else 1
+
+
+def _export(workspace: Path, thread_id: str, path: Path) -> Path:
+    """The thread's audit-trail notebook, with its manifest of fingerprints."""
+    from ..notebooks.export import export_thread, recorded_data_version, write_export
+    from ..workspace import Workspace
+
+    ws = Workspace(workspace)
+    try:
+        nb = export_thread(ws.store, ws.artifacts, thread_id, file_name=path.name,
+                           data_version=recorded_data_version(ws.notebook_path(thread_id)))
+        return write_export(nb, path)
+    finally:
+        ws.close()
+
+
+def _closing(first: TurnSummary, second: TurnSummary, workspace: Path, audit: Path, db: Path) -> None:
+    print(
+        "\nWhat to open next:\n"
+        f"  notebook:   {second.notebook}\n"
+        f"  audit:      {audit}  (check it: jupyter analyst verify {audit} --db {db})\n"
+        f"  inventory:  jupyter analyst artifacts list --workspace {workspace} --thread {first.thread_id}\n"
+        f"  memory:     jupyter analyst state --workspace {workspace} --thread {first.thread_id}\n"
+        f"  continue:   jupyter analyst run --workspace {workspace} --thread {first.thread_id} "
+        '--prompt "..."  (needs a real model: OPENAI_API_KEY)'
+    )

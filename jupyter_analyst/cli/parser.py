@@ -1,0 +1,160 @@
+"""The command line's grammar: ``jupyter analyst COMMAND [OPTIONS]``, one subparser per command."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .._version import __version__
+
+
+def _workspace_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--workspace", default=".analyst", metavar="DIR",
+        help="folder holding threads, events and artifacts (default: .analyst)",
+    )
+    p.add_argument(
+        "--store", default=None, metavar="URL",
+        help="database of threads, events and the inventory: a postgresql:// URL shared by "
+             "several processes (default: the workspace's own SQLite file)",
+    )
+    p.add_argument(
+        "--blobs", default=None, metavar="URL",
+        help="where artifacts' bytes are kept: s3://bucket/prefix, read through a verified cache in "
+             "the workspace (default: the workspace folder; needs jupyter-analyst[s3])",
+    )
+    p.add_argument(
+        "--blobs-endpoint", default=None, metavar="URL",
+        help="the S3 API's address for --blobs (MinIO, Ceph...; default: $AWS_ENDPOINT_URL, else AWS)",
+    )
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="model name (default: $OPENAI_MODEL or gpt-4o-mini)")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+
+
+def _plan_concurrency(value: str) -> int:
+    """``--plan-concurrency``: a whole number from 1 to 16."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 16:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 16, not {value!r}")
+    return number
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line grammar."""
+    parser = argparse.ArgumentParser(
+        prog="jupyter analyst",
+        description="Ask questions about your data: SQL -> dataset -> Python, with reuse.",
+    )
+    parser.add_argument("--version", action="version", version=f"jupyter-analyst {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run one turn of a thread", description="Run one turn of a thread.")
+    run.add_argument("--db", dest="source", metavar="SOURCE",
+                     help="data source: a .duckdb file, :memory:, CSV/Parquet file or folder, or a "
+                          "SQLAlchemy URL (default for --thread: the thread's source)")
+    run.add_argument("--prompt", required=True, help="what to ask")
+    run.add_argument("--thread", metavar="ID", help="continue this thread instead of starting one")
+    _workspace_arg(run)
+    _model_args(run)
+    run.add_argument("--output", metavar="NB.ipynb", type=Path,
+                     help="write the notebook here (default: the thread's notebook in the workspace)")
+    run.add_argument("--rerun", action="store_true", help="re-execute steps instead of reusing them")
+    run.add_argument("--attach", metavar="NB.ipynb", type=Path,
+                     help="your notebook: its outline goes into the model's context, which reads the cells "
+                          "it needs by id (read_cells)")
+    run.add_argument("--json", action="store_true", help="print one JSON object when the turn ends")
+    run.add_argument("--max-steps", type=int, default=16, help="model calls allowed per turn (default 16)")
+    run.add_argument("--plan-concurrency", type=_plan_concurrency, default=4, metavar="N",
+                     help="queries of a staged plan's parallel stage that run at once (1-16, default 4)")
+    run.add_argument("--no-sandbox", action="store_true",
+                     help="run the kernel without bubblewrap or limits (trusted code only)")
+    run.add_argument("--memory-mb", type=int, help="kernel memory limit in MiB (default 4096)")
+    run.add_argument("--summary-model", metavar="MODEL",
+                     help="cheaper model for the end-of-turn summarizer (default: $ANALYST_SUMMARY_MODEL, else --model)")
+    run.add_argument("--no-summarizer", action="store_true",
+                     help="do not update the agent state with a model call after the turn")
+    run.add_argument("--context-tokens", type=int, default=16_000, metavar="N",
+                     help="token budget of each model call's prompt (default 16000)")
+
+    state = sub.add_parser("state", help="show a thread's agent state (what the agent has established)")
+    state.add_argument("--thread", required=True, metavar="ID")
+    _workspace_arg(state)
+    state.add_argument("--json", action="store_true", help="print the whole state as JSON")
+
+    arts = sub.add_parser("artifacts", help="the artifact inventory")
+    arts_sub = arts.add_subparsers(dest="artifacts_command", metavar="ACTION")
+    lst = arts_sub.add_parser("list", help="list a thread's artifacts")
+    lst.add_argument("--thread", required=True, metavar="ID")
+    _workspace_arg(lst)
+    lst.add_argument("--json", action="store_true", help="print JSON")
+
+    threads = sub.add_parser("threads", help="list the workspace's threads")
+    _workspace_arg(threads)
+    threads.add_argument("--json", action="store_true", help="print JSON")
+
+    demo = sub.add_parser("demo", help="offline demo on bundled sample data with the scripted model")
+    demo.add_argument("--out", default="demo-output", type=Path, help="folder for the demo's files")
+    demo.add_argument("--json", action="store_true", help="print the two turn summaries as JSON")
+    demo.add_argument("--lab", action="store_true",
+                      help="instead: serve JupyterLab on the sample data with the scripted model (the "
+                           "'Data analyst' panel); --out is its root folder")
+    demo.add_argument("--port", type=int, help="with --lab: the server's port (default: Jupyter's)")
+    demo.add_argument("--no-browser", action="store_true", help="with --lab: do not open a browser")
+    demo.add_argument("jupyter_args", nargs="*", metavar="-- JUPYTER_ARG",
+                      help="with --lab: more `jupyter lab` options, after `--` (e.g. -- --config=FILE)")
+
+    sub.add_parser("doctor", help="show which sandbox layers are active on this machine")
+
+    spec = sub.add_parser("install-kernelspec", help="install the sandboxed kernelspec for Jupyter")
+    spec.add_argument("--user", action="store_true", help="for this user only")
+    spec.add_argument("--sys-prefix", action="store_true", help="into this environment (sys.prefix)")
+
+    export = sub.add_parser("export", help="export a thread as a re-executable audit notebook (or an HTML/markdown page)",
+                            description="Export a thread as one notebook: a summary, a parameters cell, the steps with "
+                                        "their outputs and provenance, and a manifest of every artifact's fingerprint. "
+                                        "--to html or markdown renders it with nbconvert, to read or share.")
+    export.add_argument("--thread", required=True, metavar="ID")
+    export.add_argument("-o", "--output", type=Path, metavar="PATH",
+                        help="where to write it (default: TITLE-THREAD.ipynb/.html/.md in this folder)")
+    export.add_argument("--to", choices=("ipynb", "html", "markdown"), default="ipynb",
+                        help="ipynb (default: re-executable, verifiable), html or markdown (for reading)")
+    _workspace_arg(export)
+
+    verify = sub.add_parser("verify", help="re-execute an exported notebook in the sandbox and check its fingerprints",
+                            description="Re-execute NB in the sandboxed kernel against the data source you name "
+                                        "and compare every artifact's fingerprint with the notebook's manifest. "
+                                        "A notebook's own parameters never choose the source: anyone can hand you "
+                                        "a notebook. Exit status 0 verified, 1 on any difference, 2 for bad input, "
+                                        "3 when the notebook records no artifact (nothing to verify).")
+    verify.add_argument("notebook", type=Path, nargs="?", metavar="NB.ipynb",
+                        help="the notebook (default with --thread: the thread's own audit notebook)")
+    verify.add_argument("--db", dest="source", metavar="SOURCE",
+                        help="the data source to run against (required unless --thread names one)")
+    verify.add_argument("--thread", metavar="ID",
+                        help="a thread of your workspace: its source (unless --db), its notebook (unless NB)")
+    verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    _workspace_arg(verify)
+
+    execute = sub.add_parser("execute", help="ask a playbook's prompts in order; write the audit notebook",
+                             description="Ask the markdown cells tagged 'prompt' of PLAYBOOK to the agent, in "
+                                         "order, on one thread, with {name} replaced by -p parameters.")
+    execute.add_argument("playbook", type=Path, metavar="PLAYBOOK.ipynb")
+    execute.add_argument("-o", "--output", required=True, type=Path, metavar="OUT.ipynb")
+    execute.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                         help="a parameter substituted into the prompts and the source (repeatable)")
+    execute.add_argument("--db", dest="source", metavar="SOURCE", help="the data source (else -p source or the playbook's)")
+    _model_args(execute)
+    execute.add_argument("--no-sandbox", action="store_true", help="run kernels without bubblewrap")
+    execute.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    _workspace_arg(execute)
+
+    scripted = sub.add_parser("scripted-model", help="serve a scripted OpenAI-compatible model (testing)")
+    scripted.add_argument("--script", type=Path, help="script JSON (default: the demo's script)")
+    scripted.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    return parser

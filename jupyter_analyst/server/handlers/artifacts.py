@@ -1,0 +1,112 @@
+"""Artifacts: a thread's inventory, one artifact's metadata, its bytes (served so that nothing
+the model wrote runs in the server's origin) and its preview as a notebook output."""
+
+from __future__ import annotations
+
+import asyncio
+import mimetypes
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from ...errors import StorageError
+from ..inputs import ArtifactsQuery, PreviewQuery
+from .base import AnalystHandler
+
+
+class ThreadArtifactsHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, thread_id: str) -> None:
+        """The thread's artifact inventory (``?type=`` keeps one type)."""
+        self.owned_thread(thread_id)
+        items = self.service.workspace.artifacts.list(thread_id, type=self.query(ArtifactsQuery).type)
+        self.reply({"artifacts": [a.model_dump() for a in items]})
+
+
+class ArtifactHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, artifact_id: str) -> None:
+        """One artifact's metadata."""
+        self.reply(self.owned_artifact(artifact_id).model_dump())
+
+
+#: The artifact types a browser may show in place: ones that hold no script. Anything else
+#: (HTML, SVG, XML, PDF, unknown bytes) the model's code wrote is downloaded instead.
+_SHOWN_INLINE = frozenset({"image/png", "image/jpeg", "image/gif", "text/plain", "text/csv", "application/json"})
+
+
+def content_disposition(name: str, mime: str) -> str:
+    """``inline`` only for a type that holds no script; the file name as RFC 6266 says,
+    never able to end the header's quoted string.
+
+    >>> print(content_disposition("outputs/report.html", "text/html"))
+    attachment; filename="report.html"; filename*=UTF-8''report.html
+    >>> print(content_disposition('outputs/a"b é.png', "image/png"))
+    inline; filename="a_b _.png"; filename*=UTF-8''a%22b%20%C3%A9.png
+    """
+    import re
+    from urllib.parse import quote
+
+    base = name.rsplit("/", 1)[-1]
+    plain = re.sub(r'[^\x20-\x7e]|["\\]', "_", base)
+    how = "inline" if mime in _SHOWN_INLINE else "attachment"
+    return f"{how}; filename=\"{plain}\"; filename*=UTF-8''{quote(base, safe='')}"
+
+
+class ArtifactContentHandler(AnalystHandler):
+    @property
+    def content_security_policy(self) -> str:
+        """The API's own policy (``default-src 'none'``: nothing loads, no script runs) and
+        ``sandbox``: a document opened here has an opaque origin, so even a browser that let
+        something run would give it neither the server's cookies nor its API."""
+        return super().content_security_policy + "; sandbox"
+
+    @web.authenticated
+    @authorized
+    async def get(self, artifact_id: str) -> None:
+        """An artifact's bytes, with its content type.
+
+        The bytes are the model's (its code wrote the file), served from the origin that can
+        start kernels: never sniffed as another type, sandboxed by CSP, and downloaded
+        rather than shown unless their type holds no script.
+        """
+        artifact = self.owned_artifact(artifact_id)
+        try:
+            # Re-hashed before a byte is sent (off the loop: big blobs take a while).
+            blob = await asyncio.to_thread(self.service.open_artifact, artifact_id)
+        except StorageError as exc:
+            raise web.HTTPError(500, exc.message, reason=exc.reason) from exc
+        mime = artifact.mime or mimetypes.guess_type(artifact.name)[0] or "application/octet-stream"
+        self.set_header("Content-Type", mime)
+        self.set_header("Content-Disposition", content_disposition(artifact.name, mime))
+        self.set_header("X-Content-Type-Options", "nosniff")
+        with blob as fh:
+            while chunk := fh.read(1 << 20):
+                self.write(chunk)
+                await self.flush()
+        self.finish(set_content_type=self._headers["Content-Type"])
+
+
+class ArtifactPreviewHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, artifact_id: str) -> None:
+        """An artifact as a notebook output shows it: ``{data: MIME bundle, metadata}``
+        (a dataset's first ``?rows=`` rows, an image, the start of a text file)."""
+        from ...artifacts.preview import preview
+
+        artifact = self.owned_artifact(artifact_id)
+        rows = self.query(PreviewQuery).rows
+
+        def read() -> dict[str, Any]:
+            with self.service.open_artifact(artifact_id) as blob:
+                return preview(artifact, blob, rows=rows)
+
+        try:
+            bundle = await asyncio.to_thread(read)
+        except StorageError as exc:
+            raise self.refuse(exc, 500) from None
+        self.reply(bundle)

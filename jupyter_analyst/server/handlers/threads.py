@@ -1,0 +1,57 @@
+"""A user's threads: list and create them, read one (its turns, its live kernel), read its
+agent state."""
+
+from __future__ import annotations
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from ...errors import AnalystError
+from ..inputs import NewThread
+from .base import AnalystHandler
+
+
+class ThreadsHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """The caller's threads, the most recently active first."""
+        threads = self.service.workspace.store.list_threads(user=self.user_name)
+        self.reply({"threads": [self.shown(t) for t in threads]})
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        """A new thread: ``{source?, title?}``, ``source`` a configured source's name."""
+        request = self.body(NewThread)
+        try:
+            thread = self.service.create_thread(self.user_name, request.source, request.title)
+        except AnalystError as exc:
+            raise self.refuse(exc) from None
+        self.reply(self.shown(thread), status=201)
+
+
+class ThreadHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, thread_id: str) -> None:
+        """A thread, its turns, whether a turn is running, and its live kernel (to attach to)."""
+        thread = self.owned_thread(thread_id)
+        store = self.service.workspace.store
+        self.reply({
+            **self.shown(thread),
+            "turns": [t.model_dump() for t in store.turns(thread_id)],
+            "active": self.service.is_active(thread_id),
+            "last_seq": store.last_seq(thread_id),
+            "kernel": self.service.kernel_of(thread_id),
+        })
+
+
+class StateHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, thread_id: str) -> None:
+        """The thread's agent state: never shown in the chat, served when asked for."""
+        self.owned_thread(thread_id)
+        state = self.service.workspace.store.agent_state(thread_id)
+        self.reply(state.model_dump(mode="json"))

@@ -1,0 +1,168 @@
+"""What the code cannot say of the API: the prose of each operation (its summary, the refusals
+it answers, the headers it reads and sets), the description's preamble, and which answers
+give the ids that other operations take (OpenAPI links)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from ...agent_state import AgentState
+from ...artifacts.model import Artifact
+from .. import inputs, replies
+
+DESCRIPTION = """\
+The analysis API of the jupyter-analyst Jupyter server extension. Every path is under
+{base_url}analyst/api/ and needs a Jupyter token (`Authorization: token ...`) or session with
+access to the `analyst` resource; requests that carry a token are not XSRF-checked, browser
+requests with a session cookie are, like any Jupyter API. Errors are JSON objects
+{message, reason, hint} (see Error; the reason codes are listed there). Threads and artifacts
+belong to the user who made them: anyone else gets 404. Bodies and query parameters are
+checked before anything runs: unknown fields, wrong types, blank or non-Unicode text, NaN
+and numbers out of range are 400; a body over c.AnalystApp.max_body_bytes (default 1 MiB)
+is 413 body_too_large. Sources are named, never given as paths: only the names in
+c.AnalystApp.sources are accepted, unless c.AnalystApp.allow_any_source is set. A method a
+path does not declare is 405, with an Allow header naming those it does.
+"""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What the code cannot say of one operation: its prose and the refusals it answers."""
+
+    summary: str
+    ok: type[BaseModel] | str | None = None
+    """The 200/201 body's model, or a media type for bytes (``None``: the operation's model below)."""
+    status: int = 200
+    query: type[BaseModel] | None = None
+    body: type[BaseModel] | None = None
+    errors: dict[int, str] = field(default_factory=dict)
+    """Status -> when it is answered (400/403/405 are added to every operation)."""
+    description: str | None = None
+    headers: tuple[dict[str, Any], ...] = ()
+    """Request headers it reads."""
+    answers_with: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Headers of the 200/201/202 answer, by name."""
+
+
+_NOT_FOUND = "unknown, or another user's"
+_LOCATION = {"description": "the new resource, to follow", "required": True,
+             "schema": {"type": "string", "format": "uri-reference"}}
+_RETRY_AFTER = {"description": "seconds to wait before asking again, while the resource is not finished",
+                "required": False, "schema": {"type": "string", "pattern": "^[0-9]+$"}}
+_TURNLESS = {404: _NOT_FOUND, 409: "the thread has no turn yet, so no notebook (notebook_not_found)"}
+
+#: Every operation, by path (as routes.py has it, under the API's root) and method.
+OPERATIONS: dict[tuple[str, str], Operation] = {
+    ("/config", "get"): Operation(
+        "What clients show of the server's set-up (the model's name and endpoint, never its key)",
+        replies.ConfigReply),
+    ("/sources", "get"): Operation(
+        "Configured data sources (names and kinds, never paths or credentials)", replies.SourcesReply),
+    ("/openapi.yaml", "get"): Operation("This description", "application/yaml"),
+    ("/threads", "get"): Operation(
+        "The caller's threads, the most recently active first (each with its source's configured name)",
+        replies.ThreadsReply),
+    ("/threads", "post"): Operation(
+        "Create a thread on a configured source (the default one when `source` is absent)",
+        replies.Thread, status=201, body=inputs.NewThread, errors={413: "body_too_large"}),
+    ("/threads/{thread_id}", "get"): Operation(
+        "A thread with its turns, whether a turn runs, its last event number and its live kernel",
+        replies.ThreadReply, errors={404: _NOT_FOUND}),
+    ("/threads/{thread_id}/turns", "post"): Operation(
+        "Start a turn and stream its events",
+        "text/event-stream", body=inputs.NewTurn,
+        description="The answer is an event stream (`id:` the event's sequence number, `data:` one Event as "
+                    "JSON) until the turn ends. Without `source` the turn runs on the thread's own source; a "
+                    "configured source named here switches the thread to it. `notebook` attaches the "
+                    "caller's notebook: its outline goes into the model's context, which reads the cells "
+                    "it needs by id; a notebook that is not there (or is reached through a link) is "
+                    "attached with a note saying so, and the turn runs.",
+        errors={404: _NOT_FOUND,
+                409: "a turn is already running on the thread (turn_in_progress)",
+                413: "body_too_large, or prompt_too_large (c.AnalystApp.max_prompt_bytes)"}),
+    ("/threads/{thread_id}/events", "get"): Operation(
+        "The thread's events after ?after=N (or Last-Event-ID)",
+        replies.EventsReply, query=inputs.EventsQuery,
+        description="With `Accept: text/event-stream` the events come as a stream (as from POST turns), "
+                    "which follows the running turn until it ends.",
+        headers=({"name": "Last-Event-ID", "in": "header", "required": False,
+                  "description": "the last sequence number seen, when ?after is absent",
+                  "schema": {"type": "string", "pattern": "^[0-9]{0,19}$"}},),
+        errors={404: _NOT_FOUND}),
+    ("/threads/{thread_id}/cancel", "post"): Operation(
+        "Stop the running turn; completed steps are kept and the turn ends as interrupted",
+        replies.CancelReply, body=inputs.CancelTurn, errors={404: _NOT_FOUND}),
+    ("/threads/{thread_id}/artifacts", "get"): Operation(
+        "The thread's artifact inventory", replies.ArtifactsReply, query=inputs.ArtifactsQuery,
+        errors={404: _NOT_FOUND}),
+    ("/threads/{thread_id}/notebook", "get"): Operation(
+        "The thread's audit notebook (nbformat 4); a source URL's password is masked in it",
+        "application/x-ipynb+json", errors=_TURNLESS),
+    ("/threads/{thread_id}/export", "post"): Operation(
+        "Write the thread's audit notebook into the caller's Jupyter folder through the contents manager",
+        replies.ExportReply, body=inputs.ExportNotebook,
+        description="As `jupyter analyst export` writes it; a URL source's password is masked in it. The "
+                    "default path is analyst/{title}-{thread}.ipynb.",
+        errors={**_TURNLESS, 404: f"{_NOT_FOUND}, or `path` goes through a link (notebook_not_found)",
+                409: f"{_TURNLESS[409]}, or the contents manager cannot write at `path` (path_not_writable: a "
+                     "hidden name, a file where a folder should be, a folder where the notebook should be)"}),
+    ("/threads/{thread_id}/verify", "post"): Operation(
+        "Start re-executing the thread's notebook in the sandbox to compare each artifact's fingerprint",
+        replies.Verification, status=202, body=inputs.VerifyNotebook,
+        description="Answered at once (202) with the verification, `queued` or `running`: a re-execution takes "
+                    "seconds. Follow it at `Location` (GET threads/{thread_id}/verifications/{verification_id}) "
+                    "every `Retry-After` seconds until it is `done`, with the report of `jupyter analyst verify "
+                    "--json`, or `failed`. `path`: an export of this thread in the caller's folder (else a fresh "
+                    "export); it runs against the thread's own source. One verification of a thread runs at a "
+                    "time; a few of a server's.",
+        answers_with={"Location": _LOCATION, "Retry-After": {**_RETRY_AFTER, "required": True}},
+        errors={**_TURNLESS, 404: f"{_NOT_FOUND}, or there is no notebook at `path` (notebook_not_found)",
+                409: f"{_TURNLESS[409]}, `path` is not an export of this thread (notebook_of_another_thread) or "
+                     "no notebook (notebook_unreadable), or a verification of the thread is under way "
+                     "(verify_in_progress, its id in `verification_id`)"}),
+    ("/threads/{thread_id}/verifications/{verification_id}", "get"): Operation(
+        "A verification of the thread's notebook: how it goes, and its report once done",
+        replies.Verification,
+        description="While it is `queued` or `running`, `Retry-After` says when to ask again. The server keeps "
+                    "its verifications in memory: the last finished ones, until it restarts.",
+        answers_with={"Retry-After": _RETRY_AFTER},
+        errors={404: "unknown thread or verification, or another user's (verification_not_found)"}),
+    ("/threads/{thread_id}/steps/{call_id}/cell", "get"): Operation(
+        "One SQL or Python step as a runnable code cell, as exported notebooks have it",
+        replies.StepCell, errors={404: "unknown thread or step (step_not_found)"}),
+    ("/threads/{thread_id}/state", "get"): Operation(
+        "The thread's agent state (entities with dependencies, assumptions, expectations, items, "
+        "active context, rolling summary)", AgentState, errors={404: _NOT_FOUND}),
+    ("/artifacts/{artifact_id}", "get"): Operation("An artifact's metadata", Artifact, errors={404: _NOT_FOUND}),
+    ("/artifacts/{artifact_id}/content", "get"): Operation(
+        "An artifact's bytes, with its content type (checked against its fingerprint first)",
+        "*/*", errors={404: _NOT_FOUND, 500: "the stored bytes do not match the fingerprint"}),
+    ("/artifacts/{artifact_id}/preview", "get"): Operation(
+        "The artifact as a notebook output shows it, for rendermime",
+        replies.Preview, query=inputs.PreviewQuery,
+        description="A dataset's first rows as text/html and text/plain, an image as its base64 bytes, the "
+                    "start of a text file (the bytes are checked against the fingerprint first).",
+        errors={404: _NOT_FOUND, 500: "the stored bytes do not match the fingerprint"}),
+}
+
+#: Operations whose answers name ids other operations take: OpenAPI links, so a client (or a
+#: stateful fuzzer) goes from a new thread to its turns, events and artifacts with real ids.
+GIVES = {
+    ("/threads", "post"): {"thread_id": "$response.body#/thread_id"},
+    # An artifact, and the step that made it (its cell), in the thread asked about.
+    ("/threads/{thread_id}/verify", "post"): {"thread_id": "$request.path.thread_id",
+                                              "verification_id": "$response.body#/verification_id"},
+    ("/threads/{thread_id}/artifacts", "get"): {"thread_id": "$request.path.thread_id",
+                                                "artifact_id": "$response.body#/artifacts/0/artifact_id",
+                                                "call_id": "$response.body#/artifacts/0/source_call_id"},
+}
+
+PARAMETERS = {
+    "thread_id": "a thread's id (thr_...)",
+    "artifact_id": "an artifact's id",
+    "call_id": "a tool call's id, as its events carry it",
+    "verification_id": "a verification's id (ver_...), as POST threads/{thread_id}/verify answers it",
+}

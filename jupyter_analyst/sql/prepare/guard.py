@@ -1,0 +1,94 @@
+"""The read-only guard: checks a parsed statement's whole syntax tree.
+
+Regexes are not enough (a DELETE can hide in a CTE, a file read in a subquery), so every
+node is visited. Only one statement, a query, may pass (DuckDB's PIVOT and UNPIVOT
+statements are queries too); anything that writes, changes settings or loads code is
+refused, and every function call, wherever it stands, must be on the dialect's allow-list
+(``functions.py``). The engine refuses the same on its own (``../sealed.py``).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ...errors import SqlRejected
+from .functions import check_call
+from .pivot import is_statement_pivot
+from .preparation import Preparation
+
+#: Statement and clause nodes that write, configure or leave the database.
+_FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
+    getattr(exp, name)
+    for name in (
+        "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "TruncateTable",
+        "Command", "Set", "Pragma", "Copy", "Attach", "Detach", "Install", "Use", "Transaction",
+        "Commit", "Rollback", "LoadData", "Grant", "Revoke", "Analyze", "Refresh", "Cache",
+        "Uncache", "Into", "Export", "Describe", "Summarize", "Show", "Comment", "Kill",
+    )
+    if hasattr(exp, name)
+)
+
+_FILE_SUFFIXES = (".csv", ".tsv", ".parquet", ".json", ".ndjson", ".jsonl", ".txt", ".gz", ".zst", ".xlsx", ".db", ".duckdb")
+
+
+def _refuse(message: str) -> SqlRejected:
+    return SqlRejected(
+        message,
+        reason="sql_not_read_only",
+        hint="only one read-only SELECT over the source's tables is allowed",
+    )
+
+
+def guard(prep: Preparation) -> Preparation:
+    """The pass: refuse ``prep.tree`` unless it is one read-only query (see :func:`check_read_only`).
+
+    >>> import sqlglot
+    >>> def read(sql): return Preparation(sql, schema={}, dialect="duckdb", tree=sqlglot.parse_one(sql))
+    >>> guard(read("SELECT abs(x) FROM t")).tree.sql()
+    'SELECT ABS(x) FROM t'
+    >>> guard(read("SELECT getenv('HOME')"))
+    Traceback (most recent call last):
+    ...
+    jupyter_analyst.errors.SqlRejected: function getenv() is not allowed (hint: only functions that compute on values are available: no reading files, settings, the catalogue or the session, no running SQL given as text; query the source's tables)
+
+    Raises:
+        SqlRejected: ``sql_not_read_only`` or ``sql_function_not_allowed``.
+    """
+    check_read_only(prep.tree, dialect=prep.dialect)
+    return prep
+
+
+def check_read_only(statement: exp.Expression, *, dialect: str = "duckdb") -> None:
+    """Refuse anything but one read-only query that calls only allowed functions (``dialect``'s
+    list, see ``functions.py``) and names no file.
+
+    >>> import sqlglot
+    >>> check_read_only(sqlglot.parse_one("SELECT 1"))
+    >>> check_read_only(sqlglot.parse_one("PIVOT t ON a USING SUM(b)", read="duckdb"))
+    >>> check_read_only(sqlglot.parse_one("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d"))
+    Traceback (most recent call last):
+    ...
+    jupyter_analyst.errors.SqlRejected: DELETE is not allowed: queries are read-only (hint: only one read-only SELECT over the source's tables is allowed)
+    """
+    if not isinstance(statement, exp.Query) and not is_statement_pivot(statement):
+        raise _refuse(f"{_statement_word(statement)} is not allowed: only queries (SELECT) may run")
+    for node in statement.walk():
+        if isinstance(node, _FORBIDDEN_NODES):
+            raise _refuse(f"{_statement_word(node)} is not allowed: queries are read-only")
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) and _looks_like_path(node.this.name):
+            # DuckDB reads a file named as a table (a replacement scan).
+            raise _refuse(f"reading the file {node.this.name!r} is not allowed")
+        if isinstance(node, exp.Func):
+            check_call(node, dialect)
+
+
+def _looks_like_path(name: str) -> bool:
+    lowered = name.lower()
+    return "/" in name or "\\" in name or "://" in name or lowered.endswith(_FILE_SUFFIXES) or "*" in name
+
+
+def _statement_word(node: exp.Expression) -> str:
+    key = type(node).__name__
+    if isinstance(node, exp.Command):
+        return str(node.this).upper()
+    return {"TruncateTable": "TRUNCATE", "LoadData": "LOAD DATA"}.get(key, key.upper())

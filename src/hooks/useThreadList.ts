@@ -1,0 +1,102 @@
+/**
+ * The panel's home: the server's model and sources, the user's threads, and which one is
+ * open; "New thread" creates one and opens it. A failure of any of these calls is kept
+ * for the banner until dismissed.
+ */
+
+import * as React from 'react';
+
+import { AnalystApiError, AnalystClient, IServerConfig, ISource, IThread } from '../transport/api';
+
+function asApiError(reason: unknown): AnalystApiError {
+  return reason instanceof AnalystApiError
+    ? reason
+    : new AnalystApiError(0, { message: String(reason), reason: null, hint: null });
+}
+
+/** What a new thread is made with. */
+export interface INewThreadOptions {
+  source?: string;
+  title?: string;
+}
+
+/** The threads as the home shows them, and what can be done there. */
+export interface IThreadList {
+  /** The server's model (null until it answers). */
+  config: IServerConfig | null;
+  sources: ISource[];
+  threads: IThread[];
+  /** The list has been read once (an empty list is then "no threads yet"). */
+  loaded: boolean;
+  /** The open thread's id (null: the home is shown). */
+  selected: string | null;
+  /** A thread is being created. */
+  creating: boolean;
+  /** The last failure, until dismissed or the next creation. */
+  error: AnalystApiError | null;
+  /** Open a thread (null: back to the home). */
+  select: (threadId: string | null) => void;
+  /** Read the sources and threads again. */
+  refresh: () => Promise<void>;
+  /** Create a thread and open it. */
+  create: (options: INewThreadOptions) => Promise<void>;
+  clearError: () => void;
+}
+
+export function useThreadList(client: AnalystClient): IThreadList {
+  const [sources, setSources] = React.useState<ISource[]>([]);
+  const [threads, setThreads] = React.useState<IThread[]>([]);
+  const [selected, setSelected] = React.useState<string | null>(null);
+  const [error, setError] = React.useState<AnalystApiError | null>(null);
+  const [creating, setCreating] = React.useState(false);
+  const [loaded, setLoaded] = React.useState(false);
+  const [config, setConfig] = React.useState<IServerConfig | null>(null);
+
+  React.useEffect(() => {
+    client.config().then(setConfig, (reason: unknown) => setError(asApiError(reason)));
+  }, [client]);
+
+  const refresh = React.useCallback(async (): Promise<void> => {
+    try {
+      const [found, listed] = await Promise.all([client.sources(), client.threads()]);
+      setSources(found);
+      setThreads(listed);
+    } catch (reason) {
+      setError(asApiError(reason));
+    } finally {
+      setLoaded(true);
+    }
+  }, [client]);
+
+  React.useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  const create = async (options: INewThreadOptions): Promise<void> => {
+    setCreating(true);
+    setError(null);
+    try {
+      const thread = await client.createThread(options);
+      setThreads(current => [thread, ...current]);
+      setSelected(thread.thread_id);
+    } catch (reason) {
+      setError(asApiError(reason));
+    } finally {
+      setCreating(false);
+    }
+  };
+
+  return {
+    config,
+    sources,
+    threads,
+    loaded,
+    selected,
+    creating,
+    error,
+    select: setSelected,
+    refresh,
+    create,
+    clearError: () => setError(null)
+  };
+}

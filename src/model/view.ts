@@ -1,0 +1,226 @@
+/**
+ * The view of a thread that the cards render: its turns, each with its states, its items
+ * (streamed text, a card per tool call, artifacts, guard notices, the answer), its end and
+ * its memory notices; and the queries on it the components and the stream ask. reducer.ts
+ * builds it from events; reasons.ts gives its codes their words.
+ */
+
+import type {
+  JsonObject,
+  PlanStepStatus,
+  ReasonCode,
+  State,
+  ToolStatus,
+  TurnEndStatus
+} from './events';
+import type { ToolResultView } from './results';
+
+/** One state the turn entered, for the state strip. */
+export interface StateStep {
+  state: State;
+  /** The state left (null for the first). */
+  from: State | null;
+  /** When it was entered. */
+  at: string;
+  seq: number;
+}
+
+/** What a guard did, in its code and in plain words. */
+export interface GuardNotice {
+  reason: ReasonCode;
+  /** The reason in plain words (reasons.ts). */
+  text: string;
+  /** The server's explanation. */
+  message: string;
+  callId: string | null;
+  at: string;
+  seq: number;
+}
+
+/** An artifact as the events record it. */
+export interface ArtifactView {
+  artifactId: string;
+  name: string;
+  artifactType: string;
+  fingerprint: string;
+  /** The fingerprint's first 12 hex digits, for a badge. */
+  shortFingerprint: string;
+  /** False when an equal artifact already existed and was reused ("reused" badge). */
+  created: boolean;
+  at: string;
+  seq: number;
+}
+
+/** The size of one model call's prompt (shown on hover over what that call produced). */
+export interface ContextUsageView {
+  call: number;
+  tokens: number;
+  budget: number;
+  parts: Record<string, number>;
+  messages: number;
+  turns: number[];
+  droppedTurns: number;
+  summarizedThrough: number;
+  assemblyMs: number;
+  at: string;
+}
+
+export interface TextItem {
+  kind: 'text';
+  /** The pieces of one stretch of streamed text, joined. */
+  text: string;
+  /** The model call that wrote it (a key of the turn's `context`), when known. */
+  modelCall: number | null;
+  /** The first and last event of the block. */
+  firstSeq: number;
+  lastSeq: number;
+}
+
+/** `unfinished`: the turn ended before the call had its result. */
+export type CardStatus = 'pending' | ToolStatus | 'unfinished';
+
+/** One step of a staged plan and where it stands. */
+export interface PlanStepItem {
+  id: string;
+  /** The call id of the step's own card. */
+  callId: string;
+  tool: 'run_sql' | 'run_python';
+  summary: string;
+  inputs: string[];
+  /** `pending` until it starts. */
+  status: 'pending' | PlanStepStatus;
+  reused: boolean;
+  /** Why it did not succeed. */
+  message: string | null;
+}
+
+/** A staged plan, on the card of its `plan` call. */
+export interface PlanView {
+  goal: string;
+  stages: { mode: 'parallel' | 'sequence'; steps: PlanStepItem[] }[];
+}
+
+export interface ToolCard {
+  kind: 'tool';
+  callId: string;
+  /** The tool's name ('' until the call or its result says; a guard may come first). */
+  tool: string;
+  arguments: JsonObject;
+  /** The query of a run_sql call. */
+  sql?: string;
+  /** The code of a run_python call. */
+  code?: string;
+  /** The dataset name a run_sql call binds. */
+  datasetName?: string;
+  stepKey: string | null;
+  status: CardStatus;
+  /** True when the result is an earlier identical step's ("reused" badge). */
+  reused: boolean;
+  result: ToolResultView | null;
+  /** Seconds the step ran (0 for a reused step), once it has a result. */
+  durationS: number | null;
+  /** What the result says the step produced or reused. */
+  artifactIds: string[];
+  /** The artifacts recorded while the call ran. */
+  artifacts: ArtifactView[];
+  /** The guards that concern this call, in order. */
+  guards: GuardNotice[];
+  /** For a `plan` call: its stages and steps, as they run. */
+  plan?: PlanView;
+  modelCall: number | null;
+  /** When the call started (null when it was refused before it started). */
+  startedAt: string | null;
+  endedAt: string | null;
+  seq: number;
+}
+
+export interface ArtifactItem extends ArtifactView {
+  kind: 'artifact';
+}
+
+export interface GuardItem extends GuardNotice {
+  kind: 'guard';
+}
+
+export interface AnswerItem {
+  kind: 'answer';
+  text: string;
+  /** Ids or names the answer cites that do not exist. */
+  flagged: string[];
+  at: string;
+  seq: number;
+}
+
+export type TurnItem = TextItem | ToolCard | ArtifactItem | GuardItem | AnswerItem;
+
+/** How a turn ended. */
+export interface TurnEnd {
+  status: TurnEndStatus;
+  message: string | null;
+  at: string;
+  seq: number;
+}
+
+/** A change the summarizer made to the thread's memory after a turn. */
+export interface MemoryNotice {
+  status: 'applied' | 'failed';
+  version: number;
+  changes: Record<string, number>;
+  summarizedThrough: number;
+  message: string | null;
+  at: string;
+  seq: number;
+}
+
+export interface TurnView {
+  turnId: string;
+  /** What the user asked ('' when the view began after the turn started). */
+  prompt: string;
+  model: string;
+  rerun: boolean;
+  startedAt: string | null;
+  /** `running` until the turn's end arrives. */
+  status: 'running' | TurnEndStatus;
+  /** The state the turn is in (null before the first). */
+  state: State | null;
+  /** The states entered, in order. */
+  states: StateStep[];
+  items: TurnItem[];
+  /** Context usage per model call, in call order. */
+  context: ContextUsageView[];
+  /** Reason-code and step counters: counted from guards while running, the server's at the end. */
+  counters: Record<string, number>;
+  end: TurnEnd | null;
+  memory: MemoryNotice[];
+}
+
+export interface ThreadView {
+  /** The last sequence number applied (0 before any). */
+  lastSeq: number;
+  turns: TurnView[];
+  /** Every artifact the events recorded, by id (the latest record of each). */
+  artifacts: Readonly<Record<string, ArtifactView>>;
+}
+
+/** The view before any event. */
+export function initialThreadView(): ThreadView {
+  return { lastSeq: 0, turns: [], artifacts: {} };
+}
+
+/** The turn currently running: the last one, if it has not ended. */
+export function activeTurn(view: ThreadView): TurnView | null {
+  const last = view.turns[view.turns.length - 1];
+  return last !== undefined && last.status === 'running' ? last : null;
+}
+
+/** The card of a tool call, wherever it is. */
+export function findCard(view: ThreadView, callId: string): ToolCard | null {
+  for (const turn of view.turns) {
+    for (const item of turn.items) {
+      if (item.kind === 'tool' && item.callId === callId) {
+        return item;
+      }
+    }
+  }
+  return null;
+}

@@ -1,0 +1,69 @@
+import { ReactWidget } from '@jupyterlab/apputils';
+import * as React from 'react';
+
+import { AnalystClient } from '../transport/api';
+import { Sidebar } from '../components/Sidebar';
+import { AnalystContext, IAnalystServices } from '../context';
+import { analystIcon } from '../icons';
+import { untrustedRendermime } from '../untrusted';
+
+/** The id of the panel's widget (its sidebar tab is `[data-id="<id>"]`). */
+export const PANEL_ID = 'jupyter-analyst-panel';
+
+/** Options of the panel. */
+export interface IAnalystPanelOptions {
+  /**
+   * JupyterLab's services (a client of the page's server when only that is given). The
+   * panel renders with a registry made from the rendermime given (see `untrustedRendermime`).
+   */
+  services?: Partial<IAnalystServices>;
+  submitOnEnter?: boolean;
+}
+
+/** The "Data analyst" panel of the right sidebar: a React tree in a Lumino widget. */
+export class AnalystPanel extends ReactWidget {
+  readonly services: IAnalystServices;
+  private _submitOnEnter: boolean;
+
+  constructor(options: IAnalystPanelOptions = {}) {
+    super();
+    const given = options.services ?? {};
+    this.services = {
+      client: given.client ?? new AnalystClient(),
+      // Everything the panel renders is the model's: one registry makes it all inert.
+      rendermime: given.rendermime ? untrustedRendermime(given.rendermime) : null,
+      commands: given.commands ?? null,
+      notebooks: given.notebooks ?? null
+    };
+    this._submitOnEnter = options.submitOnEnter ?? true;
+    this.id = PANEL_ID;
+    this.addClass('jp-AnalystPanel');
+    this.title.icon = analystIcon;
+    this.title.caption = 'Data analyst';
+  }
+
+  /** Enter submits a prompt (else Ctrl/Cmd+Enter does). */
+  get submitOnEnter(): boolean {
+    return this._submitOnEnter;
+  }
+
+  set submitOnEnter(value: boolean) {
+    if (value !== this._submitOnEnter) {
+      this._submitOnEnter = value;
+      this.update();
+    }
+  }
+
+  /** The API client of the panel. */
+  get client(): AnalystClient {
+    return this.services.client;
+  }
+
+  protected render(): JSX.Element {
+    return (
+      <AnalystContext.Provider value={this.services}>
+        <Sidebar client={this.services.client} submitOnEnter={this._submitOnEnter} />
+      </AnalystContext.Provider>
+    );
+  }
+}
