@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_analyst.testing import ScriptedModelServer, python_step, text_step
-from jupyter_analyst.testing.jupyter import analyst_server_config
+from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
 from .conftest import results_of, sandboxed_root, scripted
 
