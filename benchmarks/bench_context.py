@@ -16,11 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_analyst.agent.context import RULES, schema_summary
+from jupyter_analyst.agent.context import ContextBudget, ContextPack, estimate_tokens
+from jupyter_analyst.agent.context.sections import RULES, schema_summary
+from jupyter_analyst.agent.environment import ThreadEnvironment
+from jupyter_analyst.agent.memory import ThreadMemory, TurnMemory
 from jupyter_analyst.agent_state import ActiveValue, Addition, StateDelta, StatePatch
-from jupyter_analyst.agent.pack import estimate_tokens
-from jupyter_analyst.agent.runtime import ThreadRuntime
-from jupyter_analyst.agent.turn_memory import TurnMemory
 from jupyter_analyst._clock import utc_now
 from jupyter_analyst.cli.demo import build_sample_database
 from jupyter_analyst.sql import open_source
@@ -77,7 +77,7 @@ def _grow(ws: Workspace, thread_id: str, start: int, stop: int) -> None:
         ), origin="bench")
 
 
-def _whole_prompt(ws: Workspace, runtime: ThreadRuntime, thread_id: str) -> list[dict]:
+def _whole_prompt(ws: Workspace, runtime: ThreadEnvironment, thread_id: str) -> list[dict]:
     """The naive prompt: every message, the whole inventory."""
     source = runtime.source
     system = (RULES.format(dialect=source.dialect) + schema_summary(source.schema())
@@ -91,7 +91,7 @@ def bench_context(report: Report, *, rows: int, repeat: int) -> None:
         ws = Workspace(Path(tmp) / "ws")
         source = open_source(str(db))
         thread = ws.store.create_thread(user="bench", source=str(db), title="long thread")
-        runtime = ThreadRuntime(thread_id=thread.thread_id, source=source, artifacts=ws.artifacts,
+        runtime = ThreadEnvironment(thread_id=thread.thread_id, source=source, artifacts=ws.artifacts,
                                 workdir=ws.kernel_dir(thread.thread_id))
         done = 0
         for checkpoint in CHECKPOINTS:
@@ -104,9 +104,7 @@ def bench_context(report: Report, *, rows: int, repeat: int) -> None:
             tokens = whole_tokens = 0
             for _ in range(max(3, repeat)):
                 t0 = time.perf_counter()
-                memory = TurnMemory(ws.store, runtime, nxt, budget=_budget(), active_ttl_s=1e9)
-                memory.open()
-                messages, usage = memory.messages(1, current)
+                messages, usage = opened_context(ws, runtime, nxt).messages(1, current)
                 ours_t.append(time.perf_counter() - t0)
                 tokens = usage.tokens
                 t0 = time.perf_counter()
@@ -122,7 +120,14 @@ def bench_context(report: Report, *, rows: int, repeat: int) -> None:
         ws.close()
 
 
-def _budget():
-    from jupyter_analyst.agent.pack import ContextBudget
-
+def _budget() -> ContextBudget:
     return ContextBudget()
+
+
+def opened_context(ws: Workspace, runtime: ThreadEnvironment, turn: Turn) -> ContextPack:
+    """What a turn does before its first model call: its memory opened, its earlier turns read."""
+    memory = TurnMemory(ThreadMemory(ws.store, turn.thread_id), runtime, turn)
+    context = ContextPack(runtime, memory, budget=_budget(), active_ttl_s=1e9)
+    memory.open()
+    context.load()
+    return context

@@ -7,7 +7,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from jupyter_analyst.cli.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
 from jupyter_analyst.testing import ScriptedModelServer
 

@@ -22,8 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_analyst.agent.runtime import ThreadRuntime
-from jupyter_analyst.agent.turn_memory import TurnMemory
+from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst._clock import utc_now
 from jupyter_analyst.cli.demo import build_sample_database
 from jupyter_analyst.notebooks.outline import AttachedNotebook
@@ -32,7 +31,7 @@ from jupyter_analyst.store import Turn
 from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess
 from jupyter_analyst.workspace import Workspace
 
-from .bench_context import _budget, _grow
+from .bench_context import _grow, opened_context
 from .bench_server import _percentile, _scripted_model, _status, _turn
 from .common import Report
 
@@ -57,15 +56,13 @@ def notebook(cells: int = NOTEBOOK_CELLS) -> dict:
     return {"cells": body, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
-def _assembly(ws: Workspace, runtime: ThreadRuntime, thread_id: str, turns: int, repeat: int) -> list[float]:
+def _assembly(ws: Workspace, runtime: ThreadEnvironment, thread_id: str, turns: int, repeat: int) -> list[float]:
     nxt = Turn(turn_id="turn_bench", thread_id=thread_id, number=turns + 1, prompt="next",
                status="running", started_at=utc_now())
     took = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        memory = TurnMemory(ws.store, runtime, nxt, budget=_budget(), active_ttl_s=1e9)
-        memory.open()
-        memory.messages(1, [{"role": "user", "content": "next"}])
+        opened_context(ws, runtime, nxt).messages(1, [{"role": "user", "content": "next"}])
         took.append(time.perf_counter() - t0)
     return took
 
@@ -87,7 +84,7 @@ def bench_latency(report: Report, *, rows: int, repeat: int) -> None:
             thread = ws.store.create_thread(user="local", source=str(db), title=f"{turns} turns")
             threads[turns] = thread.thread_id
             _grow(ws, thread.thread_id, 1, turns)
-            runtime = ThreadRuntime(thread_id=thread.thread_id, source=source, artifacts=ws.artifacts,
+            runtime = ThreadEnvironment(thread_id=thread.thread_id, source=source, artifacts=ws.artifacts,
                                     workdir=ws.kernel_dir(thread.thread_id))
             for label, notebook_attached in (("", None), (f", {NOTEBOOK_CELLS}-cell notebook", attached)):
                 runtime.attached = notebook_attached

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from jupyter_analyst.testing import ScriptedModelServer, call_step, sql_step, text_step
 
 from .common import Report

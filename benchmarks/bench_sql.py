@@ -30,7 +30,7 @@ from pathlib import Path
 
 import duckdb
 
-from jupyter_analyst.agent.runtime import ThreadRuntime
+from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst.agent.tools import CallContext, ToolBox
 from jupyter_analyst.workspace import Workspace
 
@@ -194,7 +194,7 @@ async def _ours(root: Path, db: Path, rows: int, repeat: int) -> Measured:
     workspace = Workspace(root / "ws")
     thread = workspace.store.create_thread(source=str(db))
     source = open_source(str(db))
-    runtime = ThreadRuntime(
+    runtime = ThreadEnvironment(
         thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
         workdir=workspace.kernel_dir(thread.thread_id), row_cap=rows + 1,
     )

@@ -31,7 +31,7 @@ import time
 from itertools import count
 from pathlib import Path
 
-from jupyter_analyst.agent.runtime import ThreadRuntime
+from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst.agent.tools import CallContext, ToolBox
 from jupyter_analyst.workspace import Workspace
 
@@ -85,7 +85,7 @@ async def _measure(
         workspace = Workspace(Path(tmp) / "ws")
         thread = workspace.store.create_thread(source=str(db))
         source = open_source(str(db))
-        runtime = ThreadRuntime(
+        runtime = ThreadEnvironment(
             thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
             workdir=workspace.kernel_dir(thread.thread_id),
         )

@@ -25,7 +25,7 @@ from typing import Any
 import nbclient
 import nbformat
 
-from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from jupyter_analyst.cli.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
 from jupyter_analyst.notebooks.export import export_thread, write_export
 from jupyter_analyst.testing import ScriptedModelServer

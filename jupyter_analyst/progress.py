@@ -24,7 +24,7 @@ from .events import (
     TurnEnded,
     TurnStarted,
 )
-from .agent.loop import TurnSummary
+from .turns import TurnSummary
 from .untrusted import terminal_text
 
 

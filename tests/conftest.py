@@ -39,7 +39,7 @@ def store(tmp_path, store_location):
 def thread_tools(tmp_path, sales_db):
     """A thread's runtime and tool box on the sample database, over a real workspace; a
     kernel starts only when a step needs one."""
-    from jupyter_analyst.agent.runtime import ThreadRuntime
+    from jupyter_analyst.agent.environment import ThreadEnvironment
     from jupyter_analyst.agent.tools import ToolBox
     from jupyter_analyst.sql import open_source
     from jupyter_analyst.workspace import Workspace
@@ -47,7 +47,7 @@ def thread_tools(tmp_path, sales_db):
     workspace = Workspace(tmp_path / "ws")
     record = workspace.store.create_thread(source=str(sales_db))
     source = open_source(str(sales_db))
-    runtime = ThreadRuntime(thread_id=record.thread_id, source=source, artifacts=workspace.artifacts,
+    runtime = ThreadEnvironment(thread_id=record.thread_id, source=source, artifacts=workspace.artifacts,
                             workdir=workspace.kernel_dir(record.thread_id))
     yield runtime, ToolBox(runtime)
     asyncio.run(runtime.close())

@@ -11,7 +11,7 @@ import json
 import re
 
 
-from jupyter_analyst.agent.pack import ContextBudget
+from jupyter_analyst.agent import ContextBudget
 from jupyter_analyst.testing import call_step as tool, sql_step as sql, text_step as say
 
 REVENUE = (
@@ -257,8 +257,8 @@ def test_rolling_summary_replaces_old_turns(analyst):
 
 def test_summarizer_runs_after_done_while_the_next_turn_starts(analyst):
     """The summarizer is held; the next turn runs to completion; then its delta lands."""
-    from jupyter_analyst.agent.summarizer import BackgroundWork
-    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.turns import BackgroundWork
+    from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
     from jupyter_analyst.workspace import Workspace
 
     delta = {"add": [{"section": "hypotheses", "value": {"id": "h1", "text": "North leads revenue"}}]}

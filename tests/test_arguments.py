@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_analyst.agent.arguments import normalize_arguments, normalize_arguments_verbose, strip_fence
-from jupyter_analyst.agent.tools_schema import TOOL_NAMES, TOOLS
+from jupyter_analyst.agent.tools.arguments import (
+    normalize_arguments,
+    normalize_arguments_verbose,
+    strip_fence,
+)
+from jupyter_analyst.agent.tools import TOOL_NAMES, TOOLS
 from jupyter_analyst.errors import InvalidArguments, ToolRetry
 
 FIXTURES = json.loads((Path(__file__).parent / "fixtures" / "arguments_cases.json").read_text(encoding="utf-8"))

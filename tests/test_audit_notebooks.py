@@ -32,7 +32,7 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subproc
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     """The demo's thread (a query, a chart and a CSV; then "continue"), exported."""
-    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
     from jupyter_analyst.cli.demo import DEMO_SCRIPT, FIRST_PROMPT, build_sample_database
     from jupyter_analyst.notebooks.export import export_thread, write_export
     from jupyter_analyst.testing import ScriptedModelServer
@@ -334,7 +334,7 @@ def test_playbook_with_two_prompts_and_a_parameter(tmp_path, sales_db):
 
 
 def test_playbook_bad_input_fails_before_any_prompt(tmp_path, sales_db):
-    from jupyter_analyst.notebooks.playbook import plan_playbook
+    from jupyter_analyst.turns import plan_playbook
 
     book = _playbook(tmp_path / "review.ipynb")
     with pytest.raises(ConfigError, match="needs the parameter.*region"):
@@ -361,7 +361,7 @@ def test_playbook_bad_input_fails_before_any_prompt(tmp_path, sales_db):
 def test_playbook_progress_is_a_bar_on_a_terminal_and_lines_otherwise():
     import io
 
-    from jupyter_analyst.notebooks.playbook import PromptProgress
+    from jupyter_analyst.turns import PromptProgress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -389,7 +389,7 @@ MARKS_SCRIPT = {"turns": [
 
 
 def test_failed_and_interrupted_turns_are_in_the_notebook_marked(tmp_path, sales_db):
-    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
     from jupyter_analyst.testing import ScriptedModelServer
 
     config = AnalystConfig(workspace=tmp_path / "ws", summarizer=False)
@@ -507,7 +507,7 @@ def test_playbook_parameters_cell_gives_defaults_that_p_overrides(tmp_path, sale
 
 
 def test_playbook_defaults_and_placeholders_that_are_not_parameters(tmp_path, sales_db):
-    from jupyter_analyst.notebooks.playbook import plan_playbook
+    from jupyter_analyst.turns import plan_playbook
 
     book = _playbook_with_parameters(tmp_path / "review.ipynb")
     plan = plan_playbook(book, parameters={}, source=str(sales_db))

@@ -233,7 +233,7 @@ def test_the_cli_refuses_a_missing_bucket_before_anything(tmp_path, s3_server, s
 
 
 def test_the_server_extension_does_not_start_on_a_missing_bucket(tmp_path, s3_server, s3_env):
-    from jupyter_analyst.analysis import AnalystConfig
+    from jupyter_analyst.turns import AnalystConfig
     from jupyter_analyst.server.service import ThreadService
 
     config = AnalystConfig(workspace=tmp_path / "ws", blobs="s3://no-such-bucket/team",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from jupyter_analyst.agent.pack import (
-    ContextBudget,
+from jupyter_analyst.agent import ContextBudget
+from jupyter_analyst.agent.context.pack import (
     PackedTurn,
     assemble,
     compact_tool_message,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_analyst.agent.bindings import inputs_of, replayed
+from jupyter_analyst.agent.environment.bindings import inputs_of, replayed
 from jupyter_analyst.agent.dataflow import free_names, rebound_names
 from jupyter_analyst.artifacts import StepRecord
 

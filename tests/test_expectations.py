@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_analyst.agent.expectations import Observed, expectation_delta, match, observe
+from jupyter_analyst.agent.guards.expectations import Observed, expectation_delta, match, observe
 from jupyter_analyst.agent_state import AgentState, apply_delta
 from jupyter_analyst.artifacts import Artifact
 

@@ -60,7 +60,7 @@ SCRIPT = {"turns": [
 
 
 def test_a_kernel_that_cannot_start_fails_the_turn_and_the_thread_recovers(tmp_path, sales_db):
-    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
     from jupyter_analyst.kernel import LocalKernelLauncher, SandboxPolicy
 
     kernels, counter = flaky_kernels(tmp_path, failures=2)

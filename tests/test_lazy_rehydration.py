@@ -69,14 +69,14 @@ def test_a_step_whose_inputs_cannot_be_told_gets_the_whole_history(thread, promp
 @pytest.fixture
 def runtime(tmp_path, sales_db):
     """A thread's runtime over a real workspace; no kernel is started."""
-    from jupyter_analyst.agent.runtime import ThreadRuntime
+    from jupyter_analyst.agent.environment import ThreadEnvironment
     from jupyter_analyst.sql import open_source
     from jupyter_analyst.workspace import Workspace
 
     workspace = Workspace(tmp_path / "ws")
     thread = workspace.store.create_thread(source=str(sales_db))
     source = open_source(str(sales_db))
-    yield ThreadRuntime(thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
+    yield ThreadEnvironment(thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
                         workdir=workspace.kernel_dir(thread.thread_id))
     source.close()
     workspace.close()
@@ -84,7 +84,7 @@ def runtime(tmp_path, sales_db):
 
 def record(runtime, key: str, code: str) -> None:
     """A Python step that ran in the thread: recorded with its inputs, its names bound."""
-    from jupyter_analyst.agent.bindings import inputs_of
+    from jupyter_analyst.agent.environment.bindings import inputs_of
     from jupyter_analyst.artifacts import StepRecord
 
     inputs = inputs_of(code, runtime.bindings())
@@ -104,7 +104,7 @@ def record(runtime, key: str, code: str) -> None:
     ("print(vars()['y'])", "it reads the namespace through vars"),
 ])
 def test_only_what_the_code_shows_it_reads_is_restored_alone(runtime, code, refused):
-    from jupyter_analyst.agent.bindings import inputs_of
+    from jupyter_analyst.agent.environment.bindings import inputs_of
 
     for key, step in [("step:f", "def f():\n    return k * 2"), ("step:k", "k = 3"), ("step:y", "y = 1"),
                       ("step:star", "from math import *"), ("step:items", "items = []"),

@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from jupyter_analyst.agent.arguments import normalize_arguments
-from jupyter_analyst.agent.llm import LLMClient, ModelReply
-from jupyter_analyst.agent.tools_schema import TOOLS
+from jupyter_analyst.agent.tools.arguments import normalize_arguments
+from jupyter_analyst.agent import LLMClient
+from jupyter_analyst.agent.llm import ModelReply
+from jupyter_analyst.agent.tools import TOOLS
 from jupyter_analyst.errors import ConfigError, ModelError
 from jupyter_analyst.testing import ScriptedModelServer
 

@@ -10,7 +10,7 @@ import json
 import nbformat
 import pytest
 
-from jupyter_analyst.agent.plans import MAX_STEPS, read_plan
+from jupyter_analyst.agent.tools.staged_plan import MAX_STEPS, read_plan
 from jupyter_analyst.errors import InvalidArguments
 from jupyter_analyst.testing import call_step, text_step as answer
 
@@ -222,7 +222,7 @@ def test_stopping_a_turn_mid_plan_stops_its_running_queries_and_keeps_what_finis
     run for hours is interrupted (the test ends only if it is), no staged file is left."""
     import asyncio
 
-    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
     from jupyter_analyst.testing import ScriptedModelServer
 
     endless = ("SELECT COUNT(*) AS n FROM regions, range(100000000000000) AS r(x) "

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 import pytest_asyncio
 
-from jupyter_analyst.analysis import AnalystConfig, ModelSettings
+from jupyter_analyst.turns import AnalystConfig, ModelSettings
 from jupyter_analyst.server.service import ThreadService
 
 # Never contacted: these turns end before any model call.

@@ -91,7 +91,7 @@ def toolbox(thread_tools):
 def _ctx(tools, call_id: str):
     from jupyter_analyst.agent.tools import CallContext
 
-    return CallContext(tools.runtime.thread_id, "turn_early", call_id)
+    return CallContext(tools.environment.thread_id, "turn_early", call_id)
 
 
 def _staged(tools) -> list[Path]:
@@ -106,7 +106,7 @@ def test_a_step_keeps_the_run_that_started_while_it_was_checked(toolbox):
         plan = await toolbox.plan("run_sql", args)
         assert plan.early is not None  # started before the check had finished
         outcome = await toolbox.call("run_sql", args, _ctx(toolbox, "c1"), plan)
-        regions = toolbox.runtime.source.cursor().execute("SELECT COUNT(DISTINCT region_id) FROM orders").fetchone()[0]
+        regions = toolbox.environment.source.cursor().execute("SELECT COUNT(DISTINCT region_id) FROM orders").fetchone()[0]
         assert outcome.status == "ok" and outcome.result["rows"] == regions
         assert plan.early.taken and outcome.duration_s >= 0
         # What ran is the checked query: the artifact's bytes are the file the run wrote.
@@ -158,7 +158,7 @@ def test_a_query_refused_after_it_started_is_stopped_before_the_source_closes(to
         assert refused.value.reason == "unknown_column"
 
     asyncio.run(go())
-    toolbox.runtime.source.close()  # raises "connection is busy" while a query still runs
+    toolbox.environment.source.close()  # raises "connection is busy" while a query still runs
     assert _staged(toolbox) == []
 
 
@@ -176,7 +176,7 @@ def test_a_stopped_step_interrupts_its_query(toolbox):
         await plan.drop()
 
     asyncio.run(go())
-    toolbox.runtime.source.close()
+    toolbox.environment.source.close()
     assert _staged(toolbox) == []
 
 

@@ -175,7 +175,7 @@ async def _hear_a_turn_written_elsewhere(service, url: str, thread_id: str) -> l
 async def test_a_server_hears_the_events_another_process_writes(postgres, tmp_path):
     import asyncio
 
-    from jupyter_analyst.analysis import AnalystConfig
+    from jupyter_analyst.turns import AnalystConfig
     from jupyter_analyst.server.service import ThreadService
 
     url = postgres.new_database()
@@ -196,7 +196,7 @@ async def test_a_listener_of_a_long_thread_hears_only_what_is_new(postgres, tmp_
     from the thread's first event."""
     import asyncio
 
-    from jupyter_analyst.analysis import AnalystConfig
+    from jupyter_analyst.turns import AnalystConfig
     from jupyter_analyst.server.service import ThreadService
 
     url = postgres.new_database()
@@ -224,7 +224,7 @@ async def test_an_event_announced_while_the_server_reads_is_not_missed(postgres,
     import asyncio
     import threading
 
-    from jupyter_analyst.analysis import AnalystConfig
+    from jupyter_analyst.turns import AnalystConfig
     from jupyter_analyst.server.service import ThreadService
 
     url = postgres.new_database()

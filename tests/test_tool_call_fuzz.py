@@ -26,8 +26,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jupyter_analyst.agent.arguments import normalize_arguments_verbose, strip_fence
-from jupyter_analyst.agent.tools_schema import TOOL_NAMES
+from jupyter_analyst.agent.tools.arguments import normalize_arguments_verbose, strip_fence
+from jupyter_analyst.agent.tools import TOOL_NAMES
 from jupyter_analyst.errors import InvalidArguments
 
 SCALE = float(os.environ.get("FUZZ_EXAMPLES", "1"))
@@ -153,14 +153,14 @@ def test_strip_fence_is_linear_on_long_input():
 @pytest.fixture(scope="module")
 def dispatcher(tmp_path_factory, sales_db):
     """One thread of a real workspace, runtime and event loop, shared by the fuzzed turns."""
-    from jupyter_analyst.agent.runtime import ThreadRuntime
+    from jupyter_analyst.agent.environment import ThreadEnvironment
     from jupyter_analyst.sql import open_source
     from jupyter_analyst.workspace import Workspace
 
     workspace = Workspace(tmp_path_factory.mktemp("fuzz") / "ws")
     thread = workspace.store.create_thread(source=str(sales_db))
     source = open_source(str(sales_db))
-    runtime = ThreadRuntime(
+    runtime = ThreadEnvironment(
         thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
         workdir=workspace.thread_dir(thread.thread_id), python_timeout_s=10.0,
     )
@@ -192,15 +192,15 @@ plausible = st.one_of(
 @TURNS
 @given(calls=st.lists(plausible, min_size=1, max_size=3))
 def test_dispatcher_answers_every_call_and_the_turn_completes(dispatcher, calls):
-    from jupyter_analyst.agent.llm import LLMClient
-    from jupyter_analyst.agent.loop import AgentLoop
+    from jupyter_analyst.agent import LLMClient
+    from jupyter_analyst.agent import AgentLoop
     from jupyter_analyst.testing import ScriptedModelServer
 
     workspace, runtime, loop = dispatcher
     script = {"turns": [{"steps": [{"tool_calls": calls}, {"content": "fuzzed"}]}]}
     with ScriptedModelServer(script) as server:
         llm = LLMClient(model="scripted", base_url=server.base_url, api_key="x", max_retries=0)
-        agent = AgentLoop(store=workspace.store, runtime=runtime, llm=llm, model="scripted", max_steps=3)
+        agent = AgentLoop(store=workspace.store, environment=runtime, llm=llm, model="scripted", max_steps=3)
         turn = workspace.store.start_turn(runtime.thread_id, "fuzz")
         try:
             summary, _ = loop.run_until_complete(agent.run(turn))
@@ -237,7 +237,7 @@ def test_dispatcher_answers_every_call_and_the_turn_completes(dispatcher, calls)
     lambda item: json.dumps({"add": [{"section": "items", "value": item}]}), json_values))
 def test_summarizer_reply_is_a_delta_or_a_summarizer_error(raw):
     """The end-of-turn summarizer is the model too: its reply is read as carefully."""
-    from jupyter_analyst.agent.summarizer import parse_reply
+    from jupyter_analyst.agent.memory.summarizer import parse_reply
     from jupyter_analyst.errors import AnalystError
 
     try:

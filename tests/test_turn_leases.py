@@ -107,7 +107,7 @@ def test_a_command_line_turn_on_a_shared_store_holds_a_lease_while_it_runs(postg
     import asyncio
 
     from jupyter_analyst.events import TurnStarted
-    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
     from jupyter_analyst.store import ThreadBusy, ThreadStore
 
     url = postgres.new_database()

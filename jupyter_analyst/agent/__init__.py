@@ -1,6 +1,72 @@
-"""The agent: the loop, its state machine and guards, tool dispatch, context, events."""
+"""The agent: the turn's loop (loop.py) and one call's pipeline (calls.py), over the tools
+(tools/), the guards (guards/), the context pack (context/), the agent state's one owner
+(memory/) and the thread's environment (environment/).
 
-from ..events import Event, State, parse_event
-from .state import TRANSITIONS, InvalidTransition, TurnStateMachine, allowed
+The names below are imported on first use: a process that only reads the scripted model's
+name, or a budget's defaults, does not import the loop, the tools or the model's SDK.
+"""
 
-__all__ = ["TRANSITIONS", "Event", "InvalidTransition", "State", "TurnStateMachine", "allowed", "parse_event"]
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from .context import ContextBudget, state_summary
+    from .environment import ThreadEnvironment
+    from .eventlog import EventSink, EventWriter
+    from .llm import SCRIPTED_MODEL, LLMClient, ToolCall
+    from .loop import AgentLoop
+    from .machine import TRANSITIONS, InvalidTransition, TurnStateMachine, allowed
+    from .memory import SUMMARIZER_MARKER, ThreadMemory, summarize_turn
+    from .tools import StepOutcome
+    from .turn_record import USER_DRIVEN, TurnSummary, TurnTrace
+
+_HOME = {
+    "AgentLoop": "loop",
+    "TurnSummary": "turn_record",
+    "TurnTrace": "turn_record",
+    "USER_DRIVEN": "turn_record",
+    "StepOutcome": "tools",
+    "ThreadEnvironment": "environment",
+    "ThreadMemory": "memory",
+    "summarize_turn": "memory",
+    "SUMMARIZER_MARKER": "memory",
+    "LLMClient": "llm",
+    "ToolCall": "llm",
+    "SCRIPTED_MODEL": "llm",
+    "EventWriter": "eventlog",
+    "EventSink": "eventlog",
+    "ContextBudget": "context",
+    "state_summary": "context",
+    "TRANSITIONS": "machine",
+    "InvalidTransition": "machine",
+    "TurnStateMachine": "machine",
+    "allowed": "machine",
+}
+
+__all__ = [
+    "SCRIPTED_MODEL",
+    "SUMMARIZER_MARKER",
+    "TRANSITIONS",
+    "USER_DRIVEN",
+    "AgentLoop",
+    "ContextBudget",
+    "EventSink",
+    "EventWriter",
+    "InvalidTransition",
+    "LLMClient",
+    "StepOutcome",
+    "ThreadEnvironment",
+    "ThreadMemory",
+    "ToolCall",
+    "TurnStateMachine",
+    "TurnSummary",
+    "TurnTrace",
+    "allowed",
+    "state_summary",
+    "summarize_turn",
+]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

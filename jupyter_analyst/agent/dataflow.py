@@ -11,14 +11,103 @@
 Both are read off the syntax tree, in statement order, conservatively: when in doubt a
 name counts as an input (a needless input costs a re-run, a missed one a wrong reuse).
 Code that does not parse has neither; the kernel reports its error.
+
+The plainer questions asked of a step's code live here too: which names it defines
+(``assigned_names``), reads without any definition (``undefined_names``), or mentions at
+all (``names_used``), and the names every kernel has before any step (``KERNEL_NAMES``).
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterable
 
-from .names import assigned_names
+#: Names the kernel defines before any step runs (see kernel/session.py SETUP_CODE) and
+#: the ones IPython itself provides.
+KERNEL_NAMES = frozenset(
+    {"pd", "matplotlib", "plt", "get_ipython", "display", "In", "Out", "exit", "quit", "_", "__", "___", "_ih", "_oh"}
+)
+_DYNAMIC = frozenset({"exec", "eval", "globals", "locals", "vars", "__import__", "__builtins__"})
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _defined_and_read(tree: ast.AST) -> tuple[set[str], list[str], bool]:
+    defined: set[str] = set()
+    read: list[str] = []
+    dynamic = False
+    for node in ast.walk(tree):
+        match node:
+            case ast.Name(id=name, ctx=ast.Load()):
+                read.append(name)
+                dynamic |= name in _DYNAMIC
+            case ast.Name(id=name):
+                defined.add(name)
+            case ast.FunctionDef(name=name) | ast.AsyncFunctionDef(name=name) | ast.ClassDef(name=name):
+                defined.add(name)
+            case ast.arg(arg=name):
+                defined.add(name)
+            case ast.Import(names=aliases) | ast.ImportFrom(names=aliases):
+                for alias in aliases:
+                    if alias.name == "*":
+                        dynamic = True
+                    defined.add(alias.asname or alias.name.split(".")[0])
+            case ast.ExceptHandler(name=str(name)):
+                defined.add(name)
+            case ast.Global(names=names) | ast.Nonlocal(names=names):
+                defined.update(names)
+            case ast.MatchAs(name=str(name)) | ast.MatchStar(name=str(name)):
+                defined.add(name)
+            case ast.MatchMapping(rest=str(name)):
+                defined.add(name)
+    return defined, read, dynamic
+
+
+def assigned_names(code: str) -> set[str]:
+    """Every name a piece of Python defines (empty when it does not parse).
+
+    >>> sorted(assigned_names("import numpy as np\\nfor i, row in df.iterrows(): total = i"))
+    ['i', 'np', 'row', 'total']
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    return _defined_and_read(tree)[0]
+
+
+def undefined_names(code: str, known: Iterable[str]) -> list[str]:
+    """Names ``code`` reads that neither it nor anything ``known`` defines, in order.
+
+    >>> undefined_names("print(revenu.sum())", ["revenue"])
+    ['revenu']
+    >>> undefined_names("x = 1\\nprint(x, len(revenue))", ["revenue"])
+    []
+    >>> undefined_names("exec('y = 1'); print(y)", [])
+    []
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []  # the kernel reports syntax errors better than a guess would
+    defined, read, dynamic = _defined_and_read(tree)
+    if dynamic:
+        return []
+    allowed = defined | set(known) | _BUILTINS | KERNEL_NAMES
+    return list(dict.fromkeys(name for name in read if name not in allowed))
+
+
+def names_used(code: str) -> set[str]:
+    """The plain names a piece of Python reads or writes (empty when it does not parse).
+
+    >>> sorted(names_used("total = revenue['amount'].sum()"))
+    ['revenue', 'total']
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 
 
 def free_names(code: str) -> set[str]:

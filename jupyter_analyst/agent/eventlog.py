@@ -20,8 +20,8 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 
-from ..store import ThreadStore
 from ..events import Event
+from ..store import ThreadStore
 
 EventSink = Callable[[Event], Awaitable[None] | None]
 

@@ -5,8 +5,12 @@ chunk, some repeat it, some change it halfway, some never send one. Calls are th
 assembled by their ``index`` and reconciled by id (the first id seen wins).
 
 This is where the model's words enter the engine, so its text, tool names and call ids are
-made valid Unicode here, once (see ``text.py``); argument text is left as sent, for the
+made valid Unicode here, once (see ``_text.py``); argument text is left as sent, for the
 argument normaliser to judge.
+
+The SDK is imported when the first client is made: a process that has asked no model yet
+(a server that has run no turn, the scripted model's server, the CLI's other commands) does
+not pay for it.
 """
 
 from __future__ import annotations
@@ -17,14 +21,16 @@ import ssl
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
-from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 from pydantic import BaseModel
 
-from ..errors import ConfigError, ModelError
 from .._text import valid_text
+from ..errors import ConfigError, ModelError
+
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 #: The model name the offline scripted model (``jupyter_analyst.testing``) answers to; every
 #: surface labels what it says as scripted.
@@ -152,6 +158,13 @@ def _tls(base_url: str | None) -> ssl.SSLContext:
     return create_ssl_context()
 
 
+def _sdk() -> Any:
+    """The ``openai`` SDK, imported on first use (see the module's docstring)."""
+    import openai
+
+    return openai
+
+
 class LLMClient:
     """Streamed chat completions against one OpenAI-compatible endpoint."""
 
@@ -166,6 +179,7 @@ class LLMClient:
     ) -> None:
         self.model = model
         self.timeout = timeout
+        openai = _sdk()
         try:
             self._client = openai.AsyncOpenAI(
                 base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
@@ -207,6 +221,7 @@ class LLMClient:
         }
         if tools:
             kwargs["tools"] = tools
+        openai = _sdk()
         text: list[str] = []
         assembler = ToolCallAssembler()
         finish: str | None = None

@@ -1,74 +1,67 @@
-"""One turn of the agent: call the model, guard and run its tool calls, until it answers."""
+"""One turn of the agent: call the model, guard and run its tool calls, until it answers.
+
+A turn the user drives (one tool call they typed, ``%analyst_sql`` in their notebook) is
+:meth:`AgentLoop.run_call`: the same frame (memory, events, the state machine, the end of
+the turn) and the same call pipeline (see calls.py) as a call the model makes, so the
+thread's history and notebook show it as a step like any other, and a later turn of the
+model sees the dataset it made. Nothing there asks a model.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
-import logging
-import re
 import time
-from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
-
-from ..errors import AnalystError, DiskUnavailable, InvalidArguments, ToolRetry
+from .._clock import new_id
+from ..errors import AnalystError, DiskUnavailable
+from ..events import AnswerReady, StateChanged, TurnEnded, TurnStarted
 from ..store import ThreadStore, Turn
-from .arguments import normalize_arguments_verbose
-from ..events import (
-    AnswerReady,
-    ArtifactRecorded,
-    Event,
-    Guarded,
-    PlanMade,
-    PlanStageView,
-    PlanStepChanged,
-    PlanStepView,
-    ReasonCode,
-    State,
-    StateChanged,
-    TextDelta,
-    ToolCallStarted,
-    ToolResult,
-    TurnEnded,
-    TurnStarted,
-)
+from .calls import CallPipeline, NormalisedCall, normalise
+from .context import ContextBudget, ContextPack
+from .environment import ThreadEnvironment
 from .eventlog import EventSink, EventWriter
+from .guards import check_answer, mark_answer
 from .llm import LLMClient, ToolCall
-from ..agent_state import Addition, Item, StateDelta
+from .memory import ThreadMemory, TurnMemory
 from .modes import classify
-from .names import mark_answer
-from .pack import ContextBudget
-from .plan_runner import StepReport, plan_outcome, run_plan, step_call_id
-from .plans import read_plan
-from .payloads import check_dataset_name, check_python_code
-from .runtime import ThreadRuntime
-from .state import TurnStateMachine
-from .tools import CallContext, StepOutcome, ToolBox
-from .tools_schema import TOOLS
-from .turn_memory import TurnMemory
-from .turn_record import StepTrace, TurnRun, TurnSummary, TurnTrace
+from .tools import StepOutcome, spec_of, tool_schemas
+from .turn_record import USER_DRIVEN, TurnRun, TurnSummary, TurnTrace, step_line
 
-__all__ = ["AgentLoop", "TurnSummary", "TurnTrace"]
+__all__ = ["USER_DRIVEN", "AgentLoop", "TurnSummary", "TurnTrace"]
 
-log = logging.getLogger(__name__)
+@dataclass(frozen=True)
+class Answer:
+    """The model answered in plain text: the turn ends with it."""
 
-#: Arguments each tool cannot do without; an empty one gets one guided retry.
-_PAYLOAD = {"run_sql": "sql", "run_python": "code"}
-_KNOWN_TOOLS = {t["function"]["name"] for t in TOOLS}
-#: A function name OpenAI-compatible servers accept in the conversation they are sent back.
-_FUNCTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+    text: str
+
+
+@dataclass(frozen=True)
+class RunCalls:
+    """The model asked for tool calls (with what it said along with them)."""
+
+    calls: tuple[NormalisedCall, ...]
+    text: str
+
+
+#: What one model call asks for.
+NextStep = Answer | RunCalls
 
 
 class AgentLoop:
-    """Runs turns of one thread against a model and a runtime."""
+    """Runs turns of one thread against a model and an environment."""
 
     def __init__(
         self,
         *,
         store: ThreadStore,
-        runtime: ThreadRuntime,
-        llm: LLMClient,
+        environment: ThreadEnvironment,
+        llm: LLMClient | None,
         model: str,
         emit: EventSink | None = None,
         max_steps: int = 16,
@@ -78,8 +71,9 @@ class AgentLoop:
         plan_concurrency: int = 4,
     ) -> None:
         self.store = store
-        self.runtime = runtime
-        self.tools = ToolBox(runtime)
+        self.environment = environment
+        self.calls = CallPipeline(environment, plan_concurrency=plan_concurrency)
+        #: ``None`` for a loop that only runs the user's calls (:meth:`run_call`).
         self.llm = llm
         self.model = model
         #: The one writer of this loop's events (see eventlog.py); the caller's when the turn
@@ -88,44 +82,8 @@ class AgentLoop:
         self.max_steps = max_steps
         self.budget = budget or ContextBudget()
         self.active_ttl_s = active_ttl_s
-        #: How many queries of a plan's parallel stage run at once.
-        self.plan_concurrency = plan_concurrency
 
-    # ------------------------------------------------------------------ events
-
-    async def emit(self, turn: Turn, event: Event) -> Event:
-        """Persist the event (off the event loop, after those before it), then hand it to the sink."""
-        return await self._events.append(self._of(turn, event))
-
-    def _text(self, turn: Turn, text: str) -> None:
-        """A piece of the model's text: stored and handed on in order, without holding up the stream."""
-        self._events.add(self._of(turn, TextDelta(text=text)))
-
-    def _tool_named(self, name: str) -> None:
-        """The model has started a call to ``name``: a query is coming, so the SQL checker
-        starts now (it takes a moment to import) instead of when the arguments are in; for a
-        plan, all its workers, since a plan's queries are checked side by side."""
-        if name in ("run_sql", "plan"):
-            self.runtime.preparer.warm(side_by_side=name == "plan")
-
-    @staticmethod
-    def _of(turn: Turn, event: Event) -> Event:
-        return event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id})
-
-    async def _enter(self, turn: Turn, machine: TurnStateMachine, *states: State) -> None:
-        """Move through ``states`` at once (no other step moves the machine in between), then
-        tell the moves."""
-        moves = [moved for state in states if (moved := machine.enter(state)) is not None]
-        for before, after in moves:
-            await self.emit(turn, StateChanged(from_state=before, to_state=after))
-
-    async def _guard(
-        self, turn: Turn, counters: Counter[str], reason: ReasonCode, message: str, call_id: str | None
-    ) -> None:
-        counters[reason] += 1
-        await self.emit(turn, Guarded(reason=reason, message=message, call_id=call_id))
-
-    # ------------------------------------------------------------------ the turn
+    # ------------------------------------------------------------------ turns
 
     async def run(self, turn: Turn, *, rerun: bool = False, announced: bool = False) -> tuple[TurnSummary, TurnTrace]:
         """Answer ``turn.prompt``; every event is persisted before it is emitted.
@@ -133,443 +91,168 @@ class AgentLoop:
         ``announced``: the caller has already emitted the turn's ``turn_started`` (through
         this loop's event writer).
         """
-        # The turn's memory reads and writes the store (and the source's schema) on every step:
-        # in a worker thread, never on the event loop a server's other turns and streams share.
-        memory = await asyncio.to_thread(
-            TurnMemory, self.store, self.runtime, turn, budget=self.budget, active_ttl_s=self.active_ttl_s
-        )
-        run = TurnRun(turn, TurnStateMachine(), memory, rerun)
-        machine, counters, trace = run.machine, run.counters, run.trace
-        user_message = {"role": "user", "content": turn.prompt}
-        await asyncio.to_thread(self.store.append_message, turn.thread_id, turn.turn_id, user_message)
-        # This turn's messages; earlier turns come from the context pack.
-        conversation = [user_message]
-
-        if not announced:
-            await self.emit(turn, TurnStarted(prompt=turn.prompt, model=self.model, rerun=rerun))
-        await self.emit(turn, StateChanged(from_state=None, to_state="planning"))
-        answer = ""
-        flagged: list[str] = []
-        error: AnalystError | None = None
-        # A step that could not run for a reason the model cannot fix (no kernel, damaged
-        # data) fails the turn, unless a later step of the same tool ran: then it recovered.
-        failure: tuple[str, AnalystError] | None = None
-        started = time.perf_counter()
-        llm_s = 0.0
-        chat = classify(turn.prompt) == "chat"
-        try:
-            await asyncio.to_thread(memory.open)
+        assert self.llm is not None, "a loop without a model runs only the user's calls"
+        async with self._turn(turn, rerun=rerun, announced=announced, speaker=self.model) as run:
+            chat = classify(turn.prompt) == "chat"
             if chat:
-                await self._guard(turn, counters, "chat_mode", "a greeting or a question about the assistant: answered without tools", None)
-            for step in range(self.max_steps + 1):
-                if machine.state == "error":
-                    await self._enter(turn, machine, "planning")
-                final_call = step == self.max_steps
-                if final_call:
-                    await self._guard(
-                        turn, counters, "step_limit_reached",
-                        f"stopped after {self.max_steps} model calls; asking for an answer", None,
-                    )
-                messages, usage = await asyncio.to_thread(memory.messages, step + 1, conversation, chat=chat)
-                await self.emit(turn, usage)
-                asked = time.perf_counter()
-                reply = await self.llm.complete(
-                    messages,
-                    [] if final_call or chat else TOOLS,
-                    on_text=lambda text: self._text(turn, text),
-                    on_tool=self._tool_named,
-                )
-                llm_s += time.perf_counter() - asked
-                if not reply.tool_calls or final_call:
-                    answer = reply.text.strip()
-                    break
-                calls = [self._normalise_call(c) for c in reply.tool_calls]
-                assistant = {
-                    "role": "assistant",
-                    "content": reply.text or None,
-                    "tool_calls": [
-                        {
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": _echoed_name(call.name), "arguments": json.dumps(args or {})},
-                        }
-                        for call, args, _ in calls
-                    ],
-                }
-                await self._remember(turn, conversation, assistant)
-                question = None
-                for call, args, problem in calls:
-                    outcome = await self._handle(run, call, args, problem)
-                    if outcome.failure is not None:
-                        counters[outcome.failure.reason] += 1
-                        failure = (call.name, outcome.failure)
-                    elif failure is not None and failure[0] == call.name and outcome.status == "ok" and not outcome.reused:
-                        failure = None
-                    content = outcome.public_result
-                    question = content.get("question_for_user") or question
-                    await self._remember(
-                        turn,
-                        conversation,
-                        {"role": "tool", "tool_call_id": call.id, "content": json.dumps(content, default=str)},
-                    )
-                if question:
-                    # An ambiguous request: the turn ends with the question to the user.
-                    answer = question
-                    break
-            # The turn's last datasets are in the kernel before it ends (loaded in the background).
-            await self.runtime.settle()
-            flags = await asyncio.to_thread(memory.check_answer, answer)
-            if flags:
-                flagged = [f.describe() for f in flags]
-                await self._guard(
-                    turn, counters, "invented_name_flagged",
-                    "the answer cites names that do not exist: " + "; ".join(flagged), None,
-                )
-                answer = mark_answer(answer, flags)
-            await self._enter(turn, machine, "presenting")
-            await self.emit(turn, AnswerReady(text=answer, flagged=flagged))
-            await self._remember(turn, conversation, {"role": "assistant", "content": answer})
-            if failure is not None:
-                # The answer stands, but a step that was asked for could not run: not completed.
-                error = failure[1]
-                await self._enter(turn, machine, "error")
+                await run.guard("chat_mode", "a greeting or a question about the assistant: answered without tools")
+            for number in range(1, self.max_steps + 2):
+                match await self._model_step(run, number, chat=chat):
+                    case Answer(text=text):
+                        run.answer = text
+                        break
+                    case RunCalls(calls=calls, text=text):
+                        if (question := await self._run_calls(run, calls, text)) is not None:
+                            # An ambiguous request: the turn ends with the question to the user.
+                            run.answer = question
+                            break
+            await self._present(run)
+        assert run.summary is not None
+        return run.summary, run.trace
+
+    async def run_call(
+        self, turn: Turn, tool: str, arguments: dict[str, Any], *, rerun: bool = False, announced: bool = False
+    ) -> tuple[TurnSummary, TurnTrace, StepOutcome]:
+        """Run ``tool`` with ``arguments`` as the one step of ``turn``, as the user asked;
+        every event is persisted before it is emitted, as in :meth:`run` (``announced`` too).
+
+        Returns the turn's summary, its trace (for the notebook) and the call's outcome; a
+        refused or failed call ends the turn with status ``error`` and its message.
+        """
+        outcome: StepOutcome | None = None
+        async with self._turn(turn, rerun=rerun, announced=announced, speaker=USER_DRIVEN) as run:
+            call = normalise(ToolCall(id=new_id("call"), name=tool, arguments=json.dumps(arguments)))
+            # Recorded as a call in the conversation, so the model's next turn sees what was fetched.
+            await run.keep({"role": "assistant", "content": None, "tool_calls": [
+                {"id": call.id, "type": "function", "function": {"name": tool, "arguments": call.call.arguments}}]})
+            outcome = await self.calls.handle(run, call)
+            await run.keep({"role": "tool", "tool_call_id": call.id,
+                            "content": json.dumps(outcome.public_result, default=str)})
+            await self.environment.settle()
+            if outcome.status == "ok":
+                run.answer = step_line(tool, outcome)
+                await run.enter("presenting")
+                await run.emit(AnswerReady(text=run.answer))
+                await run.enter("completed")
             else:
-                await self._enter(turn, machine, "completed")
+                run.fail_step(outcome)
+                if run.machine.can_enter("error"):
+                    await run.enter("error")
+        assert run.summary is not None
+        if outcome is None:  # the turn failed before the call had an outcome
+            outcome = StepOutcome(status="error", result={"error": run.error or {}})
+        return run.summary, run.trace, outcome
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, turn: Turn, *, rerun: bool, announced: bool, speaker: str) -> AsyncIterator[TurnRun]:
+        """The frame of every turn: its memory opened and its prompt kept, ``turn_started``
+        (unless ``announced``) and the first state told; on the way out, however the body
+        ends, ``turn_ended`` told and the turn closed in the store, with its summary in
+        ``run.summary``. A failure of the product ends the turn in error; a full or
+        read-only workspace, and a stop, end it and go up."""
+        run = await self._open(turn, rerun=rerun, speaker=speaker)
+        if not announced:
+            await run.emit(TurnStarted(prompt=turn.prompt, model=speaker, rerun=rerun))
+        await run.emit(StateChanged(from_state=None, to_state="planning"))
+        try:
+            await asyncio.to_thread(run.open)
+            yield run
         except DiskUnavailable as exc:
             # The workspace cannot be written: record the end if it still can be, then stop
             # (the caller says it in one line).
             with contextlib.suppress(AnalystError):
-                await self.emit(turn, TurnEnded(status="error", message=str(exc), counters=dict(counters)))
-                await asyncio.to_thread(self.store.end_turn, turn.turn_id, "error", answer=answer or None)
+                await self._end(run, "error", message=str(exc))
             raise
         except AnalystError as exc:
-            error = exc
+            run.fail(exc)
             with contextlib.suppress(AnalystError):  # the turn already failed: its datasets still load
-                await self.runtime.settle()
-            if machine.can_enter("error"):
-                await self._enter(turn, machine, "error")
+                await self.environment.settle()
+            if run.machine.can_enter("error"):
+                await run.enter("error")
         except asyncio.CancelledError:
             # Stopped by the user: everything done so far is kept; the turn is marked.
-            await self.emit(
-                turn, TurnEnded(status="interrupted", message="cancelled by the user", counters=dict(counters))
-            )
-            await asyncio.to_thread(self.store.end_turn, turn.turn_id, "interrupted", answer=answer or None)
+            await self._end(run, "interrupted", message="cancelled by the user")
             raise
-        status: Literal["completed", "error"] = "completed" if error is None else "error"
-        await self.emit(
-            turn,
-            TurnEnded(status=status, message=None if error is None else str(error), counters=dict(counters)),
-        )
+        status: Literal["completed", "error"] = "error" if run.failed else "completed"
+        await self._end(run, status, message=run.message)
+        run.summarize(status, self.environment.artifacts.count(run.turn.thread_id))
+
+    async def _open(self, turn: Turn, *, rerun: bool, speaker: str) -> TurnRun:
+        # The turn's memory reads and writes the store (and the source's schema) on every step:
+        # in a worker thread, never on the event loop a server's other turns and streams share.
+        memory = await asyncio.to_thread(TurnMemory, ThreadMemory(self.store, turn.thread_id), self.environment, turn)
+        context = ContextPack(self.environment, memory, budget=self.budget, active_ttl_s=self.active_ttl_s)
+        run = TurnRun(turn, self._events, memory, context, speaker=speaker, rerun=rerun)
+        await run.keep({"role": "user", "content": turn.prompt})
+        return run
+
+    async def _end(self, run: TurnRun, status: Literal["completed", "error", "interrupted"], *,
+                   message: str | None) -> None:
+        await run.emit(TurnEnded(status=status, message=message, counters=dict(run.counters)))
         # Ending a turn checkpoints the database (a file sync): off the event loop.
-        await asyncio.to_thread(self.store.end_turn, turn.turn_id, status, answer=answer or None)
-        total = self.runtime.artifacts.count(turn.thread_id)
-        summary = TurnSummary(
-            thread_id=turn.thread_id,
-            turn_id=turn.turn_id,
-            status=status,
-            answer=answer,
-            model=self.model,
-            transitions=machine.history,
-            tool_calls={
-                "executed": counters["executed"],
-                "reused": counters["reused"],
-                "blocked": counters["blocked"],
-            },
-            artifacts={"created": len(trace.created), "reused": len(trace.reused), "total": total},
-            counters=dict(counters),
-            timings={"total_s": round(time.perf_counter() - started, 4), "llm_s": round(llm_s, 4)},
-            error=None if error is None else error.to_dict(),
+        await asyncio.to_thread(self.store.end_turn, run.turn.turn_id, status, answer=run.answer or None)
+
+    # ------------------------------------------------------------------ the model's steps
+
+    async def _model_step(self, run: TurnRun, number: int, *, chat: bool) -> NextStep:
+        """Model call number ``number``: the last one allowed gets no tools and must answer."""
+        assert self.llm is not None
+        if run.machine.state == "error":
+            await run.enter("planning")
+        final = number > self.max_steps
+        if final:
+            await run.guard("step_limit_reached", f"stopped after {self.max_steps} model calls; asking for an answer")
+        messages, usage = await asyncio.to_thread(run.context.messages, number, run.conversation, chat=chat)
+        await run.emit(usage)
+        asked = time.perf_counter()
+        reply = await self.llm.complete(
+            messages, [] if final or chat else tool_schemas(), on_text=run.text, on_tool=self._tool_named,
         )
-        return summary, trace
+        run.llm_s += time.perf_counter() - asked
+        if not reply.tool_calls or final:
+            return Answer(reply.text.strip())
+        return RunCalls(tuple(normalise(c) for c in reply.tool_calls), reply.text)
 
-    async def _remember(self, turn: Turn, conversation: list[dict[str, Any]], message: dict[str, Any]) -> None:
-        # Stored off the event loop (a server's other turns share it), before it is used.
-        await asyncio.to_thread(self.store.append_message, turn.thread_id, turn.turn_id, message)
-        conversation.append(message)
+    def _tool_named(self, name: str) -> None:
+        """The model has started a call to ``name``: what the tool needs starts now (the SQL
+        checker, which takes a moment to import), instead of when the arguments are in."""
+        spec = spec_of(name)
+        if spec is not None and spec.named is not None:
+            spec.named(self.environment)
 
-    @staticmethod
-    def _normalise_call(call: ToolCall) -> tuple[ToolCall, dict[str, Any] | None, AnalystError | None]:
-        """The call's arguments in canonical form, or why the call cannot run; never raises."""
-        if call.name not in _KNOWN_TOOLS:
-            shown = call.name if len(call.name) <= 80 else f"{call.name[:80]}..."
-            return call, None, InvalidArguments(
-                "a tool call without a name" if not call.name else f"unknown tool {shown!r}",
-                reason="unknown_tool",
-                hint=f"call one of the tools by its name: {', '.join(sorted(_KNOWN_TOOLS))}",
-            )
-        try:
-            args, rescues = normalize_arguments_verbose(call.name, call.arguments)
-        except InvalidArguments as exc:
-            return call, None, exc
-        except Exception as exc:  # noqa: BLE001 - reading the model's arguments must never end the turn
-            log.exception("the arguments of %s could not be normalised", call.name)
-            return call, None, InvalidArguments(
-                f"the arguments could not be read ({type(exc).__name__})",
-                hint="send the arguments as one JSON object, as the tool's schema describes",
-            )
-        if rescues:
-            args = {**args, "_rescues": rescues}
-        return call, args, None
+    async def _run_calls(self, run: TurnRun, calls: tuple[NormalisedCall, ...], text: str) -> str | None:
+        """The calls of one reply, in order; the question to the user one of them asked, if any."""
+        await run.keep({"role": "assistant", "content": text or None, "tool_calls": [c.echoed() for c in calls]})
+        question = None
+        for call in calls:
+            outcome = await self.calls.handle(run, call)
+            if outcome.failure is not None:
+                run.counters[outcome.failure.reason] += 1
+                run.failure = (call.name, outcome.failure)
+            elif (run.failure is not None and run.failure[0] == call.name and outcome.status == "ok"
+                  and not outcome.reused):
+                run.failure = None  # a later step of the same tool ran: the turn recovered
+            content = outcome.public_result
+            question = content.get("question_for_user") or question
+            await run.keep({"role": "tool", "tool_call_id": call.id, "content": json.dumps(content, default=str)})
+        return question
 
-    # ------------------------------------------------------------------ one call
-
-    async def _clarify(self, run: TurnRun, call: ToolCall, args: dict[str, Any]) -> StepOutcome:
-        """Keep the candidate interpretations as an open question and end the turn with it."""
-        turn, counters = run.turn, run.counters
-        question = str(args.get("question") or "").strip()
-        candidates = list(args.get("candidates") or [])
-        if not question:
-            error = InvalidArguments("clarify needs the 'question' to ask", reason="empty_payload")
-            await self._guard(turn, counters, "invalid_arguments", error.message, call.id)
-            refused = StepOutcome(status="refused", result={"error": error.to_dict()})
-            # Every call has its result event, refused ones too.
-            await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status="refused", result=refused.result))
-            return refused
-        item = Item(id=f"question:{call.id}", kind="question", text=question, candidates=candidates)
-        delta = StateDelta(add=[Addition(section="items", value=item.model_dump())])
-        await run.remember(run.memory.apply, delta, "tool")
-        await self._guard(turn, counters, "clarification_asked", question, call.id)
-        text = _clarify_text(question, candidates)
-        outcome = StepOutcome(status="ok", result={"asked": question, "candidates": candidates, "question_for_user": text})
-        await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
-        await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status="ok", result=outcome.result))
-        return outcome
-
-    async def _plan(self, run: TurnRun, call: ToolCall, args: dict[str, Any], refuse: Any) -> StepOutcome:
-        """Check a staged plan whole, then run it: each step as the same call made alone would
-        be (see plans.py and plan_runner.py); the thread's lock is held for the whole plan."""
-        turn = run.turn
-        try:
-            plan, rescues = read_plan(args)
-            refusal = plan.refusal_from(run.machine.state)
-            if refusal is not None:
-                raise refusal
-        except InvalidArguments as exc:
-            return await refuse("plan_refused", exc)
-        if rescues:
-            run.counters["arguments_normalized"] += 1
-        started = time.perf_counter()
-        await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
-        await self.emit(turn, PlanMade(call_id=call.id, goal=plan.goal, stages=[
-            PlanStageView(mode=stage.mode, steps=[
-                PlanStepView(id=s.id, call_id=step_call_id(call.id, s.id), tool=s.tool, summary=s.summary(),
-                             inputs=s.inputs)
-                for s in stage.in_order()])
-            for stage in plan.stages]))
-
-        async def step(step_call: ToolCall, step_args: dict[str, Any]) -> StepOutcome:
-            return await self._handle(run, step_call, step_args, None, in_plan=True)
-
-        async def changed(report: StepReport) -> None:
-            await self.emit(turn, PlanStepChanged(
-                call_id=call.id, step_id=report.step.id, step_call_id=report.call_id,
-                status=report.status,  # type: ignore[arg-type]
-                reused=report.outcome is not None and report.outcome.reused, message=report.message))
-
-        async with self.runtime.lock:
-            reports = await run_plan(plan, call_id=call.id, run_step=step, on_step=changed,
-                                     concurrency=self.plan_concurrency)
-        outcome = plan_outcome(reports, started)
-        run.counters["plan_steps"] += len(reports)
-        await self.emit(turn, ToolResult(call_id=call.id, tool=call.name, status=outcome.status,
-                                         reused=outcome.reused, result=outcome.public_result,
-                                         duration_s=outcome.duration_s))
-        return outcome
-
-    async def _handle(
-        self, run: TurnRun, call: ToolCall, args: dict[str, Any] | None, problem: AnalystError | None,
-        *, in_plan: bool = False,
-    ) -> StepOutcome:
-        """Guard, plan, run (or reuse) one call and report it; ``in_plan``: a step of a plan,
-        which holds the thread's lock for all its steps."""
-        turn, machine, counters, trace, turn_keys = run.turn, run.machine, run.counters, run.trace, run.turn_keys
-
-        async def refuse(reason: ReasonCode, error: AnalystError) -> StepOutcome:
-            counters["blocked"] += 1
-            await self._guard(turn, counters, reason, error.message, call.id)
-            outcome = StepOutcome(status="refused", result={"error": error.to_dict()})
-            await self.emit(
-                turn,
-                ToolResult(call_id=call.id, tool=call.name, status="refused", result=outcome.result),
-            )
-            return outcome
-
-        if problem is not None or args is None:
-            assert problem is not None
-            return await refuse("unknown_tool" if problem.reason == "unknown_tool" else "invalid_arguments", problem)
-        rescues = args.pop("_rescues", [])
-        if rescues:
-            counters["arguments_normalized"] += 1
-        payload = _PAYLOAD.get(call.name)
-        if payload and not str(args.get(payload) or "").strip():
-            if call.name not in run.empty_retries:
-                run.empty_retries.add(call.name)
-                counters[f"{call.name}_empty_retry"] += 1
-                return await refuse(
-                    "empty_python_payload_retried" if call.name == "run_python" else "empty_payload_refused",
-                    InvalidArguments(
-                        f"{call.name} was called with an empty '{payload}'",
-                        reason="empty_payload",
-                        hint=f"call {call.name} again with the full {payload} in the '{payload}' argument",
-                    ),
-                )
-            return await refuse(
-                "empty_payload_refused",
-                InvalidArguments(f"{call.name} was called with an empty '{payload}' again", reason="empty_payload"),
-            )
-        try:
-            # Before anything parses the payload or binds a name: what no analysis could
-            # handle, and names that would clobber Python or the kernel, are refused here.
-            if call.name == "run_sql":
-                check_dataset_name(str(args.get("name") or ""))
-            elif call.name == "run_python":
-                check_python_code(args["code"])
-        except InvalidArguments as exc:
-            return await refuse("invalid_arguments", exc)
-        if call.name == "clarify":
-            return await self._clarify(run, call, args)
-        if call.name == "plan":
-            return await self._plan(run, call, args, refuse)
-        invented = await run.remember(run.memory.invented_names, call.name, args)
-        if invented is not None:
-            return await refuse("unknown_name_refused", invented)
-        if not machine.may_run(call.name, replan=in_plan):
-            target = machine.tool_target(call.name)
-            return await refuse(
-                "invalid_state",
-                AnalystError(
-                    f"{call.name} may not run now: the turn is {machine.state} and cannot move to {target}",
-                    reason="invalid_state",
-                ),
-            )
-
-        # The step's logical key; planning it also checks SQL against the schema (off the loop).
-        try:
-            plan = await self.tools.plan(call.name, args)
-        except ToolRetry as exc:
-            counters["blocked"] += 1
-            counters[exc.reason] += 1
-            if exc.reason in ("unknown_table", "unknown_column"):
-                await self._guard(turn, counters, "unknown_name_refused", exc.message, call.id)
-            outcome = StepOutcome(status="error", result={"error": exc.to_dict()})
-            await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
-            await self.emit(
-                turn, ToolResult(call_id=call.id, tool=call.name, status="error", result=outcome.result)
-            )
-            return outcome
-
-        try:
-            key = plan.key
-            target = machine.tool_target(call.name)
-            if target is not None:
-                # A step of a plan after one of its steps failed: planned again, then run.
-                replan: tuple[State, ...] = ("planning",) if in_plan and machine.state == "error" else ()
-                await self._enter(turn, machine, *replan, target)
-            await self.emit(turn, ToolCallStarted(call_id=call.id, tool=call.name, arguments=args, step_key=key))
-            ctx = CallContext(thread_id=turn.thread_id, turn_id=turn.turn_id, call_id=call.id, rerun=run.rerun)
-
-            earlier = turn_keys.get(key) if key else None
-            record = None if earlier is not None else self.tools.recorded(ctx, key)
-            if earlier is not None or record is not None:
-                await plan.drop()  # nothing to run: a run that started early is stopped now
-                outcome = self.tools.reuse(record) if record is not None else _as_reused(earlier)
-                counters["reused"] += 1
-                await self._guard(
-                    turn, counters, "duplicate_tool_call_skipped",
-                    f"identical {call.name} step already done; its recorded result is returned", call.id,
-                )
-                # What a reused step made is what its names hold now, as if it had run.
-                if call.name == "run_sql" and outcome.artifacts:
-                    await self.runtime.dataset_fetched(args["name"], outcome.artifacts[0][0].fingerprint)
-                elif call.name == "run_python" and outcome.status == "ok" and key is not None:
-                    self.runtime.python_reused(args["code"], key)
-            else:
-                async with contextlib.nullcontext() if in_plan else self.runtime.lock:
-                    outcome = await self.tools.call(call.name, args, ctx, plan)
-                counters["executed"] += 1
-                if key is not None and outcome.status == "ok":
-                    turn_keys[key] = outcome
-        finally:
-            # A run of the SQL started while it was checked is dropped unless the call took it
-            # (the step was reused, or the turn stopped before it ran).
-            await plan.drop()
-
-        verdict = await run.remember(
-            run.memory.record_step, tool=call.name, call_id=call.id, arguments=args, outcome=outcome
-        )
-        if verdict is not None:
-            outcome.result["expectation"] = {"status": verdict.status, "rule": verdict.rule, "detail": verdict.detail}
-            if verdict.status == "failed":
-                await self._guard(
-                    turn, counters, "expectation_failed", f"{call.name} {call.id}: {verdict.detail}", call.id
-                )
-
-        for artifact, created in outcome.artifacts:
-            if created:
-                trace.created.add(artifact.artifact_id)
-            else:
-                trace.reused.add(artifact.artifact_id)
-                if not outcome.reused:
-                    await self._guard(
-                        turn, counters, "duplicate_artifact_prevented",
-                        f"{artifact.name} has the same content as artifact {artifact.artifact_id}; not stored again",
-                        call.id,
-                    )
-            await self.emit(
-                turn,
-                ArtifactRecorded(
-                    artifact_id=artifact.artifact_id,
-                    name=artifact.name,
-                    artifact_type=artifact.type,
-                    fingerprint=artifact.fingerprint,
-                    created=created,
-                    call_id=call.id,
-                ),
-            )
-        if outcome.status == "error" and target is not None:
-            await self._enter(turn, machine, "error")
-        await self.emit(
-            turn,
-            ToolResult(
-                call_id=call.id,
-                tool=call.name,
-                status=outcome.status,
-                reused=outcome.reused,
-                result=outcome.public_result,
-                artifact_ids=outcome.artifact_ids,
-                duration_s=outcome.duration_s,
-            ),
-        )
-        if call.name in _PAYLOAD:
-            trace.steps.append(StepTrace(call.id, call.name, args, outcome, machine.state))
-        return outcome
-
-
-def _echoed_name(name: str) -> str:
-    """The name a call is echoed under in the conversation sent back to the model.
-
-    Servers refuse a conversation whose calls have an empty or malformed function name, so
-    such a call is echoed under a placeholder; its tool message says what was wrong.
-
-    >>> _echoed_name("run_sql"), _echoed_name(""), _echoed_name("no such tool")
-    ('run_sql', 'invalid_tool_name', 'invalid_tool_name')
-    """
-    return name if _FUNCTION_NAME.fullmatch(name) else "invalid_tool_name"
-
-
-def _clarify_text(question: str, candidates: list[str]) -> str:
-    """The question as the user reads it, with the candidates numbered."""
-    options = "\n".join(f"{n}. {c}" for n, c in enumerate(candidates, start=1))
-    return f"{question}\n\n{options}" if options else question
-
-
-def _as_reused(outcome: StepOutcome) -> StepOutcome:
-    """The same outcome, marked as reused within the turn."""
-    return StepOutcome(
-        status=outcome.status,
-        result={**outcome.result, "reused": True},
-        reused=True,
-        step_key=outcome.step_key,
-        artifacts=[(a, False) for a, _ in outcome.artifacts],
-        notebook_outputs=outcome.notebook_outputs,
-    )
+    async def _present(self, run: TurnRun) -> None:
+        """The answer, checked for names that do not exist, shown; the turn completed, or in
+        error when a step that was asked for could not run (the answer stands)."""
+        # The turn's last datasets are in the kernel before it ends (loaded in the background).
+        await self.environment.settle()
+        flagged: list[str] = []
+        flags = await asyncio.to_thread(check_answer, self.environment, run.memory.state, run.answer)
+        if flags:
+            flagged = [f.describe() for f in flags]
+            await run.guard("invented_name_flagged", "the answer cites names that do not exist: " + "; ".join(flagged))
+            run.answer = mark_answer(run.answer, flags)
+        await run.enter("presenting")
+        await run.emit(AnswerReady(text=run.answer, flagged=flagged))
+        await run.keep({"role": "assistant", "content": run.answer})
+        if run.failure is not None:
+            run.fail(run.failure[1])
+            await run.enter("error")
+        else:
+            await run.enter("completed")

@@ -4,17 +4,26 @@ the trace the notebook is made from, and the state its calls share."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from ..store import Turn
-from ..events import State
-from .state import TurnStateMachine
+from ..errors import AnalystError
+from ..events import Event, Guarded, ReasonCode, State, StateChanged, TextDelta
+from .machine import TurnStateMachine
 from .tools import StepOutcome
-from .turn_memory import TurnMemory
+
+if TYPE_CHECKING:
+    from ..store import Turn
+    from .context import ContextPack
+    from .eventlog import EventWriter
+    from .memory import TurnMemory
+
+#: What a user-driven turn records as its "model": no model spoke in it.
+USER_DRIVEN = "user"
 
 
 class TurnSummary(BaseModel):
@@ -56,22 +65,124 @@ class TurnTrace:
 
 @dataclass
 class TurnRun:
-    """What one turn's calls share: its state machine, counters, trace and memory."""
+    """What one turn's calls share: its events, state machine, counters, trace and memory,
+    and how the turn ends."""
 
     turn: Turn
-    machine: TurnStateMachine
+    events: EventWriter
     memory: TurnMemory
+    context: ContextPack
+    speaker: str
+    """The model that answers, or :data:`USER_DRIVEN`."""
     rerun: bool
+    machine: TurnStateMachine = field(default_factory=TurnStateMachine)
     counters: Counter[str] = field(default_factory=Counter)
     trace: TurnTrace = field(default_factory=TurnTrace)
+    conversation: list[dict[str, Any]] = field(default_factory=list)
+    """This turn's messages; earlier turns come from the context pack."""
     turn_keys: dict[str, StepOutcome] = field(default_factory=dict)
     """Step keys run in this turn -> their outcome."""
     empty_retries: set[str] = field(default_factory=set)
     """Tools that already had their one guided retry for an empty payload."""
     remembering: asyncio.Lock = field(default_factory=asyncio.Lock)
     """The turn's memory is read and written by one call at a time (a plan's queries run together)."""
+    failure: tuple[str, AnalystError] | None = None
+    """A step that could not run for a reason the model cannot fix (no kernel, damaged
+    data), and its tool: it fails the turn, unless a later step of the same tool ran."""
+    answer: str = ""
+    failed: bool = False
+    error: dict[str, Any] | None = None
+    message: str | None = None
+    """Why the turn failed, as ``turn_ended`` says it."""
+    started: float = field(default_factory=time.perf_counter)
+    llm_s: float = 0.0
+    summary: TurnSummary | None = None
+
+    # ------------------------------------------------------------------ events
+
+    async def emit(self, event: Event) -> Event:
+        """Persist the event (off the event loop, after those before it), then hand it on."""
+        return await self.events.append(self._of(event))
+
+    def text(self, text: str) -> None:
+        """A piece of the model's text: stored and handed on in order, without holding up the stream."""
+        self.events.add(self._of(TextDelta(text=text)))
+
+    def _of(self, event: Event) -> Event:
+        return event.model_copy(update={"thread_id": self.turn.thread_id, "turn_id": self.turn.turn_id})
+
+    async def enter(self, *states: State) -> None:
+        """Move through ``states`` at once (no other step moves the machine in between), then
+        tell the moves."""
+        moves = [moved for state in states if (moved := self.machine.enter(state)) is not None]
+        for before, after in moves:
+            await self.emit(StateChanged(from_state=before, to_state=after))
+
+    async def guard(self, reason: ReasonCode, message: str, call_id: str | None = None) -> None:
+        """A guard acted: counted, and told."""
+        self.counters[reason] += 1
+        await self.emit(Guarded(reason=reason, message=message, call_id=call_id))
+
+    # ------------------------------------------------------------------ memory
 
     async def remember(self, method: Any, /, *args: Any, **kwargs: Any) -> Any:
-        """``method(*args, **kwargs)`` of the turn's memory, off the event loop, one at a time."""
+        """``method(*args, **kwargs)`` on the turn's memory, off the event loop, one at a time."""
         async with self.remembering:
             return await asyncio.to_thread(method, *args, **kwargs)
+
+    async def keep(self, message: dict[str, Any]) -> None:
+        """A message of this turn: stored (off the event loop) before it is used."""
+        await asyncio.to_thread(self.memory.remember, message)
+        self.conversation.append(message)
+
+    def open(self) -> None:
+        """What the prompt changes in the agent state, and the earlier turns to send.
+        Blocking: call it off the event loop."""
+        self.memory.open()
+        self.context.load()
+
+    # ------------------------------------------------------------------ the end
+
+    def fail(self, error: AnalystError) -> None:
+        """The turn ends in error, for ``error``."""
+        self.failed, self.error, self.message = True, error.to_dict(), str(error)
+
+    def fail_step(self, outcome: StepOutcome) -> None:
+        """The turn ends in error, for the error its one step ended with."""
+        error = outcome.result.get("error")
+        self.failed = True
+        self.error = error if isinstance(error, dict) else None
+        self.message = error.get("message") if isinstance(error, dict) else None
+
+    def summarize(self, status: Literal["completed", "error"], artifacts_total: int) -> TurnSummary:
+        """What the turn did, once it has ended."""
+        counters = self.counters
+        self.summary = TurnSummary(
+            thread_id=self.turn.thread_id,
+            turn_id=self.turn.turn_id,
+            status=status,
+            answer=self.answer,
+            model=self.speaker,
+            transitions=self.machine.history,
+            tool_calls={"executed": counters["executed"], "reused": counters["reused"], "blocked": counters["blocked"]},
+            artifacts={"created": len(self.trace.created), "reused": len(self.trace.reused), "total": artifacts_total},
+            counters=dict(counters),
+            timings={"total_s": round(time.perf_counter() - self.started, 4), "llm_s": round(self.llm_s, 4)},
+            error=self.error,
+        )
+        return self.summary
+
+
+def step_line(tool: str, outcome: StepOutcome) -> str:
+    """One line saying what the step left behind, a user-driven turn's answer.
+
+    >>> step_line("run_sql", StepOutcome(status="ok", result={"dataset": "revenue", "rows": 4}, reused=True))
+    '`revenue`: 4 rows (reused)'
+    """
+    if outcome.status != "ok":
+        error = outcome.result.get("error")
+        return str(error.get("message")) if isinstance(error, dict) else f"{tool} did not run"
+    if tool == "run_sql":
+        how = "reused" if outcome.reused else "executed"
+        return f"`{outcome.result.get('dataset')}`: {outcome.result.get('rows')} rows ({how})"
+    return f"{tool} done"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from ..agent.loop import TurnSummary
+    from ..turns import TurnSummary
     from ..workspace import Workspace
 
 T = TypeVar("T")
@@ -29,9 +29,8 @@ EXIT_NOTHING_TO_VERIFY = 3
 def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -> int:
     """``run``: one turn of a thread, its progress on stderr as it goes (or one JSON object at the end);
     ``started`` is called once the turn's engine is imported."""
-    from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
-    from ..agent.pack import ContextBudget
-    from ..agent.summarizer import BackgroundWork
+    from ..agent import ContextBudget
+    from ..turns import AnalystConfig, BackgroundWork, ModelSettings, TurnRequest, run_turn
     from ..progress import ProgressPrinter, print_summary
 
     started()
@@ -91,7 +90,7 @@ def _read_workspace(args: argparse.Namespace, read: Callable[[Workspace], T], *,
 
 def state(args: argparse.Namespace) -> int:
     """``state``: what the agent has established on a thread, as a person reads it (or JSON)."""
-    from ..agent.context import state_summary
+    from ..agent import state_summary
 
     state = _read_workspace(args, lambda ws: ws.store.agent_state(args.thread), thread=args.thread)
     if args.json:
@@ -156,9 +155,9 @@ def verify(args: argparse.Namespace) -> int:
 
 def execute(args: argparse.Namespace) -> int:
     """``execute``: a playbook's prompts asked in order on one thread, its audit notebook written."""
-    from ..analysis import AnalystConfig, ModelSettings
+    from ..turns import AnalystConfig, ModelSettings
     from ..kernel import SandboxPolicy
-    from ..notebooks.playbook import PromptProgress, plan_playbook, run_playbook
+    from ..turns import PromptProgress, plan_playbook, run_playbook
 
     # The playbook, its parameters and its source are checked before the model is needed.
     plan = plan_playbook(args.playbook, parameters=dict(args.parameter), source=args.source)

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import duckdb
 
-from ..agent.loop import TurnSummary
+from ..turns import TurnSummary
 from .._disk import unavailable
 from ..errors import StorageError
-from ..analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+from ..turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..progress import ProgressPrinter, print_summary
 from ..testing import MODEL_NAME, ScriptedModelServer
 

@@ -127,7 +127,7 @@ class AnalystMagics(Magics):
         ``--server URL`` (or ``$JUPYTER_ANALYST_SERVER_URL``), where the sidebar sees it. It
         works beside the notebook this kernel runs for (see notebook.py), or ``--notebook``'s.
         """
-        from ..analysis import ModelSettings
+        from ..turns import ModelSettings
 
         args = _ask_parser().parse_args(shlex.split(line))
         prompt = cell.strip()
@@ -230,7 +230,7 @@ class AnalystMagics(Magics):
         render.show(render.artifact_rows(items) if items else {"text/plain": f"(no artifacts in {thread})"})
 
     def _state(self, args: argparse.Namespace) -> None:
-        from ..agent.context import state_summary
+        from ..agent import state_summary
 
         thread = self.session.current(args.thread)
         state = self.session.read(lambda ws: ws.store.agent_state(thread), args.workspace)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..events import Event
-    from ..agent.loop import TurnSummary
+    from ..turns import TurnSummary
     from ..artifacts import Artifact
     from .session import AskResult
 
@@ -288,7 +288,7 @@ class ServerThreads:
 def summarize(events: list[Event]) -> TurnSummary:
     """The turn's summary, as the local engine returns it, from its streamed events."""
     from ..events import AnswerReady, ArtifactRecorded, StateChanged, TextDelta, TurnEnded, TurnStarted
-    from ..agent.loop import TurnSummary
+    from ..turns import TurnSummary
 
     started = next(e for e in events if isinstance(e, TurnStarted))
     ended = next(e for e in events if isinstance(e, TurnEnded))

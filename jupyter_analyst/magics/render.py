@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..events import Event
-    from ..agent.loop import TurnSummary
+    from ..turns import TurnSummary
     from ..artifacts import Artifact
 
 

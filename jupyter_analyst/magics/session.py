@@ -26,10 +26,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..events import Event
-    from ..agent.loop import TurnSummary
-    from ..analysis import AnalystConfig, ModelSettings
+    from ..turns import AnalystConfig, ModelSettings, TurnSummary
     from ..artifacts import Artifact
-    from ..direct_steps import SqlStep
+    from ..turns import SqlStep
     from ..notebooks.outline import AttachedNotebook
     from ..notebooks.verify import VerifyReport
     from ..workspace import Workspace
@@ -98,7 +97,7 @@ class MagicSession:
 
     def config(self, workspace: str | None = None, **settings: Any) -> AnalystConfig:
         """The engine's settings for a step of this kernel."""
-        from ..analysis import AnalystConfig
+        from ..turns import AnalystConfig
         from ..kernel import SandboxPolicy
 
         return AnalystConfig(workspace=self.workspace_path(workspace), sandbox=SandboxPolicy(enabled=self.sandbox),
@@ -119,7 +118,7 @@ class MagicSession:
     def sql(self, name: str, sql: str, *, thread: str | None, source: str | None, workspace: str | None,
             rerun: bool = False) -> SqlStep:
         """Run the user's query as a step of the current (or given) thread, which it makes current."""
-        from ..direct_steps import SqlStepRequest, run_sql_step
+        from ..turns import SqlStepRequest, run_sql_step
 
         thread_id, spec = self.target(thread=thread, source=source)
         request = SqlStepRequest(name=name, sql=sql, source=spec, thread_id=thread_id, rerun=rerun)
@@ -134,7 +133,7 @@ class MagicSession:
         is called in this (the cell's) thread as each event arrives; ``attached`` is the
         notebook the turn works beside."""
         from ..events import ArtifactRecorded, ToolResult
-        from ..analysis import TurnRequest, run_turn
+        from ..turns import TurnRequest, run_turn
 
         thread_id, spec = self.target(thread=thread, source=source)
         request = TurnRequest(prompt=prompt, source=spec, thread_id=thread_id, rerun=rerun, attached=attached)

@@ -76,8 +76,8 @@ class AnalystApp(ExtensionApp):
     active_ttl = Float(1800.0, config=True, help="Seconds the active source, dataset and notebook stay authoritative unused.")
 
     def initialize_settings(self) -> None:
-        from ..agent.pack import ContextBudget
-        from ..analysis import AnalystConfig, ModelSettings
+        from ..agent import ContextBudget
+        from ..turns import AnalystConfig, ModelSettings
         from ..errors import ConfigError
         from ..kernel import SandboxPolicy
         from ..kernel.sandbox.kernelspec import kernels_dir

@@ -19,10 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..agent.live import LiveThreads
-    from ..agent.loop import TurnSummary
-    from ..agent.summarizer import BackgroundWork
-    from ..analysis import TurnRequest
+    from ..turns import BackgroundWork, LiveThreads, TurnRequest, TurnSummary
 
 
 @dataclass(frozen=True)
@@ -39,10 +36,8 @@ class TurnEngine:
 
 def import_engine() -> TurnEngine:
     """The engine, imported (seconds the first time, nothing after)."""
-    from ..agent.live import LiveThreads
-    from ..agent.llm import SCRIPTED_MODEL
-    from ..agent.summarizer import BackgroundWork
-    from ..analysis import TurnRequest, run_turn
+    from ..agent import SCRIPTED_MODEL
+    from ..turns import BackgroundWork, LiveThreads, TurnRequest, run_turn
 
     return TurnEngine(run_turn=run_turn, turn_request=TurnRequest, live_threads=LiveThreads,
                       background_work=BackgroundWork, scripted_model=SCRIPTED_MODEL)

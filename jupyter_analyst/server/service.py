@@ -27,10 +27,7 @@ from .engine import EngineLoader
 from .verifications import Verifications
 
 if TYPE_CHECKING:
-    from ..agent.live import LiveThreads
-    from ..agent.loop import TurnSummary
-    from ..agent.summarizer import BackgroundWork
-    from ..analysis import AnalystConfig, ModelSettings
+    from ..turns import AnalystConfig, BackgroundWork, LiveThreads, ModelSettings, TurnSummary
     from ..notebooks.outline import AttachedNotebook
     from .event_feed import EventFeed
 

@@ -18,7 +18,7 @@ class TurnRunner:
 
     def run(self, prompt: str, *, thread: str | None = None, rerun: bool = False, attached: Any = None,
             **config: Any):
-        from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+        from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
         from jupyter_analyst.testing.server import MODEL_NAME
 
         request = TurnRequest(

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..agent.summarizer import MARKER as SUMMARIZER_MARKER
+from ..agent import SUMMARIZER_MARKER
 from ..errors import ConfigError
 
 #: How a step streams its tool calls, to exercise clients: the id only in a call's first

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ..agent.llm import SCRIPTED_MODEL
+from ..agent import SCRIPTED_MODEL
 from .script import Script, Step, load_script
 
 MODEL_NAME = SCRIPTED_MODEL

@@ -22,7 +22,7 @@ HUGE_UNION = " UNION ALL ".join(f"SELECT region FROM regions WHERE region = 'r{i
 
 async def _turn_with_ticker(a, prompt: str, **config) -> tuple[object, list[float]]:
     """Run one turn while a coroutine ticks every 10 ms; returns the summary and the gaps."""
-    from jupyter_analyst.analysis import AnalystConfig, ModelSettings, TurnRequest, run_turn
+    from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
 
     gaps: list[float] = []
     done = asyncio.Event()
@@ -79,7 +79,7 @@ def test_a_query_past_the_size_limit_is_refused_before_it_is_parsed(analyst):
 
 
 def test_default_limits_are_documented_on_the_config():
-    from jupyter_analyst.analysis import AnalystConfig
+    from jupyter_analyst.turns import AnalystConfig
 
     config = AnalystConfig()
     assert config.sql_max_chars == 100_000 and config.sql_prepare_timeout_s == 10.0

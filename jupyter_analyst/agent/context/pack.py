@@ -1,0 +1,295 @@
+"""The context pack: a bounded prompt for every model call.
+
+What goes in, in order: the system message (rules, schema, agent state, rolling summary,
+pinned pasted texts, inventory), then the recent turns, then the turn being answered.
+
+- The current turn is sent whole: its tool results are what the model is working from.
+- The previous ``tool_output_turns - 1`` turns keep their tool calls, with results in a
+  compact form (ids, names, shapes, the data-intent note; never rows of a table).
+- Older turns keep only the user's words and the final answer; turns folded into the
+  rolling summary are not sent at all.
+- When the total is over the token budget, whole turns are dropped, oldest first.
+
+Token counts are estimated at four characters per token: exact counts need the model's
+tokenizer, which differs per server and is not needed to keep a prompt bounded.
+
+:class:`ContextPack` makes the messages of each model call of one turn: the sections (see
+sections.py) from the environment and the agent state, the earlier turns read once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from ...events import ContextUsage
+from .sections import CHAT_RULES, system_text
+
+if TYPE_CHECKING:
+    from ..environment import ThreadEnvironment
+    from ..memory import TurnMemory
+
+#: Keys of a tool result that carry rows or long text, left out of compact results.
+_BULKY = {"sample", "stdout", "stderr", "result", "tables", "artifacts", "matches", "cells"}
+_TEXT_CAP = 200
+_LIST_CAP = 12
+
+
+class ContextBudget(BaseModel):
+    """How much of the thread each model call may carry."""
+
+    tokens: int = Field(default=16_000, ge=1_000)
+    """The whole prompt, estimated."""
+    recent_turns: int = Field(default=8, ge=1)
+    """Earlier turns sent as messages (after the rolling summary)."""
+    recent_messages: int = Field(default=40, ge=2)
+    """Messages of earlier turns, at most."""
+    tool_output_turns: int = Field(default=3, ge=1, le=3)
+    """Turns, counting the current one, whose tool calls and (compact) results are sent."""
+    summary_chars: int = Field(default=4_000, ge=200)
+    """The rolling summary, and pasted texts kept verbatim, at most."""
+    state_chars: int = Field(default=4_000, ge=200)
+    """The agent-state section, at most."""
+    notebook_chars: int = Field(default=6_000, ge=200)
+    """The outline of the user's notebook the thread is attached to, at most."""
+    summarize_turns: int = Field(default=20, ge=2)
+    """Fold older turns into the summary once this many are not summarized..."""
+    summarize_chars: int = Field(default=5_000, ge=500)
+    """...or once their messages hold this many characters."""
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many tokens ``text`` is (four characters each).
+
+    >>> estimate_tokens("x" * 10)
+    3
+    """
+    return math.ceil(len(text) / 4)
+
+
+def _message_chars(message: dict[str, Any]) -> int:
+    size = len(message.get("content") or "")
+    for call in message.get("tool_calls") or ():
+        size += len(call.get("function", {}).get("arguments", "")) + 40
+    return size
+
+
+def compact_value(value: Any, depth: int = 0) -> Any:
+    """A result cut down to ids, names and shapes.
+
+    >>> compact_value({"dataset": "r", "rows": 4, "sample": [{"a": 1}], "columns": [{"name": "a", "type": "INT"}]})
+    {'dataset': 'r', 'rows': 4, 'columns': ['a']}
+    >>> compact_value({"steps": [{"id": "q1", "result": {"dataset": "r", "sample": [{"a": 1}]}}]})
+    {'steps': [{'id': 'q1', 'result': {'dataset': 'r'}}]}
+    """
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if key in _BULKY and depth == 0:
+                out.update(_bulky_summary(key, item))
+                continue
+            if key == "steps" and depth == 0 and isinstance(item, list):  # a plan's: each step's result compacted
+                out[key] = [{**s, "result": compact_value(s["result"])} if isinstance(s, dict) and "result" in s
+                            else compact_value(s, depth + 1) for s in item]
+                continue
+            if key == "columns" and isinstance(item, list):
+                out[key] = [c.get("name") if isinstance(c, dict) else c for c in item][:40]
+                continue
+            out[key] = compact_value(item, depth + 1)
+        return out
+    if isinstance(value, list):
+        shown = [compact_value(v, depth + 1) for v in value[:_LIST_CAP]]
+        return shown + [f"... {len(value) - _LIST_CAP} more"] if len(value) > _LIST_CAP else shown
+    if isinstance(value, str) and len(value) > _TEXT_CAP:
+        return value[:_TEXT_CAP] + f"... ({len(value)} characters)"
+    return value
+
+
+def _bulky_summary(key: str, item: Any) -> dict[str, Any]:
+    if key == "sample":
+        return {}
+    if key in ("stdout", "stderr", "result") and isinstance(item, str):
+        return {key: item[:_TEXT_CAP] + ("..." if len(item) > _TEXT_CAP else "")} if item else {}
+    if key in ("artifacts", "matches", "tables", "cells") and isinstance(item, list):
+        names = [
+            {k: v for k, v in entry.items() if k in ("id", "name", "type", "kind", "rows")}
+            if isinstance(entry, dict) else entry
+            for entry in item[:_LIST_CAP]
+        ]
+        extra = [f"... {len(item) - _LIST_CAP} more"] if len(item) > _LIST_CAP else []
+        return {key: names + extra}
+    return {}
+
+
+def compact_tool_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A tool message with its result in compact form."""
+    try:
+        result = json.loads(message.get("content") or "{}")
+    except json.JSONDecodeError:
+        return {**message, "content": compact_value(message.get("content") or "")}
+    return {**message, "content": json.dumps(compact_value(result), default=str)}
+
+
+def answers_only(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A turn without its tool calls: the user's words and the final answer."""
+    return [
+        m for m in messages
+        if m.get("role") == "user" or (m.get("role") == "assistant" and not m.get("tool_calls"))
+    ]
+
+
+@dataclass
+class PackedTurn:
+    number: int
+    messages: list[dict[str, Any]]
+
+    @property
+    def chars(self) -> int:
+        return sum(_message_chars(m) for m in self.messages)
+
+
+def well_formed(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages without half of a tool exchange (a turn cut off mid-step leaves a call
+    without its result), which chat APIs reject.
+
+    >>> call = {"role": "assistant", "tool_calls": [{"id": "c1"}]}
+    >>> [m["role"] for m in well_formed([{"role": "user"}, call])]
+    ['user']
+    """
+    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    out: list[dict[str, Any]] = []
+    open_calls: set[str] = set()
+    for message in messages:
+        calls = message.get("tool_calls") or []
+        if calls:
+            ids = {c.get("id") for c in calls}
+            if not ids <= answered:
+                continue
+            open_calls = set(ids)  # type: ignore[arg-type]
+        elif message.get("role") == "tool":
+            if message.get("tool_call_id") not in open_calls:
+                continue
+        out.append(message)
+    return out
+
+
+def shape_prior(turns: dict[int, list[dict[str, Any]]], budget: ContextBudget) -> list[PackedTurn]:
+    """Earlier turns in their sent form: compact tool results for the most recent, answers
+    only for older ones, and at most ``recent_messages`` messages in all."""
+    numbers = sorted(turns)
+    with_tools = set(numbers[-(budget.tool_output_turns - 1):]) if budget.tool_output_turns > 1 else set()
+    shaped = []
+    for number in numbers:
+        messages = turns[number]
+        if number in with_tools:
+            messages = [compact_tool_message(m) if m.get("role") == "tool" else m for m in well_formed(messages)]
+        else:
+            messages = answers_only(messages)
+        shaped.append(PackedTurn(number, messages))
+    kept: list[PackedTurn] = []
+    count = 0
+    for turn in reversed(shaped):
+        if count + len(turn.messages) > budget.recent_messages:
+            break
+        kept.insert(0, turn)
+        count += len(turn.messages)
+    return kept
+
+
+def assemble(
+    *,
+    sections: dict[str, str],
+    prior: list[PackedTurn],
+    current: Sequence[dict[str, Any]],
+    budget: ContextBudget,
+    call: int,
+    summarized_through: int,
+    started: float | None = None,
+) -> tuple[list[dict[str, Any]], ContextUsage]:
+    """The messages of one call, within the token budget, and what they cost."""
+    started = time.perf_counter() if started is None else started
+    system = "".join(sections.values())
+    fixed = estimate_tokens(system) + sum(estimate_tokens(json.dumps(m, default=str)) for m in current)
+    kept = list(prior)
+    history_tokens = [math.ceil(t.chars / 4) + 4 * len(t.messages) for t in kept]
+    dropped = 0
+    while kept and fixed + sum(history_tokens) > budget.tokens:
+        kept.pop(0)
+        history_tokens.pop(0)
+        dropped += 1
+    messages = [{"role": "system", "content": system}]
+    for turn in kept:
+        messages.extend(turn.messages)
+    messages.extend(current)
+    parts = {name: estimate_tokens(text) for name, text in sections.items()}
+    parts["history"] = sum(history_tokens)
+    parts["current"] = fixed - estimate_tokens(system)
+    report = ContextUsage(
+        call=call,
+        tokens=sum(parts.values()),
+        budget=budget.tokens,
+        parts=parts,
+        messages=len(messages),
+        turns=[t.number for t in kept],
+        dropped_turns=dropped,
+        summarized_through=summarized_through,
+        assembly_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+    return messages, report
+
+
+class ContextPack:
+    """The prompts of one turn: a bounded set of messages for each model call."""
+
+    def __init__(
+        self, environment: ThreadEnvironment, memory: TurnMemory, *, budget: ContextBudget, active_ttl_s: float
+    ) -> None:
+        self.environment = environment
+        self.memory = memory
+        self.budget = budget
+        self.active_ttl_s = active_ttl_s
+        self._prior: list[PackedTurn] = []
+
+    def load(self) -> None:
+        """Read the earlier turns to send (once per turn, after the memory is opened).
+        Blocking: call it off the event loop."""
+        self._prior = shape_prior(self.memory.earlier_turns(self.budget.recent_turns), self.budget)
+
+    def messages(
+        self, call: int, current: Sequence[dict[str, Any]], *, chat: bool = False
+    ) -> tuple[list[dict[str, Any]], ContextUsage]:
+        """The messages of model call number ``call`` and what they cost. Blocking (it reads
+        the source's schema and the inventory): call it off the event loop."""
+        started = time.perf_counter()
+        source, state = self.environment.source, self.memory.state
+        if chat:
+            sections = {"rules": CHAT_RULES.format(source=source.spec)}
+            prior = [PackedTurn(t.number, answers_only(t.messages)) for t in self._prior]
+        else:
+            artifacts, thread_id = self.environment.artifacts, self.environment.thread_id
+            sections = system_text(
+                dialect=source.dialect,
+                source_label=f"{source.kind} {source.spec}",
+                schema=source.schema(),
+                artifacts=artifacts.recent(thread_id, 40),
+                artifact_total=artifacts.count(thread_id),
+                state=state,
+                ttl_s=self.active_ttl_s,
+                state_chars=self.budget.state_chars,
+                summary_chars=self.budget.summary_chars,
+            )
+            if self.environment.attached is not None:
+                from ...notebooks.outline import context_section
+
+                sections["notebook"] = context_section(self.environment.attached, self.budget.notebook_chars)
+            prior = self._prior
+        return assemble(
+            sections=sections, prior=prior, current=current, budget=self.budget, call=call,
+            summarized_through=state.summary.through_turn, started=started,
+        )

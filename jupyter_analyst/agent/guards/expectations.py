@@ -1,0 +1,139 @@
+"""The deterministic expectation matcher.
+
+A tool call may say what it expects (``expect``: artifact ids, an artifact type, a count,
+columns). After the step, the expectation is checked against the structured result, never
+against text, one rule at a time in a fixed order: **ids, then type, then count, then
+columns**. The first rule that fails decides; a rule with nothing to compare is passed
+over; when no rule could be compared (an error, a step that made nothing structured) the
+expectation is *skipped*, not confirmed. A failure becomes an assumption describing the
+discrepancy, which the model sees on its next call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...agent_state import (
+    Addition,
+    Assumption,
+    Expectation,
+    ExpectationStatus,
+    StateDelta,
+)
+from ...artifacts import Artifact
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The structured facts of one step's result that expectations are checked against."""
+
+    artifact_ids: tuple[str, ...] = ()
+    artifact_types: tuple[str, ...] = ()
+    count: int | None = None
+    """Rows for a dataset query; the number of artifacts made for a Python step."""
+    columns: tuple[str, ...] | None = None
+
+    @property
+    def structured(self) -> bool:
+        return bool(self.artifact_ids) or self.count is not None or self.columns is not None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: ExpectationStatus
+    rule: str | None
+    detail: str
+
+
+def observe(tool: str, status: str, result: dict[str, Any], artifacts: Sequence[Artifact]) -> Observed:
+    """What a step produced, as the matcher compares it."""
+    if status != "ok":
+        return Observed()
+    ids = tuple(a.artifact_id for a in artifacts)
+    types = tuple(a.type for a in artifacts)
+    if tool == "run_sql":
+        columns = tuple(str(c["name"]) for c in result.get("columns", []))
+        rows = result.get("rows")
+        return Observed(ids, types, rows if isinstance(rows, int) else None, columns)
+    if tool == "run_python":
+        return Observed(ids, types, len(ids) if ids else None, None)
+    return Observed()
+
+
+def match(expect: dict[str, Any], seen: Observed) -> Verdict:
+    """Check one ``expect`` object against what a step produced.
+
+    >>> seen = Observed(("art_1",), ("dataset",), 4, ("region", "revenue"))
+    >>> match({"artifact_ids": ["art_9"], "rows": 4}, seen).rule
+    'ids'
+    >>> match({"artifact_type": "image"}, seen).detail
+    'expected an image artifact, got: dataset'
+    >>> match({"rows": 5}, seen).detail
+    'expected 5 rows, got 4'
+    >>> match({"rows": 4, "columns": ["Region"]}, seen).status
+    'confirmed'
+    >>> match({"rows": 4}, Observed()).status
+    'skipped'
+    """
+    if not seen.structured:
+        return Verdict("skipped", None, "the step produced nothing structured to check")
+    compared: list[str] = []
+    expected_ids = expect.get("artifact_ids")
+    if expected_ids and seen.artifact_ids:
+        compared.append("ids")
+        missing = [i for i in expected_ids if i not in seen.artifact_ids]
+        if missing:
+            return Verdict("failed", "ids", f"expected artifact ids {missing} were not produced or reused; got {list(seen.artifact_ids)}")
+    expected_type = expect.get("artifact_type")
+    if expected_type and seen.artifact_types:
+        compared.append("type")
+        if expected_type not in seen.artifact_types:
+            article = "an" if expected_type[0] in "aeiou" else "a"
+            return Verdict("failed", "type", f"expected {article} {expected_type} artifact, got: {', '.join(seen.artifact_types)}")
+    expected_count = expect.get("rows") if expect.get("rows") is not None else expect.get("count")
+    if expected_count is not None and seen.count is not None:
+        compared.append("count")
+        if expected_count != seen.count:
+            unit = "rows" if seen.columns is not None else "artifacts"
+            return Verdict("failed", "count", f"expected {expected_count} {unit}, got {seen.count}")
+    expected_columns = expect.get("columns")
+    if expected_columns and seen.columns is not None:
+        compared.append("columns")
+        have = {c.lower() for c in seen.columns}
+        missing = [c for c in expected_columns if c.lower() not in have]
+        if missing:
+            return Verdict("failed", "columns", f"expected columns {missing} are missing; got {list(seen.columns)}")
+    if not compared:
+        return Verdict("skipped", None, "nothing the expectation names can be compared with this result")
+    return Verdict("confirmed", compared[-1], f"checked: {', '.join(compared)}")
+
+
+def expectation_delta(
+    *, tool: str, call_id: str, expect: dict[str, Any], verdict: Verdict, checked_at: str
+) -> StateDelta:
+    """The agent-state change for one checked expectation (plus an assumption on failure)."""
+    described = ", ".join(f"{k}={v}" for k, v in sorted(expect.items()))
+    entry = Expectation(
+        id=f"exp:{call_id}",
+        action=f"{tool} {call_id}",
+        expected_outcome=described,
+        expected_ids=expect.get("artifact_ids"),
+        expected_type=expect.get("artifact_type"),
+        expected_count=expect.get("rows", expect.get("count")),
+        expected_columns=expect.get("columns"),
+        status=verdict.status,
+        last_checked=checked_at,
+        detail=verdict.detail,
+    )
+    additions = [Addition(section="expectations", value=entry.model_dump())]
+    if verdict.status == "failed":
+        discrepancy = Assumption(
+            id=f"asm:{call_id}",
+            hypothesis=f"{tool} {call_id} did not produce what was expected ({verdict.rule}): {verdict.detail}",
+            confidence=1.0,
+            evidence=[f"expectation exp:{call_id}"],
+        )
+        additions.append(Addition(section="assumptions", value=discrepancy.model_dump()))
+    return StateDelta(add=additions)

@@ -1,0 +1,96 @@
+"""A turn's view of its thread's memory: the agent state as the turn changes it.
+
+The turn opens it (what the prompt itself changes), hands it every tool result (the
+deterministic updates it implies, and the call's expectation checked there and then), and
+reads the earlier turns to send through it. None of this calls the model: the summarizer
+does that, after the turn. Every call blocks on the store: call it off the event loop.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..._clock import utc_now
+from ...agent_state import AgentState, StateDelta
+from ..context.sections import STATE_ENTRIES
+from ..dataflow import names_used
+from ..guards.expectations import Verdict, expectation_delta, match, observe
+from .observations import observe_step, turn_opened
+from .thread_memory import ThreadMemory
+
+if TYPE_CHECKING:
+    from ...store import Turn
+    from ..environment import ThreadEnvironment
+    from ..tools import StepOutcome
+
+#: Entities of each kind read for a turn (the prompt shows the newest of them).
+RECENT_ENTITIES = 2 * STATE_ENTRIES
+
+
+class TurnMemory:
+    """The agent state of one thread, for one turn of it."""
+
+    def __init__(self, thread: ThreadMemory, environment: ThreadEnvironment, turn: Turn) -> None:
+        self.thread = thread
+        self.environment = environment
+        self.turn = turn
+        # Only the newest entities of each kind: what a prompt shows, at a flat cost.
+        self.state: AgentState = thread.state(recent=RECENT_ENTITIES)
+
+    @property
+    def source_label(self) -> str:
+        return self.environment.source.spec
+
+    def apply(self, delta: StateDelta, origin: str) -> None:
+        """Apply a change to the agent state now (one transaction)."""
+        if delta.is_empty():
+            return
+        new = self.thread.apply(delta, origin=origin, turn_id=self.turn.turn_id)
+        # The store returns the entities the delta touched; the others are as loaded.
+        entities = {**self.state.entities, **new.entities}
+        for removal in delta.remove:
+            if removal.section == "entities":
+                entities.pop(removal.id, None)
+        self.state = new.model_copy(update={"entities": entities})
+
+    def open(self) -> None:
+        """Record what the prompt itself changes (the active source, a pasted text, an answer
+        to an open question)."""
+        self.apply(
+            turn_opened(self.state, turn_number=self.turn.number, prompt=self.turn.prompt, source_label=self.source_label),
+            "turn",
+        )
+
+    def earlier_turns(self, turns: int) -> dict[int, list[dict[str, Any]]]:
+        """The messages of the last ``turns`` turns before this one that the rolling summary
+        does not hold yet, by turn number."""
+        return self.thread.turn_messages(
+            turns=turns, after_turn=self.state.summary.through_turn, before_turn=self.turn.number
+        )
+
+    def remember(self, message: dict[str, Any]) -> None:
+        """Keep one message of this turn."""
+        self.thread.append_message(self.turn.turn_id, message)
+
+    def record_step(
+        self, *, tool: str, call_id: str, arguments: dict[str, Any], outcome: StepOutcome
+    ) -> Verdict | None:
+        """Apply what a tool result establishes; check its expectation, if it stated one."""
+        artifacts = [a for a, _ in outcome.artifacts]
+        used = []
+        if tool == "run_python":
+            code_names = names_used(arguments.get("code", ""))
+            used = [name for name in self.environment.dataset_ids() if name in code_names]
+        delta = observe_step(
+            self.state, tool=tool, arguments=arguments, status=outcome.status, result=outcome.result,
+            artifacts=artifacts, source_label=self.source_label, datasets_used=used,
+        )
+        verdict = None
+        expect = arguments.get("expect")
+        if expect:
+            verdict = match(expect, observe(tool, outcome.status, outcome.result, artifacts))
+            delta = delta.merged(
+                expectation_delta(tool=tool, call_id=call_id, expect=expect, verdict=verdict, checked_at=utc_now())
+            )
+        self.apply(delta, "tool")
+        return verdict

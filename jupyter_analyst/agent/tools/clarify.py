@@ -1,0 +1,70 @@
+"""The ``clarify`` tool: the turn ends with a question to the user and its candidate answers.
+
+The candidates are kept in the agent state as an open question; the user's next prompt
+that names one of them resolves it (see memory/observations.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...agent_state import Addition, Item, StateDelta
+from ...errors import InvalidArguments
+from ...events import ToolCallStarted, ToolResult
+from .contract import CallHost, ToolSpec
+from .outcome import StepOutcome
+
+
+async def ask_user(host: CallHost, args: dict[str, Any]) -> StepOutcome:
+    """Keep the candidate interpretations as an open question and end the turn with it."""
+    call = host.call
+    question = str(args.get("question") or "").strip()
+    candidates = list(args.get("candidates") or [])
+    if not question:
+        error = InvalidArguments("clarify needs the 'question' to ask", reason="empty_payload")
+        await host.guard("invalid_arguments", error.message)
+        refused = StepOutcome(status="refused", result={"error": error.to_dict()})
+        # Every call has its result event, refused ones too.
+        await host.emit(ToolResult(call_id=call.id, tool=call.name, status="refused", result=refused.result))
+        return refused
+    item = Item(id=f"question:{call.id}", kind="question", text=question, candidates=candidates)
+    await host.remember(StateDelta(add=[Addition(section="items", value=item.model_dump())]))
+    await host.guard("clarification_asked", question)
+    text = question_text(question, candidates)
+    outcome = StepOutcome(status="ok", result={"asked": question, "candidates": candidates, "question_for_user": text})
+    await host.emit(ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
+    await host.emit(ToolResult(call_id=call.id, tool=call.name, status="ok", result=outcome.result))
+    return outcome
+
+
+def question_text(question: str, candidates: list[str]) -> str:
+    """The question as the user reads it, with the candidates numbered.
+
+    >>> print(question_text("Which year?", ["2024", "2025"]))
+    Which year?
+    <BLANKLINE>
+    1. 2024
+    2. 2025
+    """
+    options = "\n".join(f"{n}. {c}" for n, c in enumerate(candidates, start=1))
+    return f"{question}\n\n{options}" if options else question
+
+
+CLARIFY = ToolSpec(
+    name="clarify",
+    description="Ask the user to choose when the request can reasonably mean different things and the "
+                "choice changes the result (which measure, which period, which table). Give the "
+                "question and the candidate interpretations; the turn ends with the question. Do not "
+                "use it when the request is clear: act instead.",
+    properties={
+        "question": {"type": "string", "description": "one short question to the user"},
+        "candidates": {
+            "type": "array", "items": {"type": "string"},
+            "description": "the interpretations to choose from, each a short phrase",
+        },
+    },
+    required=("question", "candidates"),
+    payload="question",
+    aliases={"options": "candidates", "choices": "candidates", "interpretations": "candidates"},
+    drive=ask_user,
+)

@@ -1,0 +1,178 @@
+"""The ``find`` tool: resolving loose names ("the sales table", "that revenue chart", "amount").
+
+The ``find`` tool searches the data source's tables and columns and the thread's datasets
+and artifacts with a fuzzy score, so the model looks a name up instead of guessing it.
+Scores combine the similarity of the whole strings with word overlap, because users name
+things by a word they remember ("revenue") more often than by the exact identifier
+("monthly_revenue_by_region").
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from ...artifacts import Artifact
+from ...errors import InvalidArguments
+from .contract import ToolSpec
+from .outcome import CallContext, StepOutcome, StepPlan
+
+if TYPE_CHECKING:
+    from ..environment import ThreadEnvironment
+
+Kind = Literal["table", "column", "dataset", "artifact"]
+
+#: Matches scoring below this are not worth showing.
+MIN_SCORE = 0.45
+#: How many matches are returned.
+LIMIT = 10
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = {"the", "a", "an", "of", "by", "table", "chart", "dataset", "data", "that", "this", "my", "column", "file"}
+
+
+class Match(BaseModel):
+    """One candidate for what the user meant."""
+
+    kind: Kind
+    name: str
+    """The exact name to use: a table, ``table.column``, a dataset variable or a file name."""
+    score: float
+    id: str | None = None
+    """The artifact id, for artifacts and datasets."""
+    detail: str | None = None
+
+
+#: Words in a query that say what kind of thing is meant.
+_KIND_WORDS: dict[str, Kind] = {
+    "table": "table", "tables": "table", "column": "column", "columns": "column", "field": "column",
+    "dataset": "dataset", "dataframe": "dataset", "chart": "artifact", "plot": "artifact",
+    "figure": "artifact", "file": "artifact", "image": "artifact",
+}
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _words(text: str) -> set[str]:
+    words = _WORD.findall(text.lower().replace("_", " "))
+    return {_singular(w) for w in words if w not in _STOP} or {_singular(w) for w in words}
+
+
+def kind_hint(query: str) -> Kind | None:
+    """The kind of thing a query names, if it says ("the region *table*")."""
+    hits = {_KIND_WORDS[w] for w in _WORD.findall(query.lower()) if w in _KIND_WORDS}
+    return hits.pop() if len(hits) == 1 else None
+
+
+def score(query: str, name: str) -> float:
+    """How well ``name`` fits ``query``, from 0 to 1.
+
+    >>> score("revenue", "monthly_revenue") > score("revenue", "regions")
+    True
+    >>> score("the orders table", "orders")
+    1.0
+    """
+    q, n = query.lower().strip(), name.lower()
+    q_words, n_words = _words(q), _words(n)
+    if q_words and q_words == n_words:
+        return 1.0
+    ratio = difflib.SequenceMatcher(None, " ".join(sorted(q_words)) or q, n.replace("_", " ")).ratio()
+    overlap = len(q_words & n_words) / len(q_words) if q_words else 0.0
+    contained = 0.85 if q_words and all(any(w in part for part in n_words) for w in q_words) else 0.0
+    # Near-misses of one word ("revnue") count through the per-word best ratio.
+    fuzzy_words = (
+        sum(max((difflib.SequenceMatcher(None, w, m).ratio() for m in n_words), default=0.0) for w in q_words)
+        / len(q_words)
+        if q_words
+        else 0.0
+    )
+    return round(max(ratio, 0.9 * overlap, contained, 0.8 * fuzzy_words), 3)
+
+
+def find(
+    query: str,
+    *,
+    schema: Mapping[str, Mapping[str, str]],
+    datasets: Mapping[str, str] | None = None,
+    artifacts: Sequence[Artifact] = (),
+    kind: Kind | None = None,
+    limit: int = LIMIT,
+) -> list[Match]:
+    """The best matches for ``query`` among everything that has a name.
+
+    ``datasets`` maps a dataset's variable name to its artifact id.
+
+    >>> schema = {"orders": {"order_id": "INTEGER", "revenue": "DOUBLE"}, "regions": {"region": "VARCHAR"}}
+    >>> [m.name for m in find("revenue", schema=schema)][:1]
+    ['orders.revenue']
+    """
+    candidates: list[Match] = []
+    hinted = kind_hint(query)
+
+    def offer(found_kind: Kind, name: str, searched: Iterable[str], **extra: str | None) -> None:
+        if kind is not None and kind != found_kind:
+            return
+        best = max(score(query, text) for text in searched)
+        if hinted == found_kind:
+            best = min(1.0, best + 0.05)
+        if best >= MIN_SCORE:
+            candidates.append(Match(kind=found_kind, name=name, score=best, **extra))
+
+    for table, columns in schema.items():
+        offer("table", table, [table], detail=f"{len(columns)} columns")
+        for column, type_ in columns.items():
+            offer("column", f"{table}.{column}", [column, f"{table} {column}"], detail=type_)
+    for name, artifact_id in (datasets or {}).items():
+        offer("dataset", name, [name], id=artifact_id, detail="a DataFrame in the kernel")
+    for artifact in artifacts:
+        offer("artifact", artifact.name, [artifact.name, artifact.artifact_id], id=artifact.artifact_id, detail=artifact.type)
+    order = {"dataset": 0, "table": 1, "artifact": 2, "column": 3}
+    candidates.sort(key=lambda m: (-m.score, order[m.kind], m.name))
+    return candidates[:limit]
+
+
+def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
+    query = str(args.get("query") or "").strip()
+    if not query:
+        raise InvalidArguments("find needs a 'query': the words the user used", hint='e.g. {"query": "sales"}')
+    kind = args.get("kind") or None
+    if kind not in (None, "table", "column", "dataset", "artifact"):
+        raise InvalidArguments(
+            f"find cannot look for {kind!r}", hint="kind is one of: table, column, dataset, artifact"
+        )
+    matches = find(
+        query,
+        schema=env.source.schema(),
+        datasets=env.dataset_ids(),
+        artifacts=env.artifacts.list(ctx.thread_id) if kind in (None, "artifact") else (),
+        kind=kind,
+    )
+    result: dict[str, Any] = {"query": query, "matches": [m.model_dump(exclude_none=True) for m in matches]}
+    if not matches:
+        result["note"] = "nothing matches; call list_tables or list_artifacts, or ask the user"
+    return StepOutcome(status="ok", result=result)
+
+
+FIND = ToolSpec(
+    name="find",
+    description="Look up a table, column, dataset or artifact the user named loosely (\"the sales table\", "
+                "\"that chart\", \"revenue by month\"). Fuzzy search over the data source's tables and "
+                "columns and this conversation's datasets and artifacts; returns the best matches with "
+                "their exact names and ids. Use it instead of guessing a name.",
+    properties={
+        "query": {"type": "string", "description": "the words the user used"},
+        "kind": {
+            "type": "string", "enum": ["table", "column", "dataset", "artifact"],
+            "description": "only this kind of thing",
+        },
+    },
+    required=("query",),
+    payload="query",
+    aliases={"q": "query", "name": "query", "text": "query", "search": "query", "type": "kind"},
+    run=run_find,
+)

@@ -1,0 +1,91 @@
+"""What a tool call is given and what it gives back: who calls, the step's plan, its outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from ...artifacts import Artifact
+from ...errors import AnalystError
+
+if TYPE_CHECKING:
+    from ...sql import PreparedQuery
+    from .run_sql import EarlyRun
+
+#: How much of a step's printed output the model is shown.
+MODEL_TEXT_CAP = 4_000
+
+
+@dataclass
+class StepOutcome:
+    """What one tool call did: its result for the model and what it left behind."""
+
+    status: Literal["ok", "error", "refused"]
+    result: dict[str, Any]
+    reused: bool = False
+    step_key: str | None = None
+    artifacts: list[tuple[Artifact, bool]] = field(default_factory=list)
+    duration_s: float = 0.0
+    notebook_outputs: list[dict[str, Any]] = field(default_factory=list)
+    failure: AnalystError | None = None
+    """A real failure (not a signal to retry): the step could not run for a reason the
+    model cannot fix, such as a kernel that does not start or damaged stored data."""
+
+    @property
+    def public_result(self) -> dict[str, Any]:
+        """The result as the model and the events see it (no ``_`` bookkeeping keys)."""
+        return {k: v for k, v in self.result.items() if not k.startswith("_")}
+
+    @property
+    def artifact_ids(self) -> list[str]:
+        """Ids of the artifacts the step produced or reused."""
+        return [a.artifact_id for a, _ in self.artifacts]
+
+    def as_reused(self) -> StepOutcome:
+        """The same outcome, marked as reused (a step asked for again within the turn)."""
+        return StepOutcome(
+            status=self.status,
+            result={**self.result, "reused": True},
+            reused=True,
+            step_key=self.step_key,
+            artifacts=[(a, False) for a, _ in self.artifacts],
+            notebook_outputs=self.notebook_outputs,
+        )
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """What a call will do, worked out before it runs: its logical key and, for SQL, the
+    checked query (prepared once, used for the key and for the execution) and the run of it
+    that started while it was checked."""
+
+    key: str | None = None
+    query: PreparedQuery | None = None
+    early: EarlyRun | None = None
+
+    async def drop(self) -> None:
+        """The call will not run (reused, or the turn stopped): an early run is interrupted and
+        its staged file removed. Does nothing once the call has taken the run."""
+        if self.early is not None:
+            await self.early.drop()
+
+
+@dataclass
+class CallContext:
+    """Who is calling: the turn, the call id, whether reuse is allowed."""
+
+    thread_id: str
+    turn_id: str
+    call_id: str
+    rerun: bool = False
+
+
+def clip(text: str, cap: int = MODEL_TEXT_CAP) -> str:
+    """Shorten ``text`` for the model, saying how much was left out.
+
+    >>> clip("abcdef", 4)
+    'abcd\\n[... 2 more characters not shown]'
+    """
+    if len(text) <= cap:
+        return text
+    return f"{text[:cap]}\n[... {len(text) - cap} more characters not shown]"

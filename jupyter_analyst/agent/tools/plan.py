@@ -1,0 +1,236 @@
+"""The ``plan`` tool: a checked staged plan (see staged_plan.py), run step by step.
+
+Stages run in order. A ``parallel`` stage starts its queries together, at most
+``concurrency`` at a time, each on its own cursor or connection (see sql/runner.py), then
+runs its Python steps one after another: the thread has one kernel. A ``sequence`` stage
+runs its steps in the order given. Each step is a call of its own (its own call id
+``<plan call>.<step id>``, its own events, its own reuse by step key), run by the loop's
+``run_step``. A step that fails fails the steps that need it, directly or through others:
+they are skipped, never run on missing inputs; steps that do not need it still run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ...errors import AnalystError, InvalidArguments
+from ...events import (
+    PlanMade,
+    PlanStageView,
+    PlanStepChanged,
+    PlanStepView,
+    ToolCallStarted,
+    ToolResult,
+)
+from ..llm import ToolCall
+from .contract import CallHost, ToolSpec
+from .outcome import StepOutcome
+from .staged_plan import PlanStep, StagedPlan, read_plan
+
+#: A step's status as the plan reports it.
+PlanStepStatus = Literal["pending", "running", "ok", "error", "refused", "skipped"]
+
+RunStep = Callable[[ToolCall, dict[str, Any]], Awaitable[StepOutcome]]
+OnStep = Callable[["StepReport"], Awaitable[None]]
+
+
+@dataclass
+class StepReport:
+    """Where one step of a plan stands."""
+
+    step: PlanStep
+    call_id: str
+    status: PlanStepStatus = "pending"
+    outcome: StepOutcome | None = None
+    missing: list[str] = field(default_factory=list)
+    """For a skipped step: the steps it needed that did not succeed."""
+
+    @property
+    def message(self) -> str | None:
+        """Why the step did not succeed, in one line."""
+        if self.status == "skipped":
+            return f"not run: it needs {', '.join(repr(m) for m in self.missing)}, which did not succeed"
+        if self.outcome is not None and self.status in ("error", "refused"):
+            error = self.outcome.result.get("error")
+            if isinstance(error, dict):
+                return str(error.get("message") or "")[:500] or None
+        return None
+
+    def public(self) -> dict[str, Any]:
+        """The step as the model is told it."""
+        out: dict[str, Any] = {"id": self.step.id, "tool": self.step.tool, "call_id": self.call_id,
+                               "status": self.status}
+        if self.outcome is not None:
+            out["reused"] = self.outcome.reused
+            out["result"] = self.outcome.public_result
+        if self.missing:
+            out["not_run_because"] = self.missing
+        return out
+
+
+def step_call_id(plan_call_id: str, step_id: str) -> str:
+    """The call id of a plan's step.
+
+    >>> step_call_id("call_7", "q1")
+    'call_7.q1'
+    """
+    return f"{plan_call_id}.{step_id}"
+
+
+async def run_plan(
+    plan: StagedPlan, *, call_id: str, run_step: RunStep, on_step: OnStep, concurrency: int = 4
+) -> list[StepReport]:
+    """Run ``plan``'s steps, stage by stage; every step's report, in plan order.
+
+    ``on_step`` is told when a step starts and when it ends (or is skipped). A failure the
+    model cannot fix (a full disk) or a stop ends the plan there: the stage's other queries
+    are stopped, and the error goes up.
+    """
+    reports = {s.id: StepReport(s, step_call_id(call_id, s.id)) for s in plan.steps()}
+    limit = asyncio.Semaphore(max(1, concurrency))
+
+    async def run(report: StepReport) -> None:
+        missing = [i for i in report.step.inputs if reports[i].status != "ok"]
+        if missing:
+            report.status, report.missing = "skipped", missing
+            await on_step(report)
+            return
+        async with limit:
+            report.status = "running"
+            await on_step(report)
+            call = ToolCall(id=report.call_id, name=report.step.tool, arguments=json.dumps(report.step.arguments))
+            report.outcome = await run_step(call, dict(report.step.arguments))
+            report.status = report.outcome.status
+        await on_step(report)
+
+    for stage in plan.stages:
+        queries = [reports[s.id] for s in stage.in_order() if stage.mode == "parallel" and s.tool == "run_sql"]
+        if queries:
+            # A task group: when one query ends the plan (a stop, a full disk), the others are stopped too.
+            async with asyncio.TaskGroup() as group:
+                for report in queries:
+                    group.create_task(run(report))
+        for step in stage.in_order():
+            if reports[step.id] not in queries:
+                await run(reports[step.id])
+    return list(reports.values())
+
+
+def plan_outcome(reports: list[StepReport], started: float) -> StepOutcome:
+    """The ``plan`` call's own outcome: each step's result, and ``ok`` only when every step
+    succeeded. A failure the model cannot fix in any step is the plan's failure. What the
+    steps made is their own calls' (their events and artifacts), not counted again here."""
+    failed = [r for r in reports if r.status != "ok"]
+    result: dict[str, Any] = {
+        "steps": [r.public() for r in reports],
+        "succeeded": len(reports) - len(failed),
+        "failed": len([r for r in failed if r.status != "skipped"]),
+        "skipped": len([r for r in failed if r.status == "skipped"]),
+    }
+    if failed:
+        result["note"] = ("steps that did not succeed are listed with their error; steps that needed them were not "
+                          "run. Fix the failed step with a single call (or a smaller plan), then run what it feeds.")
+    failure: AnalystError | None = next(
+        (r.outcome.failure for r in reversed(reports) if r.outcome is not None and r.outcome.failure is not None), None)
+    return StepOutcome(
+        status="error" if failed else "ok", result=result, reused=bool(reports) and all(
+            r.outcome is not None and r.outcome.reused for r in reports),
+        duration_s=time.perf_counter() - started, failure=failure,
+    )
+
+
+async def run_staged_plan(host: CallHost, args: dict[str, Any]) -> StepOutcome:
+    """Check a staged plan whole, then run it: each step as the same call made alone would
+    be; the thread's lock is held for the whole plan."""
+    call = host.call
+    try:
+        plan, rescues = read_plan(args)
+        refusal = plan.refusal_from(host.state)
+        if refusal is not None:
+            raise refusal
+    except InvalidArguments as exc:
+        return await host.refuse("plan_refused", exc)
+    if rescues:
+        host.counters["arguments_normalized"] += 1
+    started = time.perf_counter()
+    await host.emit(ToolCallStarted(call_id=call.id, tool=call.name, arguments=args))
+    await host.emit(PlanMade(call_id=call.id, goal=plan.goal, stages=[
+        PlanStageView(mode=stage.mode, steps=[
+            PlanStepView(id=s.id, call_id=step_call_id(call.id, s.id), tool=s.tool, summary=s.summary(),
+                         inputs=s.inputs)
+            for s in stage.in_order()])
+        for stage in plan.stages]))
+
+    async def changed(report: StepReport) -> None:
+        await host.emit(PlanStepChanged(
+            call_id=call.id, step_id=report.step.id, step_call_id=report.call_id,
+            status=report.status,  # type: ignore[arg-type]
+            reused=report.outcome is not None and report.outcome.reused, message=report.message))
+
+    async with host.lock:
+        reports = await run_plan(plan, call_id=call.id, run_step=host.step, on_step=changed,
+                                 concurrency=host.concurrency)
+    outcome = plan_outcome(reports, started)
+    host.counters["plan_steps"] += len(reports)
+    await host.emit(ToolResult(call_id=call.id, tool=call.name, status=outcome.status,
+                               reused=outcome.reused, result=outcome.public_result,
+                               duration_s=outcome.duration_s))
+    return outcome
+
+
+PLAN = ToolSpec(
+    name="plan",
+    description="Run several run_sql and run_python steps in one call, in stages, when the request needs "
+                "several datasets. Stages run in order; the steps of a 'parallel' stage are independent and "
+                "their queries run at the same time; a 'sequence' stage runs its steps in order. A step lists "
+                "in 'inputs' the ids of the steps it needs (from earlier stages). The whole plan is checked "
+                "before anything runs. Each step is an ordinary run_sql or run_python call (same checks, same "
+                "reuse of identical steps); a step that fails fails only the steps that need it. Returns each "
+                "step's status and result. For a single query or a single piece of code, call run_sql or "
+                "run_python directly.",
+    properties={
+        "goal": {"type": "string", "description": "what the plan is for, in one sentence"},
+        "stages": {
+            "type": "array", "minItems": 1, "maxItems": 8,
+            "description": "the stages, in the order they run (at most 8, with at most 16 steps in all)",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "mode": {"type": "string", "enum": ["parallel", "sequence"]},
+                    "steps": {
+                        "type": "array", "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "id": {"type": "string", "description": "a short id such as q1, unique in the plan"},
+                                "tool": {"type": "string", "enum": ["run_sql", "run_python"]},
+                                "arguments": {
+                                    "type": "object",
+                                    "description": "the tool's arguments: {sql, name} for run_sql, {code} for run_python",
+                                },
+                                "inputs": {
+                                    "type": "array", "items": {"type": "string"},
+                                    "description": "ids of the steps this one needs",
+                                },
+                            },
+                            "required": ["id", "tool", "arguments"],
+                            "additionalProperties": False,
+                        },
+                    },
+                },
+                "required": ["mode", "steps"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    required=("stages",),
+    extra_keys=frozenset({"steps"}),  # steps sent without stages are staged by their inputs
+    drive=run_staged_plan,
+    # A plan's queries are checked side by side: all the checker's workers start now.
+    named=lambda env: env.preparer.warm(side_by_side=True),
+)

@@ -1,0 +1,212 @@
+"""The ``run_python`` tool: code run in the thread's kernel, with its figures and files kept.
+
+Before a step runs, what it reads is restored in the kernel as its key says (see
+``environment/rehydrate.py``); its key is its canonical code and the bindings of the names
+it reads, so identical code on the same inputs is reused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..._disk import unavailable
+from ...artifacts import Artifact, canonical_python, step_key
+from ...errors import InvalidArguments, KernelError, StorageError
+from ...kernel.outputs import collect
+from ..environment.bindings import inputs_of
+from ..guards.payloads import check_python_code
+from .contract import EXPECT, ToolSpec
+from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
+from .run_sql import staging
+
+if TYPE_CHECKING:
+    from ..environment import ThreadEnvironment
+
+_MIME_BY_SUFFIX = {
+    ".png": ("image", "image/png"),
+    ".jpg": ("image", "image/jpeg"),
+    ".jpeg": ("image", "image/jpeg"),
+    ".svg": ("image", "image/svg+xml"),
+    ".pdf": ("file", "application/pdf"),
+    ".csv": ("file", "text/csv"),
+    ".json": ("file", "application/json"),
+    ".parquet": ("dataset", "application/vnd.apache.parquet"),
+    ".html": ("file", "text/html"),
+    ".txt": ("text", "text/plain"),
+    ".md": ("text", "text/markdown"),
+}
+
+
+async def plan_python(env: ThreadEnvironment, args: dict[str, Any]) -> StepPlan:
+    """The step's key: its canonical code and what the names it reads hold (datasets'
+    fingerprints, earlier steps' keys).
+
+    Raises:
+        ToolRetry: the code is too complex to key.
+    """
+    try:
+        inputs = inputs_of(args["code"], env.bindings())
+        canonical = canonical_python(args["code"])
+    except (RecursionError, MemoryError):  # checked code does not get here; never a crash
+        raise InvalidArguments("the code is too complex to analyse", reason="python_too_complex") from None
+    return StepPlan(step_key("run_python", {"code": canonical}, list(inputs.values())))
+
+
+async def run_python(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
+    key = plan.key
+    try:
+        kernel = await env.kernel()
+        # The kernel may hold later values than this step's key says (a reused step
+        # changes nothing there), or none (a new kernel is restored lazily): its inputs
+        # are made what the key says first.
+        inputs = await env.restore_inputs(args["code"])
+    except KernelError as exc:
+        env.python_not_run(args["code"], ctx.call_id)
+        raise KernelError(
+            f"the step did not run: {exc.message}", reason="kernel_start_failed",
+            hint="nothing it would define exists; the next run_python starts a kernel again",
+        ) from exc
+    execution = await kernel.execute(args["code"], timeout=env.python_timeout_s, caps=env.output_caps)
+    env.python_executed(args["code"], key, ok=execution.status == "ok")
+    note = await _kernel_note(env, execution)
+    made: list[tuple[Artifact, bool]] = []
+    refused: list[tuple[str, str]] = list(execution.refused_files)
+    refusal: str | None = None
+    if execution.status == "ok":
+        try:
+            made, more, refusal = await asyncio.to_thread(_collect_outputs, env, execution, ctx, key)
+        except OSError as exc:  # copying the step's files out: a full or read-only workspace
+            raise unavailable(exc, env.artifacts.blobs.root) or StorageError(
+                f"cannot store the step's files: {exc}") from exc
+        refused += more
+    payload: dict[str, Any] = {
+        "stdout": clip(execution.stdout),
+        "reused": False,
+        "_inputs": inputs,
+        "artifacts": [{"id": a.artifact_id, "name": a.name, "type": a.type} for a, _ in made],
+    }
+    if refused or refusal:
+        # Told plainly, so the model does not cite files that are not in the inventory.
+        payload["files_not_stored"] = [{"path": p, "reason": why} for p, why in refused[:20]]
+        payload["files_note"] = refusal or f"{len(refused)} file(s) under outputs/ were ignored and not stored"
+    if execution.stderr:
+        payload["stderr"] = clip(execution.stderr, 1_000)
+    if execution.result is not None:
+        payload["result"] = clip(execution.result, 2_000)
+    if execution.notes:
+        payload["output_notes"] = [clip(n, 300) for n in execution.notes[:10]]
+    if execution.error is not None:
+        payload["error"] = {"reason": "python_error", "message": clip(execution.error.short(), MODEL_TEXT_CAP)}
+    if note:
+        payload["error"] = {"reason": f"kernel_{execution.status}", "message": note}
+    status: Literal["ok", "error"] = "ok" if execution.status == "ok" else "error"
+    text_outputs = [o for o in execution.outputs if o.get("output_type") in ("stream", "error", "execute_result")]
+    return StepOutcome(
+        status=status, result=payload, step_key=key, artifacts=made, notebook_outputs=text_outputs
+    )
+
+
+
+async def _kernel_note(env: ThreadEnvironment, execution: Any) -> str | None:
+    """What the model is told when the step did not end normally (the kernel died, the step
+    timed out, or left something running); a kernel that died or was stopped is replaced."""
+    if execution.status == "died":
+        cause = f" ({execution.error.evalue})" if execution.error else ""
+        try:
+            await env.restart_kernel()
+        except KernelError as exc:
+            return (f"The kernel died while running this step{cause}, and a fresh one could not be "
+                    f"started ({exc.message}); the next run_python starts a kernel again.")
+        return (
+            f"The kernel died while running this step{cause}; a fresh kernel was started, and the "
+            "thread's datasets and earlier results are restored in it as later steps read them."
+        )
+    if execution.status == "timeout":
+        return f"The step ran past {env.python_timeout_s:g} s and was interrupted."
+    if execution.status == "runaway":
+        note = (
+            f"The kernel was stopped after this step: {execution.stopped}. Its files and figures were not "
+            "stored, and a fresh kernel was started; the thread's datasets and earlier results are restored in "
+            "it as later steps read them. A step must not leave threads, timers or processes running."
+        )
+        try:
+            await env.restart_kernel()
+        except KernelError as exc:
+            note += f" (A fresh kernel could not be started: {exc.message}; the next run_python starts one.)"
+        return note
+    return None
+
+
+def _collect_outputs(
+    env: ThreadEnvironment, execution: Any, ctx: CallContext, key: str | None
+) -> tuple[list[tuple[Artifact, bool]], list[tuple[str, str]], str | None]:
+    """The step's figures and files as artifacts, within the caps; ``(made, refused, refusal)``.
+
+    Files are read from the kernel's folder without following links (kernel/outputs.py)
+    and staged host-side before they enter the blob store.
+    """
+    used, used_bytes = env.artifacts.usage(ctx.thread_id)
+    figures = [(mime, data) for mime, data in execution.images]
+    collection, refusal = collect(
+        env.workdir, [str(p) for p in execution.new_files], caps=env.output_caps,
+        staging=staging(env),
+        figures=len(figures), figures_bytes=sum(len(d) for _, d in figures),
+        thread_files=used, thread_bytes=used_bytes,
+    )
+    if refusal is not None:
+        return [], collection.refused, refusal
+    made: list[tuple[Artifact, bool]] = []
+    try:
+        for n, (mime, data) in enumerate(figures, start=1):
+            suffix = ".svg" if "svg" in mime else ".png"
+            made.append(
+                env.artifacts.add_bytes(
+                    data, thread_id=ctx.thread_id, name=f"{ctx.call_id}-figure-{n}{suffix}", type="image",
+                    mime=mime, producer="python", source_call_id=ctx.call_id, logical_key=key,
+                )
+            )
+        for staged in collection.staged:
+            kind, mime = _MIME_BY_SUFFIX.get(Path(staged.relpath).suffix.lower(), ("file", "application/octet-stream"))
+            made.append(
+                env.artifacts.add_file(
+                    staged.path, thread_id=ctx.thread_id, name=staged.relpath,
+                    type=kind,  # type: ignore[arg-type]
+                    mime=mime, producer="python", source_call_id=ctx.call_id, logical_key=key, move=True,
+                )
+            )
+    finally:
+        collection.discard()  # whatever was not moved into the store
+    return made, collection.refused, None
+
+
+async def _reused(env: ThreadEnvironment, args: dict[str, Any], outcome: StepOutcome) -> None:
+    """The names a reused step binds hold its values now, logically."""
+    if outcome.status == "ok" and outcome.step_key is not None:
+        env.python_reused(args["code"], outcome.step_key)
+
+
+RUN_PYTHON = ToolSpec(
+    name="run_python",
+    description="Run Python code in the Jupyter kernel where every dataset from run_sql is a pandas DataFrame "
+                "under its name; pandas is imported as pd and matplotlib.pyplot as plt. Print what you "
+                "need to see. Figures you show (plt.show()) and files you write under outputs/ become artifacts. "
+                "Returns stdout, errors with the traceback, new artifact ids, and `reused: true` when identical "
+                "code already ran on the same inputs. Query data with run_sql, not from Python.",
+    properties={
+        "code": {"type": "string", "description": "the Python source, as plain code without Markdown fences"},
+        "expect": EXPECT,
+    },
+    required=("code",),
+    state="analyzing",
+    payload="code",
+    aliases={"source": "code", "script": "code", "python": "code", "python_code": "code", "program": "code"},
+    step=True,
+    empty_reason="empty_python_payload_retried",
+    # What no analysis could handle is refused before anything parses the code.
+    check=lambda args: check_python_code(args["code"]),
+    plan=plan_python,
+    run=run_python,
+    reused=_reused,
+)

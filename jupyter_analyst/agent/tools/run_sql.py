@@ -1,0 +1,298 @@
+"""The ``run_sql`` tool: one read-only query into a dataset artifact, loaded into the kernel.
+
+The query is checked (parse, read-only guard, tables, columns, canonical text) when the
+step is planned, off the event loop; its canonical text, the dataset's name and the
+source's data version make the step's key, so the same query asked again is reused.
+
+A query's run may start while the checker is still at work on it. The checker says as soon
+as the query has passed the read-only guard and names only known tables
+(``SqlPreparer.prepare``'s ``on_cleared``). What runs from then on is exactly the text the
+finished check would run, so it may start at once, on another core, while the columns are
+checked and the step key is worked out. The run is kept when the step is then called
+(:meth:`EarlyRun.take`) and dropped otherwise: when the step is reused, refused after all
+(an unknown column), or the turn stops. A dropped run is interrupted and its staged file
+removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._disk import unavailable
+from ..._text import json_safe
+from ...artifacts import Artifact, step_key
+from ...errors import InvalidArguments, QueryFailed, StorageError
+from ...kernel.outputs import over_thread_cap
+from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryResult, data_intent
+from ..guards.payloads import check_dataset_name
+from .contract import EXPECT, ToolSpec
+from .outcome import CallContext, StepOutcome, StepPlan
+
+if TYPE_CHECKING:
+    from ..environment import ThreadEnvironment
+
+#: Runs a cleared query into a staged Parquet file: the result and the file.
+Execute = Callable[[ClearedQuery], Awaitable[tuple[QueryResult, Path]]]
+
+
+class EarlyRun:
+    """One query's run, started when the checker cleared it."""
+
+    def __init__(self, query: ClearedQuery, task: asyncio.Task[tuple[QueryResult, Path]]) -> None:
+        self.query = query
+        self.task = task
+        self.started = time.perf_counter()
+        self.taken = False
+
+    async def take(self, executable: str) -> asyncio.Task[tuple[QueryResult, Path]] | None:
+        """The run, for the step that runs ``executable``; ``None`` (and the run dropped) if
+        it ran something else, which the checker's two answers never make it do."""
+        if self.query.executable != executable:
+            await self.drop()
+            return None
+        self.taken = True
+        return self.task
+
+    async def drop(self) -> None:
+        """Not wanted: interrupted if still running, its staged file removed; returns once its
+        thread has let go of the source (which may be closed next). Does nothing once taken
+        (the step owns the run and its file)."""
+        if self.taken:
+            return
+        self.taken = True
+        self.task.cancel()
+        await asyncio.wait([self.task])
+        if not self.task.cancelled() and self.task.exception() is None:  # retrieved: not logged
+            self.task.result()[1].unlink(missing_ok=True)
+
+
+class EarlyStart:
+    """Given to the checker as ``on_cleared``: starts the run on the event loop.
+
+    The checker calls it from one of its threads; the run starts only while the check is
+    still open, so a run is never started after :meth:`close` has handed out what there is,
+    and not when ``unless()`` says so. That is asked in the checker's thread (it may block),
+    by :meth:`meanwhile` while the worker checks, or else when the query clears.
+    """
+
+    def __init__(self, execute: Execute, unless: Callable[[], bool] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._execute = execute
+        self._unless = unless
+        self._skip: bool | None = None
+        self._open = True
+        self.run: EarlyRun | None = None
+
+    def meanwhile(self) -> None:
+        """Ask ``unless()`` now, before the query clears (given to the checker as ``meanwhile``)."""
+        if self._unless is not None:
+            self._skip = self._unless()
+
+    def __call__(self, query: ClearedQuery) -> None:
+        skip = self._skip
+        if skip is None and self._unless is not None:
+            skip = self._unless()
+        if not skip:
+            self._loop.call_soon_threadsafe(self._start, query)
+
+    def _start(self, query: ClearedQuery) -> None:
+        if self._open and self.run is None:
+            self.run = EarlyRun(query, self._loop.create_task(self._execute(query)))
+
+    def close(self) -> EarlyRun | None:
+        """The check is over: the run started, if any (later calls start nothing)."""
+        self._open = False
+        return self.run
+
+
+def staging(env: ThreadEnvironment) -> Path:
+    """Where results are written before they enter the blob store: beside it, where no
+    kernel can see them."""
+    return env.artifacts.blobs.dir.parent / ".incoming"
+
+
+async def execute(env: ThreadEnvironment, query: PreparedQuery | ClearedQuery) -> tuple[QueryResult, Path]:
+    """Run ``query`` into a staged Parquet file of its own: the result and the file."""
+    tmp = staging(env) / f"{uuid.uuid4().hex}.parquet"
+    return await env.runner.run_to_parquet(query, tmp), tmp
+
+
+async def plan_sql(env: ThreadEnvironment, args: dict[str, Any]) -> StepPlan:
+    """The step's plan: the query prepared (off the event loop, within the environment's
+    limits, which also checks it against the schema) and its key.
+
+    Raises:
+        ToolRetry: the SQL is refused (``SqlRejected``).
+    """
+    # The query starts running once it has passed the read-only guard, while the rest is
+    # checked: only where a run can be stopped midway, and not for a text or a dataset name
+    # the thread asked for before (that call is most likely the same query again, and reused).
+    start = EarlyStart(
+        partial(execute, env),
+        unless=partial(env.artifacts.sql_asked_before, env.thread_id, args["sql"], args["name"]),
+    ) if getattr(env.source, "interruptible", False) else None
+    early = None
+    try:
+        prepared = await env.preparer.prepare(
+            args["sql"], env.source, on_cleared=start,
+            meanwhile=start.meanwhile if start is not None else None,
+        )
+        early = start.close() if start is not None else None
+        key = step_key("run_sql", {"sql": prepared.canonical, "name": args["name"]}, data_version=env.data_version())
+    except BaseException:  # refused after all (an unknown column), or stopped: not run
+        early = start.close() if start is not None else None
+        if early is not None:
+            await early.drop()
+        raise
+    return StepPlan(key, prepared, early)
+
+
+async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
+    name = args["name"]
+    key = plan.key
+    # Prepared when the step was planned: not parsed a second time.
+    prepared = plan.query or await env.preparer.prepare(args["sql"], env.source)
+    early = await plan.early.take(prepared.executable) if plan.early is not None else None
+    try:
+        result, tmp = await (early if early is not None else execute(env, prepared))
+    except (OSError, QueryFailed) as exc:
+        # A result that does not fit on the disk is not the query's fault: the turn stops.
+        problem = unavailable(exc, env.artifacts.blobs.root)
+        if problem is not None:
+            raise problem from exc
+        if isinstance(exc, OSError):
+            raise StorageError(f"cannot stage the query's result in {staging(env)}: {exc}") from exc
+        raise
+    async with env.storing:
+        artifact, created, intent = await _store_dataset(env, prepared, result, tmp, name, ctx, key)
+    await env.dataset_fetched(name, artifact.fingerprint)
+    columns = [{"name": c.name, "type": c.type} for c in result.columns]
+    capped = row_cap_note(result)
+    payload = {
+        "dataset": name,
+        "artifact_id": artifact.artifact_id,
+        "rows": result.rows,
+        "columns": columns,
+        "sample": json_safe(result.sample),
+        "truncated": result.truncated,
+        "reused": False,
+        "intent": intent.model_dump(exclude_defaults=True),
+        "intent_note": intent.line(),
+        "note": (
+            f"`{name}` is a pandas DataFrame in the kernel with {result.rows} rows"
+            + (f" ({capped})" if capped else "")
+            + f"; columns: {', '.join(c['name'] for c in columns)}."
+        ),
+    }
+    if result.truncated:
+        payload["row_cap"] = {"cap": result.row_cap, "kept": result.rows, "dropped": result.dropped}
+    return StepOutcome(
+        status="ok",
+        result=payload,
+        step_key=key,
+        artifacts=[(artifact, created)],
+        notebook_outputs=[_sample_output(name, result.rows, columns, result.sample, capped)],
+    )
+
+
+async def _store_dataset(
+    env: ThreadEnvironment, prepared: PreparedQuery, result: QueryResult, tmp: Path, name: str, ctx: CallContext,
+    key: str | None,
+) -> tuple[Artifact, bool, DataIntent]:
+    """The query's staged file as a dataset artifact, within the thread's caps."""
+    artifacts = env.artifacts
+    used, used_bytes = artifacts.usage(ctx.thread_id)
+    refusal = over_thread_cap(env.output_caps, files=1, size=result.size, thread_files=used, thread_bytes=used_bytes)
+    if refusal is not None:
+        tmp.unlink(missing_ok=True)
+        raise InvalidArguments(f"the dataset was not stored: {refusal}", reason="thread_cap_reached",
+                               hint="fetch fewer rows or columns, or start a new thread")
+    # The data-intent note: what this dataset means, for later steps and turns (its
+    # shape was read when the SQL was prepared, its time range as the file was written).
+    intent = data_intent(prepared.shape, tables=prepared.tables, rows=result.rows, time_range=result.time_range)
+    # Hashed as it was written: handed to the blob store without being read again.
+    artifact, created = await asyncio.to_thread(
+        artifacts.add_file,
+        tmp,
+        thread_id=ctx.thread_id,
+        name=name,
+        type="dataset",
+        mime="application/vnd.apache.parquet",
+        producer="sql",
+        source_call_id=ctx.call_id,
+        logical_key=key,
+        move=True,
+        fingerprint=result.fingerprint,
+    )
+    tmp.unlink(missing_ok=True)
+    return artifact, created, intent
+
+
+def row_cap_note(result: QueryResult) -> str:
+    """What the row cap dropped and how to get those rows; empty when nothing was dropped.
+
+    >>> row_cap_note(QueryResult(rows=1000, columns=[], truncated=True, dropped=500, row_cap=1000, elapsed_s=0))
+    'the first 1,000 of 1,500 rows: 500 rows past the row cap of 1,000 were dropped; to get them, narrow the query (filter or aggregate in SQL) or raise the row_cap setting'
+    """
+    if not result.truncated:
+        return ""
+    cap = f"{result.row_cap:,}" if result.row_cap is not None else "the"
+    if result.dropped is None:
+        what = f"the first {result.rows:,} rows; more rows past the row cap of {cap} were dropped (too many to count quickly)"
+    else:
+        what = (f"the first {result.rows:,} of {result.rows + result.dropped:,} rows: {result.dropped:,} rows "
+                f"past the row cap of {cap} were dropped")
+    return what + "; to get them, narrow the query (filter or aggregate in SQL) or raise the row_cap setting"
+
+
+def _sample_output(
+    name: str, rows: int, columns: list[dict[str, str]], sample: list[dict[str, Any]], capped: str = ""
+) -> dict[str, Any]:
+    """A notebook display of a dataset's first rows, as HTML and plain text."""
+    from ...artifacts.preview import table_bundle
+
+    return {"output_type": "display_data", "data": table_bundle(name, rows, columns, sample, capped), "metadata": {}}
+
+
+async def _reused(env: ThreadEnvironment, args: dict[str, Any], outcome: StepOutcome) -> None:
+    """The dataset of a reused query is what its name holds now."""
+    if outcome.artifacts:
+        await env.dataset_fetched(args["name"], outcome.artifacts[0][0].fingerprint)
+
+
+RUN_SQL = ToolSpec(
+    name="run_sql",
+    description="Run ONE read-only SQL query (SELECT, optionally with CTEs) against the data source. The "
+                "result is stored as a dataset artifact and loaded into the Python kernel as a pandas "
+                "DataFrame named `name`. Returns the artifact id, row count, columns, dtypes and sample rows, "
+                "and `reused: true` when the same query already ran (the existing dataset is used as is). "
+                "Writes, DDL and several statements at once are refused; unknown tables or columns are "
+                "refused with the nearest real names.",
+    properties={
+        "sql": {"type": "string", "description": "one SELECT query, as plain SQL without Markdown fences"},
+        "name": {
+            "type": "string",
+            "description": "the DataFrame's variable name in Python, a valid identifier such as monthly_revenue",
+        },
+        "expect": EXPECT,
+    },
+    required=("sql", "name"),
+    state="data_fetching",
+    payload="sql",
+    aliases={"query": "sql", "statement": "sql", "sql_query": "sql",
+             "dataset": "name", "dataset_name": "name", "variable": "name", "df_name": "name"},
+    step=True,
+    # Names that would clobber Python or the kernel are refused before the query is parsed.
+    check=lambda args: check_dataset_name(str(args.get("name") or "")),
+    plan=plan_sql,
+    run=run_sql,
+    # A query is coming: the SQL checker starts now (it takes a moment to import).
+    named=lambda env: env.preparer.warm(side_by_side=False),
+    reused=_reused,
+)

@@ -1,0 +1,50 @@
+"""The application layer: what the surfaces (the CLI, the server, the magics) call to run a
+turn. ``run_turn`` asks the model (run.py), ``run_sql_step`` runs the user's own query
+(user_step.py); both in one frame (frame.py) that resolves the thread and source, lends the
+turn the host's kernels (host.py, live.py) and writes the audit notebook after. Playbooks
+(playbook.py) run a notebook of prompts as turns.
+
+The names below are imported on first use, so ``import jupyter_analyst`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
+from ..errors import AnalystError
+
+if TYPE_CHECKING:
+    from .config import AnalystConfig, ModelSettings
+    from .host import BackgroundWork, TurnHost
+    from .live import LiveThreads
+    from .playbook import PlaybookRun, PromptProgress, plan_playbook, run_playbook
+    from .requests import SqlStep, SqlStepRequest, TurnRequest, TurnSummary
+    from .run import run_turn
+    from .user_step import run_sql_step
+
+_HOME = {
+    "run_turn": "run",
+    "run_sql_step": "user_step",
+    "TurnRequest": "requests",
+    "SqlStepRequest": "requests",
+    "SqlStep": "requests",
+    "TurnSummary": "requests",
+    "AnalystConfig": "config",
+    "ModelSettings": "config",
+    "TurnHost": "host",
+    "BackgroundWork": "host",
+    "LiveThreads": "live",
+    "run_playbook": "playbook",
+    "plan_playbook": "playbook",
+    "PlaybookRun": "playbook",
+    "PromptProgress": "playbook",
+}
+
+__all__ = [
+    "AnalystConfig", "AnalystError", "BackgroundWork", "LiveThreads", "ModelSettings", "PlaybookRun",
+    "PromptProgress", "SqlStep", "SqlStepRequest", "TurnHost", "TurnRequest", "TurnSummary", "plan_playbook",
+    "run_playbook", "run_sql_step", "run_turn",
+]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())
