@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from .._version import __version__
 
@@ -53,7 +54,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"jupyter-analyst {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _run_command(sub)
+    _state_command(sub)
+    _artifacts_command(sub)
+    _threads_command(sub)
+    _demo_command(sub)
+    _doctor_command(sub)
+    _install_kernelspec_command(sub)
+    _export_command(sub)
+    _verify_command(sub)
+    _execute_command(sub)
+    _scripted_model_command(sub)
+    return parser
 
+
+def _run_command(sub: Any) -> None:
+    """``jupyter analyst run``."""
     run = sub.add_parser("run", help="run one turn of a thread", description="Run one turn of a thread.")
     run.add_argument("--db", dest="source", metavar="SOURCE",
                      help="data source: a .duckdb file, :memory:, CSV/Parquet file or folder, or a "
@@ -82,11 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--context-tokens", type=int, default=16_000, metavar="N",
                      help="token budget of each model call's prompt (default 16000)")
 
+
+def _state_command(sub: Any) -> None:
+    """``jupyter analyst state``."""
     state = sub.add_parser("state", help="show a thread's agent state (what the agent has established)")
     state.add_argument("--thread", required=True, metavar="ID")
     _workspace_arg(state)
     state.add_argument("--json", action="store_true", help="print the whole state as JSON")
 
+
+def _artifacts_command(sub: Any) -> None:
+    """``jupyter analyst artifacts``."""
     arts = sub.add_parser("artifacts", help="the artifact inventory")
     arts_sub = arts.add_subparsers(dest="artifacts_command", metavar="ACTION")
     lst = arts_sub.add_parser("list", help="list a thread's artifacts")
@@ -94,10 +116,16 @@ def build_parser() -> argparse.ArgumentParser:
     _workspace_arg(lst)
     lst.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _threads_command(sub: Any) -> None:
+    """``jupyter analyst threads``."""
     threads = sub.add_parser("threads", help="list the workspace's threads")
     _workspace_arg(threads)
     threads.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _demo_command(sub: Any) -> None:
+    """``jupyter analyst demo``."""
     demo = sub.add_parser("demo", help="offline demo on bundled sample data with the scripted model")
     demo.add_argument("--out", default="demo-output", type=Path, help="folder for the demo's files")
     demo.add_argument("--json", action="store_true", help="print the two turn summaries as JSON")
@@ -109,12 +137,21 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("jupyter_args", nargs="*", metavar="-- JUPYTER_ARG",
                       help="with --lab: more `jupyter lab` options, after `--` (e.g. -- --config=FILE)")
 
+
+def _doctor_command(sub: Any) -> None:
+    """``jupyter analyst doctor``."""
     sub.add_parser("doctor", help="show which sandbox layers are active on this machine")
 
+
+def _install_kernelspec_command(sub: Any) -> None:
+    """``jupyter analyst install-kernelspec``."""
     spec = sub.add_parser("install-kernelspec", help="install the sandboxed kernelspec for Jupyter")
     spec.add_argument("--user", action="store_true", help="for this user only")
     spec.add_argument("--sys-prefix", action="store_true", help="into this environment (sys.prefix)")
 
+
+def _export_command(sub: Any) -> None:
+    """``jupyter analyst export``."""
     export = sub.add_parser("export", help="export a thread as a re-executable audit notebook (or an HTML/markdown page)",
                             description="Export a thread as one notebook: a summary, a parameters cell, the steps with "
                                         "their outputs and provenance, and a manifest of every artifact's fingerprint. "
@@ -126,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="ipynb (default: re-executable, verifiable), html or markdown (for reading)")
     _workspace_arg(export)
 
+
+def _verify_command(sub: Any) -> None:
+    """``jupyter analyst verify``."""
     verify = sub.add_parser("verify", help="re-execute an exported notebook in the sandbox and check its fingerprints",
                             description="Re-execute NB in the sandboxed kernel against the data source you name "
                                         "and compare every artifact's fingerprint with the notebook's manifest. "
@@ -141,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
     _workspace_arg(verify)
 
+
+def _execute_command(sub: Any) -> None:
+    """``jupyter analyst execute``."""
     execute = sub.add_parser("execute", help="ask a playbook's prompts in order; write the audit notebook",
                              description="Ask the markdown cells tagged 'prompt' of PLAYBOOK to the agent, in "
                                          "order, on one thread, with {name} replaced by -p parameters.")
@@ -154,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     execute.add_argument("--json", action="store_true", help="print one JSON object at the end")
     _workspace_arg(execute)
 
+
+def _scripted_model_command(sub: Any) -> None:
+    """``jupyter analyst scripted-model``."""
     scripted = sub.add_parser("scripted-model", help="serve a scripted OpenAI-compatible model (testing)")
     scripted.add_argument("--script", type=Path, help="script JSON (default: the demo's script)")
     scripted.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
-    return parser
