@@ -378,7 +378,7 @@ def test_postgres_sessions_are_read_only_timed_and_never_reused(pg_source_url, t
         started = time.perf_counter()
         with pytest.raises(Exception, match="ran past 1 s"):
             _run(source, "SELECT pg_sleep(30) AS z", tmp_path / "z.parquet", timeout_s=1.0)
-        assert time.perf_counter() - started < 2.5
+        assert time.perf_counter() - started < 2.0  # stopped within a second of its timeout
         with psycopg.connect(pg_source_url, autocommit=True) as other:
             running = other.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()"
