@@ -14,7 +14,7 @@ const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 if (!process.env.ANALYST_UI_PORT) {
   process.env.ANALYST_UI_PORT = execFileSync(
     process.env.ANALYST_PYTHON || 'python3',
-    ['-c', 'from jupyter_analyst.testing.jupyter import free_port; print(free_port())'],
+    ['-c', 'from jupyter_analyst.testing.servers.jupyter import free_port; print(free_port())'],
     { encoding: 'utf-8' }
   ).trim();
 }

@@ -18,7 +18,7 @@ const shared = require('./playwright.config.js');
 if (!process.env.ANALYST_UI_USERS_PORT) {
   process.env.ANALYST_UI_USERS_PORT = execFileSync(
     process.env.ANALYST_PYTHON || 'python3',
-    ['-c', 'from jupyter_analyst.testing.jupyter import free_port; print(free_port())'],
+    ['-c', 'from jupyter_analyst.testing.servers.jupyter import free_port; print(free_port())'],
     { encoding: 'utf-8' }
   ).trim();
 }

@@ -331,7 +331,7 @@ test.describe('the conversation', () => {
 const RELAY_PORT = Number(
   execFileSync(
     process.env.ANALYST_PYTHON || 'python3',
-    ['-c', 'from jupyter_analyst.testing.jupyter import free_port; print(free_port())'],
+    ['-c', 'from jupyter_analyst.testing.servers.jupyter import free_port; print(free_port())'],
     { encoding: 'utf-8' }
   ).trim()
 );

@@ -191,7 +191,7 @@ class HubProcess:
 
 
 _CONFIG = '''\
-# Written by jupyter_analyst.testing.hub for one test run.
+# Written by jupyter_analyst.testing.servers.hub for one test run.
 import json
 
 s = json.loads({settings!r})
