@@ -16,7 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from jupyter_analyst.agent.context import ContextBudget, ContextPack, estimate_tokens
+from jupyter_analyst.agent.context import ContextBudget, ContextPack
+from jupyter_analyst.agent.context.pack import estimate_tokens
 from jupyter_analyst.agent.context.sections import RULES, schema_summary
 from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst.agent.memory import ThreadMemory, TurnMemory

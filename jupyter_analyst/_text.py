@@ -7,7 +7,7 @@ in. They are dealt with once, where the model's words enter the engine:
 
 * display text (the model's prose, tool names, call ids, the user's prompt) is made valid
   with :func:`valid_text`, lone surrogates becoming U+FFFD as a UTF-8 decoder would do;
-* tool arguments are refused instead (see ``agent/arguments.py``): silently changing a
+* tool arguments are refused instead (see ``agent/tools/arguments.py``): silently changing a
   character of code or SQL would run something the model did not write.
 """
 

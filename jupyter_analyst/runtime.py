@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .errors import ConfigError
-from .notebooks.trail import ARTIFACT_MIME, RESULTS_ENV
+from .notebooks import ARTIFACT_MIME, RESULTS_ENV
 
 T = TypeVar("T")
 
@@ -52,7 +52,7 @@ def connect(source: str) -> Any:
     _state["source"] = open_source(source)
     shell = _ipython()
     if shell is not None:
-        from .kernel.session import SETUP_CODE
+        from .kernel import SETUP_CODE
 
         shell.run_cell(SETUP_CODE, silent=True, store_history=False)
         # Steps save their files under outputs/, as in the agent's kernel folder.
@@ -62,7 +62,7 @@ def connect(source: str) -> Any:
 
 def sql(query: str, *, timeout_s: float = 300.0, row_cap: int = 1_000_000) -> Any:
     """Run a read-only query against the connected source; returns a pandas DataFrame."""
-    from .kernel.loader import read_dataset
+    from .kernel import read_dataset
     from .sql import QueryRunner, prepare_query
 
     source = _state.get("source")

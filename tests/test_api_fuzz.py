@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis.config import SchemathesisConfig
 
-from jupyter_analyst.server import openapi
+from jupyter_analyst.server.openapi import document as openapi
 from jupyter_analyst.server.routes import routes
 
 from jupyter_analyst.testing import ScriptedModelServer, python_step, sql_step, text_step

@@ -12,7 +12,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from jupyter_analyst.artifacts import ArtifactNotFound, ArtifactStore, StepRecord, normalise_bytes, sha256_bytes  # noqa: E402
+from jupyter_analyst.artifacts import ArtifactNotFound, ArtifactStore, StepRecord  # noqa: E402
+from jupyter_analyst.artifacts.deterministic import normalise_bytes  # noqa: E402
+from jupyter_analyst.artifacts.fingerprints import sha256_bytes  # noqa: E402
 
 KW = dict(type="file", mime="text/plain", producer="python")
 

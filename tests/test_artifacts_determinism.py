@@ -15,8 +15,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from jupyter_analyst.artifacts import ArtifactStore, normalise_bytes, sha256_bytes  # noqa: E402
-from jupyter_analyst.artifacts.deterministic import png_chunks  # noqa: E402
+from jupyter_analyst.artifacts import ArtifactStore  # noqa: E402
+from jupyter_analyst.artifacts.deterministic import normalise_bytes, png_chunks  # noqa: E402
+from jupyter_analyst.artifacts.fingerprints import sha256_bytes  # noqa: E402
 
 
 def figure(fmt: str, **savefig) -> bytes:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_analyst.artifacts import FORMAT_VERSION, canonical_python, sha256_bytes, sha256_file, step_key
+from jupyter_analyst.artifacts import canonical_python, sha256_file, step_key
 from jupyter_analyst.artifacts import fingerprints
+from jupyter_analyst.artifacts.fingerprints import FORMAT_VERSION, sha256_bytes
 
 CASES = json.loads((Path(__file__).parent / "fixtures" / "artifacts_canonical_python.json").read_text())
 

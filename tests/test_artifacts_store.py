@@ -14,7 +14,8 @@ from datetime import datetime
 import pydantic
 import pytest
 
-from jupyter_analyst.artifacts import ArtifactNotFound, ArtifactStore, StepRecord, sha256_bytes
+from jupyter_analyst.artifacts import ArtifactNotFound, ArtifactStore, StepRecord
+from jupyter_analyst.artifacts.fingerprints import sha256_bytes
 from jupyter_analyst.errors import AnalystError, StorageError
 from jupyter_analyst.store import ThreadStore
 

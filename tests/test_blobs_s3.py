@@ -10,7 +10,8 @@ import shutil
 
 import pytest
 
-from jupyter_analyst.artifacts import ArtifactStore, open_blob_store, sha256_bytes
+from jupyter_analyst.artifacts import ArtifactStore, open_blob_store
+from jupyter_analyst.artifacts.fingerprints import sha256_bytes
 from jupyter_analyst.cli import main
 from jupyter_analyst.errors import StorageError
 from jupyter_analyst.testing import python_step, sql_step, text_step

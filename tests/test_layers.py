@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import grimp
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,6 +69,22 @@ def test_importing_a_module_of_sql_from_outside_breaks_its_face(tmp_path):
     assert result.returncode != 0
     assert "Face: jupyter_analyst.sql is imported through its __init__ BROKEN" in result.stdout
     assert "jupyter_analyst.workspace -> jupyter_analyst.sql.sources" in result.stdout
+
+
+@pytest.mark.parametrize(("module", "line", "broken"), [
+    # A sibling reaching into a nested package: the kernel's session, past the sandbox's face.
+    ("kernel/session.py", "from .sandbox.kernelspec import kernels_dir",
+     "Face: jupyter_analyst.kernel.sandbox is imported through its __init__ BROKEN"),
+    # The throwaway test services, imported by the package at all (even through their face).
+    ("testing/runner.py", "from .servers import jupyter", "Face: jupyter_analyst.testing.servers is imported by tests only BROKEN"),
+])
+def test_reaching_past_a_nested_face_breaks_its_contract(tmp_path, module, line, broken):
+    copy = _copy(tmp_path)
+    path = copy / "jupyter_analyst" / module
+    path.write_text(path.read_text() + f"\n\ndef _deep():\n    {line}  # noqa: F401\n")
+    result = _lint(copy)
+    assert result.returncode != 0
+    assert broken in " ".join(result.stdout.split())  # the report wraps long names
 
 
 def module_cycles(package: str = "jupyter_analyst") -> set[tuple[str, ...]]:

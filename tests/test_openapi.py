@@ -12,9 +12,9 @@ import yaml
 from openapi_spec_validator import validate
 from tornado.httpclient import HTTPClientError
 
-from jupyter_analyst.server import openapi
-from jupyter_analyst.server.handlers import declared_methods
+from jupyter_analyst.server.methods import declared_methods
 from jupyter_analyst.server.openapi import command
+from jupyter_analyst.server.openapi import document as openapi
 from jupyter_analyst.server.routes import routes
 from jupyter_analyst.testing import ScriptedModelServer, text_step
 from jupyter_analyst.testing.servers.jupyter import analyst_server_config

@@ -13,7 +13,8 @@ import pytest
 import pytest_asyncio
 
 from jupyter_analyst.kernel import KernelSession
-from jupyter_analyst.kernel.sandbox import SandboxPolicy, find_bwrap
+from jupyter_analyst.kernel.sandbox import SandboxPolicy
+from jupyter_analyst.kernel.sandbox.command import find_bwrap
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),

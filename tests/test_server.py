@@ -171,7 +171,7 @@ async def test_another_users_thread_is_404(jp_fetch, jp_serverapp):
 def every_operation(thread_id: str) -> list[tuple[str, tuple[str, ...]]]:
     """Every (method, path) of the description, its ids filled in (real or not: the
     credentials are judged before the path's resource)."""
-    from jupyter_analyst.server import openapi
+    from jupyter_analyst.server.openapi import document as openapi
     from jupyter_analyst.server.routes import routes
 
     ids = {"thread_id": thread_id, "artifact_id": "art_0", "call_id": "call_0", "verification_id": "ver_0"}
@@ -254,7 +254,7 @@ async def test_openapi_description_ships(jp_fetch):
     import yaml
 
     spec = yaml.safe_load((await call(jp_fetch, "openapi.yaml")).body)
-    from jupyter_analyst.server.handlers import declared_methods
+    from jupyter_analyst.server.methods import declared_methods
     from jupyter_analyst.server.routes import routes
 
     served = {re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern).removeprefix("/analyst/api")

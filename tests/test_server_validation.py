@@ -202,7 +202,7 @@ async def test_a_notebook_path_is_refused_exactly_when_the_description_refuses_i
 
 @pytest.fixture(scope="module")
 def spec() -> dict:
-    from jupyter_analyst.server import openapi
+    from jupyter_analyst.server.openapi import document as openapi
     from jupyter_analyst.server.routes import routes
 
     return openapi.build(routes(""))

@@ -12,7 +12,8 @@ import duckdb
 import pytest
 
 from jupyter_analyst.errors import SqlRejected, ToolRetry
-from jupyter_analyst.sql import SqlPreparer, open_source, prepare_sql, preparer
+from jupyter_analyst.sql import SqlPreparer, open_source, preparer
+from jupyter_analyst.sql.prepare import prepare_sql
 
 SCHEMA = {"regions": {"region": "VARCHAR", "manager": "VARCHAR"}}
 #: Hours of work for DuckDB, in one query that reads a real table: a test that runs it ends

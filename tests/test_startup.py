@@ -127,6 +127,36 @@ def test_a_jupyter_server_loading_the_extension_imports_no_engine():
     assert loaded == []
 
 
+def test_a_jupyter_server_starting_the_extension_imports_no_engine(tmp_path, sales_db):
+    # The whole load, as `jupyter lab` does it (the other extensions aside): the server reads
+    # the extension's entry point, links the app and runs its initialize_settings (the thread
+    # service, its kernel launcher and warm pool, the model's settings) and its handlers.
+    config = {
+        "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}, "root_dir": str(tmp_path),
+                      "open_browser": False, "port": 0},
+        "AnalystApp": {"workspace": str(tmp_path / "ws"), "sources": {"sales": str(sales_db)},
+                       "model": "scripted", "model_base_url": "http://127.0.0.1:9/v1", "api_key": "scripted"},
+    }
+    report = _fresh(f"""
+        import json, sys
+        from jupyter_server.serverapp import ServerApp
+        from traitlets.config import Config
+
+        app = ServerApp(config=Config({config!r}))
+        app.initialize(argv=[], find_extensions=False, new_httpserver=False)
+        (analyst,) = app.extension_manager.extension_apps["jupyter_analyst.server"]
+        service = app.web_app.settings["jupyter_analyst"]
+        print(json.dumps({{
+            "service": type(service).__name__, "sources": sorted(service.sources),
+            "routes": sum(route.startswith("/analyst/") for route, *_ in analyst.handlers),
+            "engine": sorted(m for m in {ENGINE!r} if m in sys.modules),
+        }}))
+    """)
+    assert report["service"] == "ThreadService" and report["sources"] == ["sales"]
+    assert report["routes"] > 10
+    assert report["engine"] == []
+
+
 @pytest.mark.asyncio
 async def test_the_engine_is_imported_once_off_the_event_loop_for_every_waiter():
     imports: list[str] = []

@@ -16,17 +16,15 @@ if TYPE_CHECKING:
     from .context import ContextBudget, state_summary
     from .environment import ThreadEnvironment
     from .eventlog import EventSink, EventWriter
-    from .llm import SCRIPTED_MODEL, LLMClient, ToolCall
+    from .llm import SCRIPTED_MODEL, LLMClient
     from .loop import AgentLoop
-    from .machine import TRANSITIONS, InvalidTransition, TurnStateMachine, allowed
     from .memory import SUMMARIZER_MARKER, ThreadMemory, summarize_turn
     from .tools import StepOutcome
-    from .turn_record import USER_DRIVEN, TurnSummary, TurnTrace
+    from .turn_record import USER_DRIVEN, TurnSummary
 
 _HOME = {
     "AgentLoop": "loop",
     "TurnSummary": "turn_record",
-    "TurnTrace": "turn_record",
     "USER_DRIVEN": "turn_record",
     "StepOutcome": "tools",
     "ThreadEnvironment": "environment",
@@ -34,37 +32,26 @@ _HOME = {
     "summarize_turn": "memory",
     "SUMMARIZER_MARKER": "memory",
     "LLMClient": "llm",
-    "ToolCall": "llm",
     "SCRIPTED_MODEL": "llm",
     "EventWriter": "eventlog",
     "EventSink": "eventlog",
     "ContextBudget": "context",
     "state_summary": "context",
-    "TRANSITIONS": "machine",
-    "InvalidTransition": "machine",
-    "TurnStateMachine": "machine",
-    "allowed": "machine",
 }
 
 __all__ = [
     "SCRIPTED_MODEL",
     "SUMMARIZER_MARKER",
-    "TRANSITIONS",
     "USER_DRIVEN",
     "AgentLoop",
     "ContextBudget",
     "EventSink",
     "EventWriter",
-    "InvalidTransition",
     "LLMClient",
     "StepOutcome",
     "ThreadEnvironment",
     "ThreadMemory",
-    "ToolCall",
-    "TurnStateMachine",
     "TurnSummary",
-    "TurnTrace",
-    "allowed",
     "state_summary",
     "summarize_turn",
 ]

@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS steps (
     PRIMARY KEY (thread_id, step_key)
 );
 -- What each kernel name holds after the thread's steps, executed or reused, in the order
--- they were asked for: a dataset fingerprint or a Python step key (agent/bindings.py).
+-- they were asked for: a dataset fingerprint or a Python step key (agent/environment/bindings.py).
 CREATE TABLE IF NOT EXISTS bindings (
     thread_id TEXT NOT NULL,
     name      TEXT NOT NULL,

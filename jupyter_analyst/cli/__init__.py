@@ -6,6 +6,5 @@ each command loads what it runs on (see ``commands``).
 """
 
 from .console import main
-from .parser import build_parser
 
-__all__ = ["build_parser", "main"]
+__all__ = ["main"]

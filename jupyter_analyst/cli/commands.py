@@ -38,7 +38,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url, summary_model=args.summary_model)
     attached = None
     if args.attach is not None:
-        from ..notebooks.outline import load_attached
+        from ..notebooks import load_attached
 
         attached = load_attached(args.attach)
     request = TurnRequest(
@@ -108,8 +108,7 @@ def state(args: argparse.Namespace) -> int:
 
 def export(args: argparse.Namespace) -> int:
     """``export``: the thread as a re-executable audit notebook, or a page to read."""
-    from ..notebooks.export import export_thread, recorded_data_version
-    from ..notebooks.render import default_output, render
+    from ..notebooks import default_output, export_thread, recorded_data_version, render_notebook
     from .._text import masked
 
     def export(ws: Workspace) -> tuple[Any, Path]:
@@ -124,7 +123,7 @@ def export(args: argparse.Namespace) -> int:
         return nb, output
 
     nb, output = _read_workspace(args, export, thread=args.thread)
-    written = render(nb, args.to, output)
+    written = render_notebook(nb, args.to, output)
     manifest = nb.metadata["jupyter_analyst"]["manifest"]
     extra = f" (and {len(written) - 1} image files)" if len(written) > 1 else ""
     print(f"exported {args.thread} to {written[0]}{extra}: {len(nb.cells)} cells, "
@@ -135,7 +134,7 @@ def export(args: argparse.Namespace) -> int:
 def verify(args: argparse.Namespace) -> int:
     """``verify``: re-execute a notebook against a source the user names and compare its fingerprints."""
     from ..errors import ConfigError
-    from ..notebooks.verify import format_report, verify_notebook
+    from ..notebooks import format_report, verify_notebook
 
     notebook, source = args.notebook, args.source
     if args.thread is not None:
@@ -228,9 +227,9 @@ def demo(args: argparse.Namespace) -> int:
 
 def doctor() -> int:
     """``doctor``: which sandbox layers this machine gives a kernel."""
-    from ..kernel.sandbox.doctor import main as report
+    from ..kernel import run_doctor
 
-    return report()
+    return run_doctor()
 
 
 def install_kernelspec(args: argparse.Namespace) -> int:

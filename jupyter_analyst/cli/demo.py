@@ -79,7 +79,7 @@ def run_demo(out: Path, *, as_json: bool = False) -> int:
 
 def _export(workspace: Path, thread_id: str, path: Path) -> Path:
     """The thread's audit-trail notebook, with its manifest of fingerprints."""
-    from ..notebooks.export import export_thread, recorded_data_version, write_export
+    from ..notebooks import export_thread, recorded_data_version, write_export
     from ..workspace import Workspace
 
     ws = Workspace(workspace)

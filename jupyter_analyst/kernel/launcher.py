@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 
-from .sandbox.kernelspec import kernels_dir
+from .sandbox import kernels_dir
 
 
 def kernel_spec_manager(extra_dirs: Sequence[Path] = ()) -> KernelSpecManager:

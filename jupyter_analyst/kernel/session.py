@@ -20,12 +20,10 @@ from ..errors import InvalidArguments, KernelError
 from . import handoff, iopub
 from .cells import REAP_CHILDREN, SETUP_CODE, STILL_CODE
 from .iopub import Collector, ErrorInfo, Inbound
-from .sandbox.kernelspec import SANDBOX_KERNEL
 from .launcher import KernelLauncher, LocalKernelLauncher
 from .loader import load_code
 from .outputs import MB, OutputCaps
-from .sandbox.provisioner import SETTINGS_ENV, SandboxSettings
-from .sandbox import SandboxPolicy
+from .sandbox import SANDBOX_KERNEL, SETTINGS_ENV, SandboxPolicy, SandboxSettings
 from .workdir import Entry, scan
 
 __all__ = ["SETUP_CODE", "ErrorInfo", "ExecutionResult", "KernelSession", "changed_outputs", "kernel_environment"]

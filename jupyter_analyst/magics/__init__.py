@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["load_ipython_extension"]
+
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics in ``ipython`` (what ``%load_ext`` calls)."""

@@ -241,7 +241,7 @@ class AnalystMagics(Magics):
         render.show({"text/plain": text})
 
     def _verify(self, args: argparse.Namespace) -> None:
-        from ..notebooks.verify import format_report
+        from ..notebooks import format_report
 
         report = self.session.verify(args.notebook, thread=args.thread, workspace=args.workspace)
         render.show({"text/plain": format_report(report)})

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..notebooks.outline import AttachedNotebook
+    from ..notebooks import AttachedNotebook
     from .remote import AnalystServer
 
 #: Set by the Jupyter server in the environment of a kernel it starts for a notebook.
@@ -41,7 +41,7 @@ def local_notebook(explicit: str | None) -> AttachedNotebook | None:
     A relative session name is relative to the server's root, which the kernel does not
     know; the kernel runs in its notebook's folder, so the file is looked for there too.
     """
-    from ..notebooks.outline import load_attached
+    from ..notebooks import load_attached
 
     if explicit:
         return load_attached(Path(explicit).expanduser(), explicit)

@@ -235,7 +235,7 @@ class AnalystServer:
         """A dataset artifact's DataFrame, from its checked Parquet bytes."""
         import pyarrow as pa
 
-        from ..kernel.loader import read_dataset
+        from ..kernel import read_dataset
 
         # The kernels' own reader (decimals as floats), here over bytes in memory.
         return read_dataset(pa.BufferReader(self.content(artifact)))  # type: ignore[arg-type]

@@ -29,8 +29,7 @@ if TYPE_CHECKING:
     from ..turns import AnalystConfig, ModelSettings, TurnSummary
     from ..artifacts import Artifact
     from ..turns import SqlStep
-    from ..notebooks.outline import AttachedNotebook
-    from ..notebooks.verify import VerifyReport
+    from ..notebooks import AttachedNotebook, VerifyReport
     from ..workspace import Workspace
 
 T = TypeVar("T")
@@ -178,7 +177,7 @@ class MagicSession:
         fingerprints with its manifest. The source is the thread's (``--thread``, else the
         current one), else the one chosen with ``%analyst use --source``: never what the
         notebook itself names."""
-        from ..notebooks.verify import verify_notebook
+        from ..notebooks import verify_notebook
 
         def run() -> VerifyReport:
             if notebook is not None:
@@ -205,7 +204,7 @@ class MagicSession:
         Raises:
             StorageError: the blob is missing or its bytes no longer match the fingerprint.
         """
-        from ..kernel.loader import read_dataset
+        from ..kernel import read_dataset
 
         path = self.read(lambda ws: ws.artifacts.checked_blob(artifact.fingerprint, thread_id=artifact.thread_id),
                          workspace)

@@ -25,11 +25,14 @@ from typing import Any
 from nbformat import NotebookNode
 
 from ..errors import KernelError
-from ..kernel import SandboxPolicy
-from ..kernel.sandbox.kernelspec import SANDBOX_KERNEL
-from ..kernel.launcher import LocalKernelLauncher
-from ..kernel.sandbox.provisioner import SETTINGS_ENV, SandboxSettings
-from ..kernel.session import kernel_environment
+from ..kernel import (
+    SANDBOX_KERNEL,
+    SETTINGS_ENV,
+    LocalKernelLauncher,
+    SandboxPolicy,
+    SandboxSettings,
+    kernel_environment,
+)
 from .trail import RESULTS_ENV
 
 

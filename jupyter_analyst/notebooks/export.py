@@ -46,7 +46,7 @@ from ..events import (
     TurnEnded,
     TurnStarted,
 )
-from ..artifacts import Artifact, ArtifactStore
+from ..artifacts import Artifact, ArtifactStore, table_bundle
 from .._text import masked
 from ..store import ThreadStore, Turn
 from ..untrusted import clean_html, code_span, fenced, markdown_block, markdown_inline
@@ -127,8 +127,6 @@ SETUP_SOURCE = (
 def _sql_outputs(result: dict[str, Any]) -> list[dict[str, Any]]:
     """A dataset's first rows as HTML and as a Data Resource (table schema + rows); what the
     row cap dropped is said, as the step told the model."""
-    from ..artifacts.preview import table_bundle
-
     columns = result.get("columns", [])
     sample = result.get("sample", [])
     cap = result.get("row_cap") or {}

@@ -27,10 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..artifacts import content_fingerprint
-from ..kernel.outputs import OutputCaps, collect
-from ..kernel.iopub import displayed_images
-from ..kernel.session import changed_outputs
-from ..kernel.workdir import Entry, scan
+from ..kernel import OutputCaps, WorkdirEntry, changed_outputs, collect_outputs, displayed_images, scan_workdir
 from .trail import META
 
 Origin = Literal["query", "display", "file"]
@@ -95,13 +92,13 @@ class Recorder:
         self.runs: list[StepRun] = []
         self.failed_cell: Any = None
         """The cell that raised (the run stops there), as nbclient holds it."""
-        self._outputs: dict[str, Entry] = {}
-        self._results: dict[str, Entry] = {}
+        self._outputs: dict[str, WorkdirEntry] = {}
+        self._results: dict[str, WorkdirEntry] = {}
         self._files = 0
         self._bytes = 0
 
     def __call__(self, cell: Any, cell_index: int, execute_reply: Any = None, **_: Any) -> None:
-        outputs, results = scan(self.run_dir, "outputs"), scan(self.run_dir, RESULTS_DIR)
+        outputs, results = scan_workdir(self.run_dir, "outputs"), scan_workdir(self.run_dir, RESULTS_DIR)
         written, refused = changed_outputs(self._outputs, outputs)
         kept, kept_refused = changed_outputs(self._results, results)
         self._outputs, self._results = outputs, results
@@ -128,7 +125,7 @@ class Recorder:
                     figures: list[tuple[str, bytes]]) -> None:
         """Hash the figures and copy out and hash the wanted files, all within the caps."""
         with tempfile.TemporaryDirectory(dir=self.staging) as staging:
-            collection, refusal = collect(
+            collection, refusal = collect_outputs(
                 self.run_dir, paths, caps=self.caps, staging=Path(staging), figures=len(figures),
                 figures_bytes=sum(len(data) for _, data in figures), thread_files=self._files,
                 thread_bytes=self._bytes,
@@ -149,7 +146,7 @@ class Recorder:
         step's files: only the run's total caps its bytes)."""
         caps = self.caps.model_copy(update={"step_bytes": self.caps.thread_bytes})
         with tempfile.TemporaryDirectory(dir=self.staging) as staging:
-            collection, refusal = collect(self.run_dir, paths, caps=caps, staging=Path(staging),
+            collection, refusal = collect_outputs(self.run_dir, paths, caps=caps, staging=Path(staging),
                                           thread_files=self._files, thread_bytes=self._bytes)
             if refusal is not None or refused or collection.refused:
                 run.results_unread = refusal or (refused + collection.refused)[0][1]

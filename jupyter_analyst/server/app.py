@@ -79,8 +79,7 @@ class AnalystApp(ExtensionApp):
         from ..agent import ContextBudget
         from ..turns import AnalystConfig, ModelSettings
         from ..errors import ConfigError
-        from ..kernel import SandboxPolicy
-        from ..kernel.sandbox.kernelspec import kernels_dir
+        from ..kernel import SandboxPolicy, kernels_dir
         from ..sql import EngineLimits
         from .inputs import ApiLimits
         from .launcher import ServerKernelLauncher, is_gateway

@@ -14,8 +14,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from ..artifacts.model import ArtifactType
-from ..artifacts.preview import MAX_PREVIEW_ROWS, PREVIEW_ROWS
+from ..artifacts import MAX_PREVIEW_ROWS, PREVIEW_ROWS, ArtifactType
 from ..errors import ConfigError
 
 #: The largest sequence number SQLite can hold; a larger one could never be an event's.

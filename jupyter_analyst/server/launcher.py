@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..kernel.launcher import connect_client
+from ..kernel import connect_client
 
 
 def is_gateway(kernel_manager: Any) -> bool:

@@ -11,8 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..events import Event
-from ..artifacts.model import Artifact
-from ..notebooks.verify import ArtifactCheck, Status, Verdict
+from ..artifacts import Artifact
+from ..notebooks import ArtifactCheck, CheckStatus, VerifyVerdict
 from ..store import Thread, Turn
 from .inputs import ApiLimits
 
@@ -140,13 +140,13 @@ class VerifyReply(BaseModel):
     """The verified notebook's path in the caller's folder, or null for a fresh export."""
     source: str | None
     """The thread's source, by configured name."""
-    verdict: Verdict
+    verdict: VerifyVerdict
     """``verified``: every artifact matched; ``not_verified``: one differs or is missing, or a
     cell failed; ``nothing_to_verify``: the notebook records no artifact (nothing was run)."""
     checks: list[ArtifactCheck]
     error: str | None
     """The execution error, when a cell failed (the checks say what it left missing)."""
-    counts: dict[Status, int]
+    counts: dict[CheckStatus, int]
     """How many checks have each status."""
     ok: bool
     """``verdict`` is ``verified``."""

@@ -3,7 +3,7 @@ events fanned out to any number of listeners.
 
 A turn is not tied to the request that started it: a dropped stream leaves it running, and
 a client resumes from the last sequence number it saw. A thread's kernel lives from one
-turn to the next (see agent/live.py), within the idle time and the caps the server sets.
+turn to the next (see turns/live.py), within the idle time and the caps the server sets.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .verifications import Verifications
 
 if TYPE_CHECKING:
     from ..turns import AnalystConfig, BackgroundWork, LiveThreads, ModelSettings, TurnSummary
-    from ..notebooks.outline import AttachedNotebook
+    from ..notebooks import AttachedNotebook
     from .event_feed import EventFeed
 
 

@@ -17,42 +17,38 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .intent import DataIntent, data_intent
     from .paths import absolute_spec, display_spec, local_path
-    from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
-    from .prepare import canonical_sql, check_read_only, prepare_query, prepare_sql
+    from .model import ClearedQuery, PreparedQuery, QueryResult
+    from .prepare import prepare_query
     from .preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
     from .runner import QueryRunner
     from .sealed import EngineLimits
-    from .sources import DataSource, DuckDBSource, SQLAlchemySource, open_source, register_source
+    from .sources import DataSource, open_source, register_source
 
 _HOME = {
     "absolute_spec": "paths",
     "display_spec": "paths",
     "local_path": "paths",
-    "check_read_only": "prepare",
     "DataIntent": "intent",
     "data_intent": "intent",
     "ClearedQuery": "model",
-    "ColumnInfo": "model",
     "PreparedQuery": "model",
     "QueryResult": "model",
-    "TableDescription": "model",
-    "TableInfo": "model",
-    "canonical_sql": "prepare",
     "prepare_query": "prepare",
-    "prepare_sql": "prepare",
     "SqlPreparer": "preparer",
     "DEFAULT_MAX_CHARS": "preparer",
     "DEFAULT_TIMEOUT_S": "preparer",
     "QueryRunner": "runner",
     "EngineLimits": "sealed",
     "DataSource": "sources",
-    "DuckDBSource": "sources",
-    "SQLAlchemySource": "sources",
     "open_source": "sources",
     "register_source": "sources",
 }
 
-__all__ = sorted(_HOME)
+__all__ = [
+    "ClearedQuery", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
+    "PreparedQuery", "QueryResult", "QueryRunner", "SqlPreparer", "absolute_spec", "data_intent", "display_spec",
+    "local_path", "open_source", "prepare_query", "register_source",
+]
 
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

@@ -24,7 +24,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..artifacts.fingerprints import sha256_file
+from ..artifacts import sha256_file
 from ..errors import QueryFailed
 from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult
 from .sealed import QueryGuard

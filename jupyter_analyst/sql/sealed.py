@@ -251,7 +251,7 @@ def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, _db: str
         return _SQLITE_OK
     if action == _SQLITE_FUNCTION:
         # Imported here: the lists' reader imports sqlglot, which opening a source does not need.
-        from .prepare.functions import allowed
+        from .prepare import allowed_functions
 
-        return _SQLITE_OK if (arg2 or "").lower() in allowed("sqlite")[0] else _SQLITE_DENY
+        return _SQLITE_OK if (arg2 or "").lower() in allowed_functions("sqlite")[0] else _SQLITE_DENY
     return _SQLITE_DENY

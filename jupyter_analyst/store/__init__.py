@@ -12,16 +12,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_names
-from .database import DatabaseStore, is_store_url, register_backend
+from .database import DatabaseStore, register_backend
 from .leases import TurnLeases, renewing
-from .threads import Thread, ThreadBusy, ThreadStore, Turn, TurnStatus
+from .threads import Thread, ThreadBusy, ThreadStore, Turn
 
 if TYPE_CHECKING:
     from .postgres import EVENTS_CHANNEL
 
 __all__ = [
-    "EVENTS_CHANNEL", "DatabaseStore", "Thread", "ThreadBusy", "ThreadStore", "Turn", "TurnLeases", "TurnStatus",
-    "is_store_url", "register_backend", "renewing",
+    "EVENTS_CHANNEL", "DatabaseStore", "Thread", "ThreadBusy", "ThreadStore", "Turn", "TurnLeases", "register_backend",
+    "renewing",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, {"EVENTS_CHANNEL": "postgres"}, globals())

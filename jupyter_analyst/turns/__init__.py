@@ -12,13 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_names
-from ..errors import AnalystError
 
 if TYPE_CHECKING:
     from .config import AnalystConfig, ModelSettings
-    from .host import BackgroundWork, TurnHost
+    from .host import BackgroundWork
     from .live import LiveThreads
-    from .playbook import PlaybookRun, PromptProgress, plan_playbook, run_playbook
+    from .playbook import PromptProgress, plan_playbook, run_playbook
     from .requests import SqlStep, SqlStepRequest, TurnRequest, TurnSummary
     from .run import run_turn
     from .user_step import run_sql_step
@@ -32,19 +31,16 @@ _HOME = {
     "TurnSummary": "requests",
     "AnalystConfig": "config",
     "ModelSettings": "config",
-    "TurnHost": "host",
     "BackgroundWork": "host",
     "LiveThreads": "live",
     "run_playbook": "playbook",
     "plan_playbook": "playbook",
-    "PlaybookRun": "playbook",
     "PromptProgress": "playbook",
 }
 
 __all__ = [
-    "AnalystConfig", "AnalystError", "BackgroundWork", "LiveThreads", "ModelSettings", "PlaybookRun",
-    "PromptProgress", "SqlStep", "SqlStepRequest", "TurnHost", "TurnRequest", "TurnSummary", "plan_playbook",
-    "run_playbook", "run_sql_step", "run_turn",
+    "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",
+    "SqlStepRequest", "TurnRequest", "TurnSummary", "plan_playbook", "run_playbook", "run_sql_step", "run_turn",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

@@ -16,8 +16,7 @@ from pydantic import BaseModel, Field
 
 from ..agent import ContextBudget, LLMClient
 from ..errors import ConfigError
-from ..kernel import SandboxPolicy
-from ..kernel.outputs import OutputCaps
+from ..kernel import OutputCaps, SandboxPolicy
 from ..sql import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, EngineLimits
 
 DEFAULT_MODEL = "gpt-4o-mini"

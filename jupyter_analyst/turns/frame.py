@@ -24,14 +24,14 @@ from .. import sql
 from ..agent import EventSink, EventWriter, ThreadEnvironment, ThreadMemory
 from ..errors import AnalystError, ConfigError
 from ..events import TurnEnded, TurnStarted
-from ..notebooks.export import write_thread_notebook
+from ..notebooks import write_thread_notebook
 from ..store import Thread, ThreadStore, Turn, renewing
 from ..workspace import Workspace
 from .config import AnalystConfig
 from .host import TurnHost
 
 if TYPE_CHECKING:
-    from ..notebooks.outline import AttachedNotebook
+    from ..notebooks import AttachedNotebook
     from ..sql import DataSource
 
 T = TypeVar("T")

@@ -27,8 +27,7 @@ from pydantic import BaseModel
 
 from ..agent import TurnSummary
 from ..errors import ConfigError
-from ..notebooks.export import export_thread, write_export
-from ..notebooks.trail import META, parameter_values, read_notebook
+from ..notebooks import META, export_thread, new_markdown_cell, parameter_values, read_notebook, write_export
 from ..workspace import Workspace
 from .config import AnalystConfig, ModelSettings
 from .host import BackgroundWork
@@ -209,8 +208,6 @@ def _with_notes(nb: Any, notes: list[list[str]]) -> None:
 
 
 def _note_cells(texts: list[str]) -> list[Any]:
-    from ..notebooks.ipynb import new_markdown_cell
-
     made = []
     for text in texts:
         cell = new_markdown_cell(text)

@@ -12,7 +12,7 @@ from .._text import valid_text
 from ..agent import StepOutcome, TurnSummary
 from ..artifacts import Artifact
 from ..errors import ConfigError
-from ..notebooks.outline import AttachedNotebook
+from ..notebooks import AttachedNotebook
 
 
 class TurnRequest(BaseModel):

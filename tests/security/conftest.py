@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_analyst.kernel.sandbox import find_bwrap
+from jupyter_analyst.kernel.sandbox.command import find_bwrap
 from jupyter_analyst.testing import ScriptedModelServer, TurnRunner
 
 

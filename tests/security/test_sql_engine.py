@@ -102,7 +102,7 @@ def test_every_duckdb_function_is_allowed_or_refused_in_every_position():
 
 
 def prepare_query_text(sql: str, schema: dict) -> str:
-    from jupyter_analyst.sql import prepare_sql
+    from jupyter_analyst.sql.prepare import prepare_sql
 
     return prepare_sql(sql, schema=schema, dialect="duckdb").executable
 

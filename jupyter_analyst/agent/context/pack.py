@@ -285,7 +285,7 @@ class ContextPack:
                 summary_chars=self.budget.summary_chars,
             )
             if self.environment.attached is not None:
-                from ...notebooks.outline import context_section
+                from ...notebooks import context_section
 
                 sections["notebook"] = context_section(self.environment.attached, self.budget.notebook_chars)
             prior = self._prior

@@ -2,7 +2,7 @@
 (:class:`ThreadEnvironment`), what each name in the kernel holds, and how a new kernel is
 brought back to the thread's history."""
 
-from .bindings import Binding
+from .bindings import inputs_of
 from .thread import ThreadEnvironment
 
-__all__ = ["Binding", "ThreadEnvironment"]
+__all__ = ["ThreadEnvironment", "inputs_of"]

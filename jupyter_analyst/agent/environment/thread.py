@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...artifacts import ArtifactStore
-from ...kernel.outputs import OutputCaps
+from ...kernel import OutputCaps
 from ...sql import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
 from ..dataflow import rebound_names
 from .bindings import Binding, NameLedger, python_bindings
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     # Imported when used: a turn whose steps are all reused needs no kernel (jupyter_client)
     # and no query runner (pyarrow).
     from ...kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
-    from ...notebooks.outline import AttachedNotebook
+    from ...notebooks import AttachedNotebook
     from ...sql import DataSource, QueryRunner
 
 

@@ -1,10 +1,12 @@
 """The deterministic guards: of a call before it runs (refusals.py, payloads.py, names.py), of
 its result against what it expected (expectations.py), of an answer's names (names.py)."""
 
-from .names import Flag, check_answer, invented_names, mark_answer
+from .expectations import Verdict, expectation_delta, match, observe
+from .names import check_answer, invented_names, mark_answer
+from .payloads import check_dataset_name, check_python_code
 from .refusals import Refusal, payload_refusal, state_refusal, unreadable
 
 __all__ = [
-    "Flag", "Refusal", "check_answer", "invented_names", "mark_answer", "payload_refusal", "state_refusal",
-    "unreadable",
+    "Refusal", "Verdict", "check_answer", "check_dataset_name", "check_python_code", "expectation_delta",
+    "invented_names", "mark_answer", "match", "observe", "payload_refusal", "state_refusal", "unreadable",
 ]

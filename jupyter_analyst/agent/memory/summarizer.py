@@ -32,13 +32,8 @@ from ...agent_state import (
 )
 from ...errors import AnalystError
 from ...events import MemoryUpdated
-from ..context.pack import (
-    ContextBudget,
-    answers_only,
-    compact_tool_message,
-    well_formed,
-)
-from ..tools.arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
+from ..context import ContextBudget, answers_only, compact_tool_message, well_formed
+from ..tools import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
 from .thread_memory import ThreadMemory
 
 if TYPE_CHECKING:
@@ -171,7 +166,7 @@ def parse_reply(text: str, *, fold_through: int, summary_chars: int) -> StateDel
         raise AnalystError("the summarizer's reply is nested too deeply", reason="summarizer_reply")
     where = find_lone_surrogate(data)
     if where is not None:
-        # It could be neither stored nor sent back (see text.py).
+        # It could be neither stored nor sent back (see _text.py).
         raise AnalystError(f"the summarizer's reply holds a lone surrogate in {where}", reason="summarizer_reply")
     summary = data.pop("summary", None)
     delta = parse_delta({k: v for k, v in data.items() if k in ("add", "update", "remove")})

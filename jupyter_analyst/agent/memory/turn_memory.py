@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..._clock import utc_now
 from ...agent_state import AgentState, StateDelta
-from ..context.sections import STATE_ENTRIES
+from ..context import STATE_ENTRIES
 from ..dataflow import names_used
-from ..guards.expectations import Verdict, expectation_delta, match, observe
+from ..guards import Verdict, expectation_delta, match, observe
 from .observations import observe_step, turn_opened
 from .thread_memory import ThreadMemory
 

@@ -1,32 +1,20 @@
 """The tools the model may call: one :class:`ToolSpec` per tool in one registry, and the
 :class:`ToolBox` that plans, reuses or runs a call by its spec.
 
-The built-in tools are registered here, in the order the model is shown them.
+The built-in tools are registered here, in the order the model is shown them; a tool is
+added by registering its spec (:func:`register`).
 """
 
-from .arguments import normalize_arguments, normalize_arguments_verbose
-from .clarify import CLARIFY
-from .contract import (
-    CallHost,
-    ToolSpec,
-    register,
-    registered,
-    spec_of,
-    tool_schemas,
-    tool_states,
-    unregister,
-)
-from .find import FIND
-from .metadata import DESCRIBE_TABLE, LIST_ARTIFACTS, LIST_TABLES, READ_CELLS
-from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
-from .plan import PLAN
-from .run_python import RUN_PYTHON
-from .run_sql import RUN_SQL
+from . import clarify, find, metadata, plan, run_python, run_sql
+from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, normalize_arguments_verbose, strip_fence
+from .contract import CallHost, ToolSpec, register, registered, spec_of, tool_schemas, unregister
+from .outcome import CallContext, StepOutcome, StepPlan
 from .toolbox import ToolBox
 
 #: The built-in tools, in the order the model is shown them.
 BUILTIN: tuple[ToolSpec, ...] = (
-    LIST_TABLES, DESCRIBE_TABLE, RUN_SQL, RUN_PYTHON, PLAN, LIST_ARTIFACTS, FIND, READ_CELLS, CLARIFY,
+    metadata.LIST_TABLES, metadata.DESCRIBE_TABLE, run_sql.RUN_SQL, run_python.RUN_PYTHON, plan.PLAN,
+    metadata.LIST_ARTIFACTS, find.FIND, metadata.READ_CELLS, clarify.CLARIFY,
 )
 for _spec in BUILTIN:
     register(_spec)
@@ -36,7 +24,7 @@ TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in BUILTIN)
 TOOLS: list[dict] = [spec.schema() for spec in BUILTIN]
 
 __all__ = [
-    "BUILTIN", "MODEL_TEXT_CAP", "TOOLS", "TOOL_NAMES", "CallContext", "CallHost", "StepOutcome", "StepPlan", "ToolBox", "ToolSpec",
-    "clip", "normalize_arguments", "normalize_arguments_verbose", "register", "registered", "spec_of",
-    "tool_schemas", "tool_states", "unregister",
+    "BUILTIN", "MAX_ARGUMENT_DEPTH", "TOOLS", "TOOL_NAMES", "CallContext", "CallHost", "StepOutcome", "StepPlan",
+    "ToolBox", "ToolSpec", "nested_deeper_than", "normalize_arguments_verbose", "register", "registered", "spec_of",
+    "strip_fence", "tool_schemas", "unregister",
 ]

@@ -40,7 +40,7 @@ def list_artifacts(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContex
 
 
 def read_cells(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
-    from ...notebooks.outline import read_cells
+    from ...notebooks import read_cells
 
     attached = env.attached
     if attached is None:

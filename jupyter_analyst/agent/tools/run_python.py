@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..._disk import unavailable
 from ...artifacts import Artifact, canonical_python, step_key
 from ...errors import InvalidArguments, KernelError, StorageError
-from ...kernel.outputs import collect
-from ..environment.bindings import inputs_of
-from ..guards.payloads import check_python_code
+from ...kernel import collect_outputs
+from ..environment import inputs_of
+from ..guards import check_python_code
 from .contract import EXPECT, ToolSpec
 from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
 from .run_sql import staging
@@ -149,7 +149,7 @@ def _collect_outputs(
     """
     used, used_bytes = env.artifacts.usage(ctx.thread_id)
     figures = [(mime, data) for mime, data in execution.images]
-    collection, refusal = collect(
+    collection, refusal = collect_outputs(
         env.workdir, [str(p) for p in execution.new_files], caps=env.output_caps,
         staging=staging(env),
         figures=len(figures), figures_bytes=sum(len(d) for _, d in figures),

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..._disk import unavailable
 from ..._text import json_safe
-from ...artifacts import Artifact, step_key
+from ...artifacts import Artifact, step_key, table_bundle
 from ...errors import InvalidArguments, QueryFailed, StorageError
-from ...kernel.outputs import over_thread_cap
+from ...kernel import over_thread_cap
 from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryResult, data_intent
-from ..guards.payloads import check_dataset_name
+from ..guards import check_dataset_name
 from .contract import EXPECT, ToolSpec
 from .outcome import CallContext, StepOutcome, StepPlan
 
@@ -255,8 +255,6 @@ def _sample_output(
     name: str, rows: int, columns: list[dict[str, str]], sample: list[dict[str, Any]], capped: str = ""
 ) -> dict[str, Any]:
     """A notebook display of a dataset's first rows, as HTML and plain text."""
-    from ...artifacts.preview import table_bundle
-
     return {"output_type": "display_data", "data": table_bundle(name, rows, columns, sample, capped), "metadata": {}}
 
 

@@ -14,7 +14,9 @@ from typing import BinaryIO, Protocol
 from urllib.parse import urlsplit
 
 from ...errors import StorageError
-from .folder import BlobStore
+from . import folder
+
+__all__ = ["ENTRY_POINT_GROUP", "BlobStoreFactory", "Blobs", "open_blob_store", "register_blob_store"]
 
 ENTRY_POINT_GROUP = "jupyter_analyst.blob_stores"
 
@@ -85,7 +87,7 @@ def open_blob_store(url: str | None, root: Path, *, endpoint_url: str | None = N
             error when it cannot be used (checked here, before any turn).
     """
     if not url:
-        return BlobStore(root)
+        return folder.BlobStore(root)
     scheme = urlsplit(url).scheme
     factory = _FACTORIES.get(scheme) or _entry_point(scheme)
     if factory is None:

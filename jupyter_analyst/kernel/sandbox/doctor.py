@@ -14,7 +14,7 @@ from .cgroups import cgroup_support, freezer_support
 from .identity import leases_in_use
 from ..outputs import OutputCaps
 from .reach import remedy
-from . import SandboxPolicy, find_bwrap, interpreter_paths, out_of_reach, running_as_root
+from .command import SandboxPolicy, find_bwrap, interpreter_paths, out_of_reach, running_as_root
 
 
 class Check(BaseModel):

@@ -25,7 +25,7 @@ from . import quiescence, seccomp
 from .cgroups import KernelCgroup
 from .identity import KernelIdentity, lease
 from .relay import Relay
-from . import (
+from .command import (
     NO_BWRAP_WARNING,
     SandboxPolicy,
     bwrap_command,

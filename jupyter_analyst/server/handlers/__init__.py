@@ -4,15 +4,13 @@ threads, turns (and their events), artifacts, the audit notebook, and the API's 
 
 from .artifacts import ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, ThreadArtifactsHandler
 from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerificationHandler, VerifyHandler
-from ..methods import declared_methods
-from .base import AnalystHandler, ApiError
 from .meta import ConfigHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler
 from .threads import StateHandler, ThreadHandler, ThreadsHandler
 from .turns import CancelHandler, EventsHandler, TurnsHandler
 
 __all__ = [
-    "AnalystHandler", "ApiError", "ArtifactContentHandler", "ArtifactHandler", "ArtifactPreviewHandler",
-    "CancelHandler", "ConfigHandler", "EventsHandler", "ExportHandler", "NotFoundHandler", "NotebookHandler",
-    "OpenAPIHandler", "SourcesHandler", "StateHandler", "StepCellHandler", "ThreadArtifactsHandler",
-    "ThreadHandler", "ThreadsHandler", "TurnsHandler", "VerificationHandler", "VerifyHandler", "declared_methods",
+    "ArtifactContentHandler", "ArtifactHandler", "ArtifactPreviewHandler", "CancelHandler", "ConfigHandler",
+    "EventsHandler", "ExportHandler", "NotFoundHandler", "NotebookHandler", "OpenAPIHandler", "SourcesHandler",
+    "StateHandler", "StepCellHandler", "ThreadArtifactsHandler", "ThreadHandler", "ThreadsHandler", "TurnsHandler",
+    "VerificationHandler", "VerifyHandler",
 ]

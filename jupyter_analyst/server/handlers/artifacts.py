@@ -10,6 +10,7 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
+from ...artifacts import preview_artifact
 from ...errors import StorageError
 from ..inputs import ArtifactsQuery, PreviewQuery
 from .base import AnalystHandler
@@ -96,14 +97,12 @@ class ArtifactPreviewHandler(AnalystHandler):
     async def get(self, artifact_id: str) -> None:
         """An artifact as a notebook output shows it: ``{data: MIME bundle, metadata}``
         (a dataset's first ``?rows=`` rows, an image, the start of a text file)."""
-        from ...artifacts.preview import preview
-
         artifact = self.owned_artifact(artifact_id)
         rows = self.query(PreviewQuery).rows
 
         def read() -> dict[str, Any]:
             with self.service.open_artifact(artifact_id) as blob:
-                return preview(artifact, blob, rows=rows)
+                return preview_artifact(artifact, blob, rows=rows)
 
         try:
             bundle = await asyncio.to_thread(read)

@@ -21,10 +21,16 @@ from tornado import web
 from ..._text import masked
 from ...errors import AnalystError, ConfigError
 from ...events import ToolCallStarted
-from ...notebooks import ipynb
-from ...notebooks.export import export_thread, recorded_data_version
-from ...notebooks.render import file_stem
-from ...notebooks.trail import META, connect_source, step_source
+from ...notebooks import (
+    META,
+    NotebookNode,
+    connect_source,
+    export_thread,
+    file_stem,
+    notebook_json,
+    recorded_data_version,
+    step_source,
+)
 from ...store import Thread
 from ..inputs import NOTEBOOK_FOLDER, ExportNotebook, VerifyNotebook
 from ..verifications import POLL_S, Verification, verify_notebook_text
@@ -73,7 +79,7 @@ def refused_by_the_folder(error: web.HTTPError) -> bool:
 class AuditHandler(AnalystHandler):
     """Shared parts: the thread's notebook as the user may see it, the contents manager."""
 
-    def exported(self, thread: Thread, path: str | None = None) -> ipynb.Node:
+    def exported(self, thread: Thread, path: str | None = None) -> NotebookNode:
         """The thread exported as ``jupyter analyst export`` does (to ``path``), a URL's
         password masked: the notebook leaves the server, where credentials stay."""
         workspace = self.service.workspace
@@ -119,7 +125,7 @@ class ExportHandler(AuditHandler):
         path = request.path or default_notebook_path(thread)
         self.no_links(path)
         nb = await asyncio.to_thread(self.exported, thread, path)
-        content = json.loads(ipynb.dumps(nb))
+        content = json.loads(notebook_json(nb))
         try:
             await self.make_folders(path)
             saved = await ensure_async(self.contents_manager.save({"type": "notebook", "format": "json",
@@ -236,5 +242,5 @@ class NotebookHandler(AuditHandler):
         if masked(spec) == spec:
             body: bytes | str = await asyncio.to_thread(path.read_bytes)
         else:
-            body = ipynb.dumps(await asyncio.to_thread(self.exported, thread, path.name))
+            body = notebook_json(await asyncio.to_thread(self.exported, thread, path.name))
         self.finish(body, set_content_type="application/x-ipynb+json")

@@ -10,7 +10,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...errors import AnalystError, ConfigError
-from ...notebooks.outline import AttachedNotebook
+from ...notebooks import AttachedNotebook
 from .. import sse
 from ..contents import refuse_links
 from ..inputs import CancelTurn, EventsQuery, InvalidRequest, NewTurn, parse_fields
@@ -56,7 +56,7 @@ class TurnsHandler(AnalystHandler):
         server's root and its rules on hidden files), for the turn to work beside. One that
         is not there, goes through a link, or is too large is attached with a note saying so:
         the turn runs, and the model is told."""
-        from ...notebooks.outline import MAX_NOTEBOOK_BYTES, attached_text
+        from ...notebooks import MAX_NOTEBOOK_BYTES, attached_text
 
         cm = self.contents_manager
         try:

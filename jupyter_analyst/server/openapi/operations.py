@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ...agent_state import AgentState
-from ...artifacts.model import Artifact
+from ...artifacts import Artifact
 from .. import inputs, replies
 
 DESCRIPTION = """\

@@ -35,32 +35,20 @@ from sqlglot.schema import MappingSchema
 from ..._text import lone_surrogate, valid_text
 from ...errors import SqlRejected
 from ..model import ClearedQuery, PreparedQuery
-from .canonical import canonical_sql, canonicalize
-from .cleared import clear, shape
-from .guard import check_read_only, guard
-from .parse import parse
-from .pivot import pivot_columns
+from . import canonical, cleared, guard, parse, pivot, qualify
+from .functions import allowed as allowed_functions
 from .preparation import Preparation
-from .qualify import mapping_schema, qualify_columns, qualify_tables, unknown_column
+from .qualify import mapping_schema
 
 if TYPE_CHECKING:
     from ..sources import DataSource
 
-__all__ = [
-    "PASSES",
-    "Preparation",
-    "canonical_sql",
-    "check_read_only",
-    "mapping_schema",
-    "prepare_query",
-    "prepare_sql",
-    "run_passes",
-    "unknown_column",
-]
+__all__ = ["PASSES", "Preparation", "allowed_functions", "mapping_schema", "prepare_query", "prepare_sql", "run_passes"]
 
 #: The passes, in the order they run. Those up to ``clear`` refuse what must never start.
 PASSES: tuple[Callable[[Preparation], Preparation], ...] = (
-    parse, guard, qualify_tables, clear, shape, pivot_columns, qualify_columns, canonicalize,
+    parse.parse, guard.guard, qualify.qualify_tables, cleared.clear, cleared.shape, pivot.pivot_columns,
+    qualify.qualify_columns, canonical.canonicalize,
 )
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from jupyter_analyst.errors import SqlRejected
-from jupyter_analyst.sql import open_source, prepare_query, prepare_sql
+from jupyter_analyst.sql import open_source, prepare_query
+from jupyter_analyst.sql.prepare import prepare_sql
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "sql" / "prepare"
 MODULES = ("parse", "guard", "functions", "qualify", "pivot", "canonical")
