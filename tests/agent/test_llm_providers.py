@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -31,12 +32,13 @@ LIST_TABLES = {"name": "list_tables", "arguments": {}}
 
 def run_cli(server: ScriptedModelServer, sales_db, workspace, *extra: str, base_url: str | None = None,
             env: dict[str, str] | None = None, json_out: bool = True, timeout: float = 120, prompt: str = "go",
-            ) -> subprocess.CompletedProcess:
+            summarizer: bool = False) -> subprocess.CompletedProcess:
     """One turn through ``jupyter-analyst run`` against ``server``."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANALYST_"))}
     environ.update(OPENAI_BASE_URL=base_url or server.base_url, OPENAI_API_KEY="x", **(env or {}))
     return subprocess.run(
-        [*CLI, "run", "--db", str(sales_db), "--prompt", prompt, "--no-summarizer", "--workspace", str(workspace),
+        [*CLI, "run", "--db", str(sales_db), "--prompt", prompt, *([] if summarizer else ["--no-summarizer"]),
+         "--workspace", str(workspace),
          *(["--json"] if json_out else []), *extra],
         env=environ, capture_output=True, text=True, timeout=timeout,
     )
@@ -253,3 +255,140 @@ def test_a_proxy_that_ignores_streaming_still_runs_calls(serve, sales_db, tmp_pa
     summary = summary_of(run_cli(server, sales_db, tmp_path / "ws"))
     assert summary["status"] == "completed" and summary["answer"] == "Three tables."
     assert [c["function"]["name"] for c in assistant_calls(server.requests[1])] == ["list_tables"]
+
+
+# ------------------------------------------------------------------ hints that match the cause, and fallbacks
+
+def test_a_base_url_without_v1_gets_its_own_hint(serve, sales_db, tmp_path):
+    server = serve(steps(text_step("never")), strict_routes=True)
+    bare = server.base_url.removesuffix("/v1")
+    out = run_cli(server, sales_db, tmp_path / "ws", base_url=bare, json_out=False)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    (line,) = [line for line in out.stderr.splitlines() if line.startswith("turn error")]
+    assert "answered 404" in line and f"OPENAI_BASE_URL usually ends in /v1: try {bare}/v1" in line
+
+
+@pytest.mark.asyncio
+async def test_a_pasted_chat_completions_url_is_trimmed(serve, monkeypatch):
+    server = serve(steps(text_step("fine")), strict_routes=True)
+    assert (await complete(server, base_url=server.base_url + "/chat/completions/")).text == "fine"
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url + "/chat/completions")
+    client = LLMClient(model="m", api_key="x", max_retries=0)
+    try:
+        assert (await client.complete(USER, [])).text == "fine"
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.asyncio
+async def test_vllm_without_auto_tool_choice_names_the_flags(serve):
+    server = serve(steps(text_step("never")), rejects=["auto_tool_choice"])
+    with pytest.raises(ModelError) as info:
+        await complete(server)
+    assert "answered 400" in info.value.message
+    assert "--enable-auto-tool-choice" in info.value.hint and "--tool-call-parser" in info.value.hint
+    assert len(server.received) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_template_without_a_system_role_gets_it_folded_into_the_user_message(serve):
+    server = serve(steps(text_step("folded")), rejects=["system_role"])
+    client = LLMClient(model="m", base_url=server.base_url, api_key="x", max_retries=0)
+    try:
+        assert (await client.complete(USER, TOOLS)).text == "folded"
+        assert (await client.complete(USER, TOOLS)).text == "folded"  # asked without at once from then on
+    finally:
+        await client.aclose()
+    first, retried, later = server.received
+    assert first["messages"][0]["role"] == "system"
+    for body in (retried, later):
+        assert [m["role"] for m in body["messages"]] == ["user"]
+        assert body["messages"][0]["content"] == "You are terse.\n\ngo"
+
+
+@pytest.mark.asyncio
+async def test_a_gateway_that_refuses_stream_options_is_asked_without(serve):
+    server = serve(steps(text_step("streamed")), rejects=["stream_options"])
+    reply = await complete(server)
+    assert reply.text == "streamed" and reply.usage is None
+    assert ["stream_options" in body for body in server.received] == [True, False]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("status", "expected"), [
+    (502, "a proxy in front of the model server answered 502"),
+    (401, "the API key was refused"),
+    (404, "the server has no model 'jupyter-analyst-scripted'"),
+])
+async def test_status_errors_say_their_cause(serve, status, expected):
+    message = "model 'jupyter-analyst-scripted' not found" if status == 404 else "no"
+    server = serve(steps({"error": {"status": status, "message": message}}))
+    with pytest.raises(ModelError) as info:
+        await complete(server)
+    assert info.value.hint.startswith(expected)
+
+
+@pytest.mark.asyncio
+async def test_a_silent_server_names_a_timeout_setting_that_exists(monkeypatch):
+    import socket
+
+    monkeypatch.setenv("ANALYST_MODEL_TIMEOUT", "0.5")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        client = LLMClient(model="m", base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1", api_key="x",
+                           max_retries=0)
+        try:
+            assert client.timeout == 0.5
+            with pytest.raises(ModelError) as info:
+                await client.complete(USER, [])
+        finally:
+            await client.aclose()
+    assert "did not answer within 0.5 s" in info.value.message
+    assert "ANALYST_MODEL_TIMEOUT=" in info.value.hint
+
+
+# ------------------------------------------------------------------ dropped connections
+
+@pytest.mark.asyncio
+async def test_a_stream_dropped_midway_is_asked_again_and_shown_once(serve):
+    answer = "Revenue grew 12% in the North region, the most of any region this year."
+    server = serve(steps({"content": answer}))
+    server.drop_streams(1)
+    pieces: list[str] = []
+    reply = await complete(server, on_text=pieces.append)
+    assert reply.text == answer and "".join(pieces) == answer  # nothing shown twice
+    assert len(server.requests) == 2
+
+
+@pytest.mark.asyncio
+async def test_a_stream_dropped_twice_is_one_clear_error(serve):
+    server = serve(steps({"tool_calls": [LIST_TABLES, LIST_TABLES]}))
+    server.drop_streams(2)
+    with pytest.raises(ModelError) as info:
+        await complete(server)
+    assert info.value.reason == "model_connection_dropped" and "broke twice mid-reply" in info.value.message
+
+
+# ------------------------------------------------------------------ the summarizer
+
+def test_a_hung_summarizer_does_not_keep_the_command_alive(serve, sales_db, tmp_path):
+    server = serve(steps(text_step("Done.")))
+    server.hold_summarizer()  # it never answers
+    started = time.monotonic()
+    out = run_cli(server, sales_db, tmp_path / "ws", json_out=False, summarizer=True,
+                  env={"ANALYST_SUMMARIZER_WAIT": "1"}, timeout=60)
+    assert out.returncode == 0 and "Done." in out.stdout
+    assert "agent state not updated: the summarizer did not answer within 1 s" in out.stderr
+    assert time.monotonic() - started < 30
+    assert len(server.summarizer_requests) == 1
+
+
+def test_a_summarizer_that_thinks_first_is_read(serve, sales_db, tmp_path):
+    script = {**steps(text_step("Done.")), "summarizer": [{"steps": [{
+        "content": '<think>Which facts matter? {"add": "not this"}</think>{"add": [{"section": "hypotheses", '
+                   '"value": {"id": "h1", "text": "the North region grew most"}}]}'}]}]}
+    server = serve(script)
+    out = run_cli(server, sales_db, tmp_path / "ws", json_out=False, summarizer=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "agent state updated (1 added)" in out.stderr, out.stderr[-2000:]
