@@ -34,6 +34,8 @@ ReasonCode = Literal[
     "clarification_asked",
     "chat_mode",
     "plan_refused",
+    "answer_cut_short",
+    "model_refused",
 ]
 
 
@@ -70,6 +72,12 @@ class TextDelta(_Event):
     type: Literal["text_delta"] = "text_delta"
     text: str
     """A piece of the model's streamed text."""
+
+
+class ModelThinking(_Event):
+    type: Literal["thinking"] = "thinking"
+    """The model has begun to think before it answers (a reasoning model's monologue, which is
+    neither shown nor kept): told once per model call, so a long silence reads as work."""
 
 
 class ToolCallStarted(_Event):
@@ -234,6 +242,7 @@ Event = Annotated[
     TurnStarted
     | StateChanged
     | TextDelta
+    | ModelThinking
     | ToolCallStarted
     | ToolResult
     | ArtifactRecorded

@@ -12,6 +12,7 @@ from typing import TextIO
 from .events import (
     AnswerReady,
     MemoryUpdated,
+    ModelThinking,
     ArtifactRecorded,
     Event,
     Guarded,
@@ -74,6 +75,8 @@ class ProgressPrinter:
                     self._in_text = True
                 self.out.write(terminal_text(event.text.replace("\n", " ")))
                 self.out.flush()
+            case ModelThinking():
+                self._line("  model: thinking...")
             case ToolCallStarted():
                 detail = event.arguments.get("sql") or event.arguments.get("code") or ""
                 name = event.arguments.get("name") or event.arguments.get("table") or ""

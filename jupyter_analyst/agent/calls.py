@@ -95,6 +95,13 @@ def normalise(call: ToolCall) -> NormalisedCall:
     try:
         args, rescues = normalize_arguments_verbose(call.name, call.arguments)
     except InvalidArguments as exc:
+        if call.cut_short is not None:
+            # Not a malformed call: the reply ran out before the call was whole.
+            exc = InvalidArguments(
+                f"the call was cut off before its arguments were complete: {call.cut_short}",
+                reason=exc.reason,
+                hint="send a shorter call (less SQL or code at once), or split the work into several calls",
+            )
         return NormalisedCall(call, None, exc)
     except Exception as exc:  # noqa: BLE001 - reading the model's arguments must never end the turn
         log.exception("the arguments of %s could not be normalised", call.name)

@@ -207,11 +207,22 @@ class AgentLoop:
         asked = time.perf_counter()
         reply = await self.llm.complete(
             messages, [] if final or chat else tool_schemas(), on_text=run.text, on_tool=self._tool_named,
+            on_thinking=run.thinking,
         )
         run.llm_s += time.perf_counter() - asked
+        cut = reply.cut_short
         if not reply.tool_calls or final:
-            return Answer(reply.text.strip())
-        return RunCalls(tuple(normalise(c) for c in reply.tool_calls), reply.text)
+            text = reply.text.strip()
+            if not text and reply.refusal:
+                await run.guard("model_refused", f"the model declined: {reply.refusal}")
+                text = f"The model declined to answer: {reply.refusal}"
+            elif cut is not None:
+                # Never shown as complete: the answer says it was cut, and why.
+                await run.guard("answer_cut_short", f"{cut}: the answer may be incomplete")
+                text = f"{text}\n\n[incomplete: {cut}]".strip()
+            return Answer(text)
+        calls = reply.tool_calls if cut is None else [c.model_copy(update={"cut_short": cut}) for c in reply.tool_calls]
+        return RunCalls(tuple(normalise(c) for c in calls), reply.text)
 
     def _tool_named(self, name: str) -> None:
         """The model has started a call to ``name``: what the tool needs starts now (the SQL

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from ..errors import AnalystError
-from ..events import Event, Guarded, ReasonCode, State, StateChanged, TextDelta
+from ..events import Event, Guarded, ModelThinking, ReasonCode, State, StateChanged, TextDelta
 from .machine import TurnStateMachine
 from .tools import StepOutcome
 
@@ -107,6 +107,10 @@ class TurnRun:
     def text(self, text: str) -> None:
         """A piece of the model's text: stored and handed on in order, without holding up the stream."""
         self.events.add(self._of(TextDelta(text=text)))
+
+    def thinking(self) -> None:
+        """The model has begun to think (its monologue is never shown nor kept): told once a call."""
+        self.events.add(self._of(ModelThinking()))
 
     def _of(self, event: Event) -> Event:
         return event.model_copy(update={"thread_id": self.turn.thread_id, "turn_id": self.turn.turn_id})

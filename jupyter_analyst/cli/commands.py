@@ -26,6 +26,30 @@ EXIT_BAD_INPUT = 2
 EXIT_NOTHING_TO_VERIFY = 3
 
 
+#: How long ``run`` waits for the end-of-turn summarizer after the answer (seconds).
+SUMMARIZER_WAIT_VARIABLE = "ANALYST_SUMMARIZER_WAIT"
+
+
+def summarizer_wait() -> float:
+    """``ANALYST_SUMMARIZER_WAIT`` seconds (default 60), what ``run`` gives the summarizer.
+
+    Raises:
+        ConfigError: it is not a positive number.
+    """
+    import os
+
+    from ..errors import ConfigError
+
+    raw = os.environ.get(SUMMARIZER_WAIT_VARIABLE, "").strip()
+    try:
+        value = float(raw) if raw else 60.0
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ConfigError(f"{SUMMARIZER_WAIT_VARIABLE}={raw!r} is not a positive number of seconds")
+    return value
+
+
 def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -> int:
     """``run``: one turn of a thread, its progress on stderr as it goes (or one JSON object at the end);
     ``started`` is called once the turn's engine is imported."""
@@ -56,6 +80,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         plan_concurrency=args.plan_concurrency, summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
     )
     printer = None if args.json else ProgressPrinter()
+    wait = summarizer_wait()
 
     async def turn() -> TurnSummary:
         # The answer is printed as soon as the turn is done; the summarizer finishes after.
@@ -67,7 +92,12 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
             print_summary(summary)
             if background.pending:
                 print("updating the agent state...", file=sys.stderr, flush=True)
-        await background.drain()
+        try:
+            await asyncio.wait_for(background.drain(), wait)
+        except TimeoutError:
+            # The answer is out: a summarizer that does not answer does not hold the command.
+            print(f"agent state not updated: the summarizer did not answer within {wait:g} s "
+                  f"(set {SUMMARIZER_WAIT_VARIABLE} to wait longer)", file=sys.stderr, flush=True)
         return summary
 
     summary = asyncio.run(turn())

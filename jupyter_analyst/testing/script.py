@@ -21,7 +21,11 @@ from ..errors import ConfigError
 #: How a step streams its tool calls, to exercise clients: the id only in a call's first
 #: chunk (the common case), in every chunk, changed in a later chunk, never; or the
 #: arguments cut into many small pieces, also right after backslashes (mid-escape).
-Quirk = Literal["id_first_chunk_only", "id_every_chunk", "id_changes", "no_id", "split_arguments"]
+#: ``arguments_object``: the arguments as a JSON object rather than text, as Ollama sends them.
+Quirk = Literal["id_first_chunk_only", "id_every_chunk", "id_changes", "no_id", "split_arguments", "arguments_object"]
+#: The ``finish_reason`` a step ends with: ``auto`` is ``tool_calls`` or ``stop`` as the step
+#: warrants; ``none`` ends the stream without any finish reason.
+Finish = Literal["auto", "stop", "length", "content_filter", "none"]
 LABEL = "[scripted model]"
 
 
@@ -43,6 +47,12 @@ class ScriptedCall(_Strict):
             raise ValueError("give either 'arguments' or 'raw_arguments', not both")
         return self
 
+    def argument_value(self, quirk: str) -> str | dict[str, Any]:
+        """The arguments as the wire carries them: text, or an object with ``arguments_object``."""
+        if quirk == "arguments_object" and self.raw_arguments is None:
+            return dict(self.arguments or {})
+        return self.argument_text()
+
     def argument_text(self) -> str:
         """The arguments exactly as they are sent."""
         if self.raw_arguments is not None:
@@ -58,18 +68,42 @@ class ScriptedError(_Strict):
 
 
 class Step(_Strict):
-    """One reply: text (streamed in a few chunks), tool calls after it, or an HTTP error."""
+    """One reply: text (streamed in a few chunks), tool calls after it, or an HTTP error.
+
+    The other fields reproduce what real servers send: a reasoning model's monologue in a
+    field of its own before the text (``reasoning_content`` as vLLM and DeepSeek name it,
+    ``reasoning`` as OpenRouter and Ollama do), a refusal (``delta.refusal``), a finish
+    reason other than the usual one, and a proxy that ignores ``stream: true`` and answers
+    with one JSON body.
+    """
 
     content: str | None = None
     tool_calls: list[ScriptedCall] = []
     quirk: Quirk = "id_first_chunk_only"
     error: ScriptedError | None = None
+    reasoning: str | None = None
+    reasoning_field: Literal["reasoning_content", "reasoning"] = "reasoning_content"
+    refusal: str | None = None
+    finish: Finish = "auto"
+    ignores_stream: bool = False
 
     @model_validator(mode="after")
     def _error_alone(self) -> Step:
-        if self.error is not None and (self.content or self.tool_calls):
+        if self.error is not None and (self.content or self.tool_calls or self.reasoning or self.refusal):
             raise ValueError("a step with an 'error' answers nothing else")
         return self
+
+    def finish_reason(self) -> str | None:
+        """The finish reason sent (``None``: none at all).
+
+        >>> Step(content="a").finish_reason(), Step(content="a", finish="length").finish_reason()
+        ('stop', 'length')
+        """
+        if self.finish == "none":
+            return None
+        if self.finish == "auto":
+            return "tool_calls" if self.tool_calls else "stop"
+        return self.finish
 
 
 class ScriptedTurn(_Strict):

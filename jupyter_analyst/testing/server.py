@@ -3,22 +3,57 @@
 It speaks enough of the API for the real ``openai`` SDK: ``POST /v1/chat/completions``
 (streamed as server-sent events, or not) with tool calls, and ``GET /v1/models``. It never
 calls a real model: it replays a :class:`Script`.
+
+It can also behave as real servers do when they disappoint a client (see
+:class:`ScriptedModelServer`'s ``rejects`` and ``strict_routes``, :meth:`drop_streams`, and
+the provider fields of a script's :class:`Step`): each such mode is how a provider really
+answers, byte for byte where it matters to a client.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..agent import SCRIPTED_MODEL
 from .script import Script, Step, load_script
 
 MODEL_NAME = SCRIPTED_MODEL
+
+#: Requests some servers refuse, with the 400 each answers: a gateway on an older API that
+#: knows no ``stream_options`` (Azure's wording), a chat template without a system role
+#: (Gemma's), vLLM started without ``--enable-auto-tool-choice``.
+Rejection = Literal["stream_options", "system_role", "auto_tool_choice"]
+REJECTIONS: dict[str, str] = {
+    "stream_options": "Unrecognized request argument supplied: stream_options",
+    "system_role": "System role not supported",
+    "auto_tool_choice": '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+}
+
+
+def _rejection(rejects: frozenset[str], body: dict[str, Any]) -> str | None:
+    """What a server with these refusals answers to ``body`` (``None``: it accepts it)."""
+    if "stream_options" in rejects and "stream_options" in body:
+        return REJECTIONS["stream_options"]
+    messages = body.get("messages") or []
+    if "system_role" in rejects and any(isinstance(m, dict) and m.get("role") == "system" for m in messages):
+        return REJECTIONS["system_role"]
+    if "auto_tool_choice" in rejects and body.get("tools"):
+        return REJECTIONS["auto_tool_choice"]
+    return None
+
+
+def _pieces(text: str, count: int = 3) -> list[str]:
+    """``text`` in about ``count`` pieces, so that clients see it arrive in parts."""
+    size = max(1, -(-len(text) // count))
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def _split_arguments(text: str, size: int = 3) -> list[str]:
@@ -42,13 +77,21 @@ def _split_arguments(text: str, size: int = 3) -> list[str]:
 def _chunks(step: Step) -> list[dict[str, Any]]:
     """The streamed deltas of one reply (without the envelope), with the step's id quirk."""
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    if step.reasoning:
+        deltas += [{step.reasoning_field: piece} for piece in _pieces(step.reasoning)]
     if step.content:
-        text = step.content
-        size = max(1, -(-len(text) // 3))  # a few pieces, so clients see text arrive in parts
-        deltas += [{"content": text[i : i + size]} for i in range(0, len(text), size)]
+        deltas += [{"content": piece} for piece in _pieces(step.content)]
+    if step.refusal:
+        deltas += [{"refusal": piece} for piece in _pieces(step.refusal)]
     for index, call in enumerate(step.tool_calls):
         call_id = f"call_{uuid.uuid4().hex[:12]}"
         args = call.argument_text()
+        if step.quirk == "arguments_object":
+            # Ollama: the whole call in one chunk, its arguments an object.
+            item = {"index": index, "id": call_id, "type": "function",
+                    "function": {"name": call.name, "arguments": call.argument_value(step.quirk)}}
+            deltas.append({"tool_calls": [item]})
+            continue
         if step.quirk == "split_arguments":
             pieces = _split_arguments(args)
         else:
@@ -71,7 +114,8 @@ def _chunks(step: Step) -> list[dict[str, Any]]:
 def _usage(body: dict[str, Any], step: Step) -> dict[str, int]:
     """Token counts estimated at four characters a token: plausible, deterministic, free."""
     prompt = len(json.dumps(body.get("messages") or [])) // 4
-    completion = (len(step.content or "") + sum(len(c.argument_text()) for c in step.tool_calls)) // 4
+    said = (step.content or "") + (step.reasoning or "") + (step.refusal or "")
+    completion = (len(said) + sum(len(c.argument_text()) for c in step.tool_calls)) // 4
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
@@ -112,8 +156,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": "the request body must be a JSON object with a 'messages' list",
                                        "type": "invalid_request_error"}})
             return
-        if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
-            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+        route = self.path.split("?", 1)[0].rstrip("/")
+        if not (route == "/v1/chat/completions" if self.server.strict_routes else route.endswith("/chat/completions")):
+            if self.server.strict_routes:  # as vLLM and FastAPI servers answer
+                self._json(404, {"detail": "Not Found"})
+            else:
+                self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        with self.server.lock:
+            self.server.received.append(body)
+        refusal = _rejection(self.server.rejects, body)
+        if refusal is not None:
+            self._json(400, {"error": {"message": refusal, "type": "BadRequestError", "code": 400}})
             return
         messages = body.get("messages") or []
         if self.server.script.is_summarizer(messages):
@@ -136,7 +190,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(step.error.status, {"error": {"message": step.error.message, "type": "scripted_error"}},
                        headers={"retry-after-ms": "10"})
             return
-        if body.get("stream"):
+        if body.get("stream") and not step.ignores_stream:
             self._stream(step, body)
         else:
             self._whole(step, body)
@@ -149,36 +203,54 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        # Chunked, as uvicorn and most servers stream: a cut connection is then visibly
+        # incomplete to the client, not a body that simply ended.
+        self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        finish = "tool_calls" if step.tool_calls else "stop"
+        finish = step.finish_reason()
         events = [{**self._envelope(completion_id), "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
                   for d in _chunks(step)]
-        events.append({**self._envelope(completion_id), "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if finish is not None:
+            events.append({**self._envelope(completion_id),
+                           "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         if (body.get("stream_options") or {}).get("include_usage"):
             events.append({**self._envelope(completion_id), "choices": [], "usage": _usage(body, step)})
+        with self.server.lock:
+            drop = self.server.drops > 0
+            self.server.drops -= drop
+        frames = [f"data: {json.dumps(event)}\n\n".encode() for event in events] + [b"data: [DONE]\n\n"]
         try:
-            for event in events:
-                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            for n, frame in enumerate(frames):
+                if drop and n == max(1, len(frames) // 2):
+                    # Cut mid-stream, as a proxy's idle timeout or a restarted server does:
+                    # no finish reason, no [DONE], no last chunk; the socket closed.
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
                 self.wfile.flush()
-            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away mid-stream; nothing to tell it
 
     def _whole(self, step: Step, body: dict[str, Any]) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": step.content}
+        if step.reasoning:
+            message[step.reasoning_field] = step.reasoning
+        if step.refusal:
+            message["refusal"] = step.refusal
         if step.tool_calls:
             message["tool_calls"] = [
                 {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-                 "function": {"name": c.name, "arguments": c.argument_text()}}
+                 "function": {"name": c.name, "arguments": c.argument_value(step.quirk)}}
                 for c in step.tool_calls
             ]
         self._json(200, {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
             "model": MODEL_NAME,
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if step.tool_calls else "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": step.finish_reason()}],
             "usage": _usage(body, step),
         })
 
@@ -191,6 +263,10 @@ class _Server(ThreadingHTTPServer):
     summarizer_gate: threading.Event
     hold: tuple[int, threading.Event, threading.Event] | None
     lock: threading.Lock
+    received: list[dict[str, Any]]
+    rejects: frozenset[str]
+    strict_routes: bool
+    drops: int
 
 
 class ScriptedModelServer:
@@ -201,7 +277,11 @@ class ScriptedModelServer:
     True
     """
 
-    def __init__(self, script: Script | dict[str, Any] | str | Path, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, script: Script | dict[str, Any] | str | Path, *, host: str = "127.0.0.1", port: int = 0,
+                 rejects: Iterable[Rejection] = (), strict_routes: bool = False) -> None:
+        """``rejects``: the requests it refuses with a 400, as some servers do (:data:`REJECTIONS`);
+        ``strict_routes``: only ``/v1/...`` paths exist, as on vLLM or Ollama (else any path
+        ending in ``/chat/completions`` is served)."""
         self.script = load_script(script)
         self._httpd = _Server((host, port), _Handler)
         self._httpd.script = self.script
@@ -211,6 +291,10 @@ class ScriptedModelServer:
         self._httpd.summarizer_gate.set()
         self._httpd.hold = None
         self._httpd.lock = threading.Lock()
+        self._httpd.received = []
+        self._httpd.rejects = frozenset(rejects)
+        self._httpd.strict_routes = strict_routes
+        self._httpd.drops = 0
         self._thread: threading.Thread | None = None
 
     @property
@@ -230,6 +314,17 @@ class ScriptedModelServer:
         """Every request of the end-of-turn summarizer, in order (kept apart from ``requests``)."""
         with self._httpd.lock:
             return list(self._httpd.summarizer_requests)
+
+    @property
+    def received(self) -> list[dict[str, Any]]:
+        """Every chat request that reached the route, refused ones included, in order."""
+        with self._httpd.lock:
+            return list(self._httpd.received)
+
+    def drop_streams(self, count: int = 1) -> None:
+        """Cut the next ``count`` streamed replies halfway: the socket closes with no finish."""
+        with self._httpd.lock:
+            self._httpd.drops = count
 
     def hold_summarizer(self) -> threading.Event:
         """Make summarizer requests wait until the returned event is set."""

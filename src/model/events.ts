@@ -33,7 +33,9 @@ export const REASON_CODES = [
   'expectation_failed',
   'clarification_asked',
   'chat_mode',
-  'plan_refused'
+  'plan_refused',
+  'answer_cut_short',
+  'model_refused'
 ] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 
@@ -76,6 +78,11 @@ export interface TextDelta extends EventBase {
   type: 'text_delta';
   /** A piece of the model's streamed text (several pieces when the server merged them). */
   text: string;
+}
+
+/** The model has begun to think before it answers (its monologue is neither shown nor kept). */
+export interface ModelThinking extends EventBase {
+  type: 'thinking';
 }
 
 export interface ToolCallStarted extends EventBase {
@@ -250,6 +257,7 @@ export type AnalystEvent =
   | TurnStarted
   | StateChanged
   | TextDelta
+  | ModelThinking
   | ToolCallStarted
   | ToolResult
   | ArtifactRecorded
@@ -306,6 +314,7 @@ const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
     to_state: oneOf(TURN_STATES)
   },
   text_delta: { text: str },
+  thinking: {},
   tool_call: {
     call_id: str,
     tool: str,

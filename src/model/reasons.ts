@@ -24,7 +24,9 @@ export const REASON_TEXT: { readonly [R in ReasonCode]: string } = {
   expectation_failed: 'check failed: the result is not what the step was expected to give',
   clarification_asked: 'a question for you: the request could mean more than one thing',
   chat_mode: 'answered without running anything',
-  plan_refused: 'refused: the plan cannot run as given; nothing in it ran'
+  plan_refused: 'refused: the plan cannot run as given; nothing in it ran',
+  answer_cut_short: 'cut short: the answer may be incomplete',
+  model_refused: 'the model declined to answer'
 };
 
 /** Plain words for a reason code; a code this client does not know is shown as it is. */

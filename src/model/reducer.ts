@@ -350,6 +350,8 @@ export function reduce(view: ThreadView, event: AnalystEvent): ThreadView {
       return withTurn(applied, event.turn_id, t => onState(t, event));
     case 'text_delta':
       return withTurn(applied, event.turn_id, t => onText(t, event));
+    case 'thinking':
+      return applied; // the turn's state already says it is running
     case 'tool_call':
       return withTurn(applied, event.turn_id, t => onToolCall(t, event));
     case 'tool_result':

@@ -34,6 +34,7 @@ from ...errors import AnalystError
 from ...events import MemoryUpdated
 from ..context import ContextBudget, answers_only, compact_tool_message, well_formed
 from ..tools import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
+from ..reply_text import split_reply
 from .thread_memory import ThreadMemory
 
 if TYPE_CHECKING:
@@ -148,11 +149,16 @@ def summarizer_messages(
 
 
 def parse_reply(text: str, *, fold_through: int, summary_chars: int) -> StateDelta:
-    """The delta in a summarizer reply (fenced or not); raises on anything else.
+    """The delta in a summarizer reply (fenced or not, after a reasoning model's
+    ``<think>`` block or not); raises on anything else.
 
     >>> parse_reply('```json\\n{"summary": "s"}\\n```', fold_through=4, summary_chars=100).patch.summary.through_turn
     4
+    >>> parse_reply('<think>What changed? {not this}</think>\\n{"summary": "s"}', fold_through=2,
+    ...             summary_chars=100).patch.summary.text
+    's'
     """
+    text = split_reply(text).answer  # the monologue is not the reply
     try:
         data = json.loads(strip_fence(text.strip()) or "{}")
     except json.JSONDecodeError as exc:

@@ -22,6 +22,7 @@ describe('parseEvent', () => {
         'plan_step',
         'state',
         'text_delta',
+        'thinking',
         'tool_call',
         'tool_result',
         'turn_ended',
