@@ -505,6 +505,10 @@ export interface components {
             dropped_turns: number;
             summarized_through: number;
             assembly_ms: number;
+            /** @default null */
+            prompt_tokens?: number | null;
+            /** @default null */
+            completion_tokens?: number | null;
         };
         /** @description Something the agent knows exists, e.g. ``dataset:revenue`` derived from ``table:orders``. */
         Entity: {
