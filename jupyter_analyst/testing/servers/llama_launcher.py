@@ -19,7 +19,11 @@ package's: it imports only the standard library and ``llama_cpp``, and that insi
 - **A cap on generated tokens** (``--n_predict``, as llama.cpp's server has): a request with
   no ``max_tokens`` may otherwise run to the end of the context.
 
-    python llama_launcher.py --model M.gguf --host 127.0.0.1 --port P --n_predict 256 [server options]
+Each completion's counts are also appended to ``--usage_log`` (JSON lines), for tests to
+compare with what the client was told.
+
+    python llama_launcher.py --model M.gguf --host 127.0.0.1 --port P --n_predict 256 \
+        [--usage_log FILE] [server options]
 """
 
 from __future__ import annotations
@@ -124,7 +128,7 @@ def gemma3_prompt(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | 
     return body + "<start_of_turn>model\n"
 
 
-def _install(n_predict: int) -> None:
+def _install(n_predict: int, usage_log: str | None) -> None:
     """Register the chat format, and make every stream end with its usage."""
     import llama_cpp
     from llama_cpp import llama_chat_format
@@ -146,6 +150,11 @@ def _install(n_predict: int) -> None:
                 counts[1] += 1
             yield token
 
+    def _log(usage: dict[str, int]) -> None:
+        if usage_log:
+            with open(usage_log, "a") as out:
+                out.write(json.dumps(usage) + "\n")
+
     chat = Llama.create_chat_completion
 
     def capped_chat(self: Llama, *args: Any, **kwargs: Any) -> Any:
@@ -153,6 +162,7 @@ def _install(n_predict: int) -> None:
         kwargs["max_tokens"] = n_predict if asked is None or asked <= 0 else min(asked, n_predict)
         result = chat(self, *args, **kwargs)
         if not kwargs.get("stream"):
+            _log(result["usage"])
             return result
 
         def with_usage() -> Any:
@@ -161,12 +171,12 @@ def _install(n_predict: int) -> None:
                 last = chunk
                 yield chunk
             prompt, completion = getattr(self, "_usage_counts", (0, 0))
+            usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+            _log(usage)
             yield {
                 "id": last["id"] if last else "chatcmpl-usage", "object": "chat.completion.chunk",
                 "created": last["created"] if last else 0, "model": last["model"] if last else "",
-                "choices": [],
-                "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                          "total_tokens": prompt + completion},
+                "choices": [], "usage": usage,
             }
 
         return with_usage()
@@ -177,14 +187,15 @@ def _install(n_predict: int) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    n_predict = 256
-    if "--n_predict" in args:
-        at = args.index("--n_predict")
-        n_predict = int(args[at + 1])
-        del args[at:at + 2]
+    own = {"--n_predict": "256", "--usage_log": None}
+    for flag in own:
+        if flag in args:
+            at = args.index(flag)
+            own[flag] = args[at + 1]
+            del args[at:at + 2]
     if "--chat_format" not in args:
         args += ["--chat_format", CHAT_FORMAT]
-    _install(n_predict)
+    _install(int(own["--n_predict"] or 256), own["--usage_log"])
     from llama_cpp.server.__main__ import main as serve
 
     sys.argv = ["llama_cpp.server", *args]
