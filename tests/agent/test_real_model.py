@@ -3,9 +3,10 @@
 It is too small to analyse well, which is the point: real tokenisation, real sampling and
 real malformed calls (it writes its calls as text). Whatever it does, a turn ends within its
 step budget, either completed or in error with one clear line, with every event and message
-kept; and what ``context_usage`` reports is what the server counted. Two short turns on one
-thread are run once for the module (a reply is capped at a few dozen tokens), and each test
-reads what it needs from them.
+kept; and what ``context_usage`` reports is what the server counted. One short turn is run
+once for the module (a reply is capped at a few dozen tokens; each call's prompt is about
+2,700 tokens, most of the time on two shared cores), and each test reads what it needs from
+it; ``make bench``'s ``real_model`` runs a longer conversation.
 
 Skipped, saying why, when the model server's venv is not built (``make real-model``).
 """
@@ -25,7 +26,7 @@ from jupyter_analyst.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_STEPS = 2
-PROMPTS = ("What is the total revenue by region?", "Which region grew the most?")
+PROMPTS = ("What is the total revenue by region?",)
 
 pytestmark = pytest.mark.real_model
 
@@ -43,7 +44,7 @@ def real_model():
 
 @pytest.fixture(scope="module")
 def conversation(real_model, tmp_path_factory, sales_db) -> dict[str, Any]:
-    """Two turns on one thread with the real model, summarizer off (its calls are not a turn's)."""
+    """The turns with the real model, summarizer off (its calls are not a turn's)."""
     runner = TurnRunner(tmp_path_factory.mktemp("real") / "ws", real_model, sales_db, model=MODEL_NAME)
     summaries, thread = [], None
     for prompt in PROMPTS:

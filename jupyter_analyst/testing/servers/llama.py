@@ -97,6 +97,14 @@ class LlamaModelServer:
         with urllib.request.urlopen(request, timeout=timeout) as resp:
             return json.loads(resp.read())
 
+    def count_tokens(self, text: str) -> int:
+        """The tokens ``text`` is to this model (without the BOS the tokenizer puts first)."""
+        request = urllib.request.Request(self.base_url.removesuffix("/v1") + "/extras/tokenize",
+                                         data=json.dumps({"input": text}).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as resp:
+            return len(json.loads(resp.read())["tokens"]) - 1
+
     def log_tail(self, lines: int = 30) -> str:
         try:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])

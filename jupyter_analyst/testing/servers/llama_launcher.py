@@ -71,6 +71,11 @@ def _call_text(call: dict[str, Any]) -> str:
     return "<tool_call>\n" + json.dumps({"name": function.get("name", ""), "arguments": arguments}) + "\n</tool_call>"
 
 
+def tools_text(tools: list[dict[str, Any]]) -> str:
+    """How the tools are offered: their definitions, one a line, and how to call them."""
+    return TOOLS_PREAMBLE + "\n".join(json.dumps(t, ensure_ascii=False) for t in tools) + TOOLS_INSTRUCTION
+
+
 def gemma3_prompt(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
     """The prompt Gemma 3 is given for ``messages`` and ``tools`` (its BOS is the tokenizer's).
 
@@ -101,8 +106,7 @@ def gemma3_prompt(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | 
     """
     system = "\n\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
     if tools:
-        offered = "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
-        system = (system + "\n\n" if system else "") + TOOLS_PREAMBLE + offered + TOOLS_INSTRUCTION
+        system = (system + "\n\n" if system else "") + tools_text(tools)
     turns: list[list[str]] = []
     for message in messages:
         role = message.get("role")
