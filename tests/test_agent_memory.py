@@ -198,9 +198,15 @@ def test_greeting_is_answered_without_tools(analyst):
 def test_every_call_reports_its_context_usage(analyst):
     a = analyst({"turns": [{"steps": [sql(REVENUE, "revenue"), say()]}]})
     a.run("revenue by region")
-    usages = a.of_type("context_usage")
-    assert [u.call for u in usages] == [1, 2] == list(range(1, len(a.server.requests) + 1))
-    for usage, request in zip(usages, a.server.requests, strict=True):
+    told = a.of_type("context_usage")
+    # Each call is told twice: the estimate before it, then the same with the server's counts.
+    assert [u.call for u in told] == [1, 1, 2, 2] and len(a.server.requests) == 2
+    usages, served = told[0::2], told[1::2]
+    for usage, counted, request in zip(usages, served, a.server.requests, strict=True):
+        assert usage.prompt_tokens is None
+        assert counted.model_dump(exclude={"seq", "ts", "prompt_tokens", "completion_tokens"}) == \
+            usage.model_dump(exclude={"seq", "ts", "prompt_tokens", "completion_tokens"})
+        assert counted.prompt_tokens == len(json.dumps(request["messages"])) // 4  # the scripted server's count
         sent = sum(len(json.dumps(m)) for m in request["messages"])
         assert usage.messages == len(request["messages"])
         assert abs(usage.tokens - sent / 4) < 0.2 * usage.tokens  # the estimate tracks what was sent

@@ -53,6 +53,22 @@ class RunCalls:
 NextStep = Answer | RunCalls
 
 
+def served_usage(usage: dict[str, Any] | None) -> dict[str, int | None] | None:
+    """The token counts a model server reported for one call, or ``None`` when it reported
+    none (some servers send no usage when streaming).
+
+    >>> served_usage({"prompt_tokens": 812, "completion_tokens": 40, "total_tokens": 852})
+    {'prompt_tokens': 812, 'completion_tokens': 40}
+    >>> served_usage({"prompt_tokens": None}) is None, served_usage(None) is None
+    (True, True)
+    """
+    prompt = (usage or {}).get("prompt_tokens")
+    if not isinstance(prompt, int):
+        return None
+    completion = usage.get("completion_tokens") if usage else None
+    return {"prompt_tokens": prompt, "completion_tokens": completion if isinstance(completion, int) else None}
+
+
 class AgentLoop:
     """Runs turns of one thread against a model and an environment."""
 
@@ -210,6 +226,9 @@ class AgentLoop:
             on_thinking=run.thinking,
         )
         run.llm_s += time.perf_counter() - asked
+        if (counted := served_usage(reply.usage)) is not None:
+            # The estimate told before the call, now with the server's own counts.
+            await run.emit(usage.model_copy(update=counted))
         cut = reply.cut_short
         if not reply.tool_calls or final:
             text = reply.text.strip()

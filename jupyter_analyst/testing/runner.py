@@ -8,12 +8,14 @@ from typing import Any
 
 
 class TurnRunner:
-    """Runs turns against a scripted model server in one workspace, recording events."""
+    """Runs turns against a model server in one workspace, recording events. ``model``: the
+    name asked for (the scripted model's by default; a real server's name otherwise)."""
 
-    def __init__(self, workspace: Path, server: Any, source: Path) -> None:
+    def __init__(self, workspace: Path, server: Any, source: Path, *, model: str | None = None) -> None:
         self.workspace = workspace
         self.server = server
         self.source = source
+        self.model = model
         self.events: list[Any] = []
 
     def run(self, prompt: str, *, thread: str | None = None, rerun: bool = False, attached: Any = None,
@@ -25,7 +27,7 @@ class TurnRunner:
             prompt=prompt, source=None if thread else str(self.source), thread_id=thread, rerun=rerun,
             attached=attached,
         )
-        model = ModelSettings(model=MODEL_NAME, base_url=self.server.base_url, api_key="x")
+        model = ModelSettings(model=self.model or MODEL_NAME, base_url=self.server.base_url, api_key="x")
         return asyncio.run(
             run_turn(
                 request,

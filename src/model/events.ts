@@ -183,6 +183,10 @@ export interface ContextUsage extends EventBase {
   summarized_through: number;
   /** Time spent assembling the prompt. */
   assembly_ms: number;
+  /** The prompt's size in tokens as the model server counted it; null before the reply and when the server reports none. */
+  prompt_tokens: number | null;
+  /** The reply's size in tokens as the model server counted it (null as prompt_tokens). */
+  completion_tokens: number | null;
 }
 
 export interface MemoryUpdated extends EventBase {
@@ -288,6 +292,7 @@ type FieldRule =
         | 'stages';
     }
   | { kind: 'nullable-string' }
+  | { kind: 'nullable-integer' }
   | { kind: 'enum'; values: readonly string[]; nullable?: boolean };
 
 interface FieldSpec {
@@ -301,6 +306,7 @@ const int: FieldSpec = { rule: { kind: 'integer' } };
 const num: FieldSpec = { rule: { kind: 'number' } };
 const counts: FieldSpec = { rule: { kind: 'counts' } };
 const optNullString: FieldSpec = { rule: { kind: 'nullable-string' }, fallback: null };
+const optNullInt: FieldSpec = { rule: { kind: 'nullable-integer' }, fallback: null };
 const oneOf = (values: readonly string[], fallback?: string): FieldSpec =>
   fallback === undefined
     ? { rule: { kind: 'enum', values } }
@@ -354,7 +360,9 @@ const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
     turns: { rule: { kind: 'integers' } },
     dropped_turns: int,
     summarized_through: int,
-    assembly_ms: num
+    assembly_ms: num,
+    prompt_tokens: optNullInt,
+    completion_tokens: optNullInt
   },
   memory: {
     origin: oneOf(['summarizer']),
@@ -436,6 +444,8 @@ function fits(rule: FieldRule, value: unknown): boolean {
       return isStages(value);
     case 'nullable-string':
       return value === null || typeof value === 'string';
+    case 'nullable-integer':
+      return value === null || isInteger(value);
     case 'enum':
       return (
         (rule.nullable === true && value === null) ||

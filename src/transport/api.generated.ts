@@ -505,6 +505,10 @@ export interface components {
             dropped_turns: number;
             summarized_through: number;
             assembly_ms: number;
+            /** @default null */
+            prompt_tokens?: number | null;
+            /** @default null */
+            completion_tokens?: number | null;
         };
         /** @description Something the agent knows exists, e.g. ``dataset:revenue`` derived from ``table:orders``. */
         Entity: {
@@ -536,7 +540,7 @@ export interface components {
         };
         /** @description ``GET threads/{thread_id}/events`` as JSON. */
         EventsReply: {
-            events: (components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"])[];
+            events: (components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ModelThinking"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"])[];
         };
         /** @description What a tool call said it would produce, and whether it did. */
         Expectation: {
@@ -586,7 +590,7 @@ export interface components {
              */
             type: "guard";
             /** @enum {string} */
-            reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode" | "plan_refused";
+            reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode" | "plan_refused" | "answer_cut_short" | "model_refused";
             message: string;
             /** @default null */
             call_id?: string | null;
@@ -657,6 +661,20 @@ export interface components {
             base_url: string | null;
             scripted: boolean;
             hint: string | null;
+        };
+        ModelThinking: {
+            /** @default 0 */
+            seq?: number;
+            /** @default  */
+            thread_id?: string;
+            /** @default  */
+            turn_id?: string;
+            ts?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "thinking";
         };
         /** @description ``POST threads``. */
         NewThread: {
@@ -969,7 +987,7 @@ export interface components {
             ok: boolean;
         };
         /** @description Every event of a turn, told apart by `type`. */
-        Event: components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"];
+        Event: components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ModelThinking"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"];
     };
     responses: never;
     parameters: never;

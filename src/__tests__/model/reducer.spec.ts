@@ -487,7 +487,9 @@ describe('reduce: each event type', () => {
       turns: [1],
       dropped_turns: 0,
       summarized_through: 0,
-      assembly_ms: 1.5
+      assembly_ms: 1.5,
+      prompt_tokens: null,
+      completion_tokens: null
     };
     const view = reduceAll(initialThreadView(), [
       e({ type: 'context_usage', call: 1, ...usage }),
