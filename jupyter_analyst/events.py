@@ -144,10 +144,15 @@ class AnswerReady(_Event):
     """Ids or names the answer cites that do not exist."""
 
 
+#: How a turn ends. ``needs_input``: it ended with a question to the user (``clarify``); the
+#: user's next message on the thread is taken as the answer.
+TurnEndStatus = Literal["completed", "needs_input", "error", "interrupted"]
+
+
 class TurnEnded(_Event):
     type: Literal["turn_ended"] = "turn_ended"
-    status: Literal["completed", "error", "interrupted"]
-    """How the turn ended."""
+    status: TurnEndStatus
+    """How the turn ended: ``needs_input`` when it waits for the user's answer to a question."""
     message: str | None = None
     """Why, when it did not complete."""
     counters: dict[str, int] = {}
@@ -163,7 +168,7 @@ class ContextUsage(_Event):
     budget: int
     """The token budget it was held to."""
     parts: dict[str, int]
-    """Tokens per part: rules, state, summary, pinned, inventory, history, current."""
+    """Tokens per part: rules, summary, pinned, notebook, state, history, current."""
     messages: int
     """Messages sent."""
     turns: list[int]

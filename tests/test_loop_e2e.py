@@ -74,11 +74,12 @@ def test_inventory_is_in_every_model_call(analyst):
     first = a.run("Revenue by region")
     requests = a.server.requests
     dataset_event = next(e for e in a.of_type("artifact") if e.artifact_type == "dataset")
-    # The call after run_sql (and every later one) lists the dataset's artifact id.
+    # The call after run_sql (and every later one) has the dataset's artifact id: in this turn
+    # its result, under a system message that holds through the turn; in the next, the system message.
     assert dataset_event.artifact_id not in requests[0]["messages"][0]["content"]
     for request in requests[1:]:
-        assert request["messages"][0]["role"] == "system"
-        assert dataset_event.artifact_id in request["messages"][0]["content"]
+        assert request["messages"][0] == requests[0]["messages"][0]
+        assert dataset_event.artifact_id in json.dumps(request["messages"])
     a.run("continue", thread=first.thread_id)
     assert dataset_event.artifact_id in a.server.requests[-1]["messages"][0]["content"]
 

@@ -157,6 +157,7 @@ def test_every_literal_value_of_a_field_is_known_to_the_ui(model):
 def test_states_and_reason_codes_are_the_same_lists():
     assert _string_list(EVENTS_TS, "TURN_STATES") == list(typing.get_args(events.State))
     assert _string_list(EVENTS_TS, "REASON_CODES") == list(typing.get_args(events.ReasonCode))
+    assert _string_list(EVENTS_TS, "TURN_END_STATUSES") == list(typing.get_args(events.TurnEndStatus))
 
 
 def test_every_reason_code_and_state_has_plain_words():

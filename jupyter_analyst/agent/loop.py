@@ -15,11 +15,11 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from .._clock import new_id
 from ..errors import AnalystError, DiskUnavailable
-from ..events import AnswerReady, StateChanged, TurnEnded, TurnStarted
+from ..events import AnswerReady, StateChanged, TurnEnded, TurnEndStatus, TurnStarted
 from ..store import ThreadStore, Turn
 from .calls import CallPipeline, NormalisedCall, normalise
 from .context import ContextBudget, ContextPack
@@ -120,7 +120,7 @@ class AgentLoop:
                     case RunCalls(calls=calls, text=text):
                         if (question := await self._run_calls(run, calls, text)) is not None:
                             # An ambiguous request: the turn ends with the question to the user.
-                            run.answer = question
+                            run.answer, run.asked = question, True
                             break
             await self._present(run)
         assert run.summary is not None
@@ -189,7 +189,7 @@ class AgentLoop:
             # Stopped by the user: everything done so far is kept; the turn is marked.
             await self._end(run, "interrupted", message="cancelled by the user")
             raise
-        status: Literal["completed", "error"] = "error" if run.failed else "completed"
+        status = run.end_status()
         await self._end(run, status, message=run.message)
         run.summarize(status, self.environment.artifacts.count(run.turn.thread_id))
 
@@ -202,7 +202,7 @@ class AgentLoop:
         await run.keep({"role": "user", "content": turn.prompt})
         return run
 
-    async def _end(self, run: TurnRun, status: Literal["completed", "error", "interrupted"], *,
+    async def _end(self, run: TurnRun, status: TurnEndStatus, *,
                    message: str | None) -> None:
         await run.emit(TurnEnded(status=status, message=message, counters=dict(run.counters)))
         # Ending a turn checkpoints the database (a file sync): off the event loop.
@@ -278,6 +278,8 @@ class AgentLoop:
             flagged = [f.describe() for f in flags]
             await run.guard("invented_name_flagged", "the answer cites names that do not exist: " + "; ".join(flagged))
             run.answer = mark_answer(run.answer, flags)
+        if not run.asked:
+            await run.remember(run.memory.answered, run.answer)
         await run.enter("presenting")
         await run.emit(AnswerReady(text=run.answer, flagged=flagged))
         await run.keep({"role": "assistant", "content": run.answer})

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from ..errors import AnalystError
-from ..events import Event, Guarded, ModelThinking, ReasonCode, State, StateChanged, TextDelta
+from ..events import Event, Guarded, ModelThinking, ReasonCode, State, StateChanged, TextDelta, TurnEndStatus
 from .machine import TurnStateMachine
 from .tools import StepOutcome
 
@@ -31,7 +31,8 @@ class TurnSummary(BaseModel):
 
     thread_id: str
     turn_id: str
-    status: Literal["completed", "error", "interrupted"]
+    status: TurnEndStatus
+    """``needs_input``: the answer is a question to the user, whose next message answers it."""
     answer: str
     model: str
     transitions: list[State]
@@ -90,6 +91,8 @@ class TurnRun:
     """A step that could not run for a reason the model cannot fix (no kernel, damaged
     data), and its tool: it fails the turn, unless a later step of the same tool ran."""
     answer: str = ""
+    asked: bool = False
+    """The turn ends with a question to the user (``clarify``): it ends ``needs_input``."""
     failed: bool = False
     error: dict[str, Any] | None = None
     message: str | None = None
@@ -158,7 +161,11 @@ class TurnRun:
         self.error = error if isinstance(error, dict) else None
         self.message = error.get("message") if isinstance(error, dict) else None
 
-    def summarize(self, status: Literal["completed", "error"], artifacts_total: int) -> TurnSummary:
+    def end_status(self) -> Literal["completed", "needs_input", "error"]:
+        """How the turn ends, once its body has run: in error, waiting for the user's answer, or done."""
+        return "error" if self.failed else "needs_input" if self.asked else "completed"
+
+    def summarize(self, status: TurnEndStatus, artifacts_total: int) -> TurnSummary:
         """What the turn did, once it has ended."""
         counters = self.counters
         self.summary = TurnSummary(

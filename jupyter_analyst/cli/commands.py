@@ -101,7 +101,8 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         return summary
 
     summary = asyncio.run(turn())
-    return 0 if summary.status == "completed" else EXIT_FAILED
+    # A turn that asks the user a question did its part: the next ``run`` on the thread answers it.
+    return 0 if summary.status in ("completed", "needs_input") else EXIT_FAILED
 
 
 def _read_workspace(args: argparse.Namespace, read: Callable[[Workspace], T], *, thread: str | None = None) -> T:

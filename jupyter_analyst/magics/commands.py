@@ -173,7 +173,7 @@ class AnalystMagics(Magics):
             if artifact.type == "image" and artifact.mime in ("image/png", "image/jpeg"):
                 display(Image(data=image(artifact)))
         render.show({"text/plain": render.summary_line(summary)})
-        if summary.status != "completed":
+        if summary.status not in ("completed", "needs_input"):
             raise refusal(summary.error or {"message": f"the turn ended: {summary.status}"})
 
     # ------------------------------------------------------------------ %analyst

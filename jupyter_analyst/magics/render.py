@@ -93,7 +93,8 @@ def answer(text: str) -> dict[str, str]:
 def summary_line(summary: TurnSummary) -> str:
     """The turn's counts, as the CLI prints them."""
     calls, arts = summary.tool_calls, summary.artifacts
-    return (f"steps: {calls['executed']} executed, {calls['reused']} reused, {calls['blocked']} blocked; "
+    waiting = "waiting for your answer (the next %%ask answers it); " if summary.status == "needs_input" else ""
+    return (f"{waiting}steps: {calls['executed']} executed, {calls['reused']} reused, {calls['blocked']} blocked; "
             f"artifacts: {arts['created']} created, {arts['reused']} reused; thread {summary.thread_id}")
 
 

@@ -23,7 +23,7 @@ from .database import DatabaseStore
 from .._clock import new_id, utc_now
 from ..errors import AnalystError, ConfigError
 
-TurnStatus = Literal["running", "completed", "error", "interrupted"]
+TurnStatus = Literal["running", "completed", "needs_input", "error", "interrupted"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -298,6 +298,11 @@ class ThreadStore(DatabaseStore):
         """The thread's turns in order."""
         rows = self._query("SELECT * FROM turns WHERE thread_id = ? ORDER BY number", (thread_id,))
         return [Turn(**dict(r)) for r in rows]
+
+    def turn_numbered(self, thread_id: str, number: int) -> Turn | None:
+        """The thread's turn ``number``, if there is one (a prompt reads the previous turn's end)."""
+        rows = self._query("SELECT * FROM turns WHERE thread_id = ? AND number = ?", (thread_id, number))
+        return Turn(**dict(rows[0])) if rows else None
 
     # ------------------------------------------------------------------ messages
 

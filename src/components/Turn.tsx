@@ -59,7 +59,11 @@ export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
           role="status"
           data-end={turn.end.status}
         >
-          {turn.end.status === 'interrupted' ? 'Stopped' : 'The turn ended with an error'}
+          {turn.end.status === 'interrupted'
+            ? 'Stopped'
+            : turn.end.status === 'needs_input'
+              ? 'Waiting for your answer: your next message answers the question above'
+              : 'The turn ended with an error'}
           {turn.end.message ? `: ${turn.end.message}` : ''}
         </div>
       )}

@@ -151,7 +151,9 @@ export interface AnswerReady extends EventBase {
   flagged: string[];
 }
 
-export type TurnEndStatus = 'completed' | 'error' | 'interrupted';
+/** How a turn ended; `needs_input`: with a question the user's next message answers. */
+export const TURN_END_STATUSES = ['completed', 'needs_input', 'error', 'interrupted'] as const;
+export type TurnEndStatus = (typeof TURN_END_STATUSES)[number];
 
 export interface TurnEnded extends EventBase {
   type: 'turn_ended';
@@ -171,7 +173,7 @@ export interface ContextUsage extends EventBase {
   tokens: number;
   /** The token budget it was held to. */
   budget: number;
-  /** Tokens per part: rules, state, summary, pinned, inventory, history, current. */
+  /** Tokens per part: rules, summary, pinned, notebook, state, history, current. */
   parts: Record<string, number>;
   /** Messages sent. */
   messages: number;
@@ -347,7 +349,7 @@ const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
   guard: { reason: oneOf(REASON_CODES), message: str, call_id: optNullString },
   answer: { text: str, flagged: { rule: { kind: 'strings' }, fallback: [] } },
   turn_ended: {
-    status: oneOf(['completed', 'error', 'interrupted']),
+    status: oneOf(TURN_END_STATUSES),
     message: optNullString,
     counters: { ...counts, fallback: {} }
   },

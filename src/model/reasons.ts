@@ -49,6 +49,7 @@ export const STATE_LABEL: { readonly [S in State]: string } = {
 /** How a turn ended, in words. */
 export const TURN_END_LABEL: { readonly [S in TurnEndStatus]: string } = {
   completed: 'Completed',
+  needs_input: 'Waiting for your answer',
   error: 'Ended with an error',
   interrupted: 'Stopped'
 };

@@ -903,7 +903,7 @@ export interface components {
             number: number;
             prompt: string;
             /** @enum {string} */
-            status: "running" | "completed" | "error" | "interrupted";
+            status: "running" | "completed" | "needs_input" | "error" | "interrupted";
             /** @default null */
             answer?: string | null;
             started_at: string;
@@ -924,7 +924,7 @@ export interface components {
              */
             type: "turn_ended";
             /** @enum {string} */
-            status: "completed" | "error" | "interrupted";
+            status: "completed" | "needs_input" | "error" | "interrupted";
             /** @default null */
             message?: string | null;
             /** @default {} */

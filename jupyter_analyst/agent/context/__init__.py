@@ -1,10 +1,10 @@
 """The context pack: what every model call is sent, within a budget (pack.py), and the
 system message's sections (sections.py), among them the agent state as the model reads it."""
 
-from .pack import ContextBudget, ContextPack, answers_only, compact_tool_message, well_formed
-from .sections import STATE_ENTRIES, state_summary
+from .pack import ContextBudget, ContextPack, answers_only, compact_value, well_formed
+from .sections import STATE_ENTRIES, state_summary, turn_span
 
 __all__ = [
-    "STATE_ENTRIES", "ContextBudget", "ContextPack", "answers_only", "compact_tool_message", "state_summary",
+    "STATE_ENTRIES", "ContextBudget", "ContextPack", "answers_only", "compact_value", "state_summary", "turn_span",
     "well_formed",
 ]

@@ -1,7 +1,8 @@
 """The context pack: a bounded prompt for every model call.
 
-What goes in, in order: the system message (rules, schema, agent state, rolling summary,
-pinned pasted texts, inventory), then the recent turns, then the turn being answered.
+What goes in, in order: the system message (rules, schema, rolling summary, pinned pasted
+texts, the attached notebook, the agent state: the same on every call of a turn), then the
+recent turns, then the turn being answered.
 
 - The current turn is sent whole: its tool results are what the model is working from.
 - The previous ``tool_output_turns - 1`` turns keep their tool calls, with results in a
@@ -29,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from ...events import ContextUsage
-from .sections import CHAT_RULES, system_text
+from .previous import previous_turn_line
+from .sections import CHAT_RULES, INVENTORY_LIMIT, system_text
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -255,11 +257,40 @@ class ContextPack:
         self.budget = budget
         self.active_ttl_s = active_ttl_s
         self._prior: list[PackedTurn] = []
+        self._sections: dict[str, str] | None = None
 
     def load(self) -> None:
         """Read the earlier turns to send (once per turn, after the memory is opened).
         Blocking: call it off the event loop."""
         self._prior = shape_prior(self.memory.earlier_turns(self.budget.recent_turns), self.budget)
+
+    def _system(self) -> dict[str, str]:
+        """The system message's sections, made at the turn's first call and the same on all
+        its calls: a provider's prompt cache keeps the whole prefix, and what the turn's own
+        steps established is in their results, which follow."""
+        if self._sections is None:
+            source, state, memory = self.environment.source, self.memory.state, self.memory
+            artifacts, thread_id = self.environment.artifacts, self.environment.thread_id
+            previous = previous_turn_line(memory.previous, memory.previous_messages, memory.asked_before())
+            notebook = ""
+            if self.environment.attached is not None:
+                from ...notebooks import context_section
+
+                notebook = context_section(self.environment.attached, self.budget.notebook_chars)
+            self._sections = system_text(
+                dialect=source.dialect,
+                source_label=f"{source.kind} {source.spec}",
+                schema=source.schema(),
+                artifacts=artifacts.recent(thread_id, INVENTORY_LIMIT),
+                artifact_total=artifacts.count(thread_id),
+                state=state,
+                ttl_s=self.active_ttl_s,
+                state_chars=self.budget.state_chars,
+                summary_chars=self.budget.summary_chars,
+                previous=previous,
+                notebook=notebook,
+            )
+        return self._sections
 
     def messages(
         self, call: int, current: Sequence[dict[str, Any]], *, chat: bool = False
@@ -267,27 +298,12 @@ class ContextPack:
         """The messages of model call number ``call`` and what they cost. Blocking (it reads
         the source's schema and the inventory): call it off the event loop."""
         started = time.perf_counter()
-        source, state = self.environment.source, self.memory.state
+        state = self.memory.state
         if chat:
-            sections = {"rules": CHAT_RULES.format(source=source.spec)}
+            sections = {"rules": CHAT_RULES.format(source=self.environment.source.spec)}
             prior = [PackedTurn(t.number, answers_only(t.messages)) for t in self._prior]
         else:
-            artifacts, thread_id = self.environment.artifacts, self.environment.thread_id
-            sections = system_text(
-                dialect=source.dialect,
-                source_label=f"{source.kind} {source.spec}",
-                schema=source.schema(),
-                artifacts=artifacts.recent(thread_id, 40),
-                artifact_total=artifacts.count(thread_id),
-                state=state,
-                ttl_s=self.active_ttl_s,
-                state_chars=self.budget.state_chars,
-                summary_chars=self.budget.summary_chars,
-            )
-            if self.environment.attached is not None:
-                from ...notebooks import context_section
-
-                sections["notebook"] = context_section(self.environment.attached, self.budget.notebook_chars)
+            sections = self._system()
             prior = self._prior
         return assemble(
             sections=sections, prior=prior, current=current, budget=self.budget, call=call,

@@ -1,23 +1,24 @@
-"""The system message of every model call: rules, the data source, the agent state, the
-rolling summary and the artifact inventory.
+"""The system message of every model call: rules, the data source, the rolling summary and
+the agent state (the datasets and artifacts that exist among it).
 
-The inventory and the agent state go into every call (not just the first), so the model
-always sees what already exists and what it has established, and reuses it instead of
-making it again. The authoritative context (active source, dataset, notebook) is stated
+The agent state goes into every call (not just the first), so the model always sees what
+already exists and what it has established, and reuses it instead of making it again;
+each fact is stated once (the inventory is folded into the Datasets and Artifacts lines). The authoritative context (active source, dataset, notebook) is stated
 as such: it wins over anything older in the history. Every section is bounded, so the
 message costs the same on turn 200 as on turn 2.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from ...agent_state import AgentState
 from ...artifacts import Artifact
 
-#: How many of the inventory's newest artifacts are listed in full.
+#: How many of the newest datasets, and of the other artifacts, are listed.
 INVENTORY_LIMIT = 40
 #: How many tables of the source are described in the system message.
 TABLE_LIMIT = 40
@@ -47,7 +48,8 @@ Rules:
   dataset unless the user says otherwise.
 - If the request can mean different things and the choice changes the answer, call clarify
   with the candidates instead of guessing; if it is clear, act.
-- When you have the answer, reply in plain text, briefly, citing the artifact ids you used.
+- When you have the answer, reply briefly in plain text, citing the dataset names and artifact
+  ids you used; a small table (a few rows, in Markdown) is fine when the answer is one.
 """
 
 CHAT_RULES = """\
@@ -73,70 +75,156 @@ def schema_summary(schema: dict[str, dict[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def inventory_summary(artifacts: Sequence[Artifact], total: int | None = None) -> str:
-    """The thread's newest artifacts, newest last, one JSON object per line."""
-    if not artifacts:
-        return "(none yet)"
-    total = len(artifacts) if total is None else total
-    shown = artifacts[-INVENTORY_LIMIT:]
-    lines = [json.dumps(a.summary(), sort_keys=True) for a in shown]
-    if total > len(shown):
-        lines.insert(0, f"({total - len(shown)} older artifacts: call list_artifacts or find)")
-    return "\n".join(lines)
-
-
 def _clip(text: str, cap: int) -> str:
     return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
-def state_summary(state: AgentState, *, ttl_s: float, now: datetime | None = None, cap: int = 4_000) -> str:
-    """The agent state as the model reads it: the active context first, then what is known.
+def turn_span(first: int, last: int) -> str:
+    """A range of turns in words.
+
+    >>> turn_span(1, 4), turn_span(3, 3), turn_span(1, 0)
+    ('turns 1-4', 'turn 3', 'no turns')
+    """
+    if last < first:
+        return "no turns"
+    return f"turn {first}" if first == last else f"turns {first}-{last}"
+
+
+@dataclass
+class _Part:
+    """One part of the state section: a header and its lines, newest last."""
+
+    header: str
+    lines: list[str]
+    protected: bool = False
+    """Never cut to make room: the other parts are cut first, oldest lines first."""
+
+    @property
+    def chars(self) -> int:
+        return (len(self.header) + 1 if self.header else 0) + sum(len(line) + 1 for line in self.lines)
+
+
+def _fit(parts: Sequence[_Part], cap: int) -> list[_Part]:
+    """The parts within ``cap`` characters: protected parts whole, then the others in the
+    order given (their priority), each keeping the newest lines that still fit.
+
+    >>> kept = _fit([_Part("Open items:", ["- a"], protected=True), _Part("Datasets:", ["- old", "- new"])], 35)
+    >>> [(p.header, p.lines) for p in kept]
+    [('Open items:', ['- a']), ('Datasets:', ['- new'])]
+    """
+    used = sum(p.chars for p in parts if p.protected)
+    kept: list[_Part] = []
+    for part in parts:
+        if part.protected:
+            kept.append(part)
+            continue
+        room = cap - used - len(part.header) - 1
+        lines: list[str] = []
+        for line in reversed(part.lines):
+            if len(line) + 1 > room:
+                break
+            lines.insert(0, line)
+            room -= len(line) + 1
+        if lines:
+            kept.append(_Part(part.header, lines))
+            used += kept[-1].chars
+    return kept
+
+
+def _inventory_lines(
+    state: AgentState, artifacts: Sequence[Artifact], artifact_total: int | None
+) -> tuple[list[str], list[str]]:
+    """The datasets and the other artifacts that exist, newest last, one line each: the
+    inventory (what exists) joined with what the state knows of each (its description,
+    what it was made from). Datasets the state knows that are older than the inventory's
+    window come first."""
+    datasets: dict[str, str] = {}
+    others: list[str] = []
+    listed = {a.artifact_id for a in artifacts}
+    for entity in state.entities.values():
+        if entity.kind == "dataset" and entity.detail.get("artifact_id") not in listed:
+            datasets[entity.name] = _dataset_line(entity.name, entity.detail.get("artifact_id") or "", entity.detail)
+    for artifact in artifacts:
+        if artifact.type == "dataset":
+            entity = state.entities.get(f"dataset:{artifact.name}")
+            # A name made again holds its newest version: its line moves to the end.
+            datasets.pop(artifact.name, None)
+            datasets[artifact.name] = _dataset_line(artifact.name, artifact.artifact_id, entity.detail if entity else {})
+            continue
+        entity = state.entities.get(f"artifact:{artifact.artifact_id}")
+        made_from = ", ".join(f"`{d.removeprefix('dataset:')}`" for d in entity.derived_from) if entity else ""
+        title = entity.detail.get("title") if entity else None
+        others.append(
+            f"- {artifact.artifact_id} {artifact.name} ({artifact.type})"
+            + (f' "{_clip(str(title), 120)}"' if title else "") + (f" from {made_from}" if made_from else "")
+        )
+    total = len(artifacts) if artifact_total is None else artifact_total
+    if total > len(artifacts):
+        others.insert(0, f"- ({total - len(artifacts)} older artifacts: call list_artifacts or find)")
+    return list(datasets.values()), others
+
+
+def _dataset_line(name: str, artifact_id: str, detail: dict[str, Any]) -> str:
+    note = detail.get("intent") or (f"{detail['rows']} rows" if detail.get("rows") is not None else "")
+    return f"- `{name}` {artifact_id}" + (f": {_clip(str(note), 300)}" if note else "")
+
+
+def state_summary(
+    state: AgentState,
+    *,
+    ttl_s: float,
+    now: datetime | None = None,
+    cap: int = 4_000,
+    previous: str = "",
+    artifacts: Sequence[Artifact] = (),
+    artifact_total: int | None = None,
+) -> str:
+    """The agent state as the model reads it, within ``cap`` characters.
+
+    What "continue" and a follow-up need is protected: how the previous turn ended (and
+    what its answer offered), the open items and pending questions, the hypotheses. The rest
+    is cut before them, oldest lines first, in this order of priority: the active context,
+    failed expectations, assumptions, the datasets, the other artifacts.
 
     >>> from jupyter_analyst.agent_state import ActiveValue
     >>> s = AgentState(active={"dataset": ActiveValue(value="revenue", detail="art_1", last_used="2026-01-01T00:00:00Z")})
     >>> print(state_summary(s, ttl_s=60, now=datetime.fromisoformat("2026-01-01T00:00:10+00:00")).splitlines()[1])
     - active dataset: `revenue` (art_1)
     """
-    lines = ["Active context (authoritative; wins over older messages):"]
+    active_lines = []
     active = state.active_now(ttl_s, now)
     for slot in ("source", "dataset", "notebook"):
         value = active.get(slot)  # type: ignore[call-overload]
         if value is not None:
             detail = f" ({_clip(value.detail, 300)})" if value.detail else ""
-            lines.append(f"- active {slot}: `{value.value}`{detail}")
-    if len(lines) == 1:
-        lines.append("- (none: ask or use find when the user refers to something loosely)")
-    datasets = [e for e in state.entities.values() if e.kind == "dataset"][-STATE_ENTRIES:]
-    if datasets:
-        lines.append("Datasets (DataFrames in the kernel) and what they hold:")
-        for entity in datasets:
-            note = entity.detail.get("intent") or ""
-            lines.append(f"- `{entity.name}` {entity.detail.get('artifact_id') or ''}: {_clip(note, 300)}")
-    charts = [e for e in state.entities.values() if e.kind == "artifact"][-STATE_ENTRIES:]
-    if charts:
-        lines.append("Artifacts made from datasets:")
-        for entity in charts:
-            made_from = ", ".join(d.removeprefix("dataset:") for d in entity.derived_from) or "no dataset"
-            lines.append(f"- {entity.name} {entity.detail.get('file', '')} ({entity.detail.get('type', '')}) from {made_from}")
-    assumptions = [a for a in state.assumptions.values() if a.confidence > 0][-STATE_ENTRIES:]
-    if assumptions:
-        lines.append("Assumptions (confidence):")
-        lines += [f"- [{a.confidence:.1f}] {_clip(a.hypothesis, 300)}" for a in assumptions]
+            active_lines.append(f"- active {slot}: `{value.value}`{detail}")
+    if not active_lines:
+        active_lines.append("- (none: ask or use find when the user refers to something loosely)")
+    items = []
+    for item in state.open_items()[-STATE_ENTRIES:]:
+        options = f" (candidates: {' | '.join(item.candidates)})" if item.candidates else ""
+        items.append(f"- {item.kind}: {_clip(item.text, 200)}{options}")
+    datasets, others = _inventory_lines(state, artifacts, artifact_total)
+    live = [a for a in state.assumptions.values() if a.confidence > 0][-STATE_ENTRIES:]
     failed = [e for e in state.expectations.values() if e.status == "failed"][-STATE_ENTRIES:]
-    if failed:
-        lines.append("Expectations that failed:")
-        lines += [f"- {e.action}: {_clip(e.detail or '', 200)}" for e in failed]
-    hypotheses = list(state.hypotheses.values())[-STATE_ENTRIES:]
-    if hypotheses:
-        lines.append("Tentative hypotheses:")
-        lines += [f"- {_clip(h.text, 200)}" for h in hypotheses]
-    items = state.open_items()[-STATE_ENTRIES:]
-    if items:
-        lines.append("Open items:")
-        for item in items:
-            options = f" (candidates: {' | '.join(item.candidates)})" if item.candidates else ""
-            lines.append(f"- {item.kind}: {_clip(item.text, 200)}{options}")
-    return _clip("\n".join(lines), cap)
+    shown = [  # in the order they are shown
+        _Part("", [_clip(previous, 1_000)] if previous else [], protected=True),
+        _Part("Active context (authoritative; wins over older messages):", active_lines),
+        _Part("Open items:", items, protected=True),
+        _Part("Tentative hypotheses:", [f"- {_clip(h.text, 200)}" for h in list(state.hypotheses.values())[-STATE_ENTRIES:]],
+              protected=True),
+        _Part("Expectations that failed:", [f"- {e.action}: {_clip(e.detail or '', 200)}" for e in failed]),
+        _Part("Assumptions (confidence):", [f"- [{a.confidence:.1f}] {_clip(a.hypothesis, 300)}" for a in live]),
+        _Part("Datasets (DataFrames in the kernel) and what they hold:", datasets[-INVENTORY_LIMIT:]),
+        _Part("Artifacts (charts, files):", others[-INVENTORY_LIMIT:]),
+    ]
+    priority = [shown[i] for i in (0, 2, 3, 1, 4, 5, 6, 7) if shown[i].lines]
+    fitted = {p.header: p for p in _fit(priority, cap)}
+    lines: list[str] = []
+    for part in shown:
+        if part.header in fitted:
+            lines += ([part.header] if part.header else []) + fitted[part.header].lines
+    return "\n".join(lines)
 
 
 def pinned_texts(state: AgentState, *, summarized_through: int, cap: int) -> str:
@@ -161,19 +249,26 @@ def system_text(
     ttl_s: float,
     state_chars: int,
     summary_chars: int,
+    previous: str = "",
+    notebook: str = "",
 ) -> dict[str, str]:
-    """The system message's sections, by name (the context pack counts each)."""
+    """The system message's sections, by name (the context pack counts each), the ones that
+    change least first: the rules and schema are the same on every call of a thread, and a
+    provider's prompt cache keeps that prefix; the agent state, which changes every turn,
+    comes last."""
     summary = state.summary
     sections = {
         "rules": RULES.format(dialect=dialect) + f"\nData source: {source_label}\nTables:\n{schema_summary(schema)}\n",
-        "state": "\n" + state_summary(state, ttl_s=ttl_s, cap=state_chars) + "\n",
         "summary": (
-            f"\nSummary of turns 1-{summary.through_turn} (older messages are not shown):\n"
+            f"\nSummary of {turn_span(1, summary.through_turn)} (older messages are not shown):\n"
             + _clip(summary.text, summary_chars) + "\n"
             if summary.text
             else ""
         ),
         "pinned": pinned_texts(state, summarized_through=summary.through_turn, cap=summary_chars),
-        "inventory": f"\nArtifact inventory of this thread:\n{inventory_summary(artifacts, artifact_total)}\n",
+        "notebook": notebook,
+        "state": "\n" + state_summary(
+            state, ttl_s=ttl_s, cap=state_chars, previous=previous, artifacts=artifacts, artifact_total=artifact_total,
+        ) + "\n",
     }
     return {name: text for name, text in sections.items() if text}

@@ -8,6 +8,7 @@ and dataset), without any model call, as each result arrives.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from ...agent_state import (
     AgentState,
     Entity,
     Item,
+    Slot,
     StateDelta,
     StatePatch,
     Update,
@@ -26,6 +28,8 @@ from ...artifacts import Artifact
 
 #: A prompt longer than this is treated as pasted text, kept verbatim while it is discussed.
 PASTE_CHARS = 1_500
+#: A question the user has not taken up this many turns after the turn that raised it is closed.
+QUESTION_TURNS = 2
 
 
 def _entity(kind: str, name: str, *, derived_from: Iterable[str] = (), **detail: Any) -> Addition:
@@ -97,14 +101,24 @@ def observe_step(
     return StateDelta(add=add, patch=StatePatch(active=active))  # type: ignore[arg-type]
 
 
-def turn_opened(state: AgentState, *, turn_number: int, prompt: str, source_label: str) -> StateDelta:
-    """What the start of a turn changes: the active source, a pasted text, an answered question.
+def turn_opened(
+    state: AgentState, *, turn_number: int, prompt: str, source_label: str, asked: Item | None = None
+) -> StateDelta:
+    """What the start of a turn changes: the active source, a pasted text, answered and
+    ignored questions, the active dataset on a change of topic.
 
-    A question the agent asked with candidates is resolved when the new prompt names one of
-    the candidates; the resolution is the candidate chosen.
+    ``asked``: the question the previous turn ended with; the prompt is its answer (the
+    candidate it names, else its own words). Another question with candidates is resolved
+    when the prompt names exactly one of them; a question still open :data:`QUESTION_TURNS`
+    turns after the turn that raised it is closed as not taken up. The active dataset is
+    cleared when the prompt changes the topic (see :func:`continues_topic`).
     """
     now = utc_now()
-    delta = StateDelta(patch=StatePatch(active={"source": ActiveValue(value=source_label, last_used=now)}))
+    active: dict[Slot, ActiveValue | None] = {"source": ActiveValue(value=source_label, last_used=now)}
+    current = state.active.get("dataset")
+    if current is not None and not continues_topic(prompt, current.value, state.entities.get(f"dataset:{current.value}")):
+        active["dataset"] = None
+    delta = StateDelta(patch=StatePatch(active=active))
     if len(prompt) > PASTE_CHARS:
         delta.add.append(
             Addition(
@@ -118,14 +132,84 @@ def turn_opened(state: AgentState, *, turn_number: int, prompt: str, source_labe
         )
     lowered = prompt.lower()
     for item in state.open_items():
-        if item.kind != "question" or not item.candidates:
+        if item.kind != "question":
             continue
         chosen = [c for c in item.candidates if c.lower() in lowered]
-        if len(chosen) == 1:
+        if asked is not None and item.id == asked.id:
+            answer = chosen[0] if len(chosen) == 1 else _clip(" ".join(prompt.split()), 300)
+            delta.update.append(Update(section="items", id=item.id, patch={"status": "resolved", "resolution": answer}))
+        elif len(chosen) == 1:
             delta.update.append(
                 Update(section="items", id=item.id, patch={"status": "resolved", "resolution": chosen[0]})
             )
+        elif isinstance(item.ref.get("turn"), int) and turn_number - item.ref["turn"] > QUESTION_TURNS:
+            delta.update.append(Update(section="items", id=item.id, patch={
+                "status": "discarded", "resolution": f"not taken up by the user in {QUESTION_TURNS} turns"}))
     return delta
+
+
+def _clip(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[: cap - 1] + "…"
+
+
+#: Words that refer back to what the conversation was about.
+_BACK = frozenset(
+    "it its this that these those them they same again continue also further above previous earlier "
+    "chart plot graph result results figure".split()
+)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> set[str]:
+    return {w.removesuffix("s") for w in _WORD.findall(text.lower().replace("_", " ")) if len(w) >= 4}
+
+
+def continues_topic(prompt: str, dataset: str, entity: Entity | None) -> bool:
+    """Whether a new prompt stays on the active dataset's topic: it refers back (a word
+    like "it", "that", "continue", "the chart") or shares a word of four letters or more
+    with the dataset's name, its columns or its tables.
+
+    >>> e = Entity(id="dataset:jfk_visibility", kind="dataset", name="jfk_visibility",
+    ...            derived_from=["table:weather"], detail={"columns": ["visib", "dep_delay"]})
+    >>> continues_topic("plot it by month", "jfk_visibility", e), continues_topic("and the weather?", "jfk_visibility", e)
+    (True, True)
+    >>> continues_topic("How are we doing overall?", "jfk_visibility", e)
+    False
+    """
+    said = set(_WORD.findall(prompt.lower()))
+    if said & _BACK:
+        return True
+    known = _words(dataset)
+    if entity is not None:
+        known |= _words(" ".join(str(c) for c in entity.detail.get("columns") or ()))
+        known |= _words(" ".join(d.removeprefix("table:") for d in entity.derived_from))
+    return bool(_words(prompt) & known)
+
+
+def turn_answered(state: AgentState, answer: str) -> StateDelta:
+    """The dataset the answer cites (the first one it names, by name or artifact id)
+    becomes the active dataset: what the answer was about, not merely the last step's output.
+
+    >>> e = Entity(id="dataset:by_carrier", kind="dataset", name="by_carrier", detail={"artifact_id": "art_1"})
+    >>> s = AgentState(entities={e.id: e})
+    >>> turn_answered(s, "United leads (`by_carrier`).").patch.active["dataset"].value
+    'by_carrier'
+    >>> turn_answered(s, "Nothing cited.").is_empty()
+    True
+    """
+    cited: list[tuple[int, Entity]] = []
+    for entity in state.entities.values():
+        if entity.kind != "dataset":
+            continue
+        names = [re.escape(entity.name)] + ([re.escape(str(entity.detail["artifact_id"]))] if entity.detail.get("artifact_id") else [])
+        found = re.search(r"(?<![\w.])(?:" + "|".join(names) + r")(?!\w)", answer)
+        if found:
+            cited.append((found.start(), entity))
+    if not cited:
+        return StateDelta()
+    _, entity = min(cited, key=lambda c: c[0])
+    detail = f"{entity.detail.get('artifact_id') or ''}: {entity.detail.get('intent') or ''}".strip(": ")
+    return StateDelta(patch=StatePatch(active={"dataset": ActiveValue(value=entity.name, detail=detail, last_used=utc_now())}))
 
 
 def turn_closed(*, notebook: str) -> StateDelta:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from ..._text import find_lone_surrogate
@@ -32,9 +33,10 @@ from ...agent_state import (
 )
 from ...errors import AnalystError
 from ...events import MemoryUpdated
-from ..context import ContextBudget, answers_only, compact_tool_message, well_formed
-from ..tools import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
+from ..context import ContextBudget, answers_only, compact_value, turn_span, well_formed
 from ..reply_text import split_reply
+from ..tools import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
+from .observations import QUESTION_TURNS
 from .thread_memory import ThreadMemory
 
 if TYPE_CHECKING:
@@ -47,8 +49,10 @@ log = logging.getLogger(__name__)
 #: Starts the summarizer's messages, so that any server (and the scripted model) can tell
 #: its calls from the agent's.
 MARKER = "[summarizer]"
-#: The turns handed to the summarizer for folding, at most (characters).
-FOLD_CHARS = 24_000
+#: The finished turn, and the turns handed over for folding, at most (characters): the
+#: summarizer is meant for a cheaper model, and reads results in one line each.
+TURN_CHARS = 4_000
+FOLD_CHARS = 8_000
 
 INSTRUCTIONS = f"""\
 {MARKER} You maintain the structured memory of a data-analysis conversation. You never talk
@@ -65,9 +69,11 @@ Sections and their values:
 - "hypotheses": {{"id", "text"}}: tentative ideas about the data worth testing.
 - "items": {{"id", "kind": "task"|"note"|"idea"|"question", "text", "status":
   "active"|"resolved"|"discarded"}}: resolve items the turn settled; resolve a pasted-text
-  note once the user has moved on from it.
-Do not add datasets, tables or artifacts: they are recorded from tool results already.
-Return {{}} when nothing changed.
+  note once the user has moved on from it; discard a question the user has not taken up
+  within {QUESTION_TURNS} turns (the state lists each item's turn).
+Already recorded, never add them: datasets, tables and artifacts (from tool results), the
+questions the agent asked with clarify, and anything the state already lists (update it
+instead). Return {{}} when nothing changed.
 """
 
 FOLD_INSTRUCTIONS = """\
@@ -94,17 +100,54 @@ def needs_fold(memory: ThreadMemory, state: AgentState, last_turn: int, budget: 
     return 0
 
 
-def _state_view(state: AgentState) -> dict[str, Any]:
-    """The parts of the state the summarizer may change, compactly."""
-    return {
-        "assumptions": [a.model_dump() for a in state.assumptions.values()][-30:],
-        "hypotheses": [h.model_dump() for h in state.hypotheses.values()][-30:],
-        "items": [
-            {**i.model_dump(exclude={"ref"}), "ref": {k: v for k, v in i.ref.items() if k != "text"}}
-            for i in state.items.values()
-        ][-30:],
-        "datasets": [e.name for e in state.entities.values() if e.kind == "dataset"][-30:],
-    }
+def _state_view(state: AgentState) -> str:
+    """The parts of the state the summarizer may change, one line each (ids first: updates name them)."""
+    lines = ["assumptions:"] + [f"- {a.id} [{a.confidence:.1f}] {a.hypothesis[:200]}"
+                                for a in list(state.assumptions.values())[-30:]]
+    lines += ["hypotheses:"] + [f"- {h.id}: {h.text[:200]}" for h in list(state.hypotheses.values())[-30:]]
+    lines += ["items:"]
+    for item in list(state.items.values())[-30:]:
+        turn = f", turn {item.ref['turn']}" if isinstance(item.ref.get("turn"), int) else ""
+        resolution = f" -> {item.resolution[:100]}" if item.resolution else ""
+        lines.append(f"- {item.id} ({item.kind}, {item.status}{turn}): {item.text[:200]}{resolution}")
+    datasets = [e.name for e in state.entities.values() if e.kind == "dataset"][-30:]
+    lines.append("datasets (recorded already): " + (", ".join(datasets) or "none"))
+    return "\n".join(lines)
+
+
+def result_line(tool: str, content: str) -> str:
+    """A tool result in one line: what it made or said, never its rows.
+
+    >>> result_line("run_sql", '{"dataset": "rev", "artifact_id": "art_1", "rows": 4, "columns": [{"name": "r"}], "sample": [[1]]}')
+    'rev art_1: 4 rows; columns r'
+    >>> result_line("run_python", '{"error": {"message": "KeyError: x"}}')
+    'error: KeyError: x'
+    """
+    try:
+        result = json.loads(content or "{}")
+    except json.JSONDecodeError:
+        return content[:200]
+    if not isinstance(result, dict):
+        return str(result)[:200]
+    error = result.get("error")
+    if error:
+        return "error: " + str(error.get("message") if isinstance(error, dict) else error)[:200]
+    parts = []
+    if result.get("dataset"):
+        parts.append(f"{result['dataset']} {result.get('artifact_id') or ''}".strip() + f": {result.get('rows')} rows")
+        names = [c.get("name") if isinstance(c, dict) else str(c) for c in result.get("columns") or ()]
+        if names:
+            parts.append("columns " + ", ".join(str(n) for n in names[:12]))
+    note = result.get("intent_note") or result.get("question_for_user")
+    if note:
+        parts.append(str(note)[:200])
+    output = result.get("stdout") or result.get("result")
+    if isinstance(output, str) and output.strip():
+        parts.append("printed: " + " ".join(output.split())[:200])
+    artifacts = [a.get("id") or a.get("name") for a in result.get("artifacts") or () if isinstance(a, dict)]
+    if artifacts:
+        parts.append("made " + ", ".join(str(a) for a in artifacts[:8]))
+    return "; ".join(parts) if parts else json.dumps(compact_value(result), default=str)[:200]
 
 
 def _transcript(turns: dict[int, list[dict[str, Any]]], *, with_tools: bool, cap: int) -> str:
@@ -112,13 +155,18 @@ def _transcript(turns: dict[int, list[dict[str, Any]]], *, with_tools: bool, cap
     for number in sorted(turns):
         messages = well_formed(turns[number]) if with_tools else answers_only(turns[number])
         lines.append(f"--- turn {number}")
+        names: dict[str, str] = {}
         for message in messages:
-            if message.get("role") == "tool":
-                message = compact_tool_message(message)
-            body = message.get("content") or ""
             calls = message.get("tool_calls") or []
+            for call in calls:
+                names[str(call.get("id"))] = call["function"]["name"]
+            if message.get("role") == "tool":
+                tool = names.get(str(message.get("tool_call_id")), "tool")
+                lines.append(f"result of {tool}: {result_line(tool, message.get('content') or '')}")
+                continue
+            body = message.get("content") or ""
             if calls:
-                body += " ".join(f"[calls {c['function']['name']} {c['function']['arguments'][:300]}]" for c in calls)
+                body += " ".join(f"[calls {c['function']['name']} {c['function']['arguments'][:200]}]" for c in calls)
             lines.append(f"{message['role']}: {body}")
     text = "\n".join(lines)
     return text if len(text) <= cap else "[... earlier part cut]\n" + text[-cap:]
@@ -130,8 +178,9 @@ def summarizer_messages(
     """The request: the state, the finished turn, and (when folding) the turns to fold."""
     this_turn = memory.turn_messages(turns=1, after_turn=turn.number - 1, before_turn=turn.number + 1)
     parts = [
-        f"{MARKER} Agent state:\n{json.dumps(_state_view(state), default=str)}",
-        f"The turn that just finished:\n{_transcript(this_turn, with_tools=True, cap=8_000)}",
+        f"{MARKER} Agent state:\n{_state_view(state)}",
+        f"The turn that just finished ({turn_span(turn.number, turn.number)}):\n"
+        + _transcript(this_turn, with_tools=True, cap=TURN_CHARS),
     ]
     system = INSTRUCTIONS
     if fold_through:
@@ -140,9 +189,10 @@ def summarizer_messages(
             after_turn=state.summary.through_turn, before_turn=fold_through + 1,
         )
         system += FOLD_INSTRUCTIONS.format(chars=budget.summary_chars)
-        parts.append(f"Previous summary (turns 1-{state.summary.through_turn}):\n{state.summary.text or '(none)'}")
+        through = state.summary.through_turn
+        parts.append(f"Previous summary ({turn_span(1, through)}):\n{state.summary.text or '(none)'}")
         parts.append(
-            f"Turns {state.summary.through_turn + 1}-{fold_through} to fold into the summary:\n"
+            f"{turn_span(through + 1, fold_through).capitalize()} to fold into the summary:\n"
             + _transcript(older, with_tools=True, cap=FOLD_CHARS)
         )
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
@@ -183,6 +233,38 @@ def parse_reply(text: str, *, fold_through: int, summary_chars: int) -> StateDel
     return delta
 
 
+def _same_text(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def without_duplicates(delta: StateDelta, state: AgentState, *, turn_number: int) -> StateDelta:
+    """The delta without additions the state already holds (an item or hypothesis with the
+    same words, whatever its id: a clarify question is recorded when it is asked), and with
+    each new item stamped with the turn it was raised in (an ignored question is closed some
+    turns later, see observations.py).
+
+    >>> from jupyter_analyst.agent_state import Addition, Item
+    >>> s = AgentState(items={"question:c1": Item(id="question:c1", kind="question", text="Which revenue?")})
+    >>> d = StateDelta(add=[Addition(section="items", value={"id": "q9", "kind": "question", "text": "which revenue"}),
+    ...                     Addition(section="items", value={"id": "t1", "kind": "task", "text": "chart it"})])
+    >>> [(a.value["id"], a.value["ref"]) for a in without_duplicates(d, s, turn_number=3).add]
+    [('t1', {'turn': 3})]
+    """
+    known = {_same_text(i.text) for i in state.items.values()} | {_same_text(h.text) for h in state.hypotheses.values()}
+    kept = []
+    for addition in delta.add:
+        value = dict(addition.value)
+        if addition.section in ("items", "hypotheses"):
+            text = _same_text(str(value.get("text") or ""))
+            if text in known and value.get("id") not in state.section(addition.section):
+                continue
+            known.add(text)
+        if addition.section == "items" and not isinstance((value.get("ref") or {}).get("turn"), int):
+            value["ref"] = {**(value.get("ref") or {}), "turn": turn_number}
+        kept.append(addition.model_copy(update={"value": value}))
+    return delta.model_copy(update={"add": kept})
+
+
 async def summarize_turn(
     memory: ThreadMemory,
     turn: Turn,
@@ -200,6 +282,7 @@ async def summarize_turn(
     try:
         reply = await llm.complete(messages, [])
         delta = parse_reply(reply.text, fold_through=fold_through, summary_chars=budget.summary_chars)
+        delta = without_duplicates(delta, state, turn_number=turn.number)
         new_state = await asyncio.to_thread(memory.apply, delta, origin="summarizer", turn_id=turn.turn_id)
         event = MemoryUpdated(
             origin="summarizer", status="applied", version=new_state.version, changes=delta.counts(),

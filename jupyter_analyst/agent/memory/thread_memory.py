@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...agent_state import AgentState, StateDelta
-from ...store import ThreadStore
+from ...store import ThreadStore, Turn
 from .observations import turn_closed
 
 
@@ -34,6 +34,10 @@ class ThreadMemory:
     def close_turn(self, turn_id: str, *, notebook: str) -> AgentState:
         """The turn's notebook, written, becomes the active notebook."""
         return self.apply(turn_closed(notebook=notebook), origin="turn", turn_id=turn_id)
+
+    def turn(self, number: int) -> Turn | None:
+        """The thread's turn ``number`` (its status and answer), if there is one."""
+        return self._store.turn_numbered(self.thread_id, number)
 
     def append_message(self, turn_id: str, message: dict[str, Any]) -> None:
         """Keep one message of a turn (an OpenAI-style dict), in order."""

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..._clock import utc_now
-from ...agent_state import AgentState, StateDelta
+from ...agent_state import AgentState, Item, StateDelta
 from ..context import STATE_ENTRIES
 from ..dataflow import names_used
 from ..guards import Verdict, expectation_delta, match, observe
-from .observations import observe_step, turn_opened
+from .observations import observe_step, turn_answered, turn_opened
 from .thread_memory import ThreadMemory
 
 if TYPE_CHECKING:
@@ -36,6 +36,9 @@ class TurnMemory:
         self.turn = turn
         # Only the newest entities of each kind: what a prompt shows, at a flat cost.
         self.state: AgentState = thread.state(recent=RECENT_ENTITIES)
+        self.previous: Turn | None = None
+        """The turn before this one (read when the turn opens)."""
+        self.previous_messages: list[dict[str, Any]] = []
 
     @property
     def source_label(self) -> str:
@@ -54,12 +57,35 @@ class TurnMemory:
         self.state = new.model_copy(update={"entities": entities})
 
     def open(self) -> None:
-        """Record what the prompt itself changes (the active source, a pasted text, an answer
-        to an open question)."""
+        """Read how the previous turn ended, and record what the prompt itself changes (the
+        active source, a pasted text, the answer to the question the previous turn asked)."""
+        number = self.turn.number - 1
+        self.previous = self.thread.turn(number) if number > 0 else None
+        self.previous_messages = (
+            self.thread.turn_messages(turns=1, after_turn=number - 1, before_turn=number + 1).get(number, [])
+            if self.previous is not None else []
+        )
         self.apply(
-            turn_opened(self.state, turn_number=self.turn.number, prompt=self.turn.prompt, source_label=self.source_label),
+            turn_opened(self.state, turn_number=self.turn.number, prompt=self.turn.prompt, source_label=self.source_label,
+                        asked=self.asked_before()),
             "turn",
         )
+
+    def asked_before(self) -> Item | None:
+        """The question the previous turn ended with (``clarify``), when it waits for an answer."""
+        if self.previous is None or self.previous.status != "needs_input":
+            return None
+        for message in reversed(self.previous_messages):
+            for call in message.get("tool_calls") or ():
+                if (call.get("function") or {}).get("name") == "clarify":
+                    item = self.state.items.get(f"question:{call.get('id')}")
+                    if item is not None:
+                        return item
+        return None
+
+    def answered(self, answer: str) -> None:
+        """The answer is given: the dataset it cites becomes the active dataset."""
+        self.apply(turn_answered(self.state, answer), "turn")
 
     def earlier_turns(self, turns: int) -> dict[int, list[dict[str, Any]]]:
         """The messages of the last ``turns`` turns before this one that the rolling summary

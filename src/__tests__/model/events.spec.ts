@@ -63,6 +63,9 @@ describe('parseEvent', () => {
       message: null,
       counters: {}
     });
+    expect(parseEvent({ type: 'turn_ended', seq: 4, status: 'needs_input' })).toMatchObject({
+      status: 'needs_input'
+    });
   });
 
   it.each<[string, unknown]>([

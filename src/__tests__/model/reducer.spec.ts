@@ -1,4 +1,5 @@
-import type { AnalystEvent, EventBase } from '../../model/events';
+import type { AnalystEvent, EventBase, TurnEndStatus } from '../../model/events';
+import { TURN_END_LABEL } from '../../model/reasons';
 import { reduce, reduceAll } from '../../model/reducer';
 import {
   activeTurn,
@@ -445,6 +446,19 @@ describe('reduce: each event type', () => {
         seq: 1
       }
     ]);
+  });
+
+  it('a turn that ends with a question waits for the answer (needs_input)', () => {
+    const e = turnOf('turn_q');
+    const view = reduceAll(initialThreadView(), [
+      e({ type: 'turn_started', prompt: 'show revenue', model: 'm', rerun: false }),
+      e({ type: 'answer', text: 'Which revenue do you mean?', flagged: [] }),
+      e({ type: 'turn_ended', status: 'needs_input', message: null, counters: {} })
+    ]);
+    const [turn] = view.turns;
+    expect(turn.status).toBe('needs_input');
+    expect(turn.end).toMatchObject({ status: 'needs_input', seq: 3 });
+    expect(TURN_END_LABEL[turn.status as TurnEndStatus]).toBe('Waiting for your answer');
   });
 
   it('turn_ended stops the turn; a call that had no result by then is unfinished', () => {

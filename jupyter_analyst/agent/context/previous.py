@@ -1,0 +1,106 @@
+"""What the previous turn left for this one: how it ended, which steps finished, what its
+answer offered to do next, the question it asked.
+
+"continue", "yes, do that" and "the second one" only make sense with these, and the
+history that carries them is the first thing a small budget drops: so they are stated in
+the agent-state section, where nothing cuts them (see sections.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...agent_state import Item
+    from ...store import Turn
+
+#: The longest offer of next steps quoted from an answer.
+OFFER_CHARS = 400
+
+_OFFER = re.compile(
+    r"\b(i can|i could|we could|you could|next,? |next step|would you like|do you want|shall i|should i|"
+    r"want me to|if you (?:want|like|wish)|happy to|let me know)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def offered_next(answer: str) -> str:
+    """The sentences of an answer's last paragraph that offer a next step, or ``""``.
+
+    >>> offered_next("North leads with 1,200.\\n\\nI can split it by month next, or chart it. Want that?")
+    'I can split it by month next, or chart it. Want that?'
+    >>> offered_next("North leads with 1,200.")
+    ''
+    """
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", answer.strip()) if p.strip()]
+    if not paragraphs:
+        return ""
+    sentences = [s.strip() for s in _SENTENCE.split(paragraphs[-1]) if s.strip()]
+    first = next((n for n, s in enumerate(sentences) if _OFFER.search(s)), None)
+    if first is None:
+        return ""
+    text = " ".join(sentences[first:])
+    return text if len(text) <= OFFER_CHARS else text[: OFFER_CHARS - 1] + "…"
+
+
+def finished_steps(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """The steps of a turn that have a result, in order, each in a few words.
+
+    >>> call = {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "run_sql",
+    ...     "arguments": '{"name": "revenue", "sql": "SELECT 1"}'}}]}
+    >>> finished_steps([call, {"role": "tool", "tool_call_id": "c1", "content": '{"dataset": "revenue", "rows": 4}'}])
+    ['run_sql `revenue`']
+    >>> finished_steps([call])
+    []
+    """
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    steps: list[str] = []
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                arguments = {}
+            calls[str(call.get("id"))] = (str(function.get("name")), arguments if isinstance(arguments, dict) else {})
+        if message.get("role") == "tool" and message.get("tool_call_id") in calls:
+            name, arguments = calls[message["tool_call_id"]]
+            try:
+                result = json.loads(message.get("content") or "{}")
+            except json.JSONDecodeError:
+                result = {}
+            result = result if isinstance(result, dict) else {}
+            made = result.get("dataset") or arguments.get("name")
+            label = f"{name} `{made}`" if name == "run_sql" and made else name
+            steps.append(label + (" (failed)" if "error" in result else ""))
+    return steps
+
+
+def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], question: Item | None) -> str:
+    """How the previous turn ended, as the model reads it at the start of the next one.
+
+    >>> from jupyter_analyst.store import Turn
+    >>> t = Turn(turn_id="t", thread_id="th", number=2, prompt="p", status="interrupted", started_at="")
+    >>> previous_turn_line(t, [], None)
+    'Previous turn (2): interrupted before any step finished; it gave no answer (the steps that finished are kept).'
+    """
+    if turn is None:
+        return ""
+    head = f"Previous turn ({turn.number}):"
+    steps = finished_steps(messages)
+    done = f"after step {len(steps)} ({steps[-1]})" if steps else "before any step finished"
+    if turn.status == "needs_input" and question is not None:
+        options = f" (candidates: {' | '.join(question.candidates)})" if question.candidates else ""
+        return (f"{head} waiting for the user's answer to the question it asked: \"{question.text}\"{options}. "
+                "The user's message in this turn is the answer to it.")
+    if turn.status in ("interrupted", "running"):
+        return f"{head} interrupted {done}; it gave no answer (the steps that finished are kept)."
+    if turn.status == "error":
+        return f"{head} ended with an error {done}."
+    line = f"{head} completed" + (f" in {len(steps)} steps." if steps else ".")
+    offer = offered_next(turn.answer or "")
+    return line + (f" Its answer offered: \"{offer}\"" if offer else "")
