@@ -89,6 +89,23 @@ def _clip(text: str, cap: int) -> str:
     return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
+#: The most characters of a dataset's description shown (descriptions keep to a budget of
+#: their own, shortened by whole parts: this only bounds what a stored one may hold).
+DESCRIPTION_CHARS = 600
+
+
+def _whole_parts(text: str, cap: int = DESCRIPTION_CHARS) -> str:
+    """``text`` cut after its last whole ``; ``-separated part that fits, never mid-expression.
+
+    >>> _whole_parts("from t; where: x > 1; 9 rows", 24)
+    'from t; where: x > 1; …'
+    """
+    if len(text) <= cap:
+        return text
+    end = text.rfind("; ", 0, cap - 2)
+    return text[:end] + "; …" if end > 0 else _clip(text, cap)
+
+
 def state_summary(state: AgentState, *, ttl_s: float, now: datetime | None = None, cap: int = 4_000) -> str:
     """The agent state as the model reads it: the active context first, then what is known.
 
@@ -102,7 +119,7 @@ def state_summary(state: AgentState, *, ttl_s: float, now: datetime | None = Non
     for slot in ("source", "dataset", "notebook"):
         value = active.get(slot)  # type: ignore[call-overload]
         if value is not None:
-            detail = f" ({_clip(value.detail, 300)})" if value.detail else ""
+            detail = f" ({_whole_parts(value.detail)})" if value.detail else ""
             lines.append(f"- active {slot}: `{value.value}`{detail}")
     if len(lines) == 1:
         lines.append("- (none: ask or use find when the user refers to something loosely)")
@@ -111,7 +128,7 @@ def state_summary(state: AgentState, *, ttl_s: float, now: datetime | None = Non
         lines.append("Datasets (DataFrames in the kernel) and what they hold:")
         for entity in datasets:
             note = entity.detail.get("intent") or ""
-            lines.append(f"- `{entity.name}` {entity.detail.get('artifact_id') or ''}: {_clip(note, 300)}")
+            lines.append(f"- `{entity.name}` {entity.detail.get('artifact_id') or ''}: {_whole_parts(note)}")
     charts = [e for e in state.entities.values() if e.kind == "artifact"][-STATE_ENTRIES:]
     if charts:
         lines.append("Artifacts made from datasets:")
