@@ -19,7 +19,7 @@ from .shape import query_shape
 #: The most characters a description takes (every prompt lists the thread's datasets).
 LINE_CHARS = 300
 #: Where the whole query is, when its description was shortened.
-FULL_SQL_HINT = "full SQL: list_artifacts code=true"
+FULL_SQL_HINT = "full SQL: list_artifacts with_code=true"
 #: Filters are never left out below this many (past it, the line says how many more).
 FILTERS_KEPT = 3
 
@@ -56,7 +56,7 @@ class DataIntent(BaseModel):
         >>> long = "cancelled = SUM(CASE WHEN dep_time IS NULL AND arr_time IS NULL THEN 1 ELSE 0 END)"
         >>> DataIntent(tables=["flights"], measures=["n = COUNT(*)", long], filters=["month IN (1, 2, 3)"],
         ...            brief={long: "cancelled = SUM(CASE WHEN … THEN 1 ELSE 0 END)"}, rows=3).line(150)
-        'from flights; measures: n = COUNT(*), cancelled; where: month IN (1, 2, 3); 3 rows; shortened to fit (full SQL: list_artifacts code=true)'
+        'from flights; measures: n = COUNT(*), cancelled; where: month IN (1, 2, 3); 3 rows; shortened to fit (full SQL: list_artifacts with_code=true)'
         """
         return _Fitting(self).line(budget)
 

@@ -53,7 +53,7 @@ def test_a_long_case_measure_is_cut_whole_and_the_where_kept(analyst):
     note = line.split(": ", 1)[1]
     assert "where: orders.region_id IN (1, 2, 3)" in note
     assert "by: category" in note
-    assert "shortened to fit (full SQL: list_artifacts code=true)" in note
+    assert "shortened to fit (full SQL: list_artifacts with_code=true)" in note
     # Cut between whole parts: each measure is there whole, as an outline, or by its name.
     assert "SUM(CASE WHEN o." not in note and note.count("(") == note.count(")")
     assert "big_spring_revenue" in note
