@@ -40,9 +40,10 @@ def test_data_intent_note_and_entities_are_recorded(analyst):
     result = next(e for e in a.of_type("tool_result") if e.tool == "run_sql").result
     intent = result["intent"]
     assert intent["tables"] == ["orders", "regions"]
-    assert intent["measures"] == ["revenue = SUM(o.revenue)"]
-    assert intent["dimensions"] == ["r.region"]
-    assert intent["filters"] == ["SUM(o.revenue) > 0"] and intent["rows"] == result["rows"]
+    # Table aliases read as the tables they stand for; the key by its output name.
+    assert intent["measures"] == ["revenue = SUM(orders.revenue)"]
+    assert intent["dimensions"] == ["region"]
+    assert intent["filters"] == ["SUM(orders.revenue) > 0 (HAVING)"] and intent["rows"] == result["rows"]
     assert "from orders, regions" in result["intent_note"]
 
     from jupyter_analyst.workspace import Workspace

@@ -74,7 +74,7 @@ def test_tool_schema_matches_the_normaliser():
     """Every property the model is offered survives normalisation, and nothing else does."""
     assert [tool["function"]["name"] for tool in TOOLS] == list(TOOL_NAMES)
     samples = {"sql": "SELECT 1", "name": "x", "code": "x = 1", "table": "orders", "type": "image",
-               "query": "sales", "kind": "table", "question": "Which year?", "candidates": ["2024", "2025"], "cell_ids": ["a1"],
+               "query": "sales", "kind": "table", "with_code": True, "question": "Which year?", "candidates": ["2024", "2025"], "cell_ids": ["a1"],
                "goal": "two datasets", "stages": [{"mode": "parallel", "steps": [
                    {"id": "q1", "tool": "run_sql", "arguments": {"sql": "SELECT 1", "name": "x"}}]}],
                "expect": {"rows": 1, "count": 2, "columns": ["a"], "artifact_type": "dataset", "artifact_ids": ["a1"]}}

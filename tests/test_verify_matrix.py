@@ -56,15 +56,16 @@ class Case(NamedTuple):
     step: int
     """Which step of ``STEPS`` makes it."""
     name: str
-    """Its name in the inventory: the path under outputs/, or the figure's suffix."""
+    """Its name in the inventory: the path under outputs/, or the figure's name or its suffix."""
     type: str
 
 
 CASES = {
     "dataset": Case(0, "by_cat", "dataset"),
     "figure shown inline": Case(1, "-figure-1.png", "image"),
-    "several figures, the first": Case(2, "-figure-1.png", "image"),
-    "several figures, the second": Case(2, "-figure-2.png", "image"),
+    # Named after the variables that hold them (neither has a title).
+    "several figures, the first": Case(2, "fig1.png", "image"),
+    "several figures, the second": Case(2, "fig2.png", "image"),
     "SVG figure shown inline": Case(3, "-figure-1.svg", "image"),
     "savefig SVG": Case(4, "outputs/by_cat.svg", "image"),
     "savefig PDF": Case(5, "outputs/by_cat.pdf", "file"),

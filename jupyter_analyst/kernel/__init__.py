@@ -14,6 +14,7 @@ from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .cells import SETUP_CODE
+    from .figure_names import figure_names as figure_file_names
     from .iopub import displayed_images
     from .launcher import KernelLauncher, LocalKernelLauncher, connect_client
     from .loader import read_dataset
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 _HOME = {
     "SETUP_CODE": "cells",
     "displayed_images": "iopub",
+    "figure_file_names": "figure_names:figure_names",
     "KernelLauncher": "launcher",
     "LocalKernelLauncher": "launcher",
     "connect_client": "launcher",
@@ -61,7 +63,7 @@ _HOME = {
 __all__ = [
     "KernelLauncher", "KernelPool", "KernelSession", "LocalKernelLauncher", "OutputCaps", "SANDBOX_KERNEL",
     "SETTINGS_ENV", "SETUP_CODE", "SandboxPolicy", "SandboxSettings", "WorkdirEntry", "changed_outputs",
-    "collect_outputs", "connect_client", "displayed_images", "install_kernelspec", "kernel_environment",
+    "collect_outputs", "connect_client", "displayed_images", "figure_file_names", "install_kernelspec", "kernel_environment",
     "kernels_dir", "over_thread_cap", "read_dataset", "run_doctor", "scan_workdir",
 ]
 

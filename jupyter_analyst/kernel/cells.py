@@ -99,3 +99,63 @@ except ChildProcessError:
     pass
 del _analyst_os
 """
+
+
+#: Each matplotlib figure shown says what it is: its display's metadata carries its title (the
+#: figure's suptitle, else its first axes' title) and the variable that holds it (the figure,
+#: else its axes), so the host can name the chart's artifact after it. The kernel is the
+#: model's: the host reads these as untrusted text (``kernel/figure_names.py``).
+FIGURE_NAMES_CODE = """\
+def _analyst_figure_names():
+    try:
+        from matplotlib.axes import Axes
+        from matplotlib.figure import Figure
+    except Exception:
+        return
+    ip = get_ipython()
+    def label(fig):
+        title = ""
+        try:
+            sup = getattr(fig, "_suptitle", None)
+            if sup is not None and sup.get_text().strip():
+                title = sup.get_text()
+            else:
+                for ax in fig.get_axes():
+                    for loc in ("center", "left", "right"):
+                        if ax.get_title(loc=loc).strip():
+                            title = ax.get_title(loc=loc)
+                            break
+                    if title:
+                        break
+        except Exception:
+            title = ""
+        variable = ""
+        held = [(0 if v is fig else 1, k) for k, v in list(ip.user_ns.items())
+                if not k.startswith("_") and (v is fig or (isinstance(v, Axes) and v.figure is fig))]
+        if held:
+            variable = min(held)[1]
+        named = {k: v[:300] for k, v in (("title", title), ("variable", variable)) if v}
+        return {"jupyter_analyst": named} if named else None
+    formatters = ip.display_formatter.formatters
+    for mime in ("image/png", "image/svg+xml"):
+        formatter = formatters.get(mime)
+        try:
+            printer = formatter.lookup_by_type(Figure)
+        except Exception:
+            continue
+        def named(fig, _printer=printer):
+            data = _printer(fig)
+            if data is None or isinstance(data, tuple):
+                return data
+            try:
+                metadata = label(fig)
+            except Exception:
+                metadata = None
+            return (data, metadata) if metadata else data
+        formatter.for_type(Figure, named)
+try:
+    _analyst_figure_names()
+except Exception:
+    pass
+del _analyst_figure_names
+"""

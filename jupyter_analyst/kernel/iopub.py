@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
+from .figure_names import figure_label
 from .outputs import MB, OutputCaps
 
 DELIM = b"<IDS|MSG>"
@@ -263,6 +264,8 @@ class Collector:
     errors: Capped = field(init=False)
     outputs: list[dict[str, Any]] = field(default_factory=list)
     images: list[tuple[str, bytes]] = field(default_factory=list)
+    figure_labels: list[str] = field(default_factory=list)
+    """Each image's label from its display's metadata (``figure_names.py``; empty: none)."""
     result: str | None = None
     error: ErrorInfo | None = None
     execution_count: int | None = None
@@ -337,9 +340,9 @@ class Collector:
         data: dict[str, Any] = {}
         for mime, value in parsed.data.items():
             if mime == "image/png":
-                self._png(value)
+                self._png(value, parsed.metadata.get(mime))
             elif mime == "image/svg+xml":
-                self._svg(value)
+                self._svg(value, parsed.metadata.get(mime))
             else:
                 kept = _bundle_value(mime, value)
                 if kept is None:
@@ -356,25 +359,26 @@ class Collector:
         elif data:
             self.outputs.append({"output_type": "display_data", "data": data, "metadata": metadata})
 
-    def _figure(self, mime: str, content: bytes) -> None:
+    def _figure(self, mime: str, content: bytes, metadata: Any = None) -> None:
         if len(self.images) >= self.caps.step_files:
             self.dropped_displays += 1
             self.dropped_bytes += len(content)
             return
         self.images.append((mime, content))
+        self.figure_labels.append(figure_label(metadata))
 
-    def _png(self, value: Any) -> None:
-        self._take_figure("image/png", value)
+    def _png(self, value: Any, metadata: Any = None) -> None:
+        self._take_figure("image/png", value, metadata)
 
-    def _svg(self, value: Any) -> None:
-        self._take_figure("image/svg+xml", value)
+    def _svg(self, value: Any, metadata: Any = None) -> None:
+        self._take_figure("image/svg+xml", value, metadata)
 
-    def _take_figure(self, mime: str, value: Any) -> None:
+    def _take_figure(self, mime: str, value: Any, metadata: Any = None) -> None:
         content, refusal = figure_of(mime, value)
         if content is None:
             self.refused.append(refusal or f"a display's {mime} that is not one")
         else:
-            self._figure(mime, content)
+            self._figure(mime, content, metadata)
 
     def _error(self, message: Inbound) -> None:
         parsed = parse(Error, message)

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from ..errors import InvalidArguments, KernelError
 from . import handoff, iopub
-from .cells import REAP_CHILDREN, SETUP_CODE, STILL_CODE
+from .cells import FIGURE_NAMES_CODE, REAP_CHILDREN, SETUP_CODE, STILL_CODE
 from .iopub import Collector, ErrorInfo, Inbound
 from .launcher import KernelLauncher, LocalKernelLauncher
 from .loader import load_code
@@ -48,6 +48,8 @@ class ExecutionResult(BaseModel):
     result: str | None = None
     outputs: list[dict[str, Any]] = []
     images: list[tuple[str, bytes]] = []
+    figure_labels: list[str] = []
+    """Each image's label (its title or variable, as the kernel said; empty: none), in order."""
     new_files: list[Path] = []
     """Plain files under ``outputs/`` that the execution made or changed (relative paths)."""
     refused_files: list[tuple[str, str]] = []
@@ -220,7 +222,7 @@ class KernelSession:
             raise
         except Exception as exc:
             raise KernelError(str(exc) or type(exc).__name__) from exc
-        setup_code = handoff.setup_code() + SETUP_CODE if self.remote else SETUP_CODE + STILL_CODE
+        setup_code = (handoff.setup_code() + SETUP_CODE if self.remote else SETUP_CODE + STILL_CODE) + FIGURE_NAMES_CODE
         # Not through execute(): a runaway step's restart starts the kernel while it holds the lock.
         setup = await self._execute(setup_code, self.startup_timeout)  # records the kernel's idle shape
         if setup.status != "ok":
@@ -334,7 +336,8 @@ class KernelSession:
         notes = out.finish(notes)
         return ExecutionResult(
             status=status, stdout=out.stdout.text(), stderr=out.stderr.text(), result=out.result,
-            outputs=out.outputs, images=out.images, new_files=new_files, refused_files=refused, error=out.error,
+            outputs=out.outputs, images=out.images, figure_labels=out.figure_labels, new_files=new_files,
+            refused_files=refused, error=out.error,
             elapsed_s=time.perf_counter() - started, execution_count=out.execution_count, notes=notes, stopped=stopped,
         )
 

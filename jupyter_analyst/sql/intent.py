@@ -1,21 +1,27 @@
 """The data-intent note: what a query fetched, in a few structured lines.
 
-After every successful query the agent keeps a short note (source tables, measures,
-dimensions, filters, row count, time range) that later Python steps and "continue" turns
-see, so the model knows what a dataset *means* without re-reading its SQL or its rows.
-Everything comes from the parsed query and the result file; nothing is guessed.
+After every successful query the agent keeps a short note (source tables, filters, grouping
+keys, measures, row count, time range) that later Python steps and "continue" turns see, so
+the model knows what a dataset *means* without re-reading its SQL or its rows. Everything
+comes from the parsed query (``shape.py``) and the result file; nothing is guessed, and a
+note that had to be shortened says so.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from .model import QueryShape
+from .shape import query_shape
 
-if TYPE_CHECKING:
-    from sqlglot import exp
+#: The most characters a description takes (every prompt lists the thread's datasets).
+LINE_CHARS = 300
+#: Where the whole query is, when its description was shortened.
+FULL_SQL_HINT = "full SQL: list_artifacts with_code=true"
+#: Filters are never left out below this many (past it, the line says how many more).
+FILTERS_KEPT = 3
 
 
 class DataIntent(BaseModel):
@@ -27,77 +33,125 @@ class DataIntent(BaseModel):
     dimensions: list[str] = []
     """What the rows are grouped by (or the plain columns when nothing is aggregated)."""
     filters: list[str] = []
-    """WHERE and HAVING conditions, one per AND-ed term."""
+    """Every condition that limits the rows (WHERE, HAVING, one-sided join conditions, in the
+    query and in the CTEs and subqueries feeding it), one per AND-ed term."""
     rows: int
     time_range: dict[str, list[str]] = {}
     """For each date or time column of the result: its first and last value."""
+    brief: dict[str, str] = Field(default={}, exclude=True)
+    """Short forms of long terms (whole sub-expressions elided), for :meth:`line`."""
 
-    def line(self) -> str:
-        """The note in one line, for prompts.
+    def line(self, budget: int = LINE_CHARS) -> str:
+        """The note in one line of at most ``budget`` characters (where whole parts allow), for prompts.
+
+        What does not fit is shortened by whole parts, never cut inside an expression, in
+        this order: long expressions elided to their outline (``SUM(…)``), time ranges
+        left out, measures and keys named only, filters elided, then measures and keys left
+        out from the last, and filters past the first :data:`FILTERS_KEPT`. The line then
+        says that it was cut and where the SQL is. Filters are cut last: a dataset that looks
+        whole but is not is the costly mistake.
 
         >>> DataIntent(tables=["orders"], measures=["revenue = SUM(amount)"], dimensions=["region"], rows=4).line()
         'from orders; measures: revenue = SUM(amount); by: region; 4 rows'
+        >>> long = "cancelled = SUM(CASE WHEN dep_time IS NULL AND arr_time IS NULL THEN 1 ELSE 0 END)"
+        >>> DataIntent(tables=["flights"], measures=["n = COUNT(*)", long], filters=["month IN (1, 2, 3)"],
+        ...            brief={long: "cancelled = SUM(CASE WHEN … THEN 1 ELSE 0 END)"}, rows=3).line(150)
+        'from flights; measures: n = COUNT(*), cancelled; where: month IN (1, 2, 3); 3 rows; shortened to fit (full SQL: list_artifacts with_code=true)'
         """
-        parts = [f"from {', '.join(self.tables) or '(no table)'}"]
-        if self.measures:
-            parts.append("measures: " + ", ".join(self.measures))
-        if self.dimensions:
-            parts.append("by: " + ", ".join(self.dimensions))
-        if self.filters:
-            parts.append("where: " + " AND ".join(self.filters))
-        parts.append(f"{self.rows} rows")
-        for column, (first, last) in self.time_range.items():
+        return _Fitting(self).line(budget)
+
+
+class _Fitting:
+    """One description being shortened to a budget, a whole part at a time."""
+
+    def __init__(self, intent: DataIntent) -> None:
+        self.intent = intent
+        # Per term shown: 0 whole, 1 its short form, 2 its name only; terms past the list's
+        # length are left out.
+        self.measures = [0] * len(intent.measures)
+        self.dimensions = [0] * len(intent.dimensions)
+        self.filters = [0] * len(intent.filters)
+        self.times = len(intent.time_range)
+        self.elided = False
+
+    def _term(self, text: str, level: int) -> str:
+        if level == 0:
+            return text
+        short = self.intent.brief.get(text, text)
+        return short if level == 1 else short.split(" = ", 1)[0]
+
+    def _shown(self, texts: list[str], levels: list[int]) -> list[str]:
+        return [self._term(t, level) for t, level in zip(texts, levels, strict=False)]
+
+    def render(self) -> str:
+        i = self.intent
+        parts = [f"from {', '.join(i.tables) or '(no table)'}"]
+        for label, texts, levels in (("measures", i.measures, self.measures), ("by", i.dimensions, self.dimensions)):
+            if texts:
+                more = len(texts) - len(levels)
+                shown = self._shown(texts, levels)
+                parts.append(f"{label}: " + (", ".join(shown) + (f", {more} more" if more else "") if shown
+                                             else f"{more} left out"))
+        if i.filters:
+            more = len(i.filters) - len(self.filters)
+            parts.append("where: " + " AND ".join(self._shown(i.filters, self.filters))
+                         + (f" AND {more} more" if more else ""))
+        parts.append(f"{i.rows} rows")
+        for column, (first, last) in list(i.time_range.items())[: self.times]:
             parts.append(f"{column} {first} .. {last}")
+        if self.cut():
+            parts.append(f"shortened to fit ({FULL_SQL_HINT})")
         return "; ".join(parts)
 
+    def cut(self) -> bool:
+        """Whether anything was shortened or left out."""
+        i = self.intent
+        return (self.elided or self.times < len(i.time_range) or len(self.measures) < len(i.measures)
+                or len(self.dimensions) < len(i.dimensions) or len(self.filters) < len(i.filters))
 
-def _conditions(node: exp.Expression | None, dialect: str) -> list[str]:
-    from sqlglot import exp
+    def _state(self) -> tuple[list[int], list[int], list[int], int, bool]:
+        return list(self.measures), list(self.dimensions), list(self.filters), self.times, self.elided
 
-    if node is None:
-        return []
-    condition = node.this if isinstance(node, exp.Where | exp.Having) else node
-    if isinstance(condition, exp.And):
-        return [*_conditions(condition.left, dialect), *_conditions(condition.right, dialect)]
-    return [condition.sql(dialect=dialect)]
+    def _restore(self, state: tuple[list[int], list[int], list[int], int, bool]) -> None:
+        self.measures[:], self.dimensions[:], self.filters[:] = state[0], state[1], state[2]
+        self.times, self.elided = state[3], state[4]
 
+    def _shorten(self, levels: list[int], texts: list[str], level: int) -> bool:
+        """Shorten the last term not yet at ``level`` whose text that changes; whether one was."""
+        for n in range(len(levels) - 1, -1, -1):
+            if levels[n] < level and self._term(texts[n], level) != self._term(texts[n], levels[n]):
+                levels[n] = level
+                self.elided = True
+                return True
+        return False
 
-def query_shape(tree: exp.Expression, dialect: str) -> QueryShape:
-    """The measures, dimensions and filters of a parsed query (read where it is prepared,
-    so that the host never parses it again).
+    def _fewer_times(self) -> bool:
+        if self.times:
+            self.times -= 1
+            return True
+        return False
 
-    >>> import sqlglot
-    >>> query_shape(sqlglot.parse_one("SELECT region, SUM(amount) AS total FROM orders "
-    ...                               "WHERE year = 2024 GROUP BY region"), "duckdb").filters
-    ['year = 2024']
-    """
-    from sqlglot import exp
+    def _moves(self) -> Iterator[Callable[[], bool]]:
+        i = self.intent
+        yield lambda: self._shorten(self.measures, i.measures, 1)
+        yield lambda: self._shorten(self.dimensions, i.dimensions, 1)
+        yield self._fewer_times
+        yield lambda: self._shorten(self.measures, i.measures, 2)
+        yield lambda: self._shorten(self.dimensions, i.dimensions, 2)
+        yield lambda: self._shorten(self.filters, i.filters, 1)
+        for levels, keep in ((self.measures, 0), (self.dimensions, 0), (self.filters, FILTERS_KEPT)):
+            yield lambda levels=levels, keep=keep: len(levels) > keep and levels.pop() >= 0  # type: ignore[misc]
 
-    select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
-    measures: list[str] = []
-    plain: list[str] = []
-    filters: list[str] = []
-    dimensions: list[str] = []
-    if isinstance(tree, exp.Pivot) and not tree.args.get("unpivot"):
-        # PIVOT t ON col USING agg GROUP BY dim: the aggregates are the measures.
-        using = tree.args.get("using") or []
-        measures = [f"{u.alias_or_name} = {u.sql(dialect=dialect)}" if u.alias else u.sql(dialect=dialect) for u in using]
-        group = tree.args.get("group")
-        dimensions = [g.sql(dialect=dialect) for g in group.expressions] if group is not None else []
-        dimensions += [f"each {e.sql(dialect=dialect)}" for e in tree.expressions]
-    elif select is not None:
-        for projection in select.expressions:
-            inner = projection.this if isinstance(projection, exp.Alias) else projection
-            if inner.find(exp.AggFunc) is not None:
-                measures.append(f"{projection.alias_or_name} = {inner.sql(dialect=dialect)}")
-            else:
-                plain.append(projection.alias_or_name or projection.sql(dialect=dialect))
-        group = select.args.get("group")
-        dimensions = [g.sql(dialect=dialect) for g in group.expressions] if group is not None else []
-        if not dimensions and not measures:
-            dimensions = plain
-        filters = _conditions(select.args.get("where"), dialect) + _conditions(select.args.get("having"), dialect)
-    return QueryShape(measures=measures, dimensions=dimensions, filters=filters)
+    def line(self, budget: int) -> str:
+        text = self.render()
+        for move in self._moves():
+            before, start = self._state(), text
+            while len(text) > budget and move():
+                text = self.render()
+            if len(text) > len(start):  # what this cut saves costs less than saying it was cut
+                self._restore(before)
+                text = start
+        return text
 
 
 def data_intent(
@@ -111,5 +165,8 @@ def data_intent(
     """
     return DataIntent(
         tables=tables, measures=shape.measures, dimensions=shape.dimensions, filters=shape.filters,
-        rows=rows, time_range=time_range or {},
+        rows=rows, time_range=time_range or {}, brief=shape.brief,
     )
+
+
+__all__ = ["DataIntent", "data_intent", "query_shape"]

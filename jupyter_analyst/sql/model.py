@@ -40,7 +40,10 @@ class QueryShape(BaseModel):
     dimensions: list[str] = []
     """What the rows are grouped by (or the plain columns when nothing is aggregated)."""
     filters: list[str] = []
-    """WHERE and HAVING conditions, one per AND-ed term."""
+    """Every condition that limits the rows, one per AND-ed term: WHERE, HAVING and join
+    conditions that test one side, in the query and in each CTE or subquery feeding it."""
+    brief: dict[str, str] = {}
+    """The short form of each long term above (whole sub-expressions elided as ``…``)."""
 
 
 class ClearedQuery(BaseModel):

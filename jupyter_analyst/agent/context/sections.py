@@ -79,6 +79,23 @@ def _clip(text: str, cap: int) -> str:
     return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
+#: The most characters of a dataset's description shown (descriptions keep to a budget of
+#: their own, shortened by whole parts: this only bounds what a stored one may hold).
+DESCRIPTION_CHARS = 600
+
+
+def _whole_parts(text: str, cap: int = DESCRIPTION_CHARS) -> str:
+    """``text`` cut after its last whole ``; ``-separated part that fits, never mid-expression.
+
+    >>> _whole_parts("from t; where: x > 1; 9 rows", 24)
+    'from t; where: x > 1; …'
+    """
+    if len(text) <= cap:
+        return text
+    end = text.rfind("; ", 0, cap - 2)
+    return text[:end] + "; …" if end > 0 else _clip(text, cap)
+
+
 def turn_span(first: int, last: int) -> str:
     """A range of turns in words.
 
@@ -166,7 +183,7 @@ def _inventory_lines(
 
 def _dataset_line(name: str, artifact_id: str, detail: dict[str, Any]) -> str:
     note = detail.get("intent") or (f"{detail['rows']} rows" if detail.get("rows") is not None else "")
-    return f"- `{name}` {artifact_id}" + (f": {_clip(str(note), 300)}" if note else "")
+    return f"- `{name}` {artifact_id}" + (f": {_whole_parts(str(note))}" if note else "")
 
 
 def state_summary(
@@ -196,7 +213,7 @@ def state_summary(
     for slot in ("source", "dataset", "notebook"):
         value = active.get(slot)  # type: ignore[call-overload]
         if value is not None:
-            detail = f" ({_clip(value.detail, 300)})" if value.detail else ""
+            detail = f" ({_whole_parts(value.detail)})" if value.detail else ""
             active_lines.append(f"- active {slot}: `{value.value}`{detail}")
     if not active_lines:
         active_lines.append("- (none: ask or use find when the user refers to something loosely)")

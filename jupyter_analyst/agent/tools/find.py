@@ -20,6 +20,7 @@ from ...artifacts import Artifact
 from ...errors import InvalidArguments
 from .contract import ToolSpec
 from .outcome import CallContext, StepOutcome, StepPlan
+from .provenance import CODE_ITEMS, CODE_PROPERTY, made_by, step_text, steps_by_key, wants_code
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -94,18 +95,37 @@ def score(query: str, name: str) -> float:
     return round(max(ratio, 0.9 * overlap, contained, 0.8 * fuzzy_words), 3)
 
 
+def code_score(query: str, code: str) -> float:
+    """How well ``query`` fits the code or SQL that made something: below a name's score,
+    so a name that fits wins, and only when every word of the query is in the code.
+
+    >>> code_score("delay histogram", "ax.hist(df.dep_delay); ax.set_title('Delays')")
+    0.0
+    >>> code_score("delay", "ax.hist(df.dep_delay); ax.set_title('Delays')")
+    0.7
+    """
+    q_words = _words(query)
+    c_words = _words(code)
+    if not q_words or not c_words:
+        return 0.0
+    return 0.7 if all(any(w in c for c in c_words) for w in q_words) else 0.0
+
+
 def find(
     query: str,
     *,
     schema: Mapping[str, Mapping[str, str]],
     datasets: Mapping[str, str] | None = None,
     artifacts: Sequence[Artifact] = (),
+    code: Mapping[str, str] | None = None,
     kind: Kind | None = None,
     limit: int = LIMIT,
 ) -> list[Match]:
     """The best matches for ``query`` among everything that has a name.
 
-    ``datasets`` maps a dataset's variable name to its artifact id.
+    ``datasets`` maps a dataset's variable name to its artifact id; ``code`` an artifact id to
+    the code or SQL of the step that made it, searched too (a chart is often remembered by
+    what it shows, which its code names).
 
     >>> schema = {"orders": {"order_id": "INTEGER", "revenue": "DOUBLE"}, "regions": {"region": "VARCHAR"}}
     >>> [m.name for m in find("revenue", schema=schema)][:1]
@@ -114,10 +134,16 @@ def find(
     candidates: list[Match] = []
     hinted = kind_hint(query)
 
+    code = code or {}
+
     def offer(found_kind: Kind, name: str, searched: Iterable[str], **extra: str | None) -> None:
         if kind is not None and kind != found_kind:
             return
         best = max(score(query, text) for text in searched)
+        in_code = code_score(query, code.get(extra.get("id") or "", ""))
+        if in_code > best:
+            best = in_code
+            extra["detail"] = f"{extra.get('detail')}; matched in the code that made it"
         if hinted == found_kind:
             best = min(1.0, best + 0.05)
         if best >= MIN_SCORE:
@@ -145,14 +171,23 @@ def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, pla
         raise InvalidArguments(
             f"find cannot look for {kind!r}", hint="kind is one of: table, column, dataset, artifact"
         )
+    artifacts = env.artifacts.list(ctx.thread_id)
+    steps = steps_by_key(env.artifacts.steps(ctx.thread_id))
+    by_id = {a.artifact_id: a for a in artifacts}
     matches = find(
         query,
         schema=env.source.schema(),
         datasets=env.dataset_ids(),
-        artifacts=env.artifacts.list(ctx.thread_id) if kind in (None, "artifact") else (),
+        artifacts=artifacts if kind in (None, "artifact") else (),
+        code={a.artifact_id: step_text(steps.get(a.logical_key or "")) for a in artifacts},
         kind=kind,
     )
-    result: dict[str, Any] = {"query": query, "matches": [m.model_dump(exclude_none=True) for m in matches]}
+    found = [m.model_dump(exclude_none=True) for m in matches]
+    if wants_code(args.get("with_code")):
+        # The producing step of the best few datasets and artifacts found.
+        for entry in [e for e in found if e.get("id") in by_id][:CODE_ITEMS]:
+            entry.update(made_by(by_id[entry["id"]], steps))
+    result: dict[str, Any] = {"query": query, "matches": found}
     if not matches:
         result["note"] = "nothing matches; call list_tables or list_artifacts, or ask the user"
     return StepOutcome(status="ok", result=result)
@@ -162,17 +197,20 @@ FIND = ToolSpec(
     name="find",
     description="Look up a table, column, dataset or artifact the user named loosely (\"the sales table\", "
                 "\"that chart\", \"revenue by month\"). Fuzzy search over the data source's tables and "
-                "columns and this conversation's datasets and artifacts; returns the best matches with "
-                "their exact names and ids. Use it instead of guessing a name.",
+                "columns and this conversation's datasets and artifacts (by name, title and the code that made "
+                "them); returns the best matches with their exact names and ids, and with_code=true the code "
+                "or SQL that made each. Use it instead of guessing a name.",
     properties={
         "query": {"type": "string", "description": "the words the user used"},
         "kind": {
             "type": "string", "enum": ["table", "column", "dataset", "artifact"],
             "description": "only this kind of thing",
         },
+        "with_code": CODE_PROPERTY,
     },
     required=("query",),
     payload="query",
-    aliases={"q": "query", "name": "query", "text": "query", "search": "query", "type": "kind"},
+    aliases={"q": "query", "name": "query", "text": "query", "search": "query", "type": "kind",
+             "code": "with_code", "include_code": "with_code"},
     run=run_find,
 )

@@ -13,6 +13,7 @@ from ..._text import json_safe
 from ...errors import InvalidArguments
 from .contract import ToolSpec
 from .outcome import CallContext, StepOutcome, StepPlan
+from .provenance import CODE_ITEMS, CODE_PROPERTY, made_by, steps_by_key, wants_code
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -36,7 +37,17 @@ def describe_table(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContex
 
 def list_artifacts(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
     items = env.artifacts.list(ctx.thread_id, type=args.get("type"), name=args.get("name"))
-    return StepOutcome(status="ok", result={"artifacts": [a.summary() for a in items]})
+    listed = [a.summary() for a in items]
+    result: dict[str, Any] = {"artifacts": listed}
+    if wants_code(args.get("with_code")) and items:
+        # The newest few, with the code or SQL of the step that made each.
+        steps = steps_by_key(env.artifacts.steps(ctx.thread_id))
+        for artifact, entry in list(zip(items, listed, strict=True))[-CODE_ITEMS:]:
+            entry.update(made_by(artifact, steps))
+        if len(items) > CODE_ITEMS:
+            result["code_note"] = (f"code is given for the newest {CODE_ITEMS} of {len(items)}; "
+                                   "narrow the list with name or type for the others")
+    return StepOutcome(status="ok", result=result)
 
 
 def read_cells(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
@@ -80,16 +91,17 @@ DESCRIBE_TABLE = ToolSpec(
 LIST_ARTIFACTS = ToolSpec(
     name="list_artifacts",
     description="List this conversation's artifacts (datasets, charts, files, texts): id, name, type, the step "
-                "that produced it, content fingerprint and creation time. Check it before redoing work: an "
-                "artifact that exists can be used directly.",
+                "that produced it, content fingerprint and creation time; with_code=true also the code or SQL "
+                "that made each. Check it before redoing work: an artifact that exists can be used directly.",
     properties={
         "type": {
             "type": "string", "enum": ["dataset", "image", "file", "text"],
             "description": "only artifacts of this type",
         },
         "name": {"type": "string", "description": "only artifacts whose name contains this text"},
+        "with_code": CODE_PROPERTY,
     },
-    aliases={"kind": "type", "artifact_type": "type"},
+    aliases={"kind": "type", "artifact_type": "type", "code": "with_code", "include_code": "with_code"},
     run=list_artifacts,
 )
 

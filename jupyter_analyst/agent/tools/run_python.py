@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..._disk import unavailable
 from ...artifacts import Artifact, canonical_python, step_key
 from ...errors import InvalidArguments, KernelError, StorageError
-from ...kernel import collect_outputs
+from ...kernel import collect_outputs, figure_file_names
 from ..environment import inputs_of
 from ..guards import check_python_code
 from .contract import EXPECT, ToolSpec
@@ -158,12 +158,16 @@ def _collect_outputs(
     if refusal is not None:
         return [], collection.refused, refusal
     made: list[tuple[Artifact, bool]] = []
+    # A figure is named after its title or the variable that held it, as the kernel said
+    # (a label, cleaned and bounded: never a path).
+    labels = list(getattr(execution, "figure_labels", []))
+    labels += [""] * (len(figures) - len(labels))
+    names = figure_file_names(labels[: len(figures)], ctx.call_id, [".svg" if "svg" in m else ".png" for m, _ in figures])
     try:
-        for n, (mime, data) in enumerate(figures, start=1):
-            suffix = ".svg" if "svg" in mime else ".png"
+        for name, (mime, data) in zip(names, figures, strict=True):
             made.append(
                 env.artifacts.add_bytes(
-                    data, thread_id=ctx.thread_id, name=f"{ctx.call_id}-figure-{n}{suffix}", type="image",
+                    data, thread_id=ctx.thread_id, name=name, type="image",
                     mime=mime, producer="python", source_call_id=ctx.call_id, logical_key=key,
                 )
             )

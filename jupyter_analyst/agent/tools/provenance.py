@@ -1,0 +1,55 @@
+"""What made an artifact: the code or SQL of the step that produced it.
+
+After a few turns the step that drew a chart has left the model's context, and "redo the
+chart from the first question" needs its code. The step ledger keeps every step's arguments,
+and an artifact keeps its step's key, so ``list_artifacts`` and ``find`` can hand the code
+back when asked (``with_code: true``) and search it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ...artifacts import Artifact, StepRecord
+from .outcome import clip
+
+#: Characters of one step's code or SQL handed back.
+CODE_CHARS = 4_000
+#: How many artifacts' code one call hands back (the newest of those it lists).
+CODE_ITEMS = 5
+#: What ``with_code`` says in a tool's schema.
+CODE_PROPERTY = {"type": "boolean", "description": "also return the code or SQL of the step that made each"}
+
+
+def wants_code(value: Any) -> bool:
+    """Whether a ``with_code`` argument asks for the code (``true``, ``"true"``, ``1``, ``"yes"``).
+
+    >>> wants_code(True), wants_code("true"), wants_code("no"), wants_code(None)
+    (True, True, False, False)
+    """
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return value is True or value == 1
+
+
+def steps_by_key(steps: Iterable[StepRecord]) -> dict[str, StepRecord]:
+    """The thread's recorded steps by their key (the first record of a key is the one kept)."""
+    return {s.step_key: s for s in steps}
+
+
+def step_text(step: StepRecord | None) -> str:
+    """The code or SQL of a step, for searching (empty when there is none)."""
+    if step is None:
+        return ""
+    value = step.arguments.get("sql" if step.tool == "run_sql" else "code")
+    return value if isinstance(value, str) else ""
+
+
+def made_by(artifact: Artifact, steps: dict[str, StepRecord]) -> dict[str, Any]:
+    """The producing step of ``artifact`` as the model is given it: its tool and its code or SQL."""
+    step = steps.get(artifact.logical_key or "")
+    if step is None:
+        return {"made_by": "no recorded step (its code is not known)"}
+    key = "sql" if step.tool == "run_sql" else "code"
+    return {"made_by": step.tool, key: clip(step_text(step), CODE_CHARS)}

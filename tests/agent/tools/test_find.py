@@ -1,0 +1,55 @@
+"""Artifacts by their human names, and the code that made them, as the model receives them."""
+
+from __future__ import annotations
+
+import json
+
+from jupyter_analyst.testing import call_step, python_step, sql_step, text_step
+
+SQL = "SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r USING (region_id) GROUP BY 1"
+TITLED = (
+    "fig, ax = plt.subplots()\n"
+    "ax.bar(revenue.region, revenue.revenue)\n"
+    "ax.set_title('Revenue by region')\n"
+    "plt.show()\n"
+)
+UNTITLED = "share_fig = plt.figure()\nplt.pie(revenue.revenue)\nplt.show()\n"
+
+
+def _told(request: dict) -> dict:
+    return json.loads([m for m in request["messages"] if m["role"] == "tool"][-1]["content"])
+
+
+def test_a_titled_chart_is_listed_by_its_title_and_find_returns_its_code(analyst):
+    a = analyst({"turns": [{"steps": [
+        sql_step(SQL, "revenue"), python_step(TITLED), python_step(UNTITLED),
+        call_step("find", query="revenue by region chart", with_code=True),
+        call_step("list_artifacts", type="dataset", code=True),
+        text_step(),
+    ]}]})
+    assert a.run("chart revenue by region").status == "completed"
+    requests = a.server.requests
+    made = _told(requests[2])["artifacts"]
+    assert [m["name"] for m in made] == ["Revenue by region.png"]
+    # Without a title, the variable that held the figure names it.
+    assert [m["name"] for m in _told(requests[3])["artifacts"]] == ["share_fig.png"]
+    system = requests[3]["messages"][0]["content"]
+    assert "Revenue by region.png" in system and "-figure-" not in system
+
+    found = _told(requests[4])["matches"]
+    chart = next(m for m in found if m["kind"] == "artifact")
+    assert chart["name"] == "Revenue by region.png" and chart["id"] == made[0]["id"]
+    assert chart["made_by"] == "run_python" and chart["code"] == TITLED.strip()
+
+    listed = _told(requests[5])["artifacts"]
+    assert [(d["name"], d["made_by"], d["sql"]) for d in listed] == [("revenue", "run_sql", SQL)]
+
+
+def test_find_searches_the_code_that_made_an_artifact(analyst):
+    a = analyst({"turns": [{"steps": [
+        sql_step(SQL, "revenue"), python_step(UNTITLED), call_step("find", query="pie", kind="artifact"), text_step(),
+    ]}]})
+    assert a.run("a pie of revenue").status == "completed"
+    (match,) = _told(a.server.requests[3])["matches"]
+    assert match["name"] == "share_fig.png" and "matched in the code that made it" in match["detail"]
+
