@@ -204,10 +204,10 @@ class AgentLoop:
             await run.guard("step_limit_reached", f"stopped after {self.max_steps} model calls; asking for an answer")
         messages, usage = await asyncio.to_thread(run.context.messages, number, run.conversation, chat=chat)
         await run.emit(usage)
+        # The tools that can be used on this request (no notebook, no read_cells).
+        tools = [] if final or chat else await asyncio.to_thread(tool_schemas, self.environment)
         asked = time.perf_counter()
-        reply = await self.llm.complete(
-            messages, [] if final or chat else tool_schemas(), on_text=run.text, on_tool=self._tool_named,
-        )
+        reply = await self.llm.complete(messages, tools, on_text=run.text, on_tool=self._tool_named)
         run.llm_s += time.perf_counter() - asked
         if not reply.tool_calls or final:
             return Answer(reply.text.strip())

@@ -16,13 +16,14 @@ from datetime import datetime
 
 from ...agent_state import AgentState
 from ...artifacts import Artifact
+from ...sql import OUTLINE_COLUMNS, OUTLINE_TABLES
 
 #: How many of the inventory's newest artifacts are listed in full.
 INVENTORY_LIMIT = 40
 #: How many tables of the source are described in the system message.
-TABLE_LIMIT = 40
+TABLE_LIMIT = OUTLINE_TABLES
 #: How many columns per table are listed.
-COLUMN_LIMIT = 40
+COLUMN_LIMIT = OUTLINE_COLUMNS
 #: How many entries of each agent-state section are shown (the newest).
 STATE_ENTRIES = 12
 

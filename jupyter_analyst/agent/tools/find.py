@@ -160,16 +160,10 @@ def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, pla
 
 FIND = ToolSpec(
     name="find",
-    description="Look up a table, column, dataset or artifact the user named loosely (\"the sales table\", "
-                "\"that chart\", \"revenue by month\"). Fuzzy search over the data source's tables and "
-                "columns and this conversation's datasets and artifacts; returns the best matches with "
-                "their exact names and ids. Use it instead of guessing a name.",
+    description="Fuzzy search of tables, columns, datasets and artifacts: the best matches' exact names and ids.",
     properties={
-        "query": {"type": "string", "description": "the words the user used"},
-        "kind": {
-            "type": "string", "enum": ["table", "column", "dataset", "artifact"],
-            "description": "only this kind of thing",
-        },
+        "query": {"type": "string", "description": "the user's words"},
+        "kind": {"type": "string", "enum": ["table", "column", "dataset", "artifact"], "description": "only this kind"},
     },
     required=("query",),
     payload="query",
