@@ -17,7 +17,7 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .intent import DataIntent, data_intent
     from .paths import absolute_spec, display_spec, local_path
-    from .outline import OUTLINE_COLUMNS, OUTLINE_TABLES
+    from .outline import OUTLINE_COLUMNS, OUTLINE_TABLES, SourceOutline, TableOutline, source_outline
     from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult, TableDescription, TableInfo
     from .prepare import canonical_sql, check_read_only, prepare_query, prepare_sql
     from .preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
@@ -34,6 +34,9 @@ _HOME = {
     "data_intent": "intent",
     "OUTLINE_COLUMNS": "outline",
     "OUTLINE_TABLES": "outline",
+    "SourceOutline": "outline",
+    "TableOutline": "outline",
+    "source_outline": "outline",
     "ClearedQuery": "model",
     "ColumnInfo": "model",
     "PreparedQuery": "model",

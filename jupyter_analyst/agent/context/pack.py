@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from ...events import ContextUsage
+from ...sql import source_outline
 from .sections import CHAT_RULES, system_text
 
 if TYPE_CHECKING:
@@ -277,6 +278,7 @@ class ContextPack:
                 dialect=source.dialect,
                 source_label=f"{source.kind} {source.spec}",
                 schema=source.schema(),
+                outline=source_outline(source),
                 artifacts=artifacts.recent(thread_id, 40),
                 artifact_total=artifacts.count(thread_id),
                 state=state,

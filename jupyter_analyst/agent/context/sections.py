@@ -16,7 +16,7 @@ from datetime import datetime
 
 from ...agent_state import AgentState
 from ...artifacts import Artifact
-from ...sql import OUTLINE_COLUMNS, OUTLINE_TABLES
+from ...sql import OUTLINE_COLUMNS, OUTLINE_TABLES, SourceOutline
 
 #: How many of the inventory's newest artifacts are listed in full.
 INVENTORY_LIMIT = 40
@@ -58,19 +58,39 @@ text, without tools, and say what you can do with their data source ({source}).
 """
 
 
-def schema_summary(schema: dict[str, dict[str, str]]) -> str:
-    """A compact listing of tables and their columns.
+def schema_summary(schema: dict[str, dict[str, str]], outline: SourceOutline | None = None) -> str:
+    """A compact listing of tables and their columns, with each table's row count and notes
+    on columns a model would misread, where the source's outline has them (sql/outline.py).
 
     >>> print(schema_summary({"sales": {"region": "VARCHAR", "amount": "DOUBLE"}}))
     - sales(region VARCHAR, amount DOUBLE)
+    >>> from jupyter_analyst.sql import TableOutline
+    >>> outline = SourceOutline(tables={"sales": TableOutline(rows=2400, date_text={"day": "2025-01-01"},
+    ...                                                       times={"day": "dates"})})
+    >>> print(schema_summary({"sales": {"day": "VARCHAR", "amount": "DOUBLE"}}, outline))
+    - sales (2,400 rows): day VARCHAR, amount DOUBLE
+    Notes on the data:
+    - sales.day is text holding dates (its first rows; e.g. '2025-01-01'): cast or parse it before comparing or grouping by time
     """
+    outline = outline or SourceOutline()
     lines = []
+    notes: list[str] = []
     for table, columns in list(schema.items())[:TABLE_LIMIT]:
         cols = ", ".join(f"{c} {t}" for c, t in list(columns.items())[:COLUMN_LIMIT])
         more = f", ... {len(columns) - COLUMN_LIMIT} more" if len(columns) > COLUMN_LIMIT else ""
-        lines.append(f"- {table}({cols}{more})")
+        read = outline.tables.get(table)
+        if read is not None and read.rows is not None:
+            lines.append(f"- {table} ({read.rows:,} {'row' if read.rows == 1 else 'rows'}): {cols}{more}")
+        else:
+            lines.append(f"- {table}({cols}{more})")
+        for column, example in (read.date_text.items() if read is not None else ()):
+            notes.append(f"- {table}.{column} is text holding {read.times.get(column, 'dates')} (its first rows; e.g. "
+                         f"{example!r}): cast or parse it before comparing or grouping by time")
     if len(schema) > TABLE_LIMIT:
         lines.append(f"- ... {len(schema) - TABLE_LIMIT} more tables (call list_tables or find)")
+    notes += [f"- {note}" for note in outline.shared]
+    if notes:
+        lines += ["Notes on the data:", *notes]
     return "\n".join(lines)
 
 
@@ -151,11 +171,23 @@ def pinned_texts(state: AgentState, *, summarized_through: int, cap: int) -> str
     return _clip("\n\n".join(parts), cap) if parts else ""
 
 
+def _tables_heading(outline: SourceOutline | None) -> str:
+    """``Tables:``, saying when a live database's rows were counted.
+
+    >>> _tables_heading(SourceOutline(counted_at="14:02 UTC"))
+    'Tables (rows counted at 14:02 UTC; the database is live):'
+    """
+    if outline is not None and outline.counted_at:
+        return f"Tables (rows counted at {outline.counted_at}; the database is live):"
+    return "Tables:"
+
+
 def system_text(
     *,
     dialect: str,
     source_label: str,
     schema: dict[str, dict[str, str]],
+    outline: SourceOutline | None = None,
     artifacts: Sequence[Artifact],
     artifact_total: int,
     state: AgentState,
@@ -166,7 +198,8 @@ def system_text(
     """The system message's sections, by name (the context pack counts each)."""
     summary = state.summary
     sections = {
-        "rules": RULES.format(dialect=dialect) + f"\nData source: {source_label}\nTables:\n{schema_summary(schema)}\n",
+        "rules": RULES.format(dialect=dialect) + f"\nData source: {source_label}\n{_tables_heading(outline)}\n"
+                 + f"{schema_summary(schema, outline)}\n",
         "state": "\n" + state_summary(state, ttl_s=ttl_s, cap=state_chars) + "\n",
         "summary": (
             f"\nSummary of turns 1-{summary.through_turn} (older messages are not shown):\n"
