@@ -48,3 +48,24 @@ def test_a_sqlite_source_is_outlined_through_its_read_only_engine(tmp_path):
         assert outline.shared == ["id differs: customers.id 500..899; orders.id 1..10"]
     finally:
         source.close()
+
+
+def test_a_live_database_is_counted_and_says_when(postgres):
+    import sqlalchemy
+
+    url = postgres.new_database()
+    engine = sqlalchemy.create_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE flights AS SELECT 2013 AS year, g AS hour FROM generate_series(0, 22) g")
+        conn.exec_driver_sql("CREATE TABLE planes AS SELECT 1956 + g AS year, 'N' || g AS tailnum, "
+                             "'2013-01-0' || (1 + mod(g, 9)) AS seen FROM generate_series(0, 57) g")
+    engine.dispose()
+    source = open_source(url)
+    try:
+        outline = source_outline(source)
+        assert outline.counted_at is not None and outline.counted_at.endswith("UTC")
+        assert outline.tables["flights"].rows == 23 and outline.tables["planes"].rows == 58
+        assert outline.tables["planes"].date_text == {"seen": "2013-01-01"}
+        assert outline.shared == ["year differs: flights.year 2013..2013; planes.year 1956..2013"]
+    finally:
+        source.close()
