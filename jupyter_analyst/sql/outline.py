@@ -41,6 +41,8 @@ PROBE_TIMEOUT_S = 2.0
 OUTLINE_BUDGET_S = 6.0
 #: Rows read from the top of a table to tell what its text columns hold.
 SAMPLE_ROWS = 100
+#: The longest text read as a date or timestamp (``2013-01-01T05:00:00.000000+05:30`` is 32).
+LONGEST_DATE = 40
 #: How long a live database's outline is kept before it is read again (seconds).
 LIVE_TTL_S = 300.0
 #: Same-named columns are noted when two tables' ranges overlap less than this share of
@@ -252,8 +254,11 @@ def read_outline(source: Any, schema: dict[str, dict[str, str]], *, budget_s: fl
         texts = [c for c, t in list(columns.items())[:OUTLINE_COLUMNS] if kind_of(t) == "text"]
         left = deadline - time.monotonic()
         if texts and left > 0:
-            rows = probe(source, f"SELECT {', '.join(_quoted(c) for c in texts)} FROM {_quoted(table)} "
-                                 f"LIMIT {SAMPLE_ROWS}", min(PROBE_TIMEOUT_S, left))
+            # Values longer than any date come back as a word: a wide text column is not
+            # read whole into the host to learn that it holds no dates.
+            shown = ", ".join(f"CASE WHEN length({_quoted(c)}) <= {LONGEST_DATE} THEN {_quoted(c)} ELSE 'text' END"
+                              for c in texts)
+            rows = probe(source, f"SELECT {shown} FROM {_quoted(table)} LIMIT {SAMPLE_ROWS}", min(PROBE_TIMEOUT_S, left))
             for n, column in enumerate(texts):
                 values = [r[n] for r in rows or ()]
                 held = date_text(values)

@@ -69,3 +69,4 @@ def test_a_live_database_is_counted_and_says_when(postgres):
         assert outline.shared == ["year differs: flights.year 2013..2013; planes.year 1956..2013"]
     finally:
         source.close()
+
