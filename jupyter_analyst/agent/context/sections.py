@@ -24,6 +24,8 @@ INVENTORY_LIMIT = 40
 TABLE_LIMIT = OUTLINE_TABLES
 #: How many columns per table are listed.
 COLUMN_LIMIT = OUTLINE_COLUMNS
+#: How many text columns holding dates are noted in full (the rest by name).
+DATE_NOTES = 12
 #: How many entries of each agent-state section are shown (the newest).
 STATE_ENTRIES = 12
 
@@ -88,6 +90,9 @@ def schema_summary(schema: dict[str, dict[str, str]], outline: SourceOutline | N
                          f"{example!r}): cast or parse it before comparing or grouping by time")
     if len(schema) > TABLE_LIMIT:
         lines.append(f"- ... {len(schema) - TABLE_LIMIT} more tables (call list_tables or find)")
+    if len(notes) > DATE_NOTES:  # the rest by name only: the section stays bounded
+        rest = [n.removeprefix("- ").split(" ", 1)[0] for n in notes[DATE_NOTES - 1:]]
+        notes = notes[:DATE_NOTES - 1] + [f"- also text holding dates or timestamps: {', '.join(rest)}"]
     notes += [f"- {note}" for note in outline.shared]
     if notes:
         lines += ["Notes on the data:", *notes]

@@ -59,3 +59,17 @@ def test_a_changed_source_is_counted_again(tmp_path):
         first, second = (system_prompt(r) for r in server.requests)
     assert "- sales (2 rows): " in first
     assert "- sales (3 rows): " in second
+
+
+def test_many_date_columns_are_noted_within_a_bound(tmp_path):
+    db = tmp_path / "wide.duckdb"
+    with duckdb.connect(str(db)) as conn:
+        days = ", ".join(f"'2025-01-0{1 + n % 9}' AS day{n:02d}" for n in range(30))
+        conn.execute(f"CREATE TABLE wide AS SELECT {days}")
+    with ScriptedModelServer({"turns": [{"steps": [text_step("[scripted] ok")]}]}) as server:
+        TurnRunner(tmp_path / "ws", server, db).run("what is in there?")
+        system = system_prompt(server.requests[0])
+    notes = system.split("Notes on the data:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(notes) == 12 and notes[0].startswith("- wide.day00 is text holding dates")
+    # Every column is still named: the last line names those not noted in full.
+    assert notes[-1] == "- also text holding dates or timestamps: " + ", ".join(f"wide.day{n:02d}" for n in range(11, 30))
