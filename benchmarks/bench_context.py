@@ -6,6 +6,10 @@ five artifacts per turn, so 1,000 in all) is built in a real workspace. At 20, 1
 recent turns and the inventory from SQLite; shape and bound them) and estimate the
 prompt's tokens, against the naive prompt: the system message with the whole inventory
 and every message of the thread.
+
+The tool block (the ``tools`` of every request, as JSON) is measured beside it: with every
+tool offered, and as a thread's first request offers it (no notebook, no artifact yet),
+against its size before it was made lean.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from jupyter_analyst.agent.context.pack import estimate_tokens
 from jupyter_analyst.agent.context.sections import RULES, schema_summary
 from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst.agent.memory import ThreadMemory, TurnMemory
+from jupyter_analyst.agent.tools import tool_schemas
 from jupyter_analyst.agent_state import ActiveValue, Addition, StateDelta, StatePatch
 from jupyter_analyst._clock import utc_now
 from jupyter_analyst.cli.demo import build_sample_database
@@ -32,6 +37,8 @@ from .common import Report
 
 CHECKPOINTS = (20, 100, 200)
 ARTIFACTS_PER_TURN = 5
+#: ``json.dumps`` of every tool's schema at commit f689565, before the tool block was made lean.
+TOOL_BLOCK_BEFORE = 8_534
 
 
 def _turn_messages(n: int) -> list[dict]:
@@ -94,6 +101,11 @@ def bench_context(report: Report, *, rows: int, repeat: int) -> None:
         thread = ws.store.create_thread(user="bench", source=str(db), title="long thread")
         runtime = ThreadEnvironment(thread_id=thread.thread_id, source=source, artifacts=ws.artifacts,
                                 workdir=ws.kernel_dir(thread.thread_id))
+        before = "the tool block at f689565, every tool"
+        report.add("tool block, every tool offered", len(json.dumps(tool_schemas())), TOOL_BLOCK_BEFORE, before,
+                   unit="chars")
+        report.add("tool block, a thread's first request (no notebook, no artifact)",
+                   len(json.dumps(tool_schemas(runtime))), TOOL_BLOCK_BEFORE, before, unit="chars")
         done = 0
         for checkpoint in CHECKPOINTS:
             _grow(ws, thread.thread_id, done + 1, checkpoint)
@@ -117,6 +129,8 @@ def bench_context(report: Report, *, rows: int, repeat: int) -> None:
             report.add(f"context assembly, {checkpoint} turns", statistics.median(ours_t) * 1000,
                        statistics.median(whole_t) * 1000, "reading and serialising the whole thread", unit="ms")
         report.note("prompt tokens are estimated at 4 characters per token; ours must stay flat from 20 to 200 turns")
+        report.note("the tool block is sent beside the prompt on every request and not counted in its tokens; "
+                    "its budget is 5,000 characters with every tool offered")
         source.close()
         ws.close()
 

@@ -82,7 +82,7 @@ def test_tool_schema_matches_the_normaliser():
         function = tool["function"]
         params = function["parameters"]
         assert function["description"] and params["type"] == "object"
-        assert set(params["required"]) <= set(params["properties"])
+        assert set(params.get("required", [])) <= set(params["properties"])
         offered = {key: samples[key] for key in params["properties"]}
         assert normalize_arguments(function["name"], {**offered, "stray": 1}) == offered
         for key, schema in params["properties"].items():

@@ -19,7 +19,7 @@ import inspect
 import json
 import os
 import ssl
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -316,17 +316,21 @@ class LLMClient:
         on_text: TextSink | None = None,
         on_tool: Callable[[str], None] | None = None,
         on_thinking: Callable[[], Awaitable[None] | None] | None = None,
+        callable_names: Collection[str] = (),
     ) -> ModelReply:
         """One completion; the answer's text goes to ``on_text`` as it arrives (never the
         monologue, never a call written as text), the name of each tool the model starts to
         call to ``on_tool`` (before its arguments, so that what the call needs can be got
         ready), and ``on_thinking`` is called once when the model is seen thinking.
+        ``callable_names``: tools the model may call though this request does not offer them
+        (a call written as text that names one is a call, as a native call to it would be).
 
         Raises:
             ModelError: the endpoint could not be reached, answered with an error, or
                 answered with nothing twice.
         """
         names = [_get(_get(t, "function"), "name") for t in tools or ()]
+        names += [n for n in callable_names if tools and n not in names]
         shown = _Shown(on_text)
         thinking = _Once(on_thinking)
         asked = messages

@@ -29,7 +29,7 @@ from .guards import check_answer, mark_answer
 from .llm import LLMClient, ToolCall
 from .memory import ThreadMemory, TurnMemory
 from .modes import classify
-from .tools import StepOutcome, spec_of, tool_schemas
+from .tools import StepOutcome, registered, spec_of, tool_schemas
 from .turn_record import USER_DRIVEN, TurnRun, TurnSummary, TurnTrace, step_line
 
 __all__ = ["USER_DRIVEN", "AgentLoop", "TurnSummary", "TurnTrace"]
@@ -220,10 +220,12 @@ class AgentLoop:
             await run.guard("step_limit_reached", f"stopped after {self.max_steps} model calls; asking for an answer")
         messages, usage = await asyncio.to_thread(run.context.messages, number, run.conversation, chat=chat)
         await run.emit(usage)
+        # The tools that can be used on this request (no notebook, no read_cells).
+        tools = [] if final or chat else await asyncio.to_thread(tool_schemas, self.environment)
         asked = time.perf_counter()
         reply = await self.llm.complete(
-            messages, [] if final or chat else tool_schemas(), on_text=run.text, on_tool=self._tool_named,
-            on_thinking=run.thinking,
+            messages, tools, on_text=run.text, on_tool=self._tool_named, on_thinking=run.thinking,
+            callable_names=[spec.name for spec in registered()],
         )
         run.llm_s += time.perf_counter() - asked
         if (counted := served_usage(reply.usage)) is not None:

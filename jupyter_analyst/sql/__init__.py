@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .paths import absolute_spec, display_spec, local_path
     from .model import ClearedQuery, PreparedQuery, QueryResult
     from .prepare import prepare_query
+    from .outline import OUTLINE_COLUMNS, OUTLINE_TABLES, SourceOutline, source_outline
     from .preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
     from .runner import QueryRunner
     from .sealed import EngineLimits
@@ -30,6 +31,10 @@ _HOME = {
     "local_path": "paths",
     "DataIntent": "intent",
     "data_intent": "intent",
+    "OUTLINE_COLUMNS": "outline",
+    "OUTLINE_TABLES": "outline",
+    "SourceOutline": "outline",
+    "source_outline": "outline",
     "ClearedQuery": "model",
     "PreparedQuery": "model",
     "QueryResult": "model",
@@ -46,8 +51,9 @@ _HOME = {
 
 __all__ = [
     "ClearedQuery", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
-    "PreparedQuery", "QueryResult", "QueryRunner", "SqlPreparer", "absolute_spec", "data_intent", "display_spec",
-    "local_path", "open_source", "prepare_query", "register_source",
+    "OUTLINE_COLUMNS", "OUTLINE_TABLES", "PreparedQuery", "QueryResult", "QueryRunner", "SourceOutline",
+    "SqlPreparer", "absolute_spec", "data_intent", "display_spec", "local_path", "open_source",
+    "prepare_query", "register_source", "source_outline",
 ]
 
 

@@ -1,5 +1,5 @@
-"""A dataset's description as the model receives it: in the tool result and in every later
-call's system message, with every filter that feeds it and its keys resolved."""
+"""A dataset's description as the model receives it: in the tool result and in the next
+turn's system message, with every filter that feeds it and its keys resolved."""
 
 from __future__ import annotations
 
@@ -29,17 +29,26 @@ def _system(request: dict) -> str:
     return request["messages"][0]["content"]
 
 
+def _next_turn(a, first, prompt: str) -> dict:
+    """The first request the agent makes in a follow-up turn (the system message stays as a
+    turn began, so what a turn made is listed there from the next turn on)."""
+    before = len(a.server.requests)
+    assert a.run(prompt, thread=first.thread_id).status == "completed"
+    return next(r for r in a.server.requests[before:] if _system(r).startswith("You are jupyter-analyst"))
+
+
 def _dataset_line(request: dict, name: str) -> str:
     return next(line for line in _system(request).splitlines() if line.startswith(f"- `{name}`"))
 
 
 def test_a_filter_inside_a_cte_and_group_by_1_reach_the_model(analyst):
-    a = analyst({"turns": [{"steps": [sql_step(CTE_SQL, "north_monthly"), text_step()]}]})
-    assert a.run("monthly revenue in the north").status == "completed"
+    a = analyst({"turns": [{"steps": [sql_step(CTE_SQL, "north_monthly"), text_step()]}, {"steps": [text_step()]}]})
+    first = a.run("monthly revenue in the north")
+    assert first.status == "completed"
     after = a.server.requests[1]
     told = json.loads([m for m in after["messages"] if m["role"] == "tool"][-1]["content"])
     assert "region = 'North' (in north)" in told["intent_note"]
-    line = _dataset_line(after, "north_monthly")
+    line = _dataset_line(_next_turn(a, first, "and in the south?"), "north_monthly")
     # The filter of the CTE is the dataset's; GROUP BY 1 names the expression, not "1".
     assert "where: regions.region = 'North' (in north)" in line
     assert "by: month = DATE_TRUNC('MONTH', order_date)" in line
@@ -47,9 +56,10 @@ def test_a_filter_inside_a_cte_and_group_by_1_reach_the_model(analyst):
 
 
 def test_a_long_case_measure_is_cut_whole_and_the_where_kept(analyst):
-    a = analyst({"turns": [{"steps": [sql_step(LONG_SQL, "spring"), text_step()]}]})
-    assert a.run("big spring orders by category").status == "completed"
-    line = _dataset_line(a.server.requests[1], "spring")
+    a = analyst({"turns": [{"steps": [sql_step(LONG_SQL, "spring"), text_step()]}, {"steps": [text_step()]}]})
+    first = a.run("big spring orders by category")
+    assert first.status == "completed"
+    line = _dataset_line(_next_turn(a, first, "and the summer?"), "spring")
     note = line.split(": ", 1)[1]
     assert "where: orders.region_id IN (1, 2, 3)" in note
     assert "by: category" in note

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from ...events import ContextUsage
+from ...sql import source_outline
 from .previous import previous_turn_line
 from .sections import CHAT_RULES, INVENTORY_LIMIT, system_text
 
@@ -281,6 +282,7 @@ class ContextPack:
                 dialect=source.dialect,
                 source_label=f"{source.kind} {source.spec}",
                 schema=source.schema(),
+                outline=source_outline(source),
                 artifacts=artifacts.recent(thread_id, INVENTORY_LIMIT),
                 artifact_total=artifacts.count(thread_id),
                 state=state,

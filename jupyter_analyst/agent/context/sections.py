@@ -17,13 +17,16 @@ from typing import Any
 
 from ...agent_state import AgentState
 from ...artifacts import Artifact
+from ...sql import OUTLINE_COLUMNS, OUTLINE_TABLES, SourceOutline
 
 #: How many of the newest datasets, and of the other artifacts, are listed.
 INVENTORY_LIMIT = 40
 #: How many tables of the source are described in the system message.
-TABLE_LIMIT = 40
+TABLE_LIMIT = OUTLINE_TABLES
 #: How many columns per table are listed.
-COLUMN_LIMIT = 40
+COLUMN_LIMIT = OUTLINE_COLUMNS
+#: How many text columns holding dates are noted in full (the rest by name).
+DATE_NOTES = 12
 #: How many entries of each agent-state section are shown (the newest).
 STATE_ENTRIES = 12
 
@@ -59,19 +62,42 @@ text, without tools, and say what you can do with their data source ({source}).
 """
 
 
-def schema_summary(schema: dict[str, dict[str, str]]) -> str:
-    """A compact listing of tables and their columns.
+def schema_summary(schema: dict[str, dict[str, str]], outline: SourceOutline | None = None) -> str:
+    """A compact listing of tables and their columns, with each table's row count and notes
+    on columns a model would misread, where the source's outline has them (sql/outline.py).
 
     >>> print(schema_summary({"sales": {"region": "VARCHAR", "amount": "DOUBLE"}}))
     - sales(region VARCHAR, amount DOUBLE)
+    >>> from jupyter_analyst.sql.outline import TableOutline
+    >>> outline = SourceOutline(tables={"sales": TableOutline(rows=2400, date_text={"day": "2025-01-01"},
+    ...                                                       times={"day": "dates"})})
+    >>> print(schema_summary({"sales": {"day": "VARCHAR", "amount": "DOUBLE"}}, outline))
+    - sales (2,400 rows): day VARCHAR, amount DOUBLE
+    Notes on the data:
+    - sales.day is text holding dates (its first rows; e.g. '2025-01-01'): cast or parse it before comparing or grouping by time
     """
+    outline = outline or SourceOutline()
     lines = []
+    notes: list[str] = []
     for table, columns in list(schema.items())[:TABLE_LIMIT]:
         cols = ", ".join(f"{c} {t}" for c, t in list(columns.items())[:COLUMN_LIMIT])
         more = f", ... {len(columns) - COLUMN_LIMIT} more" if len(columns) > COLUMN_LIMIT else ""
-        lines.append(f"- {table}({cols}{more})")
+        read = outline.tables.get(table)
+        if read is not None and read.rows is not None:
+            lines.append(f"- {table} ({read.rows:,} {'row' if read.rows == 1 else 'rows'}): {cols}{more}")
+        else:
+            lines.append(f"- {table}({cols}{more})")
+        for column, example in (read.date_text.items() if read is not None else ()):
+            notes.append(f"- {table}.{column} is text holding {read.times.get(column, 'dates')} (its first rows; e.g. "
+                         f"{example!r}): cast or parse it before comparing or grouping by time")
     if len(schema) > TABLE_LIMIT:
         lines.append(f"- ... {len(schema) - TABLE_LIMIT} more tables (call list_tables or find)")
+    if len(notes) > DATE_NOTES:  # the rest by name only: the section stays bounded
+        rest = [n.removeprefix("- ").split(" ", 1)[0] for n in notes[DATE_NOTES - 1:]]
+        notes = notes[:DATE_NOTES - 1] + [f"- also text holding dates or timestamps: {', '.join(rest)}"]
+    notes += [f"- {note}" for note in outline.shared]
+    if notes:
+        lines += ["Notes on the data:", *notes]
     return "\n".join(lines)
 
 
@@ -255,11 +281,23 @@ def pinned_texts(state: AgentState, *, summarized_through: int, cap: int) -> str
     return _clip("\n\n".join(parts), cap) if parts else ""
 
 
+def _tables_heading(outline: SourceOutline | None) -> str:
+    """``Tables:``, saying when a live database's rows were counted.
+
+    >>> _tables_heading(SourceOutline(counted_at="14:02 UTC"))
+    'Tables (rows counted at 14:02 UTC; the database is live):'
+    """
+    if outline is not None and outline.counted_at:
+        return f"Tables (rows counted at {outline.counted_at}; the database is live):"
+    return "Tables:"
+
+
 def system_text(
     *,
     dialect: str,
     source_label: str,
     schema: dict[str, dict[str, str]],
+    outline: SourceOutline | None = None,
     artifacts: Sequence[Artifact],
     artifact_total: int,
     state: AgentState,
@@ -275,7 +313,8 @@ def system_text(
     comes last."""
     summary = state.summary
     sections = {
-        "rules": RULES.format(dialect=dialect) + f"\nData source: {source_label}\nTables:\n{schema_summary(schema)}\n",
+        "rules": RULES.format(dialect=dialect) + f"\nData source: {source_label}\n{_tables_heading(outline)}\n"
+                 + f"{schema_summary(schema, outline)}\n",
         "summary": (
             f"\nSummary of {turn_span(1, summary.through_turn)} (older messages are not shown):\n"
             + _clip(summary.text, summary_chars) + "\n"

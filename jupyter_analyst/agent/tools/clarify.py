@@ -52,16 +52,10 @@ def question_text(question: str, candidates: list[str]) -> str:
 
 CLARIFY = ToolSpec(
     name="clarify",
-    description="Ask the user to choose when the request can reasonably mean different things and the "
-                "choice changes the result (which measure, which period, which table). Give the "
-                "question and the candidate interpretations; the turn ends with the question. Do not "
-                "use it when the request is clear: act instead.",
+    description="Ask the user to choose between interpretations; the turn ends with the question.",
     properties={
-        "question": {"type": "string", "description": "one short question to the user"},
-        "candidates": {
-            "type": "array", "items": {"type": "string"},
-            "description": "the interpretations to choose from, each a short phrase",
-        },
+        "question": {"type": "string", "description": "one short question"},
+        "candidates": {"type": "array", "items": {"type": "string"}, "description": "the interpretations, short phrases"},
     },
     required=("question", "candidates"),
     payload="question",

@@ -6,8 +6,11 @@ a bare string stands for and the names models use for its arguments, the checks 
 payload, and how it runs. The argument normaliser, the state machine's check, the call
 pipeline and the tool box all read the spec; none keeps a table of its own.
 
-The descriptions are prompts: the model reads them to decide what to call and how, so they
-say what each tool is for, what it returns, and that finished work is reused, not redone.
+The descriptions are prompts: the model reads them on every call to decide what to call
+and how, so each says once what its tool is for, what it returns and what it refuses, and
+nothing the system message's rules say already (facts come from tools, finished work is
+reused). A schema holds only what applies to its tool, and a tool is offered only where it
+can be used (``offered``).
 
 A tool is added by registering its spec (:func:`register`); the built-in ones are
 registered by the package, in the order the model is shown them.
@@ -31,34 +34,30 @@ if TYPE_CHECKING:
     from ..llm import ToolCall
     from .outcome import CallContext, StepOutcome, StepPlan
 
-#: The ``expect`` argument of the tools whose results can be checked (run_sql, run_python).
-EXPECT: dict[str, Any] = {
-    "type": "object",
-    "description": (
-        "Optional: what you expect the step to produce. It is checked against the real result and "
-        "any mismatch is reported back to you, so state only what you are sure of."
-    ),
-    "properties": {
-        "rows": {"type": "integer", "minimum": 0, "description": "the exact number of rows expected"},
-        "count": {
-            "type": "integer", "minimum": 0,
-            "description": "the exact number of artifacts a Python step should make (charts, files)",
-        },
-        "columns": {
-            "type": "array", "items": {"type": "string"},
-            "description": "column names the result must have",
-        },
-        "artifact_type": {
-            "type": "string", "enum": ["dataset", "image", "file", "text"],
-            "description": "the kind of artifact the step must produce",
-        },
-        "artifact_ids": {
-            "type": "array", "items": {"type": "string"},
-            "description": "ids of existing artifacts the step is expected to reuse or produce",
-        },
-    },
-    "additionalProperties": False,
+#: The checks a step's ``expect`` may hold, each written once; a tool offers those that
+#: apply to its results (see :func:`expect_schema`). The normaliser reads them all for any
+#: tool (guards/expectations.py compares what applies).
+EXPECT_FIELDS: dict[str, dict[str, Any]] = {
+    "rows": {"type": "integer", "description": "exact row count"},
+    "columns": {"type": "array", "items": {"type": "string"}, "description": "columns it must have"},
+    "count": {"type": "integer", "description": "exact number of figures and files made"},
+    "artifact_type": {"type": "string", "enum": ["dataset", "image", "file", "text"]},
+    "artifact_ids": {"type": "array", "items": {"type": "string"}, "description": "artifact ids it must make or reuse"},
 }
+
+
+def expect_schema(*fields: str) -> dict[str, Any]:
+    """The ``expect`` argument of a tool whose results can be checked, with ``fields`` of
+    :data:`EXPECT_FIELDS`.
+
+    >>> sorted(expect_schema("rows")["properties"])
+    ['rows']
+    """
+    return {
+        "type": "object",
+        "description": "checked against the result",
+        "properties": {name: EXPECT_FIELDS[name] for name in fields},
+    }
 
 
 class CallHost(Protocol):
@@ -127,6 +126,10 @@ class ToolSpec:
     """Called as soon as the model has named the tool, before its arguments are in."""
     reused: Callable[[ThreadEnvironment, dict[str, Any], StepOutcome], Awaitable[None]] | None = None
     """What a reused step's names hold now, as if it had run."""
+    offered: Callable[[ThreadEnvironment], bool] | None = None
+    """Whether the model is offered the tool on a request of this thread (``None``: always).
+    A tool that could do nothing there (read a notebook when none is attached) costs every
+    request its schema; one that is not offered still runs when called (it says why not)."""
 
     def __post_init__(self) -> None:
         if (self.run is None) == (self.drive is None):
@@ -139,17 +142,13 @@ class ToolSpec:
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry of type ``function``."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": {
-                    "type": "object", "properties": dict(self.properties), "required": list(self.required),
-                    "additionalProperties": False,
-                },
-            },
-        }
+        # No ``additionalProperties: false``: the normaliser drops keys the tool does not
+        # know (and counts it), so saying so costs every request and changes nothing.
+        parameters: dict[str, Any] = {"type": "object", "properties": dict(self.properties)}
+        if self.required:
+            parameters["required"] = list(self.required)
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": parameters}}
 
 
 _REGISTRY: dict[str, ToolSpec] = {}
@@ -182,9 +181,12 @@ def registered() -> Iterator[ToolSpec]:
     return iter(list(_REGISTRY.values()))
 
 
-def tool_schemas() -> list[dict[str, Any]]:
-    """The ``tools`` of a model call: every registered tool's schema."""
-    return [spec.schema() for spec in registered()]
+def tool_schemas(environment: ThreadEnvironment | None = None) -> list[dict[str, Any]]:
+    """The ``tools`` of a model call: the schema of every registered tool, or, for a request
+    of ``environment``'s thread, of those offered there. Blocking (a tool's condition may
+    read the source's schema): call it off the event loop."""
+    return [spec.schema() for spec in registered()
+            if environment is None or spec.offered is None or spec.offered(environment)]
 
 
 def tool_states() -> dict[str, State | None]:

@@ -195,17 +195,11 @@ def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, pla
 
 FIND = ToolSpec(
     name="find",
-    description="Look up a table, column, dataset or artifact the user named loosely (\"the sales table\", "
-                "\"that chart\", \"revenue by month\"). Fuzzy search over the data source's tables and "
-                "columns and this conversation's datasets and artifacts (by name, title and the code that made "
-                "them); returns the best matches with their exact names and ids, and with_code=true the code "
-                "or SQL that made each. Use it instead of guessing a name.",
+    description="Fuzzy search of tables, columns, datasets and artifacts (names, titles, code): the best "
+                "matches' exact names and ids.",
     properties={
-        "query": {"type": "string", "description": "the words the user used"},
-        "kind": {
-            "type": "string", "enum": ["table", "column", "dataset", "artifact"],
-            "description": "only this kind of thing",
-        },
+        "query": {"type": "string", "description": "the user's words"},
+        "kind": {"type": "string", "enum": ["table", "column", "dataset", "artifact"], "description": "only this kind"},
         "with_code": CODE_PROPERTY,
     },
     required=("query",),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._text import json_safe
 from ...errors import InvalidArguments
+from ...sql import OUTLINE_TABLES
 from .contract import ToolSpec
 from .outcome import CallContext, StepOutcome, StepPlan
 from .provenance import CODE_ITEMS, CODE_PROPERTY, made_by, steps_by_key, wants_code
@@ -70,18 +71,31 @@ def read_cells(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, p
     return StepOutcome(status="ok", result=result)
 
 
+def _tables_not_all_listed(env: ThreadEnvironment) -> bool:
+    """Whether the system message leaves tables out: it lists every table with its columns
+    otherwise, and ``list_tables`` would repeat it."""
+    return len(env.source.schema()) > OUTLINE_TABLES
+
+
+def _has_artifacts(env: ThreadEnvironment) -> bool:
+    return env.artifacts.count(env.thread_id) > 0
+
+
+def _notebook_readable(env: ThreadEnvironment) -> bool:
+    return env.attached is not None and not env.attached.problem
+
+
 LIST_TABLES = ToolSpec(
     name="list_tables",
-    description="List the tables and views of the data source, with their row counts. Call it first when you "
-                "do not know the schema yet; never guess table names.",
+    description=f"Every table and view with its row count (the system message lists the first {OUTLINE_TABLES}).",
     run=list_tables,
+    offered=_tables_not_all_listed,
 )
 
 DESCRIBE_TABLE = ToolSpec(
     name="describe_table",
-    description="Show one table's columns with their types, its row count and a few sample rows. Use it "
-                "before writing SQL against a table whose columns you have not seen.",
-    properties={"table": {"type": "string", "description": "the table's name exactly as list_tables gives it"}},
+    description="One table's columns, row count and first rows: what its values look like.",
+    properties={"table": {"type": "string", "description": "the table's name"}},
     required=("table",),
     payload="table",
     aliases={"table_name": "table", "name": "table"},
@@ -90,34 +104,30 @@ DESCRIBE_TABLE = ToolSpec(
 
 LIST_ARTIFACTS = ToolSpec(
     name="list_artifacts",
-    description="List this conversation's artifacts (datasets, charts, files, texts): id, name, type, the step "
-                "that produced it, content fingerprint and creation time; with_code=true also the code or SQL "
-                "that made each. Check it before redoing work: an artifact that exists can be used directly.",
+    description="This conversation's artifacts (datasets, charts, files, texts), newest last.",
     properties={
-        "type": {
-            "type": "string", "enum": ["dataset", "image", "file", "text"],
-            "description": "only artifacts of this type",
-        },
-        "name": {"type": "string", "description": "only artifacts whose name contains this text"},
+        "type": {"type": "string", "enum": ["dataset", "image", "file", "text"], "description": "only this type"},
+        "name": {"type": "string", "description": "only names containing this"},
         "with_code": CODE_PROPERTY,
     },
     aliases={"kind": "type", "artifact_type": "type", "code": "with_code", "include_code": "with_code"},
     run=list_artifacts,
+    offered=_has_artifacts,
 )
 
 READ_CELLS = ToolSpec(
     name="read_cells",
-    description="Read cells of the user's notebook by their ids, as the notebook outline in the system "
-                "message lists them: each cell's source and a short text of its outputs. Read only the "
-                "few cells you need (what a variable holds, how a chart was made), never the whole notebook.",
+    description="Cells of the user's notebook by id (from the notebook outline): source and outputs. Read only "
+                "the few you need.",
     properties={
         "cell_ids": {
             "type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 20,
-            "description": "ids from the notebook outline",
+            "description": "ids from the outline",
         },
     },
     required=("cell_ids",),
     payload="cell_ids",
     aliases={"ids": "cell_ids", "cells": "cell_ids", "cell_id": "cell_ids", "id": "cell_ids"},
     run=read_cells,
+    offered=_notebook_readable,
 )

@@ -185,46 +185,33 @@ async def run_staged_plan(host: CallHost, args: dict[str, Any]) -> StepOutcome:
 
 PLAN = ToolSpec(
     name="plan",
-    description="Run several run_sql and run_python steps in one call, in stages, when the request needs "
-                "several datasets. Stages run in order; the steps of a 'parallel' stage are independent and "
-                "their queries run at the same time; a 'sequence' stage runs its steps in order. A step lists "
-                "in 'inputs' the ids of the steps it needs (from earlier stages). The whole plan is checked "
-                "before anything runs. Each step is an ordinary run_sql or run_python call (same checks, same "
-                "reuse of identical steps); a step that fails fails only the steps that need it. Returns each "
-                "step's status and result. For a single query or a single piece of code, call run_sql or "
-                "run_python directly.",
+    description="Several run_sql/run_python steps in one call, checked before any runs. Stages run in order; a "
+                "'parallel' stage's steps are independent (queries run at once), a 'sequence' stage's run in turn. "
+                "A failed step skips only the steps needing it.",
     properties={
-        "goal": {"type": "string", "description": "what the plan is for, in one sentence"},
+        "goal": {"type": "string", "description": "what the plan is for"},
         "stages": {
-            "type": "array", "minItems": 1, "maxItems": 8,
-            "description": "the stages, in the order they run (at most 8, with at most 16 steps in all)",
+            "type": "array", "maxItems": 8, "description": "at most 16 steps in all",
             "items": {
                 "type": "object",
                 "properties": {
                     "mode": {"type": "string", "enum": ["parallel", "sequence"]},
                     "steps": {
-                        "type": "array", "minItems": 1,
+                        "type": "array",
                         "items": {
                             "type": "object",
                             "properties": {
-                                "id": {"type": "string", "description": "a short id such as q1, unique in the plan"},
+                                "id": {"type": "string", "description": "unique, e.g. q1"},
                                 "tool": {"type": "string", "enum": ["run_sql", "run_python"]},
-                                "arguments": {
-                                    "type": "object",
-                                    "description": "the tool's arguments: {sql, name} for run_sql, {code} for run_python",
-                                },
-                                "inputs": {
-                                    "type": "array", "items": {"type": "string"},
-                                    "description": "ids of the steps this one needs",
-                                },
+                                "arguments": {"type": "object", "description": "the tool's arguments"},
+                                "inputs": {"type": "array", "items": {"type": "string"},
+                                           "description": "ids of earlier steps it needs"},
                             },
                             "required": ["id", "tool", "arguments"],
-                            "additionalProperties": False,
                         },
                     },
                 },
                 "required": ["mode", "steps"],
-                "additionalProperties": False,
             },
         },
     },

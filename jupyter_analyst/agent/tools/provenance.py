@@ -19,7 +19,7 @@ CODE_CHARS = 4_000
 #: How many artifacts' code one call hands back (the newest of those it lists).
 CODE_ITEMS = 5
 #: What ``with_code`` says in a tool's schema.
-CODE_PROPERTY = {"type": "boolean", "description": "also return the code or SQL of the step that made each"}
+CODE_PROPERTY = {"type": "boolean", "description": "also the code or SQL that made each"}
 
 
 def wants_code(value: Any) -> bool:

@@ -17,7 +17,7 @@ from ...errors import InvalidArguments, KernelError, StorageError
 from ...kernel import collect_outputs, figure_file_names
 from ..environment import inputs_of
 from ..guards import check_python_code
-from .contract import EXPECT, ToolSpec
+from .contract import ToolSpec, expect_schema
 from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
 from .run_sql import staging
 
@@ -193,14 +193,11 @@ async def _reused(env: ThreadEnvironment, args: dict[str, Any], outcome: StepOut
 
 RUN_PYTHON = ToolSpec(
     name="run_python",
-    description="Run Python code in the Jupyter kernel where every dataset from run_sql is a pandas DataFrame "
-                "under its name; pandas is imported as pd and matplotlib.pyplot as plt. Print what you "
-                "need to see. Figures you show (plt.show()) and files you write under outputs/ become artifacts. "
-                "Returns stdout, errors with the traceback, new artifact ids, and `reused: true` when identical "
-                "code already ran on the same inputs. Query data with run_sql, not from Python.",
+    description="Python in the kernel (plt is matplotlib.pyplot). Print what you need to see; fetch data with "
+                "run_sql, not from Python.",
     properties={
-        "code": {"type": "string", "description": "the Python source, as plain code without Markdown fences"},
-        "expect": EXPECT,
+        "code": {"type": "string", "description": "the code"},
+        "expect": expect_schema("count", "artifact_type", "artifact_ids"),
     },
     required=("code",),
     state="analyzing",

@@ -31,7 +31,7 @@ from ...errors import InvalidArguments, QueryFailed, StorageError
 from ...kernel import over_thread_cap
 from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryResult, data_intent
 from ..guards import check_dataset_name
-from .contract import EXPECT, ToolSpec
+from .contract import ToolSpec, expect_schema
 from .outcome import CallContext, StepOutcome, StepPlan
 
 if TYPE_CHECKING:
@@ -266,19 +266,11 @@ async def _reused(env: ThreadEnvironment, args: dict[str, Any], outcome: StepOut
 
 RUN_SQL = ToolSpec(
     name="run_sql",
-    description="Run ONE read-only SQL query (SELECT, optionally with CTEs) against the data source. The "
-                "result is stored as a dataset artifact and loaded into the Python kernel as a pandas "
-                "DataFrame named `name`. Returns the artifact id, row count, columns, dtypes and sample rows, "
-                "and `reused: true` when the same query already ran (the existing dataset is used as is). "
-                "Writes, DDL and several statements at once are refused; unknown tables or columns are "
-                "refused with the nearest real names.",
+    description="One read-only SELECT (CTEs allowed); no writes, DDL or several statements.",
     properties={
-        "sql": {"type": "string", "description": "one SELECT query, as plain SQL without Markdown fences"},
-        "name": {
-            "type": "string",
-            "description": "the DataFrame's variable name in Python, a valid identifier such as monthly_revenue",
-        },
-        "expect": EXPECT,
+        "sql": {"type": "string", "description": "the query"},
+        "name": {"type": "string", "description": "the DataFrame's variable name, e.g. monthly_revenue"},
+        "expect": expect_schema("rows", "columns"),
     },
     required=("sql", "name"),
     state="data_fetching",

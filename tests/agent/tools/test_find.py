@@ -16,6 +16,11 @@ TITLED = (
 UNTITLED = "share_fig = plt.figure()\nplt.pie(revenue.revenue)\nplt.show()\n"
 
 
+def _first_agent_request(requests: list[dict]) -> dict:
+    """The first of ``requests`` a turn's agent made (not the summarizer's)."""
+    return next(r for r in requests if r["messages"][0]["content"].startswith("You are jupyter-analyst"))
+
+
 def _told(request: dict) -> dict:
     return json.loads([m for m in request["messages"] if m["role"] == "tool"][-1]["content"])
 
@@ -26,14 +31,19 @@ def test_a_titled_chart_is_listed_by_its_title_and_find_returns_its_code(analyst
         call_step("find", query="revenue by region chart", with_code=True),
         call_step("list_artifacts", type="dataset", code=True),
         text_step(),
-    ]}]})
-    assert a.run("chart revenue by region").status == "completed"
-    requests = a.server.requests
+    ]}, {"steps": [text_step()]}]})
+    first = a.run("chart revenue by region")
+    assert first.status == "completed"
+    requests = list(a.server.requests)
+    assert a.run("and the title?", thread=first.thread_id).status == "completed"
+    next_turn = _first_agent_request(a.server.requests[len(requests):])
     made = _told(requests[2])["artifacts"]
     assert [m["name"] for m in made] == ["Revenue by region.png"]
     # Without a title, the variable that held the figure names it.
     assert [m["name"] for m in _told(requests[3])["artifacts"]] == ["share_fig.png"]
-    system = requests[3]["messages"][0]["content"]
+    # The next turn's system message lists the chart by its title (within a turn it stays
+    # as the turn began, for the provider's prompt cache).
+    system = next_turn["messages"][0]["content"]
     assert "Revenue by region.png" in system and "-figure-" not in system
 
     found = _told(requests[4])["matches"]
