@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
 # Jupyter Enterprise Gateway pins an older Jupyter stack (jupyter-server 1, jupyter-client 6,
-# pyzmq 24) than ours: it gets a venv of its own, which tests/test_gateway.py starts it from.
+# pyzmq 24) than ours: it gets a venv of its own, which tests/server/test_gateway.py starts it from.
 GATEWAY_VENV  ?= .venv-gateway
 GATEWAY_STAMP := $(GATEWAY_VENV)/.installed
 
@@ -48,7 +48,7 @@ $(STAMP): pyproject.toml
 $(GATEWAY_STAMP): Makefile
 	@{ test -x $(GATEWAY_VENV)/bin/python || $(PYTHON) -m venv $(GATEWAY_VENV); } && \
 	  $(GATEWAY_VENV)/bin/python -m pip install --quiet 'jupyter_enterprise_gateway>=3.2,<4' && touch $@ || \
-	  echo "WARNING: $(GATEWAY_VENV) (Jupyter Enterprise Gateway) could not be built: tests/test_gateway.py will skip"
+	  echo "WARNING: $(GATEWAY_VENV) (Jupyter Enterprise Gateway) could not be built: tests/server/test_gateway.py will skip"
 
 gateway-venv: $(GATEWAY_STAMP)
 
