@@ -11,7 +11,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 GATEWAY_VENV  ?= .venv-gateway
 GATEWAY_STAMP := $(GATEWAY_VENV)/.installed
 
-.PHONY: demo lab chromium-deps gateway-venv test test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
+.PHONY: demo lab chromium-deps gateway-venv test test-fast test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
 
 # The JupyterLab extension (src/, style/, schema/): `npm ci` when the lock changes, a
 # build when its sources do. The browser tests have their own node_modules.
@@ -95,6 +95,11 @@ test: test-python test-js test-ui
 
 test-python: $(EXT_STAMP) $(GATEWAY_STAMP) sandbox-deps
 	$(PY) -m pytest
+
+## The Python tests that start no server of their own (tests/README.md): the quick loop
+## while working; `make test` (CI) runs everything.
+test-fast: $(EXT_STAMP) sandbox-deps
+	$(PY) -m pytest -m "not process"
 
 test-js: $(NODE_STAMP)
 	$(NPM) test
