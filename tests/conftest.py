@@ -3,15 +3,76 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import pytest
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+# ------------------------------------------------------------------ process-level tests
+
+#: Fixtures that start a server: pytest-jupyter's Jupyter server (``jp_fetch`` and
+#: ``jp_serverapp``, which start kernels through it), and this file's PostgreSQL and S3
+#: servers (a Hub's fixture, and ``pg_source_url``, start on PostgreSQL).
+PROCESS_FIXTURES = frozenset({"jp_serverapp", "jp_fetch", "postgres", "s3_server"})
+#: Parametrised fixtures that start one for some of their parameters.
+PROCESS_PARAMS = {"store_backend": "postgresql", "blob_place": "s3"}
+#: What starts a server process from a test's own code (jupyter_analyst.testing.servers).
+PROCESS_STARTERS = frozenset({"JupyterServerProcess", "servers_on_one_store", "HubProcess",
+                              "EnterpriseGateway", "postgres_server", "s3_server"})
+
+
+def names_used(code: CodeType, module: dict[str, Any], seen: set[CodeType] | None = None) -> set[str]:
+    """The global and imported names ``code`` uses, with those of its nested functions and of
+    the functions of its own module it calls (a helper that starts the server counts)."""
+    seen = set() if seen is None else seen
+    if code in seen:
+        return set()
+    seen.add(code)
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= names_used(const, module, seen)
+    for name in list(names):
+        helper = inspect.unwrap(module[name]) if callable(module.get(name)) else None
+        if inspect.isfunction(helper) and helper.__module__ == module.get("__name__"):
+            names |= names_used(helper.__code__, module, seen)
+    return names
+
+
+def starts_a_server(item: pytest.Item) -> bool:
+    """Whether ``item`` starts a server: through a fixture (directly, or as a dependency of
+    one it uses), a parameter of one, or its own code (or a fixture's, or a helper's)."""
+    if not PROCESS_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if any(params.get(name) == value for name, value in PROCESS_PARAMS.items()):
+        return True
+    functions = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in (info.name2fixturedefs.values() if info is not None else ()):
+        functions += [fixturedef.func for fixturedef in defs]
+    for function in functions:
+        function = inspect.unwrap(function) if function is not None else None
+        if inspect.isfunction(function) and not PROCESS_STARTERS.isdisjoint(
+                names_used(function.__code__, function.__globals__)):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks ``process`` each test that starts a server of its own (``make test-fast`` runs
+    the others); a test that starts one by a command (``jupyter lab``) is marked where it is
+    written."""
+    for item in items:
+        if starts_a_server(item):
+            item.add_marker(pytest.mark.process)
 
 # The engine is imported inside the fixtures, so that a broken module fails the tests that
 # use it rather than the collection of the whole suite.

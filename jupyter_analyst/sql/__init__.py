@@ -5,7 +5,7 @@ Parquet artifacts.
 
 The names below are imported on first use, so that a worker that only prepares SQL (see
 ``preparer.py``) starts without loading DuckDB and Arrow. They are the package's face:
-other packages import from here, never from its modules (``tests/test_layers.py``).
+other packages import from here, never from its modules (``tests/contracts/test_layers.py``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
  * The events the server emits, as TypeScript types, and a guard that reads one frame.
  *
  * These mirror `jupyter_analyst/events.py` field for field (a Python test,
- * tests/test_ui_event_types.py, fails when the two drift). The sidebar renders a
+ * tests/contracts/test_ui_event_types.py, fails when the two drift). The sidebar renders a
  * thread only from these events, never from model text.
  */
 

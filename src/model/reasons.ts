@@ -1,6 +1,6 @@
 /**
  * Plain words for the codes the cards show: what a guard did (a ReasonCode), the state
- * a turn is in, and how a turn ended. A Python test (tests/test_ui_event_types.py)
+ * a turn is in, and how a turn ended. A Python test (tests/contracts/test_ui_event_types.py)
  * checks that every ReasonCode of the server has its words here.
  */
 

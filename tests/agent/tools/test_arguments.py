@@ -1,4 +1,4 @@
-"""Tool-argument normalisation, from the fixture table tests/fixtures/arguments_cases.json."""
+"""Tool-argument normalisation, from the fixture table tests/fixtures/agent/tools/arguments.json."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from jupyter_analyst.agent.tools.arguments import (
 from jupyter_analyst.agent.tools import TOOL_NAMES, TOOLS
 from jupyter_analyst.errors import InvalidArguments, ToolRetry
 
-FIXTURES = json.loads((Path(__file__).parent / "fixtures" / "arguments_cases.json").read_text(encoding="utf-8"))
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "agent" / "tools" / "arguments.json"
+FIXTURES = json.loads(FIXTURE.read_text(encoding="utf-8"))
 CASES = {case["id"]: case for case in FIXTURES["cases"]}
 INVALID = {case["id"]: case for case in FIXTURES["invalid"]}
 

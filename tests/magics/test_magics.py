@@ -89,7 +89,7 @@ def started_kernel(cwd: Path, **env: str) -> Iterator[Kernel]:
     # Nothing of this process's own workspace, key or notebook leaks into the kernel.
     inherited = {k: v for k, v in os.environ.items()
                  if k not in ("JUPYTER_ANALYST_WORKSPACE", "OPENAI_API_KEY", "JPY_SESSION_NAME")}
-    env = {**inherited, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[1]),
+    env = {**inherited, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
                                                                     os.environ.get("PYTHONPATH")])), **env}
     manager = KernelManager(kernel_name="python3")
     manager.kernel_spec.argv[0] = sys.executable

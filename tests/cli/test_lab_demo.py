@@ -21,6 +21,9 @@ import pytest
 
 from jupyter_analyst.testing.servers.jupyter import free_port
 
+#: The tests ask a real ``jupyter lab`` the command starts.
+pytestmark = pytest.mark.process
+
 TOKEN = "lab-demo-token"
 
 

@@ -19,7 +19,7 @@ from pydantic.fields import FieldInfo
 
 from jupyter_analyst import events
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EVENTS_TS = (ROOT / "src" / "model" / "events.ts").read_text(encoding="utf-8")
 REASONS_TS = (ROOT / "src" / "model" / "reasons.ts").read_text(encoding="utf-8")
 

@@ -12,7 +12,7 @@ from jupyter_analyst.agent.environment.bindings import inputs_of, replayed
 from jupyter_analyst.agent.dataflow import free_names, rebound_names
 from jupyter_analyst.artifacts import StepRecord
 
-CASES = json.loads((Path(__file__).parent / "fixtures" / "python_dataflow_cases.json").read_text())["cases"]
+CASES = json.loads((Path(__file__).parents[1] / "fixtures" / "agent" / "dataflow.json").read_text())["cases"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["code"].splitlines()[0][:40] for c in CASES])

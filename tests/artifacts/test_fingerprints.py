@@ -12,7 +12,7 @@ from jupyter_analyst.artifacts import canonical_python, sha256_file, step_key
 from jupyter_analyst.artifacts import fingerprints
 from jupyter_analyst.artifacts.fingerprints import FORMAT_VERSION, sha256_bytes
 
-CASES = json.loads((Path(__file__).parent / "fixtures" / "artifacts_canonical_python.json").read_text())
+CASES = json.loads((Path(__file__).parents[1] / "fixtures" / "artifacts" / "fingerprints.json").read_text())
 
 
 @pytest.mark.parametrize("left, right", CASES["same"])

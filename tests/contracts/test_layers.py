@@ -14,7 +14,7 @@ from pathlib import Path
 import grimp
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Module cycles still to be removed (each one's modules, sorted); the list only shrinks.
 KNOWN_CYCLES: set[tuple[str, ...]] = set()

@@ -1,0 +1,116 @@
+"""The context pack from the model's side: what the requests the scripted model receives hold.
+
+Protected parts survive a small budget; the previous turn's end is stated; the system
+message is the same bytes on every call of a turn; the inventory is stated once, as lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from jupyter_analyst.agent import ContextBudget
+from jupyter_analyst.testing import sql_step as sql, text_step as say
+
+OFFER = "I can split it by month next, or chart it. Want that?"
+HYPOTHESIS = "North grows fastest because of the spring promotion"
+TASK = "compare the regions per month"
+
+
+def system_of(request):
+    return request["messages"][0]["content"]
+
+
+def requests_for(server, prompt):
+    return [r for r in server.requests
+            if [m for m in r["messages"] if m["role"] == "user"][-1]["content"] == prompt]
+
+
+def many_datasets_turn(n: int) -> dict:
+    steps = [sql(f"SELECT {i} AS k, COUNT(*) AS n FROM orders", f"count_with_a_long_descriptive_name_{i}")
+             for i in range(n)]
+    return {"match": "^count", "steps": [*steps, say(f"North leads (`count_with_a_long_descriptive_name_0`).\n\n{OFFER}")]}
+
+
+def test_a_small_budget_keeps_the_protected_parts(analyst):
+    remembered = {"add": [
+        {"section": "hypotheses", "value": {"id": "h1", "text": HYPOTHESIS}},
+        {"section": "items", "value": {"id": "t1", "kind": "task", "text": TASK}},
+    ]}
+    a = analyst({
+        "turns": [{"match": "^continue", "steps": [say("ok")]}, many_datasets_turn(12)],
+        "summarizer": [{"steps": [{"content": json.dumps(remembered)}]}],
+    })
+    budget = ContextBudget(tokens=1_000, state_chars=1_000)
+    first = a.run("count things", context=budget)
+    a.run("continue", thread=first.thread_id, context=budget)
+    (request,) = requests_for(a.server, "continue")
+    system = system_of(request)
+    # Protected: how the last turn ended and what it offered, the open items, the hypotheses.
+    assert f'Previous turn (1): completed in 12 steps. Its answer offered: "{OFFER}"' in system
+    assert f"- task: {TASK}" in system and f"- {HYPOTHESIS}" in system
+    # Cut to make room: the oldest datasets, never the protected parts.
+    shown = re.findall(r"`count_with_a_long_descriptive_name_(\d+)`", system.split("Datasets")[-1])
+    assert 0 < len(shown) < 12 and shown[-1] == "11"
+    # The inventory is not there as JSON (timestamps, fingerprints, sizes).
+    assert "fingerprint" not in system and "created_at" not in system and '{"id": "art_' not in system
+
+
+def test_the_system_message_is_the_same_bytes_on_every_call_of_a_turn(analyst):
+    a = analyst({"turns": [{"steps": [
+        sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
+        sql("SELECT COUNT(*) AS n FROM orders", "order_count"),
+        say("`by_region` holds it."),
+    ]}]})
+    first = a.run("revenue by region")
+    a.run("and again", thread=first.thread_id)
+    turn_one, turn_two = a.server.requests[:3], requests_for(a.server, "and again")
+    assert len(turn_one) == 3 and len({system_of(r) for r in turn_one}) == 1
+    assert len({system_of(r) for r in turn_two}) == 1
+    # The stable part (rules and schema) leads, the agent state (which changes) comes last.
+    one, two = system_of(turn_one[0]), system_of(turn_two[0])
+    common = len(next((i for i, (x, y) in enumerate(zip(one, two)) if x != y), min(len(one), len(two))) * "x")
+    assert "Tables:" in one[:common] and "`by_region`" in two[common:]
+
+
+def test_continue_after_an_interrupted_turn_says_where_it_stopped(analyst):
+    from jupyter_analyst.workspace import Workspace
+
+    a = analyst({"turns": [{"match": "^continue", "steps": [say("ok")]}, {"steps": [say("hello")]}]})
+    first = a.run("what tables are there")
+    ws = Workspace(a.workspace)
+    turn = ws.store.start_turn(first.thread_id, "revenue by month, then a chart")
+    call = {"id": "call_1", "type": "function", "function": {
+        "name": "run_sql", "arguments": json.dumps({"name": "monthly", "sql": "SELECT 1"})}}
+    for message in (
+        {"role": "user", "content": turn.prompt},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": json.dumps({"dataset": "monthly", "rows": 12})},
+        {"role": "assistant", "content": None, "tool_calls": [{**call, "id": "call_2", "function": {
+            "name": "run_python", "arguments": json.dumps({"code": "monthly.plot()"})}}]},
+    ):
+        ws.store.append_message(first.thread_id, turn.turn_id, message)
+    ws.store.end_turn(turn.turn_id, "interrupted")
+    ws.close()
+    a.run("continue", thread=first.thread_id)
+    (request,) = requests_for(a.server, "continue")
+    assert ("Previous turn (2): interrupted after step 1 (run_sql `monthly`); it gave no answer"
+            in system_of(request))
+
+
+def test_the_active_dataset_is_the_one_the_answer_cited_and_lapses_on_a_new_topic(analyst):
+    a = analyst({"turns": [
+        {"match": "^(plot it|how are we doing)", "steps": [say("ok")]},
+        {"steps": [
+            sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
+            sql("SELECT COUNT(*) AS n FROM products", "product_count"),
+            say("North leads (`by_region`); for scale, `product_count` products."),
+        ]},
+    ]})
+    first = a.run("revenue by region")
+    a.run("plot it", thread=first.thread_id)
+    # The answer cited `by_region` first; the last step made `product_count`.
+    assert "- active dataset: `by_region`" in system_of(requests_for(a.server, "plot it")[0])
+    a.run("How are we doing overall?", thread=first.thread_id)
+    system = system_of(requests_for(a.server, "How are we doing overall?")[0])
+    assert "- active dataset:" not in system and "`by_region`" in system  # still listed, no longer active

@@ -1,0 +1,51 @@
+"""The ``process`` marker (tests/conftest.py) is on each test that starts a server, however
+it starts it, and on no other: ``make test-fast`` (``-m "not process"``) leaves out exactly
+the tests that need one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Test files with a test for each way a server is started, and tests that start none.
+FILES = ("tests/server/test_users.py", "tests/store/test_threads.py", "tests/artifacts/blobs/test_s3.py",
+         "tests/artifacts/blobs/test_integrity.py", "tests/server/test_crash.py", "tests/server/test_gateway.py",
+         "tests/server/test_api_fuzz.py", "tests/cli/test_lab_demo.py")
+
+
+def collected(marks: str) -> set[str]:
+    """The ids of the tests of ``FILES`` that ``-m marks`` selects."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "-m", marks, *FILES], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return {line for line in run.stdout.splitlines() if "::" in line}
+
+
+def test_each_way_of_starting_a_server_carries_the_marker():
+    marked = collected("process")
+    for test in (
+        "tests/server/test_users.py::test_nobody_gets_401",  # jp_fetch: pytest-jupyter's server
+        "tests/store/test_threads.py::test_unknown_thread_has_a_hint[postgresql]",  # a fixture's parameter
+        "tests/artifacts/blobs/test_integrity.py::test_the_server_does_not_serve_a_swapped_blob[folder]",  # jp_serverapp
+        "tests/artifacts/blobs/test_s3.py::test_a_deleted_or_damaged_cache_is_refilled_from_the_bucket",  # s3_server, under a fixture
+        "tests/artifacts/blobs/test_s3.py::test_server_down_is_a_clear_error",  # started in the test, imported there
+        "tests/server/test_crash.py::test_kill_9_mid_turn_then_continue",  # started in the test
+        "tests/server/test_gateway.py::test_a_gateway_that_is_down_fails_the_turn_clearly_and_loses_nothing",  # by a helper
+        "tests/server/test_api_fuzz.py::test_the_stateful_walk_keeps_to_the_description",  # by a helper, in a fixture
+        "tests/cli/test_lab_demo.py::test_serves_the_sample_source",  # by a command: marked in the file
+    ):
+        assert test in marked, f"{test} starts a server and is not marked process"
+
+
+def test_a_test_that_starts_no_server_is_left_to_the_fast_suite():
+    fast = collected("not process")
+    for test in (
+        "tests/store/test_threads.py::test_unknown_thread_has_a_hint[sqlite]",
+        "tests/store/test_threads.py::test_events_survive_reopen_and_round_trip",
+        "tests/artifacts/blobs/test_s3.py::test_credentials_in_the_url_are_refused_without_echoing_them",
+    ):
+        assert test in fast, f"{test} starts no server and is marked process"
+    assert not fast & collected("process")
