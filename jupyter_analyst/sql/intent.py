@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 from pydantic import BaseModel, Field
 
 from .model import QueryShape
-from .shape import query_shape
 
 #: The most characters a description takes (every prompt lists the thread's datasets).
 LINE_CHARS = 300
@@ -169,4 +168,4 @@ def data_intent(
     )
 
 
-__all__ = ["DataIntent", "data_intent", "query_shape"]
+__all__ = ["DataIntent", "data_intent"]

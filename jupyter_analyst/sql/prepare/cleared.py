@@ -12,7 +12,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError, UnsupportedError
 
 from ...errors import SqlRejected
-from ..intent import query_shape
+from ..shape import query_shape
 from ..model import ClearedQuery, QueryShape
 from .preparation import Preparation
 
