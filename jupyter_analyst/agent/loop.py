@@ -127,7 +127,7 @@ class AgentLoop:
                 {"id": call.id, "type": "function", "function": {"name": tool, "arguments": call.call.arguments}}]})
             outcome = await self.calls.handle(run, call)
             await run.keep({"role": "tool", "tool_call_id": call.id,
-                            "content": json.dumps(outcome.public_result, default=str)})
+                            "content": json.dumps(outcome.model_result, default=str)})
             await self.environment.settle()
             if outcome.status == "ok":
                 run.answer = step_line(tool, outcome)
@@ -232,7 +232,7 @@ class AgentLoop:
             elif (run.failure is not None and run.failure[0] == call.name and outcome.status == "ok"
                   and not outcome.reused):
                 run.failure = None  # a later step of the same tool ran: the turn recovered
-            content = outcome.public_result
+            content = outcome.model_result
             question = content.get("question_for_user") or question
             await run.keep({"role": "tool", "tool_call_id": call.id, "content": json.dumps(content, default=str)})
         return question

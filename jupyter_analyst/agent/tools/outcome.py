@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ...artifacts import Artifact
 from ...errors import AnalystError
+from .shown import model_view
 
 if TYPE_CHECKING:
     from ...sql import PreparedQuery
@@ -35,6 +36,11 @@ class StepOutcome:
     def public_result(self) -> dict[str, Any]:
         """The result as the model and the events see it (no ``_`` bookkeeping keys)."""
         return {k: v for k, v in self.result.items() if not k.startswith("_")}
+
+    @property
+    def model_result(self) -> dict[str, Any]:
+        """The result as the model is sent it (see shown.py: rows as lists, no field twice)."""
+        return model_view(self.public_result)
 
     @property
     def artifact_ids(self) -> list[str]:
