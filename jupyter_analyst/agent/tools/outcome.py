@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ...artifacts import Artifact
 from ...errors import AnalystError
-from .shown import model_view
+from .shown import head_and_tail, model_view
 
 if TYPE_CHECKING:
     from ...sql import PreparedQuery
@@ -86,12 +86,11 @@ class CallContext:
     rerun: bool = False
 
 
-def clip(text: str, cap: int = MODEL_TEXT_CAP) -> str:
-    """Shorten ``text`` for the model, saying how much was left out.
+def clip(text: str, cap: int = MODEL_TEXT_CAP, *, how: str = "") -> str:
+    """Shorten ``text`` for the model: its head and its tail (what is printed last is often
+    the conclusion), the middle elided with its size and ``how`` to see it (shown.py).
 
     >>> clip("abcdef", 4)
-    'abcd\\n[... 2 more characters not shown]'
+    'ab[... 2 characters not shown ...]\\nef'
     """
-    if len(text) <= cap:
-        return text
-    return f"{text[:cap]}\n[... {len(text) - cap} more characters not shown]"
+    return head_and_tail(text, cap, how=how)

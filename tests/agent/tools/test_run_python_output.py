@@ -1,0 +1,40 @@
+"""What the model is told of a Python step's output and errors, read from its next request."""
+
+from __future__ import annotations
+
+import json
+
+from jupyter_analyst.agent.tools import MODEL_TEXT_CAP
+from jupyter_analyst.testing import python_step, text_step
+
+
+def told(server, request: int = 1) -> dict:
+    tool = [m for m in server.requests[request]["messages"] if m["role"] == "tool"]
+    return json.loads(tool[-1]["content"])
+
+
+def test_a_long_print_keeps_its_head_and_its_conclusion(analyst):
+    code = "for i in range(2000):\n    print(f'row {i}: ' + 'x' * 20)\nprint('CONCLUSION: the answer is 42')"
+    a = analyst({"turns": [{"steps": [python_step(code), text_step()]}]})
+    a.run("print a lot")
+    stdout = told(a.server)["stdout"]
+    assert stdout.startswith("row 0: ")
+    assert stdout.rstrip().endswith("CONCLUSION: the answer is 42")
+    assert len(stdout) < MODEL_TEXT_CAP + 300
+    # The middle is said to be left out: how much, which lines, and how to see it.
+    marker = next(line for line in stdout.splitlines() if line.startswith("[..."))
+    assert "characters (lines " in marker and "not shown" in marker and "print less at once" in marker
+    # Whole lines only on each side of the gap.
+    kept = [line for line in stdout.splitlines() if not line.startswith("[...")]
+    assert all(line.startswith("row ") and line.endswith("x" * 20) for line in kept[:-1])
+
+
+def test_a_long_print_is_not_an_error(analyst):
+    """Printing fast while the kernel sends what was printed before ends well (a buffer the
+    kernel's sending thread had just closed made the print itself fail)."""
+    code = "for i in range(20000):\n    print(i)\nprint('done')"
+    a = analyst({"turns": [{"steps": [python_step(code), text_step()]}]})
+    a.run("print fast")
+    result = told(a.server)
+    assert "error" not in result, result.get("error")
+    assert result["stdout"].rstrip().endswith("19999\ndone")
