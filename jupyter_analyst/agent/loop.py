@@ -225,6 +225,10 @@ class AgentLoop:
         await run.keep({"role": "assistant", "content": text or None, "tool_calls": [c.echoed() for c in calls]})
         question = None
         for call in calls:
+            # Each call of a reply is judged on its own: one that failed before it left the turn
+            # in error, which is planned past here as before the next model call.
+            if run.machine.state == "error":
+                await run.enter("planning")
             outcome = await self.calls.handle(run, call)
             if outcome.failure is not None:
                 run.counters[outcome.failure.reason] += 1
