@@ -49,14 +49,14 @@ def test_observe_reads_structured_results_only():
     assert not observe("run_sql", "error", {"rows": 3}, []).structured
 
 
-def test_a_failure_records_an_assumption_describing_it():
+def test_a_failure_is_recorded_as_the_step_s_expectation_not_an_assumption():
     verdict = match({"rows": 5}, DATASET)
     delta = expectation_delta(tool="run_sql", call_id="c1", expect={"rows": 5}, verdict=verdict, checked_at="now")
     state = apply_delta(AgentState(), delta)
     assert state.expectations["exp:c1"].status == "failed"
     assert state.expectations["exp:c1"].expected_count == 5
-    assumption = state.assumptions["asm:c1"]
-    assert "expected 5 rows, got 4" in assumption.hypothesis and assumption.confidence == 1.0
+    assert state.expectations["exp:c1"].detail == "expected 5 rows, got 4"
+    assert state.assumptions == {}
 
 
 def test_a_confirmation_records_no_assumption():

@@ -122,10 +122,7 @@ def state_summary(state: AgentState, *, ttl_s: float, now: datetime | None = Non
     if assumptions:
         lines.append("Assumptions (confidence):")
         lines += [f"- [{a.confidence:.1f}] {_clip(a.hypothesis, 300)}" for a in assumptions]
-    failed = [e for e in state.expectations.values() if e.status == "failed"][-STATE_ENTRIES:]
-    if failed:
-        lines.append("Expectations that failed:")
-        lines += [f"- {e.action}: {_clip(e.detail or '', 200)}" for e in failed]
+    # A failed expectation is told with its step's result, not here (guards/expectations.py).
     hypotheses = list(state.hypotheses.values())[-STATE_ENTRIES:]
     if hypotheses:
         lines.append("Tentative hypotheses:")

@@ -51,12 +51,22 @@ class StepOutcome:
         """The same outcome, marked as reused (a step asked for again within the turn)."""
         return StepOutcome(
             status=self.status,
-            result={**self.result, "reused": True},
+            result={**without_verdict(self.result), "reused": True},
             reused=True,
             step_key=self.step_key,
             artifacts=[(a, False) for a, _ in self.artifacts],
             notebook_outputs=self.notebook_outputs,
         )
+
+
+def without_verdict(result: dict[str, Any]) -> dict[str, Any]:
+    """A step's result to be given again (reused): without the verdict on the expectation of
+    the call that ran it, which belongs to that call; a call that states one gets its own.
+
+    >>> without_verdict({"rows": 4, "expectation": {"status": "failed"}})
+    {'rows': 4}
+    """
+    return {k: v for k, v in result.items() if k != "expectation"}
 
 
 @dataclass(frozen=True)
