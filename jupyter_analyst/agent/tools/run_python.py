@@ -19,6 +19,7 @@ from ..environment.bindings import inputs_of
 from ..guards.payloads import check_python_code
 from .contract import EXPECT, ToolSpec
 from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
+from .python_errors import model_error
 from .run_sql import staging
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ async def run_python(env: ThreadEnvironment, args: dict[str, Any], ctx: CallCont
     if execution.notes:
         payload["output_notes"] = [clip(n, 300) for n in execution.notes[:10]]
     if execution.error is not None:
-        payload["error"] = {"reason": "python_error", "message": clip(execution.error.short(), MODEL_TEXT_CAP)}
+        payload["error"] = {"reason": "python_error", "message": clip(model_error(execution.error), MODEL_TEXT_CAP)}
     if note:
         payload["error"] = {"reason": f"kernel_{execution.status}", "message": note}
     status: Literal["ok", "error"] = "ok" if execution.status == "ok" else "error"

@@ -38,3 +38,43 @@ def test_a_long_print_is_not_an_error(analyst):
     result = told(a.server)
     assert "error" not in result, result.get("error")
     assert result["stdout"].rstrip().endswith("19999\ndone")
+
+
+REVENUE_SQL = ("SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r "
+               "ON o.region_id = r.region_id GROUP BY r.region")
+
+
+def test_a_key_error_on_a_dataframe_lists_its_columns(analyst):
+    from jupyter_analyst.testing import sql_step
+
+    a = analyst({"turns": [{"steps": [sql_step(REVENUE_SQL, "by_region"),
+                                      python_step("top = by_region.sort_values('revenue')\nprint(top['revnue'].sum())"),
+                                      text_step()]}]})
+    a.run("a typo in a column")
+    message = told(a.server, 2)["error"]["message"]
+    # The line of the model's own code, the error, and the real columns, closest first.
+    assert "print(top['revnue'].sum())" in message
+    assert "KeyError: 'revnue'" in message
+    assert "Hint: the DataFrame's columns (2): region, revenue; closest: revenue" in message
+    # pandas' own frames are counted, not shown.
+    assert "frames inside pandas not shown" in message and "get_loc" not in message
+    assert len(message) < 600
+
+
+# A name read where the host's check of the names a step reads does not look (that check
+# refuses a plain undefined name before the step runs, with the nearest real names).
+NAME_TYPO = "print(len(eval('by_regoin')))"
+
+
+def test_name_and_attribute_errors_say_what_exists(analyst):
+    from jupyter_analyst.testing import sql_step
+
+    a = analyst({"turns": [{"steps": [sql_step(REVENUE_SQL, "by_region"), python_step(NAME_TYPO),
+                                      python_step("print(by_region.revenu.sum())"), text_step()]}]})
+    a.run("typos in names")
+    name_error = told(a.server, 2)["error"]["message"]
+    assert "NameError: name 'by_regoin' is not defined" in name_error
+    assert "closest defined names: by_region" in name_error and "DataFrames defined: by_region" in name_error
+    attribute_error = told(a.server, 3)["error"]["message"]
+    assert "'DataFrame' object has no attribute 'revenu'" in attribute_error
+    assert "the DataFrame's columns (2): region, revenue; closest: revenue" in attribute_error
