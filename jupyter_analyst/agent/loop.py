@@ -143,7 +143,7 @@ class AgentLoop:
                 {"id": call.id, "type": "function", "function": {"name": tool, "arguments": call.call.arguments}}]})
             outcome = await self.calls.handle(run, call)
             await run.keep({"role": "tool", "tool_call_id": call.id,
-                            "content": json.dumps(outcome.public_result, default=str)})
+                            "content": json.dumps(outcome.model_result, default=str)})
             await self.environment.settle()
             if outcome.status == "ok":
                 run.answer = step_line(tool, outcome)
@@ -257,6 +257,10 @@ class AgentLoop:
         await run.keep({"role": "assistant", "content": text or None, "tool_calls": [c.echoed() for c in calls]})
         question = None
         for call in calls:
+            # Each call of a reply is judged on its own: one that failed before it left the turn
+            # in error, which is planned past here as before the next model call.
+            if run.machine.state == "error":
+                await run.enter("planning")
             outcome = await self.calls.handle(run, call)
             if outcome.failure is not None:
                 run.counters[outcome.failure.reason] += 1
@@ -264,7 +268,7 @@ class AgentLoop:
             elif (run.failure is not None and run.failure[0] == call.name and outcome.status == "ok"
                   and not outcome.reused):
                 run.failure = None  # a later step of the same tool ran: the turn recovered
-            content = outcome.public_result
+            content = outcome.model_result
             question = content.get("question_for_user") or question
             await run.keep({"role": "tool", "tool_call_id": call.id, "content": json.dumps(content, default=str)})
         return question

@@ -44,7 +44,11 @@ def _analyst_in_pieces(stream_class, piece=4 << 20):
                 yield parent, data[start:start + piece]
     def flush_when_full(self):
         buffers = getattr(self, "_buffers", None) or {}
-        if sum(buffer.tell() for buffer in list(buffers.values())) >= piece:
+        try:
+            waiting = sum(buffer.tell() for buffer in list(buffers.values()))
+        except ValueError:  # a buffer the IOPub thread has just sent and closed: none waits there
+            waiting = 0
+        if waiting >= piece:
             self.flush()
         else:
             schedule(self)

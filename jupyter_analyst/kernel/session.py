@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from ..errors import InvalidArguments, KernelError
 from . import handoff, iopub
 from .cells import FIGURE_NAMES_CODE, REAP_CHILDREN, SETUP_CODE, STILL_CODE
+from .error_hints import ERROR_HINTS_CODE
 from .iopub import Collector, ErrorInfo, Inbound
 from .launcher import KernelLauncher, LocalKernelLauncher
 from .loader import load_code
@@ -222,7 +223,9 @@ class KernelSession:
             raise
         except Exception as exc:
             raise KernelError(str(exc) or type(exc).__name__) from exc
-        setup_code = (handoff.setup_code() + SETUP_CODE if self.remote else SETUP_CODE + STILL_CODE) + FIGURE_NAMES_CODE
+        setup_code = (
+            (handoff.setup_code() + SETUP_CODE if self.remote else SETUP_CODE + STILL_CODE) + FIGURE_NAMES_CODE + ERROR_HINTS_CODE
+        )
         # Not through execute(): a runaway step's restart starts the kernel while it holds the lock.
         setup = await self._execute(setup_code, self.startup_timeout)  # records the kernel's idle shape
         if setup.status != "ok":

@@ -32,7 +32,8 @@ from .sources import DataSource, DuckDBSource, SQLAlchemySource
 from .._text import json_safe
 from .stream import PIPES, HashingFile, copy_hashed
 
-SAMPLE_ROWS = 5
+#: The first rows read back from a result: as many as the model may be shown of it whole.
+SAMPLE_ROWS = 50
 ROW_GROUP_ROWS = 122_880
 _PARQUET_OPTIONS = f"FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS}"
 #: Counting the rows past the cap may take this long at least (or as long as the query did).

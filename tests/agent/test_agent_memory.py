@@ -67,20 +67,20 @@ def test_time_range_of_date_columns(analyst):
     assert intent["filters"] == ["region_id = 1"]
 
 
-def test_expectation_mismatch_becomes_an_assumption_the_model_sees_next_call(analyst):
+def test_expectation_mismatch_is_told_with_its_step_the_model_sees_next_call(analyst):
     a = analyst({"turns": [{"steps": [sql(REVENUE, "revenue", expect={"rows": 99, "columns": ["region"]}), say()]}]})
-    first = a.run("revenue by region")
+    a.run("revenue by region")
     result = next(e for e in a.of_type("tool_result") if e.tool == "run_sql").result
     assert result["expectation"]["status"] == "failed" and result["expectation"]["rule"] == "count"
     assert [g.reason for g in a.of_type("guard")].count("expectation_failed") == 1
     second_call = a.server.requests[1]
-    # The system message holds through the turn (the next turn's states it)...
+    # The system message holds through the turn; the tool message of the same call carries
+    # the verdict, which is not made an assumption.
     assert system_of(second_call) == system_of(a.server.requests[0])
-    a.run("and now?", thread=first.thread_id)
-    assert "expected 99 rows, got" in system_of(requests_for(a.server, "and now?")[0])
-    # ...the tool message of the same call carries the verdict.
     tool_message = next(m for m in second_call["messages"] if m["role"] == "tool")
     assert json.loads(tool_message["content"])["expectation"]["status"] == "failed"
+    assert "expected 99 rows, got" in json.loads(tool_message["content"])["expectation"]["detail"]
+    assert "expected 99 rows, got" not in system_of(second_call)
 
 
 def test_invented_table_is_refused_with_suggestions(analyst):

@@ -134,7 +134,7 @@ def test_an_exception_of_30_mb_is_capped_like_stdout(tmp_path, sales_db):
     assert step.status == "error"
     message = step.result["error"]["message"]
     assert message.startswith("ValueError: xxx") and len(message) < MODEL_TEXT_CAP + 200
-    assert "more characters not shown" in message
+    assert "characters (lines " in message and "not shown" in message
     assert len(json.dumps(step.result)) < 20_000
     # The audit notebook shows the failed step with the message the model was told.
     notebook = nbformat.read(summary.notebook, as_version=4)

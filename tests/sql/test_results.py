@@ -85,7 +85,7 @@ def test_a_time_zone_column_is_described_sampled_and_ranged(tmp_path):
     try:
         out = run(src, "SELECT ts FROM t", tmp_path / "tz.parquet")
         assert [c.type for c in out.columns] == ["TIMESTAMP WITH TIME ZONE"]
-        assert out.sample[0] == {"ts": "2024-01-01T10:00:00+00:00"} and len(out.sample) == 5
+        assert out.sample[0] == {"ts": "2024-01-01T10:00:00+00:00"} and len(out.sample) == 10
         assert out.time_range == {"ts": ["2024-01-01 10:00:00+00:00", "2024-01-01 19:00:00+00:00"]}
     finally:
         src.close()
@@ -165,8 +165,8 @@ def test_the_model_and_the_user_are_told_what_the_row_cap_dropped(analyst):
     told = result.result
     assert told["rows"] == 100 and told["truncated"] is True
     assert told["row_cap"] == {"cap": 100, "kept": 100, "dropped": 2300}
-    assert "2,300 rows past the row cap of 100 were dropped" in told["note"]
-    assert "narrow the query" in told["note"] and "row_cap" in told["note"]
+    assert "2,300 rows past the row cap of 100 were dropped" in told["shown"]
+    assert "narrow the query" in told["shown"] and "row_cap" in told["shown"]
     printed = io.StringIO()
     ProgressPrinter(printed)(result)
     assert "2,300 more dropped at the row cap" in printed.getvalue()

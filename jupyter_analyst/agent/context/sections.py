@@ -249,19 +249,18 @@ def state_summary(
         items.append(f"- {item.kind}: {_clip(item.text, 200)}{options}")
     datasets, others = _inventory_lines(state, artifacts, artifact_total)
     live = [a for a in state.assumptions.values() if a.confidence > 0][-STATE_ENTRIES:]
-    failed = [e for e in state.expectations.values() if e.status == "failed"][-STATE_ENTRIES:]
     shown = [  # in the order they are shown
         _Part("", [_clip(previous, 1_000)] if previous else [], protected=True),
         _Part("Active context (authoritative; wins over older messages):", active_lines),
         _Part("Open items:", items, protected=True),
         _Part("Tentative hypotheses:", [f"- {_clip(h.text, 200)}" for h in list(state.hypotheses.values())[-STATE_ENTRIES:]],
               protected=True),
-        _Part("Expectations that failed:", [f"- {e.action}: {_clip(e.detail or '', 200)}" for e in failed]),
         _Part("Assumptions (confidence):", [f"- [{a.confidence:.1f}] {_clip(a.hypothesis, 300)}" for a in live]),
         _Part("Datasets (DataFrames in the kernel) and what they hold:", datasets[-INVENTORY_LIMIT:]),
         _Part("Artifacts (charts, files):", others[-INVENTORY_LIMIT:]),
     ]
-    priority = [shown[i] for i in (0, 2, 3, 1, 4, 5, 6, 7) if shown[i].lines]
+    # A failed expectation is told with its step's result, not here (guards/expectations.py).
+    priority = [shown[i] for i in (0, 2, 3, 1, 4, 5, 6) if shown[i].lines]
     fitted = {p.header: p for p in _fit(priority, cap)}
     lines: list[str] = []
     for part in shown:

@@ -5,8 +5,10 @@ columns). After the step, the expectation is checked against the structured resu
 against text, one rule at a time in a fixed order: **ids, then type, then count, then
 columns**. The first rule that fails decides; a rule with nothing to compare is passed
 over; when no rule could be compared (an error, a step that made nothing structured) the
-expectation is *skipped*, not confirmed. A failure becomes an assumption describing the
-discrepancy, which the model sees on its next call.
+expectation is *skipped*, not confirmed. The verdict is a fact about its step: it is told
+with that step's result (and kept in the agent state's expectations), visible as long as the
+step's result is; it never becomes an assumption of the thread, which would outlive the step
+and name a call the model no longer sees.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import Any
 
 from ...agent_state import (
     Addition,
-    Assumption,
     Expectation,
     ExpectationStatus,
     StateDelta,
@@ -113,7 +114,7 @@ def match(expect: dict[str, Any], seen: Observed) -> Verdict:
 def expectation_delta(
     *, tool: str, call_id: str, expect: dict[str, Any], verdict: Verdict, checked_at: str
 ) -> StateDelta:
-    """The agent-state change for one checked expectation (plus an assumption on failure)."""
+    """The agent-state change for one checked expectation."""
     described = ", ".join(f"{k}={v}" for k, v in sorted(expect.items()))
     entry = Expectation(
         id=f"exp:{call_id}",
@@ -127,13 +128,4 @@ def expectation_delta(
         last_checked=checked_at,
         detail=verdict.detail,
     )
-    additions = [Addition(section="expectations", value=entry.model_dump())]
-    if verdict.status == "failed":
-        discrepancy = Assumption(
-            id=f"asm:{call_id}",
-            hypothesis=f"{tool} {call_id} did not produce what was expected ({verdict.rule}): {verdict.detail}",
-            confidence=1.0,
-            evidence=[f"expectation exp:{call_id}"],
-        )
-        additions.append(Addition(section="assumptions", value=discrepancy.model_dump()))
-    return StateDelta(add=additions)
+    return StateDelta(add=[Addition(section="expectations", value=entry.model_dump())])

@@ -62,10 +62,25 @@ def payload_refusal(
 
 def state_refusal(machine: TurnStateMachine, spec: ToolSpec, *, in_plan: bool) -> Refusal | None:
     """A tool whose state the turn cannot move to now (a plan's step after a failed one is
-    first planned again)."""
+    first planned again), told as what happened and what to do, not as the machine's states."""
     if machine.may_run(spec.state, replan=in_plan):
         return None
     return Refusal("invalid_state", AnalystError(
-        f"{spec.name} may not run now: the turn is {machine.state} and cannot move to {spec.state}",
+        f"{spec.name} was not run: {_WHY_NOT.get(machine.state, 'the turn is past the point where it can run')}",
         reason="invalid_state",
+        hint=_WHAT_NOW.get(machine.state, "answer with what you have, or ask for it in a new message"),
     ))
+
+
+#: Why a step cannot run, by the turn's state, in the model's terms.
+_WHY_NOT: dict[str, str] = {
+    "error": "the step before it in this turn failed, and the turn had not moved on",
+    "presenting": "the turn is already giving its answer",
+    "completed": "the turn has ended",
+}
+#: What the model can do about it.
+_WHAT_NOW: dict[str, str] = {
+    "error": "read the failed step's error, then call it again in your next reply",
+    "presenting": "answer with what you have; further steps belong to a new message",
+    "completed": "answer with what you have; further steps belong to a new message",
+}

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ...artifacts import Artifact
 from ...errors import AnalystError
+from .shown import head_and_tail, model_view
 
 if TYPE_CHECKING:
     from ...sql import PreparedQuery
@@ -37,6 +38,11 @@ class StepOutcome:
         return {k: v for k, v in self.result.items() if not k.startswith("_")}
 
     @property
+    def model_result(self) -> dict[str, Any]:
+        """The result as the model is sent it (see shown.py: rows as lists, no field twice)."""
+        return model_view(self.public_result)
+
+    @property
     def artifact_ids(self) -> list[str]:
         """Ids of the artifacts the step produced or reused."""
         return [a.artifact_id for a, _ in self.artifacts]
@@ -45,12 +51,22 @@ class StepOutcome:
         """The same outcome, marked as reused (a step asked for again within the turn)."""
         return StepOutcome(
             status=self.status,
-            result={**self.result, "reused": True},
+            result={**without_verdict(self.result), "reused": True},
             reused=True,
             step_key=self.step_key,
             artifacts=[(a, False) for a, _ in self.artifacts],
             notebook_outputs=self.notebook_outputs,
         )
+
+
+def without_verdict(result: dict[str, Any]) -> dict[str, Any]:
+    """A step's result to be given again (reused): without the verdict on the expectation of
+    the call that ran it, which belongs to that call; a call that states one gets its own.
+
+    >>> without_verdict({"rows": 4, "expectation": {"status": "failed"}})
+    {'rows': 4}
+    """
+    return {k: v for k, v in result.items() if k != "expectation"}
 
 
 @dataclass(frozen=True)
@@ -80,12 +96,11 @@ class CallContext:
     rerun: bool = False
 
 
-def clip(text: str, cap: int = MODEL_TEXT_CAP) -> str:
-    """Shorten ``text`` for the model, saying how much was left out.
+def clip(text: str, cap: int = MODEL_TEXT_CAP, *, how: str = "") -> str:
+    """Shorten ``text`` for the model: its head and its tail (what is printed last is often
+    the conclusion), the middle elided with its size and ``how`` to see it (shown.py).
 
     >>> clip("abcdef", 4)
-    'abcd\\n[... 2 more characters not shown]'
+    'ab[... 2 characters not shown ...]\\nef'
     """
-    if len(text) <= cap:
-        return text
-    return f"{text[:cap]}\n[... {len(text) - cap} more characters not shown]"
+    return head_and_tail(text, cap, how=how)

@@ -66,8 +66,7 @@ class StepReport:
         out: dict[str, Any] = {"id": self.step.id, "tool": self.step.tool, "call_id": self.call_id,
                                "status": self.status}
         if self.outcome is not None:
-            out["reused"] = self.outcome.reused
-            out["result"] = self.outcome.public_result
+            out["result"] = self.outcome.model_result  # says ``reused`` itself
         if self.missing:
             out["not_run_because"] = self.missing
         return out

@@ -19,10 +19,14 @@ from ..environment import inputs_of
 from ..guards import check_python_code
 from .contract import ToolSpec, expect_schema
 from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
+from .python_errors import model_error
 from .run_sql import staging
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
+
+#: How to see what the middle of a long output held (the notebook keeps it whole).
+_PRINT_LESS = "print less at once to see it: a slice (df.iloc[a:b]), a filter, or one table per call"
 
 _MIME_BY_SUFFIX = {
     ".png": ("image", "image/png"),
@@ -82,7 +86,7 @@ async def run_python(env: ThreadEnvironment, args: dict[str, Any], ctx: CallCont
                 f"cannot store the step's files: {exc}") from exc
         refused += more
     payload: dict[str, Any] = {
-        "stdout": clip(execution.stdout),
+        "stdout": clip(execution.stdout, how=_PRINT_LESS),
         "reused": False,
         "_inputs": inputs,
         "artifacts": [{"id": a.artifact_id, "name": a.name, "type": a.type} for a, _ in made],
@@ -92,13 +96,13 @@ async def run_python(env: ThreadEnvironment, args: dict[str, Any], ctx: CallCont
         payload["files_not_stored"] = [{"path": p, "reason": why} for p, why in refused[:20]]
         payload["files_note"] = refusal or f"{len(refused)} file(s) under outputs/ were ignored and not stored"
     if execution.stderr:
-        payload["stderr"] = clip(execution.stderr, 1_000)
+        payload["stderr"] = clip(execution.stderr, 1_000, how=_PRINT_LESS)
     if execution.result is not None:
-        payload["result"] = clip(execution.result, 2_000)
+        payload["result"] = clip(execution.result, 2_000, how=_PRINT_LESS)
     if execution.notes:
         payload["output_notes"] = [clip(n, 300) for n in execution.notes[:10]]
     if execution.error is not None:
-        payload["error"] = {"reason": "python_error", "message": clip(execution.error.short(), MODEL_TEXT_CAP)}
+        payload["error"] = {"reason": "python_error", "message": clip(model_error(execution.error), MODEL_TEXT_CAP)}
     if note:
         payload["error"] = {"reason": f"kernel_{execution.status}", "message": note}
     status: Literal["ok", "error"] = "ok" if execution.status == "ok" else "error"

@@ -33,6 +33,7 @@ from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryResult, data_in
 from ..guards import check_dataset_name
 from .contract import ToolSpec, expect_schema
 from .outcome import CallContext, StepOutcome, StepPlan
+from .shown import rows_shown, shown_line, table_rows
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -174,21 +175,22 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
     await env.dataset_fetched(name, artifact.fingerprint)
     columns = [{"name": c.name, "type": c.type} for c in result.columns]
     capped = row_cap_note(result)
+    # Whole when it fits the budget; otherwise the first rows, saying so and how to see more.
+    head = json_safe(result.sample)
+    names = [c["name"] for c in columns]
+    shown = rows_shown(table_rows(names, head)[0], result.rows)
+    sample = head[:shown]
     payload = {
         "dataset": name,
         "artifact_id": artifact.artifact_id,
         "rows": result.rows,
         "columns": columns,
-        "sample": json_safe(result.sample),
+        "sample": sample,
+        "shown": shown_line(name, shown, result.rows, dropped=capped, cut=table_rows(names, sample)[1]),
         "truncated": result.truncated,
         "reused": False,
         "intent": intent.model_dump(exclude_defaults=True),
         "intent_note": intent.line(),
-        "note": (
-            f"`{name}` is a pandas DataFrame in the kernel with {result.rows} rows"
-            + (f" ({capped})" if capped else "")
-            + f"; columns: {', '.join(c['name'] for c in columns)}."
-        ),
     }
     if result.truncated:
         payload["row_cap"] = {"cap": result.row_cap, "kept": result.rows, "dropped": result.dropped}
@@ -197,7 +199,7 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
         result=payload,
         step_key=key,
         artifacts=[(artifact, created)],
-        notebook_outputs=[_sample_output(name, result.rows, columns, result.sample, capped)],
+        notebook_outputs=[_sample_output(name, result.rows, columns, sample, capped)],
     )
 
 
@@ -238,16 +240,17 @@ def row_cap_note(result: QueryResult) -> str:
     """What the row cap dropped and how to get those rows; empty when nothing was dropped.
 
     >>> row_cap_note(QueryResult(rows=1000, columns=[], truncated=True, dropped=500, row_cap=1000, elapsed_s=0))
-    'the first 1,000 of 1,500 rows: 500 rows past the row cap of 1,000 were dropped; to get them, narrow the query (filter or aggregate in SQL) or raise the row_cap setting'
+    'the dataset holds the first 1,000 of 1,500 rows: 500 rows past the row cap of 1,000 were dropped; to get them, narrow the query (filter or aggregate in SQL) or raise the row_cap setting'
     """
     if not result.truncated:
         return ""
     cap = f"{result.row_cap:,}" if result.row_cap is not None else "the"
     if result.dropped is None:
-        what = f"the first {result.rows:,} rows; more rows past the row cap of {cap} were dropped (too many to count quickly)"
+        what = (f"the dataset holds the first {result.rows:,} rows; more rows past the row cap of {cap} were "
+                "dropped (too many to count quickly)")
     else:
-        what = (f"the first {result.rows:,} of {result.rows + result.dropped:,} rows: {result.dropped:,} rows "
-                f"past the row cap of {cap} were dropped")
+        what = (f"the dataset holds the first {result.rows:,} of {result.rows + result.dropped:,} rows: "
+                f"{result.dropped:,} rows past the row cap of {cap} were dropped")
     return what + "; to get them, narrow the query (filter or aggregate in SQL) or raise the row_cap setting"
 
 

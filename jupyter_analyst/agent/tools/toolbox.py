@@ -16,7 +16,7 @@ from ..._clock import utc_now
 from ...artifacts import StepRecord
 from ...errors import AnalystError, DiskUnavailable, InvalidArguments, ToolRetry
 from .contract import spec_of
-from .outcome import CallContext, StepOutcome, StepPlan
+from .outcome import CallContext, StepOutcome, StepPlan, without_verdict
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -53,7 +53,7 @@ class ToolBox:
     def reuse(self, record: StepRecord) -> StepOutcome:
         """The outcome of a step that is not run again."""
         arts = [(self.artifacts.get(a), False) for a in record.artifact_ids]
-        result = {**record.result, "reused": True}
+        result = {**without_verdict(record.result), "reused": True}
         return StepOutcome(
             status=record.status,
             result=result,
