@@ -15,7 +15,7 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .cells import SETUP_CODE
     from .figure_names import figure_names as figure_file_names
-    from .iopub import displayed_images
+    from .iopub import ErrorInfo, displayed_images
     from .launcher import KernelLauncher, LocalKernelLauncher, connect_client
     from .loader import read_dataset
     from .outputs import OutputCaps, over_thread_cap
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 _HOME = {
     "SETUP_CODE": "cells",
+    "ErrorInfo": "iopub",
     "displayed_images": "iopub",
     "figure_file_names": "figure_names:figure_names",
     "KernelLauncher": "launcher",
@@ -61,7 +62,7 @@ _HOME = {
 }
 
 __all__ = [
-    "KernelLauncher", "KernelPool", "KernelSession", "LocalKernelLauncher", "OutputCaps", "SANDBOX_KERNEL",
+    "ErrorInfo", "KernelLauncher", "KernelPool", "KernelSession", "LocalKernelLauncher", "OutputCaps", "SANDBOX_KERNEL",
     "SETTINGS_ENV", "SETUP_CODE", "SandboxPolicy", "SandboxSettings", "WorkdirEntry", "changed_outputs",
     "collect_outputs", "connect_client", "displayed_images", "figure_file_names", "install_kernelspec", "kernel_environment",
     "kernels_dir", "over_thread_cap", "read_dataset", "run_doctor", "scan_workdir",

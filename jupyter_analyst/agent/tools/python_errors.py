@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ...kernel.iopub import ErrorInfo
+    from ...kernel import ErrorInfo
 
 _CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
 #: An installed package's frame (its name), or the standard library's.
