@@ -43,7 +43,7 @@ Rules:
 - run_python runs code in a Jupyter kernel where those DataFrames live. pandas is `pd`;
   matplotlib figures you show are captured; save files under `outputs/`.
 - State what you expect in `expect` (rows, columns, artifact type, count) when you know it;
-  a mismatch is reported back to you as an assumption to reconsider.
+  a mismatch comes back with that step's result.
 - Reuse what exists: the datasets and artifacts listed below are already made. Do not fetch
   or draw the same thing again; identical calls are not re-run, they return the recorded
   result.

@@ -19,8 +19,8 @@ package's: it imports only the standard library and ``llama_cpp``, and that insi
 - **A cap on generated tokens** (``--n_predict``, as llama.cpp's server has): a request with
   no ``max_tokens`` may otherwise run to the end of the context.
 
-Each completion's counts are also appended to ``--usage_log`` (JSON lines), for tests to
-compare with what the client was told.
+Each completion's counts (and the names of the tools it was offered) are also appended to
+``--usage_log`` (JSON lines), for tests to compare with what the client was told.
 
     python llama_launcher.py --model M.gguf --host 127.0.0.1 --port P --n_predict 256 \
         [--usage_log FILE] [server options]
@@ -154,10 +154,12 @@ def _install(n_predict: int, usage_log: str | None) -> None:
                 counts[1] += 1
             yield token
 
-    def _log(usage: dict[str, int]) -> None:
+    def _log(usage: dict[str, int], tools: list[dict[str, Any]] | None) -> None:
+        # With the tools the call was offered, so a reader can count their share of the prompt.
         if usage_log:
+            offered = [t.get("function", {}).get("name") for t in tools or []]
             with open(usage_log, "a") as out:
-                out.write(json.dumps(usage) + "\n")
+                out.write(json.dumps({**usage, "tools": offered}) + "\n")
 
     chat = Llama.create_chat_completion
 
@@ -166,7 +168,7 @@ def _install(n_predict: int, usage_log: str | None) -> None:
         kwargs["max_tokens"] = n_predict if asked is None or asked <= 0 else min(asked, n_predict)
         result = chat(self, *args, **kwargs)
         if not kwargs.get("stream"):
-            _log(result["usage"])
+            _log(result["usage"], kwargs.get("tools"))
             return result
 
         def with_usage() -> Any:
@@ -176,7 +178,7 @@ def _install(n_predict: int, usage_log: str | None) -> None:
                 yield chunk
             prompt, completion = getattr(self, "_usage_counts", (0, 0))
             usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-            _log(usage)
+            _log(usage, kwargs.get("tools"))
             yield {
                 "id": last["id"] if last else "chatcmpl-usage", "object": "chat.completion.chunk",
                 "created": last["created"] if last else 0, "model": last["model"] if last else "",
