@@ -11,7 +11,7 @@ import pytest
 
 from jupyter_analyst.agent.tools.arguments import normalize_arguments
 from jupyter_analyst.agent import LLMClient
-from jupyter_analyst.agent.llm import ModelReply
+from jupyter_analyst.agent.llm.reply import ModelReply
 from jupyter_analyst.agent.tools import TOOLS
 from jupyter_analyst.errors import ConfigError, ModelError
 from jupyter_analyst.testing import ScriptedModelServer
@@ -188,7 +188,7 @@ async def test_base_url_and_key_come_from_the_environment(serve, monkeypatch):
 def test_model_clients_share_one_tls_context_that_still_verifies_certificates():
     import ssl
 
-    from jupyter_analyst.agent.llm import _tls
+    from jupyter_analyst.agent.llm.client import _tls
 
     # Made once per process and endpoint (loading the CA bundle is the costly part), never relaxed.
     secure = _tls("https://api.example.com/v1")

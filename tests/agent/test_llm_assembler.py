@@ -7,7 +7,7 @@ import json
 import pytest
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
-from jupyter_analyst.agent.llm import ToolCallAssembler
+from jupyter_analyst.agent.llm.reply import ToolCallAssembler
 
 
 def d(index=None, id=None, name=None, args=None) -> dict:

@@ -18,7 +18,8 @@ import time
 import pytest
 
 from jupyter_analyst.agent import LLMClient
-from jupyter_analyst.agent.llm import EMPTY_REPLY_NUDGE, ModelReply
+from jupyter_analyst.agent.llm.client import EMPTY_REPLY_NUDGE
+from jupyter_analyst.agent.llm.reply import ModelReply
 from jupyter_analyst.agent.tools import TOOLS
 from jupyter_analyst.errors import ModelError
 from jupyter_analyst.testing import ScriptedModelServer, text_step

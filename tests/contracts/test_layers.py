@@ -138,3 +138,24 @@ def test_no_new_module_cycle():
     assert cycles <= KNOWN_CYCLES, f"new import cycles: {sorted(cycles - KNOWN_CYCLES)}"
     gone = KNOWN_CYCLES - cycles
     assert not gone, f"cycles removed: take them off KNOWN_CYCLES: {sorted(gone)}"
+
+
+# ------------------------------------------------------------------ rooms a newcomer can read
+
+#: The most modules a package holds directly before its concerns go into rooms (subpackages).
+ROOM_MODULES = 8
+
+
+@pytest.mark.parametrize("package", ["agent"])
+def test_a_package_of_rooms_keeps_few_modules_beside_them(package):
+    here = ROOT / "jupyter_analyst" / package
+    modules = sorted(p.stem for p in here.glob("*.py") if p.stem != "__init__")
+    assert len(modules) <= ROOM_MODULES, f"{package}/ holds {len(modules)} modules: {modules}; give a concern a room"
+
+
+def test_no_two_modules_of_the_agent_share_a_name():
+    stems: dict[str, list[str]] = {}
+    for path in (ROOT / "jupyter_analyst" / "agent").rglob("*.py"):
+        if path.stem != "__init__":
+            stems.setdefault(path.stem, []).append(str(path.relative_to(ROOT)))
+    assert not {stem: paths for stem, paths in stems.items() if len(paths) > 1}

@@ -34,7 +34,7 @@ from ...agent_state import (
 from ...errors import AnalystError
 from ...events import MemoryUpdated
 from ..context import ContextBudget, answers_only, compact_value, turn_span, well_formed
-from ..reply_text import split_reply
+from ..llm import split_reply
 from ..tools import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
 from .observations import QUESTION_TURNS
 from .thread_memory import ThreadMemory

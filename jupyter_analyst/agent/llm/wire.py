@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._text import valid_text
+from ..._text import valid_text
 
 
 def _get(obj: Any, key: str) -> Any:
