@@ -138,6 +138,29 @@ def test_continue_after_a_turn_stopped_midway_says_after_which_step(analyst):
     assert "never said" not in json.dumps(request["messages"])
 
 
+def test_continue_after_a_completed_turn_says_so_with_its_offer_and_open_items(analyst):
+    remembered = {"add": [
+        {"section": "hypotheses", "value": {"id": "h1", "text": HYPOTHESIS}},
+        {"section": "items", "value": {"id": "t1", "kind": "task", "text": TASK}},
+    ]}
+    a = analyst({
+        "turns": [{"match": "^continue", "steps": [say("ok")]}, {"steps": [
+            sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
+            say(f"North leads (`by_region`).\n\n{OFFER}"),
+        ]}],
+        "summarizer": [{"steps": [{"content": json.dumps(remembered)}]}],
+    })
+    first = a.run("revenue by region")
+    assert first.status == "completed"
+    a.run("continue", thread=first.thread_id)
+    (request,) = requests_for(a.server, "continue")
+    system = system_of(request)
+    assert f'Previous turn (1): completed in 1 step. Its answer offered: "{OFFER}"' in system
+    assert "interrupted" not in system
+    assert f"- task: {TASK}" in system.split("Open items:")[1]
+    assert f"- {HYPOTHESIS}" in system
+
+
 def test_the_active_dataset_is_the_one_the_answer_cited_and_lapses_on_a_new_topic(analyst):
     a = analyst({"turns": [
         {"match": "^(plot it|how are we doing)", "steps": [say("ok")]},
