@@ -87,6 +87,10 @@ def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], qu
     >>> t = Turn(turn_id="t", thread_id="th", number=2, prompt="p", status="interrupted", started_at="")
     >>> previous_turn_line(t, [], None)
     'Previous turn (2): interrupted before any step finished; it gave no answer (the steps that finished are kept).'
+    >>> call = {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "run_python", "arguments": "{}"}}]}
+    >>> done = t.model_copy(update={"status": "completed", "answer": "Done. I can chart it next."})
+    >>> previous_turn_line(done, [call, {"role": "tool", "tool_call_id": "c1", "content": "{}"}], None)
+    'Previous turn (2): completed in 1 step. Its answer offered: "I can chart it next."'
     """
     if turn is None:
         return ""
@@ -101,6 +105,7 @@ def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], qu
         return f"{head} interrupted {done}; it gave no answer (the steps that finished are kept)."
     if turn.status == "error":
         return f"{head} ended with an error {done}."
-    line = f"{head} completed" + (f" in {len(steps)} steps." if steps else ".")
+    count = f" in {len(steps)} step{'' if len(steps) == 1 else 's'}" if steps else ""
+    line = f"{head} completed{count}."
     offer = offered_next(turn.answer or "")
     return line + (f" Its answer offered: \"{offer}\"" if offer else "")

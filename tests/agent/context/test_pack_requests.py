@@ -6,11 +6,14 @@ message is the same bytes on every call of a turn; the inventory is stated once,
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
+import pytest
+
 from jupyter_analyst.agent import ContextBudget
-from jupyter_analyst.testing import sql_step as sql, text_step as say
+from jupyter_analyst.testing import python_step, sql_step as sql, text_step as say
 
 OFFER = "I can split it by month next, or chart it. Want that?"
 HYPOTHESIS = "North grows fastest because of the spring promotion"
@@ -96,6 +99,66 @@ def test_continue_after_an_interrupted_turn_says_where_it_stopped(analyst):
     (request,) = requests_for(a.server, "continue")
     assert ("Previous turn (2): interrupted after step 1 (run_sql `monthly`); it gave no answer"
             in system_of(request))
+
+
+def test_continue_after_a_turn_stopped_midway_says_after_which_step(analyst):
+    """Stopped as the server stops a turn (its task cancelled) while the second step starts."""
+    from jupyter_analyst.testing.server import MODEL_NAME
+    from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
+
+    monthly = "SELECT DATE_TRUNC('month', order_date) AS month, SUM(revenue) AS revenue FROM orders GROUP BY 1"
+    a = analyst({"turns": [
+        {"match": "^continue", "steps": [say("ok")]},
+        {"steps": [sql(monthly, "monthly"), python_step("monthly.plot()"), say("never said")]},
+    ]})
+
+    async def stopped_at_the_chart() -> None:
+        def on_event(event) -> None:
+            a.events.append(event)
+            if event.type == "tool_call" and event.tool == "run_python":
+                task.cancel()
+
+        request = TurnRequest(prompt="revenue by month, then a chart", source=str(a.source))
+        model = ModelSettings(model=MODEL_NAME, base_url=a.server.base_url, api_key="x")
+        task = asyncio.create_task(run_turn(request, config=AnalystConfig(workspace=a.workspace), model=model,
+                                            on_event=on_event))
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(stopped_at_the_chart())
+    (ended,) = a.of_type("turn_ended")
+    assert ended.status == "interrupted"
+    a.run("continue", thread=ended.thread_id)
+    (request,) = requests_for(a.server, "continue")
+    system = system_of(request)
+    assert ("Previous turn (1): interrupted after step 1 (run_sql `monthly`); it gave no answer "
+            "(the steps that finished are kept)." in system)
+    # The finished step is kept and listed; the stopped one did not count as a step.
+    assert re.search(r"^- `monthly` art_\w+: from orders", system, re.MULTILINE)
+    assert "never said" not in json.dumps(request["messages"])
+
+
+def test_continue_after_a_completed_turn_says_so_with_its_offer_and_open_items(analyst):
+    remembered = {"add": [
+        {"section": "hypotheses", "value": {"id": "h1", "text": HYPOTHESIS}},
+        {"section": "items", "value": {"id": "t1", "kind": "task", "text": TASK}},
+    ]}
+    a = analyst({
+        "turns": [{"match": "^continue", "steps": [say("ok")]}, {"steps": [
+            sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
+            say(f"North leads (`by_region`).\n\n{OFFER}"),
+        ]}],
+        "summarizer": [{"steps": [{"content": json.dumps(remembered)}]}],
+    })
+    first = a.run("revenue by region")
+    assert first.status == "completed"
+    a.run("continue", thread=first.thread_id)
+    (request,) = requests_for(a.server, "continue")
+    system = system_of(request)
+    assert f'Previous turn (1): completed in 1 step. Its answer offered: "{OFFER}"' in system
+    assert "interrupted" not in system
+    assert f"- task: {TASK}" in system.split("Open items:")[1]
+    assert f"- {HYPOTHESIS}" in system
 
 
 def test_the_active_dataset_is_the_one_the_answer_cited_and_lapses_on_a_new_topic(analyst):

@@ -50,6 +50,8 @@ def test_a_2000_row_result_says_first_k_of_n_and_how_to_see_more(analyst):
     assert result["shown"].startswith(f"the first {k} of 2,000 rows")
     assert f"orders_2k.iloc[{k}:" in result["shown"] and "run_python" in result["shown"]
     assert [row[0] for row in result["data"]] == list(range(1, k + 1))  # the first k, in order
+    # Nothing beside the rows says otherwise (no flag, sample or note of its own).
+    assert not {"truncated", "sample", "note", "row_cap"} & set(result)
     # Within the budget: the rows and what surrounds them.
     assert len(json.dumps(result["data"])) <= RESULT_CHARS
     # The events (the panel, the notebook) keep the rows as records, and the row cap's flag.
