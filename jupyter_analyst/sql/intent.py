@@ -85,7 +85,9 @@ class _Fitting:
     def render(self) -> str:
         i = self.intent
         parts = [f"from {', '.join(i.tables) or '(no table)'}"]
-        for label, texts, levels in (("measures", i.measures, self.measures), ("by", i.dimensions, self.dimensions)):
+        # Without a measure nothing is aggregated by them: they are the rows' own columns.
+        keys = "by" if i.measures else "columns"
+        for label, texts, levels in (("measures", i.measures, self.measures), (keys, i.dimensions, self.dimensions)):
             if texts:
                 more = len(texts) - len(levels)
                 shown = self._shown(texts, levels)

@@ -95,3 +95,12 @@ def test_many_filters_keep_the_first_ones_and_say_how_many_more():
     line = DataIntent(tables=["t"], filters=filters, rows=1).line(120)
     assert "where: c0 = 0 AND c1 = 1 AND c2 = 2 AND 37 more" in line
     assert "shortened to fit" in line
+
+
+@pytest.mark.parametrize(("sql", "columns"), [
+    ("SELECT * FROM orders WHERE order_id <= 2000", "columns: *"),
+    ("SELECT region, revenue FROM orders WHERE revenue > 0", "columns: region, revenue"),
+])
+def test_a_row_level_query_lists_its_columns_not_a_grouping_it_does_not_have(sql, columns):
+    line = data_intent(shape(sql), tables=["orders"], rows=7).line(300)
+    assert columns in line and "by:" not in line
