@@ -279,6 +279,8 @@ function onContext(turn: TurnView, e: ContextUsage): TurnView {
     droppedTurns: e.dropped_turns,
     summarizedThrough: e.summarized_through,
     assemblyMs: e.assembly_ms,
+    promptTokens: e.prompt_tokens,
+    completionTokens: e.completion_tokens,
     at: e.ts
   };
   return { ...turn, context: [...turn.context.filter(c => c.call !== e.call), usage] };

@@ -62,6 +62,13 @@ export interface ContextUsageView {
   droppedTurns: number;
   summarizedThrough: number;
   assemblyMs: number;
+  /**
+   * The prompt's size as the model server counted it, once its reply is in (null before,
+   * and when the server reports none): a count, where `tokens` is an estimate.
+   */
+  promptTokens: number | null;
+  /** The reply's size as the model server counted it (null as `promptTokens`). */
+  completionTokens: number | null;
   at: string;
 }
 

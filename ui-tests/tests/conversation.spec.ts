@@ -80,8 +80,12 @@ test.describe('the conversation', () => {
     await expect(first.locator('.jp-AnalystStates-step[data-state="data_fetching"]')).toHaveCount(
       1
     );
-    // Context usage of the model call on hover.
-    await expect(sql).toHaveAttribute('title', /Model call \d+: [\d,]+ of [\d,]+ tokens/);
+    // Context usage of the model call on hover: the model server's count (the scripted one
+    // counts too), and the estimate the prompt was assembled to, said apart.
+    await expect(sql).toHaveAttribute(
+      'title',
+      /^Model call \d+: prompt [\d,]+ tokens? · reply [\d,]+ tokens?, counted by the model server\nEstimated before sending: [\d,]+ of [\d,]+ tokens/
+    );
     // The turn over: Stop gone, the prompt has the focus back.
     await expect(panel.getByRole('button', { name: 'Stop the turn' })).toHaveCount(0);
     await expect(panel.getByRole('textbox', { name: 'Ask about your data' })).toBeFocused();

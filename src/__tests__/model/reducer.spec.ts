@@ -1,4 +1,4 @@
-import type { AnalystEvent, EventBase, TurnEndStatus } from '../../model/events';
+import type { AnalystEvent, ContextUsage, EventBase, TurnEndStatus } from '../../model/events';
 import { TURN_END_LABEL } from '../../model/reasons';
 import { reduce, reduceAll } from '../../model/reducer';
 import {
@@ -519,6 +519,36 @@ describe('reduce: each event type', () => {
     expect(
       turn.items.map(i => (i.kind === 'text' || i.kind === 'tool' ? i.modelCall : null))
     ).toEqual([1, 2]);
+  });
+
+  it('context_usage: the counts the model server gave, told once the reply is in, sit beside the estimate', () => {
+    const e = turnOf('turn_a');
+    const estimate: Omit<ContextUsage, keyof EventBase | 'type'> = {
+      call: 1,
+      tokens: 640,
+      budget: 16000,
+      parts: { rules: 600, current: 40 },
+      messages: 2,
+      turns: [],
+      dropped_turns: 0,
+      summarized_through: 0,
+      assembly_ms: 1,
+      prompt_tokens: null,
+      completion_tokens: null
+    };
+    const before = reduce(initialThreadView(), e({ type: 'context_usage', ...estimate }));
+    expect(before.turns[0].context).toEqual([
+      expect.objectContaining({ call: 1, tokens: 640, promptTokens: null, completionTokens: null })
+    ]);
+    const counted = reduceAll(before, [
+      e({ type: 'text_delta', text: 'Done.' }),
+      e({ type: 'context_usage', ...estimate, prompt_tokens: 1234, completion_tokens: 56 })
+    ]);
+    // One record per call: the estimate made before the call, and what the server counted.
+    expect(counted.turns[0].context).toEqual([
+      expect.objectContaining({ call: 1, tokens: 640, promptTokens: 1234, completionTokens: 56 })
+    ]);
+    expect((counted.turns[0].items[0] as { modelCall: number }).modelCall).toBe(1);
   });
 
   it('memory notes a summarizer change, applied or failed', () => {
