@@ -72,6 +72,15 @@ export interface ContextUsageView {
   at: string;
 }
 
+/** The model thinking before it answers: since when (its thoughts are never sent). */
+export interface ThinkingView {
+  /** When the server saw it begin (the `thinking` event's time). */
+  since: string;
+  /** The model call that is thinking, when its context usage came first. */
+  modelCall: number | null;
+  seq: number;
+}
+
 export interface TextItem {
   kind: 'text';
   /** The pieces of one stretch of streamed text, joined. */
@@ -193,6 +202,11 @@ export interface TurnView {
   /** The states entered, in order. */
   states: StateStep[];
   items: TurnItem[];
+  /**
+   * The model is thinking: its latest activity is a thought, with no text, call or other
+   * step of the turn since (null otherwise, and once the turn has ended).
+   */
+  thinking: ThinkingView | null;
   /** Context usage per model call, in call order. */
   context: ContextUsageView[];
   /** Reason-code and step counters: counted from guards while running, the server's at the end. */
