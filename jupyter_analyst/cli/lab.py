@@ -70,7 +70,7 @@ def run_lab(out: Path, *, port: int | None = None, open_browser: bool = True, ex
             f"  data source '{SOURCE_NAME}': {db}\n"
             "  open the 'Data analyst' panel in the right sidebar and ask, e.g.:\n"
             '    "Revenue by region per month, with a chart", then "continue",\n'
-            '    or "count slowly" (a slow step, to try Stop)\n'
+            '    or "count slowly" (a slow step, to try Stop), or "think it over" (a model thinking)\n'
             + "=" * 78 + "\n",
             file=sys.stderr, flush=True,
         )

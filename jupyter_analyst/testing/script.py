@@ -74,7 +74,8 @@ class Step(_Strict):
     field of its own before the text (``reasoning_content`` as vLLM and DeepSeek name it,
     ``reasoning`` as OpenRouter and Ollama do), a refusal (``delta.refusal``), a finish
     reason other than the usual one, and a proxy that ignores ``stream: true`` and answers
-    with one JSON body.
+    with one JSON body. ``reasoning_pace_s`` streams the reasoning a line at a time, that
+    many seconds apart: a model thinking at length, which a client can stop in the middle.
     """
 
     content: str | None = None
@@ -83,6 +84,7 @@ class Step(_Strict):
     error: ScriptedError | None = None
     reasoning: str | None = None
     reasoning_field: Literal["reasoning_content", "reasoning"] = "reasoning_content"
+    reasoning_pace_s: float = Field(default=0.0, ge=0.0, le=5.0)
     refusal: str | None = None
     finish: Finish = "auto"
     ignores_stream: bool = False

@@ -74,11 +74,21 @@ def _split_arguments(text: str, size: int = 3) -> list[str]:
     return pieces
 
 
+def _reasoning_pieces(step: Step) -> list[str]:
+    """The reasoning as it streams: a line a delta when it is paced, else a few pieces.
+
+    >>> _reasoning_pieces(Step(reasoning="First.\\nThen.", reasoning_pace_s=1))
+    ['First.\\n', 'Then.']
+    """
+    text = step.reasoning or ""
+    return text.splitlines(keepends=True) if step.reasoning_pace_s else _pieces(text)
+
+
 def _chunks(step: Step) -> list[dict[str, Any]]:
     """The streamed deltas of one reply (without the envelope), with the step's id quirk."""
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
     if step.reasoning:
-        deltas += [{step.reasoning_field: piece} for piece in _pieces(step.reasoning)]
+        deltas += [{step.reasoning_field: piece} for piece in _reasoning_pieces(step)]
     if step.content:
         deltas += [{"content": piece} for piece in _pieces(step.content)]
     if step.refusal:
@@ -221,8 +231,14 @@ class _Handler(BaseHTTPRequestHandler):
             drop = self.server.drops > 0
             self.server.drops -= drop
         frames = [f"data: {json.dumps(event)}\n\n".encode() for event in events] + [b"data: [DONE]\n\n"]
+        # A paced reasoning: each of its lines after the first comes that long after the last.
+        thought = [n for n, event in enumerate(events)
+                   if any(step.reasoning_field in choice["delta"] for choice in event["choices"])]
+        paced = set(thought[1:]) if step.reasoning_pace_s else set()
         try:
             for n, frame in enumerate(frames):
+                if n in paced:
+                    time.sleep(step.reasoning_pace_s)
                 if drop and n == max(1, len(frames) // 2):
                     # Cut mid-stream, as a proxy's idle timeout or a restarted server does:
                     # no finish reason, no [DONE], no last chunk; the socket closed.

@@ -3,6 +3,7 @@ import * as React from 'react';
 import type { ThreadView, TurnItem, TurnView } from '../model';
 import { ItemCard, itemKey } from './cards/ItemCard';
 import { StateStrip } from './StateStrip';
+import { ThinkingLine } from './ThinkingLine';
 
 /**
  * The text item that is the turn's answer: the last stretch of streamed text before the
@@ -52,6 +53,9 @@ export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
             isAnswer={index === answerText}
           />
         )
+      )}
+      {turn.status === 'running' && turn.thinking !== null && (
+        <ThinkingLine key={turn.thinking.seq} since={turn.thinking.since} />
       )}
       {turn.end && turn.end.status !== 'completed' && (
         <div

@@ -11,6 +11,9 @@
  * of one stretch of text joined into one block), a card per tool call, artifacts not
  * made by a call, guard notices not about a call, and the final answer. What concerns
  * a call (its guards, the artifacts it recorded, its result) goes on its card.
+ *
+ * While the model thinks the turn says so (`thinking`), until the next sign that the
+ * thought is over (see `endsThought`).
  */
 
 import type {
@@ -20,6 +23,7 @@ import type {
   ContextUsage,
   Guarded,
   MemoryUpdated,
+  ModelThinking,
   PlanMade,
   PlanStepChanged,
   StateChanged,
@@ -56,6 +60,7 @@ function newTurn(turnId: string): TurnView {
     state: null,
     states: [],
     items: [],
+    thinking: null,
     context: [],
     counters: {},
     end: null,
@@ -279,9 +284,33 @@ function onContext(turn: TurnView, e: ContextUsage): TurnView {
     droppedTurns: e.dropped_turns,
     summarizedThrough: e.summarized_through,
     assemblyMs: e.assembly_ms,
+    promptTokens: e.prompt_tokens,
+    completionTokens: e.completion_tokens,
     at: e.ts
   };
   return { ...turn, context: [...turn.context.filter(c => c.call !== e.call), usage] };
+}
+
+function onThinking(turn: TurnView, e: ModelThinking): TurnView {
+  if (turn.status !== 'running') {
+    return turn; // an ended turn thinks no more
+  }
+  return { ...turn, thinking: { since: e.ts, modelCall: currentCall(turn), seq: e.seq } };
+}
+
+/**
+ * Whether `event` says the model is no longer thinking. While a model call streams, the
+ * server tells nothing of the turn but its text and that it thinks; every other event of
+ * the turn (a call, a guard, the call's usage as the server counted it once the reply is
+ * in, the next state, the answer, the end) comes after the thought. The summarizer's
+ * memory note is not the model of the turn.
+ */
+function endsThought(event: AnalystEvent): boolean {
+  return event.type !== 'thinking' && event.type !== 'memory';
+}
+
+function thoughtOver(turn: TurnView): TurnView {
+  return turn.thinking === null ? turn : { ...turn, thinking: null };
 }
 
 function onMemory(turn: TurnView, e: MemoryUpdated): TurnView {
@@ -342,7 +371,15 @@ export function reduce(view: ThreadView, event: AnalystEvent): ThreadView {
   if (event.seq <= view.lastSeq) {
     return view;
   }
-  const applied: ThreadView = { ...view, lastSeq: event.seq };
+  const next = apply({ ...view, lastSeq: event.seq }, event);
+  const turn = next.turns.find(t => t.turnId === event.turn_id);
+  return turn !== undefined && turn.thinking !== null && endsThought(event)
+    ? withTurn(next, event.turn_id, thoughtOver)
+    : next;
+}
+
+/** `event` applied to `applied` (the view with its `lastSeq` already moved on). */
+function apply(applied: ThreadView, event: AnalystEvent): ThreadView {
   switch (event.type) {
     case 'turn_started':
       return withTurn(applied, event.turn_id, t => onTurnStarted(t, event));
@@ -351,7 +388,7 @@ export function reduce(view: ThreadView, event: AnalystEvent): ThreadView {
     case 'text_delta':
       return withTurn(applied, event.turn_id, t => onText(t, event));
     case 'thinking':
-      return applied; // the turn's state already says it is running
+      return withTurn(applied, event.turn_id, t => onThinking(t, event));
     case 'tool_call':
       return withTurn(applied, event.turn_id, t => onToolCall(t, event));
     case 'tool_result':

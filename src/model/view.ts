@@ -62,7 +62,23 @@ export interface ContextUsageView {
   droppedTurns: number;
   summarizedThrough: number;
   assemblyMs: number;
+  /**
+   * The prompt's size as the model server counted it, once its reply is in (null before,
+   * and when the server reports none): a count, where `tokens` is an estimate.
+   */
+  promptTokens: number | null;
+  /** The reply's size as the model server counted it (null as `promptTokens`). */
+  completionTokens: number | null;
   at: string;
+}
+
+/** The model thinking before it answers: since when (its thoughts are never sent). */
+export interface ThinkingView {
+  /** When the server saw it begin (the `thinking` event's time). */
+  since: string;
+  /** The model call that is thinking, when its context usage came first. */
+  modelCall: number | null;
+  seq: number;
 }
 
 export interface TextItem {
@@ -186,6 +202,11 @@ export interface TurnView {
   /** The states entered, in order. */
   states: StateStep[];
   items: TurnItem[];
+  /**
+   * The model is thinking: its latest activity is a thought, with no text, call or other
+   * step of the turn since (null otherwise, and once the turn has ended).
+   */
+  thinking: ThinkingView | null;
   /** Context usage per model call, in call order. */
   context: ContextUsageView[];
   /** Reason-code and step counters: counted from guards while running, the server's at the end. */

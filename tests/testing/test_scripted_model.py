@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -154,6 +155,29 @@ def test_split_arguments_cut_through_escapes():
     assert json.loads("".join(pieces)) == {"code": 'print("a\\\\b")'}
 
 
+def test_a_paced_reasoning_streams_a_line_at_a_time_that_far_apart():
+    """A model thinking at length: each line of its reasoning comes ``reasoning_pace_s`` after
+    the last, and only then its text (what a client shows as thinking for that long)."""
+    thought = "Which region?\nBy month.\nThen chart it."
+    script = {"turns": [{"steps": [{"reasoning": thought, "reasoning_pace_s": 0.3, "content": "Done."}]}]}
+    with ScriptedModelServer(script) as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="k", max_retries=0)
+        seen: list[tuple[float, str, str]] = []
+        stream = client.chat.completions.create(model="m", messages=[user("x")], stream=True)
+        for chunk in stream:
+            delta = chunk.choices[0].delta.model_dump() if chunk.choices else {}
+            for field in ("reasoning_content", "content"):
+                if delta.get(field):
+                    seen.append((time.monotonic(), field, delta[field]))
+        client.close()
+    assert [text for _, field, text in seen if field == "reasoning_content"] == [
+        "Which region?\n", "By month.\n", "Then chart it."]
+    assert [field for _, field, _ in seen][3:] == ["content"] * (len(seen) - 3)
+    assert "".join(text for _, field, text in seen if field == "content") == "Done."
+    gaps = [later[0] - earlier[0] for earlier, later in zip(seen[:2], seen[1:3])]
+    assert all(gap >= 0.25 for gap in gaps), gaps
+
+
 def test_scripted_http_error():
     with ScriptedModelServer({"turns": [{"steps": [{"error": {"status": 503, "message": "busy"}}]}]}) as srv:
         client = openai.OpenAI(base_url=srv.base_url, api_key="k", max_retries=0)
@@ -189,6 +213,7 @@ def test_bad_requests_get_json_errors(server, path, body, status):
         ({"turns": [{"steps": [{"quirk": "sometimes"}]}]}, "quirk"),
         ({"turns": [{"steps": [{"tool_calls": [{"name": "x", "arguments": {}, "raw_arguments": "{}"}]}]}]}, "not both"),
         ({"turns": [{"steps": [{"content": "x", "error": {"status": 500}}]}]}, "answers nothing else"),
+        ({"turns": [{"steps": [{"reasoning": "x", "reasoning_pace_s": 60}]}]}, "reasoning_pace_s"),
     ],
 )
 def test_malformed_scripts_are_refused(script, problem):

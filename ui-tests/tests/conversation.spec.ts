@@ -3,7 +3,15 @@ import type { Locator, Page } from '@playwright/test';
 import { execFileSync } from 'child_process';
 import * as path from 'path';
 
-import { ask, DEMO_ANSWER, DEMO_QUESTION, newThread, openPanel, SCREENSHOTS } from './lab';
+import {
+  ask,
+  DEMO_ANSWER,
+  DEMO_QUESTION,
+  newThread,
+  openPanel,
+  PANEL_ID,
+  SCREENSHOTS
+} from './lab';
 import { ITcpProxy, startProxy } from './tcpProxy';
 
 /**
@@ -80,8 +88,12 @@ test.describe('the conversation', () => {
     await expect(first.locator('.jp-AnalystStates-step[data-state="data_fetching"]')).toHaveCount(
       1
     );
-    // Context usage of the model call on hover.
-    await expect(sql).toHaveAttribute('title', /Model call \d+: [\d,]+ of [\d,]+ tokens/);
+    // Context usage of the model call on hover: the model server's count (the scripted one
+    // counts too), and the estimate the prompt was assembled to, said apart.
+    await expect(sql).toHaveAttribute(
+      'title',
+      /^Model call \d+: prompt [\d,]+ tokens? · reply [\d,]+ tokens?, counted by the model server\nEstimated before sending: [\d,]+ of [\d,]+ tokens/
+    );
     // The turn over: Stop gone, the prompt has the focus back.
     await expect(panel.getByRole('button', { name: 'Stop the turn' })).toHaveCount(0);
     await expect(panel.getByRole('textbox', { name: 'Ask about your data' })).toBeFocused();
@@ -253,6 +265,28 @@ test.describe('the conversation', () => {
     await expect(panel.getByRole('textbox', { name: 'Ask about your data' })).toBeFocused();
 
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'stop-stopped.png') });
+  });
+
+  test('a model thinking is said, with for how long, never with what it thinks', async ({
+    page
+  }) => {
+    // The sidebar at its default width, as a user first sees the panel.
+    await page.sidebar.openTab(PANEL_ID);
+    const panel = page.locator(`#${PANEL_ID}`);
+    await expect(panel).toBeVisible();
+    await newThread(panel);
+    await ask(panel, 'think it over'); // a reasoning model thinking a line a second, for 90 s
+
+    const first = turn(panel, 0);
+    const thinking = first.locator('.jp-AnalystThinking');
+    await expect(thinking).toContainText('Thinking…');
+    await expect(thinking.locator('.jp-AnalystThinking-elapsed')).toHaveText(/^[1-9]\d* s$/);
+    await expect(first).not.toContainText('what the panel must never show');
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'thinking.png') });
+
+    await panel.getByRole('button', { name: 'Stop the turn' }).click();
+    await expect(first).toHaveAttribute('data-status', 'interrupted');
+    await expect(thinking).toHaveCount(0);
   });
 
   test('a thread busy with a turn started elsewhere says so and shows that turn', async ({

@@ -98,9 +98,32 @@ describe('the conversation cards', () => {
     expect(answeredBy(other)).toBeNull();
   });
 
-  it('writes the context usage of a model call for the hover', () => {
+  it('writes the context usage of a model call for the hover, as the estimate it is', () => {
     expect(contextTitle(view.turns[0].context[0])).toBe(
-      'Model call 1: 507 of 16,000 tokens (rules 450, state 27, inventory 12, current 18)\n2 messages'
+      'Model call 1: 507 of 16,000 tokens, estimated (rules 450, state 27, inventory 12, current 18)\n2 messages'
+    );
+  });
+
+  it("says the model server's count first when it gave one, the estimate apart as the estimate", () => {
+    // The demo turn again, its second model call's usage as told once the reply was in.
+    const counted = events.map(e =>
+      e.type === 'context_usage' && e.call === 2
+        ? { ...e, prompt_tokens: 1234, completion_tokens: 56 }
+        : e
+    );
+    const host = renderStatic(
+      <TurnList view={reduceAll(initialThreadView(), counted)} threadId="thr_1" />
+    );
+    expect(host.querySelector('[data-card="sql"]')?.getAttribute('title')).toBe(
+      'Model call 2: prompt 1,234 tokens · reply 56 tokens, counted by the model server\n' +
+        'Estimated before sending: 621 of 16,000 tokens (rules 450, state 27, inventory 12, ' +
+        'current 132)\n4 messages'
+    );
+    const [usage] = view.turns[0].context;
+    expect(contextTitle({ ...usage, promptTokens: 1, completionTokens: null })).toBe(
+      'Model call 1: prompt 1 token, counted by the model server\n' +
+        'Estimated before sending: 507 of 16,000 tokens (rules 450, state 27, inventory 12, current 18)\n' +
+        '2 messages'
     );
   });
 

@@ -1,4 +1,10 @@
-import type { AnalystEvent, EventBase, TurnEndStatus } from '../../model/events';
+import {
+  parseEvent,
+  type AnalystEvent,
+  type ContextUsage,
+  type EventBase,
+  type TurnEndStatus
+} from '../../model/events';
 import { TURN_END_LABEL } from '../../model/reasons';
 import { reduce, reduceAll } from '../../model/reducer';
 import {
@@ -519,6 +525,131 @@ describe('reduce: each event type', () => {
     expect(
       turn.items.map(i => (i.kind === 'text' || i.kind === 'tool' ? i.modelCall : null))
     ).toEqual([1, 2]);
+  });
+
+  it('context_usage: the counts the model server gave, told once the reply is in, sit beside the estimate', () => {
+    const e = turnOf('turn_a');
+    const estimate: Omit<ContextUsage, keyof EventBase | 'type'> = {
+      call: 1,
+      tokens: 640,
+      budget: 16000,
+      parts: { rules: 600, current: 40 },
+      messages: 2,
+      turns: [],
+      dropped_turns: 0,
+      summarized_through: 0,
+      assembly_ms: 1,
+      prompt_tokens: null,
+      completion_tokens: null
+    };
+    const before = reduce(initialThreadView(), e({ type: 'context_usage', ...estimate }));
+    expect(before.turns[0].context).toEqual([
+      expect.objectContaining({ call: 1, tokens: 640, promptTokens: null, completionTokens: null })
+    ]);
+    const counted = reduceAll(before, [
+      e({ type: 'text_delta', text: 'Done.' }),
+      e({ type: 'context_usage', ...estimate, prompt_tokens: 1234, completion_tokens: 56 })
+    ]);
+    // One record per call: the estimate made before the call, and what the server counted.
+    expect(counted.turns[0].context).toEqual([
+      expect.objectContaining({ call: 1, tokens: 640, promptTokens: 1234, completionTokens: 56 })
+    ]);
+    expect((counted.turns[0].items[0] as { modelCall: number }).modelCall).toBe(1);
+  });
+
+  it('thinking shows from when the model began to think until its text, a call or the end', () => {
+    const e = turnOf('turn_a');
+    const usage = (call: number, counted: number | null): Without<ContextUsage> => ({
+      type: 'context_usage',
+      call,
+      tokens: 10,
+      budget: 100,
+      parts: {},
+      messages: 1,
+      turns: [],
+      dropped_turns: 0,
+      summarized_through: 0,
+      assembly_ms: 1,
+      prompt_tokens: counted,
+      completion_tokens: counted
+    });
+    const events = [
+      e({ type: 'turn_started', prompt: 'why?', model: 'm', rerun: false }), // 1
+      e(usage(1, null)), // 2
+      e({ type: 'thinking' }), // 3
+      e({ type: 'text_delta', text: 'Let me look.' }), // 4
+      e(usage(1, 9)), // 5
+      e({ type: 'tool_call', call_id: 'c1', tool: 'list_tables', arguments: {}, step_key: null }),
+      e({
+        type: 'tool_result',
+        call_id: 'c1',
+        tool: 'list_tables',
+        status: 'ok',
+        reused: false,
+        result: {},
+        artifact_ids: [],
+        duration_s: 0.1
+      }), // 7
+      e(usage(2, null)), // 8
+      e({ type: 'thinking' }), // 9
+      e({
+        type: 'memory',
+        origin: 'summarizer',
+        status: 'applied',
+        version: 2,
+        changes: {},
+        summarized_through: 0,
+        message: null
+      }), // 10
+      e(usage(2, 9)), // 11: the reply is in
+      e(usage(3, null)), // 12
+      e({ type: 'thinking' }), // 13
+      e({ type: 'turn_ended', status: 'interrupted', message: null, counters: {} }) // 14
+    ];
+    const thinkingAfter = (count: number) =>
+      reduceAll(deepFreeze(initialThreadView()), deepFreeze(events.slice(0, count))).turns[0]
+        .thinking;
+    expect(thinkingAfter(2)).toBeNull();
+    expect(thinkingAfter(3)).toEqual({
+      since: '2026-01-01T00:00:03.000Z',
+      modelCall: 1,
+      seq: 3
+    });
+    expect(thinkingAfter(4)).toBeNull(); // its text
+    expect(thinkingAfter(9)).toEqual({ since: '2026-01-01T00:00:09.000Z', modelCall: 2, seq: 9 });
+    expect(thinkingAfter(10)).not.toBeNull(); // the summarizer is not the model thinking
+    expect(thinkingAfter(11)).toBeNull(); // the reply came with no text and no call
+    expect(thinkingAfter(13)).toMatchObject({ modelCall: 3 });
+    expect(thinkingAfter(14)).toBeNull(); // the end
+    // A call ends a thought as text does.
+    const called = reduceAll(initialThreadView(), [...events.slice(0, 3), events[5]]);
+    expect(called.turns[0].thinking).toBeNull();
+    // A late thought of an ended turn is not shown.
+    const late = reduce(reduceAll(initialThreadView(), events), e({ type: 'thinking' }));
+    expect(late.turns[0].thinking).toBeNull();
+  });
+
+  it('thinking keeps no word of the thought, even when a server sends one', () => {
+    const frame = {
+      type: 'thinking',
+      seq: 1,
+      thread_id: 'thr_t',
+      turn_id: 'turn_a',
+      ts: '2026-01-01T00:00:01.000Z',
+      text: 'the secret monologue',
+      reasoning_content: 'more of the monologue'
+    };
+    const event = parseEvent(JSON.stringify(frame));
+    expect(event).toEqual({
+      type: 'thinking',
+      seq: 1,
+      thread_id: 'thr_t',
+      turn_id: 'turn_a',
+      ts: '2026-01-01T00:00:01.000Z'
+    });
+    const view = reduce(initialThreadView(), event as AnalystEvent);
+    expect(view.turns[0].thinking).not.toBeNull();
+    expect(JSON.stringify(view)).not.toMatch(/monologue/);
   });
 
   it('memory notes a summarizer change, applied or failed', () => {
