@@ -1,4 +1,5 @@
-"""Text that can be stored and sent: valid Unicode, JSON-safe values, masked secrets, near names.
+"""Text that can be stored and sent: valid Unicode, JSON-safe values, masked secrets, near names,
+long text cut to its head and tail.
 
 A Python string may hold lone surrogates (U+D800..U+DFFF): JSON decoders produce them from
 escapes such as ``"\\ud800"``, and the model's replies are decoded JSON. UTF-8 cannot encode
@@ -122,3 +123,46 @@ def nearest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     lowered = {c.lower(): c for c in pool}
     hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
     return [lowered[h] for h in hits]
+
+
+def head_and_tail(text: str, cap: int, *, how: str = "") -> str:
+    """``text`` within ``cap`` characters: its head and its tail, the middle elided with its
+    size and ``how`` to see it; cut at line ends where there are some.
+
+    >>> head_and_tail("abcdef", 10)
+    'abcdef'
+    >>> print(head_and_tail("\\n".join(str(i) for i in range(100)), 40))
+    0
+    1
+    2
+    3
+    4
+    5
+    6
+    7
+    8
+    9
+    10
+    [... 252 characters (lines 12-95) not shown ...]
+    95
+    96
+    97
+    98
+    99
+    """
+    if len(text) <= cap:
+        return text
+    head_room = cap * 3 // 5
+    tail_room = cap - head_room
+    head = text[:head_room]
+    if "\n" in head:
+        head = head[: head.rindex("\n") + 1]
+    tail = text[len(text) - tail_room:]
+    if "\n" in tail[:-1]:
+        tail = tail[tail.index("\n") + 1:]
+    hidden = text[len(head): len(text) - len(tail)]
+    first = text.count("\n", 0, len(head)) + 1
+    last = first + hidden.count("\n") - (0 if hidden.endswith("\n") else -1) - 1
+    lines = f" (lines {first}-{last})" if "\n" in hidden else ""
+    more = f"; {how}" if how else ""
+    return f"{head}[... {len(hidden):,} characters{lines} not shown{more} ...]\n{tail}"

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from ..._text import head_and_tail
 from ...events import ContextUsage
 from ...sql import source_outline
 from .previous import previous_turn_line
@@ -90,6 +91,14 @@ def compact_value(value: Any, depth: int = 0) -> Any:
     {'dataset': 'r', 'rows': 4, 'columns': ['a']}
     >>> compact_value({"steps": [{"id": "q1", "result": {"dataset": "r", "sample": [{"a": 1}]}}]})
     {'steps': [{'id': 'q1', 'result': {'dataset': 'r'}}]}
+
+    A result says what it still holds once its rows are cut, and long text keeps its end
+    (an error's last line, the last printed table):
+
+    >>> compact_value({"dataset": "r", "rows": 30, "data": [[n] for n in range(30)], "shown": "all 30 rows"})["shown"]
+    'the first 12 of 30 rows (an earlier result, shortened here; the DataFrame `r` holds them all)'
+    >>> compact_value({"message": "x" * 300 + "KeyError: 'regoin'"})["message"][-18:]
+    "KeyError: 'regoin'"
     """
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -105,12 +114,18 @@ def compact_value(value: Any, depth: int = 0) -> Any:
                 out[key] = [c.get("name") if isinstance(c, dict) else c for c in item][:40]
                 continue
             out[key] = compact_value(item, depth + 1)
+        data = value.get("data")
+        if isinstance(data, list) and len(data) > _LIST_CAP and "shown" in value:
+            total = value.get("rows") if isinstance(value.get("rows"), int) else len(data)
+            holder = f"the DataFrame `{value['dataset']}`" if value.get("dataset") else "the dataset"
+            out["shown"] = (f"the first {_LIST_CAP} of {total:,} rows (an earlier result, shortened here; "
+                            f"{holder} holds them all)")
         return out
     if isinstance(value, list):
         shown = [compact_value(v, depth + 1) for v in value[:_LIST_CAP]]
         return shown + [f"... {len(value) - _LIST_CAP} more"] if len(value) > _LIST_CAP else shown
     if isinstance(value, str) and len(value) > _TEXT_CAP:
-        return value[:_TEXT_CAP] + f"... ({len(value)} characters)"
+        return head_and_tail(value, _TEXT_CAP)
     return value
 
 
@@ -118,7 +133,7 @@ def _bulky_summary(key: str, item: Any) -> dict[str, Any]:
     if key == "sample":
         return {}
     if key in ("stdout", "stderr", "result") and isinstance(item, str):
-        return {key: item[:_TEXT_CAP] + ("..." if len(item) > _TEXT_CAP else "")} if item else {}
+        return {key: head_and_tail(item, _TEXT_CAP)} if item else {}
     if key in ("artifacts", "matches", "tables", "cells") and isinstance(item, list):
         names = [
             {k: v for k, v in entry.items() if k in ("id", "name", "type", "kind", "rows")}

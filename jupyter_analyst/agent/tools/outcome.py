@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ...artifacts import Artifact
 from ...errors import AnalystError
-from .shown import head_and_tail, model_view
+from ..._text import head_and_tail
+from .shown import model_view
 
 if TYPE_CHECKING:
     from ...sql import PreparedQuery

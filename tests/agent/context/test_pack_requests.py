@@ -177,3 +177,23 @@ def test_the_active_dataset_is_the_one_the_answer_cited_and_lapses_on_a_new_topi
     a.run("How are we doing overall?", thread=first.thread_id)
     system = system_of(requests_for(a.server, "How are we doing overall?")[0])
     assert "- active dataset:" not in system and "`by_region`" in system  # still listed, no longer active
+
+
+def test_an_earlier_result_says_what_it_still_holds_and_an_earlier_error_keeps_its_last_line(analyst):
+    rows = "SELECT range AS n FROM range(30)"
+    failing = "import pandas as pd\n" + "x = 1\n" * 40 + "pd.DataFrame({'region': [1]})['regoin']"
+    a = analyst({"turns": [
+        {"match": "^and then", "steps": [say("done")]},
+        {"match": ".", "steps": [sql(rows, "thirty"), python_step(failing), say("Thirty rows.")]},
+    ]})
+    first = a.run("thirty rows please")
+    a.run("and then?", thread=first.thread_id)
+    (request,) = requests_for(a.server, "and then?")
+    earlier = [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+    result = next(r for r in earlier if r.get("dataset") == "thirty")
+    # Rows were cut from the history: it no longer says it is whole.
+    assert len(result["data"]) < 30 and "all 30 rows" not in json.dumps(result)
+    assert result["shown"].startswith("the first 12 of 30 rows")
+    # The error keeps its end (what failed and the hint), not only the traceback's head.
+    error = next(r for r in earlier if "error" in r)
+    assert "KeyError" in json.dumps(error)
