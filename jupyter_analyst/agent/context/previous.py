@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 OFFER_CHARS = 400
 
 _OFFER = re.compile(
-    r"\b(i can|i could|we could|you could|next,? |next step|would you like|do you want|shall i|should i|"
+    r"\b(i can|i could|we could|you could|as a next step|would you like|do you want|shall i|should i|"
     r"want me to|if you (?:want|like|wish)|happy to|let me know)\b",
     re.IGNORECASE,
 )
@@ -34,6 +34,8 @@ def offered_next(answer: str) -> str:
     >>> offered_next("North leads with 1,200.\\n\\nI can split it by month next, or chart it. Want that?")
     'I can split it by month next, or chart it. Want that?'
     >>> offered_next("North leads with 1,200.")
+    ''
+    >>> offered_next("LGA leads.\\n\\nNext below the cut is BOS with 459.")  # a statement, not an offer
     ''
     """
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", answer.strip()) if p.strip()]
