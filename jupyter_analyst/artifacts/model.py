@@ -34,16 +34,9 @@ class Artifact(BaseModel):
     size: int
 
     def summary(self) -> dict[str, Any]:
-        """A compact form for the model's prompt."""
-        return {
-            "id": self.artifact_id,
-            "name": self.name,
-            "type": self.type,
-            "producer": self.producer,
-            "fingerprint": self.fingerprint.removeprefix("sha256:")[:12],
-            "created_at": self.created_at,
-            "size": self.size,
-        }
+        """A compact form for the model: what it can name and use (its fingerprint, time and
+        size in bytes tell a model nothing it can act on)."""
+        return {"id": self.artifact_id, "name": self.name, "type": self.type}
 
 
 class StepRecord(BaseModel):

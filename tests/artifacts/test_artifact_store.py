@@ -35,8 +35,8 @@ def test_layout_ids_and_summary(blob_store, blob_place, tmp_path):
     assert re.fullmatch(r"art_[0-9a-f]{16}", art.artifact_id)
     assert datetime.fromisoformat(art.created_at).utcoffset().total_seconds() == 0
     assert (art.source_call_id, art.logical_key, art.size) == ("call_1", "step:abc", 7)
-    assert art.summary() == {"id": art.artifact_id, "name": "outputs/r.txt", "type": "text", "producer": "python",
-                             "fingerprint": hexdigest[:12], "created_at": art.created_at, "size": 7}
+    # What the model is told of it: what it can name and use, nothing it cannot act on.
+    assert art.summary() == {"id": art.artifact_id, "name": "outputs/r.txt", "type": "text"}
 
 
 def test_dedup_is_per_thread_and_per_type(blob_store, blob_place, tmp_path):

@@ -147,7 +147,7 @@ def find(
         if hinted == found_kind:
             best = min(1.0, best + 0.05)
         if best >= MIN_SCORE:
-            candidates.append(Match(kind=found_kind, name=name, score=best, **extra))
+            candidates.append(Match(kind=found_kind, name=name, score=round(best, 2), **extra))
 
     for table, columns in schema.items():
         offer("table", table, [table], detail=f"{len(columns)} columns")
