@@ -159,7 +159,7 @@ class LLMClient:
         except openai.OpenAIError as exc:
             raise ConfigError(
                 f"the model client cannot be set up: {exc}",
-                hint="set OPENAI_API_KEY (any value for a local server that needs none) or pass --api-key",
+                hint="set OPENAI_API_KEY (any value for a local server that needs none)",
             ) from exc
         if str(self._client.base_url).rstrip("/").endswith("/chat/completions"):  # from OPENAI_BASE_URL
             self._client = self._client.with_options(base_url=chat_completions_base(str(self._client.base_url)))

@@ -57,7 +57,7 @@ def status_hint(status: int, message: str, base_url: str, model: str) -> str:
     if status in (400, 422, 500) and _NO_SYSTEM_ROLE.search(message):
         return "the model's chat template accepts no system message; use a template or model that does"
     if status in (401, 403):
-        return "the API key was refused: set OPENAI_API_KEY (or pass --api-key) to a key this endpoint accepts"
+        return "the API key was refused: set OPENAI_API_KEY to a key this endpoint accepts"
     if status == 404:
         lowered = message.lower()
         if "model" in lowered and ("not found" in lowered or "does not exist" in lowered):
