@@ -2,8 +2,9 @@
 
 The model is the scripted one (an OpenAI-compatible server on 127.0.0.1 replaying
 ``data/demo_script.json``), so every part but the model's words is real: DuckDB, the
-kernel, the inventory, the notebook. Two turns run: a question, then "continue", which
-reuses every step instead of running it again.
+kernel, the inventory, the notebook. Two turns run: a question, then "continue", for which
+the script asks for the same steps again, so every one is reused instead of run. (A real
+model given "continue" usually writes new steps on the existing datasets instead.)
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def run_demo(out: Path, *, as_json: bool = False) -> int:
         )
         if not as_json:
             print_summary(first)
-        say('\nsecond turn: "continue" (the same steps are asked for again and reused)\n')
+        say('\nsecond turn: "continue" (the script asks for the same steps again, so they are reused;'
+            ' a real model usually goes further instead)\n')
         second = asyncio.run(
             run_turn(
                 TurnRequest(prompt="continue", thread_id=first.thread_id), config=config, model=model,
