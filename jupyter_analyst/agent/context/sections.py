@@ -248,6 +248,12 @@ def state_summary(
         options = f" (candidates: {' | '.join(item.candidates)})" if item.candidates else ""
         items.append(f"- {item.kind}: {_clip(item.text, 200)}{options}")
     datasets, others = _inventory_lines(state, artifacts, artifact_total)
+    current = active.get("dataset")  # type: ignore[call-overload]
+    if current is not None and current.detail:
+        # Described once: on its active line (which outranks the list when space is short).
+        mark = f"- `{current.value}` "
+        datasets = [line.split(":", 1)[0] + ": the active dataset, described above" if line.startswith(mark) else line
+                    for line in datasets]
     live = [a for a in state.assumptions.values() if a.confidence > 0][-STATE_ENTRIES:]
     shown = [  # in the order they are shown
         _Part("", [_clip(previous, 1_000)] if previous else [], protected=True),

@@ -133,8 +133,10 @@ def test_continue_after_a_turn_stopped_midway_says_after_which_step(analyst):
     system = system_of(request)
     assert ("Previous turn (1): interrupted after step 1 (run_sql `monthly`); it gave no answer "
             "(the steps that finished are kept)." in system)
-    # The finished step is kept and listed; the stopped one did not count as a step.
-    assert re.search(r"^- `monthly` art_\w+: from orders", system, re.MULTILINE)
+    # The finished step is kept and listed (described once: it is the active dataset); the
+    # stopped one did not count as a step.
+    assert re.search(r"^- `monthly` art_\w+: ", system, re.MULTILINE)
+    assert system.count("from orders; measures: revenue = SUM(revenue)") == 1
     assert "never said" not in json.dumps(request["messages"])
 
 
