@@ -97,7 +97,7 @@ class _Fitting:
             more = len(i.filters) - len(self.filters)
             parts.append("where: " + " AND ".join(self._shown(i.filters, self.filters))
                          + (f" AND {more} more" if more else ""))
-        parts.append(f"{i.rows} rows")
+        parts.append(f"{i.rows} row" if i.rows == 1 else f"{i.rows} rows")
         for column, (first, last) in list(i.time_range.items())[: self.times]:
             parts.append(f"{column} {first} .. {last}")
         if self.cut():

@@ -168,6 +168,8 @@ class _Reader:
         for n, select in enumerate(selects, start=1):
             where = "" if len(selects) == 1 else f"UNION part {n} only"
             filters += self._filters(select, where, seen)
+        # A CTE read by several UNION parts limits each the same way: said once.
+        filters = list(dict.fromkeys(filters))
         return QueryShape(measures=measures, dimensions=dimensions, filters=filters, brief=self.brief)
 
     def _pivot(self, tree: exp.Pivot) -> QueryShape:

@@ -87,7 +87,7 @@ def test_a_long_description_is_cut_by_whole_parts_keeping_the_filters(budget):
 
 def test_a_short_description_is_whole_and_says_nothing_was_cut():
     line = DataIntent(tables=["t"], measures=["n = COUNT(*)"], filters=["x > 1"], rows=1).line()
-    assert line == "from t; measures: n = COUNT(*); where: x > 1; 1 rows"
+    assert line == "from t; measures: n = COUNT(*); where: x > 1; 1 row"
 
 
 def test_many_filters_keep_the_first_ones_and_say_how_many_more():
@@ -104,3 +104,13 @@ def test_many_filters_keep_the_first_ones_and_say_how_many_more():
 def test_a_row_level_query_lists_its_columns_not_a_grouping_it_does_not_have(sql, columns):
     line = data_intent(shape(sql), tables=["orders"], rows=7).line(300)
     assert columns in line and "by:" not in line
+
+
+def test_a_cte_read_by_both_union_parts_gives_its_filter_once():
+    s = shape("WITH cancelled AS (SELECT * FROM flights WHERE dep_time IS NULL) "
+              "SELECT origin AS airport FROM cancelled UNION ALL SELECT dest AS airport FROM cancelled")
+    assert s.filters.count("dep_time IS NULL (in cancelled)") == 1
+
+
+def test_one_row_is_one_row():
+    assert data_intent(shape("SELECT COUNT(*) AS n FROM orders"), tables=["orders"], rows=1).line(300).endswith("1 row")
