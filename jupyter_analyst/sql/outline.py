@@ -151,6 +151,10 @@ def overlap(a: ColumnRange, b: ColumnRange) -> float:
     return max(0.0, min(a.high_value, b.high_value) - max(a.low_value, b.low_value)) / union
 
 
+#: How a note on a column name that tables share but do not mean alike begins.
+DIFFERS = "differs between tables (check before joining on it): "
+
+
 def shared_notes(schema: dict[str, dict[str, str]], tables: dict[str, TableOutline]) -> list[str]:
     """One line per column name that several tables share with different kinds of type or
     ranges that barely overlap.
@@ -159,20 +163,20 @@ def shared_notes(schema: dict[str, dict[str, str]], tables: dict[str, TableOutli
     >>> schema = {"flights": {"year": "BIGINT"}, "planes": {"year": "BIGINT"}}
     >>> shared_notes(schema, {"flights": TableOutline(ranges={"year": r(2013, 2013)}),
     ...                       "planes": TableOutline(ranges={"year": r(1956, 2013)})})
-    ['year differs: flights.year 2013..2013; planes.year 1956..2013']
+    ['year differs between tables (check before joining on it): flights.year 2013..2013; planes.year 1956..2013']
     >>> shared_notes({"a": {"id": "INTEGER"}, "b": {"id": "VARCHAR"}}, {})
-    ['id differs: a.id INTEGER; b.id VARCHAR']
+    ['id differs between tables (check before joining on it): a.id INTEGER; b.id VARCHAR']
     """
     notes: list[str] = []
     for name, owners in _shared_names(schema).items():
         kinds = {kind_of(schema[t][c]) for t, c in owners}
         if len(kinds) > 1:
-            notes.append(f"{name} differs: " + "; ".join(f"{t}.{c} {schema[t][c]}" for t, c in owners))
+            notes.append(f"{name} {DIFFERS}" + "; ".join(f"{t}.{c} {schema[t][c]}" for t, c in owners))
             continue
         ranges = [(t, c, tables[t].ranges[c]) for t, c in owners if t in tables and c in tables[t].ranges]
         apart = any(overlap(a[2], b[2]) < OVERLAP for i, a in enumerate(ranges) for b in ranges[i + 1:])
         if apart:
-            notes.append(f"{name} differs: " + "; ".join(f"{t}.{c} {r.low}..{r.high}" for t, c, r in ranges))
+            notes.append(f"{name} {DIFFERS}" + "; ".join(f"{t}.{c} {r.low}..{r.high}" for t, c, r in ranges))
     return notes[:SHARED_NOTES]
 
 

@@ -45,7 +45,7 @@ def test_a_sqlite_source_is_outlined_through_its_read_only_engine(tmp_path):
         assert outline.tables["orders"].date_text == {"placed": "2024-03-01"}
         assert outline.tables["customers"].date_text == {}
         # Two `id`s that share no value range: noted with what was seen.
-        assert outline.shared == ["id differs: customers.id 500..899; orders.id 1..10"]
+        assert outline.shared == ["id differs between tables (check before joining on it): customers.id 500..899; orders.id 1..10"]
     finally:
         source.close()
 
@@ -66,7 +66,7 @@ def test_a_live_database_is_counted_and_says_when(postgres):
         assert outline.counted_at is not None and outline.counted_at.endswith("UTC")
         assert outline.tables["flights"].rows == 23 and outline.tables["planes"].rows == 58
         assert outline.tables["planes"].date_text == {"seen": "2013-01-01"}
-        assert outline.shared == ["year differs: flights.year 2013..2013; planes.year 1956..2013"]
+        assert outline.shared == ["year differs between tables (check before joining on it): flights.year 2013..2013; planes.year 1956..2013"]
     finally:
         source.close()
 

@@ -74,7 +74,7 @@ def schema_summary(schema: dict[str, dict[str, str]], outline: SourceOutline | N
     >>> print(schema_summary({"sales": {"day": "VARCHAR", "amount": "DOUBLE"}}, outline))
     - sales (2,400 rows): day VARCHAR, amount DOUBLE
     Notes on the data:
-    - sales.day is text holding dates (its first rows; e.g. '2025-01-01'): cast or parse it before comparing or grouping by time
+    - sales.day is text holding dates (e.g. '2025-01-01' in its first rows): cast or parse it before comparing or grouping by time
     """
     outline = outline or SourceOutline()
     lines = []
@@ -88,8 +88,8 @@ def schema_summary(schema: dict[str, dict[str, str]], outline: SourceOutline | N
         else:
             lines.append(f"- {table}({cols}{more})")
         for column, example in (read.date_text.items() if read is not None else ()):
-            notes.append(f"- {table}.{column} is text holding {read.times.get(column, 'dates')} (its first rows; e.g. "
-                         f"{example!r}): cast or parse it before comparing or grouping by time")
+            notes.append(f"- {table}.{column} is text holding {read.times.get(column, 'dates')} (e.g. {example!r} in "
+                         "its first rows): cast or parse it before comparing or grouping by time")
     if len(schema) > TABLE_LIMIT:
         lines.append(f"- ... {len(schema) - TABLE_LIMIT} more tables (call list_tables or find)")
     if len(notes) > DATE_NOTES:  # the rest by name only: the section stays bounded

@@ -37,10 +37,10 @@ def test_the_model_reads_row_counts_and_notes_on_the_traps(tmp_path, flights_db)
     assert "- planes (58 rows): tailnum VARCHAR, year BIGINT, manufacturer VARCHAR" in system
     assert "- weather (240 rows): " in system
     notes = system.split("Notes on the data:\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert ("- weather.time_hour is text holding timestamps (its first rows; e.g. '2013-01-01 00:00:00'): "
+    assert ("- weather.time_hour is text holding timestamps (e.g. '2013-01-01 00:00:00' in its first rows): "
             "cast or parse it before comparing or grouping by time") in notes
     # planes.year is not flights.year: said with the ranges seen, for every table holding it.
-    assert "- year differs: flights.year 2013..2013; planes.year 1956..2013; weather.year 2013..2013" in notes
+    assert "- year differs between tables (check before joining on it): flights.year 2013..2013; planes.year 1956..2013; weather.year 2013..2013" in notes
     # Same-named columns with the same kind of values are no trap: no note (hour 1-23 beside 0-23,
     # tailnum a text key in both tables).
     assert not [n for n in notes if n.startswith(("- hour", "- tailnum"))]
