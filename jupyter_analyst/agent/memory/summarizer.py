@@ -23,7 +23,7 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..._text import find_lone_surrogate
+from ..._text import find_lone_surrogate, head_and_tail
 from ...agent_state import (
     AgentState,
     RollingSummary,
@@ -116,22 +116,33 @@ def _state_view(state: AgentState) -> str:
 
 
 def result_line(tool: str, content: str) -> str:
-    """A tool result in one line: what it made or said, never its rows.
+    """A tool result in one line: what it made, listed or said, never its rows; an error's
+    and an output's end kept (the exception, the last printed line).
 
     >>> result_line("run_sql", '{"dataset": "rev", "artifact_id": "art_1", "rows": 4, "columns": [{"name": "r"}], "sample": [[1]]}')
     'rev art_1: 4 rows; columns r'
     >>> result_line("run_python", '{"error": {"message": "KeyError: x"}}')
     'error: KeyError: x'
+    >>> result_line("list_artifacts", '{"artifacts": [{"id": "art_1", "name": "delays.png"}]}')
+    'lists art_1'
+    >>> result_line("plan", '{"steps": [{"id": "q1", "result": {"dataset": "d", "rows": 2}}]}')
+    'q1: d: 2 rows'
     """
     try:
         result = json.loads(content or "{}")
     except json.JSONDecodeError:
-        return content[:200]
-    if not isinstance(result, dict):
-        return str(result)[:200]
+        return head_and_tail(content, 300)
+    return _result_text(tool, result) if isinstance(result, dict) else head_and_tail(str(result), 300)
+
+
+def _result_text(tool: str, result: dict[str, Any]) -> str:
     error = result.get("error")
     if error:
-        return "error: " + str(error.get("message") if isinstance(error, dict) else error)[:200]
+        return "error: " + head_and_tail(str(error.get("message") if isinstance(error, dict) else error), 300)
+    steps = result.get("steps")
+    if isinstance(steps, list):  # a plan: each step's result in its own words
+        return "; ".join(f"{s.get('id')}: {_result_text(s.get('tool') or '', s['result'])}" for s in steps[:8]
+                         if isinstance(s, dict) and isinstance(s.get("result"), dict))
     parts = []
     if result.get("dataset"):
         parts.append(f"{result['dataset']} {result.get('artifact_id') or ''}".strip() + f": {result.get('rows')} rows")
@@ -143,10 +154,11 @@ def result_line(tool: str, content: str) -> str:
         parts.append(str(note)[:200])
     output = result.get("stdout") or result.get("result")
     if isinstance(output, str) and output.strip():
-        parts.append("printed: " + " ".join(output.split())[:200])
+        parts.append("printed: " + head_and_tail(" ".join(output.split()), 200))
     artifacts = [a.get("id") or a.get("name") for a in result.get("artifacts") or () if isinstance(a, dict)]
     if artifacts:
-        parts.append("made " + ", ".join(str(a) for a in artifacts[:8]))
+        verb = "lists" if tool == "list_artifacts" else "reused" if result.get("reused") else "made"
+        parts.append(f"{verb} " + ", ".join(str(a) for a in artifacts[:8]))
     return "; ".join(parts) if parts else json.dumps(compact_value(result), default=str)[:200]
 
 
