@@ -72,8 +72,9 @@ Sections and their values:
   note once the user has moved on from it; discard a question the user has not taken up
   within {QUESTION_TURNS} turns (the state lists each item's turn).
 Already recorded, never add them: datasets, tables and artifacts (from tool results), the
-questions the agent asked with clarify, and anything the state already lists (update it
-instead). Return {{}} when nothing changed.
+questions the agent asked with clarify, the next steps the last answer offered (shown with
+the previous turn), and anything the state already lists (update it instead). Return {{}}
+when nothing changed.
 """
 
 FOLD_INSTRUCTIONS = """\
