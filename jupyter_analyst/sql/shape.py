@@ -346,6 +346,11 @@ class _Reader:
                     out.append(self._term(term, f" ({side})"))
         for term in _conditions(select.args.get("having")):
             out.append(self._term(term, f" (HAVING{', ' + where if where else ''})"))
+        for projection in select.expressions:
+            # An aggregate's FILTER (WHERE ...) limits the rows of that measure only.
+            for only in projection.find_all(exp.Filter):
+                for term in _conditions(only.expression):
+                    out.append(self._term(term, f" (in {projection.alias_or_name} only)"))
         for name, inner in self._fed_by(select):
             for branch in self._branches(inner):
                 out += self._filters(branch, name, seen, depth + 1)

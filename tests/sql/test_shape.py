@@ -114,3 +114,9 @@ def test_a_cte_read_by_both_union_parts_gives_its_filter_once():
 
 def test_one_row_is_one_row():
     assert data_intent(shape("SELECT COUNT(*) AS n FROM orders"), tables=["orders"], rows=1).line(300).endswith("1 row")
+
+
+def test_an_aggregate_filter_is_a_filter_of_its_measure():
+    s = shape("SELECT origin, ROUND(100.0 * COUNT(*) FILTER (WHERE dep_time IS NULL) / COUNT(*), 2) AS cancelled_pct, "
+              "AVG(CASE WHEN arr_delay <= 15 THEN 1 ELSE 0 END) AS on_time FROM flights GROUP BY origin")
+    assert "dep_time IS NULL (in cancelled_pct only)" in s.filters
