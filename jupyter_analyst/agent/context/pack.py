@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 #: Keys of a tool result that carry rows or long text, left out of compact results.
 _BULKY = {"sample", "stdout", "stderr", "result", "tables", "artifacts", "matches", "cells"}
 _TEXT_CAP = 200
+#: Text kept whole or longer than the rest: what a result says of itself, and an error
+#: (its traceback's line, the exception and the hint are what the model acts on).
+_TEXT_CAPS: dict[str, int | None] = {"shown": None, "message": 600}
 _LIST_CAP = 12
 
 
@@ -112,6 +115,9 @@ def compact_value(value: Any, depth: int = 0) -> Any:
                 continue
             if key == "columns" and isinstance(item, list):
                 out[key] = [c.get("name") if isinstance(c, dict) else c for c in item][:40]
+                continue
+            if key in _TEXT_CAPS and isinstance(item, str):
+                out[key] = item if _TEXT_CAPS[key] is None else head_and_tail(item, _TEXT_CAPS[key])
                 continue
             out[key] = compact_value(item, depth + 1)
         data = value.get("data")

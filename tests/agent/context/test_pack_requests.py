@@ -198,4 +198,4 @@ def test_an_earlier_result_says_what_it_still_holds_and_an_earlier_error_keeps_i
     assert result["shown"].startswith("the first 12 of 30 rows")
     # The error keeps its end (what failed and the hint), not only the traceback's head.
     error = next(r for r in earlier if "error" in r)
-    assert "KeyError" in json.dumps(error)
+    assert "KeyError: 'regoin'" in error["error"]["message"] and "closest: region" in error["error"]["message"]
