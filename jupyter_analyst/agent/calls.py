@@ -74,12 +74,10 @@ class NormalisedCall:
 
     def echoed(self) -> dict[str, Any]:
         """The call as it is sent back to the model in the conversation: its canonical
-        arguments (with the rescues), under a name servers accept."""
-        arguments = dict(self.arguments or {})
-        if self.rescues:
-            arguments["_rescues"] = list(self.rescues)
+        arguments, under a name servers accept; a call the model can copy as it stands (no
+        marker of what was rescued, which a model would copy into its next calls)."""
         return {"id": self.id, "type": "function",
-                "function": {"name": echoed_name(self.name), "arguments": json.dumps(arguments)}}
+                "function": {"name": echoed_name(self.name), "arguments": json.dumps(dict(self.arguments or {}))}}
 
 
 def normalise(call: ToolCall) -> NormalisedCall:

@@ -26,3 +26,14 @@ def test_a_failing_call_beside_a_good_one_does_not_stop_it(analyst):
     assert fetched["rows"] == 5 and fetched["shown"] == "all 5 rows" and "error" not in fetched
     assert printed["stdout"] == "5\n"
     assert out.status == "completed" and out.tool_calls["blocked"] == 0
+
+
+def test_a_rescued_call_is_echoed_as_a_call_the_model_can_copy(analyst):
+    # An argument the tool does not take is dropped; the call sent back is the canonical one,
+    # with no marker of the rescue for the model to copy into its next calls.
+    reply = {"tool_calls": [{"name": "run_sql", "arguments": {"sql": GOOD_SQL, "name": "regions_list",
+                                                               "intent": "list the regions"}}]}
+    a = analyst({"turns": [{"steps": [reply, text_step()]}]})
+    a.run("the regions")
+    (echoed,) = [c for m in a.server.requests[1]["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    assert json.loads(echoed["function"]["arguments"]) == {"sql": GOOD_SQL, "name": "regions_list"}
