@@ -196,18 +196,23 @@ def turn_answered(state: AgentState, answer: str) -> StateDelta:
     'by_carrier'
     >>> turn_answered(s, "Nothing cited.").is_empty()
     True
+    >>> m = Entity(id="dataset:by_month", kind="dataset", name="by_month", detail={"artifact_id": "art_2"})
+    >>> both = AgentState(entities={e.id: e, m.id: m})
+    >>> turn_answered(both, "We have `by_carrier` and `by_month`. The monthly one is `by_month` (art_2).").patch.active["dataset"].value
+    'by_month'
     """
-    cited: list[tuple[int, Entity]] = []
+    cited: list[tuple[int, int, Entity]] = []
     for entity in state.entities.values():
         if entity.kind != "dataset":
             continue
         names = [re.escape(entity.name)] + ([re.escape(str(entity.detail["artifact_id"]))] if entity.detail.get("artifact_id") else [])
-        found = re.search(r"(?<![\w.])(?:" + "|".join(names) + r")(?!\w)", answer)
+        found = list(re.finditer(r"(?<![\w.])(?:" + "|".join(names) + r")(?!\w)", answer))
         if found:
-            cited.append((found.start(), entity))
+            cited.append((-len(found), found[0].start(), entity))
     if not cited:
         return StateDelta()
-    _, entity = min(cited, key=lambda c: c[0])
+    # An answer that lists several is about the one it keeps coming back to (the first on a tie).
+    *_, entity = min(cited, key=lambda c: (c[0], c[1]))
     detail = f"{entity.detail.get('artifact_id') or ''}: {entity.detail.get('intent') or ''}".strip(": ")
     return StateDelta(patch=StatePatch(active={"dataset": ActiveValue(value=entity.name, detail=detail, last_used=utc_now())}))
 
