@@ -6,6 +6,7 @@ functions too, so a cycle cannot hide behind a late import.
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -159,3 +160,18 @@ def test_no_two_modules_of_the_agent_share_a_name():
         if path.stem != "__init__":
             stems.setdefault(path.stem, []).append(str(path.relative_to(ROOT)))
     assert not {stem: paths for stem, paths in stems.items() if len(paths) > 1}
+
+
+#: The longest a function of the package may be (lines, its docstring included).
+FUNCTION_LINES = 80
+
+
+def test_no_function_is_longer_than_a_screen():
+    long = []
+    for path in sorted((ROOT / "jupyter_analyst").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long, long
