@@ -19,7 +19,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .jupyter import free_port, stop_process
+from .jupyter import LoggedServer, free_port
 
 #: Where ``make gateway-venv`` puts the gateway, unless ``ANALYST_GATEWAY_VENV`` says otherwise.
 DEFAULT_VENV = Path(__file__).resolve().parents[3] / ".venv-gateway"  # beside the repository's jupyter_analyst/
@@ -32,7 +32,7 @@ def gateway_command(venv: Path | None = None) -> Path | None:
     return command if command.is_file() and os.access(command, os.X_OK) else None
 
 
-class EnterpriseGateway:
+class EnterpriseGateway(LoggedServer):
     """``jupyter enterprisegateway`` on a free loopback port with one ``python3`` kernelspec.
 
     Args:
@@ -90,19 +90,3 @@ class EnterpriseGateway:
         """The kernels the gateway runs now."""
         with urllib.request.urlopen(self.url + "/api/kernels", timeout=10) as resp:
             return json.loads(resp.read())
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        """Stop the gateway (and so its kernels): SIGTERM, then SIGKILL."""
-        stop_process(self.proc)
-
-    def __enter__(self) -> EnterpriseGateway:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from ..server import MODEL_NAME
 
@@ -32,6 +32,33 @@ def stop_process(proc: subprocess.Popen[Any] | None, grace_s: float = 20.0) -> N
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+class LoggedServer:
+    """A server the tests start as a child process writing to :attr:`log`: the tail of that
+    log for an error message, its stop, and a ``with`` block around both."""
+
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        """Stop the server (and what it started): SIGTERM, then SIGKILL."""
+        stop_process(self.proc)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def free_port() -> int:

@@ -20,7 +20,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from .jupyter import free_port, stop_process
+from .jupyter import LoggedServer, free_port
 
 #: Where ``make real-model`` puts the model server's environment, unless ``ANALYST_LLM_VENV`` says otherwise.
 DEFAULT_VENV = Path(__file__).resolve().parents[3] / ".venv-llm"
@@ -38,7 +38,7 @@ def llama_environment(venv: Path | None = None) -> tuple[Path, Path] | None:
     return (python, model) if python.is_file() and model.is_file() else None
 
 
-class LlamaModelServer:
+class LlamaModelServer(LoggedServer):
     """The model behind an OpenAI-compatible endpoint on a free loopback port.
 
     Args:
@@ -104,19 +104,3 @@ class LlamaModelServer:
                                          headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=60) as resp:
             return len(json.loads(resp.read())["tokens"]) - 1
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        """Stop the server: SIGTERM, then SIGKILL."""
-        stop_process(self.proc)
-
-    def __enter__(self) -> LlamaModelServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
