@@ -220,8 +220,10 @@ class AgentLoop:
             await run.guard("step_limit_reached", f"stopped after {self.max_steps} model calls; asking for an answer")
         messages, usage = await asyncio.to_thread(run.context.messages, number, run.conversation, chat=chat)
         await run.emit(usage)
-        # The tools that can be used on this request (no notebook, no read_cells).
-        tools = [] if final or chat else await asyncio.to_thread(tool_schemas, self.environment)
+        # The tools that can be used in this turn (no notebook, no read_cells), decided once.
+        if run.tools is None and not chat:
+            run.tools = await asyncio.to_thread(tool_schemas, self.environment)
+        tools = [] if final or chat else run.tools or []
         asked = time.perf_counter()
         reply = await self.llm.complete(
             messages, tools, on_text=run.text, on_tool=self._tool_named, on_thinking=run.thinking,

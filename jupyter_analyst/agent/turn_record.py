@@ -99,6 +99,10 @@ class TurnRun:
     """Why the turn failed, as ``turn_ended`` says it."""
     started: float = field(default_factory=time.perf_counter)
     llm_s: float = 0.0
+    tools: list[dict[str, Any]] | None = None
+    """The tools offered to the model, decided at the turn's first call and kept: like the
+    system message, the same bytes on every call of a turn, so a provider's prompt cache
+    holds across them (a tool that becomes usable mid-turn still runs when called)."""
     summary: TurnSummary | None = None
 
     # ------------------------------------------------------------------ events

@@ -31,19 +31,26 @@ def test_the_tool_block_with_every_tool_stays_under_its_budget():
     assert set(expect["run_python"]["properties"]) == {"count", "artifact_type", "artifact_ids"}
 
 
-def test_each_request_offers_only_the_tools_that_can_be_used_there(analyst):
-    a = analyst({"turns": [{"steps": [
-        call_step("run_sql", sql="SELECT region_id, COUNT(*) AS n FROM orders GROUP BY region_id", name="by_region"),
-        text_step("[scripted] done"),
-    ]}]})
+def test_each_turn_offers_only_the_tools_that_can_be_used_and_keeps_them_for_its_calls(analyst):
+    a = analyst({"turns": [
+        {"match": "^orders", "steps": [
+            call_step("run_sql", sql="SELECT region_id, COUNT(*) AS n FROM orders GROUP BY region_id", name="by_region"),
+            text_step("[scripted] done"),
+        ]},
+        {"match": "^and", "steps": [text_step("[scripted] again")]},
+    ]})
     summary = a.run("orders by region")
     assert summary.status == "completed", summary.error
-    first, second = a.server.requests
+    a.run("and now?", thread=summary.thread_id)
+    first, second, next_turn = a.server.requests
     # No notebook: no read_cells; every table is in the system message: no list_tables; no
     # artifact yet: no list_artifacts.
     assert offered(first) == ["describe_table", "run_sql", "run_python", "plan", "find", "clarify"]
-    # The query made the thread's first artifact: from the next request on, it can be listed.
-    assert "list_artifacts" in offered(second) and "read_cells" not in offered(second)
+    # The query made the thread's first artifact, yet the turn's second call is offered the
+    # same tools, byte for byte: a provider's prompt cache holds across a turn's calls.
+    assert second["tools"] == first["tools"]
+    # From the next turn on, the artifact can be listed.
+    assert "list_artifacts" in offered(next_turn) and "read_cells" not in offered(next_turn)
     assert len(json.dumps(first["tools"])) < len(json.dumps(tool_schemas()))
 
 
