@@ -15,16 +15,19 @@ Layout (default ``.analyst/`` beside the notebooks)::
 
 from __future__ import annotations
 
+import re
+import shutil
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from .artifacts import ArtifactStore, open_blob_store
 from ._disk import unavailable
-from .errors import StorageError
+from .errors import ConfigError, StorageError
 from .store import ThreadStore
 
 DEFAULT_WORKSPACE = Path(".analyst")
+_THREAD_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class Workspace:
@@ -91,6 +94,24 @@ class Workspace:
     def warm_dir(self) -> Path:
         """Where the warm pool's kernels wait for a thread."""
         return self.root / "kernels" / ".warm"
+
+    def remove_thread_folders(self, thread_id: str) -> None:
+        """Remove the thread's own folder and its kernel's (a deleted thread's).
+
+        The kernel's folder is written by the model's code: it is removed without following
+        any link in it (``shutil.rmtree``'s fd-based walk; refused where the platform has
+        none), so a link planted there cannot point the removal at the host's files.
+        """
+        if not _THREAD_ID.fullmatch(thread_id):
+            raise ConfigError(f"not a thread id: {thread_id!r}", reason="thread_not_found")
+        if not shutil.rmtree.avoids_symlink_attacks:
+            raise StorageError("this platform cannot remove a folder without following its links",
+                               hint="remove the thread's kernel folder by hand")
+        for path in (self.root / "threads" / thread_id, self.root / "kernels" / thread_id):
+            if path.is_symlink():
+                path.unlink()
+            elif path.exists():
+                shutil.rmtree(path)
 
     def notebook_path(self, thread_id: str) -> Path:
         """Where the thread's audit notebook is written."""

@@ -318,6 +318,21 @@ class ArtifactStore(DatabaseStore):
         """The thread's recorded steps in execution order."""
         return [_step(r) for r in self._rows(f"SELECT {_STEP_COLUMNS} FROM steps WHERE thread_id = ? ORDER BY rowid", (thread_id,))]
 
+    def forget_thread(self, thread_id: str) -> int:
+        """Remove the thread's artifacts, steps and bindings from the inventory (one
+        transaction); returns how many artifacts it held.
+
+        The bytes stay in the blob store: a blob is addressed by its content, so the same
+        bytes may be another thread's artifact, and deleting them here would race a thread
+        that is recording them right now. No thread can reach them once forgotten.
+        """
+        with self._tx() as cur:
+            cur.execute("SELECT COUNT(*) FROM artifacts WHERE thread_id = ?", (thread_id,))
+            (count,) = cur.fetchone()
+            for table in ("artifacts", "steps", "bindings"):
+                cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+        return int(count)
+
     def bindings(self, thread_id: str) -> dict[str, str]:
         """What each of the thread's kernel names holds: name -> fingerprint or step key."""
         return dict(self._rows("SELECT name, binding FROM bindings WHERE thread_id = ?", (thread_id,)))  # type: ignore[arg-type]

@@ -159,6 +159,15 @@ class NewThread(_Input):
     title: Text | None = Field(None, max_length=1000)
 
 
+class ThreadChange(_Input):
+    """``PATCH threads/{id}``."""
+
+    hint = "send {title: text}"
+
+    title: Text = Field(max_length=1000, pattern=r"\S")
+    """The thread's new title; not blank."""
+
+
 class NewTurn(_Input):
     """``POST threads/{id}/turns``."""
 

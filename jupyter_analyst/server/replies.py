@@ -104,6 +104,15 @@ class ThreadReply(Thread):
     Python step starts one)."""
 
 
+class ThreadDeleted(BaseModel):
+    """What deleting a thread removed."""
+
+    thread_id: str
+    artifacts: int
+    """How many artifacts it held: gone from the inventory (their bytes stay in the content
+    store, which addresses them by content and may hold them for other threads)."""
+
+
 class EventsReply(BaseModel):
     """``GET threads/{thread_id}/events`` as JSON."""
 

@@ -92,6 +92,8 @@ class ThreadService:
         self._live_limits = {"idle_s": kernel_idle_s, "max_total": max_kernels, "max_per_user": max_kernels_per_user}
         self._live: LiveThreads | None = None
         self._active: dict[str, asyncio.Task[TurnSummary]] = {}
+        #: Threads being deleted: no turn may start on them meanwhile.
+        self._deleting: set[str] = set()
         self._listeners: dict[str, set[asyncio.Queue[Event]]] = defaultdict(set)
         self._background: BackgroundWork | None = None
         #: Re-executions of threads' notebooks, followed by clients until done.
@@ -128,6 +130,35 @@ class ThreadService:
         spec = self.catalog.spec_of(source)
         # Stored absolute, as the CLI stores it: a relative path means the server's folder.
         return self.workspace.store.create_thread(user=user, source=absolute_spec(spec) if spec else None, title=title)
+
+    def rename_thread(self, thread: Thread, title: str) -> Thread:
+        """The thread under the user's own title."""
+        self.workspace.store.rename_thread(thread.thread_id, title)
+        return thread.model_copy(update={"title": title})
+
+    async def delete_thread(self, thread: Thread) -> int:
+        """Delete the thread: its turns, messages, events and agent state, its artifacts and
+        steps in the inventory, its audit notebook and its kernel's folder; its kernel is
+        stopped. Returns how many artifacts it held. Refused (``ThreadBusy``) while a turn
+        runs on it. Blobs stay in the content store (see ``ArtifactStore.forget_thread``)."""
+        thread_id = thread.thread_id
+        if self.is_active(thread_id) or thread_id in self._deleting:
+            raise ThreadBusy("a turn is running on this thread", hint="stop it (POST cancel), then delete the thread")
+        self._deleting.add(thread_id)
+        try:
+            if self._live is not None:
+                await self._live.forget(thread_id)
+            # The rows first, in one transaction: once they are gone the thread is unknown to
+            # every API, and what follows only tidies what no one can reach.
+            await asyncio.to_thread(self.workspace.store.delete_thread, thread_id)
+            count = await asyncio.to_thread(self.workspace.artifacts.forget_thread, thread_id)
+            await asyncio.to_thread(self.workspace.remove_thread_folders, thread_id)
+        finally:
+            self._deleting.discard(thread_id)
+        self._published.pop(thread_id, None)
+        for queue in self._listeners.pop(thread_id, ()):
+            queue.put_nowait(None)  # type: ignore[arg-type]
+        return count
 
     def kernel_of(self, thread_id: str) -> dict[str, Any] | None:
         """The thread's running kernel, so a client can attach to it: ``{id, state,
@@ -187,6 +218,8 @@ class ThreadService:
         """
         if self.is_active(thread.thread_id):
             raise ThreadBusy("a turn is already running on this thread", hint="wait for it, or cancel it")
+        if thread.thread_id in self._deleting:
+            raise ConfigError("the thread is being deleted", reason="thread_not_found", hint="start a new thread")
         if self.model is None:
             raise ConfigError("no model is configured for the server", reason="no_model", hint=NO_MODEL_HINT)
         spec = self.catalog.for_thread(thread.source) if source is None else self.catalog.spec_of(source)

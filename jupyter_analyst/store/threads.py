@@ -91,6 +91,31 @@ CREATE TABLE IF NOT EXISTS agent_state_deltas (
 """
 
 
+#: A thread's rows, children first (``threads`` last: the others refer to it).
+_THREAD_TABLES = ("agent_state_deltas", "agent_entities", "agent_state", "events", "messages", "turns", "threads")
+
+#: How long a title taken from a thread's first question may be.
+TITLE_CHARS = 80
+
+
+def title_of(prompt: str) -> str | None:
+    """A thread's title from its first question: the first line that says something,
+    cut at a word under :data:`TITLE_CHARS`.
+
+    >>> title_of("  \\nWhich region grew fastest in 2024?\\nShow it by month.")
+    'Which region grew fastest in 2024?'
+    >>> title_of("Compare the average basket size of returning customers with that of first-time buyers per region")
+    'Compare the average basket size of returning customers with that of first-time…'
+    >>> title_of("   ") is None
+    True
+    """
+    line = next((ln.strip() for ln in prompt.splitlines() if ln.strip()), "")
+    if len(line) <= TITLE_CHARS:
+        return line or None
+    cut = line[: TITLE_CHARS - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:.") + "…"
+
+
 class Thread(BaseModel):
     """One conversation about one data source."""
 
@@ -176,6 +201,27 @@ class ThreadStore(DatabaseStore):
         )
         return [Thread(**dict(r)) for r in rows]
 
+    def rename_thread(self, thread_id: str, title: str) -> None:
+        """Give the thread the user's own title (it replaces the one taken from its first question)."""
+        with self._tx() as cur:
+            cur.execute("UPDATE threads SET title = ? WHERE thread_id = ?", (title, thread_id))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Remove the thread with its turns, messages, events and agent state, in one
+        transaction; refused (:class:`ThreadBusy`) while one of its turns runs under a live
+        lease (in another process sharing the store: this process checks its own first).
+
+        The one exception to append-only: the user deleting a whole conversation, never a
+        part of one, so what remains of any thread is still its whole history."""
+        with self._tx() as cur:
+            self.backend.lock_thread(cur, thread_id)
+            if cur.execute("SELECT 1 FROM turns WHERE thread_id = ? AND status = 'running' AND lease_until > ?",
+                           (thread_id, utc_now())).fetchone():
+                raise ThreadBusy("a turn is running on this thread, in another process sharing the store",
+                                 hint="wait for it, or cancel it where it runs, then delete the thread")
+            for table in _THREAD_TABLES:
+                cur.execute(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+
     def set_thread_source(self, thread_id: str, source: str) -> None:
         """Remember the data source a thread was last run against."""
         with self._tx() as cur:
@@ -228,6 +274,9 @@ class ThreadStore(DatabaseStore):
             status="running",
             started_at=utc_now(),
         )
+        if number == 1 and (title := title_of(prompt)) is not None:
+            # A thread is known by its first question until the user names it.
+            cur.execute("UPDATE threads SET title = ? WHERE thread_id = ? AND title IS NULL", (title, thread_id))
         cur.execute(
             "INSERT INTO turns (turn_id, thread_id, number, prompt, status, started_at, lease_until) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",

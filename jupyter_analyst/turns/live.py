@@ -119,6 +119,15 @@ class LiveThreads:
         self._start_culler()
         await self._stop(self._over_caps(), why="over the caps")
 
+    async def forget(self, thread_id: str) -> bool:
+        """Stop the thread's kept kernel, if one is kept and no turn is using it (a thread
+        being deleted); whether one was stopped."""
+        kept = self._kept.get(thread_id)
+        if kept is None or kept.busy:
+            return False
+        await self._stop([thread_id], why="thread deleted")
+        return True
+
     async def cull(self) -> list[str]:
         """Stop the kept kernels idle past ``idle_s``, and the dead ones; returns their threads."""
         now = self._clock()

@@ -84,10 +84,15 @@ export interface paths {
         get: operations["getThreadsThreadId"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a thread with its turns, events, artifacts, audit notebook and kernel
+         * @description Gone at once from every listing and route. Its artifacts leave the inventory; their bytes stay in the content store, which addresses them by content and may hold the same bytes for another thread. Stop a running turn first (POST cancel).
+         */
+        delete: operations["deleteThreadsThreadId"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Rename a thread (its title is its first question until then) */
+        patch: operations["patchThreadsThreadId"];
         trace?: never;
     };
     "/threads/{thread_id}/turns": {
@@ -828,6 +833,15 @@ export interface components {
             /** @default null */
             last_activity?: string | null;
         };
+        /** @description ``PATCH threads/{id}``. */
+        ThreadChange: {
+            title: string;
+        };
+        /** @description What deleting a thread removed. */
+        ThreadDeleted: {
+            thread_id: string;
+            artifacts: number;
+        };
         /** @description ``GET threads/{thread_id}``. */
         ThreadReply: {
             thread_id: string;
@@ -1308,6 +1322,151 @@ export interface operations {
             };
             /** @description unknown, or another user's */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteThreadsThreadId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadDeleted"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not allowed the analyst resource (or, for a browser, the XSRF check failed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a turn is running on it (turn_in_progress) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchThreadsThreadId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description send {title: text} */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThreadChange"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not allowed the analyst resource (or, for a browser, the XSRF check failed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body_too_large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -184,10 +184,10 @@ async def test_without_credentials_every_operation_is_401_whatever_its_method(jp
     it is 401 with how to authenticate, as the description says of every operation."""
     tid = (await new_thread(jp_fetch))["thread_id"]
     operations = every_operation(tid)
-    assert {m for m, _ in operations} == {"GET", "POST"}
+    assert {m for m, _ in operations} == {"GET", "POST", "PATCH", "DELETE"}
     for method, path in operations:
         with pytest.raises(HTTPClientError) as info:
-            await call(jp_fetch, *path, method=method, body={} if method == "POST" else None,
+            await call(jp_fetch, *path, method=method, body={} if method in ("POST", "PATCH") else None,
                        headers={"Authorization": ""})
         assert info.value.code == 401, (method, path)
         assert info.value.response.headers["WWW-Authenticate"].startswith("token"), (method, path)
@@ -198,23 +198,25 @@ async def test_without_credentials_every_operation_is_401_whatever_its_method(jp
     assert info.value.code == 401
 
 
-async def test_a_session_cookie_without_its_xsrf_token_is_403_on_every_post(jp_fetch):
+async def test_a_session_cookie_without_its_xsrf_token_is_403_on_every_change(jp_fetch):
     tid = (await new_thread(jp_fetch))["thread_id"]
     first = await call(jp_fetch, "sources")  # token-authenticated: the server sets its login cookie
     login = first.headers.get_list("Set-Cookie")[0].split(";")[0]
     assert (await call(jp_fetch, "sources", headers={"Authorization": "", "Cookie": login})).code == 200
-    posts = [path for method, path in every_operation(tid) if method == "POST"]
-    assert len(posts) == 5
-    for path in posts:
+    changes = [(method, path) for method, path in every_operation(tid) if method != "GET"]
+    assert sorted({m for m, _ in changes}) == ["DELETE", "PATCH", "POST"] and len(changes) == 7
+    for method, path in changes:
+        body = None if method == "DELETE" else {}
         with pytest.raises(HTTPClientError) as info:
-            await call(jp_fetch, *path, method="POST", body={}, headers={"Authorization": "", "Cookie": login})
+            await call(jp_fetch, *path, method=method, body=body, headers={"Authorization": "", "Cookie": login})
         assert info.value.code == 403, path
         assert "_xsrf" in json.loads(info.value.response.body)["message"]
         # A wrong token beside the cookie: the cookie authenticates, the XSRF check still applies.
         with pytest.raises(HTTPClientError) as info:
-            await call(jp_fetch, *path, method="POST", body={},
+            await call(jp_fetch, *path, method=method, body=body,
                        headers={"Authorization": "token wrong", "Cookie": login})
         assert info.value.code == 403, path
+    assert (await as_json(jp_fetch, "threads", tid))["thread_id"] == tid, "the thread was not deleted"
     ok = await call(jp_fetch, "threads", method="POST", body={},
                     headers={"Authorization": "", "Cookie": f"{login}; _xsrf=abc123", "X-XSRFToken": "abc123"})
     assert ok.code == 201

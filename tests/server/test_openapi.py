@@ -128,10 +128,11 @@ async def test_the_server_refuses_exactly_what_the_schema_refuses(jp_fetch, spec
 
 async def test_an_undeclared_method_is_405_with_the_allowed_ones(jp_fetch):
     thread = json.loads((await call(jp_fetch, "threads", method="POST", body={"source": "sales"})).body)
-    for path, expected in [(("threads",), "GET, POST"), (("threads", thread["thread_id"]), "GET"),
-                           (("threads", thread["thread_id"], "cancel"), "POST")]:
+    for path, method, expected in [(("threads",), "DELETE", "GET, POST"),
+                                   (("threads", thread["thread_id"]), "PUT", "GET, PATCH, DELETE"),
+                                   (("threads", thread["thread_id"], "cancel"), "DELETE", "POST")]:
         with pytest.raises(HTTPClientError) as info:
-            await call(jp_fetch, *path, method="DELETE")
+            await call(jp_fetch, *path, method=method, body={} if method == "PUT" else None)
         assert info.value.code == 405
         assert info.value.response.headers["Allow"] == expected
         error = json.loads(info.value.response.body)

@@ -7,7 +7,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...errors import AnalystError
-from ..inputs import NewThread
+from ..inputs import NewThread, ThreadChange
 from .base import AnalystHandler
 
 
@@ -45,6 +45,26 @@ class ThreadHandler(AnalystHandler):
             "last_seq": store.last_seq(thread_id),
             "kernel": self.service.kernel_of(thread_id),
         })
+
+
+    @web.authenticated
+    @authorized
+    async def patch(self, thread_id: str) -> None:
+        """Rename the thread: ``{title}``."""
+        thread = self.owned_thread(thread_id)
+        change = self.body(ThreadChange)
+        self.reply(self.shown(self.service.rename_thread(thread, change.title)))
+
+    @web.authenticated
+    @authorized
+    async def delete(self, thread_id: str) -> None:
+        """Delete the thread and what it made (409 while a turn runs on it)."""
+        thread = self.owned_thread(thread_id)
+        try:
+            count = await self.service.delete_thread(thread)
+        except AnalystError as exc:
+            raise self.refuse(exc) from None
+        self.reply({"thread_id": thread_id, "artifacts": count})
 
 
 class StateHandler(AnalystHandler):

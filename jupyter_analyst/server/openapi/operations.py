@@ -71,6 +71,15 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("/threads/{thread_id}", "get"): Operation(
         "A thread with its turns, whether a turn runs, its last event number and its live kernel",
         replies.ThreadReply, errors={404: _NOT_FOUND}),
+    ("/threads/{thread_id}", "patch"): Operation(
+        "Rename a thread (its title is its first question until then)",
+        replies.Thread, body=inputs.ThreadChange, errors={404: _NOT_FOUND, 413: "body_too_large"}),
+    ("/threads/{thread_id}", "delete"): Operation(
+        "Delete a thread with its turns, events, artifacts, audit notebook and kernel",
+        replies.ThreadDeleted, errors={404: _NOT_FOUND, 409: "a turn is running on it (turn_in_progress)"},
+        description="Gone at once from every listing and route. Its artifacts leave the inventory; their bytes "
+                    "stay in the content store, which addresses them by content and may hold the same bytes "
+                    "for another thread. Stop a running turn first (POST cancel)."),
     ("/threads/{thread_id}/turns", "post"): Operation(
         "Start a turn and stream its events",
         "text/event-stream", body=inputs.NewTurn,
