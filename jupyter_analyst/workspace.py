@@ -95,7 +95,20 @@ class Workspace:
         """Where the warm pool's kernels wait for a thread."""
         return self.root / "kernels" / ".warm"
 
-    def remove_thread_folders(self, thread_id: str) -> None:
+    def delete_thread(self, thread_id: str) -> int:
+        """Delete the thread: its rows (one transaction, refused with ``ThreadBusy`` while a
+        turn holds a live lease on it), then its inventory entries and steps, then its
+        folders; returns how many artifacts it held. Its kernel must be stopped first.
+
+        The rows go first: once they are gone the thread is unknown everywhere, and what
+        follows only tidies what no one can reach. Blobs stay (see
+        ``ArtifactStore.forget_thread``)."""
+        self.store.delete_thread(thread_id)
+        count = self.artifacts.forget_thread(thread_id)
+        self._remove_thread_folders(thread_id)
+        return count
+
+    def _remove_thread_folders(self, thread_id: str) -> None:
         """Remove the thread's own folder and its kernel's (a deleted thread's).
 
         The kernel's folder is written by the model's code: it is removed without following

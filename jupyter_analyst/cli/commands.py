@@ -233,6 +233,19 @@ def threads(args: argparse.Namespace) -> int:
     """``threads``: the workspace's threads."""
     from ..sql import display_spec
 
+    if args.rename:
+        from ..errors import ConfigError
+
+        thread_id, title = args.rename
+        if not title.strip():
+            raise ConfigError("the title is blank", reason="invalid_title", hint="pass a title with some text")
+        _read_workspace(args, lambda ws: ws.store.rename_thread(thread_id, title.strip()), thread=thread_id)
+        print(f"renamed {thread_id}", file=sys.stderr)
+        return 0
+    if args.delete:
+        count = _read_workspace(args, lambda ws: _delete_thread(ws, args.delete, force=args.force), thread=args.delete)
+        print(f"deleted {args.delete} and its {count} artifact{'s' if count != 1 else ''}", file=sys.stderr)
+        return 0
     threads = _read_workspace(args, lambda ws: ws.store.list_threads())
     if args.json:
         print(json.dumps([t.model_dump() for t in threads], indent=2))
@@ -243,6 +256,17 @@ def threads(args: argparse.Namespace) -> int:
         # Stored absolute; shown relative to this folder when it is inside it.
         print(terminal_text(f"{t.thread_id}  {t.created_at}  {display_spec(t.source) if t.source else '-'}  {t.title or ''}"))
     return 0
+
+
+def _delete_thread(workspace: Workspace, thread_id: str, *, force: bool) -> int:
+    from ..store import ThreadBusy
+
+    # A server running a turn on this folder's SQLite store holds no lease: a turn marked
+    # running may be live, so it is left alone unless the user says the process is gone.
+    if workspace.store.has_running_turn(thread_id) and not force:
+        raise ThreadBusy("a turn of this thread is marked running",
+                         hint="stop it where it runs; if its process was cut, pass --force")
+    return workspace.delete_thread(thread_id)
 
 
 def demo(args: argparse.Namespace) -> int:

@@ -119,9 +119,16 @@ def _artifacts_command(sub: Any) -> None:
 
 def _threads_command(sub: Any) -> None:
     """``jupyter analyst threads``."""
-    threads = sub.add_parser("threads", help="list the workspace's threads")
+    threads = sub.add_parser("threads", help="list the workspace's threads (or rename or delete one)")
     _workspace_arg(threads)
     threads.add_argument("--json", action="store_true", help="print JSON")
+    change = threads.add_mutually_exclusive_group()
+    change.add_argument("--rename", nargs=2, metavar=("ID", "TITLE"), help="give a thread a title of your own")
+    change.add_argument("--delete", metavar="ID",
+                        help="delete a thread: its turns, events, artifacts (their bytes stay while another "
+                             "thread holds the same content), audit notebook and kernel folder")
+    threads.add_argument("--force", action="store_true",
+                         help="with --delete: even when a turn of it is marked running (a process that was cut)")
 
 
 def _demo_command(sub: Any) -> None:

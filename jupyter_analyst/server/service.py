@@ -148,11 +148,7 @@ class ThreadService:
         try:
             if self._live is not None:
                 await self._live.forget(thread_id)
-            # The rows first, in one transaction: once they are gone the thread is unknown to
-            # every API, and what follows only tidies what no one can reach.
-            await asyncio.to_thread(self.workspace.store.delete_thread, thread_id)
-            count = await asyncio.to_thread(self.workspace.artifacts.forget_thread, thread_id)
-            await asyncio.to_thread(self.workspace.remove_thread_folders, thread_id)
+            count = await asyncio.to_thread(self.workspace.delete_thread, thread_id)
         finally:
             self._deleting.discard(thread_id)
         self._published.pop(thread_id, None)
