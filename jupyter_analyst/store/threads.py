@@ -126,6 +126,8 @@ class Thread(BaseModel):
     created_at: str
     last_activity: str | None = None
     """When a turn of the thread last started or ended (its creation before any); set in listings."""
+    running: bool | None = None
+    """Whether a turn of the thread is marked running; set in listings."""
 
 
 class Turn(BaseModel):
@@ -191,10 +193,13 @@ class ThreadStore(DatabaseStore):
 
     def list_threads(self, *, user: str | None = None) -> list[Thread]:
         """Threads, the most recently active first (a turn's start or end, else the thread's
-        creation), each with its ``last_activity``; optionally only those of one user."""
+        creation), each with its ``last_activity`` and whether a turn of it is ``running``;
+        optionally only those of one user."""
         rows = self._query(
             "SELECT threads.*, COALESCE((SELECT MAX(COALESCE(ended_at, started_at)) FROM turns "
-            "WHERE turns.thread_id = threads.thread_id), created_at) AS last_activity FROM threads "
+            "WHERE turns.thread_id = threads.thread_id), created_at) AS last_activity, "
+            "EXISTS (SELECT 1 FROM turns WHERE turns.thread_id = threads.thread_id AND status = 'running') AS running "
+            "FROM threads "
             + ('WHERE "user" = ? ' if user is not None else "")
             + "ORDER BY last_activity DESC, rowid DESC",
             (user,) if user is not None else (),

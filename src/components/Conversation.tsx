@@ -8,6 +8,7 @@ import { ErrorBanner } from './ErrorBanner';
 import { PromptBox } from './PromptBox';
 import { StopButton } from './StopButton';
 import { ThreadActions } from './ThreadActions';
+import { threadName } from './ThreadList';
 import { TurnList } from './TurnList';
 import { TurnStatus } from './TurnStatus';
 import { useFollowBottom } from '../hooks/useFollowBottom';
@@ -72,7 +73,7 @@ export function Conversation({
         >
           ‹
         </button>
-        <span className="jp-AnalystConversation-title">{thread.title || 'Untitled thread'}</span>
+        <span className="jp-AnalystConversation-title">{threadName(thread)}</span>
         <span className="jp-AnalystConversation-source">{thread.source}</span>
         <ThreadActions threadId={thread.thread_id} running={running} />
       </header>

@@ -29,6 +29,8 @@ export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
     select,
     refresh,
     create,
+    rename,
+    remove,
     clearError
   } = useThreadList(client);
 
@@ -56,7 +58,15 @@ export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
             busy={creating}
             onCreate={options => void create(options)}
           />
-          {loaded && <ThreadList threads={threads} selected={selected} onSelect={select} />}
+          {loaded && (
+            <ThreadList
+              threads={threads}
+              selected={selected}
+              onSelect={select}
+              onRename={rename}
+              onDelete={remove}
+            />
+          )}
         </div>
       )}
     </div>

@@ -40,13 +40,53 @@ export interface IThreadList {
   refresh: () => Promise<void>;
   /** Create a thread and open it. */
   create: (options: INewThreadOptions) => Promise<void>;
+  /** Give a thread the user's own title; whether the server took it. */
+  rename: (threadId: string, title: string) => Promise<boolean>;
+  /** Delete a thread and what it made; whether the server did. */
+  remove: (threadId: string) => Promise<boolean>;
   clearError: () => void;
+}
+
+/**
+ * Where the open thread is remembered, so a reload returns to it: one key per server
+ * (two JupyterLabs in one browser keep their own).
+ */
+export function openThreadKey(client: AnalystClient): string {
+  return `jupyter-analyst:open-thread:${client.settings.baseUrl}`;
+}
+
+function remembered(key: string): string | null {
+  try {
+    return window.localStorage.getItem(key);
+  } catch {
+    return null; // storage refused (a private window's policy): nothing to restore
+  }
+}
+
+function remember(key: string, threadId: string | null): void {
+  try {
+    if (threadId === null) {
+      window.localStorage.removeItem(key);
+    } else {
+      window.localStorage.setItem(key, threadId);
+    }
+  } catch {
+    // Storage refused: the panel still works, a reload shows the list.
+  }
 }
 
 export function useThreadList(client: AnalystClient): IThreadList {
   const [sources, setSources] = React.useState<ISource[]>([]);
   const [threads, setThreads] = React.useState<IThread[]>([]);
-  const [selected, setSelected] = React.useState<string | null>(null);
+  const key = openThreadKey(client);
+  const [selected, setSelectedState] = React.useState<string | null>(null);
+  const setSelected = React.useCallback(
+    (threadId: string | null): void => {
+      remember(key, threadId);
+      setSelectedState(threadId);
+    },
+    [key]
+  );
   const [error, setError] = React.useState<AnalystApiError | null>(null);
   const [creating, setCreating] = React.useState(false);
   const [loaded, setLoaded] = React.useState(false);
@@ -61,12 +101,17 @@ export function useThreadList(client: AnalystClient): IThreadList {
       const [found, listed] = await Promise.all([client.sources(), client.threads()]);
       setSources(found);
       setThreads(listed);
+      // A reload returns to the thread that was open, if it is still there.
+      const open = remembered(key);
+      setSelectedState(
+        current => current ?? (open && listed.some(t => t.thread_id === open) ? open : null)
+      );
     } catch (reason) {
       setError(asApiError(reason));
     } finally {
       setLoaded(true);
     }
-  }, [client]);
+  }, [client, key]);
 
   React.useEffect(() => {
     void refresh();
@@ -86,6 +131,35 @@ export function useThreadList(client: AnalystClient): IThreadList {
     }
   };
 
+  const rename = async (threadId: string, title: string): Promise<boolean> => {
+    setError(null);
+    try {
+      const renamed = await client.renameThread(threadId, title);
+      setThreads(current =>
+        current.map(t => (t.thread_id === threadId ? { ...t, title: renamed.title } : t))
+      );
+      return true;
+    } catch (reason) {
+      setError(asApiError(reason));
+      return false;
+    }
+  };
+
+  const remove = async (threadId: string): Promise<boolean> => {
+    setError(null);
+    try {
+      await client.deleteThread(threadId);
+      setThreads(current => current.filter(t => t.thread_id !== threadId));
+      if (selected === threadId) {
+        setSelected(null);
+      }
+      return true;
+    } catch (reason) {
+      setError(asApiError(reason));
+      return false;
+    }
+  };
+
   return {
     config,
     sources,
@@ -97,6 +171,8 @@ export function useThreadList(client: AnalystClient): IThreadList {
     select: setSelected,
     refresh,
     create,
+    rename,
+    remove,
     clearError: () => setError(null)
   };
 }

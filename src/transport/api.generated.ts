@@ -832,6 +832,8 @@ export interface components {
             created_at: string;
             /** @default null */
             last_activity?: string | null;
+            /** @default null */
+            running?: boolean | null;
         };
         /** @description ``PATCH threads/{id}``. */
         ThreadChange: {
@@ -853,6 +855,8 @@ export interface components {
             created_at: string;
             /** @default null */
             last_activity?: string | null;
+            /** @default null */
+            running?: boolean | null;
             turns: components["schemas"]["Turn"][];
             active: boolean;
             last_seq: number;

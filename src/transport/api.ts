@@ -34,6 +34,9 @@ export type ITurn = Schemas['Turn'];
 /** The thread's live kernel, to attach a console to. */
 export type IKernelInfo = Schemas['KernelInfo'];
 
+/** What deleting a thread removed. */
+export type IThreadDeleted = Schemas['ThreadDeleted'];
+
 /** `GET threads/{id}`: the thread with its turns, whether one runs, and its last event. */
 export type IThreadDetail = Schemas['ThreadReply'];
 
@@ -289,6 +292,22 @@ export class AnalystClient {
       method: 'POST',
       body: JSON.stringify(options)
     });
+  }
+
+  /** Give a thread the user's own title; the thread as it now is. */
+  async renameThread(threadId: string, title: string): Promise<IThread> {
+    return this.json<IThread>(threadPath(threadId), {
+      method: 'PATCH',
+      body: JSON.stringify({ title })
+    });
+  }
+
+  /**
+   * Delete a thread with its turns, events, artifacts, audit notebook and kernel (409
+   * `turn_in_progress` while a turn runs on it); how many artifacts it held.
+   */
+  async deleteThread(threadId: string): Promise<IThreadDeleted> {
+    return this.json<IThreadDeleted>(threadPath(threadId), { method: 'DELETE' });
   }
 
   /** A thread with its turns, whether a turn runs, and its last event's number. */

@@ -68,3 +68,70 @@ test.describe('the panel in the dark theme', () => {
     await page.theme.setLightTheme();
   });
 });
+
+test.describe('threads at the sidebar width JupyterLab opens with', () => {
+  test('a thread is titled by its question, renamed, found, reopened after a reload, deleted', async ({
+    page
+  }) => {
+    await page.sidebar.openTab(PANEL_ID);
+    const panel = page.locator(`#${PANEL_ID}`);
+    await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
+    await panel.getByRole('button', { name: 'New thread' }).click();
+    const conversation = panel.locator('.jp-AnalystConversation');
+    const threadId = (await conversation.getAttribute('data-thread-id')) ?? '';
+    const prompt = panel.getByRole('textbox', { name: 'Ask about your data' });
+    await prompt.fill('Revenue by region per month, with a chart');
+    await prompt.press('Enter');
+    await expect(panel.locator('.jp-AnalystTurn')).toHaveAttribute('data-status', 'completed');
+
+    // A reload returns to the thread that was open.
+    await page.reload();
+    await page.sidebar.openTab(PANEL_ID);
+    await expect(panel.locator('.jp-AnalystConversation')).toHaveAttribute(
+      'data-thread-id',
+      threadId
+    );
+    await panel.locator('.jp-AnalystConversation-back').click();
+
+    // Listed by its first question, then renamed in place.
+    const row = panel.locator('.jp-AnalystThreadList-row', {
+      has: page.locator(`[data-thread-id="${threadId}"]`)
+    });
+    await expect(row.locator('.jp-AnalystThreadList-title')).toHaveText(
+      'Revenue by region per month, with a chart'
+    );
+    const name = `Regional revenue ${Date.now()}`;
+    await row.hover();
+    await row.getByRole('button', { name: /^Rename/ }).click();
+    const title = panel.getByRole('textbox', { name: /^New title for/ });
+    await title.fill(name);
+    await title.press('Enter');
+    await expect(
+      panel.locator(`[data-thread-id="${threadId}"] .jp-AnalystThreadList-title`)
+    ).toHaveText(name);
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'threads-renamed.png') });
+
+    // Found by a word of its title when the list is long enough to search.
+    const search = panel.getByRole('searchbox', { name: 'Search threads by title or source' });
+    if (await search.count()) {
+      await search.fill(name.split(' ').pop() ?? name);
+      await expect(panel.locator('.jp-AnalystThreadList-title')).toHaveText([name]);
+      await panel.screenshot({ path: path.join(SCREENSHOTS, 'threads-search.png') });
+    }
+
+    // Deleted after a confirmation in the row; the server no longer knows it.
+    const renamed = panel.locator('.jp-AnalystThreadList-row', {
+      has: page.locator(`[data-thread-id="${threadId}"]`)
+    });
+    await renamed.hover();
+    await renamed.getByRole('button', { name: `Delete “${name}”` }).click();
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'threads-confirm-delete.png') });
+    await panel
+      .getByRole('group', { name: `Delete “${name}”?` })
+      .getByRole('button', { name: 'Delete' })
+      .click();
+    await expect(panel.locator(`[data-thread-id="${threadId}"]`)).toHaveCount(0);
+    const gone = await page.request.get(`/analyst/api/threads/${threadId}`);
+    expect(gone.status()).toBe(404);
+  });
+});
