@@ -110,6 +110,20 @@ class ToolResult(_Event):
     """Time spent executing (0 for a reused step)."""
 
 
+class StepOutput(_Event):
+    type: Literal["step_output"] = "step_output"
+    call_id: str
+    """The running step (its tool call)."""
+    stream: Literal["stdout", "stderr"]
+    text: str
+    """What the step printed on ``stream`` since the last of these events, as it came."""
+    elapsed_s: float
+    """Seconds since the step started."""
+    omitted: int = 0
+    """Characters it printed past what a step shows live: they reach its result only (kept
+    head and tail there)."""
+
+
 class ArtifactRecorded(_Event):
     type: Literal["artifact"] = "artifact"
     artifact_id: str
@@ -256,6 +270,7 @@ Event = Annotated[
     | ModelThinking
     | ToolCallStarted
     | ToolResult
+    | StepOutput
     | ArtifactRecorded
     | Guarded
     | AnswerReady

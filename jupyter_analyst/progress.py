@@ -19,6 +19,7 @@ from .events import (
     PlanMade,
     PlanStepChanged,
     StateChanged,
+    StepOutput,
     TextDelta,
     ToolCallStarted,
     ToolResult,
@@ -96,6 +97,12 @@ class ProgressPrinter:
                 if isinstance(err, dict):
                     extra += f": {_short(str(err.get('message', '')), 100)}"
                 self._line(f"     {mark}{_step_of(event.call_id)} ({how}{extra})")
+            case StepOutput():
+                # A running step's prints, as they come: a long step is seen to work.
+                for line in event.text.splitlines():
+                    self._line(f"     | {line}")
+                if event.omitted:
+                    self._line(f"     | ... {event.omitted:,} more characters (in the step's result)")
             case ArtifactRecorded():
                 verb = "new" if event.created else "existing"
                 self._line(f"     artifact {event.artifact_id} {event.artifact_type} {event.name} ({verb})")

@@ -188,7 +188,8 @@ class CallPipeline:
                 replan: tuple[State, ...] = ("planning",) if in_plan and run.machine.state == "error" else ()
                 await run.enter(*replan, spec.state)
             await run.emit(ToolCallStarted(call_id=call.id, tool=call.name, arguments=args, step_key=key))
-            ctx = CallContext(thread_id=run.turn.thread_id, turn_id=run.turn.turn_id, call_id=call.id, rerun=run.rerun)
+            ctx = CallContext(thread_id=run.turn.thread_id, turn_id=run.turn.turn_id, call_id=call.id, rerun=run.rerun,
+                              emit=run.emit)
             earlier = run.turn_keys.get(key) if key else None
             record = None if earlier is not None else self.tools.recorded(ctx, key)
             if earlier is not None or record is not None:

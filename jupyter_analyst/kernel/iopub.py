@@ -28,7 +28,7 @@ import binascii
 import hmac
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -275,6 +275,9 @@ class Collector:
     malformed: dict[str, int] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
     dropped_outputs: int = 0
+    on_stream: Callable[[str, str], None] | None = None
+    """Told each piece of stdout or stderr as it comes (``name``, cleaned text), before the
+    caps: whoever shows a running step live bounds what it shows itself."""
 
     def __post_init__(self) -> None:
         self.stdout, self.stderr, self.errors = Capped(self.text_cap), Capped(self.text_cap), Capped(self.text_cap)
@@ -308,7 +311,10 @@ class Collector:
         if parsed is None:
             self._malformed("stream")
             return
-        kept = (self.stdout if parsed.name == "stdout" else self.stderr).add(clean(parsed.text))
+        text = clean(parsed.text)
+        if self.on_stream is not None and text:
+            self.on_stream("stdout" if parsed.name == "stdout" else "stderr", text)
+        kept = (self.stdout if parsed.name == "stdout" else self.stderr).add(text)
         if kept:
             self.append_stream(parsed.name, kept)
 

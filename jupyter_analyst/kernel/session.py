@@ -9,7 +9,7 @@ import queue
 import shutil
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -282,14 +282,17 @@ class KernelSession:
         await self.shutdown()
         await self.start()
 
-    async def execute(self, code: str, *, timeout: float = 120.0, caps: OutputCaps | None = None) -> ExecutionResult:
-        """Run ``code``; collect its streams, displays, result and error, within ``caps``."""
+    async def execute(self, code: str, *, timeout: float = 120.0, caps: OutputCaps | None = None,
+                      on_stream: Callable[[str, str], None] | None = None) -> ExecutionResult:
+        """Run ``code``; collect its streams, displays, result and error, within ``caps``;
+        ``on_stream`` is told each piece of stdout or stderr as it comes."""
         if not self.is_started:
             raise KernelError("the kernel is not started")
         async with self._lock:
-            return await self._execute(code, timeout, caps)
+            return await self._execute(code, timeout, caps, on_stream)
 
-    async def _execute(self, code: str, timeout: float, caps: OutputCaps | None = None) -> ExecutionResult:
+    async def _execute(self, code: str, timeout: float, caps: OutputCaps | None = None,
+                       on_stream: Callable[[str, str], None] | None = None) -> ExecutionResult:
         """Run one step: thawed, its messages read within caps, then (once it says it has
         ended) its strays killed, checked from outside that nothing of it still runs, frozen,
         and only then its files looked at; so every file it made is its own."""
@@ -297,7 +300,7 @@ class KernelSession:
         before = scan(self.workdir) if local_files else {}
         started = time.perf_counter()
         self._resume()
-        cell = await self._run_cell(code, timeout, caps or OutputCaps())
+        cell = await self._run_cell(code, timeout, caps or OutputCaps(), on_stream=on_stream)
         out, status = cell.collector, cell.status
         notes = list(cell.notes)
         cut = getattr(self._provisioner(), "take_cut", lambda: 0)()  # before the kernel may be stopped
@@ -344,11 +347,12 @@ class KernelSession:
             elapsed_s=time.perf_counter() - started, execution_count=out.execution_count, notes=notes, stopped=stopped,
         )
 
-    async def _run_cell(self, code: str, timeout: float, caps: OutputCaps, *, hidden: bool = False) -> _Cell:
+    async def _run_cell(self, code: str, timeout: float, caps: OutputCaps, *, hidden: bool = False,
+                        on_stream: Callable[[str, str], None] | None = None) -> _Cell:
         """Send ``code`` and read its messages until the kernel says it is idle (or dies, or
         ``timeout`` passes); a ``hidden`` cell is the host's own (no history)."""
         msg_id = self._client.execute(code, silent=hidden, store_history=not hidden, allow_stdin=False)
-        cell = _Cell(Collector(self.output_cap, caps))
+        cell = _Cell(Collector(self.output_cap, caps, on_stream=on_stream))
         deadline = time.perf_counter() + timeout
         unreadable = 0
         while True:

@@ -117,6 +117,20 @@ export interface ToolResult extends EventBase {
   duration_s: number;
 }
 
+/** What a running Python step printed since the last of these (bounded per step). */
+export interface StepOutput extends EventBase {
+  type: 'step_output';
+  /** The running step (its tool call). */
+  call_id: string;
+  stream: 'stdout' | 'stderr';
+  /** What it printed on `stream`, as it came. */
+  text: string;
+  /** Seconds since the step started. */
+  elapsed_s: number;
+  /** Characters printed past what a step shows live (they reach its result only). */
+  omitted: number;
+}
+
 export interface ArtifactRecorded extends EventBase {
   type: 'artifact';
   /** The artifact's inventory id. */
@@ -266,6 +280,7 @@ export type AnalystEvent =
   | ModelThinking
   | ToolCallStarted
   | ToolResult
+  | StepOutput
   | ArtifactRecorded
   | Guarded
   | AnswerReady
@@ -337,6 +352,13 @@ const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
     result: { rule: { kind: 'object' } },
     artifact_ids: { rule: { kind: 'strings' }, fallback: [] },
     duration_s: { rule: { kind: 'number' }, fallback: 0 }
+  },
+  step_output: {
+    call_id: str,
+    stream: oneOf(['stdout', 'stderr']),
+    text: str,
+    elapsed_s: num,
+    omitted: { ...int, fallback: 0 }
   },
   artifact: {
     artifact_id: str,

@@ -27,6 +27,7 @@ import type {
   PlanMade,
   PlanStepChanged,
   StateChanged,
+  StepOutput,
   TextDelta,
   ToolCallStarted,
   ToolResult,
@@ -48,6 +49,7 @@ import type {
   ToolCard,
   TurnView
 } from './view';
+import { LIVE_LINES } from './view';
 
 function newTurn(turnId: string): TurnView {
   return {
@@ -82,6 +84,7 @@ function newCard(callId: string, seq: number): ToolCard {
     artifactIds: [],
     artifacts: [],
     guards: [],
+    live: null,
     modelCall: null,
     startedAt: null,
     endedAt: null,
@@ -201,6 +204,24 @@ function onToolResult(turn: TurnView, e: ToolResult): TurnView {
     artifactIds: e.artifact_ids,
     endedAt: e.ts
   }));
+}
+
+function onStepOutput(turn: TurnView, e: StepOutput): TurnView {
+  return withCard(turn, e.call_id, e.seq, card => {
+    const before = card.live ?? { text: '', linesCut: 0, omitted: 0, elapsedS: 0 };
+    const lines = (before.text + e.text).split('\n');
+    // The last line may be unfinished (no newline yet): it counts as one.
+    const cut = Math.max(0, lines.length - LIVE_LINES);
+    return {
+      ...card,
+      live: {
+        text: lines.slice(cut).join('\n'),
+        linesCut: before.linesCut + cut,
+        omitted: before.omitted + e.omitted,
+        elapsedS: e.elapsed_s
+      }
+    };
+  });
 }
 
 function artifactView(e: ArtifactRecorded): ArtifactView {
@@ -393,6 +414,8 @@ function apply(applied: ThreadView, event: AnalystEvent): ThreadView {
       return withTurn(applied, event.turn_id, t => onToolCall(t, event));
     case 'tool_result':
       return withTurn(applied, event.turn_id, t => onToolResult(t, event));
+    case 'step_output':
+      return withTurn(applied, event.turn_id, t => onStepOutput(t, event));
     case 'artifact': {
       const recorded = {
         ...applied,

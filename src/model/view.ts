@@ -116,6 +116,20 @@ export interface PlanView {
   stages: { mode: 'parallel' | 'sequence'; steps: PlanStepItem[] }[];
 }
 
+/** The lines a running step printed so far. */
+export interface LiveOutputView {
+  /** Its stdout and stderr as they came, the newest {@link LIVE_LINES} lines. */
+  text: string;
+  /** Lines left out of `text` (the oldest), and characters the server did not send live. */
+  linesCut: number;
+  omitted: number;
+  /** Seconds since the step started, at its latest output. */
+  elapsedS: number;
+}
+
+/** How many of a running step's last lines the card keeps. */
+export const LIVE_LINES = 200;
+
 export interface ToolCard {
   kind: 'tool';
   callId: string;
@@ -143,6 +157,8 @@ export interface ToolCard {
   guards: GuardNotice[];
   /** For a `plan` call: its stages and steps, as they run. */
   plan?: PlanView;
+  /** What a running Python step printed, as it came (kept when the turn is stopped). */
+  live: LiveOutputView | null;
   modelCall: number | null;
   /** When the call started (null when it was refused before it started). */
   startedAt: string | null;

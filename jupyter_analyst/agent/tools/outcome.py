@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -89,12 +90,15 @@ class StepPlan:
 
 @dataclass
 class CallContext:
-    """Who is calling: the turn, the call id, whether reuse is allowed."""
+    """Who is calling: the turn, the call id, whether reuse is allowed, and where a step
+    tells what it does while it runs."""
 
     thread_id: str
     turn_id: str
     call_id: str
     rerun: bool = False
+    emit: Callable[[Any], Awaitable[Any]] | None = None
+    """Emits an event of the turn (a running step's output); ``None`` where nobody follows."""
 
 
 def clip(text: str, cap: int = MODEL_TEXT_CAP, *, how: str = "") -> str:

@@ -18,6 +18,7 @@ from ...kernel import collect_outputs, figure_file_names
 from ..environment import inputs_of
 from ..guards import check_python_code
 from .contract import ToolSpec, expect_schema
+from .live_output import LiveOutput
 from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
 from .python_errors import model_error
 from .run_sql import staging
@@ -72,7 +73,14 @@ async def run_python(env: ThreadEnvironment, args: dict[str, Any], ctx: CallCont
             f"the step did not run: {exc.message}", reason="kernel_start_failed",
             hint="nothing it would define exists; the next run_python starts a kernel again",
         ) from exc
-    execution = await kernel.execute(args["code"], timeout=env.python_timeout_s, caps=env.output_caps)
+    live = LiveOutput(ctx.emit, ctx.call_id) if ctx.emit is not None else None
+    try:
+        execution = await kernel.execute(args["code"], timeout=env.python_timeout_s, caps=env.output_caps,
+                                         on_stream=live.feed if live is not None else None)
+    finally:
+        # Also when the step is stopped: what it printed until then is told, and kept.
+        if live is not None:
+            await asyncio.shield(live.close())
     env.python_executed(args["code"], key, ok=execution.status == "ok")
     note = await _kernel_note(env, execution)
     made: list[tuple[Artifact, bool]] = []

@@ -10,7 +10,7 @@ describe('parseEvent', () => {
     }
   });
 
-  it('knows the thirteen event types the server emits', () => {
+  it('knows the fifteen event types the server emits', () => {
     expect([...EVENT_TYPES].sort()).toEqual(
       [
         'answer',
@@ -21,6 +21,7 @@ describe('parseEvent', () => {
         'plan',
         'plan_step',
         'state',
+        'step_output',
         'text_delta',
         'thinking',
         'tool_call',

@@ -4,6 +4,7 @@ import { StepActions } from '../StepActions';
 import { cardArtifacts } from './cardArtifacts';
 import type { IStepCardProps } from './SqlCard';
 import { StepArtifacts } from './StepArtifacts';
+import { StepProgress } from './StepProgress';
 import { ToolCardFrame } from './ToolCardFrame';
 import { ToolError } from './ToolError';
 
@@ -22,6 +23,7 @@ export function PythonCard({ card, view, threadId, title }: IStepCardProps): JSX
           : undefined
       }
     >
+      <StepProgress card={card} />
       {detail?.stdout && (
         <pre className="jp-AnalystCard-stdout" aria-label="Output">
           {detail.stdout}
