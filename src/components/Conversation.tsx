@@ -17,6 +17,8 @@ export interface IConversationProps {
   client: AnalystClient;
   thread: IThread;
   submitOnEnter?: boolean;
+  /** Why nothing can be asked (no model configured), or null. */
+  unavailable?: string | null;
   onBack: () => void;
 }
 
@@ -25,6 +27,7 @@ export function Conversation({
   client,
   thread,
   submitOnEnter,
+  unavailable = null,
   onBack
 }: IConversationProps): JSX.Element {
   const { notebooks } = useAnalyst();
@@ -50,9 +53,7 @@ export function Conversation({
     wasRunning.current = running;
   }, [running]);
 
-  const ask = (prompt: string): void => {
-    void submit(prompt);
-  };
+  const ask = (prompt: string): Promise<boolean> => submit(prompt);
 
   // "Conversation | Artifacts": the artifacts view hides the body (style/notebook.css).
   const [tab, setTab] = React.useState<ThreadViewName>('conversation');
@@ -92,6 +93,7 @@ export function Conversation({
         onSubmit={ask}
         submitOnEnter={submitOnEnter}
         focusToken={focusToken}
+        unavailable={unavailable}
       >
         {running && <StopButton stopping={stopping} onStop={() => void stop()} />}
       </PromptBox>

@@ -3,7 +3,13 @@ import * as React from 'react';
 export interface IPromptBoxProps {
   /** A turn runs: the box keeps its text but does not submit. */
   busy: boolean;
-  onSubmit: (prompt: string) => void;
+  /**
+   * Send the question. When it returns a promise, the box keeps the text until it resolves
+   * true (the server took the turn): a refusal or a lost network leaves it to send again.
+   */
+  onSubmit: (prompt: string) => void | Promise<boolean>;
+  /** Why nothing can be asked now (no model configured): Ask is off and this is said. */
+  unavailable?: string | null;
   /** Enter submits (Shift+Enter adds a line); off: Ctrl/Cmd+Enter submits. */
   submitOnEnter?: boolean;
   /** Changes when the box should take the focus (a turn ended). */
@@ -18,11 +24,16 @@ export function PromptBox({
   onSubmit,
   submitOnEnter = true,
   focusToken = 0,
+  unavailable = null,
   children
 }: IPromptBoxProps): JSX.Element {
   const [prompt, setPrompt] = React.useState('');
+  const [sending, setSending] = React.useState(false);
   const input = React.useRef<HTMLTextAreaElement>(null);
-  const canSubmit = !busy && prompt.trim().length > 0;
+  // The text as it is now, for a send that resolves after the user typed on.
+  const current = React.useRef(prompt);
+  current.current = prompt;
+  const canSubmit = !busy && !sending && !unavailable && prompt.trim().length > 0;
 
   React.useEffect(() => {
     if (focusToken > 0) {
@@ -31,10 +42,26 @@ export function PromptBox({
   }, [focusToken]);
 
   const submit = (): void => {
-    if (canSubmit) {
-      onSubmit(prompt);
-      setPrompt('');
+    if (!canSubmit) {
+      return;
     }
+    const sent = prompt;
+    const outcome = onSubmit(sent);
+    if (!(outcome instanceof Promise)) {
+      setPrompt('');
+      return;
+    }
+    setSending(true);
+    void outcome.then(
+      accepted => {
+        setSending(false);
+        // Cleared only once the server has the question, and only if it is still the text.
+        if (accepted && current.current === sent) {
+          setPrompt('');
+        }
+      },
+      () => setSending(false)
+    );
   };
 
   const onKeyDown = (event: React.KeyboardEvent<HTMLTextAreaElement>): void => {
@@ -77,10 +104,17 @@ export function PromptBox({
           type="submit"
           className="jp-AnalystPrompt-send jp-Button jp-mod-styled jp-mod-accept"
           disabled={!canSubmit}
+          title={unavailable ?? undefined}
+          aria-describedby={unavailable ? 'jp-AnalystPrompt-unavailable' : undefined}
         >
-          Ask
+          {sending ? 'Sending…' : 'Ask'}
         </button>
       </div>
+      {unavailable && (
+        <p className="jp-AnalystPrompt-unavailable" id="jp-AnalystPrompt-unavailable">
+          {unavailable}
+        </p>
+      )}
     </form>
   );
 }

@@ -35,6 +35,13 @@ export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
   } = useThreadList(client);
 
   const thread = threads.find(t => t.thread_id === selected);
+  // Said where the question is typed, not only in the banner above.
+  const unavailable =
+    config && !config.model.configured
+      ? `Nothing can be answered: no model is configured for this server${
+          config.model.hint ? ` (${config.model.hint})` : ''
+        }.`
+      : null;
   return (
     <div className="jp-AnalystSidebar">
       <ModelStrip config={config} />
@@ -45,6 +52,7 @@ export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
           client={client}
           thread={thread}
           submitOnEnter={submitOnEnter}
+          unavailable={unavailable}
           onBack={() => {
             select(null);
             void refresh();

@@ -41,8 +41,8 @@ export interface IThreadEvents {
   connection: Connection;
   /** The last refusal or failure, until the next action. */
   error: AnalystApiError | null;
-  /** Ask: start a turn and stream its events. */
-  submit: (prompt: string) => Promise<void>;
+  /** Ask: start a turn and stream its events; resolves to whether the server took the turn (the prompt box clears only then). */
+  submit: (prompt: string) => Promise<boolean>;
   /** Stop the turn in flight. */
   stop: () => Promise<void>;
   clearError: () => void;
@@ -71,7 +71,19 @@ export function useThread(
     return () => next.dispose();
   }, [client, threadId]);
 
-  const submit = useCallback(async (prompt: string) => stream?.ask(prompt), [stream]);
+  const submit = useCallback(
+    (prompt: string): Promise<boolean> =>
+      new Promise<boolean>(resolve => {
+        if (!stream) {
+          resolve(false);
+          return;
+        }
+        // True once the server has taken the turn; false when the ask ended without that
+        // (refused, or the server could not be reached): the box then keeps the question.
+        void stream.ask(prompt, () => resolve(true)).finally(() => resolve(false));
+      }),
+    [stream]
+  );
   const stop = useCallback(async () => stream?.stop(), [stream]);
   const clearError = useCallback(() => stream?.clearError(), [stream]);
 

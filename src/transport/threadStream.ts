@@ -190,7 +190,7 @@ export class ThreadStream {
    * follow the turn from the last event applied. A busy thread (409) is reported and
    * its running turn followed.
    */
-  async ask(prompt: string): Promise<void> {
+  async ask(prompt: string, onAccepted?: () => void): Promise<void> {
     if (this._snapshot.running) {
       return;
     }
@@ -204,7 +204,13 @@ export class ThreadStream {
     const signal = this._abort.signal;
     const before = this._lastSeq();
     try {
-      await this._read(onOpen => this._transport.start(prompt, signal, onOpen));
+      await this._read(onOpen =>
+        this._transport.start(prompt, signal, () => {
+          // The server took the turn: the question is now the thread's, not the box's.
+          onAccepted?.();
+          onOpen();
+        })
+      );
     } catch (error) {
       if (isAbort(error) || this.disposed) {
         return;

@@ -34,7 +34,7 @@ function press(target: Element, init: KeyboardEventInit): boolean {
 describe('PromptBox', () => {
   it('sends on Enter, and Shift+Enter is a new line', () => {
     const sent: string[] = [];
-    render(<PromptBox busy={false} onSubmit={p => sent.push(p)} />);
+    render(<PromptBox busy={false} onSubmit={p => void sent.push(p)} />);
     const box = mounted.host().querySelector('textarea')!;
 
     type(box, 'Revenue by region');
@@ -49,13 +49,13 @@ describe('PromptBox', () => {
 
   it('sends nothing blank, nor while a turn runs', () => {
     const sent: string[] = [];
-    render(<PromptBox busy={false} onSubmit={p => sent.push(p)} />);
+    render(<PromptBox busy={false} onSubmit={p => void sent.push(p)} />);
     const box = mounted.host().querySelector('textarea')!;
     type(box, '   ');
     press(box, { key: 'Enter' });
     expect(sent).toEqual([]);
 
-    render(<PromptBox busy={true} onSubmit={p => sent.push(p)} />);
+    render(<PromptBox busy={true} onSubmit={p => void sent.push(p)} />);
     type(box, 'continue');
     press(box, { key: 'Enter' });
     expect(sent).toEqual([]);
@@ -65,13 +65,86 @@ describe('PromptBox', () => {
 
   it('sends on Ctrl+Enter only, when Enter is set not to send', () => {
     const sent: string[] = [];
-    render(<PromptBox busy={false} submitOnEnter={false} onSubmit={p => sent.push(p)} />);
+    render(<PromptBox busy={false} submitOnEnter={false} onSubmit={p => void sent.push(p)} />);
     const box = mounted.host().querySelector('textarea')!;
     type(box, 'continue');
     press(box, { key: 'Enter' });
     expect(sent).toEqual([]);
     press(box, { key: 'Enter', ctrlKey: true });
     expect(sent).toEqual(['continue']);
+  });
+});
+
+describe('PromptBox never loses a question', () => {
+  function deferred(): { promise: Promise<boolean>; settle: (accepted: boolean) => void } {
+    let settle: (accepted: boolean) => void = () => undefined;
+    const promise = new Promise<boolean>(resolve => (settle = resolve));
+    return { promise, settle };
+  }
+
+  it('keeps the text until the server takes the turn, and after a refusal', async () => {
+    const answers = [deferred(), deferred()];
+    const sent: string[] = [];
+    render(
+      <PromptBox
+        busy={false}
+        onSubmit={p => {
+          sent.push(p);
+          return answers[sent.length - 1].promise;
+        }}
+      />
+    );
+    const box = mounted.host().querySelector('textarea')!;
+    const button = mounted.host().querySelector('button')!;
+    type(box, 'Revenue by region');
+    press(box, { key: 'Enter' });
+    // Sent, not yet taken: the text stays and Ask waits.
+    expect(box.value).toBe('Revenue by region');
+    expect(button.disabled).toBe(true);
+    expect(button.textContent).toBe('Sending…');
+    await act(async () => answers[0].settle(false));
+    // Refused (a 409, no model, a lost network): the question is still there to send again.
+    expect(box.value).toBe('Revenue by region');
+    expect(button.disabled).toBe(false);
+
+    press(box, { key: 'Enter' });
+    await act(async () => answers[1].settle(true));
+    expect(sent).toEqual(['Revenue by region', 'Revenue by region']);
+    expect(box.value).toBe('');
+  });
+
+  it('keeps what the user typed meanwhile', async () => {
+    const answer = deferred();
+    render(<PromptBox busy={false} onSubmit={() => answer.promise} />);
+    const box = mounted.host().querySelector('textarea')!;
+    type(box, 'first question');
+    press(box, { key: 'Enter' });
+    type(box, 'first question, and a second thought');
+    await act(async () => answer.settle(true));
+    expect(box.value).toBe('first question, and a second thought');
+  });
+
+  it('says why nothing can be asked, and Ask is off', () => {
+    const sent: string[] = [];
+    render(
+      <PromptBox
+        busy={false}
+        unavailable="Nothing can be answered: no model is configured for this server."
+        onSubmit={p => {
+          sent.push(p);
+        }}
+      />
+    );
+    const box = mounted.host().querySelector('textarea')!;
+    type(box, 'anything');
+    press(box, { key: 'Enter' });
+    expect(sent).toEqual([]);
+    expect(box.value).toBe('anything');
+    const button = mounted.host().querySelector('button')!;
+    expect(button.disabled).toBe(true);
+    const reason = mounted.host().querySelector('.jp-AnalystPrompt-unavailable')!;
+    expect(reason.textContent).toContain('no model is configured');
+    expect(button.getAttribute('aria-describedby')).toBe(reason.id);
   });
 });
 
