@@ -133,6 +133,9 @@ class Script(_Strict):
     summarizer: list[ScriptedTurn] = Field(default_factory=list)
     """Replies to the end-of-turn summarizer, matched against its request; ``{}`` (no change)
     when none matches. Only the first step of a matching entry is used."""
+    unmatched: str | None = None
+    """The answer to a prompt no turn matches (``{prompt}`` in it is the prompt): a demo's
+    script says which questions it answers."""
 
     def is_summarizer(self, messages: list[dict[str, Any]]) -> bool:
         """Whether a request comes from the summarizer rather than the agent."""
@@ -162,6 +165,8 @@ class Script(_Strict):
         'b'
         >>> script.reply_for([{"role": "user", "content": "bye"}]).content
         '[scripted model] no scripted reply for: bye'
+        >>> Script(unmatched="I answer only 'hi', not '{prompt}'.").reply_for([{"role": "user", "content": "bye"}]).content
+        "I answer only 'hi', not 'bye'."
         """
         messages = [m for m in messages if isinstance(m, dict)]
         if self.is_summarizer(messages):
@@ -175,6 +180,8 @@ class Script(_Strict):
                 if step_index < len(turn.steps):
                     return turn.steps[step_index]
                 return Step(content=f"{LABEL} script exhausted")
+        if self.unmatched is not None:
+            return Step(content=self.unmatched.replace("{prompt}", prompt[:200]))
         return Step(content=f"{LABEL} no scripted reply for: {prompt[:200]}")
 
 

@@ -232,3 +232,19 @@ def test_bundled_demo_script_loads():
 
     script = load_script(str(files("jupyter_analyst") / "data" / "demo_script.json"))
     assert isinstance(script, Script) and len(script.turns) >= 2
+
+
+def test_the_lab_demo_says_which_questions_it_answers_and_each_one_is_answered():
+    """Under `make lab` a question the script does not know is answered with the ones it
+    does, and each of those really has its scripted turn (not the fallback)."""
+    from jupyter_analyst.cli.lab import LAB_SCRIPT
+    from jupyter_analyst.testing.script import Script
+
+    script = Script.model_validate_json(LAB_SCRIPT.read_text(encoding="utf-8"))
+    help_text = script.reply_for([{"role": "user", "content": "What is the churn rate?"}]).content
+    assert 'not "What is the churn rate?"' in help_text and "OPENAI_API_KEY" in help_text
+    suggested = [line[2:].split(" (")[0] for line in help_text.splitlines() if line.startswith("- ")]
+    assert len(suggested) >= 4
+    for prompt in suggested:
+        reply = script.reply_for([{"role": "user", "content": prompt}])
+        assert reply.content != help_text and "no scripted reply" not in (reply.content or ""), prompt
