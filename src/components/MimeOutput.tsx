@@ -66,8 +66,20 @@ class RenderSlot {
 
   dispose(): void {
     this._next = null;
-    this._renderer?.dispose();
+    const renderer = this._renderer;
     this._renderer = null;
+    if (renderer === null) {
+      return;
+    }
+    if (renderer.isAttached && !renderer.node.isConnected) {
+      // The host left the page before this ran (a whole conversation unmounted at once):
+      // Lumino refuses to detach a widget that is no longer in the page, so it is told it
+      // was detached, and only then disposed.
+      renderer.processMessage(Widget.Msg.BeforeDetach);
+      renderer.clearFlag(Widget.Flag.IsAttached);
+      renderer.processMessage(Widget.Msg.AfterDetach);
+    }
+    renderer.dispose();
   }
 
   private _retries = 0;
@@ -131,7 +143,8 @@ export function MimeOutput({ bundle, className }: IMimeOutputProps): JSX.Element
   const host = React.useRef<HTMLDivElement>(null);
   const slot = React.useRef<RenderSlot | null>(null);
 
-  React.useEffect(() => {
+  // A layout effect: its cleanup runs before React takes the host out of the page.
+  React.useLayoutEffect(() => {
     if (rendermime === null || host.current === null) {
       return;
     }
