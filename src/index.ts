@@ -1,10 +1,16 @@
-import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import {
+  ILabShell,
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { AnalystClient } from './transport/api';
+import { AREA_COMMANDS } from './components/Sidebar';
 import { AnalystPanel } from './widgets/AnalystPanel';
 
 const PLUGIN_ID = 'jupyter-analyst:plugin';
@@ -26,14 +32,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'The Data analyst panel of the right sidebar.',
   autoStart: true,
   requires: [IRenderMimeRegistry],
-  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry, INotebookTracker],
+  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry, INotebookTracker, ILabShell],
   activate: (
     app: JupyterFrontEnd,
     rendermime: IRenderMimeRegistry,
     restorer: ILayoutRestorer | null,
     palette: ICommandPalette | null,
     settingRegistry: ISettingRegistry | null,
-    notebooks: INotebookTracker | null
+    notebooks: INotebookTracker | null,
+    labShell: ILabShell | null
   ) => {
     // The page's server settings (ServerConnection.makeSettings()): base URL, token, XSRF.
     const client = new AnalystClient(app.serviceManager.serverSettings);
@@ -50,12 +57,50 @@ const plugin: JupyterFrontEndPlugin<void> = {
     });
     palette?.addItem({ command: CommandIDs.open, category: 'Data analyst' });
 
+    // The same panel with room to read: a tab of the main area. It opens on the thread the
+    // sidebar had open (the open thread is remembered per server), and goes back on demand.
+    let main: MainAreaWidget<AnalystPanel> | null = null;
+    app.commands.addCommand(AREA_COMMANDS.main, {
+      label: 'Open the Data analyst panel in the main area',
+      caption: 'Room to read wide tables and charts',
+      execute: () => {
+        if (main === null || main.isDisposed) {
+          const content = new AnalystPanel({
+            services: { client, rendermime, commands: app.commands, notebooks },
+            submitOnEnter: panel.submitOnEnter,
+            area: 'main'
+          });
+          main = new MainAreaWidget({ content });
+          main.id = `${content.id}-tab`;
+          main.title.label = 'Data analyst';
+          main.title.icon = panel.title.icon;
+          main.title.closable = true;
+          app.shell.add(main, 'main');
+        }
+        app.shell.activateById(main.id);
+        // The room is the point: the narrow copy steps aside (it comes back with the panel).
+        labShell?.collapseRight();
+      }
+    });
+    app.commands.addCommand(AREA_COMMANDS.sidebar, {
+      label: 'Move the Data analyst panel back to the sidebar',
+      execute: () => {
+        main?.dispose();
+        main = null;
+        app.shell.activateById(panel.id);
+      }
+    });
+    palette?.addItem({ command: AREA_COMMANDS.main, category: 'Data analyst' });
+
     if (settingRegistry) {
       settingRegistry
         .load(PLUGIN_ID)
         .then(settings => {
           const apply = (): void => {
             panel.submitOnEnter = settings.get('submitOnEnter').composite as boolean;
+            if (main !== null && !main.isDisposed) {
+              main.content.submitOnEnter = panel.submitOnEnter;
+            }
           };
           apply();
           settings.changed.connect(apply);

@@ -22,6 +22,16 @@ export interface IConversationProps {
   onBack: () => void;
 }
 
+/** The first line of a question that says something (the server titles a thread so). */
+function firstLine(text: string | undefined): string {
+  return (
+    (text ?? '')
+      .split('\n')
+      .find(line => line.trim())
+      ?.trim() ?? ''
+  );
+}
+
 /** One thread: its header, its turns as they happen, Stop, and the prompt box. */
 export function Conversation({
   client,
@@ -74,7 +84,9 @@ export function Conversation({
         >
           ‹
         </button>
-        <span className="jp-AnalystConversation-title">{threadName(thread)}</span>
+        <span className="jp-AnalystConversation-title">
+          {thread.title?.trim() || firstLine(view.turns[0]?.prompt) || threadName(thread)}
+        </span>
         <span className="jp-AnalystConversation-source">{thread.source}</span>
         <ThreadActions threadId={thread.thread_id} running={running} />
       </header>

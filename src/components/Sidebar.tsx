@@ -1,5 +1,6 @@
 import * as React from 'react';
 
+import { useAnalyst } from '../context';
 import { useThreadList } from '../hooks/useThreadList';
 import type { AnalystClient } from '../transport/api';
 import { Conversation } from './Conversation';
@@ -11,13 +12,22 @@ import { ThreadList } from './ThreadList';
 export interface ISidebarProps {
   client: AnalystClient;
   submitOnEnter?: boolean;
+  /** Where the panel is: it offers to move to the other place. */
+  area?: 'sidebar' | 'main';
 }
+
+/** The commands that open the panel in the main area and bring it back (index.ts). */
+export const AREA_COMMANDS = {
+  main: 'jupyter-analyst:open-main',
+  sidebar: 'jupyter-analyst:back-to-sidebar'
+} as const;
 
 /**
  * The "Data analyst" panel: the thread list with "New thread", or the selected
  * thread's conversation.
  */
-export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
+export function Sidebar({ client, submitOnEnter, area = 'sidebar' }: ISidebarProps): JSX.Element {
+  const { commands } = useAnalyst();
   const {
     config,
     sources,
@@ -44,7 +54,23 @@ export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
       : null;
   return (
     <div className="jp-AnalystSidebar">
-      <ModelStrip config={config} />
+      <div className="jp-AnalystSidebar-bar">
+        <ModelStrip config={config} />
+        {commands && (
+          <button
+            type="button"
+            className="jp-Button jp-mod-minimal jp-AnalystSidebar-area"
+            data-area={area}
+            aria-label={area === 'sidebar' ? 'Open in the main area' : 'Back to the sidebar'}
+            title={area === 'sidebar' ? 'Open in the main area' : 'Back to the sidebar'}
+            onClick={() =>
+              void commands.execute(area === 'sidebar' ? AREA_COMMANDS.main : AREA_COMMANDS.sidebar)
+            }
+          >
+            {area === 'sidebar' ? '⤢' : '⤡'}
+          </button>
+        )}
+      </div>
       {error && <ErrorBanner error={error} onDismiss={clearError} />}
       {thread ? (
         <Conversation

@@ -9,6 +9,11 @@ import { untrustedRendermime } from '../untrusted';
 
 /** The id of the panel's widget (its sidebar tab is `[data-id="<id>"]`). */
 export const PANEL_ID = 'jupyter-analyst-panel';
+/** The id of the panel when it is opened in the main area. */
+export const MAIN_PANEL_ID = 'jupyter-analyst-main';
+
+/** Where a panel is: the right sidebar (narrow) or the main area (room to read). */
+export type PanelArea = 'sidebar' | 'main';
 
 /** Options of the panel. */
 export interface IAnalystPanelOptions {
@@ -18,11 +23,14 @@ export interface IAnalystPanelOptions {
    */
   services?: Partial<IAnalystServices>;
   submitOnEnter?: boolean;
+  /** Where it is shown (the sidebar by default). */
+  area?: PanelArea;
 }
 
 /** The "Data analyst" panel of the right sidebar: a React tree in a Lumino widget. */
 export class AnalystPanel extends ReactWidget {
   readonly services: IAnalystServices;
+  readonly area: PanelArea;
   private _submitOnEnter: boolean;
 
   constructor(options: IAnalystPanelOptions = {}) {
@@ -36,7 +44,8 @@ export class AnalystPanel extends ReactWidget {
       notebooks: given.notebooks ?? null
     };
     this._submitOnEnter = options.submitOnEnter ?? true;
-    this.id = PANEL_ID;
+    this.area = options.area ?? 'sidebar';
+    this.id = this.area === 'main' ? MAIN_PANEL_ID : PANEL_ID;
     this.addClass('jp-AnalystPanel');
     this.title.icon = analystIcon;
     this.title.caption = 'Data analyst';
@@ -62,7 +71,11 @@ export class AnalystPanel extends ReactWidget {
   protected render(): JSX.Element {
     return (
       <AnalystContext.Provider value={this.services}>
-        <Sidebar client={this.services.client} submitOnEnter={this._submitOnEnter} />
+        <Sidebar
+          client={this.services.client}
+          submitOnEnter={this._submitOnEnter}
+          area={this.area}
+        />
       </AnalystContext.Provider>
     );
   }

@@ -135,3 +135,40 @@ test.describe('threads at the sidebar width JupyterLab opens with', () => {
     expect(gone.status()).toBe(404);
   });
 });
+
+test.describe('room to read', () => {
+  test('the panel opens in the main area on the thread that was open, and goes back', async ({
+    page
+  }) => {
+    await page.sidebar.openTab(PANEL_ID);
+    const panel = page.locator(`#${PANEL_ID}`);
+    await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
+    await panel.getByRole('button', { name: 'New thread' }).click();
+    const threadId =
+      (await panel.locator('.jp-AnalystConversation').getAttribute('data-thread-id')) ?? '';
+    const prompt = panel.getByRole('textbox', { name: 'Ask about your data' });
+    await prompt.fill('Revenue by region per month, with a chart');
+    await prompt.press('Enter');
+    await expect(panel.locator('.jp-AnalystTurn')).toHaveAttribute('data-status', 'completed');
+
+    const narrow = (await panel.boundingBox())?.width ?? 0;
+    await panel.getByRole('button', { name: 'Open in the main area' }).click();
+    const main = page.locator('#jupyter-analyst-main');
+    await expect(main.locator('.jp-AnalystConversation')).toHaveAttribute(
+      'data-thread-id',
+      threadId
+    );
+    await expect(main.locator('[data-card="answer"]')).toContainText(
+      'Revenue by region per month is in the dataset'
+    );
+    const width = (await main.boundingBox())?.width ?? 0;
+    expect(width).toBeGreaterThan(2 * narrow);
+    // The narrow copy steps aside while the wide one is open.
+    await expect(panel).toBeHidden();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'main-area.png') });
+
+    await main.getByRole('button', { name: 'Back to the sidebar' }).click();
+    await expect(main).toHaveCount(0);
+    await expect(panel).toBeVisible();
+  });
+});
