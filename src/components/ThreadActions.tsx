@@ -29,16 +29,23 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
   const busy = outcome.kind === 'busy';
 
   const waiting = running ? 'Wait for the turn to end' : undefined;
-  const button = (action: AuditAction, label: string, title: string): JSX.Element => (
+  // `shown`: a shorter word where the panel is narrow (its name for assistive tech stays whole).
+  const button = (
+    action: AuditAction,
+    label: string,
+    title: string,
+    shown: string = label
+  ): JSX.Element => (
     <button
       type="button"
       className={`jp-Button jp-mod-minimal jp-mod-styled jp-AnalystThreadActions-${action}`}
       disabled={running || busy}
       title={waiting ?? title}
+      aria-label={shown !== label ? label : undefined}
       aria-busy={outcome.kind === 'busy' && outcome.action === action}
       onClick={() => void run(action)}
     >
-      {label}
+      {shown}
     </button>
   );
 
@@ -48,7 +55,8 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
         {button(
           'open',
           'Open audit notebook',
-          'Export the thread as a notebook and open it in a tab'
+          'Export the thread as a notebook and open it in a tab',
+          'Notebook'
         )}
         {button('export', 'Export', 'Write the thread as a notebook into your Jupyter folder')}
         {button(

@@ -91,6 +91,10 @@ test.describe('threads at the sidebar width JupyterLab opens with', () => {
       'data-thread-id',
       threadId
     );
+    // The header fits the default width: the title, then the audit actions on one row.
+    const header = panel.locator('.jp-AnalystConversation-header');
+    expect((await header.boundingBox())?.height ?? 0).toBeLessThan(80);
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'conversation-default-width.png') });
     await panel.locator('.jp-AnalystConversation-back').click();
 
     // Listed by its first question, then renamed in place.
