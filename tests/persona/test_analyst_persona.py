@@ -138,6 +138,10 @@ async def test_a_chat_message_runs_a_turn_of_the_chats_own_thread(jp_serverapp, 
     assert usage.input_tokens == sum(e["prompt_tokens"] for e in counted)
     assert usage.output_tokens == sum(e["completion_tokens"] or 0 for e in counted)
 
+    # The persona's avatar is served by the manager, from the package.
+    avatar = await jp_fetch("api", "ai", "avatars", PERSONA_ID.replace(":", "%3A"))
+    assert avatar.headers["Content-Type"] == "image/svg+xml" and avatar.body.startswith(b"<svg")
+
     # Another chat has a thread of its own.
     other = await _chat(jp_serverapp, jp_ws_fetch, "other.chat")
     other.send("revenue by region")
