@@ -12,12 +12,14 @@ Pure: the persona (analyst.py) feeds it events and posts :attr:`ChatReply.body`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from html import escape
 
 from ..events import AnswerReady, ArtifactRecorded, ContextUsage, Event, PlanMade, TextDelta, ToolResult, TurnEnded
 from ..untrusted import code_span, markdown_block, markdown_inline
 
-#: The panel's command (src/index.ts): opens the Data analyst panel, on a thread when given one.
+#: The panel's command (src/index.ts): opens the Data analyst panel, on a thread when given ``{thread}``.
 PANEL_COMMAND = "jupyter-analyst:open"
 
 #: What each kind of artifact is called in the message.
@@ -93,7 +95,21 @@ class ChatReply:
         parts = [p for p in (self.said, "\n".join(self.cards), self.ended) if p]
         parts.append(f"*Thread `{self.thread_id}`: its datasets, charts and plans are in the Data analyst panel "
                      f"(command `{PANEL_COMMAND}`).*")
+        parts.append(open_button(self.thread_id))
         return "\n\n".join(parts)
+
+
+def open_button(thread_id: str) -> str:
+    """A button that runs the panel's command on the thread when clicked: JupyterLab's command
+    linker runs a ``data-commandlinker-command`` of a button in rendered markdown (its
+    sanitizer keeps those two attributes on buttons; an untrusted document asks first).
+
+    >>> print(open_button("thr_1"))
+    <button data-commandlinker-command="jupyter-analyst:open" data-commandlinker-args="{&quot;thread&quot;: &quot;thr_1&quot;}">Open in the Data analyst panel</button>
+    """
+    args = escape(json.dumps({"thread": thread_id}), quote=True)
+    return (f'<button data-commandlinker-command="{PANEL_COMMAND}" data-commandlinker-args="{args}">'
+            "Open in the Data analyst panel</button>")
 
 
 def usage_of(event: ContextUsage) -> dict[str, int] | None:

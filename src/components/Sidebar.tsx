@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { useThreadList } from '../hooks/useThreadList';
+import { IThreadRequest, useThreadList } from '../hooks/useThreadList';
 import type { AnalystClient } from '../transport/api';
 import { Conversation } from './Conversation';
 import { ErrorBanner } from './ErrorBanner';
@@ -11,13 +11,15 @@ import { ThreadList } from './ThreadList';
 export interface ISidebarProps {
   client: AnalystClient;
   submitOnEnter?: boolean;
+  /** A thread to open, asked for from outside the panel. */
+  opening?: IThreadRequest | null;
 }
 
 /**
  * The "Data analyst" panel: the thread list with "New thread", or the selected
  * thread's conversation.
  */
-export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
+export function Sidebar({ client, submitOnEnter, opening }: ISidebarProps): JSX.Element {
   const {
     config,
     sources,
@@ -30,7 +32,7 @@ export function Sidebar({ client, submitOnEnter }: ISidebarProps): JSX.Element {
     refresh,
     create,
     clearError
-  } = useThreadList(client);
+  } = useThreadList(client, opening ?? null);
 
   const thread = threads.find(t => t.thread_id === selected);
   return (

@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("jupyter_ai_persona_manager", reason="the jupyter-ai extra is not installed here: "
                     "`make persona-venv` runs these tests in .venv-jupyter-ai")
 
+from jupyter_analyst.persona.reply import open_button  # noqa: E402
 from jupyter_analyst.testing import ScriptedModelServer, python_step, sql_step, text_step  # noqa: E402
 from jupyter_analyst.testing.servers.jupyter import analyst_server_config  # noqa: E402
 
@@ -116,7 +117,7 @@ async def test_a_chat_message_runs_a_turn_of_the_chats_own_thread(jp_serverapp, 
     assert "dataset `by_region` (new" in body
 
     (thread,) = (await _api(jp_fetch, "threads"))["threads"]
-    assert f"Thread `{thread['thread_id']}`" in body and "jupyter-analyst:open" in body
+    assert f"Thread `{thread['thread_id']}`" in body and body.endswith(open_button(thread["thread_id"]))
     assert thread["source"] == "sales" and thread["title"] == "revenue by region"
 
     # The same chat goes on with the same thread: the query is reused, not run again.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 from jupyter_analyst.events import AnswerReady, ArtifactRecorded, PlanMade, PlanStageView, PlanStepView, StateChanged, TextDelta, ToolResult, TurnEnded
-from jupyter_analyst.persona.reply import PANEL_COMMAND, ChatReply
+from jupyter_analyst.persona.reply import PANEL_COMMAND, ChatReply, open_button
 from jupyter_analyst.untrusted import markdown_inline
 
 
@@ -23,6 +25,7 @@ def test_the_message_lists_what_the_turn_made_with_the_thread_to_open():
         "- dataset `by_region` (new, `art_1`)\n- chart `outputs/chart.png` (reused, `art_2`)\n"
         "- plan of 2 steps in 1 stages: compare regions",
         f"*Thread `thr_1`: its datasets, charts and plans are in the Data analyst panel (command `{PANEL_COMMAND}`).*",
+        open_button("thr_1"),
     ]
 
 
@@ -44,3 +47,19 @@ def test_the_answer_replaces_the_streamed_words():
     assert not reply.apply(StateChanged(from_state="planning", to_state="analyzing"))  # not shown
     reply.apply(AnswerReady(text="North leads."))
     assert reply.body.startswith("North leads.\n\n")
+
+
+def test_the_button_runs_the_panels_command_on_the_thread():
+    from html.parser import HTMLParser
+
+    found: list[dict] = []
+
+    class Buttons(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "button":
+                found.append(dict(attrs))
+
+    Buttons().feed(open_button("thr_1"))
+    (button,) = found
+    assert button["data-commandlinker-command"] == "jupyter-analyst:open"
+    assert json.loads(button["data-commandlinker-args"]) == {"thread": "thr_1"}
