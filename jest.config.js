@@ -31,7 +31,12 @@ module.exports = {
   collectCoverageFrom: ['src/**/*.{ts,tsx}', '!src/**/*.d.ts'],
   coverageReporters: ['text'],
   testRegex: 'src/__tests__/.*\\.spec\\.tsx?$',
-  // The built extension and the browser tests have package.json files of their own.
-  modulePathIgnorePatterns: ['<rootDir>/jupyter_analyst/', '<rootDir>/ui-tests/'],
+  // The built extension and the browser tests have package.json files of their own, and so
+  // do the JupyterLab packages in the venvs (.venv, .venv-jupyter-ai, ...).
+  modulePathIgnorePatterns: [
+    '<rootDir>/jupyter_analyst/',
+    '<rootDir>/ui-tests/',
+    '<rootDir>/\\.venv'
+  ],
   transformIgnorePatterns: [`/node_modules/(?!${esModules}).+`]
 };

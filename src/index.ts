@@ -53,7 +53,20 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.commands.addCommand(CommandIDs.open, {
       label: 'Open the Data analyst panel',
       caption: 'Ask questions about your data',
-      execute: () => app.shell.activateById(panel.id)
+      describedBy: {
+        args: {
+          type: 'object',
+          properties: {
+            thread: { type: 'string', description: 'The id of a thread to open in the panel' }
+          }
+        }
+      },
+      execute: args => {
+        app.shell.activateById(panel.id);
+        if (typeof args.thread === 'string' && args.thread) {
+          panel.openThread(args.thread);
+        }
+      }
     });
     palette?.addItem({ command: CommandIDs.open, category: 'Data analyst' });
 

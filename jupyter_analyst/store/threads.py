@@ -92,7 +92,8 @@ CREATE TABLE IF NOT EXISTS agent_state_deltas (
 
 
 #: A thread's rows, children first (``threads`` last: the others refer to it).
-_THREAD_TABLES = ("agent_state_deltas", "agent_entities", "agent_state", "events", "messages", "turns", "threads")
+_THREAD_TABLES = ("thread_bindings", "agent_state_deltas", "agent_entities", "agent_state", "events", "messages",
+                  "turns", "threads")
 
 #: How long a title taken from a thread's first question may be.
 TITLE_CHARS = 80
@@ -162,6 +163,11 @@ class ThreadStore(DatabaseStore):
         # A running turn's lease (see :meth:`renew_leases`): on a store several processes
         # share, a turn whose lease ran out was cut with its process. NULL: no lease taken.
         "ALTER TABLE turns ADD COLUMN lease_until TEXT;",
+        # A conversation of another host (a Jupyter AI chat) and the thread that answers it
+        # there, per user: the host's next message goes on with the same thread.
+        "CREATE TABLE IF NOT EXISTS thread_bindings (host TEXT NOT NULL, conversation TEXT NOT NULL, "
+        '"user" TEXT NOT NULL, thread_id TEXT NOT NULL REFERENCES threads(thread_id), created_at TEXT NOT NULL, '
+        'PRIMARY KEY (host, conversation, "user"));',
     )
 
     # ------------------------------------------------------------------ threads
@@ -231,6 +237,27 @@ class ThreadStore(DatabaseStore):
         """Remember the data source a thread was last run against."""
         with self._tx() as cur:
             cur.execute("UPDATE threads SET source = ? WHERE thread_id = ?", (source, thread_id))
+
+    def bound_thread(self, host: str, conversation: str, *, user: str) -> Thread | None:
+        """The thread bound to ``user``'s ``conversation`` of ``host`` (see :meth:`bind_thread`), or ``None``."""
+        rows = self._query(
+            'SELECT thread_id FROM thread_bindings WHERE host = ? AND conversation = ? AND "user" = ?',
+            (host, conversation, user),
+        )
+        return self.get_thread(rows[0]["thread_id"], user=user) if rows else None
+
+    def bind_thread(self, host: str, conversation: str, thread: Thread) -> Thread:
+        """Bind ``thread`` to its owner's ``conversation`` of ``host`` (a Jupyter AI chat's id,
+        say), so the conversation's next message goes on with it; the thread bound, which is an
+        earlier binding's when there is one (the first binding wins, in any process)."""
+        with self._tx() as cur:
+            cur.execute(
+                "INSERT INTO thread_bindings VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (host, conversation, thread.user, thread.thread_id, utc_now()),
+            )
+        bound = self.bound_thread(host, conversation, user=thread.user)
+        assert bound is not None
+        return bound
 
     # ------------------------------------------------------------------ turns
 

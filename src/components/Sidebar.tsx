@@ -1,7 +1,7 @@
 import * as React from 'react';
 
 import { useAnalyst } from '../context';
-import { useThreadList } from '../hooks/useThreadList';
+import { IThreadRequest, useThreadList } from '../hooks/useThreadList';
 import type { AnalystClient } from '../transport/api';
 import { Conversation } from './Conversation';
 import { ErrorBanner } from './ErrorBanner';
@@ -14,6 +14,8 @@ export interface ISidebarProps {
   submitOnEnter?: boolean;
   /** Where the panel is: it offers to move to the other place. */
   area?: 'sidebar' | 'main';
+  /** A thread to open, asked for from outside the panel. */
+  opening?: IThreadRequest | null;
 }
 
 /** The commands that open the panel in the main area and bring it back (index.ts). */
@@ -26,7 +28,12 @@ export const AREA_COMMANDS = {
  * The "Data analyst" panel: the thread list with "New thread", or the selected
  * thread's conversation.
  */
-export function Sidebar({ client, submitOnEnter, area = 'sidebar' }: ISidebarProps): JSX.Element {
+export function Sidebar({
+  client,
+  submitOnEnter,
+  area = 'sidebar',
+  opening
+}: ISidebarProps): JSX.Element {
   const { commands } = useAnalyst();
   const {
     config,
@@ -42,7 +49,7 @@ export function Sidebar({ client, submitOnEnter, area = 'sidebar' }: ISidebarPro
     rename,
     remove,
     clearError
-  } = useThreadList(client);
+  } = useThreadList(client, opening ?? null);
 
   const thread = threads.find(t => t.thread_id === selected);
   // Said where the question is typed, not only in the banner above.

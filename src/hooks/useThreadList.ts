@@ -14,6 +14,16 @@ function asApiError(reason: unknown): AnalystApiError {
     : new AnalystApiError(0, { message: String(reason), reason: null, hint: null });
 }
 
+/**
+ * A thread asked for from outside the panel (the command `jupyter-analyst:open` with
+ * `{thread}`, as a chat's Analyst persona links it): a new request each time, even for the
+ * same thread, so asking again opens it again.
+ */
+export interface IThreadRequest {
+  threadId: string;
+  serial: number;
+}
+
 /** What a new thread is made with. */
 export interface INewThreadOptions {
   source?: string;
@@ -75,7 +85,10 @@ function remember(key: string, threadId: string | null): void {
   }
 }
 
-export function useThreadList(client: AnalystClient): IThreadList {
+export function useThreadList(
+  client: AnalystClient,
+  opening: IThreadRequest | null = null
+): IThreadList {
   const [sources, setSources] = React.useState<ISource[]>([]);
   const [threads, setThreads] = React.useState<IThread[]>([]);
   const key = openThreadKey(client);
@@ -116,6 +129,13 @@ export function useThreadList(client: AnalystClient): IThreadList {
   React.useEffect(() => {
     void refresh();
   }, [refresh]);
+
+  React.useEffect(() => {
+    if (opening) {
+      // Read the list again first: a thread made elsewhere since (in a chat, say) is then in it.
+      void refresh().then(() => setSelected(opening.threadId));
+    }
+  }, [opening, refresh]);
 
   const create = async (options: INewThreadOptions): Promise<void> => {
     setCreating(true);

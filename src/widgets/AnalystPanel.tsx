@@ -3,6 +3,7 @@ import * as React from 'react';
 
 import { AnalystClient } from '../transport/api';
 import { Sidebar } from '../components/Sidebar';
+import type { IThreadRequest } from '../hooks/useThreadList';
 import { AnalystContext, IAnalystServices } from '../context';
 import { analystIcon } from '../icons';
 import { untrustedRendermime } from '../untrusted';
@@ -32,6 +33,7 @@ export class AnalystPanel extends ReactWidget {
   readonly services: IAnalystServices;
   readonly area: PanelArea;
   private _submitOnEnter: boolean;
+  private _opening: IThreadRequest | null = null;
 
   constructor(options: IAnalystPanelOptions = {}) {
     super();
@@ -63,6 +65,12 @@ export class AnalystPanel extends ReactWidget {
     }
   }
 
+  /** Open the thread `threadId` (the list is read again first, so a thread made elsewhere is found). */
+  openThread(threadId: string): void {
+    this._opening = { threadId, serial: (this._opening?.serial ?? 0) + 1 };
+    this.update();
+  }
+
   /** The API client of the panel. */
   get client(): AnalystClient {
     return this.services.client;
@@ -75,6 +83,7 @@ export class AnalystPanel extends ReactWidget {
           client={this.services.client}
           submitOnEnter={this._submitOnEnter}
           area={this.area}
+          opening={this._opening}
         />
       </AnalystContext.Provider>
     );

@@ -22,6 +22,8 @@ from jupyter_analyst.testing import sql_step, text_step
 HEAVY = ("pandas", "pyarrow", "jupyter_client", "nbformat", "jsonschema", "sqlglot", "matplotlib")
 #: What the engine needs and a Jupyter server's start does not (every JupyterLab user would pay for it).
 ENGINE = ("openai", "duckdb", "sqlglot", "pandas", "pyarrow")
+#: The Jupyter AI persona: imported by Jupyter AI's persona manager, when that runs, and by nothing else.
+PERSONA = ("jupyter_analyst.persona", "jupyter_ai_persona_manager", "jupyterlab_chat")
 
 SQL = "SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY region_id"
 SCRIPT = {"turns": [
@@ -150,11 +152,13 @@ def test_a_jupyter_server_starting_the_extension_imports_no_engine(tmp_path, sal
             "service": type(service).__name__, "sources": sorted(service.sources),
             "routes": sum(route.startswith("/analyst/") for route, *_ in analyst.handlers),
             "engine": sorted(m for m in {ENGINE!r} if m in sys.modules),
+            "persona": sorted(m for m in {PERSONA!r} if m in sys.modules),
         }}))
     """)
     assert report["service"] == "ThreadService" and report["sources"] == ["sales"]
     assert report["routes"] > 10
     assert report["engine"] == []
+    assert report["persona"] == []
 
 
 @pytest.mark.asyncio

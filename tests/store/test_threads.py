@@ -158,3 +158,18 @@ def test_threads_are_listed_by_last_activity(store):
     listed = store.list_threads(user="ann")
     assert [t.title for t in listed] == ["old", "new"] and listed[0].last_activity == turn.started_at
     assert store.get_thread(old.thread_id, user="ann").last_activity is None  # only listings compute it
+
+
+def test_a_conversation_of_another_host_keeps_its_thread_per_user(store):
+    assert store.bound_thread("jupyter-ai", "chat-1", user="ann") is None
+    first = store.create_thread(user="ann")
+    assert store.bind_thread("jupyter-ai", "chat-1", first).thread_id == first.thread_id
+    # A second binding of the same conversation (another process's, say) gets the first's thread.
+    other = store.create_thread(user="ann")
+    assert store.bind_thread("jupyter-ai", "chat-1", other).thread_id == first.thread_id
+    assert store.bound_thread("jupyter-ai", "chat-1", user="ann").thread_id == first.thread_id
+    # Another user of the same chat, or the same id on another host, has a thread of its own.
+    bobs = store.create_thread(user="bob")
+    assert store.bind_thread("jupyter-ai", "chat-1", bobs).thread_id == bobs.thread_id
+    assert store.bound_thread("jupyter-ai", "chat-1", user="ann").thread_id == first.thread_id
+    assert store.bound_thread("mcp", "chat-1", user="ann") is None

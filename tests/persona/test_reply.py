@@ -1,0 +1,65 @@
+"""A turn's events as the chat message the Analyst persona posts (no Jupyter AI needed)."""
+
+from __future__ import annotations
+
+import json
+
+from jupyter_analyst.events import AnswerReady, ArtifactRecorded, PlanMade, PlanStageView, PlanStepView, StateChanged, TextDelta, ToolResult, TurnEnded
+from jupyter_analyst.persona.reply import PANEL_COMMAND, ChatReply, open_button
+from jupyter_analyst.untrusted import markdown_inline
+
+
+def test_the_message_lists_what_the_turn_made_with_the_thread_to_open():
+    reply = ChatReply("thr_1")
+    reply.apply(TextDelta(text="Revenue by region:"))
+    reply.apply(ArtifactRecorded(artifact_id="art_1", name="by_region", artifact_type="dataset", fingerprint="f",
+                                 created=True))
+    reply.apply(ArtifactRecorded(artifact_id="art_2", name="outputs/chart.png", artifact_type="image", fingerprint="g",
+                                 created=False))
+    reply.apply(PlanMade(call_id="c1", goal="compare regions", stages=[PlanStageView(mode="parallel", steps=[
+        PlanStepView(id="q1", call_id="c1.q1", tool="run_sql", summary="a"),
+        PlanStepView(id="q2", call_id="c1.q2", tool="run_sql", summary="b")])]))
+    reply.apply(TurnEnded(status="completed"))
+    assert reply.body.split("\n\n") == [
+        "Revenue by region:",
+        "- dataset `by_region` (new, `art_1`)\n- chart `outputs/chart.png` (reused, `art_2`)\n"
+        "- plan of 2 steps in 1 stages: compare regions",
+        f"*Thread `thr_1`: its datasets, charts and plans are in the Data analyst panel (command `{PANEL_COMMAND}`).*",
+        open_button("thr_1"),
+    ]
+
+
+def test_names_and_messages_the_model_wrote_are_inert():
+    reply = ChatReply("thr_1")
+    reply.apply(ArtifactRecorded(artifact_id="art_1", name="x`<img src=y onerror=alert(1)>`", artifact_type="file",
+                                 fingerprint="f", created=True))
+    reply.apply(ToolResult(call_id="c", tool="run_python", status="error",
+                           result={"error": {"message": "[click](http://attacker.example) <script>"}}))
+    reply.apply(TurnEnded(status="interrupted", message="cancelled <b>now</b>"))
+    body = reply.body
+    assert "<img" not in body and "<script>" not in body and "](" not in body and "<b>" not in body
+    assert f"*The turn ended: interrupted ({markdown_inline('cancelled <b>now</b>')})*" in body
+
+
+def test_the_answer_replaces_the_streamed_words():
+    reply = ChatReply("thr_1")
+    reply.apply(TextDelta(text="Let me look. "))
+    assert not reply.apply(StateChanged(from_state="planning", to_state="analyzing"))  # not shown
+    reply.apply(AnswerReady(text="North leads."))
+    assert reply.body.startswith("North leads.\n\n")
+
+
+def test_the_button_runs_the_panels_command_on_the_thread():
+    from html.parser import HTMLParser
+
+    found: list[dict] = []
+
+    class Buttons(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "button":
+                found.append(dict(attrs))
+
+    Buttons().feed(open_button("thr_1"))
+    (button,) = found
+    assert button["data-commandlinker-command"] == "jupyter-analyst:open"
+    assert json.loads(button["data-commandlinker-args"]) == {"thread": "thr_1"}
