@@ -135,6 +135,11 @@ class _Reader:
         for table in tables:
             names.setdefault(table.alias_or_name.lower(), set()).add(table.name)
         self.aliases = {alias: next(iter(real)) for alias, real in names.items() if len(real) == 1}
+        # A table read twice (a self-join) is told apart by its aliases.
+        counts: dict[str, int] = {}
+        for table in tables:
+            counts[table.name.lower()] = counts.get(table.name.lower(), 0) + 1
+        self.repeated = {name for name, count in counts.items() if count > 1}
         self.single = (len({t.name.lower() for t in tables}) == 1 and not self.ctes
                        and tree.find(exp.Subquery) is None)
 
@@ -403,7 +408,8 @@ class _Reader:
         if isinstance(node, exp.Table) and node.name:
             body = None if node.args.get("db") else self.ctes.get(node.name.lower())
             if body is None:
-                return node.name
+                alias = node.alias if node.name.lower() in self.repeated else ""
+                return f"{node.name} AS {alias}" if alias else node.name
         elif isinstance(node, exp.Subquery):
             body = node.this
         if not isinstance(body, exp.Select):

@@ -133,6 +133,7 @@ def test_an_aggregate_filter_is_a_filter_of_its_measure():
      "SELECT * FROM north n FULL JOIN products p ON n.product_id = p.product_id",
      "(orders JOIN regions ON region_id) FULL JOIN products ON product_id", []),
     ("SELECT * FROM a, b WHERE a.x = b.x", "a CROSS JOIN b", ["a.x = b.x"]),
+    ("SELECT * FROM staff s JOIN staff m ON s.manager_id = m.id", "staff AS s JOIN staff AS m ON manager_id = id", []),
     ("SELECT * FROM orders WHERE region_id = 1", "", ["region_id = 1"]),
 ])
 def test_joins_are_said_with_their_kind_and_keys(sql, source, filters):
