@@ -27,6 +27,9 @@ class DataIntent(BaseModel):
     """What one dataset holds, as far as its query and its rows say."""
 
     tables: list[str]
+    source: str = ""
+    """What the rows are read from when tables are joined (``flights LEFT JOIN planes ON
+    tailnum``): a left join keeps the rows that match nothing, with NULLs."""
     measures: list[str] = []
     """Aggregates, as ``name = SQL``."""
     dimensions: list[str] = []
@@ -45,10 +48,12 @@ class DataIntent(BaseModel):
 
         What does not fit is shortened by whole parts, never cut inside an expression, in
         this order: long expressions elided to their outline (``SUM(…)``), time ranges
-        left out, measures and keys named only, filters elided, then measures and keys left
-        out from the last, and filters past the first :data:`FILTERS_KEPT`. The line then
-        says that it was cut and where the SQL is. Filters are cut last: a dataset that looks
-        whole but is not is the costly mistake.
+        left out, measures and keys named only, filters elided, filters past the first
+        :data:`FILTERS_KEPT` left out (counted), joins said by their tables only, and only
+        then measures and keys left out from the last (counted). The line then says that it
+        was cut and where the SQL is. The first filters and the columns' names stay longest:
+        a dataset that looks whole but is not, or whose columns are not known, is the costly
+        mistake.
 
         >>> DataIntent(tables=["orders"], measures=["revenue = SUM(amount)"], dimensions=["region"], rows=4).line()
         'from orders; measures: revenue = SUM(amount); by: region; 4 rows'
@@ -71,7 +76,9 @@ class _Fitting:
         self.dimensions = [0] * len(intent.dimensions)
         self.filters = [0] * len(intent.filters)
         self.times = len(intent.time_range)
+        self.joins = bool(intent.source)
         self.elided = False
+        self.saying_cut = False
 
     def _term(self, text: str, level: int) -> str:
         if level == 0:
@@ -84,7 +91,7 @@ class _Fitting:
 
     def render(self) -> str:
         i = self.intent
-        parts = [f"from {', '.join(i.tables) or '(no table)'}"]
+        parts = [f"from {i.source if self.joins else ', '.join(i.tables) or '(no table)'}"]
         # Without a measure nothing is aggregated by them: they are the rows' own columns.
         keys = "by" if i.measures else "columns"
         for label, texts, levels in (("measures", i.measures, self.measures), (keys, i.dimensions, self.dimensions)):
@@ -100,22 +107,22 @@ class _Fitting:
         parts.append(f"{i.rows} row" if i.rows == 1 else f"{i.rows} rows")
         for column, (first, last) in list(i.time_range.items())[: self.times]:
             parts.append(f"{column} {first} .. {last}")
-        if self.cut():
+        if self.saying_cut or self.cut():
             parts.append(f"shortened to fit ({FULL_SQL_HINT})")
         return "; ".join(parts)
 
     def cut(self) -> bool:
         """Whether anything was shortened or left out."""
         i = self.intent
-        return (self.elided or self.times < len(i.time_range) or len(self.measures) < len(i.measures)
+        return (self.elided or self.joins != bool(i.source) or self.times < len(i.time_range) or len(self.measures) < len(i.measures)
                 or len(self.dimensions) < len(i.dimensions) or len(self.filters) < len(i.filters))
 
-    def _state(self) -> tuple[list[int], list[int], list[int], int, bool]:
-        return list(self.measures), list(self.dimensions), list(self.filters), self.times, self.elided
+    def _state(self) -> tuple[list[int], list[int], list[int], int, bool, bool]:
+        return list(self.measures), list(self.dimensions), list(self.filters), self.times, self.elided, self.joins
 
-    def _restore(self, state: tuple[list[int], list[int], list[int], int, bool]) -> None:
+    def _restore(self, state: tuple[list[int], list[int], list[int], int, bool, bool]) -> None:
         self.measures[:], self.dimensions[:], self.filters[:] = state[0], state[1], state[2]
-        self.times, self.elided = state[3], state[4]
+        self.times, self.elided, self.joins = state[3], state[4], state[5]
 
     def _shorten(self, levels: list[int], texts: list[str], level: int) -> bool:
         """Shorten the last term not yet at ``level`` whose text that changes; whether one was."""
@@ -132,7 +139,16 @@ class _Fitting:
             return True
         return False
 
+    def _tables_only(self) -> bool:
+        if self.joins:
+            self.joins = False
+            return True
+        return False
+
     def _moves(self) -> Iterator[Callable[[], bool]]:
+        """The cuts, in order. Measures and keys keep their names (the dataset's columns, what
+        a later step reads) until everything else that can go has gone: filters past the
+        first few (the line says how many more), then the joins' keys and kinds."""
         i = self.intent
         yield lambda: self._shorten(self.measures, i.measures, 1)
         yield lambda: self._shorten(self.dimensions, i.dimensions, 1)
@@ -140,10 +156,15 @@ class _Fitting:
         yield lambda: self._shorten(self.measures, i.measures, 2)
         yield lambda: self._shorten(self.dimensions, i.dimensions, 2)
         yield lambda: self._shorten(self.filters, i.filters, 1)
-        for levels, keep in ((self.measures, 0), (self.dimensions, 0), (self.filters, FILTERS_KEPT)):
-            yield lambda levels=levels, keep=keep: len(levels) > keep and levels.pop() >= 0  # type: ignore[misc]
+        yield lambda: len(self.filters) > FILTERS_KEPT and self.filters.pop() >= 0
+        yield self._tables_only
+        for levels in (self.measures, self.dimensions):
+            yield lambda levels=levels: bool(levels) and levels.pop() >= 0  # type: ignore[misc]
 
     def line(self, budget: int) -> str:
+        text = self.render()
+        # A line over its budget will say that it was cut: each cut is weighed with that said.
+        self.saying_cut = len(text) > budget
         text = self.render()
         for move in self._moves():
             before, start = self._state(), text
@@ -152,6 +173,9 @@ class _Fitting:
             if len(text) > len(start):  # what this cut saves costs less than saying it was cut
                 self._restore(before)
                 text = start
+        if self.saying_cut and not self.cut():
+            self.saying_cut = False  # nothing could be cut: the line is whole
+            text = self.render()
         return text
 
 
@@ -165,7 +189,7 @@ def data_intent(
     'from orders; measures: total = SUM(amount); by: region; where: year = 2024; 3 rows'
     """
     return DataIntent(
-        tables=tables, measures=shape.measures, dimensions=shape.dimensions, filters=shape.filters,
+        tables=tables, source=shape.source, measures=shape.measures, dimensions=shape.dimensions, filters=shape.filters,
         rows=rows, time_range=time_range or {}, brief=shape.brief,
     )
 

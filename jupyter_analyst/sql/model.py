@@ -42,6 +42,9 @@ class QueryShape(BaseModel):
     filters: list[str] = []
     """Every condition that limits the rows, one per AND-ed term: WHERE, HAVING and join
     conditions that test one side, in the query and in each CTE or subquery feeding it."""
+    source: str = ""
+    """What the rows are read from when tables are joined (``flights LEFT JOIN planes ON
+    tailnum``); empty when nothing is joined or the joins could not be said."""
     brief: dict[str, str] = {}
     """The short form of each long term above (whole sub-expressions elided as ``…``)."""
 

@@ -126,6 +126,8 @@ class _Reader:
             for cte in with_.expressions:
                 self.ctes.setdefault(cte.alias_or_name.lower(), cte.this)
         self.brief: dict[str, str] = {}
+        # The joins said in the description's source (their own conditions are said there).
+        self.described: set[int] = set()
         # Table aliases read as the tables they stand for (``f.month`` is ``flights.month``);
         # with one table and no CTE or subquery, columns need no qualifier at all.
         tables = [t for t in tree.find_all(exp.Table) if t.name.lower() not in self.ctes]
@@ -133,6 +135,11 @@ class _Reader:
         for table in tables:
             names.setdefault(table.alias_or_name.lower(), set()).add(table.name)
         self.aliases = {alias: next(iter(real)) for alias, real in names.items() if len(real) == 1}
+        # A table read twice (a self-join) is told apart by its aliases.
+        counts: dict[str, int] = {}
+        for table in tables:
+            counts[table.name.lower()] = counts.get(table.name.lower(), 0) + 1
+        self.repeated = {name for name, count in counts.items() if count > 1}
         self.single = (len({t.name.lower() for t in tables}) == 1 and not self.ctes
                        and tree.find(exp.Subquery) is None)
 
@@ -163,14 +170,57 @@ class _Reader:
             return QueryShape()
         main = selects[0]
         measures, dimensions = self._outputs(main)
-        filters: list[str] = []
-        seen: set[int] = set()
+        source = ""
+        if len(selects) == 1:
+            # An outer join's own conditions are said with the join, never as filters.
+            source = self._joined(main) or ""
+            filters = [self._filter_text(node, places) for node, places in self._filters(main, "", set())]
+        else:
+            filters = self._union_filters(selects)
+        return QueryShape(measures=measures, dimensions=dimensions, filters=filters, source=source,
+                          brief=self.brief)
+
+    def _filter_text(self, node: exp.Expression, places: tuple[str, ...]) -> str:
+        return self._term(node, f" ({', '.join(places)})" if places else "")
+
+    def _union_filters(self, selects: list[exp.Select]) -> list[str]:
+        """The filters of a UNION's parts, ranked for a description that keeps its first few.
+
+        A term every part has limits the whole result: it is said once, with no part named.
+        A term only some parts have is what makes those parts' rows (``dep_delay < 0`` for
+        the early flights, ``dep_delay > 60`` for the late ones): without it the parts read
+        the same and the dataset reads as what it is not, while a shared term left out is
+        only one more of the "AND n more" the description announces. So the parts' own
+        terms come first, one part's at a time in turn (so every part keeps its first one as
+        long as that many are kept), each part's the fewer parts they belong to the earlier,
+        and the shared terms after them.
+        """
+        found: dict[str, tuple[exp.Expression, tuple[str, ...], list[int]]] = {}
+        order: list[list[str]] = []
         for n, select in enumerate(selects, start=1):
-            where = "" if len(selects) == 1 else f"UNION part {n} only"
-            filters += self._filters(select, where, seen)
-        # A CTE read by several UNION parts limits each the same way: said once.
-        filters = list(dict.fromkeys(filters))
-        return QueryShape(measures=measures, dimensions=dimensions, filters=filters, brief=self.brief)
+            order.append([])
+            for node, places in self._filters(select, "", set()):
+                key = self.sql(node) + repr(places)
+                found.setdefault(key, (node, places, []))
+                if n not in found[key][2]:
+                    found[key][2].append(n)
+                    order[-1].append(key)
+        everywhere = len(selects)
+        # Each part's own terms, those of fewer parts first; taken one per part in turn.
+        own = [sorted((k for k in keys if len(found[k][2]) < everywhere), key=lambda k: len(found[k][2]))
+               for keys in order]
+        ranked: list[str] = []
+        for turn in range(max(map(len, own))):
+            ranked += [keys[turn] for keys in own if turn < len(keys) and keys[turn] not in ranked]
+        shared = [k for keys in order for k in keys if len(found[k][2]) == everywhere]
+        out: list[str] = []
+        for key in [*ranked, *shared]:
+            node, places, parts = found[key]
+            if len(parts) < everywhere:
+                named = f"UNION part {parts[0]}" if len(parts) == 1 else f"UNION parts {', '.join(map(str, parts))}"
+                places = (*places, f"{named} only")
+            out.append(self._filter_text(node, places))
+        return list(dict.fromkeys(out))
 
     def _pivot(self, tree: exp.Pivot) -> QueryShape:
         """PIVOT t ON col USING agg GROUP BY dim: the aggregates are the measures."""
@@ -328,29 +378,104 @@ class _Reader:
         name, sql = self._label(projection, inner)
         return self._named(name, inner, sql)
 
+    # ------------------------------------------------------------------ joins
+    def _joined(self, select: exp.Select) -> str | None:
+        """What the rows of ``select`` are read from when it joins (``flights LEFT JOIN planes
+        ON tailnum``): tables by name, a CTE or subquery by what it reads, each join with its
+        kind and keys. ``None`` when nothing is joined or a part is not one plain SELECT (the
+        description then lists the tables)."""
+        joins: list[exp.Join] = []
+        text = self._from_clause(select, joins, 0)
+        if text is None or not joins:
+            return None
+        self.described.update(id(j) for j in joins)
+        return text
+
+    def _from_clause(self, select: exp.Select, joins: list[exp.Join], depth: int) -> str | None:
+        from_ = select.args.get("from_") or select.args.get("from")
+        if from_ is None or depth > 8:
+            return None
+        own = select.args.get("joins") or []
+        parts = [self._relation(from_.this, joins, depth, nested=bool(own))]
+        for join in own:
+            parts.append(self._join(join, joins, depth))
+        return None if None in parts else " ".join(p for p in parts if p is not None)
+
+    def _relation(self, node: exp.Expression, joins: list[exp.Join], depth: int, nested: bool) -> str | None:
+        """A table by its name; a CTE or derived table by what it reads (in parentheses when
+        it joins and is joined in turn)."""
+        body: exp.Expression | None = None
+        if isinstance(node, exp.Table) and node.name:
+            body = None if node.args.get("db") else self.ctes.get(node.name.lower())
+            if body is None:
+                alias = node.alias if node.name.lower() in self.repeated else ""
+                return f"{node.name} AS {alias}" if alias else node.name
+        elif isinstance(node, exp.Subquery):
+            body = node.this
+        if not isinstance(body, exp.Select):
+            return None
+        text = self._from_clause(body, joins, depth + 1)
+        if text is None:
+            return None
+        return f"({text})" if nested and " JOIN " in text else text
+
+    def _join(self, join: exp.Join, joins: list[exp.Join], depth: int) -> str | None:
+        """``LEFT JOIN planes ON tailnum``: the kind (inner said as plain ``JOIN``), the table,
+        the keys by column name, and an outer join's conditions on one side."""
+        joined = self._relation(join.this, joins, depth, nested=True)
+        if joined is None:
+            return None
+        joins.append(join)
+        words = [w.upper() for w in (join.method, join.side, join.kind) if w and w.upper() not in ("INNER", "OUTER")]
+        on = join.args.get("on")
+        if not words and on is None and not join.args.get("using") and not join.method:
+            words = ["CROSS"]  # FROM a, b
+        text = " ".join([*words, "JOIN", joined])
+        using = [u.name for u in join.args.get("using") or []]
+        if using:
+            return f"{text} USING ({', '.join(using)})"
+        keys: list[str] = []
+        others: list[str] = []
+        for term in _conditions(on):
+            if _joins_tables(term):
+                if isinstance(term, exp.EQ) and isinstance(term.left, exp.Column) and isinstance(term.right, exp.Column):
+                    left, right = term.left.name, term.right.name
+                    keys.append(left if left == right else f"{left} = {right}")
+                else:
+                    others.append(brief(self._readable(term), self.dialect, 40))
+            elif join.side:
+                others.append(brief(self._readable(term), self.dialect))
+        condition = " AND ".join(filter(None, [", ".join(keys), *others]))
+        return f"{text} ON {condition}" if condition else text
+
     # ------------------------------------------------------------------ filters
-    def _filters(self, select: exp.Select, where: str, seen: set[int], depth: int = 0) -> list[str]:
-        """The filters of ``select`` and of every CTE and subquery that feeds it, each read once."""
+    def _filters(self, select: exp.Select, where: str, seen: set[int],
+                 depth: int = 0) -> list[tuple[exp.Expression, tuple[str, ...]]]:
+        """The filters of ``select`` and of every CTE and subquery that feeds it, each read
+        once, with where each applies (``where``: the CTE or subquery ``select`` is, if any)."""
         if id(select) in seen or depth > 16:
             return []
         seen.add(id(select))
-        suffix = f" ({where})" if where.startswith("UNION") else f" (in {where})" if where else ""
-        out: list[str] = []
+        inside = (f"in {where}",) if where else ()
+        out: list[tuple[exp.Expression, tuple[str, ...]]] = []
         for term in _conditions(select.args.get("where")):
-            out.append(self._term(term, suffix))
+            out.append((term, inside))
         for join in select.args.get("joins") or []:
+            if id(join) in self.described and join.side:
+                continue
+            joined = join.this.name if isinstance(join.this, exp.Table) else join.this.alias_or_name
+            # An outer join's condition on one side picks the rows that match, not the rows kept.
+            place = f"{join.side} JOIN {joined} condition" if join.side else f"joining {joined}"
             for term in _conditions(join.args.get("on")):
                 if not _joins_tables(term):
-                    joined = join.this.name if isinstance(join.this, exp.Table) else join.this.alias_or_name
-                    side = f"joining {joined}" + (f", {where}" if where else "")
-                    out.append(self._term(term, f" ({side})"))
+                    out.append((term, (place, *inside)))
         for term in _conditions(select.args.get("having")):
-            out.append(self._term(term, f" (HAVING{', ' + where if where else ''})"))
+            out.append((term, ("HAVING", *inside)))
         for projection in select.expressions:
             # An aggregate's FILTER (WHERE ...) limits the rows of that measure only.
             for only in projection.find_all(exp.Filter):
                 for term in _conditions(only.expression):
-                    out.append(self._term(term, f" (in {projection.alias_or_name} only)"))
+                    out.append((term, (f"in {projection.alias_or_name} only",)))
         for name, inner in self._fed_by(select):
             for branch in self._branches(inner):
                 out += self._filters(branch, name, seen, depth + 1)

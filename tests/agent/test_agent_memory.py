@@ -44,7 +44,7 @@ def test_data_intent_note_and_entities_are_recorded(analyst):
     assert intent["measures"] == ["revenue = SUM(orders.revenue)"]
     assert intent["dimensions"] == ["region"]
     assert intent["filters"] == ["SUM(orders.revenue) > 0 (HAVING)"] and intent["rows"] == result["rows"]
-    assert "from orders, regions" in result["intent_note"]
+    assert "from orders JOIN regions ON region_id;" in result["intent_note"]
 
     from jupyter_analyst.workspace import Workspace
 
@@ -145,7 +145,7 @@ def test_active_dataset_answers_it_and_expires(analyst):
     first = a.run("revenue by region")
     a.run("plot it", thread=first.thread_id)
     (request,) = requests_for(a.server, "plot it")
-    assert re.search(r"- active dataset: `revenue` \(art_\w+: from orders, regions", system_of(request))
+    assert re.search(r"- active dataset: `revenue` \(art_\w+: from orders JOIN regions ON region_id;", system_of(request))
 
     b = analyst(script)
     b.workspace = b.workspace.with_name("ws-expiring")

@@ -68,3 +68,58 @@ def test_a_long_case_measure_is_cut_whole_and_the_where_kept(analyst):
     assert "SUM(CASE WHEN o." not in note and note.count("(") == note.count(")")
     assert "big_spring_revenue" in note
     assert len(note) <= 300
+
+
+UNION_SQL = (
+    "SELECT 'big' AS size, region_id, COUNT(*) AS orders FROM orders "
+    "WHERE quantity > 0 AND revenue IS NOT NULL AND order_date >= DATE '2025-01-01' AND revenue > 50 GROUP BY 2 "
+    "UNION ALL "
+    "SELECT 'small', region_id, COUNT(*) FROM orders "
+    "WHERE quantity > 0 AND revenue IS NOT NULL AND order_date >= DATE '2025-01-01' AND revenue <= 50 GROUP BY 2"
+)
+MANY_SQL = (
+    "SELECT o.region_id, p.category, COUNT(*) AS orders, SUM(o.revenue) AS revenue, AVG(o.revenue) AS mean_revenue, "
+    "SUM(o.quantity) AS units, MAX(o.revenue) AS largest_order, MIN(o.order_date) AS first_order "
+    "FROM orders o JOIN products p ON o.product_id = p.product_id "
+    "WHERE o.quantity > 0 AND o.revenue > 0 AND o.region_id IN (1, 2, 3, 4, 5) AND o.product_id < 1000 "
+    "AND p.unit_price < 1000 AND p.category <> 'Obsolete' AND o.order_id > 0 AND o.quantity < 1000 GROUP BY 1, 2"
+)
+LEFT_SQL = (
+    "SELECT r.region, COUNT(o.order_id) AS big_orders FROM regions r "
+    "LEFT JOIN orders o ON o.region_id = r.region_id AND o.revenue > 100 GROUP BY 1"
+)
+
+
+def _described(analyst, sql: str, name: str) -> str:
+    """The description of the dataset ``sql`` makes, as the next turn's system message lists it."""
+    a = analyst({"turns": [{"steps": [sql_step(sql, name), text_step()]}, {"steps": [text_step()]}]})
+    first = a.run("fetch it")
+    assert first.status == "completed"
+    return _dataset_line(_next_turn(a, first, "and then?"), name).split(": ", 1)[1]
+
+
+def test_each_union_part_keeps_the_filter_that_makes_its_rows(analyst):
+    note = _described(analyst, UNION_SQL, "by_size")
+    # The terms both parts share limit the whole dataset: said once, after what tells the parts apart.
+    assert "where: revenue > 50 (UNION part 1 only) AND revenue <= 50 (UNION part 2 only) AND quantity > 0" in note
+    assert note.count("quantity > 0") == 1
+    assert len(note) <= 300
+
+
+def test_measures_left_out_keep_their_names_before_filters_past_the_first(analyst):
+    note = _described(analyst, MANY_SQL, "by_category")
+    assert "measures: orders, revenue, mean_revenue, units, largest_order, first_order;" in note
+    assert "by: region_id, category;" in note
+    assert "left out" not in note
+    # The first filters are whole; the rest are counted, and the line says where the SQL is.
+    assert "where: orders.quantity > 0 AND orders.revenue > 0 AND orders.region_id IN (1, 2, 3, 4, 5) AND" in note
+    assert " more;" in note
+    assert "shortened to fit (full SQL: list_artifacts with_code=true)" in note
+    assert len(note) <= 300
+
+
+def test_a_left_join_is_said_with_its_keys_and_its_condition(analyst):
+    note = _described(analyst, LEFT_SQL, "big_by_region")
+    # Regions without a big order are kept (with a count of 0): the join's condition is not a filter.
+    assert note.startswith("from regions LEFT JOIN orders ON region_id AND orders.revenue > 100;")
+    assert "where:" not in note

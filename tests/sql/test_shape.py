@@ -120,3 +120,32 @@ def test_an_aggregate_filter_is_a_filter_of_its_measure():
     s = shape("SELECT origin, ROUND(100.0 * COUNT(*) FILTER (WHERE dep_time IS NULL) / COUNT(*), 2) AS cancelled_pct, "
               "AVG(CASE WHEN arr_delay <= 15 THEN 1 ELSE 0 END) AS on_time FROM flights GROUP BY origin")
     assert "dep_time IS NULL (in cancelled_pct only)" in s.filters
+
+
+@pytest.mark.parametrize(("sql", "source", "filters"), [
+    ("SELECT * FROM flights f LEFT JOIN planes p ON f.tailnum = p.tailnum AND p.year > 2000",
+     "flights LEFT JOIN planes ON tailnum AND planes.year > 2000", []),
+    # An inner join's one-sided condition drops rows: a filter, as before.
+    ("SELECT * FROM flights f JOIN airports a ON f.dest = a.faa AND a.tz = -5",
+     "flights JOIN airports ON dest = faa", ["airports.tz = -5 (joining airports)"]),
+    ("SELECT * FROM orders JOIN regions USING (region_id)", "orders JOIN regions USING (region_id)", []),
+    ("WITH north AS (SELECT * FROM orders o JOIN regions r ON o.region_id = r.region_id) "
+     "SELECT * FROM north n FULL JOIN products p ON n.product_id = p.product_id",
+     "(orders JOIN regions ON region_id) FULL JOIN products ON product_id", []),
+    ("SELECT * FROM a, b WHERE a.x = b.x", "a CROSS JOIN b", ["a.x = b.x"]),
+    ("SELECT * FROM staff s JOIN staff m ON s.manager_id = m.id", "staff AS s JOIN staff AS m ON manager_id = id", []),
+    ("SELECT * FROM orders WHERE region_id = 1", "", ["region_id = 1"]),
+])
+def test_joins_are_said_with_their_kind_and_keys(sql, source, filters):
+    s = shape(sql)
+    assert (s.source, s.filters) == (source, filters)
+
+
+def test_the_filters_that_tell_union_parts_apart_come_first_each_part_in_turn():
+    s = shape("SELECT 'a' AS k FROM t WHERE y = 1 AND m = 2 AND d < 0 AND c = 'x' "
+              "UNION ALL SELECT 'b' FROM t WHERE y = 1 AND m = 2 AND d > 9 "
+              "UNION ALL SELECT 'c' FROM t WHERE y = 1 AND m = 2 AND d > 9 AND e = 3")
+    assert s.filters == ["d < 0 (UNION part 1 only)", "d > 9 (UNION parts 2, 3 only)", "e = 3 (UNION part 3 only)",
+                         "c = 'x' (UNION part 1 only)", "y = 1", "m = 2"]
+    line = data_intent(s, tables=["t"], rows=3).line(150)
+    assert "where: d < 0 (UNION part 1 only) AND d > 9 (UNION parts 2, 3 only) AND e = 3 (UNION part 3 only) AND 3 more" in line

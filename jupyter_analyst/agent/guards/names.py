@@ -90,6 +90,17 @@ def _unknown(message: str, suggestions: list[str], hint: str) -> InvalidArgument
                             suggestions=suggestions, hint=hint)
 
 
+def _step(call_id: str) -> str:
+    """A step as the model knows it: a call by the id it was given, a plan's step by the
+    step's own id (its call id, ``<plan call>.<step id>``, is nowhere the model sees it).
+
+    >>> _step("call_7"), _step("call_7.q1")
+    ('step call_7', "plan step 'q1' (of call call_7)")
+    """
+    plan, dot, step = call_id.partition(".")
+    return f"plan step {step!r} (of call {plan})" if dot else f"step {call_id}"
+
+
 def invented_names(env: ThreadEnvironment, tool: str, arguments: dict[str, Any]) -> InvalidArguments | None:
     """Why a call must be refused for naming something that does not exist, if it must.
 
@@ -105,9 +116,9 @@ def invented_names(env: ThreadEnvironment, tool: str, arguments: dict[str, Any])
         unrun = {n: env.not_run[n] for n in missing if n in env.not_run}
         if unrun:
             names = ", ".join(repr(n) for n in unrun)
-            calls = ", ".join(dict.fromkeys(unrun.values()))
+            calls = ", ".join(dict.fromkeys(_step(c) for c in unrun.values()))
             return _unknown(
-                f"run_python reads {names}, which step {calls} would have defined, but that step did not "
+                f"run_python reads {names}, which {calls} would have defined, but that step did not "
                 f"run (no kernel could start)", sorted(unrun),
                 "run that step's code again first (or in this step), or answer without it",
             )

@@ -153,10 +153,16 @@ def find(
         offer("table", table, [table], detail=f"{len(columns)} columns")
         for column, type_ in columns.items():
             offer("column", f"{table}.{column}", [column, f"{table} {column}"], detail=type_)
-    for name, artifact_id in (datasets or {}).items():
+    datasets = datasets or {}
+    for name, artifact_id in datasets.items():
         offer("dataset", name, [name], id=artifact_id, detail="a DataFrame in the kernel")
+    # A dataset's file is an artifact too: it is found once, as the dataset (unless only
+    # artifacts are asked for); an older version of a name is an artifact of its own.
+    offered = set(datasets.values()) if kind != "artifact" else set()
     for artifact in artifacts:
-        offer("artifact", artifact.name, [artifact.name, artifact.artifact_id], id=artifact.artifact_id, detail=artifact.type)
+        if artifact.artifact_id not in offered:
+            offer("artifact", artifact.name, [artifact.name, artifact.artifact_id], id=artifact.artifact_id,
+                  detail=artifact.type)
     order = {"dataset": 0, "table": 1, "artifact": 2, "column": 3}
     candidates.sort(key=lambda m: (-m.score, order[m.kind], m.name))
     return candidates[:limit]

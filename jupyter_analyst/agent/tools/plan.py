@@ -61,10 +61,17 @@ class StepReport:
                 return str(error.get("message") or "")[:500] or None
         return None
 
-    def public(self) -> dict[str, Any]:
-        """The step as the model is told it."""
-        out: dict[str, Any] = {"id": self.step.id, "tool": self.step.tool, "call_id": self.call_id,
-                               "status": self.status}
+    def public(self, number: int) -> dict[str, Any]:
+        """The step as the model is told it: its number in the plan, its own id and what it
+        does (the dataset a query makes). Never its call id (``<plan call>.<step id>``): no
+        tool takes one, and the model refers to a step by the id it gave it.
+
+        >>> step = PlanStep(id="q1", tool="run_sql", arguments={"sql": "SELECT 1", "name": "first"})
+        >>> StepReport(step, "call_7.q1", status="skipped", missing=["q0"]).public(2)
+        {'step': 2, 'id': 'q1', 'tool': 'run_sql', 'does': 'query → first', 'status': 'skipped', 'not_run_because': ['q0']}
+        """
+        out: dict[str, Any] = {"step": number, "id": self.step.id, "tool": self.step.tool,
+                               "does": self.step.summary(), "status": self.status}
         if self.outcome is not None:
             out["result"] = self.outcome.model_result  # says ``reused`` itself
         if self.missing:
@@ -126,7 +133,7 @@ def plan_outcome(reports: list[StepReport], started: float) -> StepOutcome:
     steps made is their own calls' (their events and artifacts), not counted again here."""
     failed = [r for r in reports if r.status != "ok"]
     result: dict[str, Any] = {
-        "steps": [r.public() for r in reports],
+        "steps": [r.public(n) for n, r in enumerate(reports, start=1)],
         "succeeded": len(reports) - len(failed),
         "failed": len([r for r in failed if r.status != "skipped"]),
         "skipped": len([r for r in failed if r.status == "skipped"]),

@@ -63,3 +63,17 @@ def test_find_searches_the_code_that_made_an_artifact(analyst):
     (match,) = _told(a.server.requests[3])["matches"]
     assert match["name"] == "share_fig.png" and "matched in the code that made it" in match["detail"]
 
+
+
+def test_a_dataset_is_found_once(analyst):
+    a = analyst({"turns": [{"steps": [
+        sql_step(SQL, "revenue"), call_step("find", query="revenue"), call_step("find", query="revenue", kind="artifact"),
+        text_step(),
+    ]}]})
+    assert a.run("revenue by region").status == "completed"
+    artifact_id = _told(a.server.requests[1])["artifact_id"]
+    found = _told(a.server.requests[2])["matches"]
+    assert [(m["kind"], m["name"]) for m in found if m.get("id") == artifact_id] == [("dataset", "revenue")]
+    # Asked for artifacts only, the dataset's file is that one artifact.
+    only = _told(a.server.requests[3])["matches"]
+    assert [(m["kind"], m["name"]) for m in only if m.get("id") == artifact_id] == [("artifact", "revenue")]

@@ -87,6 +87,10 @@ def test_a_plan_runs_its_queries_together_then_its_python_step(analyst):
     told = json.loads([m for m in a.server.requests[-1]["messages"] if m["role"] == "tool"][-1]["content"])
     assert [s["id"] for s in told["steps"]] == ["q1", "q2", "q3", "total"]
     assert told["steps"][0]["result"]["dataset"] == "first"
+    # Each step by its number, its id and what it does; never a call id no tool takes.
+    assert [(s["step"], s["does"]) for s in told["steps"][:3]] == [
+        (1, "query → first"), (2, "query → second"), (3, "query → third")]
+    assert made.call_id not in json.dumps(told)
 
 
 def test_a_concurrency_of_one_runs_the_queries_one_after_another(analyst):

@@ -37,7 +37,7 @@ def test_a_35_row_result_comes_back_whole(analyst):
     assert result["data"][-1][0] == "West" and result["data"][-1][1].startswith("2025-07-01")
     # Said once: no flag claiming completeness beside a sample, no second and third intent.
     assert not {"truncated", "sample", "note", "intent", "row_cap"} & set(result)
-    assert result["intent_note"].startswith("from orders, regions")
+    assert result["intent_note"].startswith("from orders JOIN regions ON region_id;")
     assert "reused" not in result  # said only when true
 
 
