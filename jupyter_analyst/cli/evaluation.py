@@ -50,11 +50,12 @@ def _run(suite: Path, args: argparse.Namespace) -> int:
         print(terminal_text(f"{result.id}: {mark}, {result.model_calls} calls, {how}"), file=sys.stderr, flush=True)
 
     report = asyncio.run(run_suite(
-        suite, report_path=report_path, config=config, model=model, labels=args.labels, source=args.source,
+        suite, report_path=report_path, config=config, model=model, labels=args.labels, source=args.source, data_dir=args.data_dir,
         concurrency=args.concurrency, task_timeout_s=args.task_timeout, restart=args.restart, on_task=told,
     ))
     files = outputs(report_path)
-    print(files["markdown"].read_text(encoding="utf-8"), end="")
+    # The table holds the model's words: shown inert on a terminal.
+    print(terminal_text(files["markdown"].read_text(encoding="utf-8")), end="")
     print(f"\nreport: {report_path}  table: {files['markdown']}  threads: {files['threads']}/")
     return 0 if len(report["tasks"]) else EXIT_FAILED
 

@@ -234,6 +234,9 @@ def _eval_command(sub: Any) -> None:
                     help="gold answers kept apart from the questions, by id (InfiAgent-DABench's labels file)")
     ev.add_argument("--db", dest="source", metavar="SOURCE",
                     help="the data source of every task (default: each task's own source)")
+    ev.add_argument("--data-dir", type=Path, metavar="DIR",
+                    help="where tasks' relative sources are read (default: the suite's folder; for "
+                         "InfiAgent-DABench, its da-dev-tables folder)")
     ev.add_argument("--concurrency", type=_plan_concurrency, default=2, metavar="N",
                     help="tasks run at once (1-16, default 2)")
     ev.add_argument("--task-timeout", type=_positive, default=600.0, metavar="SECONDS",

@@ -62,7 +62,7 @@ def regenerate(path: Path, *, cache: Path, write: bool) -> list[str]:
     lines (each task id and turn), and the file rewritten with ``write``.
 
     Raises:
-        ConfigError: a turn has no ``gold_sql``, or a task's source is not a DuckDB file.
+        ConfigError: a turn has no ``gold_sql``, or its SQL fails on the task's source (a DuckDB file).
     """
     lines = path.read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines if line.strip()]
@@ -76,7 +76,11 @@ def regenerate(path: Path, *, cache: Path, write: bool) -> list[str]:
         for number, turn in enumerate(turns, 1):
             if not turn.get("gold_sql"):
                 raise ConfigError(f"task {record.get('id')!r} turn {number} has no gold_sql", reason="bad_suite")
-            gold = compute(turn["gold_sql"], database)
+            try:
+                gold = compute(turn["gold_sql"], database)
+            except Exception as exc:  # duckdb.Error and its kin: the suite's SQL, reported with its task
+                raise ConfigError(f"task {record.get('id')!r} turn {number}: its gold_sql failed: {exc}",
+                                  reason="bad_suite") from exc
             if gold != turn.get("answer"):
                 differences.append(f"{record.get('id')} turn {number}: file {turn.get('answer')!r}, data {gold!r}")
                 turn["answer"] = gold

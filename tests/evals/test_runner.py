@@ -91,7 +91,8 @@ def test_each_answer_gets_exactly_its_score(tmp_path, sales_db):
     files = outputs(tmp_path / "report.json")
     assert json.loads((tmp_path / "report.json").read_text()) == report
     table = files["markdown"].read_text()
-    assert "| right | yes | 2,400 | 2400 |" in table and "**4/8 correct** (50.0%)" in table
+    # The model's answer is literal text in the table.
+    assert "| right | yes | 2\\,400 | 2400 |" in table and "**4/8 correct** (50.0%)" in table
     notebook = nbformat.read(right["notebook"], as_version=4)
     nbformat.validate(notebook)
     assert "SELECT count(*) AS n FROM orders" in json.dumps(notebook.cells)
@@ -123,3 +124,14 @@ def test_a_second_run_reuses_the_finished_tasks_and_another_model_is_refused(tmp
         asyncio.run(evaluate(suite, report_path=tmp_path / "report.json", model=model,
                              config=AnalystConfig(workspace=tmp_path / "ws", sandbox=SandboxPolicy(enabled=False),
                                                   summarizer=False)))
+
+
+def test_tasks_without_a_source_need_db(tmp_path):
+    from jupyter_analyst.errors import ConfigError
+
+    suite = tmp_path / "dabstep.jsonl"
+    suite.write_text(json.dumps({"task_id": "1", "question": "How many?", "answer": "3", "guidelines": "A number."}) + "\n")
+    with pytest.raises(ConfigError, match="1 tasks name no data source") as caught:
+        asyncio.run(evaluate(suite, report_path=tmp_path / "r.json", config=AnalystConfig(workspace=tmp_path / "ws"),
+                             model=ModelSettings(model="m", base_url="http://127.0.0.1:9/v1", api_key="x")))
+    assert "--db" in caught.value.hint and not (tmp_path / "r.progress.jsonl").exists()
