@@ -11,8 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import ConfigError
 from ..untrusted import markdown_inline
+from .results import TaskResult
 
 
 def _one_line(value: Any, limit: int) -> str:
@@ -79,6 +82,14 @@ def load_report(path: Path | str) -> dict[str, Any]:
         raise ConfigError(f"the report {path} cannot be read: {exc}", reason="bad_report") from exc
     if not isinstance(report, dict) or not {"settings", "totals", "tasks"} <= report.keys():
         raise ConfigError(f"{path} is not an evaluation report (settings, totals, tasks)", reason="bad_report")
+    try:
+        for task in report["tasks"]:
+            TaskResult.model_validate(task)
+        totals = report["totals"]
+        if not isinstance(totals, dict) or not isinstance(report["settings"], dict):
+            raise TypeError("settings and totals are objects")
+    except (ValidationError, TypeError) as exc:
+        raise ConfigError(f"{path} is not an evaluation report: {exc}", reason="bad_report") from exc
     return report
 
 
