@@ -103,6 +103,10 @@ def _command(argv: Sequence[str] | None, started: Callable[[], None] = lambda: N
                 if args.jupyter_args and not args.lab:
                     parser.error("Jupyter options after -- go with --lab")
                 return commands.demo(args)
+            case "eval":
+                from .evaluation import evaluate
+
+                return evaluate(args)
             case "scripted-model":
                 return commands.scripted_model(args)
             case "doctor":

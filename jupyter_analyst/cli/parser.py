@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     _verify_command(sub)
     _execute_command(sub)
     _scripted_model_command(sub)
+    _eval_command(sub)
     return parser
 
 
@@ -210,3 +211,52 @@ def _scripted_model_command(sub: Any) -> None:
     scripted = sub.add_parser("scripted-model", help="serve a scripted OpenAI-compatible model (testing)")
     scripted.add_argument("--script", type=Path, help="script JSON (default: the demo's script)")
     scripted.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+
+
+def _positive(value: str) -> float:
+    """A number of seconds above zero."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, not {value!r}")
+    return number
+
+
+def _eval_command(sub: Any) -> None:
+    """``jupyter analyst eval``."""
+    ev = sub.add_parser(
+        "eval", help="evaluate a model on a suite of questions with gold answers",
+        description="Run each task of SUITE (JSON Lines: the native format, DABstep's or InfiAgent-DABench's) "
+                    "as a new thread against its source, score each answer against the gold one, and write "
+                    "REPORT.json, REPORT.md and the threads' audit notebooks (REPORT.threads/). A killed run "
+                    "continues where it stopped (REPORT.progress.jsonl). Exit status 0 when the run finished, "
+                    "whatever the score.")
+    ev.add_argument("suite", type=Path, nargs="?", metavar="SUITE.jsonl",
+                    help="the tasks (or `sample` / `nycflights13`: the suites shipped with the package)")
+    ev.add_argument("-o", "--output", type=Path, metavar="REPORT.json",
+                    help="the report (default: SUITE-report.json in this folder)")
+    ev.add_argument("--labels", type=Path, metavar="FILE",
+                    help="gold answers kept apart from the questions, by id (InfiAgent-DABench's labels file)")
+    ev.add_argument("--db", dest="source", metavar="SOURCE",
+                    help="the data source of every task (default: each task's own source)")
+    ev.add_argument("--data-dir", type=Path, metavar="DIR",
+                    help="where tasks' relative sources are read (default: the suite's folder; for "
+                         "InfiAgent-DABench, its da-dev-tables folder)")
+    ev.add_argument("--concurrency", type=_plan_concurrency, default=2, metavar="N",
+                    help="tasks run at once (1-16, default 2)")
+    ev.add_argument("--task-timeout", type=_positive, default=600.0, metavar="SECONDS",
+                    help="time a turn may take before it counts as a timeout (default 600)")
+    ev.add_argument("--restart", action="store_true", help="ignore the resume file and run every task again")
+    ev.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"),
+                    help="instead: show two reports side by side")
+    ev.add_argument("--gold", choices=("check", "write"),
+                    help="instead: recompute the suite's gold answers from its gold_sql, and check or rewrite them")
+    _workspace_arg(ev)
+    _model_args(ev)
+    ev.add_argument("--max-steps", type=int, default=16, help="model calls allowed per turn (default 16)")
+    ev.add_argument("--no-sandbox", action="store_true",
+                    help="run the kernels without bubblewrap or limits (trusted code only)")
+    ev.add_argument("--summarizer", action="store_true",
+                    help="update each thread's agent state after each turn (its model calls are not counted)")

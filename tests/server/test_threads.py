@@ -87,6 +87,9 @@ async def test_deleting_a_thread_removes_what_it_made_and_leaves_another_threads
     folders = [workspace.root / "threads" / doomed, workspace.root / "kernels" / doomed]
     assert all(f.is_dir() for f in folders)
 
+    # A chat of another host (Jupyter AI) answered on this thread: the binding goes with it.
+    workspace.store.bind_thread("jupyter-ai", "chat-1", workspace.store.get_thread(doomed))
+
     deleted = await as_json(jp_fetch, "threads", doomed, method="DELETE")
     assert deleted == {"thread_id": doomed, "artifacts": 2}
 
@@ -102,6 +105,8 @@ async def test_deleting_a_thread_removes_what_it_made_and_leaves_another_threads
     assert service.kernel_of(doomed) is None
     assert workspace.artifacts.count(doomed) == 0 and workspace.artifacts.steps(doomed) == []
     assert workspace.store.turns(doomed) == [] and workspace.store.last_seq(doomed) == 0
+    owner = (await as_json(jp_fetch, "threads", kept))["user"]
+    assert workspace.store.bound_thread("jupyter-ai", "chat-1", user=owner) is None
     # The other thread's copy of the same bytes is whole and readable.
     for artifact in kept_artifacts:
         body = (await call(jp_fetch, "artifacts", artifact["artifact_id"], "content")).body

@@ -1,0 +1,31 @@
+"""Evaluating a model on data: suites of questions with gold answers (suite.py, in the native
+JSONL format or as DABstep and InfiAgent-DABench publish theirs), each task run as a new
+thread through ``turns.run_turn`` (runner.py), each answer scored (scoring.py, pure), the
+finished tasks kept in a resume file (progress_file.py), the report as JSON and Markdown and
+two runs compared (report.py). The shipped suites (``suites/``) have gold answers computed
+by SQL from the data (gold.py) on named sources (sources.py).
+
+The names below are imported on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from .gold import regenerate as regenerate_gold
+    from .harness import compare_reports, evaluate, outputs, suite_path
+
+_HOME = {
+    "evaluate": "harness",
+    "compare_reports": "harness",
+    "outputs": "harness",
+    "suite_path": "harness",
+    "regenerate_gold": "gold:regenerate",
+}
+
+__all__ = ["compare_reports", "evaluate", "outputs", "regenerate_gold", "suite_path"]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())
