@@ -1,2 +1,3 @@
 import './base.css';
 import './notebook.css';
+import './table.css';
