@@ -114,6 +114,19 @@ export const ERROR_TEXT: { readonly [code: string]: string } = {
   thread_cap_reached: 'The thread has reached its limit'
 };
 
+/**
+ * Whether an error's code says the step was refused before it ran (the SQL guard's, the
+ * checker's): its card says "Refused", not "Failed", though the server counts it an error
+ * the model may correct.
+ */
+export function isRefusal(reason: string | undefined): boolean {
+  return (
+    reason !== undefined &&
+    Object.prototype.hasOwnProperty.call(ERROR_TEXT, reason) &&
+    ERROR_TEXT[reason].startsWith('Refused')
+  );
+}
+
 /** A code as a sentence: `sql_not_read_only` reads "Sql not read only". */
 function sentence(code: string): string {
   const words = code.replace(/_/g, ' ').trim();

@@ -155,6 +155,27 @@ describe('a refused or failed step', () => {
     expect(refused.querySelector('.jp-AnalystStepActions-insert')).toBeNull();
   });
 
+  it('says "Refused", not "Failed", of a query the SQL guard refused (a correctable error)', () => {
+    const view = troubled();
+    const card = view.turns[0].items.find(i => i.kind === 'tool' && i.callId === 'call_del');
+    const asError = { ...view };
+    asError.turns = [
+      {
+        ...view.turns[0],
+        items: view.turns[0].items.map(i => (i === card ? { ...i, status: 'error' as const } : i))
+      }
+    ];
+    const shown = renderStatic(<TurnList view={asError} threadId="thr_1" />);
+    const badge = shown.querySelector(
+      '[data-call-id="call_del"] .jp-AnalystCard-header .jp-AnalystBadge'
+    );
+    expect(badge?.textContent).toBe('Refused');
+    const failed = shown.querySelector(
+      '[data-call-id="call_py"] .jp-AnalystCard-header .jp-AnalystBadge'
+    );
+    expect(failed?.textContent).toBe('Failed');
+  });
+
   it('names an unknown column once, with its close name once', () => {
     const failed = card('call_col');
     const text = failed.textContent ?? '';

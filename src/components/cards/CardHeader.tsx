@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import type { ToolCard } from '../../model';
+import { isRefusal, type ToolCard } from '../../model';
 import { ReusedBadge, StatusBadge } from './Badges';
 
 /** The names of the tools, as a card's title says them. */
@@ -37,11 +37,14 @@ export interface ICardHeaderProps {
 
 /**
  * A tool card's title line: the step's number and tool, what it is about, how long it ran
- * and its state; a step reused as a whole says "reused" alone (it did not run: no "Done").
+ * and its state; a step reused as a whole says "reused" alone (it did not run: no "Done"),
+ * a query the guard refused "Refused" (it did not run either: not "Failed").
  */
 export function CardHeader({ card, subject, step }: ICardHeaderProps): JSX.Element {
   const took = seconds(card.durationS);
   const reused = card.reused && card.status === 'ok';
+  const status =
+    card.status === 'error' && isRefusal(card.result?.error?.reason) ? 'refused' : card.status;
   return (
     <div className="jp-AnalystCard-header">
       <span className="jp-AnalystCard-tool">
@@ -51,7 +54,7 @@ export function CardHeader({ card, subject, step }: ICardHeaderProps): JSX.Eleme
       {subject && <span className="jp-AnalystCard-subject">{subject}</span>}
       <span className="jp-AnalystCard-spacer" />
       {took && <span className="jp-AnalystCard-duration">{took}</span>}
-      {reused ? <ReusedBadge /> : <StatusBadge status={card.status} />}
+      {reused ? <ReusedBadge /> : <StatusBadge status={status} />}
     </div>
   );
 }
