@@ -64,10 +64,20 @@ class RenderSlot {
     }
   }
 
+  /**
+   * The renderer disposed. React removes a component's nodes before its effects' clean-up
+   * runs: the host has then left the page with the renderer's node in it, and Lumino
+   * refuses to detach a widget whose node is not in the page (it throws, and the throw
+   * would take the whole panel down). Such a widget is marked detached, then disposed.
+   */
   dispose(): void {
     this._next = null;
-    this._renderer?.dispose();
+    const renderer = this._renderer;
     this._renderer = null;
+    if (renderer !== null && renderer.isAttached && !renderer.node.isConnected) {
+      renderer.clearFlag(Widget.Flag.IsAttached);
+    }
+    renderer?.dispose();
   }
 
   private _retries = 0;
