@@ -236,7 +236,9 @@ describe('what a card calls things', () => {
     expect(text).not.toContain('measures:');
     const chart = host.querySelector('[data-card="chart"] .jp-AnalystArtifact-name');
     expect(chart?.textContent).toBe('Figure 1 of step 3');
-    const sqlDetails = host.querySelector('[data-card="sql"] > details.jp-AnalystDetails');
+    const sqlDetails = host.querySelector(
+      '[data-card="sql"] .jp-AnalystCard-body > details.jp-AnalystDetails'
+    );
     expect(sqlDetails?.textContent).toContain('measures: revenue = SUM(o.revenue)');
     const dataset = host.querySelector('[data-card="artifact"][data-artifact-type="dataset"]');
     expect(dataset?.querySelector('.jp-AnalystDetails')?.textContent).toContain(

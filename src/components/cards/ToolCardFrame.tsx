@@ -29,8 +29,8 @@ export interface IToolCardFrameProps {
 /**
  * What every tool call's card has: its state for tests and styles, its header, the guards
  * that concern it (not those its error says again), its code, and its ids behind details;
- * the card's own parts follow the code. A step reused as a whole is one line, opened on
- * demand: nothing of it ran again.
+ * the card's own parts follow the code. Its header folds it; a step reused as a whole comes
+ * folded to that one line (nothing of it ran again), opened on demand.
  */
 export function ToolCardFrame({
   kind,
@@ -49,7 +49,7 @@ export function ToolCardFrame({
     <CardHeader card={card} subject={subject ?? stepPurpose(card) ?? undefined} step={step} />
   );
   const body = (
-    <>
+    <div className="jp-AnalystCard-body">
       {shownGuards(card, card.result?.error).map(g => (
         <GuardNote key={g.seq} notice={g} />
       ))}
@@ -61,7 +61,7 @@ export function ToolCardFrame({
       )}
       {children}
       <Details entries={[['Step id', card.callId], ['Step key', card.stepKey], ...details]} />
-    </>
+    </div>
   );
   return (
     <section
@@ -74,17 +74,15 @@ export function ToolCardFrame({
       aria-label={label}
       title={title}
     >
-      {collapsed ? (
-        <details className="jp-AnalystCard-reusedStep">
-          <summary>{header}</summary>
-          {body}
-        </details>
-      ) : (
-        <>
-          {header}
-          {body}
-        </>
-      )}
+      {/* One structure whether folded or not: a card that turns out reused folds without its
+          parts (a chart's renderer) being made again. */}
+      <details
+        className={`jp-AnalystCard-fold ${collapsed ? 'jp-AnalystCard-reusedStep' : ''}`.trim()}
+        open={!collapsed}
+      >
+        <summary>{header}</summary>
+        {body}
+      </details>
     </section>
   );
 }
