@@ -1,2 +1,4 @@
 import './base.css';
 import './notebook.css';
+import './table.css';
+import './cards.css';

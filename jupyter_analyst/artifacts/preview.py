@@ -42,7 +42,11 @@ def table_bundle(name: str, rows: int, columns: list[dict[str, str]], sample: li
 
 def preview(artifact: Artifact, blob: BinaryIO, *, rows: int = PREVIEW_ROWS) -> dict[str, Any]:
     """``{data: MIME bundle, metadata}`` for ``artifact`` read from ``blob``: a dataset's first
-    ``rows`` rows, an image, the start of a text file; other files by name and size."""
+    ``rows`` rows, an image, the start of a text file; other files by name and size.
+
+    A dataset's metadata carries its rows as JSON values too (``sample``, beside ``columns``
+    and their types): the panel formats them per column, as pandas displays a frame, where
+    the HTML's cells are each value's text."""
     if artifact.type == "dataset":
         return _dataset(artifact, blob, rows)
     if artifact.mime.startswith("image/"):
@@ -74,5 +78,5 @@ def _dataset(artifact: Artifact, blob: BinaryIO, rows: int) -> dict[str, Any]:
     note = f"first {len(sample)} shown" if len(sample) < total else ""
     return {
         "data": table_bundle(artifact.name, total, columns, sample, note),
-        "metadata": {"rows": total, "columns": columns, "shown": len(sample)},
+        "metadata": {"rows": total, "columns": columns, "shown": len(sample), "sample": sample},
     }

@@ -64,6 +64,12 @@ class RenderSlot {
     }
   }
 
+  /**
+   * The renderer disposed. React removes a component's nodes before its effects' clean-up
+   * runs: the host has then left the page with the renderer's node in it, and Lumino
+   * refuses to detach a widget whose node is not in the page (it throws, and the throw
+   * would take the whole panel down). Such a widget is marked detached, then disposed.
+   */
   dispose(): void {
     this._next = null;
     const renderer = this._renderer;
@@ -72,9 +78,6 @@ class RenderSlot {
       return;
     }
     if (renderer.isAttached && !renderer.node.isConnected) {
-      // The host left the page before this ran (a whole conversation unmounted at once):
-      // Lumino refuses to detach a widget that is no longer in the page, so it is told it
-      // was detached, and only then disposed.
       renderer.processMessage(Widget.Msg.BeforeDetach);
       renderer.clearFlag(Widget.Flag.IsAttached);
       renderer.processMessage(Widget.Msg.AfterDetach);

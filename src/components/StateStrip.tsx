@@ -2,6 +2,18 @@ import * as React from 'react';
 
 import { STATE_LABEL, TURN_END_LABEL, type TurnView } from '../model';
 
+/**
+ * Whether an ended turn's end is said after its states: not when its last state says it
+ * already ("Completed", "Error"), so no state is said twice.
+ */
+export function endShown(turn: TurnView): boolean {
+  if (turn.status === 'running') {
+    return false;
+  }
+  const last = turn.states[turn.states.length - 1]?.state;
+  return !(last !== undefined && last === turn.status);
+}
+
 /** The states the turn went through (planning → fetching data → ...), the current one marked. */
 export function StateStrip({ turn }: { turn: TurnView }): JSX.Element {
   const ended = turn.status !== 'running';
@@ -26,7 +38,7 @@ export function StateStrip({ turn }: { turn: TurnView }): JSX.Element {
           </li>
         );
       })}
-      {ended && (
+      {endShown(turn) && (
         <li
           className={`jp-AnalystStates-end jp-AnalystStates-${turn.status}`}
           data-end={turn.status}

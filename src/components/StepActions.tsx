@@ -1,25 +1,39 @@
 import * as React from 'react';
 
 import { useInsertStep } from '../hooks/useInsertStep';
+import type { CardStatus } from '../model';
 
 /** What a SQL or Python card offers to do with its step ("Insert as cell"). */
 export interface IStepActionsProps {
   threadId: string;
   callId: string;
   tool: string;
+  /** Where the step stands: only a step that succeeded is a cell worth inserting. */
+  status: CardStatus;
 }
 
 /** The tools whose steps are notebook cells. */
 const CELL_TOOLS = ['run_sql', 'run_python'];
 
+/** Whether a step is offered as a cell: a SQL or Python step that succeeded (a refused
+ * DELETE, a failed or running step would insert a cell that fails). */
+export function canInsert(tool: string, status: CardStatus): boolean {
+  return CELL_TOOLS.includes(tool) && status === 'ok';
+}
+
 /**
  * "Insert as cell": the step as a runnable code cell of the active notebook, below its
  * active cell (with a set-up cell first when the notebook has not opened the source yet).
  */
-export function StepActions({ threadId, callId, tool }: IStepActionsProps): JSX.Element | null {
+export function StepActions({
+  threadId,
+  callId,
+  tool,
+  status
+}: IStepActionsProps): JSX.Element | null {
   const { notebook, outcome, insert } = useInsertStep(threadId, callId);
 
-  if (!CELL_TOOLS.includes(tool)) {
+  if (!canInsert(tool, status)) {
     return null;
   }
 

@@ -1,7 +1,9 @@
 import * as React from 'react';
 
 import type { ThreadView, TurnItem, TurnView } from '../model';
+import { StepNumbersContext } from './cards/Details';
 import { ItemCard, itemKey } from './cards/ItemCard';
+import { stepNumbers, turnSummary } from './cards/stepNames';
 import { StateStrip } from './StateStrip';
 import { ThinkingLine } from './ThinkingLine';
 
@@ -24,6 +26,36 @@ export function answeredBy(items: readonly TurnItem[]): number | null {
   return null;
 }
 
+/** An item of a turn as it is shown: is it the answer, and the names the answer cites that do not exist. */
+export interface ShownItem {
+  item: TurnItem;
+  isAnswer: boolean;
+  flagged: string[];
+}
+
+/**
+ * The items a turn shows, each fact once: the answer event not again when the streamed
+ * text said it (the text card carries its flags), and the turn's "flagged" guard not
+ * beside an answer that shows its flags.
+ */
+export function shownItems(items: readonly TurnItem[]): ShownItem[] {
+  const answerText = answeredBy(items);
+  const answer = items.find(i => i.kind === 'answer');
+  const flagged = answer?.kind === 'answer' ? answer.flagged : [];
+  const out: ShownItem[] = [];
+  items.forEach((item, index) => {
+    if (answerText !== null && item.kind === 'answer') {
+      return;
+    }
+    if (item.kind === 'guard' && item.reason === 'invented_name_flagged' && flagged.length > 0) {
+      return;
+    }
+    const isAnswer = index === answerText || item.kind === 'answer';
+    out.push({ item, isAnswer, flagged: isAnswer ? flagged : [] });
+  });
+  return out;
+}
+
 export interface ITurnProps {
   turn: TurnView;
   view: ThreadView;
@@ -32,7 +64,8 @@ export interface ITurnProps {
 
 /** One turn: what was asked, its progress, its cards in the order they happened, how it ended. */
 export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
-  const answerText = answeredBy(turn.items);
+  const numbers = React.useMemo(() => stepNumbers(turn), [turn]);
+  const summary = turn.status === 'running' ? null : turnSummary(turn.counters);
   return (
     <article
       className="jp-AnalystTurn"
@@ -42,20 +75,26 @@ export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
     >
       {turn.prompt && <div className="jp-AnalystTurn-prompt">{turn.prompt}</div>}
       <StateStrip turn={turn} />
-      {turn.items.map((item, index) =>
-        answerText !== null && item.kind === 'answer' ? null : (
+      <StepNumbersContext.Provider value={numbers}>
+        {shownItems(turn.items).map(({ item, isAnswer, flagged }) => (
           <ItemCard
             key={itemKey(item)}
             item={item}
             turn={turn}
             view={view}
             threadId={threadId}
-            isAnswer={index === answerText}
+            isAnswer={isAnswer}
+            flagged={flagged}
           />
-        )
-      )}
+        ))}
+      </StepNumbersContext.Provider>
       {turn.status === 'running' && turn.thinking !== null && (
         <ThinkingLine key={turn.thinking.seq} since={turn.thinking.since} />
+      )}
+      {summary !== null && (
+        <div className="jp-AnalystTurn-summary" data-summary="steps">
+          {summary}
+        </div>
       )}
       {turn.end && turn.end.status !== 'completed' && (
         <div

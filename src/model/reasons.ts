@@ -72,3 +72,77 @@ export const PLAN_STEP_LABEL: { readonly [S in PlanStepItem['status']]: string }
   refused: 'Refused',
   skipped: 'Not run'
 };
+
+/**
+ * Headings of a step's error, by the error's own code (an AnalystError's `reason`: the SQL
+ * guard's, the kernel's, the checker's), as a person reads them. A code not here is said
+ * as the guard reason's words when it is one, else as a sentence made of the code.
+ */
+export const ERROR_TEXT: { readonly [code: string]: string } = {
+  sql_not_read_only: 'Refused: the query would change data (only read-only queries run)',
+  sql_function_not_allowed: 'Refused: the query calls a function that is not allowed',
+  sql_multiple_statements: 'Refused: more than one statement (one query at a time)',
+  sql_parse_error: 'The query could not be read',
+  sql_too_complex: 'Refused: the query is too complex',
+  sql_too_large: 'Refused: the query is too long',
+  sql_unsupported: 'Refused: the query uses SQL that is not supported',
+  sql_worker_failed: 'The query could not be run',
+  query_failed: 'The query failed',
+  query_timeout: 'The query took too long and was stopped',
+  unknown_table: 'Unknown table',
+  unknown_column: 'Unknown column',
+  python_error: 'The Python code raised an error',
+  python_too_complex: 'Refused: the code is too complex to check',
+  kernel_start_failed: 'The Python kernel could not start',
+  kernel_timeout: 'The Python step took too long and was stopped',
+  kernel_died: 'The Python kernel died while the step ran',
+  kernel_runaway: 'The Python step left work running and was stopped',
+  empty_payload: 'Refused: the call came without its query or code',
+  argument_too_long: 'Refused: an argument is too long',
+  arguments_too_large: 'Refused: the arguments are too large',
+  arguments_too_deep: 'Refused: the arguments are nested too deeply',
+  invalid_unicode: 'Refused: the arguments hold invalid text',
+  invalid_plan: 'Refused: the plan cannot run as given',
+  plan_cycle: 'Refused: the plan’s steps need each other in a circle',
+  plan_order: 'Refused: a step of the plan needs one that runs later',
+  plan_undefined_input: 'Refused: a step of the plan needs a step it does not define',
+  no_source: 'No data source is connected',
+  source_not_found: 'The data source was not found',
+  source_unreadable: 'The data source could not be read',
+  source_empty: 'The data source holds no tables',
+  no_notebook: 'No notebook is open',
+  thread_cap_reached: 'The thread has reached its limit'
+};
+
+/**
+ * Whether an error's code says the step was refused before it ran (the SQL guard's, the
+ * checker's): its card says "Refused", not "Failed", though the server counts it an error
+ * the model may correct.
+ */
+export function isRefusal(reason: string | undefined): boolean {
+  return (
+    reason !== undefined &&
+    Object.prototype.hasOwnProperty.call(ERROR_TEXT, reason) &&
+    ERROR_TEXT[reason].startsWith('Refused')
+  );
+}
+
+/** A code as a sentence: `sql_not_read_only` reads "Sql not read only". */
+function sentence(code: string): string {
+  const words = code.replace(/_/g, ' ').trim();
+  return words ? words[0].toUpperCase() + words.slice(1) : 'Error';
+}
+
+/**
+ * The heading of a step's error, in words: its code's (ERROR_TEXT), a guard reason's
+ * (REASON_TEXT, capitalised), or the code made a sentence.
+ */
+export function errorHeading(reason: string): string {
+  if (Object.prototype.hasOwnProperty.call(ERROR_TEXT, reason)) {
+    return ERROR_TEXT[reason];
+  }
+  if (Object.prototype.hasOwnProperty.call(REASON_TEXT, reason)) {
+    return sentence(REASON_TEXT[reason as ReasonCode]);
+  }
+  return sentence(reason);
+}

@@ -265,11 +265,15 @@ async def test_previews_are_notebook_outputs_of_the_checked_bytes(jp_fetch):
     tid, _ = await thread_with_a_turn(jp_fetch)
     artifacts = {a["type"]: a for a in (await api(jp_fetch, "threads", tid, "artifacts"))["artifacts"]}
     table = await api(jp_fetch, "artifacts", artifacts["dataset"]["artifact_id"], "preview")
-    assert table["metadata"] == {"rows": 5, "shown": 5, "columns": table["metadata"]["columns"]}
+    assert table["metadata"] == {"rows": 5, "shown": 5, "columns": table["metadata"]["columns"],
+                                 "sample": table["metadata"]["sample"]}
+    assert [sorted(r) for r in table["metadata"]["sample"]] == [["region", "region_id"]] * 5
+    assert isinstance(table["metadata"]["sample"][0]["region_id"], int)
     assert [c["name"] for c in table["metadata"]["columns"]] == ["region_id", "region"]
     assert "<table>" in table["data"]["text/html"] and table["data"]["text/plain"] == "regions: 5 rows x 2 columns"
     two = await api(jp_fetch, "artifacts", artifacts["dataset"]["artifact_id"], "preview", params={"rows": "2"})
     assert two["metadata"]["shown"] == 2 and "first 2 shown" in two["data"]["text/html"]
+    assert len(two["metadata"]["sample"]) == 2
     chart = await api(jp_fetch, "artifacts", artifacts["image"]["artifact_id"], "preview")
     assert base64.b64decode(chart["data"]["image/png"]).startswith(b"\x89PNG")
     for bad in ("-1", "201", "x", "2.5"):

@@ -78,7 +78,10 @@ test.describe('the conversation', () => {
 
     const answer = first.locator('[data-card="answer"]');
     await expect(answer).toContainText(DEMO_ANSWER);
-    await expect(first.locator('.jp-AnalystStates-end')).toHaveText('Completed');
+    // "Completed" once (the last state, no end marker saying it again); what ran in one line.
+    await expect(first.locator('.jp-AnalystStates-end')).toHaveCount(0);
+    await expect(first.locator('.jp-AnalystStates')).toContainText('Completed');
+    await expect(first.locator('.jp-AnalystTurn-summary')).toHaveText('3 steps run');
     // Each card once: one SQL step, one Python step, one answer; the text streamed once.
     await expect(first.locator('[data-card="sql"]')).toHaveCount(1);
     await expect(first.locator('[data-card="python"]')).toHaveCount(1);
@@ -103,7 +106,7 @@ test.describe('the conversation', () => {
     await python.screenshot({ path: path.join(SCREENSHOTS, 'card-python-chart.png') });
   });
 
-  test('"continue" reuses the steps, with reused badges, and creates no artifact', async ({
+  test('"continue" reuses the steps, each folded to one line, and creates no artifact', async ({
     page
   }) => {
     const panel = await openPanel(page);
@@ -117,13 +120,19 @@ test.describe('the conversation', () => {
     await expect(second).toHaveAttribute('data-status', 'completed');
     const steps = second.locator('[data-card="sql"], [data-card="python"]');
     await expect(steps).toHaveCount(2);
+    await expect(second.locator('.jp-AnalystTurn-summary')).toHaveText('2 steps reused');
     for (const step of await steps.all()) {
       await expect(step).toHaveAttribute('data-reused', 'true');
-      await expect(step.locator('.jp-AnalystCard-header .jp-AnalystBadge-reused')).toHaveText(
-        'reused'
-      );
+      // One line: the header alone, "reused" its only badge, nothing of the step below it.
+      const header = step.locator('.jp-AnalystCard-header');
+      await expect(header.locator('.jp-AnalystBadge')).toHaveText(['reused']);
+      await expect(step.locator('.jp-AnalystCard-code')).toBeHidden();
     }
-    // The artifacts shown are the earlier ones, marked reused.
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'continue-folded.png') });
+    // Opened on demand: the earlier artifacts, marked reused, and the table.
+    for (const step of await steps.all()) {
+      await step.locator('.jp-AnalystCard-header').click();
+    }
     const shown = second.locator('[data-card="artifact"]');
     await expect(shown.first()).toBeVisible();
     for (const artifact of await shown.all()) {

@@ -14,10 +14,18 @@ export const SCREENSHOTS = path.join(__dirname, '..', 'screenshots');
 export const DEMO_QUESTION = 'Revenue by region per month, with a chart';
 export const DEMO_ANSWER = 'Revenue by region per month is in the dataset';
 
-/** The panel opened in the right sidebar, wide enough for its cards. */
-export async function openPanel(page: IJupyterLabPageFixture): Promise<Locator> {
+/**
+ * The panel opened in the right sidebar, wide enough for its cards; at JupyterLab's default
+ * width (as people first see it) when `widen` is false.
+ */
+export async function openPanel(
+  page: IJupyterLabPageFixture,
+  { widen = true }: { widen?: boolean } = {}
+): Promise<Locator> {
   await page.sidebar.openTab(PANEL_ID);
-  await page.sidebar.setWidth(560, 'right');
+  if (widen) {
+    await page.sidebar.setWidth(560, 'right');
+  }
   const panel = page.locator(`#${PANEL_ID}`);
   await expect(panel).toBeVisible();
   return panel;

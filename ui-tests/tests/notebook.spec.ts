@@ -195,6 +195,6 @@ test.describe('into the notebook', () => {
     // All types again, and the dataset's preview is a table.
     await view.getByRole('combobox').selectOption('');
     await dataset.getByRole('button', { name: 'Preview' }).click();
-    await expect(dataset.locator('.jp-AnalystMimeView table')).toContainText('Central');
+    await expect(dataset.locator('table.jp-AnalystTable')).toContainText('Central');
   });
 });

@@ -57,7 +57,12 @@ describe('the conversation cards', () => {
       '60 rows × 3 columns'
     );
     expect(sql?.getAttribute('title')).toMatch(/^Model call 2: 621 of 16,000 tokens/);
-    expect(host.querySelector('.jp-AnalystStates-end')?.textContent).toBe('Completed');
+    // The strip ends at its last state: "Completed" is said once, not again as the end.
+    expect(host.querySelector('.jp-AnalystStates-end')).toBeNull();
+    expect(host.querySelector('.jp-AnalystStates')?.textContent?.match(/Completed/g)).toHaveLength(
+      1
+    );
+    expect(host.querySelector('.jp-AnalystTurn-summary')?.textContent).toBe('3 steps run');
     expect(
       [...host.querySelectorAll('.jp-AnalystStates-step')].map(s => s.getAttribute('data-state'))
     ).toEqual(

@@ -4,6 +4,7 @@ import { useAnalyst } from '../../context';
 import { useDownload, useInventory, useInventoryPreview } from '../../hooks/useInventory';
 import type { IArtifact } from '../../transport/api';
 import { canPreview, downloadName, formatSize, formatWhen, shortFingerprint } from './format';
+import { DataTable, tablePreviewOf } from './DataTable';
 import { MimeView } from './MimeView';
 
 /** The artifact types of the inventory, for the filter ('' is all of them). */
@@ -150,6 +151,7 @@ function ArtifactItem({ artifact, open, onToggle }: IArtifactItemProps): JSX.Ele
 function ArtifactPreview({ artifactId }: { artifactId: string }): JSX.Element {
   const { rendermime } = useAnalyst();
   const preview = useInventoryPreview(artifactId);
+  const table = preview.state === 'ready' ? tablePreviewOf(preview.value) : null;
 
   return (
     <div className="jp-AnalystInventory-item-preview">
@@ -159,7 +161,10 @@ function ArtifactPreview({ artifactId }: { artifactId: string }): JSX.Element {
           {preview.error.message}
         </span>
       )}
-      {preview.state === 'ready' && <MimeView bundle={preview.value} rendermime={rendermime} />}
+      {table !== null && <DataTable table={table} />}
+      {preview.state === 'ready' && table === null && (
+        <MimeView bundle={preview.value} rendermime={rendermime} />
+      )}
     </div>
   );
 }

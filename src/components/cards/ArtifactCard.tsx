@@ -4,6 +4,8 @@ import { useAnalyst } from '../../context';
 import { useArtifactMetadata } from '../../hooks/useArtifact';
 import type { ArtifactView } from '../../model';
 import { ReusedBadge } from './Badges';
+import { Details, useStepNumbers } from './Details';
+import { artifactTitle } from './stepNames';
 
 /** A size in bytes as people read it. */
 export function formatSize(bytes: number): string {
@@ -26,13 +28,16 @@ export interface IArtifactCardProps {
   reused: boolean;
 }
 
-/** One artifact: name, type, size, short fingerprint, "reused", open and download. */
+/**
+ * One artifact: its name as people read it (a figure by its number and step), type, size,
+ * "reused", open and download; its id, stored name and fingerprint behind its details.
+ */
 export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Element {
   const { client } = useAnalyst();
   const meta = useArtifactMetadata(artifact.artifactId);
   const known = meta.state === 'ready' ? meta.value : null;
-  const fingerprint =
-    artifact.shortFingerprint || (known?.fingerprint ?? '').replace(/^sha256:/, '').slice(0, 12);
+  const fingerprint = artifact.fingerprint || known?.fingerprint || '';
+  const name = artifactTitle(artifact.name, useStepNumbers());
   const url = client.artifactContentUrl(artifact.artifactId);
   const fileName = artifact.name.split('/').pop() ?? artifact.name;
   return (
@@ -43,19 +48,11 @@ export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Elem
       data-artifact-type={artifact.artifactType}
       data-reused={reused ? 'true' : 'false'}
     >
-      <span className="jp-AnalystArtifact-name" title={artifact.name}>
-        {artifact.name}
+      <span className="jp-AnalystArtifact-name" title={name}>
+        {name}
       </span>
       <span className="jp-AnalystArtifact-type">{artifact.artifactType}</span>
       {known && <span className="jp-AnalystArtifact-size">{formatSize(known.size)}</span>}
-      {fingerprint && (
-        <code
-          className="jp-AnalystArtifact-fingerprint"
-          title={artifact.fingerprint || known?.fingerprint}
-        >
-          {fingerprint}
-        </code>
-      )}
       {reused && <ReusedBadge />}
       <span className="jp-AnalystCard-spacer" />
       <a
@@ -63,7 +60,7 @@ export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Elem
         href={url}
         target="_blank"
         rel="noopener noreferrer"
-        aria-label={`Open ${artifact.name}`}
+        aria-label={`Open ${name}`}
       >
         Open
       </a>
@@ -71,10 +68,17 @@ export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Elem
         className="jp-AnalystArtifact-download"
         href={url}
         download={fileName}
-        aria-label={`Download ${artifact.name}`}
+        aria-label={`Download ${name}`}
       >
         Download
       </a>
+      <Details
+        entries={[
+          ['Stored as', name === artifact.name ? null : artifact.name],
+          ['Artifact id', artifact.artifactId],
+          ['Fingerprint', fingerprint]
+        ]}
+      />
     </div>
   );
 }

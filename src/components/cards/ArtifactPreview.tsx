@@ -1,7 +1,14 @@
 import * as React from 'react';
 
 import { useArtifactPreview } from '../../hooks/useArtifact';
+import type { IMimeBundle } from '../../transport/api';
+import { DataTable, tablePreviewOf } from '../artifacts/DataTable';
 import { MimeOutput } from '../MimeOutput';
+
+function ReadyPreview({ bundle }: { bundle: IMimeBundle }): JSX.Element {
+  const table = tablePreviewOf(bundle);
+  return table !== null ? <DataTable table={table} /> : <MimeOutput bundle={bundle} />;
+}
 
 export interface IArtifactPreviewProps {
   artifactId: string;
@@ -9,7 +16,10 @@ export interface IArtifactPreviewProps {
   label: string;
 }
 
-/** An artifact as a notebook output shows it: a dataset's first rows, an image. */
+/**
+ * An artifact as a notebook output shows it: a dataset's first rows (formatted as pandas
+ * displays them), an image.
+ */
 export function ArtifactPreview({ artifactId, label }: IArtifactPreviewProps): JSX.Element {
   const preview = useArtifactPreview(artifactId);
   return (
@@ -28,7 +38,7 @@ export function ArtifactPreview({ artifactId, label }: IArtifactPreviewProps): J
           The {label} cannot be shown: {preview.message}
         </div>
       )}
-      {preview.state === 'ready' && <MimeOutput bundle={preview.value} />}
+      {preview.state === 'ready' && <ReadyPreview bundle={preview.value} />}
     </div>
   );
 }

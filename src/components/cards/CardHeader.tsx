@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import type { ToolCard } from '../../model';
+import { isRefusal, type ToolCard } from '../../model';
 import { ReusedBadge, StatusBadge } from './Badges';
 
 /** The names of the tools, as a card's title says them. */
@@ -27,17 +27,34 @@ function seconds(duration: number | null): string | null {
   return duration < 1 ? `${Math.round(duration * 1000)} ms` : `${duration.toFixed(1)} s`;
 }
 
-/** A tool card's title line: the tool, what it names, its state, reused, how long it ran. */
-export function CardHeader({ card, subject }: { card: ToolCard; subject?: string }): JSX.Element {
+export interface ICardHeaderProps {
+  card: ToolCard;
+  /** What the step is about: a dataset's name, its code's first comment. */
+  subject?: string;
+  /** The step's number in its turn. */
+  step?: number;
+}
+
+/**
+ * A tool card's title line: the step's number and tool, what it is about, how long it ran
+ * and its state; a step reused as a whole says "reused" alone (it did not run: no "Done"),
+ * a query the guard refused "Refused" (it did not run either: not "Failed").
+ */
+export function CardHeader({ card, subject, step }: ICardHeaderProps): JSX.Element {
   const took = seconds(card.durationS);
+  const reused = card.reused && card.status === 'ok';
+  const status =
+    card.status === 'error' && isRefusal(card.result?.error?.reason) ? 'refused' : card.status;
   return (
     <div className="jp-AnalystCard-header">
-      <span className="jp-AnalystCard-tool">{toolLabel(card.tool)}</span>
-      {subject && <code className="jp-AnalystCard-subject">{subject}</code>}
+      <span className="jp-AnalystCard-tool">
+        {step !== undefined && <span className="jp-AnalystCard-step">Step {step} · </span>}
+        {toolLabel(card.tool)}
+      </span>
+      {subject && <span className="jp-AnalystCard-subject">{subject}</span>}
       <span className="jp-AnalystCard-spacer" />
-      {card.reused && <ReusedBadge />}
       {took && <span className="jp-AnalystCard-duration">{took}</span>}
-      <StatusBadge status={card.status} />
+      {reused ? <ReusedBadge /> : <StatusBadge status={status} />}
     </div>
   );
 }

@@ -1,19 +1,16 @@
 import * as React from 'react';
 
 import type { GuardNotice } from '../../model';
+import { useStepNumbers } from './Details';
+import { withStepNames } from './stepNames';
 
-/** What a guard did, in plain words; its code and the server's explanation on hover. */
+/** What a guard did, in plain words, and the server's explanation (steps by their number). */
 export function GuardNote({ notice }: { notice: GuardNotice }): JSX.Element {
+  const message = withStepNames(notice.message, useStepNumbers());
   return (
-    <div
-      className="jp-AnalystGuard"
-      role="note"
-      data-card="guard"
-      data-reason={notice.reason}
-      title={`${notice.reason}: ${notice.message}`}
-    >
+    <div className="jp-AnalystGuard" role="note" data-card="guard" data-reason={notice.reason}>
       <span className="jp-AnalystGuard-text">{notice.text}</span>
-      {notice.message && <span className="jp-AnalystGuard-message">{notice.message}</span>}
+      {message && <span className="jp-AnalystGuard-message">{message}</span>}
     </div>
   );
 }

@@ -18,16 +18,26 @@ export interface IItemCardProps {
   threadId: string;
   /** For a text item: the answer the turn gave is this text. */
   isAnswer?: boolean;
+  /** For the answer: the names it cites that do not exist. */
+  flagged?: string[];
 }
 
 /** The card of one item of a turn. */
-export function ItemCard({ item, turn, view, threadId, isAnswer }: IItemCardProps): JSX.Element {
+export function ItemCard({
+  item,
+  turn,
+  view,
+  threadId,
+  isAnswer,
+  flagged
+}: IItemCardProps): JSX.Element {
   switch (item.kind) {
     case 'text':
       return (
         <TextCard
           text={item.text}
           answer={isAnswer}
+          flagged={flagged}
           seq={item.firstSeq}
           title={contextTitleOf(turn, item.modelCall)}
         />

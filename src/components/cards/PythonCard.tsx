@@ -42,7 +42,7 @@ export function PythonCard({ card, view, threadId, title }: IStepCardProps): JSX
         </div>
       ))}
       <StepArtifacts artifacts={cardArtifacts(card, view)} />
-      <StepActions threadId={threadId} callId={card.callId} tool={card.tool} />
+      <StepActions threadId={threadId} callId={card.callId} tool={card.tool} status={card.status} />
     </ToolCardFrame>
   );
 }

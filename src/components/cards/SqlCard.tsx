@@ -42,6 +42,7 @@ export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.El
       label={`SQL step ${card.datasetName ?? ''}`.trim()}
       title={title}
       subject={detail?.dataset ?? card.datasetName}
+      details={[['What the query reads', detail?.intentNote]]}
       code={
         card.sql !== undefined ? { text: card.sql, language: 'sql', summary: 'Query' } : undefined
       }
@@ -61,7 +62,6 @@ export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.El
           )}
         </div>
       )}
-      {detail?.intentNote && <div className="jp-AnalystCard-note">{detail.intentNote}</div>}
       {card.result?.error && <ToolError error={card.result.error} />}
       {tableId && card.status === 'ok' && (
         <div className="jp-AnalystCard-table" data-reused={card.reused ? 'true' : 'false'}>
@@ -71,7 +71,7 @@ export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.El
       <StepArtifacts
         artifacts={artifacts.filter(a => a.artifact.artifactId === tableId).concat(others)}
       />
-      <StepActions threadId={threadId} callId={card.callId} tool={card.tool} />
+      <StepActions threadId={threadId} callId={card.callId} tool={card.tool} status={card.status} />
     </ToolCardFrame>
   );
 }

@@ -3,7 +3,9 @@ import * as React from 'react';
 import type { ToolCard } from '../../model';
 import { Code } from '../Markdown';
 import { CardHeader } from './CardHeader';
+import { Details, type DetailEntry, useStepNumbers } from './Details';
 import { GuardNote } from './GuardNote';
+import { shownGuards, stepPurpose } from './stepNames';
 
 export interface IToolCardFrameProps {
   /** The card's kind (`data-card`). */
@@ -15,15 +17,21 @@ export interface IToolCardFrameProps {
   label?: string;
   /** Hover text: the size of the prompt of the model call that asked for the step. */
   title?: string;
-  /** What the step is about, shown in its header (a dataset's name). */
+  /** What the step is about, shown in its header (default: its dataset, its code's comment). */
   subject?: string;
   /** The step's code, shown highlighted and collapsible. */
   code?: { text: string; language: string; summary: string };
+  /** More facts for the card's details, after its ids. */
+  details?: DetailEntry[];
   children?: React.ReactNode;
 }
 
-/** What every tool call's card has: its state for tests and styles, its header, the guards
- * that concern it, and its code; the card's own parts follow. */
+/**
+ * What every tool call's card has: its state for tests and styles, its header, the guards
+ * that concern it (not those its error says again), its code, and its ids behind details;
+ * the card's own parts follow the code. Its header folds it; a step reused as a whole comes
+ * folded to that one line (nothing of it ran again), opened on demand.
+ */
 export function ToolCardFrame({
   kind,
   variant,
@@ -32,8 +40,29 @@ export function ToolCardFrame({
   title,
   subject,
   code,
+  details = [],
   children
 }: IToolCardFrameProps): JSX.Element {
+  const step = useStepNumbers().get(card.callId);
+  const collapsed = card.reused && card.status === 'ok';
+  const header = (
+    <CardHeader card={card} subject={subject ?? stepPurpose(card) ?? undefined} step={step} />
+  );
+  const body = (
+    <div className="jp-AnalystCard-body">
+      {shownGuards(card, card.result?.error).map(g => (
+        <GuardNote key={g.seq} notice={g} />
+      ))}
+      {code && (
+        <details className="jp-AnalystCard-code" open>
+          <summary>{code.summary}</summary>
+          <Code code={code.text} language={code.language} />
+        </details>
+      )}
+      {children}
+      <Details entries={[['Step id', card.callId], ['Step key', card.stepKey], ...details]} />
+    </div>
+  );
   return (
     <section
       className={`jp-AnalystCard jp-AnalystCard-${variant ?? kind}`}
@@ -45,17 +74,15 @@ export function ToolCardFrame({
       aria-label={label}
       title={title}
     >
-      <CardHeader card={card} subject={subject} />
-      {card.guards.map(g => (
-        <GuardNote key={g.seq} notice={g} />
-      ))}
-      {code && (
-        <details className="jp-AnalystCard-code" open>
-          <summary>{code.summary}</summary>
-          <Code code={code.text} language={code.language} />
-        </details>
-      )}
-      {children}
+      {/* One structure whether folded or not: a card that turns out reused folds without its
+          parts (a chart's renderer) being made again. */}
+      <details
+        className={`jp-AnalystCard-fold ${collapsed ? 'jp-AnalystCard-reusedStep' : ''}`.trim()}
+        open={!collapsed}
+      >
+        <summary>{header}</summary>
+        {body}
+      </details>
     </section>
   );
 }

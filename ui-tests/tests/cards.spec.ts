@@ -1,0 +1,67 @@
+import { expect, test } from '@jupyterlab/galata';
+import * as path from 'path';
+
+import { ask, newThread, openPanel, SCREENSHOTS } from './lab';
+
+/**
+ * The cards at JupyterLab's default sidebar width, as people first see them: a dataset's
+ * preview formatted as pandas shows a frame (numbers right-aligned, dates without their
+ * midnight, one line a row), and a refused step that says why once and offers no cell.
+ */
+
+test.describe('the cards at the default sidebar width', () => {
+  test('a preview table reads as pandas shows it; a refused DELETE offers no cell', async ({
+    page
+  }) => {
+    const panel = await openPanel(page, { widen: false });
+    const width = (await panel.boundingBox())?.width ?? 0;
+    expect(width).toBeGreaterThan(200);
+    expect(width).toBeLessThan(320);
+    await newThread(panel);
+    await ask(panel, 'Tidy up the orders, then a summary per region');
+    const turn = panel.locator('.jp-AnalystTurn').first();
+    await expect(turn).toHaveAttribute('data-status', 'completed');
+
+    const [refused, summary] = await turn.locator('[data-card="sql"]').all();
+    await expect(refused).toHaveAttribute('data-status', /^(refused|error)$/);
+    await expect(refused.locator('.jp-AnalystCard-errorReason')).toHaveText(
+      'Refused: the query would change data (only read-only queries run)'
+    );
+    await expect(refused.locator('.jp-AnalystCard-header')).toContainText('Step 1 · SQL');
+    await expect(refused.locator('.jp-AnalystCard-header .jp-AnalystBadge')).toHaveText('Refused');
+    await expect(refused.getByRole('button', { name: 'Insert as cell' })).toHaveCount(0);
+
+    await expect(summary).toHaveAttribute('data-status', 'ok');
+    await expect(summary.getByRole('button', { name: 'Insert as cell' })).toBeVisible();
+    const table = summary.locator('.jp-AnalystCard-table table.jp-AnalystTable');
+    await expect(table.locator('tbody tr')).toHaveCount(5);
+    await expect(table.locator('thead th')).toHaveText([
+      'region',
+      'orders',
+      'total',
+      'first_month',
+      'note'
+    ]);
+    const cells = table.locator('tbody tr').first().locator('td');
+    await expect(cells.nth(0)).toHaveText('Central');
+    await expect(cells.nth(1)).toHaveText(/^\d+$/);
+    // A float to its sensible precision: no 8684.080000000002.
+    await expect(cells.nth(2)).toHaveText(/^\d+\.\d{1,2}$/);
+    // A timestamp at midnight is a date.
+    await expect(cells.nth(3)).toHaveText(/^2025-\d{2}-01$/);
+    expect(await cells.nth(2).evaluate(td => getComputedStyle(td).textAlign)).toBe('right');
+    // The long note is one clipped line, whole on hover.
+    const note = cells.nth(4);
+    await expect(note).toHaveAttribute('title', /^Orders of the Central region, .* as booked$/);
+    expect(await note.evaluate(td => td.scrollWidth > td.clientWidth)).toBe(true);
+    const rows = await table
+      .locator('tbody tr')
+      .evaluateAll(trs => trs.map(tr => tr.getBoundingClientRect().height));
+    expect(Math.max(...rows)).toBeLessThan(30);
+
+    await summary.locator('.jp-AnalystCard-table').scrollIntoViewIfNeeded();
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'default-width-panel.png') });
+    await summary.screenshot({ path: path.join(SCREENSHOTS, 'default-width-table.png') });
+    await refused.screenshot({ path: path.join(SCREENSHOTS, 'default-width-refused.png') });
+  });
+});
