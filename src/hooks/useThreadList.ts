@@ -135,7 +135,7 @@ export function useThreadList(
       // Read the list again first: a thread made elsewhere since (in a chat, say) is then in it.
       void refresh().then(() => setSelected(opening.threadId));
     }
-  }, [opening, refresh]);
+  }, [opening, refresh, setSelected]);
 
   const create = async (options: INewThreadOptions): Promise<void> => {
     setCreating(true);

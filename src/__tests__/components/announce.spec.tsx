@@ -1,5 +1,6 @@
 import * as React from 'react';
 
+import { ToolError } from '../../components/cards/ToolError';
 import { TurnList, turnAnnouncement } from '../../components/TurnList';
 import { reduceAll } from '../../model/reducer';
 import { initialThreadView } from '../../model/view';
@@ -22,5 +23,13 @@ describe('what a screen reader is told', () => {
     expect(html.querySelectorAll('[aria-live], [role="status"], [role="log"]')).toHaveLength(1);
     expect(html.querySelector('[role="status"]')?.textContent).toBe('Completed');
     expect(html.querySelector('.jp-AnalystTurns')?.hasAttribute('aria-live')).toBe(false);
+  });
+
+  it("does not read out a step's error again each time the thread is drawn", () => {
+    const html = renderStatic(
+      <ToolError error={{ reason: 'python_error', message: "KeyError: 'regoin'" }} />
+    );
+    expect(html.textContent).toContain("KeyError: 'regoin'");
+    expect(html.querySelector('[role="alert"]')).toBeNull();
   });
 });

@@ -19,7 +19,7 @@ export function ToolError({ error }: { error: ToolErrorView }): JSX.Element {
       ? error.suggestions
       : [];
   return (
-    <div className="jp-AnalystCard-error" role="alert" data-reason={error.reason}>
+    <div className="jp-AnalystCard-error" data-reason={error.reason}>
       <div className="jp-AnalystCard-errorReason">{errorHeading(error.reason)}</div>
       {last && <div className="jp-AnalystCard-errorMessage">{last}</div>}
       {full !== null && (
