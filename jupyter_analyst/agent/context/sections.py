@@ -246,7 +246,9 @@ def state_summary(
     items = []
     for item in state.open_items()[-STATE_ENTRIES:]:
         options = f" (candidates: {' | '.join(item.candidates)})" if item.candidates else ""
-        items.append(f"- {item.kind}: {_clip(item.text, 200)}{options}")
+        # Which turn asked it: with the previous turn's number, whether the user let it pass.
+        asked = f" (asked in turn {item.ref['turn']})" if item.kind == "question" and isinstance(item.ref.get("turn"), int) else ""
+        items.append(f"- {item.kind}{asked}: {_clip(item.text, 200)}{options}")
     datasets, others = _inventory_lines(state, artifacts, artifact_total)
     current = active.get("dataset")  # type: ignore[call-overload]
     if current is not None and current.detail:

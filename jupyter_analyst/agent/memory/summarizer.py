@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..._text import find_lone_surrogate, head_and_tail
 from ...agent_state import (
     AgentState,
+    Item,
     RollingSummary,
     StateDelta,
     StatePatch,
@@ -36,7 +37,7 @@ from ...events import MemoryUpdated
 from ..context import ContextBudget, answers_only, compact_value, turn_span, well_formed
 from ..llm import split_reply
 from ..tools import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
-from .observations import QUESTION_TURNS
+from .observations import QUESTION_TURNS, stamped
 from .thread_memory import ThreadMemory
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ Sections and their values:
 - "items": {{"id", "kind": "task"|"note"|"idea"|"question", "text", "status":
   "active"|"resolved"|"discarded"}}: resolve items the turn settled; resolve a pasted-text
   note once the user has moved on from it; discard a question the user has not taken up
-  within {QUESTION_TURNS} turns (the state lists each item's turn).
+  within {QUESTION_TURNS} turns after the turn that asked it (the state lists each item's turn).
 Already recorded, never add them: datasets, tables and artifacts (from tool results), the
 questions the agent asked with clarify, the next steps the last answer offered (shown with
 the previous turn), and anything the state already lists (update it instead). Return {{}}
@@ -108,12 +109,24 @@ def _state_view(state: AgentState) -> str:
     lines += ["hypotheses:"] + [f"- {h.id}: {h.text[:200]}" for h in list(state.hypotheses.values())[-30:]]
     lines += ["items:"]
     for item in list(state.items.values())[-30:]:
-        turn = f", turn {item.ref['turn']}" if isinstance(item.ref.get("turn"), int) else ""
+        turn = f", {_raised(item)}" if _raised(item) else ""
         resolution = f" -> {item.resolution[:100]}" if item.resolution else ""
         lines.append(f"- {item.id} ({item.kind}, {item.status}{turn}): {item.text[:200]}{resolution}")
     datasets = [e.name for e in state.entities.values() if e.kind == "dataset"][-30:]
     lines.append("datasets (recorded already): " + (", ".join(datasets) or "none"))
     return "\n".join(lines)
+
+
+def _raised(item: Item) -> str:
+    """The turn an item was raised in, in words (a question's: the turn that asked it), or ``""``.
+
+    >>> _raised(Item(id="q", kind="question", text="Which?", ref={"turn": 3}))
+    'asked in turn 3'
+    """
+    turn = item.ref.get("turn")
+    if not isinstance(turn, int):
+        return ""
+    return f"asked in turn {turn}" if item.kind == "question" else f"turn {turn}"
 
 
 def result_line(tool: str, content: str) -> str:
@@ -326,10 +339,8 @@ def without_duplicates(delta: StateDelta, state: AgentState, *, turn_number: int
             if text in known and value.get("id") not in state.section(addition.section):
                 continue
             known.add(text)
-        if addition.section == "items" and not isinstance((value.get("ref") or {}).get("turn"), int):
-            value["ref"] = {**(value.get("ref") or {}), "turn": turn_number}
         kept.append(addition.model_copy(update={"value": value}))
-    return delta.model_copy(update={"add": kept})
+    return stamped(delta.model_copy(update={"add": kept}), turn_number)
 
 
 async def summarize_turn(

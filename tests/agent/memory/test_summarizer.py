@@ -86,3 +86,38 @@ def test_a_printed_table_keeps_its_lines_a_find_says_what_it_found_and_rows_are_
     # The dataset's line says its rows once (its description says them).
     (made,) = [line for line in text.splitlines() if line.startswith("result of run_sql:")]
     assert made.count("101 rows") == 1 and "from orders" in made
+
+
+def test_a_clarify_question_says_which_turn_asked_it(analyst):
+    question = "Which revenue do you mean?"
+    a = analyst({"turns": [{"match": "^show", "steps": [tool("clarify", question=question, candidates=["gross", "net"])]},
+                           {"steps": [say("ok")]}]})
+    first = a.run("hello")
+    asked = a.run("show revenue", thread=first.thread_id)
+    a.run("gross", thread=asked.thread_id)
+    (item,) = [i for i in state_of(a, asked.thread_id).items.values() if i.kind == "question"]
+    assert item.ref == {"turn": 2} and item.status == "resolved"
+    # The summarizer reads when it was asked, as it reads the turn of every other item.
+    after = a.server.summarizer_requests[-1]["messages"][1]["content"]
+    assert f"- {item.id} (question, resolved, asked in turn 2): {question} -> gross" in after
+
+
+def test_an_open_question_says_which_turn_asked_it_until_it_is_closed(analyst):
+    idea = {"add": [{"section": "items", "value": {"id": "q1", "kind": "question", "text": "Should returns count?"}}]}
+    a = analyst({"turns": [{"steps": [say("ok")]}],
+                 "summarizer": [{"match": "^\\[summarizer\\] Agent state:\\nassumptions:\\nhypotheses:\\nitems:\\ndatasets",
+                                 "steps": [{"content": json.dumps(idea)}]},
+                                {"steps": [{"content": "{}"}]}]})
+    thread = a.run("first").thread_id
+    for prompt in ("second", "third", "fourth"):
+        a.run(prompt, thread=thread)
+    def system(prompt):
+        (request,) = [r for r in a.server.requests if r["messages"][-1]["content"] == prompt]
+        return request["messages"][0]["content"]
+    # Turns 2 and 3 see it open, asked in turn 1 (the model can tell the user let it pass).
+    assert "- question (asked in turn 1): Should returns count?" in system("second")
+    assert "- question (asked in turn 1): Should returns count?" in system("third")
+    # Turn 4 opens with it closed: not taken up in two turns after the one that asked it.
+    assert "Should returns count?" not in system("fourth")
+    summarizer = a.server.summarizer_requests[-1]["messages"][1]["content"]
+    assert "- q1 (question, discarded, asked in turn 1): Should returns count? -> not taken up" in summarizer
