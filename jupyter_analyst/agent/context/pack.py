@@ -302,6 +302,7 @@ class ContextPack:
             self._sections = system_text(
                 dialect=source.dialect,
                 source_label=f"{source.kind} {source.spec}",
+                source_spec=source.spec,
                 schema=source.schema(),
                 outline=source_outline(source),
                 artifacts=artifacts.recent(thread_id, INVENTORY_LIMIT),

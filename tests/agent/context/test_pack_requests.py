@@ -199,3 +199,17 @@ def test_an_earlier_result_says_what_it_still_holds_and_an_earlier_error_keeps_i
     # The error keeps its end (what failed and the hint), not only the traceback's head.
     error = next(r for r in earlier if "error" in r)
     assert "KeyError: 'regoin'" in error["error"]["message"] and "closest: region" in error["error"]["message"]
+
+
+def test_the_data_source_is_named_once(analyst):
+    a = analyst({"turns": [{"steps": [
+        sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
+        say("North leads (`by_region`)."),
+    ]}]})
+    first = a.run("revenue by region")
+    a.run("and by region again", thread=first.thread_id)
+    for request in a.server.requests:
+        system = system_of(request)
+        # On the "Data source" line (with its kind), not again as the active source.
+        assert system.count(str(a.source)) == 1 and f"Data source: duckdb {a.source}\n" in system
+        assert "- active source:" not in system
