@@ -102,6 +102,11 @@ def compact_value(value: Any, depth: int = 0) -> Any:
     'the first 12 of 30 rows (an earlier result, shortened here; the DataFrame `r` holds them all)'
     >>> compact_value({"message": "x" * 300 + "KeyError: 'regoin'"})["message"][-18:]
     "KeyError: 'regoin'"
+
+    A question asked is said by its words and candidates (the turn's answer shows it to the user):
+
+    >>> compact_value({"asked": "Which?", "candidates": ["a", "b"], "question_for_user": "Which?\\n\\n1. a\\n2. b"})
+    {'asked': 'Which?', 'candidates': ['a', 'b']}
     """
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -109,6 +114,8 @@ def compact_value(value: Any, depth: int = 0) -> Any:
             if key in _BULKY and depth == 0:
                 out.update(_bulky_summary(key, item))
                 continue
+            if key == "question_for_user" and depth == 0 and "asked" in value:
+                continue  # a clarify's question and candidates, as the answer that follows shows them
             if key == "steps" and depth == 0 and isinstance(item, list):  # a plan's: each step's result compacted
                 out[key] = [{**s, "result": compact_value(s["result"])} if isinstance(s, dict) and "result" in s
                             else compact_value(s, depth + 1) for s in item]

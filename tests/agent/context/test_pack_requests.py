@@ -252,3 +252,20 @@ def test_an_earlier_result_keeps_its_description_when_the_system_message_has_no_
         assert note == (f"described in the system message (`{name}`)" if described else note)
         assert described or note.startswith("from orders")
     assert 0 < sum(n.startswith("described") for n in made.values()) < 12
+
+
+def test_an_earlier_question_is_shown_as_the_user_saw_it_and_once_more_as_asked(analyst):
+    from jupyter_analyst.testing import call_step as tool
+
+    a = analyst({"turns": [
+        {"match": "^gross", "steps": [say("ok")]},
+        {"steps": [tool("clarify", question="Which revenue do you mean?", candidates=["gross", "net"])]},
+    ]})
+    asked = a.run("which revenue is biggest?")
+    a.run("gross, please", thread=asked.thread_id)
+    (request,) = requests_for(a.server, "gross, please")
+    history = request["messages"][1:]
+    (result,) = [json.loads(m["content"]) for m in history if m["role"] == "tool"]
+    assert result == {"asked": "Which revenue do you mean?", "candidates": ["gross", "net"]}
+    # The numbered form the user read is the answer's, once.
+    assert json.dumps(history).count("1. gross") == 1
