@@ -71,7 +71,7 @@ Sections and their values:
 - "items": {{"id", "kind": "task"|"note"|"idea"|"question", "text", "status":
   "active"|"resolved"|"discarded"}}: resolve items the turn settled; resolve a pasted-text
   note once the user has moved on from it; discard a question the user has not taken up
-  within {QUESTION_TURNS} turns after the turn that asked it (the state lists each item's turn).
+  within {QUESTION_TURNS} turns (the state lists each item's turn).
 Already recorded, never add them: datasets, tables and artifacts (from tool results), the
 questions the agent asked with clarify, the next steps the last answer offered (shown with
 the previous turn), and anything the state already lists (update it instead). Return {{}}
