@@ -102,6 +102,11 @@ def compact_value(value: Any, depth: int = 0) -> Any:
     'the first 12 of 30 rows (an earlier result, shortened here; the DataFrame `r` holds them all)'
     >>> compact_value({"message": "x" * 300 + "KeyError: 'regoin'"})["message"][-18:]
     "KeyError: 'regoin'"
+
+    A question asked is said by its words and candidates (the turn's answer shows it to the user):
+
+    >>> compact_value({"asked": "Which?", "candidates": ["a", "b"], "question_for_user": "Which?\\n\\n1. a\\n2. b"})
+    {'asked': 'Which?', 'candidates': ['a', 'b']}
     """
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -109,6 +114,8 @@ def compact_value(value: Any, depth: int = 0) -> Any:
             if key in _BULKY and depth == 0:
                 out.update(_bulky_summary(key, item))
                 continue
+            if key == "question_for_user" and depth == 0 and "asked" in value:
+                continue  # a clarify's question and candidates, as the answer that follows shows them
             if key == "steps" and depth == 0 and isinstance(item, list):  # a plan's: each step's result compacted
                 out[key] = [{**s, "result": compact_value(s["result"])} if isinstance(s, dict) and "result" in s
                             else compact_value(s, depth + 1) for s in item]
@@ -226,6 +233,44 @@ def shape_prior(turns: dict[int, list[dict[str, Any]]], budget: ContextBudget) -
     return kept
 
 
+def described_once(prior: list[PackedTurn], system: str) -> list[PackedTurn]:
+    """The earlier turns with a dataset's description (its ``intent_note``) replaced by a
+    pointer where the system message gives that same description of that same artifact:
+    a dataset is described once in a request. Where the system message does not (its line
+    was cut to fit, the name now holds a newer artifact), the result keeps its own.
+
+    >>> result = {"dataset": "rev", "artifact_id": "art_1", "intent_note": "from t; 4 rows"}
+    >>> turn = PackedTurn(1, [{"role": "tool", "content": json.dumps(result)}])
+    >>> json.loads(described_once([turn], "- `rev` art_1: from t; 4 rows")[0].messages[0]["content"])["intent_note"]
+    'described in the system message (`rev`)'
+    >>> json.loads(described_once([turn], "- `rev` art_2: from u; 9 rows")[0].messages[0]["content"])["intent_note"]
+    'from t; 4 rows'
+    """
+    def pointed(value: Any) -> Any:
+        if isinstance(value, list):
+            return [pointed(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        out = {k: pointed(v) for k, v in value.items()}
+        note, artifact_id = value.get("intent_note"), value.get("artifact_id")
+        if isinstance(note, str) and note and artifact_id and f"{artifact_id}: {note}" in system:
+            out["intent_note"] = f"described in the system message (`{value.get('dataset') or artifact_id}`)"
+        return out
+
+    shaped = []
+    for turn in prior:
+        messages = []
+        for message in turn.messages:
+            if message.get("role") == "tool" and "intent_note" in (message.get("content") or ""):
+                try:
+                    message = {**message, "content": json.dumps(pointed(json.loads(message["content"])), default=str)}
+                except json.JSONDecodeError:
+                    pass  # not JSON: nothing in it to point from
+            messages.append(message)
+        shaped.append(PackedTurn(turn.number, messages))
+    return shaped
+
+
 def assemble(
     *,
     sections: dict[str, str],
@@ -280,11 +325,13 @@ class ContextPack:
         self.active_ttl_s = active_ttl_s
         self._prior: list[PackedTurn] = []
         self._sections: dict[str, str] | None = None
+        self._described: list[PackedTurn] | None = None
 
     def load(self) -> None:
         """Read the earlier turns to send (once per turn, after the memory is opened).
         Blocking: call it off the event loop."""
         self._prior = shape_prior(self.memory.earlier_turns(self.budget.recent_turns), self.budget)
+        self._described = None
 
     def _system(self) -> dict[str, str]:
         """The system message's sections, made at the turn's first call and the same on all
@@ -302,6 +349,7 @@ class ContextPack:
             self._sections = system_text(
                 dialect=source.dialect,
                 source_label=f"{source.kind} {source.spec}",
+                source_spec=source.spec,
                 schema=source.schema(),
                 outline=source_outline(source),
                 artifacts=artifacts.recent(thread_id, INVENTORY_LIMIT),
@@ -327,7 +375,9 @@ class ContextPack:
             prior = [PackedTurn(t.number, answers_only(t.messages)) for t in self._prior]
         else:
             sections = self._system()
-            prior = self._prior
+            if self._described is None:  # the same system message on every call: pointed once
+                self._described = described_once(self._prior, "".join(sections.values()))
+            prior = self._described
         return assemble(
             sections=sections, prior=prior, current=current, budget=self.budget, call=call,
             summarized_through=state.summary.through_turn, started=started,

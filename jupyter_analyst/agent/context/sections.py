@@ -221,8 +221,10 @@ def state_summary(
     previous: str = "",
     artifacts: Sequence[Artifact] = (),
     artifact_total: int | None = None,
+    stated_source: str = "",
 ) -> str:
-    """The agent state as the model reads it, within ``cap`` characters.
+    """The agent state as the model reads it, within ``cap`` characters. ``stated_source``:
+    the source the message names already (its "Data source" line), not named again here.
 
     What "continue" and a follow-up need is protected: how the previous turn ended (and
     what its answer offered), the open items and pending questions, the hypotheses. The rest
@@ -238,7 +240,7 @@ def state_summary(
     active = state.active_now(ttl_s, now)
     for slot in ("source", "dataset", "notebook"):
         value = active.get(slot)  # type: ignore[call-overload]
-        if value is not None:
+        if value is not None and not (slot == "source" and value.value == stated_source):
             detail = f" ({_whole_parts(value.detail)})" if value.detail else ""
             active_lines.append(f"- active {slot}: `{value.value}`{detail}")
     if not active_lines:
@@ -246,7 +248,9 @@ def state_summary(
     items = []
     for item in state.open_items()[-STATE_ENTRIES:]:
         options = f" (candidates: {' | '.join(item.candidates)})" if item.candidates else ""
-        items.append(f"- {item.kind}: {_clip(item.text, 200)}{options}")
+        # Which turn asked it: with the previous turn's number, whether the user let it pass.
+        asked = f" (asked in turn {item.ref['turn']})" if item.kind == "question" and isinstance(item.ref.get("turn"), int) else ""
+        items.append(f"- {item.kind}{asked}: {_clip(item.text, 200)}{options}")
     datasets, others = _inventory_lines(state, artifacts, artifact_total)
     current = active.get("dataset")  # type: ignore[call-overload]
     if current is not None and current.detail:
@@ -301,6 +305,7 @@ def system_text(
     *,
     dialect: str,
     source_label: str,
+    source_spec: str = "",
     schema: dict[str, dict[str, str]],
     outline: SourceOutline | None = None,
     artifacts: Sequence[Artifact],
@@ -330,6 +335,7 @@ def system_text(
         "notebook": notebook,
         "state": "\n" + state_summary(
             state, ttl_s=ttl_s, cap=state_chars, previous=previous, artifacts=artifacts, artifact_total=artifact_total,
+            stated_source=source_spec,  # said once: on the "Data source" line
         ) + "\n",
     }
     return {name: text for name, text in sections.items() if text}

@@ -217,6 +217,24 @@ def turn_answered(state: AgentState, answer: str) -> StateDelta:
     return StateDelta(patch=StatePatch(active={"dataset": ActiveValue(value=entity.name, detail=detail, last_used=utc_now())}))
 
 
+def stamped(delta: StateDelta, turn_number: int) -> StateDelta:
+    """The delta with each item it adds saying the turn it was raised in, where it does not
+    already: a question asked with clarify, like one the summarizer notes, is closed some
+    turns later if the user does not take it up, and a later request says which turn asked it.
+
+    >>> d = StateDelta(add=[Addition(section="items", value={"id": "question:c1", "kind": "question", "text": "Which?"})])
+    >>> stamped(d, 3).add[0].value["ref"]
+    {'turn': 3}
+    """
+    added = []
+    for addition in delta.add:
+        ref = addition.value.get("ref") or {}
+        if addition.section == "items" and not isinstance(ref.get("turn"), int):
+            addition = addition.model_copy(update={"value": {**addition.value, "ref": {**ref, "turn": turn_number}}})
+        added.append(addition)
+    return delta.model_copy(update={"add": added})
+
+
 def turn_closed(*, notebook: str) -> StateDelta:
     """The thread's notebook becomes the active notebook."""
     return StateDelta(patch=StatePatch(active={"notebook": ActiveValue(value=notebook, last_used=utc_now())}))

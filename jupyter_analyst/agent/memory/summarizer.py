@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..._text import find_lone_surrogate, head_and_tail
 from ...agent_state import (
     AgentState,
+    Item,
     RollingSummary,
     StateDelta,
     StatePatch,
@@ -36,7 +37,7 @@ from ...events import MemoryUpdated
 from ..context import ContextBudget, answers_only, compact_value, turn_span, well_formed
 from ..llm import split_reply
 from ..tools import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
-from .observations import QUESTION_TURNS
+from .observations import QUESTION_TURNS, stamped
 from .thread_memory import ThreadMemory
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def _state_view(state: AgentState) -> str:
     lines += ["hypotheses:"] + [f"- {h.id}: {h.text[:200]}" for h in list(state.hypotheses.values())[-30:]]
     lines += ["items:"]
     for item in list(state.items.values())[-30:]:
-        turn = f", turn {item.ref['turn']}" if isinstance(item.ref.get("turn"), int) else ""
+        turn = f", {_raised(item)}" if _raised(item) else ""
         resolution = f" -> {item.resolution[:100]}" if item.resolution else ""
         lines.append(f"- {item.id} ({item.kind}, {item.status}{turn}): {item.text[:200]}{resolution}")
     datasets = [e.name for e in state.entities.values() if e.kind == "dataset"][-30:]
@@ -116,24 +117,49 @@ def _state_view(state: AgentState) -> str:
     return "\n".join(lines)
 
 
+def _raised(item: Item) -> str:
+    """The turn an item was raised in, in words (a question's: the turn that asked it), or ``""``.
+
+    >>> _raised(Item(id="q", kind="question", text="Which?", ref={"turn": 3}))
+    'asked in turn 3'
+    """
+    turn = item.ref.get("turn")
+    if not isinstance(turn, int):
+        return ""
+    return f"asked in turn {turn}" if item.kind == "question" else f"turn {turn}"
+
+
 def result_line(tool: str, content: str) -> str:
-    """A tool result in one line: what it made, listed or said, never its rows; an error's
-    and an output's end kept (the exception, the last printed line).
+    """A tool result in a line or a few: what it made, found, listed, asked or said, never
+    its rows; an error's end kept (the exception); printed output kept as lines, its head
+    and tail (a printed table is read by its lines).
 
     >>> result_line("run_sql", '{"dataset": "rev", "artifact_id": "art_1", "rows": 4, "columns": [{"name": "r"}], "sample": [[1]]}')
     'rev art_1: 4 rows; columns r'
+    >>> result_line("run_sql", '{"dataset": "rev", "artifact_id": "art_1", "rows": 4, "intent_note": "from t; 4 rows"}')
+    'rev art_1: from t; 4 rows'
     >>> result_line("run_python", '{"error": {"message": "KeyError: x"}}')
     'error: KeyError: x'
     >>> result_line("list_artifacts", '{"artifacts": [{"id": "art_1", "name": "delays.png"}]}')
     'lists art_1'
     >>> result_line("plan", '{"steps": [{"id": "q1", "result": {"dataset": "d", "rows": 2}}]}')
     'q1: d: 2 rows'
+    >>> result_line("find", '{"query": "rev", "matches": [{"kind": "column", "name": "orders.revenue"}]}')
+    'found orders.revenue (column)'
+    >>> print(result_line("run_python", '{"stdout": "   a  b\\\\n0  1  2\\\\n"}'))
+    printed:
+         a  b
+      0  1  2
     """
     try:
         result = json.loads(content or "{}")
     except json.JSONDecodeError:
         return head_and_tail(content, 300)
     return _result_text(tool, result) if isinstance(result, dict) else head_and_tail(str(result), 300)
+
+
+#: The most characters of printed output the summarizer reads (its head and tail, whole lines).
+PRINTED_CHARS = 600
 
 
 def _result_text(tool: str, result: dict[str, Any]) -> str:
@@ -146,21 +172,61 @@ def _result_text(tool: str, result: dict[str, Any]) -> str:
                          if isinstance(s, dict) and isinstance(s.get("result"), dict))
     parts = []
     if result.get("dataset"):
-        parts.append(f"{result['dataset']} {result.get('artifact_id') or ''}".strip() + f": {result.get('rows')} rows")
-        names = [c.get("name") if isinstance(c, dict) else str(c) for c in result.get("columns") or ()]
-        if names:
-            parts.append("columns " + ", ".join(str(n) for n in names[:12]))
-    note = result.get("intent_note") or result.get("question_for_user")
-    if note:
-        parts.append(str(note)[:200])
-    output = result.get("stdout") or result.get("result")
-    if isinstance(output, str) and output.strip():
-        parts.append("printed: " + head_and_tail(" ".join(output.split()), 200))
+        made = f"{result['dataset']} {result.get('artifact_id') or ''}".strip()
+        if result.get("intent_note"):  # it says the rows and what the columns hold: said once
+            parts.append(f"{made}: {str(result['intent_note'])[:300]}")
+        else:
+            parts.append(f"{made}: {result.get('rows')} rows")
+            names = [c.get("name") if isinstance(c, dict) else str(c) for c in result.get("columns") or ()]
+            if names:
+                parts.append("columns " + ", ".join(str(n) for n in names[:12]))
+    if result.get("asked"):  # clarify: the question, and the candidates it offered
+        candidates = [str(c) for c in result.get("candidates") or ()]
+        parts.append(f'asked "{str(result["asked"])[:200]}"'
+                     + (f" (candidates: {' | '.join(candidates[:8])})" if candidates else ""))
+    if isinstance(result.get("matches"), list):
+        parts.append(_found(result["matches"]))
     artifacts = [a.get("id") or a.get("name") for a in result.get("artifacts") or () if isinstance(a, dict)]
     if artifacts:
         verb = "lists" if tool == "list_artifacts" else "reused" if result.get("reused") else "made"
         parts.append(f"{verb} " + ", ".join(str(a) for a in artifacts[:8]))
-    return "; ".join(parts) if parts else json.dumps(compact_value(result), default=str)[:200]
+    if not parts and not result.get("stdout") and not result.get("result"):
+        parts.append(_plain(compact_value(result)) or "nothing to show")
+    output = result.get("stdout") or result.get("result")
+    if isinstance(output, str) and output.strip():
+        printed = head_and_tail("\n".join(line.rstrip() for line in output.strip("\n").splitlines()), PRINTED_CHARS)
+        parts.append("printed:\n" + "\n".join("  " + line for line in printed.splitlines()))
+    return "; ".join(parts)
+
+
+def _found(matches: list[Any]) -> str:
+    """What a ``find`` found, by name and kind (an id where it has one).
+
+    >>> _found([{"kind": "dataset", "name": "rev", "id": "art_1", "score": 1.0}]), _found([])
+    ('found rev art_1 (dataset)', 'found nothing')
+    """
+    names = [f"{m.get('name')}{' ' + str(m['id']) if m.get('id') else ''} ({m.get('kind')})"
+             for m in matches[:12] if isinstance(m, dict)]
+    more = f", and {len(matches) - 12} more" if len(matches) > 12 else ""
+    return "found " + ", ".join(names) + more if names else "found nothing"
+
+
+def _plain(value: Any) -> str:
+    """A compacted result in words: ``key value`` parts, lists by their items' names, never JSON.
+
+    >>> _plain({"tables": [{"name": "orders", "rows": 5}, {"name": "regions"}], "note": "two"})
+    'tables orders (5 rows), regions; note two'
+    """
+    if isinstance(value, dict):
+        if "name" in value or "id" in value:
+            label = " ".join(str(value[k]) for k in ("name", "id") if value.get(k))
+            return label + (f" ({value['rows']} rows)" if isinstance(value.get("rows"), int) else "")
+        text = "; ".join(f"{key} {_plain(item)}" for key, item in value.items() if item not in (None, "", [], {}))
+    elif isinstance(value, list):
+        text = ", ".join(_plain(item) for item in value)
+    else:
+        text = str(value)
+    return head_and_tail(text, 300)
 
 
 def _transcript(turns: dict[int, list[dict[str, Any]]], *, with_tools: bool, cap: int) -> str:
@@ -203,7 +269,8 @@ def summarizer_messages(
         )
         system += FOLD_INSTRUCTIONS.format(chars=budget.summary_chars)
         through = state.summary.through_turn
-        parts.append(f"Previous summary ({turn_span(1, through)}):\n{state.summary.text or '(none)'}")
+        if state.summary.text:  # none yet: nothing to say
+            parts.append(f"Previous summary ({turn_span(1, through)}):\n{state.summary.text}")
         parts.append(
             f"{turn_span(through + 1, fold_through).capitalize()} to fold into the summary:\n"
             + _transcript(older, with_tools=True, cap=FOLD_CHARS)
@@ -272,10 +339,8 @@ def without_duplicates(delta: StateDelta, state: AgentState, *, turn_number: int
             if text in known and value.get("id") not in state.section(addition.section):
                 continue
             known.add(text)
-        if addition.section == "items" and not isinstance((value.get("ref") or {}).get("turn"), int):
-            value["ref"] = {**(value.get("ref") or {}), "turn": turn_number}
         kept.append(addition.model_copy(update={"value": value}))
-    return delta.model_copy(update={"add": kept})
+    return stamped(delta.model_copy(update={"add": kept}), turn_number)
 
 
 async def summarize_turn(

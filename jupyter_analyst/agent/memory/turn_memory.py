@@ -15,7 +15,7 @@ from ...agent_state import AgentState, Item, StateDelta
 from ..context import STATE_ENTRIES
 from ..dataflow import names_used
 from ..guards import Verdict, expectation_delta, match, observe
-from .observations import observe_step, turn_answered, turn_opened
+from .observations import observe_step, stamped, turn_answered, turn_opened
 from .thread_memory import ThreadMemory
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ class TurnMemory:
         """Apply a change to the agent state now (one transaction)."""
         if delta.is_empty():
             return
+        delta = stamped(delta, self.turn.number)  # an item says which turn raised it
         new = self.thread.apply(delta, origin=origin, turn_id=self.turn.turn_id)
         # The store returns the entities the delta touched; the others are as loaded.
         entities = {**self.state.entities, **new.entities}

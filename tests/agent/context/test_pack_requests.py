@@ -199,3 +199,73 @@ def test_an_earlier_result_says_what_it_still_holds_and_an_earlier_error_keeps_i
     # The error keeps its end (what failed and the hint), not only the traceback's head.
     error = next(r for r in earlier if "error" in r)
     assert "KeyError: 'regoin'" in error["error"]["message"] and "closest: region" in error["error"]["message"]
+
+
+def test_the_data_source_is_named_once(analyst):
+    a = analyst({"turns": [{"steps": [
+        sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
+        say("North leads (`by_region`)."),
+    ]}]})
+    first = a.run("revenue by region")
+    a.run("and by region again", thread=first.thread_id)
+    for request in a.server.requests:
+        system = system_of(request)
+        # On the "Data source" line (with its kind), not again as the active source.
+        assert system.count(str(a.source)) == 1 and f"Data source: duckdb {a.source}\n" in system
+        assert "- active source:" not in system
+
+
+BY_REGION_NOTE = "from orders; measures: revenue = SUM(revenue); by: region_id; 5 rows"
+
+
+@pytest.mark.parametrize("prompt", ["plot it", "How are we doing overall?"])
+def test_a_dataset_is_described_once_in_a_request(analyst, prompt):
+    """Active ("plot it"), the system message's active line describes it; no longer active (a
+    new topic), its line in the dataset list does. The earlier result that made it points there."""
+    a = analyst({"turns": [
+        {"match": "^(plot it|how are we doing)", "steps": [say("ok")]},
+        {"steps": [sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
+                   say("North leads (`by_region`).")]},
+    ]})
+    first = a.run("revenue by region")
+    a.run(prompt, thread=first.thread_id)
+    (request,) = requests_for(a.server, prompt)
+    assert json.dumps(request["messages"]).count(BY_REGION_NOTE) == 1
+    assert BY_REGION_NOTE in system_of(request)
+    (made,) = [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+    assert made["dataset"] == "by_region" and made["intent_note"] == "described in the system message (`by_region`)"
+
+
+def test_an_earlier_result_keeps_its_description_when_the_system_message_has_no_room_for_it(analyst):
+    a = analyst({"turns": [{"match": "^continue", "steps": [say("ok")]}, many_datasets_turn(12)]})
+    budget = ContextBudget(state_chars=1_000)
+    first = a.run("count things", context=budget)
+    a.run("continue", thread=first.thread_id, context=budget)
+    (request,) = requests_for(a.server, "continue")
+    system = system_of(request)
+    made = {r["dataset"]: r["intent_note"] for r in
+            (json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool")}
+    assert len(made) == 12
+    for name, note in made.items():
+        # Pointed to only where the system message does describe it (the oldest lines were cut).
+        described = re.search(rf"`{name}` \(?art_\w+: from orders", system) is not None
+        assert note == (f"described in the system message (`{name}`)" if described else note)
+        assert described or note.startswith("from orders")
+    assert 0 < sum(n.startswith("described") for n in made.values()) < 12
+
+
+def test_an_earlier_question_is_shown_as_the_user_saw_it_and_once_more_as_asked(analyst):
+    from jupyter_analyst.testing import call_step as tool
+
+    a = analyst({"turns": [
+        {"match": "^gross", "steps": [say("ok")]},
+        {"steps": [tool("clarify", question="Which revenue do you mean?", candidates=["gross", "net"])]},
+    ]})
+    asked = a.run("which revenue is biggest?")
+    a.run("gross, please", thread=asked.thread_id)
+    (request,) = requests_for(a.server, "gross, please")
+    history = request["messages"][1:]
+    (result,) = [json.loads(m["content"]) for m in history if m["role"] == "tool"]
+    assert result == {"asked": "Which revenue do you mean?", "candidates": ["gross", "net"]}
+    # The numbered form the user read is the answer's, once.
+    assert json.dumps(history).count("1. gross") == 1

@@ -4,9 +4,10 @@ duplicates of what is recorded already, questions the user ignored closed."""
 from __future__ import annotations
 
 import json
+import re
 
 from jupyter_analyst.agent import ContextBudget
-from jupyter_analyst.testing import call_step as tool, sql_step as sql, text_step as say
+from jupyter_analyst.testing import call_step as tool, python_step, sql_step as sql, text_step as say
 
 
 def state_of(a, thread):
@@ -27,11 +28,12 @@ def test_the_request_reads_results_in_one_line_and_labels_turns_right(analyst):
         a.run("all orders", thread=first.thread_id, context=ContextBudget(summarize_turns=2, tool_output_turns=1))
     requests = a.server.summarizer_requests
     text = [r["messages"][1]["content"] for r in requests]
-    assert all("result of run_sql: all_orders art_" in t and "rows; columns" in t for t in text)
+    assert all(re.search(r"result of run_sql: all_orders art_\w+: from orders; columns: \*; 2400 rows;", t) for t in text)
     assert not any('"sample"' in t or "turns 1-0" in t for t in text)
     assert "The turn that just finished (turn 1)" in text[0]
     folds = [t for t in text if "to fold" in t]
-    assert folds and "Previous summary (no turns)" in folds[0]
+    # No summary yet: nothing said of it (it was "Previous summary (no turns): (none)").
+    assert folds and "Previous summary" not in folds[0] and "(none)" not in folds[0]
     assert max(len(json.dumps(r["messages"])) for r in requests) < 6_000
 
 
@@ -62,3 +64,60 @@ def test_a_question_the_user_ignores_is_closed_after_two_turns(analyst):
     a.run("fourth", thread=thread)
     closed = state_of(a, thread).items["q1"]
     assert closed.status == "discarded" and "not taken up" in closed.resolution
+
+
+def test_a_printed_table_keeps_its_lines_a_find_says_what_it_found_and_rows_are_said_once(analyst):
+    a = analyst({"turns": [{"steps": [
+        tool("find", query="revenue"),
+        sql("SELECT order_id, revenue FROM orders ORDER BY order_id LIMIT 101", "first_orders"),
+        python_step("print(first_orders.head(40))"),
+        say("The first orders are in `first_orders`."),
+    ]}], "summarizer": [{"steps": [{"content": "{}"}]}]})
+    a.run("revenue of the first orders")
+    (request,) = a.server.summarizer_requests
+    text = request["messages"][1]["content"]
+    # The table as printed, line by line: its head and its tail, the middle elided.
+    printed = text.split("result of run_python: printed:\n", 1)[1]
+    assert printed.startswith("      order_id  revenue\n  0          1    51.65\n  1          2   674.89\n")
+    assert "not shown ...]" in printed and printed.split("\nassistant:")[0].endswith("\n  39        40    84.95")
+    assert len(printed.split("\nassistant:")[0]) < 700
+    # A find result is a result line (what it found, and as what), not a cut of its JSON.
+    assert "result of find: found orders.revenue (column), regions.region (column)\n" in text and '"matches"' not in text
+    # The dataset's line says its rows once (its description says them).
+    (made,) = [line for line in text.splitlines() if line.startswith("result of run_sql:")]
+    assert made.count("101 rows") == 1 and "from orders" in made
+
+
+def test_a_clarify_question_says_which_turn_asked_it(analyst):
+    question = "Which revenue do you mean?"
+    a = analyst({"turns": [{"match": "^show", "steps": [tool("clarify", question=question, candidates=["gross", "net"])]},
+                           {"steps": [say("ok")]}]})
+    first = a.run("hello")
+    asked = a.run("show revenue", thread=first.thread_id)
+    a.run("gross", thread=asked.thread_id)
+    (item,) = [i for i in state_of(a, asked.thread_id).items.values() if i.kind == "question"]
+    assert item.ref == {"turn": 2} and item.status == "resolved"
+    # The summarizer reads when it was asked, as it reads the turn of every other item.
+    after = a.server.summarizer_requests[-1]["messages"][1]["content"]
+    assert f"- {item.id} (question, resolved, asked in turn 2): {question} -> gross" in after
+
+
+def test_an_open_question_says_which_turn_asked_it_until_it_is_closed(analyst):
+    idea = {"add": [{"section": "items", "value": {"id": "q1", "kind": "question", "text": "Should returns count?"}}]}
+    a = analyst({"turns": [{"steps": [say("ok")]}],
+                 "summarizer": [{"match": "^\\[summarizer\\] Agent state:\\nassumptions:\\nhypotheses:\\nitems:\\ndatasets",
+                                 "steps": [{"content": json.dumps(idea)}]},
+                                {"steps": [{"content": "{}"}]}]})
+    thread = a.run("first").thread_id
+    for prompt in ("second", "third", "fourth"):
+        a.run(prompt, thread=thread)
+    def system(prompt):
+        (request,) = [r for r in a.server.requests if r["messages"][-1]["content"] == prompt]
+        return request["messages"][0]["content"]
+    # Turns 2 and 3 see it open, asked in turn 1 (the model can tell the user let it pass).
+    assert "- question (asked in turn 1): Should returns count?" in system("second")
+    assert "- question (asked in turn 1): Should returns count?" in system("third")
+    # Turn 4 opens with it closed: not taken up in two turns after the one that asked it.
+    assert "Should returns count?" not in system("fourth")
+    summarizer = a.server.summarizer_requests[-1]["messages"][1]["content"]
+    assert "- q1 (question, discarded, asked in turn 1): Should returns count? -> not taken up" in summarizer
