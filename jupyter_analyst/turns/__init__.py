@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .host import BackgroundWork
     from .live import LiveThreads
     from .playbook import PromptProgress, plan_playbook, run_playbook
-    from .requests import STEP_TOOLS, SqlStep, SqlStepRequest, ToolStep, ToolStepRequest, TurnRequest, TurnSummary
+    from .requests import SqlStep, SqlStepRequest, ToolStep, ToolStepRequest, TurnRequest, TurnSummary
     from .run import run_turn
     from .user_step import run_sql_step, run_tool_step
 
@@ -28,7 +28,6 @@ _HOME = {
     "run_tool_step": "user_step",
     "ToolStepRequest": "requests",
     "ToolStep": "requests",
-    "STEP_TOOLS": "requests",
     "TurnRequest": "requests",
     "SqlStepRequest": "requests",
     "SqlStep": "requests",
@@ -43,7 +42,7 @@ _HOME = {
 }
 
 __all__ = [
-    "STEP_TOOLS", "ToolStep", "ToolStepRequest", "run_tool_step",
+    "ToolStep", "ToolStepRequest", "run_tool_step",
     "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",
     "SqlStepRequest", "TurnRequest", "TurnSummary", "plan_playbook", "run_playbook", "run_sql_step", "run_turn",
 ]
