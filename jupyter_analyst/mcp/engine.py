@@ -57,8 +57,12 @@ def _artifact_view(artifact: Artifact) -> dict[str, Any]:
 
 
 def _cut(text: str) -> str:
-    """>>> _cut("abc")
+    """``text``, cut at :data:`TEXT_CAP` characters with how much was left out.
+
+    >>> _cut("abc")
     'abc'
+    >>> _cut("x" * 4_010)[-23:]
+    'x… (10 more characters)'
     """
     return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + f"… ({len(text) - TEXT_CAP} more characters)"
 

@@ -21,10 +21,10 @@ def check_listen(host: str, token: str | None) -> None:
 
     >>> check_listen("127.0.0.1", None)
     >>> check_listen("0.0.0.0", "s3cret")
-    >>> check_listen("0.0.0.0", None)
+    >>> check_listen("0.0.0.0", None)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    jupyter_analyst.errors.ConfigError: refusing to listen on 0.0.0.0 without a token
+    jupyter_analyst.errors.ConfigError: refusing to listen on 0.0.0.0 without a token (hint: ...)
     """
     if token:
         return
