@@ -160,15 +160,11 @@ class AnalystTools:
     async def verify(self, *, thread: str, scope: Scope) -> Reply:
         """Re-execute the thread's audit notebook and compare its fingerprints."""
         from ..notebooks import format_report, verify_notebook
-        from ..workspace import Workspace
 
         def run() -> Any:
-            workspace = Workspace.of(self.config)
-            try:
-                record = workspace.store.get_thread(thread, user=self.user)
-                notebook = workspace.notebook_path(thread)
-            finally:
-                workspace.close()
+            # The workspace says which source and notebook the thread has (as `verify --thread`).
+            record, notebook = self._with_workspace(
+                lambda ws: (ws.store.get_thread(thread, user=self.user), ws.notebook_path(thread)))
             return verify_notebook(notebook, source=record.source, progress=False)
 
         report = await asyncio.to_thread(run)
@@ -178,6 +174,12 @@ class AnalystTools:
 
     # ------------------------------------------------------------------ resources
 
+    async def artifact(self, fingerprint: str, *, scope: Scope) -> Reply:
+        """Where an artifact is (its resource URI), with its type, MIME type and size."""
+        found = await asyncio.to_thread(self._with_workspace, lambda ws: self._find(ws, fingerprint, scope))
+        view = _artifact_view(found)
+        return Reply(f"{view['uri']} ({view['mime']}, {view['size']} bytes): read it as a resource", view)
+
     async def read_artifact(self, fingerprint: str, *, scope: Scope) -> tuple[bytes, str]:
         """An artifact's bytes (checked against its fingerprint) and MIME type, when a thread of
         ``scope`` holds it.
@@ -185,42 +187,38 @@ class AnalystTools:
         Raises:
             ConfigError: ``artifact_not_found`` when no thread of the scope holds it.
         """
-        def read() -> tuple[bytes, str]:
-            from ..workspace import Workspace
+        def read(workspace: Any) -> tuple[bytes, str]:
+            found = self._find(workspace, fingerprint, scope)
+            return workspace.artifacts.read_bytes(found.artifact_id), found.mime
 
-            workspace = Workspace.of(self.config)
-            try:
-                for thread in sorted(scope.threads):
-                    workspace.store.get_thread(thread, user=self.user)
-                    for artifact in workspace.artifacts.list(thread):
-                        if artifact.fingerprint == fingerprint:
-                            return workspace.artifacts.read_bytes(artifact.artifact_id), artifact.mime
-            finally:
-                workspace.close()
-            raise ConfigError("no artifact of this client's threads has that fingerprint",
-                              reason="artifact_not_found")
+        return await asyncio.to_thread(self._with_workspace, read)
 
-        return await asyncio.to_thread(read)
+    def _find(self, workspace: Any, fingerprint: str, scope: Scope) -> Artifact:
+        """The artifact of that fingerprint in a thread of ``scope`` (still this user's)."""
+        for thread in sorted(scope.threads):
+            workspace.store.get_thread(thread, user=self.user)
+            for artifact in workspace.artifacts.list(thread):
+                if artifact.fingerprint == fingerprint:
+                    return artifact
+        raise ConfigError("no artifact of this client's threads has that fingerprint", reason="artifact_not_found")
 
     # ------------------------------------------------------------------ internals
 
-    def _with_store(self, work: Callable[[Any], Any]) -> Any:
+    def _with_workspace(self, work: Callable[[Any], Any]) -> Any:
+        """``work(workspace)`` on a workspace opened for it (blocking: call off the loop)."""
         from ..workspace import Workspace
 
         workspace = Workspace.of(self.config)
         try:
-            return work(workspace.store)
+            return work(workspace)
         finally:
             workspace.close()
+
+    def _with_store(self, work: Callable[[Any], Any]) -> Any:
+        return self._with_workspace(lambda workspace: work(workspace.store))
 
     def _artifacts(self, thread: str) -> list[Artifact]:
-        from ..workspace import Workspace
-
-        workspace = Workspace.of(self.config)
-        try:
-            return workspace.artifacts.list(thread)
-        finally:
-            workspace.close()
+        return self._with_workspace(lambda workspace: workspace.artifacts.list(thread))
 
 
 def _step_reply(tool: str, step: ToolStep) -> Reply:

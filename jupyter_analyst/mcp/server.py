@@ -175,16 +175,8 @@ def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
 
     @server.tool(annotations=LOOKUP)
     async def get_artifact(fingerprint: str, ctx: Context) -> CallToolResult:
-        """Where an artifact's bytes are: its resource URI (read it as a resource)."""
-        scope = scopes.of(ctx)
-
-        async def find() -> Reply:
-            _data, mime = await tools.read_artifact(fingerprint, scope=scope)
-            uri = ARTIFACT_SCHEME + fingerprint
-            return Reply(f"{uri} ({mime}, {len(_data)} bytes): read it as a resource",
-                         {"uri": uri, "mime": mime, "size": len(_data)})
-
-        return await guarded(find())
+        """Where an artifact's bytes are: its resource URI (read it as a resource), type and size."""
+        return await guarded(tools.artifact(fingerprint, scope=scopes.of(ctx)))
 
     @server.tool(annotations=LOOKUP)
     async def thread_state(thread: str, ctx: Context) -> CallToolResult:

@@ -14,10 +14,9 @@ from jupyter_analyst.workspace import Workspace
 
 def test_jupyters_mcp_server_lists_and_runs_the_analysts_tools(tmp_path, sales_db):
     port = free_port()
-    # jupyter-server-mcp enables itself where it is installed (its jupyter_server_config.d file).
     extra = [f"--MCPExtensionApp.mcp_port={port}"]
     with JupyterServerProcess(tmp_path, sources={"sales": str(sales_db)}, model_url="http://127.0.0.1:9/v1",
-                              extra=extra):
+                              extra=extra, mcp=True):
         async def session():
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 tools = (await client.list_tools()).tools

@@ -55,9 +55,12 @@ def test_sql_then_python_chart_read_back_as_a_resource_and_reuse(tmp_path, sales
             chart = next(a for a in python.structured_content["artifacts"] if a["type"] == "image")
             blob = await client.read_resource(chart["uri"])
             again = await client.call_tool("run_sql", {"sql": REVENUE, "name": "revenue", "thread": thread})
-            return first, python, chart, blob, again
+            where = await client.call_tool("get_artifact", {"fingerprint": chart["fingerprint"]})
+            state = await client.call_tool("thread_state", {"thread": thread})
+            verified = await client.call_tool("verify", {"thread": thread})
+            return first, python, chart, blob, again, where, state, verified
 
-    first, python, chart, blob, again = run(session())
+    first, python, chart, blob, again, where, state, verified = run(session())
     assert not first.is_error and first.structured_content["result"]["rows"] == 5
     assert not python.is_error and python.structured_content["result"]["stdout"].strip() == "5"
     data = blob.contents[0]
@@ -68,6 +71,9 @@ def test_sql_then_python_chart_read_back_as_a_resource_and_reuse(tmp_path, sales
     assert chart["uri"] == "analyst://artifact/" + chart["fingerprint"]
     assert data.blob not in python.content[0].text  # the bytes are a resource, never inline
     assert again.structured_content["reused"] is True
+    assert where.structured_content["uri"] == chart["uri"] and where.structured_content["size"] == len(raw)
+    assert len(state.structured_content["turns"]) == 3
+    assert not verified.is_error and verified.structured_content["verdict"] == "verified", verified.content[0].text
     assert again.structured_content["artifacts"][0]["fingerprint"] == first.structured_content["artifacts"][0]["fingerprint"]
     workspace = Workspace(tmp_path / "ws")
     try:  # an ordinary thread, in the store the panel's API reads
