@@ -310,3 +310,30 @@ def scripted_model(args: argparse.Namespace) -> int:
     finally:
         server.stop()
     return 0
+
+
+def mcp(args: argparse.Namespace) -> int:
+    """``mcp``: the analyst's tools for other agents, until the client (stdio) or a signal (HTTP) ends it."""
+    import os
+
+    from ..errors import AnalystError
+    from ..kernel import SandboxPolicy
+    from ..mcp import AnalystTools, check_listen, serve_http, serve_stdio
+    from ..turns import AnalystConfig, ModelSettings
+
+    token = args.token or os.environ.get("ANALYST_MCP_TOKEN") or None
+    if args.http:
+        check_listen(args.host, token)  # before anything opens: one clear line
+    config = AnalystConfig(workspace=args.workspace, store=args.store, blobs=args.blobs,
+                           blobs_endpoint=args.blobs_endpoint, sandbox=SandboxPolicy(enabled=not args.no_sandbox),
+                           summarizer=not args.no_summarizer)
+    try:
+        model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
+    except AnalystError:
+        model = None  # the step tools need no model; ask says so when called
+    tools = AnalystTools(config, source=args.source, model=model, user=args.user)
+    if args.http:
+        asyncio.run(serve_http(tools, host=args.host, port=args.port, token=token))
+    else:
+        asyncio.run(serve_stdio(tools))
+    return 0

@@ -109,6 +109,8 @@ def _command(argv: Sequence[str] | None, started: Callable[[], None] = lambda: N
                 return evaluate(args)
             case "scripted-model":
                 return commands.scripted_model(args)
+            case "mcp":
+                return commands.mcp(args)
             case "doctor":
                 return commands.doctor()
             case "install-kernelspec":

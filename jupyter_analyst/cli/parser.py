@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     _execute_command(sub)
     _scripted_model_command(sub)
     _eval_command(sub)
+    _mcp_command(sub)
     return parser
 
 
@@ -260,3 +261,25 @@ def _eval_command(sub: Any) -> None:
                     help="run the kernels without bubblewrap or limits (trusted code only)")
     ev.add_argument("--summarizer", action="store_true",
                     help="update each thread's agent state after each turn (its model calls are not counted)")
+
+
+def _mcp_command(sub: Any) -> None:
+    """``jupyter analyst mcp``."""
+    mcp = sub.add_parser("mcp", help="serve the analyst's tools to other agents over MCP (stdio, or --http)",
+                         description="Serve the analyst's tools over the Model Context Protocol: on stdin/stdout "
+                                     "for the agent that starts it, or over streamable HTTP with --http.")
+    mcp.add_argument("--db", dest="source", metavar="SOURCE",
+                     help="the data source new threads open (a .duckdb file, CSV/Parquet, or a SQLAlchemy URL)")
+    _workspace_arg(mcp)
+    _model_args(mcp)
+    mcp.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp")
+    mcp.add_argument("--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1)")
+    mcp.add_argument("--port", type=int, default=8765, help="port to listen on with --http (default 8765)")
+    mcp.add_argument("--token", default=None, metavar="TOKEN",
+                     help="require Authorization: Bearer TOKEN (default: $ANALYST_MCP_TOKEN); "
+                          "needed to listen past loopback")
+    mcp.add_argument("--user", default="local", help="whose threads the tools work on (default: local)")
+    mcp.add_argument("--no-sandbox", action="store_true",
+                     help="run kernels without bubblewrap or limits (trusted code only)")
+    mcp.add_argument("--no-summarizer", action="store_true",
+                     help="do not update the agent state with a model call after an ask")

@@ -1,8 +1,8 @@
 """The application layer: what the surfaces (the CLI, the server, the magics) call to run a
-turn. ``run_turn`` asks the model (run.py), ``run_sql_step`` runs the user's own query
-(user_step.py); both in one frame (frame.py) that resolves the thread and source, lends the
-turn the host's kernels (host.py, live.py) and writes the audit notebook after. Playbooks
-(playbook.py) run a notebook of prompts as turns.
+turn. ``run_turn`` asks the model (run.py), ``run_sql_step`` runs the user's own query and
+``run_tool_step`` one call of a named tool (user_step.py); all in one frame (frame.py) that
+resolves the thread and source, lends the turn the host's kernels (host.py, live.py) and
+writes the audit notebook after. Playbooks (playbook.py) run a notebook of prompts as turns.
 
 The names below are imported on first use, so ``import jupyter_analyst`` stays cheap.
 """
@@ -18,13 +18,16 @@ if TYPE_CHECKING:
     from .host import BackgroundWork
     from .live import LiveThreads
     from .playbook import PromptProgress, plan_playbook, run_playbook
-    from .requests import SqlStep, SqlStepRequest, TurnRequest, TurnSummary
+    from .requests import SqlStep, SqlStepRequest, ToolStep, ToolStepRequest, TurnRequest, TurnSummary
     from .run import run_turn
-    from .user_step import run_sql_step
+    from .user_step import run_sql_step, run_tool_step
 
 _HOME = {
     "run_turn": "run",
     "run_sql_step": "user_step",
+    "run_tool_step": "user_step",
+    "ToolStepRequest": "requests",
+    "ToolStep": "requests",
     "TurnRequest": "requests",
     "SqlStepRequest": "requests",
     "SqlStep": "requests",
@@ -39,6 +42,7 @@ _HOME = {
 }
 
 __all__ = [
+    "ToolStep", "ToolStepRequest", "run_tool_step",
     "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",
     "SqlStepRequest", "TurnRequest", "TurnSummary", "plan_playbook", "run_playbook", "run_sql_step", "run_turn",
 ]

@@ -1,12 +1,14 @@
-"""What a surface asks of a turn: a prompt for the model (:class:`TurnRequest`), or one query
-the user runs themselves (:class:`SqlStepRequest`), and what such a step did (:class:`SqlStep`)."""
+"""What a surface asks of a turn: a prompt for the model (:class:`TurnRequest`), one query
+the user runs themselves (:class:`SqlStepRequest`) or one call of a named tool
+(:class:`ToolStepRequest`), and what such a step did (:class:`SqlStep`, :class:`ToolStep`)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .._text import valid_text
 from ..agent import StepOutcome, TurnSummary
@@ -115,4 +117,90 @@ class SqlStep(BaseModel):
         return cls(
             summary=summary.model_copy(update={"notebook": str(notebook)}),
             result=outcome.public_result, reused=outcome.reused, dataset=dataset if outcome.status == "ok" else None,
+        )
+
+
+#: The tools a step may be asked for by name: those that fetch or compute. The others
+#: (``plan``, ``clarify``, ``find``, ``read_cells``) speak to the model's own work.
+STEP_TOOLS = ("list_tables", "describe_table", "list_artifacts", "run_sql", "run_python")
+
+
+class ToolStepRequest(BaseModel):
+    """One call of a named tool into a thread, asked for by the user or a client agent."""
+
+    NO_SOURCE_HINT: ClassVar[str] = "pass a source, or a thread that has one"
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    source: str | None = None
+    thread_id: str | None = None
+    rerun: bool = False
+    user: str = "local"
+
+    @property
+    def prompt(self) -> str:
+        """How the turn is recorded: the call, as it was asked for.
+
+        >>> ToolStepRequest(tool="describe_table", arguments={"table": "orders"}).prompt
+        'describe_table {"table": "orders"}'
+        """
+        return valid_text(f"{self.tool} {json.dumps(self.arguments, ensure_ascii=False, default=str)}")
+
+    @property
+    def notebook(self) -> Path | None:
+        """The thread's audit notebook is written in its default place."""
+        return None
+
+    @property
+    def attached(self) -> AttachedNotebook | None:
+        """No notebook of the user's is read: no model reads it."""
+        return None
+
+    def check(self) -> None:
+        """Refuse a tool that cannot be asked for, before anything opens.
+
+        Raises:
+            ConfigError: the tool is not one of :data:`STEP_TOOLS`.
+        """
+        if self.tool not in STEP_TOOLS:
+            raise ConfigError(f"no step runs the tool {self.tool!r}", reason="unknown_tool",
+                              hint="one of " + ", ".join(STEP_TOOLS))
+
+
+class ToolStep(BaseModel):
+    """What a named tool's step did: the turn's summary, the call's result and its artifacts."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    summary: TurnSummary
+    thread_id: str
+    status: str
+    """The call's: ``ok``, ``error`` or ``refused``."""
+    result: dict[str, Any]
+    """The call's result as the model would see it (or the error, with the guard's message)."""
+    reused: bool = False
+    artifacts: list[Artifact] = Field(default_factory=list)
+    """The artifacts the step made or reused (datasets, charts, files)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.summary.status == "completed"
+
+    @property
+    def error(self) -> str | None:
+        """The refusal's or failure's message, as the guard or the tool said it."""
+        if self.ok:
+            return None
+        error = self.result.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        summary_error = self.summary.error or {}
+        return str(summary_error.get("message") or f"the step ended {self.summary.status}")
+
+    @classmethod
+    def of(cls, summary: TurnSummary, outcome: StepOutcome, *, thread_id: str, notebook: Path | None) -> ToolStep:
+        return cls(
+            summary=summary.model_copy(update={"notebook": str(notebook)}), thread_id=thread_id,
+            status=outcome.status, result=outcome.public_result, reused=outcome.reused,
+            artifacts=[artifact for artifact, _ in outcome.artifacts],
         )

@@ -43,9 +43,26 @@ def test_importing_the_command_line_imports_no_engine():
     loaded = _fresh(f"""
         import json, sys
         import jupyter_analyst.cli
-        print(json.dumps(sorted(m for m in {HEAVY + ("openai", "duckdb")!r} if m in sys.modules)))
+        print(json.dumps(sorted(m for m in {HEAVY + ("openai", "duckdb", "mcp")!r} if m in sys.modules)))
     """)
     assert loaded == []
+
+
+def test_jupyters_mcp_server_loading_the_analysts_tools_imports_no_sdk_or_engine():
+    # As jupyter-server-mcp does at a Jupyter server's start: the entry point, then each tool.
+    loaded = _fresh(f"""
+        import importlib, json, sys
+        from importlib.metadata import entry_points
+
+        (point,) = [p for p in entry_points(group="jupyter_server_mcp.tools") if p.name == "analyst"]
+        specs = point.load()()
+        for spec in specs:
+            module, name = spec.split(":")
+            getattr(importlib.import_module(module), name)
+        print(json.dumps({{"tools": len(specs),
+                          "loaded": sorted(m for m in {ENGINE + ("mcp",)!r} if m in sys.modules)}}))
+    """)
+    assert loaded == {"tools": 8, "loaded": []}
 
 
 def test_a_turn_whose_steps_are_all_reused_imports_no_kernel_dataframe_or_sql_parser(analyst, tmp_path):

@@ -71,8 +71,10 @@ class HubProcess:
         # of this Hub's own (the machine's Jupyter config is left alone).
         config_dir = self.root / "user-config"
         config_dir.mkdir(exist_ok=True)
+        # Jupyter's MCP server (jupyter-server-mcp enables itself where it is installed) would
+        # have every user's server listen on one port: off.
         (config_dir / "jupyter_server_config.json").write_text(json.dumps({
-            "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}},
+            "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True, "jupyter_server_mcp": False}},
             "AnalystApp": {"model": MODEL_NAME, "api_key": "scripted", **analyst},
         }))
         settings = {

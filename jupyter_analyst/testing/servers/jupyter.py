@@ -72,14 +72,16 @@ class JupyterServerProcess:
     """``jupyter server`` with ``jupyter_analyst.server`` enabled, token-authenticated."""
 
     def __init__(self, root: Path, *, sources: dict[str, str], model_url: str, token: str = "analyst-test-token",
-                 extra: list[str] | None = None, ready_path: str = "/api/status") -> None:
+                 extra: list[str] | None = None, ready_path: str = "/api/status", mcp: bool = False) -> None:
         self.root = Path(root)
         self.token = token
         self.port = free_port()
         self.args = [
             sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", f"--port={self.port}",
             "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={self.root}",
-            "--ServerApp.jpserver_extensions={'jupyter_analyst.server': True}",
+            # Jupyter's MCP server (jupyter-server-mcp enables itself where it is installed) only
+            # where a test asks for it: it listens on a port of its own.
+            f"--ServerApp.jpserver_extensions={{'jupyter_analyst.server': True, 'jupyter_server_mcp': {mcp}}}",
             f"--AnalystApp.workspace={self.root / 'ws'}", "--AnalystApp.sources=" + json.dumps(sources),
             f"--AnalystApp.model_base_url={model_url}", "--AnalystApp.api_key=scripted",
             f"--AnalystApp.model={MODEL_NAME}", *(extra or []),
@@ -174,7 +176,8 @@ def analyst_server_config(
     """
     model = {"model": MODEL_NAME, "model_base_url": model_url, "api_key": "scripted"} if model_url else {}
     return {
-        "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}, **(server or {})},
+        "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True, "jupyter_server_mcp": False},
+                      **(server or {})},
         "AnalystApp": {"workspace": str(workspace), "sources": sources, **model, "pool_size": 0, "summarizer": False,
                        **analyst},
     }

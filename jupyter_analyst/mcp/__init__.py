@@ -1,0 +1,25 @@
+"""The analyst as an MCP server, for other agents (Claude Code, Codex, VS Code...): the
+engine's tools (engine.py) on the official SDK (server.py), over stdio or streamable HTTP
+(serve.py). The SDK is imported on first use: a Jupyter server start does not pay for it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from .engine import AnalystTools
+    from .serve import check_listen, serve_http, serve_stdio
+
+_HOME = {
+    "AnalystTools": "engine",
+    "check_listen": "serve",
+    "serve_http": "serve",
+    "serve_stdio": "serve",
+}
+
+__all__ = ["AnalystTools", "check_listen", "serve_http", "serve_stdio"]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

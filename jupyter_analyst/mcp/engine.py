@@ -1,0 +1,236 @@
+"""The analyst's tools as a client agent calls them: each one a step of a thread
+(:func:`~jupyter_analyst.turns.run_tool_step`), or a whole turn of this product's own agent
+(``ask``), or a look at the store. Independent of the MCP SDK: the server (server.py) and
+the tools inside Jupyter's MCP server (jupyter_tools.py) both call :class:`AnalystTools`.
+
+Every result is a :class:`Reply`: a compact text for the client's model and the same facts
+as structured content. Artifacts are named by their resource URI
+(``analyst://artifact/<fingerprint>``); their bytes are never put in a result.
+
+A client sees only its own threads: those it made or named (its :class:`Scope`), of the
+server's user. An artifact is readable through a thread of the scope that holds it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..agent import EventSink
+    from ..artifacts import Artifact
+    from ..turns import AnalystConfig, LiveThreads, ModelSettings, ToolStep
+
+ARTIFACT_SCHEME = "analyst://artifact/"
+#: A result's sample rows and text are cut here: the client reads the rest as a resource.
+TEXT_CAP = 4_000
+
+
+def artifact_uri(artifact: Artifact) -> str:
+    return ARTIFACT_SCHEME + artifact.fingerprint
+
+
+@dataclass
+class Reply:
+    """One tool's answer: ``text`` for the client's model, ``data`` as structured content."""
+
+    text: str
+    data: dict[str, Any]
+    error: bool = False
+
+
+@dataclass
+class Scope:
+    """The threads one client made or named: what its resource reads may reach."""
+
+    threads: set[str] = field(default_factory=set)
+
+
+def _artifact_view(artifact: Artifact) -> dict[str, Any]:
+    return {"id": artifact.artifact_id, "name": artifact.name, "type": artifact.type, "mime": artifact.mime,
+            "size": artifact.size, "fingerprint": artifact.fingerprint, "uri": artifact_uri(artifact)}
+
+
+def _cut(text: str) -> str:
+    """``text``, cut at :data:`TEXT_CAP` characters with how much was left out.
+
+    >>> _cut("abc")
+    'abc'
+    >>> _cut("x" * 4_010)[-23:]
+    'x… (10 more characters)'
+    """
+    return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + f"… ({len(text) - TEXT_CAP} more characters)"
+
+
+class AnalystTools:
+    """The engine behind the MCP tools: one user's, on one workspace, with its kernels kept
+    between steps (``live``), and a default source for new threads.
+
+    Args:
+        config: the engine's settings (workspace, store, sandbox, limits).
+        source: the source a new thread opens when a call names none.
+        model: the model that ``ask`` runs a turn with (``None``: ``ask`` says none is set).
+        user: whose threads these are.
+    """
+
+    def __init__(self, config: AnalystConfig, *, source: str | None = None, model: ModelSettings | None = None,
+                 user: str = "local", live: LiveThreads | None = None) -> None:
+        from ..turns import LiveThreads
+
+        self.config, self.source, self.model, self.user = config, source, model, user
+        self.live = live if live is not None else LiveThreads()
+
+    async def close(self) -> None:
+        await self.live.close()
+
+    # ------------------------------------------------------------------ steps
+
+    async def step(self, tool: str, arguments: dict[str, Any], *, thread: str | None, scope: Scope,
+                   on_event: EventSink | None = None) -> Reply:
+        """One call of ``tool`` as a step of ``thread`` (a new thread when ``None``)."""
+        from ..turns import ToolStepRequest, run_tool_step
+
+        request = ToolStepRequest(tool=tool, arguments={k: v for k, v in arguments.items() if v is not None},
+                                  thread_id=thread, source=None if thread else self.source, user=self.user)
+        step = await run_tool_step(request, config=self.config, on_event=on_event, live=self.live)
+        scope.threads.add(step.thread_id)
+        return _step_reply(tool, step)
+
+    async def ask(self, prompt: str, *, thread: str | None, scope: Scope, on_event: EventSink | None = None) -> Reply:
+        """A whole turn of this product's own agent on ``thread``."""
+        from ..turns import TurnRequest, run_turn
+
+        if self.model is None:
+            raise ConfigError("no model is configured for ask", reason="no_model",
+                              hint="set OPENAI_API_KEY (and OPENAI_BASE_URL), or pass --base-url")
+        request = TurnRequest(prompt=prompt, thread_id=thread, source=None if thread else self.source, user=self.user)
+        before = {a.artifact_id for a in await asyncio.to_thread(self._artifacts, thread)} if thread else set()
+        summary = await run_turn(request, config=self.config, model=self.model, on_event=on_event, live=self.live)
+        scope.threads.add(summary.thread_id)
+        artifacts = await asyncio.to_thread(self._artifacts, summary.thread_id)
+        views = [_artifact_view(a) for a in artifacts if a.artifact_id not in before]
+        data = {"thread": summary.thread_id, "turn": summary.turn_id, "status": summary.status,
+                "answer": summary.answer, "artifacts": views, "notebook": summary.notebook}
+        text = f"[thread {summary.thread_id}] {summary.status}\n{_cut(summary.answer or '')}"
+        text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
+        return Reply(text, data, error=summary.status == "error")
+
+    # ------------------------------------------------------------------ look-ups
+
+    async def list_sources(self, *, scope: Scope) -> Reply:
+        """The default source, and those of this user's threads."""
+        threads = await asyncio.to_thread(self._with_store, lambda s: s.list_threads(user=self.user))
+        sources = sorted({t.source for t in threads if t.source} | ({self.source} if self.source else set()))
+        data = {"default": self.source, "sources": sources,
+                "threads": [{"thread": t.thread_id, "source": t.source, "title": t.title} for t in threads]}
+        return Reply("sources:\n" + "\n".join(f"- {s}" for s in sources) if sources else "no source yet", data)
+
+    async def list_artifacts(self, *, thread: str | None, scope: Scope) -> Reply:
+        if thread is None:
+            return Reply("a new thread has no artifacts; pass thread", {"artifacts": []})
+        await asyncio.to_thread(self._with_store, lambda s: s.get_thread(thread, user=self.user))
+        scope.threads.add(thread)
+        views = [_artifact_view(a) for a in await asyncio.to_thread(self._artifacts, thread)]
+        text = f"[thread {thread}] {len(views)} artifacts" + "".join(
+            f"\n- {v['name']} ({v['type']}, {v['size']} bytes): {v['uri']}" for v in views)
+        return Reply(text, {"thread": thread, "artifacts": views})
+
+    async def thread_state(self, *, thread: str, scope: Scope) -> Reply:
+        """The thread's agent state (entities, hypotheses, open items) and its turns."""
+        from ..agent import ThreadMemory
+
+        def read(store: Any) -> dict[str, Any]:
+            record = store.get_thread(thread, user=self.user)
+            state = ThreadMemory(store, thread).state()
+            return {"thread": thread, "source": record.source, "title": record.title,
+                    "turns": [{"turn": t.turn_id, "prompt": t.prompt, "status": t.status} for t in store.turns(thread)],
+                    "state": json.loads(state.model_dump_json())}
+
+        data = await asyncio.to_thread(self._with_store, read)
+        scope.threads.add(thread)
+        lines = [f"[thread {thread}] on {data['source']}, {len(data['turns'])} turns"]
+        lines += [f"- {t['status']}: {t['prompt'][:100]}" for t in data["turns"][-10:]]
+        return Reply("\n".join(lines), data)
+
+    async def verify(self, *, thread: str, scope: Scope) -> Reply:
+        """Re-execute the thread's audit notebook and compare its fingerprints."""
+        from ..notebooks import format_report, verify_notebook
+
+        def run() -> Any:
+            # The workspace says which source and notebook the thread has (as `verify --thread`).
+            record, notebook = self._with_workspace(
+                lambda ws: (ws.store.get_thread(thread, user=self.user), ws.notebook_path(thread)))
+            return verify_notebook(notebook, source=record.source, progress=False)
+
+        report = await asyncio.to_thread(run)
+        scope.threads.add(thread)
+        data = report.to_json()
+        return Reply(_cut(format_report(report)), data, error=report.verdict not in ("verified", "nothing_to_verify"))
+
+    # ------------------------------------------------------------------ resources
+
+    async def artifact(self, fingerprint: str, *, scope: Scope) -> Reply:
+        """Where an artifact is (its resource URI), with its type, MIME type and size."""
+        found = await asyncio.to_thread(self._with_workspace, lambda ws: self._find(ws, fingerprint, scope))
+        view = _artifact_view(found)
+        return Reply(f"{view['uri']} ({view['mime']}, {view['size']} bytes): read it as a resource", view)
+
+    async def read_artifact(self, fingerprint: str, *, scope: Scope) -> tuple[bytes, str]:
+        """An artifact's bytes (checked against its fingerprint) and MIME type, when a thread of
+        ``scope`` holds it.
+
+        Raises:
+            ConfigError: ``artifact_not_found`` when no thread of the scope holds it.
+        """
+        def read(workspace: Any) -> tuple[bytes, str]:
+            found = self._find(workspace, fingerprint, scope)
+            return workspace.artifacts.read_bytes(found.artifact_id), found.mime
+
+        return await asyncio.to_thread(self._with_workspace, read)
+
+    def _find(self, workspace: Any, fingerprint: str, scope: Scope) -> Artifact:
+        """The artifact of that fingerprint in a thread of ``scope`` (still this user's)."""
+        for thread in sorted(scope.threads):
+            workspace.store.get_thread(thread, user=self.user)
+            for artifact in workspace.artifacts.list(thread):
+                if artifact.fingerprint == fingerprint:
+                    return artifact
+        raise ConfigError("no artifact of this client's threads has that fingerprint", reason="artifact_not_found")
+
+    # ------------------------------------------------------------------ internals
+
+    def _with_workspace(self, work: Callable[[Any], Any]) -> Any:
+        """``work(workspace)`` on a workspace opened for it (blocking: call off the loop)."""
+        from ..workspace import Workspace
+
+        workspace = Workspace.of(self.config)
+        try:
+            return work(workspace)
+        finally:
+            workspace.close()
+
+    def _with_store(self, work: Callable[[Any], Any]) -> Any:
+        return self._with_workspace(lambda workspace: work(workspace.store))
+
+    def _artifacts(self, thread: str) -> list[Artifact]:
+        return self._with_workspace(lambda workspace: workspace.artifacts.list(thread))
+
+
+def _step_reply(tool: str, step: ToolStep) -> Reply:
+    """A step's result as text and structured content: artifacts by URI, never their bytes."""
+    views = [_artifact_view(a) for a in step.artifacts]
+    result = {k: v for k, v in step.result.items() if k not in ("artifacts",)}
+    data = {"thread": step.thread_id, "tool": tool, "status": step.status, "reused": step.reused,
+            "result": result, "artifacts": views}
+    if not step.ok:
+        return Reply(f"[thread {step.thread_id}] {tool} {step.status}: {step.error}", data, error=True)
+    body = json.dumps(result, default=str, ensure_ascii=False)
+    text = f"[thread {step.thread_id}] {tool} ok" + (" (reused)" if step.reused else "") + "\n" + _cut(body)
+    text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
+    return Reply(text, data)
+

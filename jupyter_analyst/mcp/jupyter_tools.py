@@ -1,0 +1,91 @@
+"""The analyst's tools inside Jupyter's own MCP server (the ``jupyter-server-mcp`` extension),
+which loads them from the ``jupyter_server_mcp.tools`` entry point (:func:`tool_specs`).
+
+That extension calls plain functions and hands them nothing of the server, nor who asks. So
+each function finds the running server's own analyst (its settings, its sources, the kernels
+it keeps between turns: the service the panel uses) and works as the server's user: ``local``
+on a single-user server, as the panel's API says it, or the Hub's user of this server.
+Their names start with ``analyst_``, beside the tools Jupyter AI registers there.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import ConfigError
+from .engine import AnalystTools, Reply, Scope
+
+_cached: tuple[Any, AnalystTools] | None = None
+_scope = Scope()
+
+TOOLS = ("list_sources", "list_tables", "describe_table", "run_sql", "run_python", "list_artifacts",
+         "thread_state", "ask")
+
+
+def tool_specs() -> list[str]:
+    """What the ``jupyter_server_mcp.tools`` entry point lists: ``module:function`` of each tool."""
+    return [f"{__name__}:analyst_{name}" for name in TOOLS]
+
+
+def _tools() -> AnalystTools:
+    """The running Jupyter server's analyst, as its extension configured it."""
+    global _cached
+    from jupyter_server.serverapp import ServerApp
+
+    if not ServerApp.initialized():
+        raise ConfigError("no Jupyter server runs in this process", reason="no_server")
+    service = ServerApp.instance().web_app.settings.get("jupyter_analyst")
+    if service is None:
+        raise ConfigError("the jupyter_analyst server extension is not enabled", reason="no_server",
+                          hint="jupyter server extension enable jupyter_analyst")
+    if _cached is None or _cached[0] is not service:
+        user = os.environ.get("JUPYTERHUB_USER") or "local"
+        tools = AnalystTools(service.config, source=service.catalog.spec_of(None), model=service.model, user=user,
+                             live=service.live)
+        _cached = (service, tools)
+    return _cached[1]
+
+
+def _answer(reply: Reply) -> dict[str, Any]:
+    return {"text": reply.text, "error": reply.error, **reply.data}
+
+
+async def analyst_list_sources() -> dict[str, Any]:
+    """The analyst's data sources: the server's default, and those of your threads."""
+    return _answer(await _tools().list_sources(scope=_scope))
+
+
+async def analyst_list_tables(thread: str | None = None) -> dict[str, Any]:
+    """The source's tables and views, with row counts (a new analyst thread when none is given)."""
+    return _answer(await _tools().step("list_tables", {}, thread=thread, scope=_scope))
+
+
+async def analyst_describe_table(table: str, thread: str | None = None) -> dict[str, Any]:
+    """A table's columns, types and sample rows."""
+    return _answer(await _tools().step("describe_table", {"table": table}, thread=thread, scope=_scope))
+
+
+async def analyst_run_sql(sql: str, name: str, thread: str | None = None) -> dict[str, Any]:
+    """Run a read-only SELECT into the dataset `name` of an analyst thread (reused when asked again)."""
+    return _answer(await _tools().step("run_sql", {"sql": sql, "name": name}, thread=thread, scope=_scope))
+
+
+async def analyst_run_python(code: str, thread: str | None = None) -> dict[str, Any]:
+    """Run Python in the analyst thread's sandboxed kernel; its datasets are DataFrames by name."""
+    return _answer(await _tools().step("run_python", {"code": code}, thread=thread, scope=_scope))
+
+
+async def analyst_list_artifacts(thread: str | None = None) -> dict[str, Any]:
+    """An analyst thread's datasets, charts and files."""
+    return _answer(await _tools().list_artifacts(thread=thread, scope=_scope))
+
+
+async def analyst_thread_state(thread: str) -> dict[str, Any]:
+    """An analyst thread's turns and agent state."""
+    return _answer(await _tools().thread_state(thread=thread, scope=_scope))
+
+
+async def analyst_ask(prompt: str, thread: str | None = None) -> dict[str, Any]:
+    """Ask the data analyst a whole question: it plans, queries, analyses and answers."""
+    return _answer(await _tools().ask(prompt, thread=thread, scope=_scope))

@@ -1,0 +1,198 @@
+"""The analyst as an MCP server (the official SDK's ``MCPServer``): the tools of
+:class:`~.engine.AnalystTools`, artifacts as resources, over stdio or streamable HTTP.
+
+Each tool call's events become progress notifications (and a beat every second while a step
+runs, so a long Python step shows it is alive); a client that cancels the call cancels the
+step's task, which stops it as the panel's Stop does (the kernel interrupted, the query
+cancelled) and ends the turn ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+
+from ..errors import AnalystError
+from .engine import ARTIFACT_SCHEME, AnalystTools, Reply, Scope
+
+LOOKUP = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+STEP = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+BEAT_S = 1.0
+
+INSTRUCTIONS = (
+    "A data analyst over the user's database. Look up tables with list_tables/describe_table, query with "
+    "run_sql (into a named dataset), analyse with run_python (datasets are pandas DataFrames by name), or ask "
+    "the analyst a whole question with ask. Pass the thread a result names to go on in it. Datasets, charts "
+    "and files are resources analyst://artifact/<fingerprint>."
+)
+
+
+class Scopes:
+    """The client's :class:`Scope`: the threads made or named through this server.
+
+    The 2026 protocol answers each request on its own (no connection a scope could be kept
+    on), so the scope is the server's: over stdio, one client's (each client starts its own
+    server); over HTTP, that of every client holding the server's token, all the same user.
+    """
+
+    def __init__(self) -> None:
+        self._scope = Scope()
+
+    def of(self, ctx: Context) -> Scope:
+        return self._scope
+
+
+def _result(reply: Reply) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=reply.text)], structured_content=reply.data,
+                          is_error=reply.error)
+
+
+@contextlib.asynccontextmanager
+async def _progress(ctx: Context, what: str) -> AsyncIterator[Callable[[Any], Awaitable[None]]]:
+    """An event sink that turns the step's events into progress notifications, and a beat
+    each second while the step runs."""
+    count = 0
+    lock = asyncio.Lock()
+    stopped = False
+
+    async def tell(message: str) -> None:
+        nonlocal count
+        if stopped:  # the call was cancelled: its client waits for nothing more
+            return
+        async with lock:
+            count += 1
+            await ctx.report_progress(count, message=message)
+
+    async def beat() -> None:
+        seconds = 0
+        while True:
+            await asyncio.sleep(BEAT_S)
+            seconds += 1
+            await tell(f"{what} running ({seconds} s)")
+
+    async def on_event(event: Any) -> None:
+        kind = getattr(event, "type", "event")
+        detail = getattr(event, "to_state", None) or getattr(event, "tool", None) or getattr(event, "status", None)
+        await tell(f"{kind}: {detail}" if detail else kind)
+
+    beating = asyncio.create_task(beat())
+    try:
+        yield on_event
+    except asyncio.CancelledError:
+        stopped = True
+        raise
+    finally:
+        beating.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beating
+
+
+async def _stoppable(work: Awaitable[Reply]) -> Reply:
+    """``work`` in a task of its own, cancelled once when the client cancels the call.
+
+    The SDK cancels a handler by cancelling its scope, which cancels every await inside
+    it until it exits; a step stopped that way could not end its turn (interrupt the
+    kernel, tell ``turn_ended``, close the turn in the store). Here the step's task is
+    cancelled once, as the panel's Stop does, and awaited to its end, shielded.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.cancel()
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait([task])
+        raise
+
+
+def build_server(tools: AnalystTools) -> MCPServer:
+    """The MCP server of ``tools``: every tool, and artifacts as resources."""
+    server = MCPServer("jupyter-analyst", instructions=INSTRUCTIONS)
+    scopes = Scopes()
+
+    async def guarded(work: Awaitable[Reply]) -> CallToolResult:
+        try:
+            return _result(await _stoppable(work))
+        except AnalystError as exc:  # bad input: a clear error, nothing lost
+            return _result(Reply(str(exc), {"error": {"reason": exc.reason, "message": str(exc)}}, error=True))
+
+    async def step(ctx: Context, tool: str, thread: str | None, **arguments: Any) -> CallToolResult:
+        async with _progress(ctx, tool) as on_event:
+            return await guarded(tools.step(tool, arguments, thread=thread, scope=scopes.of(ctx), on_event=on_event))
+
+    @server.tool(annotations=LOOKUP)
+    async def list_tables(ctx: Context, thread: str | None = None) -> CallToolResult:
+        """The source's tables and views, with row counts. Without thread, a new thread is made."""
+        return await step(ctx, "list_tables", thread)
+
+    @server.tool(annotations=LOOKUP)
+    async def describe_table(table: str, ctx: Context, thread: str | None = None) -> CallToolResult:
+        """A table's columns, types and sample rows."""
+        return await step(ctx, "describe_table", thread, table=table)
+
+    @server.tool(annotations=STEP)
+    async def run_sql(sql: str, name: str, ctx: Context, thread: str | None = None) -> CallToolResult:
+        """Run a read-only SELECT on the source into the dataset `name` (a Parquet artifact, loaded in the
+        thread's Python as a DataFrame). The same query again is reused, not re-run."""
+        return await step(ctx, "run_sql", thread, sql=sql, name=name)
+
+    @server.tool(annotations=STEP)
+    async def run_python(code: str, ctx: Context, thread: str | None = None) -> CallToolResult:
+        """Run Python in the thread's sandboxed kernel (its datasets are DataFrames by name; charts shown and
+        files written under outputs/ become artifacts)."""
+        return await step(ctx, "run_python", thread, code=code)
+
+    @server.tool(annotations=STEP)
+    async def ask(prompt: str, ctx: Context, thread: str | None = None) -> CallToolResult:
+        """Ask this product's own analyst a whole question: it plans, queries, analyses and answers."""
+        async with _progress(ctx, "ask") as on_event:
+            return await guarded(tools.ask(prompt, thread=thread, scope=scopes.of(ctx), on_event=on_event))
+
+    _lookups(server, tools, scopes, guarded)
+    return server
+
+
+def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
+             guarded: Callable[[Awaitable[Reply]], Awaitable[CallToolResult]]) -> None:
+    """The tools that read the store, and artifacts as resources."""
+
+    @server.tool(annotations=LOOKUP)
+    async def list_sources(ctx: Context) -> CallToolResult:
+        """The data sources: the server's default, and those of your threads."""
+        return await guarded(tools.list_sources(scope=scopes.of(ctx)))
+
+    @server.tool(annotations=LOOKUP)
+    async def list_artifacts(ctx: Context, thread: str | None = None) -> CallToolResult:
+        """The thread's datasets, charts and files, each with its resource URI."""
+        return await guarded(tools.list_artifacts(thread=thread, scope=scopes.of(ctx)))
+
+    @server.tool(annotations=LOOKUP)
+    async def get_artifact(fingerprint: str, ctx: Context) -> CallToolResult:
+        """Where an artifact's bytes are: its resource URI (read it as a resource), type and size."""
+        return await guarded(tools.artifact(fingerprint, scope=scopes.of(ctx)))
+
+    @server.tool(annotations=LOOKUP)
+    async def thread_state(thread: str, ctx: Context) -> CallToolResult:
+        """The thread's turns and agent state (entities, hypotheses, open items)."""
+        return await guarded(tools.thread_state(thread=thread, scope=scopes.of(ctx)))
+
+    @server.tool(annotations=LOOKUP)
+    async def verify(thread: str, ctx: Context) -> CallToolResult:
+        """Re-execute the thread's audit notebook and compare every artifact's fingerprint."""
+        return await guarded(tools.verify(thread=thread, scope=scopes.of(ctx)))
+
+    @server.resource(ARTIFACT_SCHEME + "{fingerprint}", name="artifact", mime_type="application/octet-stream",
+                     description="A dataset (Parquet), chart or file of one of your threads, by fingerprint.")
+    async def artifact(fingerprint: str, ctx: Context) -> bytes:
+        try:
+            data, _mime = await tools.read_artifact(fingerprint, scope=scopes.of(ctx))
+        except AnalystError as exc:  # the client is told why, as a resource error
+            raise ResourceError(str(exc)) from exc
+        return data

@@ -1,0 +1,85 @@
+"""`jupyter analyst mcp --http`: streamable HTTP behind a bearer token, driven by the SDK's own
+client against a real server process."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from jupyter_analyst.testing.servers.jupyter import free_port, stop_process
+
+pytestmark = pytest.mark.process  # each test starts the server process
+
+TOKEN = "mcp-test-token"
+
+
+def command(workspace, source, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "jupyter_analyst.cli", "mcp", "--http", "--workspace", str(workspace),
+            "--db", str(source), "--no-summarizer", *extra]
+
+
+def status_of(url: str, headers: dict[str, str] | None = None) -> int:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+@pytest.fixture
+def http_server(tmp_path, sales_db):
+    port = free_port()
+    log = open(tmp_path / "mcp.log", "wb")
+    proc = subprocess.Popen(command(tmp_path / "ws", sales_db, "--port", str(port), "--token", TOKEN),
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 60
+    while True:  # until it answers (a bare GET without a token: 401)
+        try:
+            status_of(url)
+            break
+        except (urllib.error.URLError, ConnectionError):
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "mcp.log").read_text()
+            time.sleep(0.1)
+    yield url
+    stop_process(proc)
+    log.close()
+
+
+def test_a_request_without_the_token_gets_401(http_server):
+    assert status_of(http_server) == 401
+    assert status_of(http_server, {"Authorization": "Bearer wrong"}) == 401
+
+
+def test_tools_are_called_over_http_with_the_token(http_server):
+    async def session():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
+        async with http, Client(streamable_http_client(http_server, http_client=http)) as client:
+            tools = (await client.list_tools()).tools
+            made = await client.call_tool("run_sql", {"sql": "SELECT COUNT(*) AS n FROM orders", "name": "n"})
+            blob = await client.read_resource(made.structured_content["artifacts"][0]["uri"])
+            return tools, made, blob
+
+    tools, made, blob = asyncio.run(session())
+    assert "run_sql" in {tool.name for tool in tools}
+    assert not made.is_error and made.structured_content["result"]["rows"] == 1
+    assert blob.contents[0].blob  # the dataset's Parquet bytes
+
+
+def test_past_loopback_without_a_token_it_refuses_to_start(tmp_path, sales_db, monkeypatch):
+    monkeypatch.delenv("ANALYST_MCP_TOKEN", raising=False)
+    done = subprocess.run(command(tmp_path / "ws", sales_db, "--host", "0.0.0.0", "--port", str(free_port())),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert done.stderr.splitlines()[0] == "error: refusing to listen on 0.0.0.0 without a token"
+    assert not (tmp_path / "ws").exists()  # refused before anything opened

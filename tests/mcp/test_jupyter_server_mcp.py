@@ -1,0 +1,37 @@
+"""The analyst's tools inside Jupyter's own MCP server: a real Jupyter server with the
+jupyter-server-mcp extension lists them (from their entry point) on its MCP endpoint, and
+one runs on the server's own analyst (its sources, its workspace) as its user."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcp.client import Client
+
+from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess, free_port
+from jupyter_analyst.workspace import Workspace
+
+
+def test_jupyters_mcp_server_lists_and_runs_the_analysts_tools(tmp_path, sales_db):
+    port = free_port()
+    extra = [f"--MCPExtensionApp.mcp_port={port}"]
+    with JupyterServerProcess(tmp_path, sources={"sales": str(sales_db)}, model_url="http://127.0.0.1:9/v1",
+                              extra=extra, mcp=True):
+        async def session():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                tools = (await client.list_tools()).tools
+                tables = await client.call_tool("analyst_list_tables", {})
+                return tools, tables
+
+        tools, tables = asyncio.run(session())
+    names = {tool.name for tool in tools}
+    assert {"analyst_run_sql", "analyst_run_python", "analyst_list_tables", "analyst_ask"} <= names
+    assert not tables.is_error, tables.content
+    thread = tables.structured_content["thread"]
+    assert {"orders", "regions", "products"} <= {t["name"] for t in tables.structured_content["result"]["tables"]}
+    workspace = Workspace(tmp_path / "ws")
+    try:  # a thread of the server's own workspace, its user's, on its configured source
+        record = workspace.store.get_thread(thread, user="local")
+    finally:
+        workspace.close()
+    assert record.source == str(sales_db)

@@ -1,0 +1,182 @@
+"""The analyst's MCP server as a client agent sees it: a real `jupyter analyst mcp` process,
+driven by the official SDK's own client over stdio, on a real DuckDB file and kernel."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from jupyter_analyst.workspace import Workspace
+
+pytestmark = pytest.mark.process  # each test starts the server process
+
+REVENUE = "SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY region_id ORDER BY region_id"
+CHART = "import matplotlib.pyplot as plt\nrevenue.plot.bar(x='region_id', y='revenue')\nplt.show()\nprint(len(revenue))"
+SLOW = "import time\nfor i in range(4):\n    print(i, flush=True)\n    time.sleep(1)\nprint('done')"
+ENDLESS = "import time\nwhile True:\n    time.sleep(0.2)"
+
+
+def server(workspace: Path, source: Path | None, *extra: str) -> StdioServerParameters:
+    args = ["-m", "jupyter_analyst.cli", "mcp", "--workspace", str(workspace), "--no-summarizer", *extra]
+    return StdioServerParameters(command=sys.executable, args=args + (["--db", str(source)] if source else []))
+
+
+def run(work) -> object:
+    return asyncio.run(work)
+
+
+def test_tools_are_listed_with_their_annotations(tmp_path, sales_db):
+    async def listing():
+        async with Client(server(tmp_path / "ws", sales_db)) as client:
+            return (await client.list_tools()).tools
+
+    tools = {tool.name: tool for tool in run(listing())}
+    assert set(tools) == {"list_sources", "list_tables", "describe_table", "run_sql", "run_python",
+                          "list_artifacts", "get_artifact", "thread_state", "verify", "ask"}
+    for tool in tools.values():
+        assert tool.annotations.destructive_hint is False and tool.annotations.open_world_hint is False
+    assert {n for n, t in tools.items() if t.annotations.read_only_hint} == {
+        "list_sources", "list_tables", "describe_table", "list_artifacts", "get_artifact", "thread_state", "verify"}
+    assert "thread" in tools["run_sql"].input_schema["properties"]
+
+
+def test_sql_then_python_chart_read_back_as_a_resource_and_reuse(tmp_path, sales_db):
+    async def session():
+        async with Client(server(tmp_path / "ws", sales_db)) as client:
+            first = await client.call_tool("run_sql", {"sql": REVENUE, "name": "revenue"})
+            thread = first.structured_content["thread"]
+            python = await client.call_tool("run_python", {"code": CHART, "thread": thread})
+            chart = next(a for a in python.structured_content["artifacts"] if a["type"] == "image")
+            blob = await client.read_resource(chart["uri"])
+            again = await client.call_tool("run_sql", {"sql": REVENUE, "name": "revenue", "thread": thread})
+            where = await client.call_tool("get_artifact", {"fingerprint": chart["fingerprint"]})
+            state = await client.call_tool("thread_state", {"thread": thread})
+            verified = await client.call_tool("verify", {"thread": thread})
+            return first, python, chart, blob, again, where, state, verified
+
+    first, python, chart, blob, again, where, state, verified = run(session())
+    assert not first.is_error and first.structured_content["result"]["rows"] == 5
+    assert not python.is_error and python.structured_content["result"]["stdout"].strip() == "5"
+    data = blob.contents[0]
+    import base64
+
+    raw = base64.b64decode(data.blob)
+    assert "sha256:" + hashlib.sha256(raw).hexdigest() == chart["fingerprint"]
+    assert chart["uri"] == "analyst://artifact/" + chart["fingerprint"]
+    assert data.blob not in python.content[0].text  # the bytes are a resource, never inline
+    assert again.structured_content["reused"] is True
+    assert where.structured_content["uri"] == chart["uri"] and where.structured_content["size"] == len(raw)
+    assert len(state.structured_content["turns"]) == 3
+    assert not verified.is_error and verified.structured_content["verdict"] == "verified", verified.content[0].text
+    assert again.structured_content["artifacts"][0]["fingerprint"] == first.structured_content["artifacts"][0]["fingerprint"]
+    workspace = Workspace(tmp_path / "ws")
+    try:  # an ordinary thread, in the store the panel's API reads
+        assert [t.status for t in workspace.store.turns(first.structured_content["thread"])] == ["completed"] * 3
+    finally:
+        workspace.close()
+
+
+def test_a_hostile_query_is_refused_with_the_guards_message(tmp_path, sales_db):
+    async def session():
+        async with Client(server(tmp_path / "ws", sales_db)) as client:
+            return await client.call_tool("run_sql", {"sql": "SELECT * FROM read_csv('/etc/passwd')", "name": "x"})
+
+    result = run(session())
+    assert result.is_error
+    assert "read_csv" in result.content[0].text and "root:" not in result.content[0].text
+    assert result.structured_content["artifacts"] == []
+
+
+def test_progress_arrives_during_a_slow_step(tmp_path, sales_db):
+    async def session():
+        seen: list[tuple[float, str | None]] = []
+
+        async def progress(value, total, message):
+            seen.append((value, message))
+
+        async with Client(server(tmp_path / "ws", sales_db)) as client:
+            result = await client.call_tool("run_python", {"code": SLOW}, progress_callback=progress)
+        return result, seen
+
+    result, seen = run(session())
+    assert not result.is_error and "done" in result.structured_content["result"]["stdout"]
+    assert any("run_python running" in (message or "") for _, message in seen)  # beats while the step ran
+    values = [value for value, _ in seen]
+    assert values == sorted(values) and len(values) >= 3
+
+
+def test_cancelling_a_call_stops_the_step(tmp_path, sales_db):
+    async def session():
+        started = asyncio.Event()
+
+        async def progress(value, total, message):
+            if "running" in (message or ""):
+                started.set()
+
+        async with Client(server(tmp_path / "ws", sales_db)) as client:
+            call = asyncio.create_task(client.call_tool("run_python", {"code": ENDLESS}, progress_callback=progress))
+            await asyncio.wait_for(started.wait(), 60)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            # The server goes on answering while the stopped step ends its turn (the kernel
+            # interrupted, turn_ended told): asked until the turn is no longer running.
+            thread = (await client.call_tool("list_sources", {})).structured_content["threads"][0]["thread"]
+            deadline = time.monotonic() + 60
+            while True:
+                state = await client.call_tool("thread_state", {"thread": thread})
+                turns = state.structured_content["turns"]
+                if turns[-1]["status"] != "running" or time.monotonic() > deadline:
+                    return turns
+                await asyncio.sleep(0.1)
+
+    turns = run(session())
+    assert [t["status"] for t in turns] == ["interrupted"]
+
+
+def test_two_clients_do_not_see_each_others_artifacts(tmp_path, sales_db):
+    async def session():
+        async with Client(server(tmp_path / "ws", sales_db)) as alice:
+            made = await alice.call_tool("run_sql", {"sql": REVENUE, "name": "revenue"})
+        async with Client(server(tmp_path / "ws", sales_db)) as bob:
+            other = await bob.call_tool("run_sql", {"sql": "SELECT 1 AS one", "name": "one"})
+            uri = made.structured_content["artifacts"][0]["uri"]
+            fingerprint = made.structured_content["artifacts"][0]["fingerprint"]
+            refused = await bob.call_tool("get_artifact", {"fingerprint": fingerprint})
+            try:
+                await bob.read_resource(uri)
+                read = "read"
+            except Exception as exc:  # noqa: BLE001 - the SDK raises its own error type for a refused read
+                read = str(exc)
+        return made, other, refused, read
+
+    made, other, refused, read = run(session())
+    assert made.structured_content["thread"] != other.structured_content["thread"]
+    assert refused.is_error and "no artifact" in refused.content[0].text
+    assert "no artifact" in read
+
+
+def test_ask_runs_a_whole_turn_of_the_analyst(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+    from jupyter_analyst.testing import sql_step, text_step
+
+    script = {"turns": [{"match": ".", "steps": [sql_step(REVENUE, "revenue"), text_step()]}]}
+    model = ScriptedModelServer(script).start()
+    try:
+        async def session():
+            async with Client(server(tmp_path / "ws", sales_db, "--base-url", model.base_url)) as client:
+                return await client.call_tool("ask", {"prompt": "Revenue by region"})
+
+        result = run(session())
+    finally:
+        model.stop()
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["status"] == "completed"
+    assert [a["type"] for a in result.structured_content["artifacts"]] == ["dataset"]
