@@ -39,6 +39,12 @@ def _tools() -> AnalystTools:
     if service is None:
         raise ConfigError("the jupyter_analyst server extension is not enabled", reason="no_server",
                           hint="jupyter server extension enable jupyter_analyst")
+    if not getattr(service, "jupyter_mcp_tools", False):
+        # Jupyter's MCP server listens on a port of its own, without the server's token: any
+        # local user reaching it could run code as this one. The owner opts in knowingly.
+        raise ConfigError("the analyst's tools are off in Jupyter's MCP server", reason="jupyter_mcp_tools_off",
+                          hint="it answers on a port of its own, without the Jupyter token; to allow them, set "
+                               "c.AnalystApp.jupyter_mcp_tools = True")
     if _cached is None or _cached[0] is not service:
         user = os.environ.get("JUPYTERHUB_USER") or "local"
         tools = AnalystTools(service.config, source=service.catalog.spec_of(None), model=service.model, user=user,

@@ -35,6 +35,11 @@ class AnalystApp(ExtensionApp):
     allow_any_source = Bool(False, config=True,
                             help="Let clients name any path or URL on the server as a data source, not only the "
                                  "names in `sources` (off: any other name gets 400 with the configured names).")
+    jupyter_mcp_tools = Bool(False, config=True,
+                             help="Answer calls of the analyst's tools in Jupyter's own MCP server (jupyter-server-mcp). "
+                                  "That server listens on a port of its own, outside the Jupyter server's token: any "
+                                  "process of any user of this machine that reaches it may call them. Off: they are "
+                                  "listed there but refuse to run.")
     max_prompt_bytes = Int(100_000, min=1, config=True,
                            help="Largest prompt a turn takes, in bytes of UTF-8 (larger: 413 prompt_too_large).")
     max_body_bytes = Int(1 << 20, min=1, config=True,
@@ -122,6 +127,7 @@ class AnalystApp(ExtensionApp):
                     "gateway's process proxy's, not bubblewrap's; datasets and files travel over the kernel "
                     "protocol", remote_kernel)
             service = ThreadService(
+                jupyter_mcp_tools=self.jupyter_mcp_tools,
                 config=config, model=model, sources=dict(self.sources), allow_any_source=self.allow_any_source,
                 launcher=ServerKernelLauncher(self.serverapp.kernel_manager, remote_kernel=remote_kernel),
                 pool_size=self.pool_size,

@@ -47,6 +47,7 @@ class ThreadService:
         model: ModelSettings | None,
         sources: dict[str, str],
         allow_any_source: bool = False,
+        jupyter_mcp_tools: bool = False,
         launcher: KernelLauncher | None = None,
         pool_size: int = 0,
         pool_idle_s: float = 600.0,
@@ -58,6 +59,8 @@ class ThreadService:
         self.model = model
         #: What clients may open: configured sources by name (any path or URL only if allowed).
         self.catalog = SourceCatalog(sources, allow_any=allow_any_source)
+        #: Whether the analyst's tools in Jupyter's own MCP server may run (see AnalystApp.jupyter_mcp_tools).
+        self.jupyter_mcp_tools = jupyter_mcp_tools
         self.launcher = launcher
         self.workspace = Workspace.of(config)
         # Opened now: a blob store that cannot be used (no bucket, no credentials, server

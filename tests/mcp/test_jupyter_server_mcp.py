@@ -12,9 +12,29 @@ from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess, free_p
 from jupyter_analyst.workspace import Workspace
 
 
+def test_the_analysts_tools_refuse_to_run_there_unless_the_owner_allows_them(tmp_path, sales_db):
+    """Jupyter's MCP server answers on a port of its own, without the Jupyter token: any
+    local user reaching it could run code as the owner. Off by default, said plainly."""
+    port = free_port()
+    with JupyterServerProcess(tmp_path, sources={"sales": str(sales_db)}, model_url="http://127.0.0.1:9/v1",
+                              extra=[f"--MCPExtensionApp.mcp_port={port}"], mcp=True):
+        async def session():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                return await client.call_tool("analyst_run_python", {"code": "print(open('/etc/hostname').read())"})
+
+        refused = asyncio.run(session())
+    text = " ".join(getattr(part, "text", "") for part in refused.content)
+    assert refused.is_error and "c.AnalystApp.jupyter_mcp_tools = True" in text, text
+    workspace = Workspace(tmp_path / "ws")
+    try:
+        assert workspace.store.list_threads() == [], "nothing ran"
+    finally:
+        workspace.close()
+
+
 def test_jupyters_mcp_server_lists_and_runs_the_analysts_tools(tmp_path, sales_db):
     port = free_port()
-    extra = [f"--MCPExtensionApp.mcp_port={port}"]
+    extra = [f"--MCPExtensionApp.mcp_port={port}", "--AnalystApp.jupyter_mcp_tools=True"]
     with JupyterServerProcess(tmp_path, sources={"sales": str(sales_db)}, model_url="http://127.0.0.1:9/v1",
                               extra=extra, mcp=True):
         async def session():
