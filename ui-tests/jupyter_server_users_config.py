@@ -11,3 +11,5 @@ configure_jupyter_server(c)  # noqa: F821 (c is the configuration being loaded)
 
 c.ServerApp.ip = "127.0.0.1"  # noqa: F821
 c.ServerApp.identity_provider_class = "jupyter_analyst.testing.identity.HeaderIdentityProvider"  # noqa: F821
+# jupyter-server-mcp (installed with the test extra) would open a port of its own.
+c.ServerApp.jpserver_extensions = {"jupyter_analyst.server": True, "jupyter_server_mcp": False}  # noqa: F821

@@ -44,6 +44,8 @@ def lab_arguments(out: Path, db: Path, model_url: str, *, port: int | None, open
         f"--AnalystApp.model_base_url={model_url}",
         "--AnalystApp.api_key=scripted",
         f"--AnalystApp.model={MODEL_NAME}",
+        # jupyter-server-mcp (installed with the test extra) would open a port of its own.
+        "--ServerApp.jpserver_extensions={'jupyter_analyst.server': True, 'jupyter_server_mcp': False}",
     ]
     if port is not None:
         args.append(f"--ServerApp.port={port}")
