@@ -347,7 +347,11 @@ test.describe('the conversation', () => {
     await page.reload();
     await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
     panel = await openPanel(page);
-    await panel.locator(`.jp-AnalystThreadList-item[data-thread-id="${threadId}"]`).click();
+    // The panel reopens the thread that was open.
+    await expect(panel.locator('.jp-AnalystConversation')).toHaveAttribute(
+      'data-thread-id',
+      threadId
+    );
 
     // The running turn is followed again: its events once each, and Stop is offered.
     first = turn(panel, 0);
