@@ -58,6 +58,10 @@ def finished_steps(messages: Sequence[dict[str, Any]]) -> list[str]:
     ['run_sql `revenue`']
     >>> finished_steps([call])
     []
+    >>> plan = {"role": "assistant", "tool_calls": [{"id": "p1", "function": {"name": "plan", "arguments": "{}"}}]}
+    >>> ran = '{"steps": [{"id": "q1", "tool": "run_sql", "status": "ok"}, {"id": "p", "tool": "run_python", "status": "ok"}]}'
+    >>> finished_steps([plan, {"role": "tool", "tool_call_id": "p1", "content": ran}])
+    ['run_sql q1 of the plan', 'run_python p of the plan']
     """
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     steps: list[str] = []
@@ -76,10 +80,25 @@ def finished_steps(messages: Sequence[dict[str, Any]]) -> list[str]:
             except json.JSONDecodeError:
                 result = {}
             result = result if isinstance(result, dict) else {}
+            if name == "plan" and isinstance(result.get("steps"), list):
+                # A plan is one call of several steps: each that ran is a step of the turn.
+                steps += [_plan_step(step) for step in result["steps"]
+                          if isinstance(step, dict) and step.get("status") != "skipped"]
+                continue
             made = result.get("dataset") or arguments.get("name")
             label = f"{name} `{made}`" if name == "run_sql" and made else name
             steps.append(label + (" (failed)" if "error" in result else ""))
     return steps
+
+
+def _plan_step(step: dict[str, Any]) -> str:
+    """A plan's step in a few words: its tool and id, and whether it failed.
+
+    >>> _plan_step({"step": 2, "id": "q2", "tool": "run_sql", "status": "error"})
+    'run_sql q2 of the plan (failed)'
+    """
+    failed = " (failed)" if step.get("status") not in ("ok", None) else ""
+    return f"{step.get('tool')} {step.get('id')} of the plan{failed}"
 
 
 def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], question: Item | None) -> str:

@@ -266,3 +266,20 @@ def test_stopping_a_turn_mid_plan_stops_its_running_queries_and_keeps_what_finis
     import duckdb
 
     duckdb.connect(str(sales_db)).close()
+
+
+def test_the_next_turn_is_told_each_step_the_plan_ran(analyst):
+    """A plan is one call of several steps: the next request counts its steps, not the call."""
+    cheap = plan_call(
+        ("parallel", [sql("q1", "SELECT COUNT(*) AS n FROM orders", "order_count"),
+                      sql("q2", "SELECT COUNT(*) AS n FROM regions", "region_count")]),
+        ("sequence", [py("ratio", "print(order_count.n[0] / region_count.n[0])", inputs=["q1", "q2"])]),
+    )
+    a = analyst({"turns": [{"match": "^orders", "steps": [cheap, answer("[scripted] 480 orders a region")]},
+                           {"match": "^and", "steps": [answer("[scripted] ok")]}]})
+    first = a.run("orders per region")
+    assert first.status == "completed", first.error
+    a.run("and now?", thread=first.thread_id)
+    request = next(r for r in a.server.requests if r["messages"][-1]["content"] == "and now?")
+    system = request["messages"][0]["content"]
+    assert "Previous turn (1): completed in 3 steps." in system, system[-800:]
