@@ -96,8 +96,10 @@ def _export(workspace: Path, thread_id: str, path: Path) -> Path:
 def _closing(first: TurnSummary, second: TurnSummary, workspace: Path, audit: Path, db: Path) -> None:
     print(
         "\nWhat to open next:\n"
-        f"  notebook:   {second.notebook}\n"
         f"  audit:      {audit}  (check it: jupyter analyst verify {audit} --db {db})\n"
+        f"  JupyterLab: jupyter analyst demo --lab --out {audit.parent}  (from a clone: make lab; the Data analyst "
+        f"panel, and {audit.name} in its file browser)\n"
+        f"  notebook:   {second.notebook}  (the thread's own, under a hidden folder)\n"
         f"  inventory:  jupyter analyst artifacts list --workspace {workspace} --thread {first.thread_id}\n"
         f"  memory:     jupyter analyst state --workspace {workspace} --thread {first.thread_id}\n"
         f"  continue:   jupyter analyst run --workspace {workspace} --thread {first.thread_id} "

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +130,16 @@ def test_run_attaches_a_notebook_whose_outline_the_model_sees(tmp_path, sales_db
         tool = next(m for m in server.requests[1]["messages"] if m["role"] == "tool")
         assert json.loads(tool["content"])["cells"] == [
             {"id": "k2", "index": 1, "type": "code", "source": "churn = load()", "outputs": ""}]
+
+
+def test_the_demo_sends_a_newcomer_first_to_what_jupyterlab_can_open(tmp_path):
+    """The first place the demo names is its audit notebook, outside any hidden folder (a
+    file browser shows it), with the command that opens JupyterLab on it."""
+    out = run_cli("demo", "--out", str(tmp_path / "demo"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    after = out.stdout.split("What to open next:\n", 1)[1].splitlines()
+    first = after[0].split()
+    assert first[0] == "audit:" and first[1].endswith("analysis.ipynb")
+    audit = Path(first[1])
+    assert audit.is_file() and not any(part.startswith(".") for part in audit.relative_to(tmp_path).parts)
+    assert f"jupyter analyst demo --lab --out {audit.parent}" in after[1]
