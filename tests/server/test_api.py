@@ -11,9 +11,7 @@ import nbformat
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 from jupyter_analyst.events import parse_events
-from jupyter_analyst.testing import ScriptedModelServer
 
 SQL = ("SELECT r.region, SUM(o.revenue) AS revenue FROM orders o JOIN regions r "
        "ON o.region_id = r.region_id GROUP BY r.region ORDER BY r.region")
@@ -27,17 +25,6 @@ SCRIPT = {"turns": [
         {"content": "[scripted model] revenue by region is charted"},
     ]},
 ]}
-
-
-@pytest.fixture
-def scripted():
-    with ScriptedModelServer(SCRIPT) as server:
-        yield server
-
-
-@pytest.fixture
-def jp_server_config(tmp_path, sales_db, scripted):
-    return analyst_server_config(tmp_path / "ws", {"sales": str(sales_db)}, scripted.base_url)
 
 
 async def call(jp_fetch, *path, method="GET", body=None, **kw):

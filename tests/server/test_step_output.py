@@ -6,25 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
-
-from jupyter_analyst.testing import ScriptedModelServer
-from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
 SLOW = "import time\nprint('loaded 3 files', flush=True)\ntime.sleep(60)\nprint('never printed')"
 SCRIPT = {"turns": [{"steps": [{"tool_calls": [{"name": "run_python", "arguments": {"code": SLOW}}]},
                                {"content": "[scripted model] done"}]}]}
-
-
-@pytest.fixture
-def scripted():
-    with ScriptedModelServer(SCRIPT) as server:
-        yield server
-
-
-@pytest.fixture
-def jp_server_config(tmp_path, sales_db, scripted):
-    return analyst_server_config(tmp_path / "ws", {"sales": str(sales_db)}, scripted.base_url)
 
 
 async def as_json(jp_fetch, *path, method="GET", body=None, **kw):

@@ -5,11 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
 
-from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 from jupyter_analyst.events import parse_events
-from jupyter_analyst.testing import ScriptedModelServer
 
 CONCURRENT = 8
 SQL = "SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY region_id"
@@ -18,17 +15,6 @@ SCRIPT = {"turns": [{"steps": [
     {"tool_calls": [{"name": "run_sql", "arguments": {"sql": SQL, "name": "by_region"}}]},
     {"content": "[scripted model] " + "Revenue is spread over five regions. " * 10},
 ]}]}
-
-
-@pytest.fixture
-def scripted():
-    with ScriptedModelServer(SCRIPT) as server:
-        yield server
-
-
-@pytest.fixture
-def jp_server_config(tmp_path, sales_db, scripted):
-    return analyst_server_config(tmp_path / "ws", {"sales": str(sales_db)}, scripted.base_url)
 
 
 async def _api(jp_fetch, *path, method="GET", body=None, **kw):

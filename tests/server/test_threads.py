@@ -9,8 +9,6 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from jupyter_analyst.testing import ScriptedModelServer
-from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
 SQL = "SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY region_id ORDER BY region_id"
 CHART = "import matplotlib.pyplot as plt\nrevenue.plot.bar(x='region_id', y='revenue')\nplt.show()"
@@ -23,17 +21,6 @@ SCRIPT = {"turns": [
         {"content": "[scripted model] revenue by region is charted (`revenue`)"},
     ]},
 ]}
-
-
-@pytest.fixture
-def scripted():
-    with ScriptedModelServer(SCRIPT) as server:
-        yield server
-
-
-@pytest.fixture
-def jp_server_config(tmp_path, sales_db, scripted):
-    return analyst_server_config(tmp_path / "ws", {"sales": str(sales_db)}, scripted.base_url)
 
 
 async def call(jp_fetch, *path, method="GET", body=None, **kw):
