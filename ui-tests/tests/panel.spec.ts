@@ -1,7 +1,7 @@
 import { expect, test } from '@jupyterlab/galata';
 import * as path from 'path';
 
-import { PANEL_ID, SCREENSHOTS } from './lab';
+import { DEMO_QUESTION, PANEL_ID, SCREENSHOTS, ask, newThread, openPanel } from './lab';
 
 test.describe('the Data analyst panel', () => {
   test('a new thread on sales answers the demo question, streamed', async ({ page }) => {
@@ -73,15 +73,9 @@ test.describe('threads at the sidebar width JupyterLab opens with', () => {
   test('a thread is titled by its question, renamed, found, reopened after a reload, deleted', async ({
     page
   }) => {
-    await page.sidebar.openTab(PANEL_ID);
-    const panel = page.locator(`#${PANEL_ID}`);
-    await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
-    await panel.getByRole('button', { name: 'New thread' }).click();
-    const conversation = panel.locator('.jp-AnalystConversation');
-    const threadId = (await conversation.getAttribute('data-thread-id')) ?? '';
-    const prompt = panel.getByRole('textbox', { name: 'Ask about your data' });
-    await prompt.fill('Revenue by region per month, with a chart');
-    await prompt.press('Enter');
+    const panel = await openPanel(page, { widen: false });
+    const threadId = await newThread(panel);
+    await ask(panel, DEMO_QUESTION);
     await expect(panel.locator('.jp-AnalystTurn')).toHaveAttribute('data-status', 'completed');
 
     // A reload returns to the thread that was open.
@@ -144,15 +138,9 @@ test.describe('room to read', () => {
   test('the panel opens in the main area on the thread that was open, and goes back', async ({
     page
   }) => {
-    await page.sidebar.openTab(PANEL_ID);
-    const panel = page.locator(`#${PANEL_ID}`);
-    await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
-    await panel.getByRole('button', { name: 'New thread' }).click();
-    const threadId =
-      (await panel.locator('.jp-AnalystConversation').getAttribute('data-thread-id')) ?? '';
-    const prompt = panel.getByRole('textbox', { name: 'Ask about your data' });
-    await prompt.fill('Revenue by region per month, with a chart');
-    await prompt.press('Enter');
+    const panel = await openPanel(page, { widen: false });
+    const threadId = await newThread(panel);
+    await ask(panel, DEMO_QUESTION);
     await expect(panel.locator('.jp-AnalystTurn')).toHaveAttribute('data-status', 'completed');
 
     const narrow = (await panel.boundingBox())?.width ?? 0;
