@@ -49,27 +49,14 @@ class TurnRequest(BaseModel):
             raise ConfigError("the prompt is empty", reason="empty_prompt", hint="pass --prompt TEXT")
 
 
-class SqlStepRequest(BaseModel):
-    """One query the user runs into a dataset ``name`` of a thread."""
+class _StepRequest(BaseModel):
+    """What every step the user (or a client agent) asks for has: a thread or a source to make
+    one on, and no notebook of theirs read (no model reads it)."""
 
-    NO_SOURCE_HINT: ClassVar[str] = "pass --source SPEC or --thread ID"
-
-    name: str
-    sql: str
     source: str | None = None
     thread_id: str | None = None
     rerun: bool = False
     user: str = "local"
-
-    @field_validator("sql")
-    @classmethod
-    def _valid_unicode(cls, sql: str) -> str:
-        return valid_text(sql)
-
-    @property
-    def prompt(self) -> str:
-        """How the turn is recorded: the magic's own words."""
-        return f"%analyst_sql {self.name} << {self.sql.strip()}"
 
     @property
     def notebook(self) -> Path | None:
@@ -80,6 +67,25 @@ class SqlStepRequest(BaseModel):
     def attached(self) -> AttachedNotebook | None:
         """No notebook of the user's is read: no model reads it."""
         return None
+
+
+class SqlStepRequest(_StepRequest):
+    """One query the user runs into a dataset ``name`` of a thread."""
+
+    NO_SOURCE_HINT: ClassVar[str] = "pass --source SPEC or --thread ID"
+
+    name: str
+    sql: str
+
+    @field_validator("sql")
+    @classmethod
+    def _valid_unicode(cls, sql: str) -> str:
+        return valid_text(sql)
+
+    @property
+    def prompt(self) -> str:
+        """How the turn is recorded: the magic's own words."""
+        return f"%analyst_sql {self.name} << {self.sql.strip()}"
 
     def check(self) -> None:
         """Refuse an empty query, before anything opens.
@@ -125,17 +131,13 @@ class SqlStep(BaseModel):
 STEP_TOOLS = ("list_tables", "describe_table", "list_artifacts", "run_sql", "run_python")
 
 
-class ToolStepRequest(BaseModel):
+class ToolStepRequest(_StepRequest):
     """One call of a named tool into a thread, asked for by the user or a client agent."""
 
     NO_SOURCE_HINT: ClassVar[str] = "pass a source, or a thread that has one"
 
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
-    source: str | None = None
-    thread_id: str | None = None
-    rerun: bool = False
-    user: str = "local"
 
     @property
     def prompt(self) -> str:
@@ -145,16 +147,6 @@ class ToolStepRequest(BaseModel):
         'describe_table {"table": "orders"}'
         """
         return valid_text(f"{self.tool} {json.dumps(self.arguments, ensure_ascii=False, default=str)}")
-
-    @property
-    def notebook(self) -> Path | None:
-        """The thread's audit notebook is written in its default place."""
-        return None
-
-    @property
-    def attached(self) -> AttachedNotebook | None:
-        """No notebook of the user's is read: no model reads it."""
-        return None
 
     def check(self) -> None:
         """Refuse a tool that cannot be asked for, before anything opens.
