@@ -281,7 +281,12 @@ class ThreadService:
     # ------------------------------------------------------------------ events
 
     def _publish(self, event: Event) -> None:
-        self._published[event.thread_id] = max(self._published.get(event.thread_id, 0), event.seq)
+        # Each event reaches the listeners once. On a shared store this process also hears
+        # its own commits: the feed's read of a batch can be published before the writer
+        # that committed it hands it on, and that hand-on is then a repeat.
+        if event.seq <= self._published.get(event.thread_id, 0):
+            return
+        self._published[event.thread_id] = event.seq
         for queue in self._listeners.get(event.thread_id, ()):
             queue.put_nowait(event)
 

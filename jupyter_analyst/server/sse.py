@@ -41,10 +41,11 @@ async def relay(
         # still be finishing its notebook, but it sends no more events).
         if not follow or (backlog and isinstance(backlog[-1], TurnEnded)):
             return last
-        pending: Event | None = None
+        # What coalescing took from the queue and did not merge: an event, or the end (None).
+        held: list[Event | None] = []
         while True:
-            if pending is not None:
-                event, pending = pending, None
+            if held:
+                event = held.pop()
             else:
                 try:
                     event = await asyncio.wait_for(queue.get(), HEARTBEAT_S)
@@ -57,7 +58,8 @@ async def relay(
             if event.seq <= last:
                 continue  # already sent from the backlog
             if isinstance(event, TextDelta):
-                event, pending = coalesce(event, queue)
+                event, rest = coalesce(event, queue)
+                held.extend(rest)
             handler.write(format_event(event))
             await handler.flush()
             last = event.seq
@@ -67,20 +69,29 @@ async def relay(
         return last
 
 
-def coalesce(first: TextDelta, queue: asyncio.Queue[Event | None]) -> tuple[Event, Event | None]:
+def coalesce(first: TextDelta, queue: asyncio.Queue[Event | None]) -> tuple[Event, list[Event | None]]:
     """Merge text deltas already waiting behind ``first`` into one (a slow client gets fewer,
-    larger frames); returns the merged delta and the first event that is not text, if any.
+    larger frames); returns the merged delta and what was taken from the queue without being
+    merged: nothing, or the first event that is not text (or the end of the stream, ``None``).
 
     Only text is merged, and the merged frame carries the last merged sequence number, so
     a client resuming after it misses nothing. Tool results, artifacts and states are
-    never merged or dropped.
+    never merged or dropped; a delta already merged (a repeat) is not merged twice.
+
+    >>> q = asyncio.Queue()
+    >>> for e in (TextDelta(seq=2, text="b"), TextDelta(seq=2, text="b"), None):
+    ...     q.put_nowait(e)
+    >>> merged, rest = coalesce(TextDelta(seq=1, text="a"), q)
+    >>> merged.seq, merged.text, rest
+    (2, 'ab', [None])
     """
     texts, last = [first.text], first
     while not queue.empty():
         nxt = queue.get_nowait()
         if isinstance(nxt, TextDelta) and nxt.turn_id == first.turn_id:
-            texts.append(nxt.text)
-            last = nxt
+            if nxt.seq > last.seq:
+                texts.append(nxt.text)
+                last = nxt
             continue
-        return last.model_copy(update={"text": "".join(texts)}), nxt
-    return last.model_copy(update={"text": "".join(texts)}), None
+        return last.model_copy(update={"text": "".join(texts)}), [nxt]
+    return last.model_copy(update={"text": "".join(texts)}), []

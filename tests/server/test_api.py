@@ -262,8 +262,21 @@ def test_text_deltas_coalesce_under_backpressure_and_nothing_else_does():
     queue.put_nowait(TextDelta(seq=5, turn_id="t", text="d"))
     merged, held = coalesce(TextDelta(seq=1, turn_id="t", text="a"), queue)
     assert (merged.seq, merged.text) == (3, "abc")
-    assert held.type == "state" and held.seq == 4
+    assert [(e.type, e.seq) for e in held] == [("state", 4)]
     assert queue.qsize() == 1
+
+
+def test_coalescing_keeps_the_end_of_a_stream_and_merges_a_repeated_delta_once():
+    """The end (``None``: the turn's task failed) taken while merging still ends the stream,
+    and a delta handed on twice is written once."""
+    from jupyter_analyst.events import TextDelta
+    from jupyter_analyst.server.sse import coalesce
+
+    queue: asyncio.Queue = asyncio.Queue()
+    for event in (TextDelta(seq=2, turn_id="t", text="b"), TextDelta(seq=2, turn_id="t", text="b"), None):
+        queue.put_nowait(event)
+    merged, held = coalesce(TextDelta(seq=1, turn_id="t", text="a"), queue)
+    assert (merged.seq, merged.text, held) == (2, "ab", [None])
 
 
 async def test_agent_state_is_served_when_asked(jp_fetch):

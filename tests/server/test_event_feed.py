@@ -134,3 +134,56 @@ async def test_an_event_announced_while_the_server_reads_is_not_missed(postgres,
     finally:
         other.close()
         await service.close()
+
+
+@pytest.mark.asyncio
+async def test_this_servers_own_events_reach_a_listener_once_when_its_feed_reads_them_first(postgres, tmp_path):
+    """On a shared store a server also hears its own commits. A turn's writer hands its batch
+    on once the store's call returns; when the feed's read of the same commit is published
+    first, the writer's hand-on is a repeat and is not published again. (Published twice, a
+    stream merging text deltas wrote the turn's text twice.)"""
+    import asyncio
+    import threading
+
+    from jupyter_analyst.agent.eventlog import EventWriter
+    from jupyter_analyst.turns import AnalystConfig
+    from jupyter_analyst.server.service import ThreadService
+
+    url = postgres.new_database()
+    service = ThreadService(config=AnalystConfig(workspace=tmp_path / "ws", store=url, summarizer=False),
+                            model=None, sources={})
+    store = service.workspace.store
+    thread_id = store.create_thread().thread_id
+    append, publish = store.append_events, service._publish
+    published_by_the_feed = threading.Event()
+    writing = threading.Event()
+
+    def feed_publishes(event):
+        if writing.is_set():  # the writer is still inside the store's call: the feed's read
+            published_by_the_feed.set()
+        publish(event)
+
+    def append_then_wait_for_the_feed(events):
+        writing.set()
+        stored = append(events)
+        # Committed and announced: the writer answers only once the feed has published
+        # the batch, as a store call that returned a little later would.
+        assert published_by_the_feed.wait(30)
+        writing.clear()
+        return stored
+
+    service._publish = feed_publishes  # type: ignore[method-assign]
+    store.append_events = append_then_wait_for_the_feed  # type: ignore[method-assign]
+    try:
+        with service.listen(thread_id) as queue:
+            await asyncio.to_thread(service._feed.wait_ready)
+            writer = EventWriter(store, lambda e: service._publish(e))
+            for text in ("a", "b"):
+                writer.add(TextDelta(thread_id=thread_id, turn_id="t", text=text))
+            await writer.drain()
+            heard = []
+            while not queue.empty():
+                heard.append(queue.get_nowait())
+        assert [(e.seq, e.text) for e in heard] == [(1, "a"), (2, "b")]
+    finally:
+        await service.close()
