@@ -20,25 +20,21 @@ import duckdb
 from ..turns import TurnSummary
 from .._disk import unavailable
 from ..errors import StorageError
+from ..evals import build_named_source
 from ..turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from ..progress import ProgressPrinter, print_summary
 from ..testing import MODEL_NAME, ScriptedModelServer
 
 DATA = resources.files("jupyter_analyst") / "data"
 DEMO_SCRIPT = Path(str(DATA / "demo_script.json"))
-SAMPLE_TABLES = ("regions", "products", "orders")
 FIRST_PROMPT = "Revenue by region per month, with a chart"
 
 
 def build_sample_database(path: Path) -> Path:
-    """Create ``path`` as a DuckDB file holding the bundled sample sales tables."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Create ``path`` afresh as a DuckDB file holding the bundled sample sales tables (the
+    eval suites' ``sample`` source, built the same way)."""
     path.unlink(missing_ok=True)
-    with duckdb.connect(str(path)) as conn:
-        for table in SAMPLE_TABLES:
-            csv = Path(str(DATA / f"{table}.csv"))
-            conn.execute(f"CREATE TABLE {table} AS SELECT * FROM read_csv(?, header = true)", [str(csv)])
-    return path
+    return build_named_source("sample", path)
 
 
 def run_demo(out: Path, *, as_json: bool = False) -> int:

@@ -16,6 +16,7 @@ from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .gold import regenerate as regenerate_gold
+    from .sources import build_named as build_named_source
     from .harness import compare_reports, evaluate, outputs, suite_path
 
 _HOME = {
@@ -24,8 +25,9 @@ _HOME = {
     "outputs": "harness",
     "suite_path": "harness",
     "regenerate_gold": "gold:regenerate",
+    "build_named_source": "sources:build_named",
 }
 
-__all__ = ["compare_reports", "evaluate", "outputs", "regenerate_gold", "suite_path"]
+__all__ = ["build_named_source", "compare_reports", "evaluate", "outputs", "regenerate_gold", "suite_path"]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())
