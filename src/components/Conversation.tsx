@@ -91,7 +91,9 @@ export function Conversation({
         <ThreadActions threadId={thread.thread_id} running={running} />
       </header>
       <ThreadViewTabs view={tab} onChange={setTab} />
-      {tab === 'artifacts' && <ArtifactsPanel threadId={thread.thread_id} running={running} />}
+      {tab === 'artifacts' && (
+        <ArtifactsPanel threadId={thread.thread_id} running={running} turns={view.turns} />
+      )}
       {error && <ErrorBanner error={error} onDismiss={clearError} />}
       <div className="jp-AnalystConversation-body" ref={body}>
         {/* One stable child: the scroll follows its size as outputs render. */}
