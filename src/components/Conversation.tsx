@@ -2,9 +2,11 @@ import * as React from 'react';
 
 import type { AnalystClient, IThread } from '../transport/api';
 import { useAnalyst } from '../context';
+import { useAttachedNotebook } from '../hooks/useAttachedNotebook';
 import { useThread } from '../hooks/useThread';
 import { ArtifactsPanel, ThreadViewName, ThreadViewTabs } from './artifacts';
 import { ErrorBanner } from './ErrorBanner';
+import { NotebookChip } from './NotebookChip';
 import { PromptBox } from './PromptBox';
 import { StopButton } from './StopButton';
 import { ThreadActions } from './ThreadActions';
@@ -41,15 +43,13 @@ export function Conversation({
   onBack
 }: IConversationProps): JSX.Element {
   const { notebooks } = useAnalyst();
-  // The notebook in front of the user when a turn starts: the model sees its outline.
-  const currentNotebook = React.useCallback(
-    () => notebooks?.currentWidget?.context.path ?? null,
-    [notebooks]
-  );
+  // The notebook the question carries when a turn starts (the chip's): the model sees its
+  // outline and may read its cells; none when the user detached it or none is open.
+  const notebook = useAttachedNotebook(notebooks);
   const { view, running, stopping, connection, error, submit, stop, clearError } = useThread(
     client,
     thread.thread_id,
-    currentNotebook
+    notebook.pathNow
   );
   const body = useFollowBottom<HTMLDivElement>(view);
 
@@ -91,7 +91,9 @@ export function Conversation({
         <ThreadActions threadId={thread.thread_id} running={running} />
       </header>
       <ThreadViewTabs view={tab} onChange={setTab} />
-      {tab === 'artifacts' && <ArtifactsPanel threadId={thread.thread_id} running={running} />}
+      {tab === 'artifacts' && (
+        <ArtifactsPanel threadId={thread.thread_id} running={running} turns={view.turns} />
+      )}
       {error && <ErrorBanner error={error} onDismiss={clearError} />}
       <div className="jp-AnalystConversation-body" ref={body}>
         {/* One stable child: the scroll follows its size as outputs render. */}
@@ -100,6 +102,14 @@ export function Conversation({
         </div>
       </div>
       {running && <TurnStatus view={view} connection={connection} stopping={stopping} />}
+      <NotebookChip
+        open={notebook.open}
+        choice={notebook.choice}
+        attached={notebook.attached}
+        onChoose={notebook.choose}
+        onFollow={notebook.follow}
+        onDetach={notebook.detach}
+      />
       <PromptBox
         busy={running}
         onSubmit={ask}

@@ -43,7 +43,8 @@ async function* streamOf(
 const EVENT_STREAM = { Accept: 'text/event-stream' };
 
 /**
- * The notebook a turn works beside: the path of the notebook the user has open, asked when
+ * The notebook a turn works beside: the path of the notebook the question carries (the
+ * prompt's chip: the one in front, one the user chose, or none once detached), asked when
  * the turn starts (its outline goes into the model's context), or null for none.
  */
 export type CurrentNotebook = () => string | null;

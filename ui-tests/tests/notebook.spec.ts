@@ -8,7 +8,7 @@ import { ask, DEMO_QUESTION, newThread, openPanel, SCREENSHOTS } from './lab';
  * Into the notebook, in a real JupyterLab with the scripted model (data/lab_script.json):
  * "Insert as cell" on the demo's SQL card puts a runnable cell into the open notebook;
  * the thread's audit notebook opens in a tab and verifies; the artifacts view lists,
- * filters and previews the thread's inventory.
+ * filters and previews the thread's inventory, naming each entry and its step as the cards do.
  */
 
 /** A new thread on the demo's source with the demo turn answered; its id. */
@@ -161,12 +161,24 @@ test.describe('into the notebook', () => {
     await expect(items).toHaveCount(inventory.length);
     const dataset = view.locator('.jp-AnalystInventory-item[data-artifact-type="dataset"]');
     await expect(dataset).toContainText('revenue_by_region');
-    await expect(dataset.locator('.jp-AnalystInventory-item-fingerprint')).toHaveText(
-      /^[0-9a-f]{12}$/
-    );
-    await expect(dataset).toContainText(/step call_/);
+    // Named as the cards name them; the ids and the fingerprint behind Details.
+    await expect(dataset.locator('.jp-AnalystInventory-item-step')).toHaveText('step 2');
     const chart = view.locator('.jp-AnalystInventory-item[data-artifact-type="image"]').first();
     await expect(chart).toBeVisible();
+    await expect(chart.locator('.jp-AnalystInventory-item-step')).toHaveText('step 3');
+    for (const item of await items.all()) {
+      await expect(item.locator('.jp-AnalystInventory-item-head')).not.toContainText('call_');
+      await expect(item.locator('.jp-AnalystInventory-item-facts')).not.toContainText(
+        /call_|sha256|[0-9a-f]{12}/
+      );
+      await expect(item.locator('details.jp-AnalystDetails')).not.toHaveAttribute('open', '');
+    }
+    await dataset.locator('details.jp-AnalystDetails > summary').click();
+    await expect(dataset.locator('details.jp-AnalystDetails dd')).toContainText([
+      /^call_/,
+      /^art_/,
+      /^sha256:[0-9a-f]{64}$/
+    ]);
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'artifacts.png') });
 
     // Filter: images only.
@@ -196,5 +208,39 @@ test.describe('into the notebook', () => {
     await view.getByRole('combobox').selectOption('');
     await dataset.getByRole('button', { name: 'Preview' }).click();
     await expect(dataset.locator('table.jp-AnalystTable')).toContainText('Central');
+  });
+});
+
+test.describe('the artifacts view at the default width', () => {
+  test('names the dataset, the chart and their steps as the cards do, ids behind Details', async ({
+    page
+  }, testInfo) => {
+    const panel = await openPanel(page, { widen: false });
+    await newThread(panel);
+    await ask(panel, DEMO_QUESTION);
+    await expect(panel.locator('.jp-AnalystTurn').first()).toHaveAttribute(
+      'data-status',
+      'completed'
+    );
+    await panel.getByRole('tab', { name: 'Artifacts' }).click();
+    const view = panel.locator('.jp-AnalystArtifacts');
+    const dataset = view.locator('.jp-AnalystInventory-item[data-artifact-type="dataset"]');
+    const chart = view.locator('.jp-AnalystInventory-item[data-artifact-type="image"]').first();
+    await expect(dataset.locator('.jp-AnalystInventory-item-name')).toHaveText('revenue_by_region');
+    await expect(dataset.locator('.jp-AnalystInventory-item-step')).toHaveText('step 2');
+    await expect(chart.locator('.jp-AnalystInventory-item-step')).toHaveText('step 3');
+    // What shows (not the closed details): no call id, no fingerprint.
+    await expect(view).not.toContainText(/call_|sha256|[0-9a-f]{12}/, { useInnerText: true });
+
+    await chart.locator('details.jp-AnalystDetails > summary').click();
+    await expect(chart.locator('details.jp-AnalystDetails dt')).toHaveText([
+      'Step id',
+      'Artifact id',
+      'Fingerprint'
+    ]);
+    await expect(chart.locator('details.jp-AnalystDetails dd').first()).toHaveText(/^call_/);
+    const shot = path.join(SCREENSHOTS, 'artifacts-default-width.png');
+    await panel.screenshot({ path: shot });
+    await testInfo.attach('artifacts-default-width', { path: shot, contentType: 'image/png' });
   });
 });

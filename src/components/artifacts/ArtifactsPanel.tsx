@@ -2,8 +2,11 @@ import * as React from 'react';
 
 import { useAnalyst } from '../../context';
 import { useDownload, useInventory, useInventoryPreview } from '../../hooks/useInventory';
+import type { TurnView } from '../../model';
 import type { IArtifact } from '../../transport/api';
-import { canPreview, downloadName, formatSize, formatWhen, shortFingerprint } from './format';
+import { Details } from '../cards/Details';
+import { stepPlaces, type IStepPlace } from '../cards/stepNames';
+import { canPreview, downloadName, formatSize, formatWhen, inventoryTitle, madeBy } from './format';
 import { DataTable, tablePreviewOf } from './DataTable';
 import { MimeView } from './MimeView';
 
@@ -19,17 +22,24 @@ export interface IArtifactsPanelProps {
   threadId: string;
   /** A turn is running: the inventory is read again when it ends. */
   running: boolean;
+  /** The thread's turns, whose steps name what made each artifact (none: by its tool). */
+  turns?: readonly TurnView[];
 }
 
 /**
- * The thread's artifact inventory: what, of which type, when, from which step, its short
- * fingerprint and size; filtered by type; a preview of tables and images rendered as
- * notebook outputs; a download of the bytes.
+ * The thread's artifact inventory: what (by the cards' names), of which type, when, from
+ * which step, its size; its ids and fingerprint behind its details; filtered by type; a
+ * preview of tables and images rendered as notebook outputs; a download of the bytes.
  */
-export function ArtifactsPanel({ threadId, running }: IArtifactsPanelProps): JSX.Element {
+export function ArtifactsPanel({
+  threadId,
+  running,
+  turns = []
+}: IArtifactsPanelProps): JSX.Element {
   const [type, setType] = React.useState<IArtifact['type'] | ''>('');
   const inventory = useInventory(threadId, type, running);
   const [open, setOpen] = React.useState<string | null>(null);
+  const places = React.useMemo(() => stepPlaces(turns), [turns]);
 
   return (
     <section className="jp-AnalystArtifacts" aria-label="Artifacts">
@@ -70,6 +80,8 @@ export function ArtifactsPanel({ threadId, running }: IArtifactsPanelProps): JSX
             <ArtifactItem
               key={artifact.artifact_id}
               artifact={artifact}
+              places={places}
+              questions={turns.length}
               open={open === artifact.artifact_id}
               onToggle={() =>
                 setOpen(current => (current === artifact.artifact_id ? null : artifact.artifact_id))
@@ -84,16 +96,29 @@ export function ArtifactsPanel({ threadId, running }: IArtifactsPanelProps): JSX
 
 interface IArtifactItemProps {
   artifact: IArtifact;
+  places: ReadonlyMap<string, IStepPlace>;
+  questions: number;
   open: boolean;
   onToggle: () => void;
 }
 
-/** One artifact: its line of facts, Preview and Download, and the preview when open. */
-function ArtifactItem({ artifact, open, onToggle }: IArtifactItemProps): JSX.Element {
+/**
+ * One artifact: its name and line of facts in words, Preview and Download, its ids and
+ * fingerprint behind its details, and the preview when open.
+ */
+function ArtifactItem({
+  artifact,
+  places,
+  questions,
+  open,
+  onToggle
+}: IArtifactItemProps): JSX.Element {
   const { downloading, error, download } = useDownload(
     artifact.artifact_id,
     downloadName(artifact)
   );
+  const title = inventoryTitle(artifact, places);
+  const made = madeBy(artifact, places, questions);
 
   return (
     <li
@@ -102,19 +127,16 @@ function ArtifactItem({ artifact, open, onToggle }: IArtifactItemProps): JSX.Ele
       data-artifact-type={artifact.type}
     >
       <div className="jp-AnalystInventory-item-head">
-        <span className="jp-AnalystInventory-item-name" title={artifact.name}>
-          {artifact.name}
+        <span className="jp-AnalystInventory-item-name" title={title}>
+          {title}
         </span>
         <span className="jp-AnalystInventory-item-type">{artifact.type}</span>
       </div>
       <div className="jp-AnalystInventory-item-facts">
         <span title={artifact.created_at}>{formatWhen(artifact.created_at)}</span>
-        <span title="The step that made it">
-          {artifact.source_call_id ? `step ${artifact.source_call_id}` : artifact.producer}
+        <span className="jp-AnalystInventory-item-step" title={made.title}>
+          {made.text}
         </span>
-        <code className="jp-AnalystInventory-item-fingerprint" title={artifact.fingerprint}>
-          {shortFingerprint(artifact.fingerprint)}
-        </code>
         <span className="jp-AnalystInventory-item-size">{formatSize(artifact.size)}</span>
       </div>
       <div className="jp-AnalystInventory-item-actions">
@@ -142,6 +164,14 @@ function ArtifactItem({ artifact, open, onToggle }: IArtifactItemProps): JSX.Ele
           {error.message}
         </p>
       )}
+      <Details
+        entries={[
+          ['Stored as', title === artifact.name ? null : artifact.name],
+          ['Step id', artifact.source_call_id],
+          ['Artifact id', artifact.artifact_id],
+          ['Fingerprint', artifact.fingerprint]
+        ]}
+      />
       {open && <ArtifactPreview artifactId={artifact.artifact_id} />}
     </li>
   );

@@ -1,6 +1,46 @@
-/** How artifacts are shown in a narrow sidebar: short fingerprints, sizes, file names. */
+/**
+ * How artifacts are shown in a narrow sidebar: by the names the cards use (a figure by its
+ * number and step, a step by its number and question), sizes, file names; short
+ * fingerprints for the details.
+ */
 
 import type { IArtifact } from '../../transport/api';
+import { artifactTitle, type IStepPlace } from '../cards/stepNames';
+
+/**
+ * An artifact's name as the cards say it: a figure the kernel named after its call is
+ * "Figure 1 of step 3"; any other name is its own.
+ */
+export function inventoryTitle(
+  artifact: Pick<IArtifact, 'name'>,
+  places: ReadonlyMap<string, IStepPlace>
+): string {
+  const numbers = new Map([...places].map(([callId, place]) => [callId, place.step]));
+  return artifactTitle(artifact.name, numbers);
+}
+
+const PRODUCERS: Record<IArtifact['producer'], string> = { sql: 'SQL', python: 'Python' };
+
+/**
+ * The step that made an artifact, in words: "step 2" in a thread of one question, "step 2
+ * of question 3" in a longer one; a step the view does not hold (yet) by its tool only.
+ * Its `title` names the question by its words.
+ */
+export function madeBy(
+  artifact: Pick<IArtifact, 'source_call_id' | 'producer'>,
+  places: ReadonlyMap<string, IStepPlace>,
+  questions: number
+): { text: string; title: string } {
+  const place = artifact.source_call_id ? places.get(artifact.source_call_id) : undefined;
+  if (place === undefined) {
+    const tool = PRODUCERS[artifact.producer] ?? artifact.producer;
+    return { text: `a ${tool} step`, title: `Made by a ${tool} step` };
+  }
+  const text =
+    questions > 1 ? `step ${place.step} of question ${place.turn}` : `step ${place.step}`;
+  const asked = place.prompt.trim() ? ` “${place.prompt.trim()}”` : '';
+  return { text, title: `Made by step ${place.step} of question ${place.turn}${asked}` };
+}
 
 /**
  * The first 12 hex digits of a fingerprint (`sha256:…`), as `jupyter analyst verify`

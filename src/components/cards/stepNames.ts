@@ -18,6 +18,27 @@ export function stepNumbers(turn: TurnView): ReadonlyMap<string, number> {
   return numbers;
 }
 
+/** Where a step of a thread is: its question (turn, from 1, and its prompt) and its number there. */
+export interface IStepPlace {
+  turn: number;
+  step: number;
+  prompt: string;
+}
+
+/**
+ * Where each step of a thread's turns is, by call id: what the artifacts view names a step
+ * by (the cards of one turn need only its numbers, stepNumbers).
+ */
+export function stepPlaces(turns: readonly TurnView[]): ReadonlyMap<string, IStepPlace> {
+  const places = new Map<string, IStepPlace>();
+  turns.forEach((turn, i) => {
+    for (const [callId, step] of stepNumbers(turn)) {
+      places.set(callId, { turn: i + 1, step, prompt: turn.prompt });
+    }
+  });
+  return places;
+}
+
 /** A call id as the server writes it (a plan's step: the plan's id, a dot, the step's). */
 const CALL_ID = /\bcall_[A-Za-z0-9]+(?:\.[A-Za-z0-9_-]+)?/g;
 
