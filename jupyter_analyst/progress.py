@@ -20,6 +20,7 @@ from .events import (
     PlanStepChanged,
     StateChanged,
     StepOutput,
+    StepProgress,
     TextDelta,
     ToolCallStarted,
     ToolResult,
@@ -103,6 +104,9 @@ class ProgressPrinter:
                     self._line(f"     | {line}")
                 if event.omitted:
                     self._line(f"     | ... {event.omitted:,} more characters (in the step's result)")
+            case StepProgress():
+                # A running query's progress, as its engine estimates it.
+                self._line(f"     running{_step_of(event.call_id)} {event.elapsed_s:.0f} s, {event.percent} % done")
             case ArtifactRecorded():
                 verb = "new" if event.created else "existing"
                 self._line(f"     artifact {event.artifact_id} {event.artifact_type} {event.name} ({verb})")
