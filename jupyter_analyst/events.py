@@ -124,6 +124,17 @@ class StepOutput(_Event):
     head and tail there)."""
 
 
+class StepProgress(_Event):
+    type: Literal["step_progress"] = "step_progress"
+    call_id: str
+    """The running step (its tool call)."""
+    percent: int = Field(ge=0, le=99)
+    """How much of its query is done, as the engine estimates it (whole percent, rising; never
+    100 before the step's result). Told only by an engine that estimates it (DuckDB)."""
+    elapsed_s: float
+    """Seconds since the query began to run."""
+
+
 class ArtifactRecorded(_Event):
     type: Literal["artifact"] = "artifact"
     artifact_id: str
@@ -271,6 +282,7 @@ Event = Annotated[
     | ToolCallStarted
     | ToolResult
     | StepOutput
+    | StepProgress
     | ArtifactRecorded
     | Guarded
     | AnswerReady

@@ -20,6 +20,7 @@ from .events import (
     PlanStepChanged,
     StateChanged,
     StepOutput,
+    StepProgress,
     TextDelta,
     ToolCallStarted,
     ToolResult,
@@ -56,6 +57,8 @@ class ProgressPrinter:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stderr
         self._in_text = False
+        self._tenths: dict[str, int] = {}
+        """The tenth of its query each running step was last said to have done."""
 
     def _line(self, text: str) -> None:
         if self._in_text:
@@ -103,6 +106,12 @@ class ProgressPrinter:
                     self._line(f"     | {line}")
                 if event.omitted:
                     self._line(f"     | ... {event.omitted:,} more characters (in the step's result)")
+            case StepProgress():
+                # A running query's progress, as its engine estimates it: a line a tenth.
+                tenth = event.percent // 10
+                if tenth > self._tenths.get(event.call_id, -1):
+                    self._tenths[event.call_id] = tenth
+                    self._line(f"     running{_step_of(event.call_id)} {event.elapsed_s:.0f} s, {event.percent} % done")
             case ArtifactRecorded():
                 verb = "new" if event.created else "existing"
                 self._line(f"     artifact {event.artifact_id} {event.artifact_type} {event.name} ({verb})")

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .paths import absolute_spec, display_spec, local_path
     from .model import ClearedQuery, PreparedQuery, QueryResult
     from .prepare import prepare_query
+    from .progress import QueryProgress
     from .outline import OUTLINE_COLUMNS, OUTLINE_TABLES, SourceOutline, source_outline
     from .preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
     from .runner import QueryRunner
@@ -39,6 +40,7 @@ _HOME = {
     "PreparedQuery": "model",
     "QueryResult": "model",
     "prepare_query": "prepare",
+    "QueryProgress": "progress",
     "SqlPreparer": "preparer",
     "DEFAULT_MAX_CHARS": "preparer",
     "DEFAULT_TIMEOUT_S": "preparer",
@@ -51,7 +53,7 @@ _HOME = {
 
 __all__ = [
     "ClearedQuery", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
-    "OUTLINE_COLUMNS", "OUTLINE_TABLES", "PreparedQuery", "QueryResult", "QueryRunner", "SourceOutline",
+    "OUTLINE_COLUMNS", "OUTLINE_TABLES", "PreparedQuery", "QueryProgress", "QueryResult", "QueryRunner", "SourceOutline",
     "SqlPreparer", "absolute_spec", "data_intent", "display_spec", "local_path", "open_source",
     "prepare_query", "register_source", "source_outline",
 ]

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from ..artifacts import sha256_file
 from ..errors import QueryFailed
 from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult
+from .progress import QueryProgress
 from .sealed import QueryGuard
 from .sources import DataSource, DuckDBSource, SQLAlchemySource
 from .._text import json_safe
@@ -55,10 +56,13 @@ class QueryRunner:
         self.timeout_s = timeout_s
         self.row_cap = row_cap
 
-    async def run_to_parquet(self, query: PreparedQuery | ClearedQuery, dest: Path) -> QueryResult:
+    async def run_to_parquet(
+        self, query: PreparedQuery | ClearedQuery, dest: Path, progress: QueryProgress | None = None
+    ) -> QueryResult:
         """Execute ``query`` and write its rows to ``dest``, a new path in a folder of the
         host's own (a staging file: the caller publishes it); returns a summary with the
-        file's fingerprint. When the query fails, nothing is left at ``dest``.
+        file's fingerprint. When the query fails, nothing is left at ``dest``. While it runs,
+        ``progress`` has the engine's estimate of it, where the engine makes one (DuckDB).
 
         Raises:
             QueryFailed: ``query_timeout`` past the timeout, ``query_failed`` on an engine error.
@@ -70,7 +74,7 @@ class QueryRunner:
         started = time.perf_counter()
         try:
             if isinstance(self.source, DuckDBSource):
-                result = await self._duckdb(query, dest, started)
+                result = await self._duckdb(query, dest, started, progress)
             else:
                 result = await self._generic(query, dest)
         except BaseException:
@@ -81,9 +85,12 @@ class QueryRunner:
 
     # ------------------------------------------------------------------ DuckDB
 
-    async def _duckdb(self, query: PreparedQuery | ClearedQuery, tmp: Path, started: float) -> QueryResult:
+    async def _duckdb(
+        self, query: PreparedQuery | ClearedQuery, tmp: Path, started: float, progress: QueryProgress | None
+    ) -> QueryResult:
         assert isinstance(self.source, DuckDBSource)
-        cursor = self.source.cursor()
+        cursor = self.source.query_cursor()
+        runs: list[asyncio.Future] = []  # what ran on the cursor: it is reused only once all let go
         cap = int(self.row_cap)
         order = "" if query.has_order else " ORDER BY ALL"
         capped = f"SELECT * FROM ({query.executable}) AS _q{order} LIMIT {cap}"
@@ -119,16 +126,24 @@ class QueryRunner:
                 )
 
         try:
-            result = await self._with_timeout(work, cancel=cursor.interrupt)
+            if progress is not None:
+                # Read on the event loop while the statement runs; never after this returns.
+                progress.watch(cursor.query_progress)
+            try:
+                result = await self._with_timeout(work, cancel=cursor.interrupt, runs=runs)
+            finally:
+                if progress is not None:
+                    progress.unwatch()
             if result.rows >= cap:
-                total = await self._count(cursor, query, started)
+                total = await self._count(cursor, query, started, runs)
                 _cap_dropped(result, total, cap)
             return result
         finally:
-            cursor.close()
+            self.source.release(cursor, idle=all(run.done() for run in runs))
 
     async def _count(
-        self, cursor: duckdb.DuckDBPyConnection, query: PreparedQuery | ClearedQuery, started: float
+        self, cursor: duckdb.DuckDBPyConnection, query: PreparedQuery | ClearedQuery, started: float,
+        runs: list[asyncio.Future],
     ) -> int | None:
         """All the rows of ``query``, or ``None`` when counting takes longer than allowed."""
         spent = time.perf_counter() - started
@@ -139,7 +154,7 @@ class QueryRunner:
             return int(total)
 
         try:
-            return await self._with_timeout(work, cancel=cursor.interrupt, timeout_s=allowance)
+            return await self._with_timeout(work, cancel=cursor.interrupt, timeout_s=allowance, runs=runs)
         except QueryFailed:
             return None
 
@@ -197,11 +212,16 @@ class QueryRunner:
 
     # ------------------------------------------------------------------ shared
 
-    async def _with_timeout(self, work, *, cancel, timeout_s: float | None = None) -> Any:
+    async def _with_timeout(
+        self, work, *, cancel, timeout_s: float | None = None, runs: list[asyncio.Future] | None = None
+    ) -> Any:
         """Run ``work`` in one of the source's threads; past the timeout ``cancel`` stops it in
-        the engine and ``query_timeout`` is raised once its thread has let go."""
+        the engine and ``query_timeout`` is raised once its thread has let go (``runs`` gets
+        the thread's future: whether it let go)."""
         seconds = self.timeout_s if timeout_s is None else timeout_s
         future = asyncio.get_running_loop().run_in_executor(self.source.executor, work)
+        if runs is not None:
+            runs.append(future)
         try:
             # ``asyncio.wait`` neither cancels the thread's future on a timeout nor when this
             # wait itself is cancelled: the thread's work is never marked done while it runs.

@@ -102,11 +102,20 @@ class PrivateFolder:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def seal_duckdb(conn: Any, private: Path, *, files: Iterable[Path] = (), limits: EngineLimits | None = None) -> None:
+#: A connection's own settings that make the engine estimate a running query's progress
+#: (``query_progress()``) without drawing a progress bar anywhere.
+_PROGRESS_SESSION = (("enable_progress_bar", "true"), ("enable_progress_bar_print", "false"))
+
+
+def seal_duckdb(
+    conn: Any, private: Path, *, files: Iterable[Path] = (), limits: EngineLimits | None = None, sessions: int = 0,
+) -> list[Any]:
     """Seal a DuckDB instance: only ``files`` and ``private`` reachable, limits set, locked.
 
     Runs once, before the instance is handed out; afterwards no statement can change a
-    setting (``lock_configuration``).
+    setting (``lock_configuration``). Returns ``sessions`` connections (cursors of ``conn``)
+    opened just before the lock with the engine's progress estimate on: a connection's own
+    setting, which no connection opened after the lock can turn on.
     """
     limits = limits or EngineLimits()
     spill = private / "spill"
@@ -124,10 +133,21 @@ def seal_duckdb(conn: Any, private: Path, *, files: Iterable[Path] = (), limits:
         ("custom_extension_repository", _literal(str(private / "no-extensions"))),
         ("autoinstall_extension_repository", _literal(str(private / "no-extensions"))),
         ("enable_external_access", "false"),
-        ("lock_configuration", "true"),
     ):
         # GLOBAL: a setting of the instance, which every cursor opened later inherits.
         conn.execute(f"SET GLOBAL {name} = {value}")
+    opened = []
+    try:
+        for _ in range(sessions):
+            opened.append(conn.cursor())
+            for name, value in _PROGRESS_SESSION:
+                opened[-1].execute(f"SET {name} = {value}")
+        conn.execute("SET GLOBAL lock_configuration = true")
+    except BaseException:
+        for cursor in opened:
+            cursor.close()
+        raise
+    return opened
 
 
 #: What ``read_settings`` reads back, to show a source is sealed (tests, ``doctor``).

@@ -118,7 +118,13 @@ class DuckDBSource:
             self.conn = duckdb.connect(":memory:", config=DUCKDB_CONNECT_CONFIG)
             self._database = self._attach()
             readable = [self.path] if self.path is not None else self._files
-            seal_duckdb(self.conn, self.private.path, files=readable, limits=limits)
+            # The query runner's connections, which report a running query's progress.
+            self._sessions = seal_duckdb(self.conn, self.private.path, files=readable, limits=limits,
+                                         sessions=QUERY_THREADS)
+            for session in self._sessions:
+                session.execute(f"USE {_identifier(self._database)}")
+            self._progress = {id(session) for session in self._sessions}
+            self._closed = False
         except BaseException:
             self.private.remove()
             raise
@@ -169,6 +175,24 @@ class DuckDBSource:
             cursor = self.conn.cursor()
         cursor.execute(f"USE {_identifier(self._database)}")  # a new connection starts in the default one
         return cursor
+
+    def query_cursor(self) -> duckdb.DuckDBPyConnection:
+        """A connection for one query of the runner's: one that reports the query's progress
+        while one is free (as many as queries may run at once), else a plain one."""
+        with self._lock:
+            if self._sessions:
+                return self._sessions.pop()
+        return self.cursor()
+
+    def release(self, cursor: duckdb.DuckDBPyConnection, *, idle: bool) -> None:
+        """A connection from :meth:`query_cursor` is done with: kept for the next query when it
+        reports progress and nothing runs on it any more (``idle``), else closed."""
+        with self._lock:
+            if idle and id(cursor) in self._progress and not self._closed:
+                self._sessions.append(cursor)
+                return
+            self._progress.discard(id(cursor))
+        cursor.close()
 
     def data_version(self) -> str:
         """Changes whenever the database file or a data file changes."""
@@ -230,6 +254,10 @@ class DuckDBSource:
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
         with self._lock:
+            self._closed = True
+            for session in self._sessions:
+                session.close()
+            self._sessions.clear()
             self.conn.close()
         self.private.remove()
 

@@ -131,6 +131,17 @@ export interface StepOutput extends EventBase {
   omitted: number;
 }
 
+/** How much of a running SQL step's query is done, as its engine estimates it (rising). */
+export interface StepProgress extends EventBase {
+  type: 'step_progress';
+  /** The running step (its tool call). */
+  call_id: string;
+  /** Whole percent done (0-99: never 100 before the step's result). */
+  percent: number;
+  /** Seconds since the query began to run. */
+  elapsed_s: number;
+}
+
 export interface ArtifactRecorded extends EventBase {
   type: 'artifact';
   /** The artifact's inventory id. */
@@ -281,6 +292,7 @@ export type AnalystEvent =
   | ToolCallStarted
   | ToolResult
   | StepOutput
+  | StepProgress
   | ArtifactRecorded
   | Guarded
   | AnswerReady
@@ -360,6 +372,7 @@ const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
     elapsed_s: num,
     omitted: { ...int, fallback: 0 }
   },
+  step_progress: { call_id: str, percent: int, elapsed_s: num },
   artifact: {
     artifact_id: str,
     name: str,

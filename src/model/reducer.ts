@@ -28,6 +28,7 @@ import type {
   PlanStepChanged,
   StateChanged,
   StepOutput,
+  StepProgress,
   TextDelta,
   ToolCallStarted,
   ToolResult,
@@ -85,6 +86,7 @@ function newCard(callId: string, seq: number): ToolCard {
     artifacts: [],
     guards: [],
     live: null,
+    percent: null,
     modelCall: null,
     startedAt: null,
     endedAt: null,
@@ -222,6 +224,14 @@ function onStepOutput(turn: TurnView, e: StepOutput): TurnView {
       }
     };
   });
+}
+
+function onStepProgress(turn: TurnView, e: StepProgress): TurnView {
+  // The server tells only rises; a replayed or reordered one never moves it back.
+  return withCard(turn, e.call_id, e.seq, card => ({
+    ...card,
+    percent: Math.max(card.percent ?? 0, e.percent)
+  }));
 }
 
 function artifactView(e: ArtifactRecorded): ArtifactView {
@@ -416,6 +426,8 @@ function apply(applied: ThreadView, event: AnalystEvent): ThreadView {
       return withTurn(applied, event.turn_id, t => onToolResult(t, event));
     case 'step_output':
       return withTurn(applied, event.turn_id, t => onStepOutput(t, event));
+    case 'step_progress':
+      return withTurn(applied, event.turn_id, t => onStepProgress(t, event));
     case 'artifact': {
       const recorded = {
         ...applied,

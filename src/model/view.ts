@@ -159,6 +159,9 @@ export interface ToolCard {
   plan?: PlanView;
   /** What a running Python step printed, as it came (kept when the turn is stopped). */
   live: LiveOutputView | null;
+  /** How much of a running SQL step's query is done, as its engine estimates it (null: the
+   * engine has no estimate, or has not told one yet). */
+  percent: number | null;
   modelCall: number | null;
   /** When the call started (null when it was refused before it started). */
   startedAt: string | null;

@@ -178,7 +178,17 @@ def test_each_kind_of_duckdb_source_is_sealed(tmp_path, sales_db):
     limits = EngineLimits(memory_bytes=512 * 2**20, threads=1, spill_bytes=2**30)
     for spec in (str(sales_db), str(folder), ":memory:"):
         source = open_source(spec, limits=limits)
+        # The query runner's connections were opened before the lock (to estimate progress):
+        # sealed the same, their settings as fixed.
+        connections = (source.cursor(), source.query_cursor())
         try:
+            for connection in connections:
+                settings = duckdb_settings(connection)
+                assert settings == duckdb_settings(connections[0])
+                for change in ("SET memory_limit = '100GB'", "SET enable_external_access = true",
+                               "SET enable_progress_bar = false", "RESET enable_progress_bar_print"):
+                    with pytest.raises(duckdb.Error, match="locked"):
+                        connection.execute(change)
             settings = duckdb_settings(source.cursor())
             assert settings["enable_external_access"] == "false"
             assert settings["lock_configuration"] == "true"
@@ -196,6 +206,7 @@ def test_each_kind_of_duckdb_source_is_sealed(tmp_path, sales_db):
             with pytest.raises(duckdb.Error):  # the data is read-only at the engine
                 source.cursor().execute("CREATE TABLE main.x AS SELECT 1 AS a")
         finally:
+            source.release(connections[1], idle=True)
             source.close()
         assert not Path(private).exists(), "the private folder goes with the source"
 

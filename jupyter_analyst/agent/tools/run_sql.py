@@ -29,25 +29,29 @@ from ..._text import json_safe
 from ...artifacts import Artifact, step_key, table_bundle
 from ...errors import InvalidArguments, QueryFailed, StorageError
 from ...kernel import over_thread_cap
-from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryResult, data_intent
+from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryProgress, QueryResult, data_intent
 from ..guards import check_dataset_name
 from .contract import ToolSpec, expect_schema
+from .live_progress import LiveProgress
 from .outcome import CallContext, StepOutcome, StepPlan
 from .shown import rows_shown, shown_line, table_rows
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
 
-#: Runs a cleared query into a staged Parquet file: the result and the file.
-Execute = Callable[[ClearedQuery], Awaitable[tuple[QueryResult, Path]]]
+#: Runs a cleared query into a staged Parquet file, telling its progress: the result and the file.
+Execute = Callable[[ClearedQuery, QueryProgress], Awaitable[tuple[QueryResult, Path]]]
 
 
 class EarlyRun:
     """One query's run, started when the checker cleared it."""
 
-    def __init__(self, query: ClearedQuery, task: asyncio.Task[tuple[QueryResult, Path]]) -> None:
+    def __init__(
+        self, query: ClearedQuery, task: asyncio.Task[tuple[QueryResult, Path]], progress: QueryProgress
+    ) -> None:
         self.query = query
         self.task = task
+        self.progress = progress
         self.started = time.perf_counter()
         self.taken = False
 
@@ -104,7 +108,8 @@ class EarlyStart:
 
     def _start(self, query: ClearedQuery) -> None:
         if self._open and self.run is None:
-            self.run = EarlyRun(query, self._loop.create_task(self._execute(query)))
+            progress = QueryProgress()
+            self.run = EarlyRun(query, self._loop.create_task(self._execute(query, progress)), progress)
 
     def close(self) -> EarlyRun | None:
         """The check is over: the run started, if any (later calls start nothing)."""
@@ -118,10 +123,12 @@ def staging(env: ThreadEnvironment) -> Path:
     return env.artifacts.blobs.dir.parent / ".incoming"
 
 
-async def execute(env: ThreadEnvironment, query: PreparedQuery | ClearedQuery) -> tuple[QueryResult, Path]:
+async def execute(
+    env: ThreadEnvironment, query: PreparedQuery | ClearedQuery, progress: QueryProgress | None = None
+) -> tuple[QueryResult, Path]:
     """Run ``query`` into a staged Parquet file of its own: the result and the file."""
     tmp = staging(env) / f"{uuid.uuid4().hex}.parquet"
-    return await env.runner.run_to_parquet(query, tmp), tmp
+    return await env.runner.run_to_parquet(query, tmp, progress), tmp
 
 
 async def plan_sql(env: ThreadEnvironment, args: dict[str, Any]) -> StepPlan:
@@ -160,8 +167,11 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
     # Prepared when the step was planned: not parsed a second time.
     prepared = plan.query or await env.preparer.prepare(args["sql"], env.source)
     early = await plan.early.take(prepared.executable) if plan.early is not None else None
+    progress = plan.early.progress if early is not None and plan.early is not None else QueryProgress()
+    # How far the query is, told while it runs (where its engine estimates it).
+    live = LiveProgress(ctx.emit, ctx.call_id, progress) if ctx.emit is not None else None
     try:
-        result, tmp = await (early if early is not None else execute(env, prepared))
+        result, tmp = await (early if early is not None else execute(env, prepared, progress))
     except (OSError, QueryFailed) as exc:
         # A result that does not fit on the disk is not the query's fault: the turn stops.
         problem = unavailable(exc, env.artifacts.blobs.root)
@@ -170,6 +180,9 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
         if isinstance(exc, OSError):
             raise StorageError(f"cannot stage the query's result in {staging(env)}: {exc}") from exc
         raise
+    finally:
+        if live is not None:  # also when the step is stopped: nothing more is told
+            await asyncio.shield(live.close())
     async with env.storing:
         artifact, created, intent = await _store_dataset(env, prepared, result, tmp, name, ctx, key)
     await env.dataset_fetched(name, artifact.fingerprint)

@@ -1,7 +1,8 @@
 import * as React from 'react';
 
+import { SqlCard } from '../../components/cards/SqlCard';
 import { StepProgress } from '../../components/cards/StepProgress';
-import type { AnalystEvent, EventBase } from '../../model/events';
+import { parseEvent, type AnalystEvent, type EventBase } from '../../model/events';
 import { reduceAll } from '../../model/reducer';
 import { findCard, initialThreadView, LIVE_LINES, type ToolCard } from '../../model/view';
 import { renderStatic } from '../staticMarkup';
@@ -107,5 +108,54 @@ describe('a running step', () => {
       }
     ]);
     expect(renderStatic(<StepProgress card={done} />).innerHTML).toBe('');
+  });
+});
+
+describe('a running SQL step', () => {
+  const QUERY: Without<AnalystEvent>[] = [
+    { type: 'turn_started', prompt: 'count', model: 'm', rerun: false },
+    {
+      type: 'tool_call',
+      call_id: 'c1',
+      tool: 'run_sql',
+      arguments: { sql: 'SELECT 1', name: 'one' },
+      step_key: null
+    }
+  ];
+
+  function progressed(percent: number, elapsed: number): Without<AnalystEvent> {
+    return { type: 'step_progress', call_id: 'c1', percent, elapsed_s: elapsed };
+  }
+
+  it('shows how much of its query is done beside how long it has run, on its card', () => {
+    const events = numbered([...QUERY, progressed(12, 1), progressed(43, 1.5)]);
+    const view = reduceAll(initialThreadView(), events);
+    const card = findCard(view, 'c1');
+    expect(card?.percent).toBe(43);
+    const html = renderStatic(<SqlCard card={card as ToolCard} view={view} threadId="thr_t" />);
+    expect(html.querySelector('.jp-AnalystStepProgress-running')?.textContent).toMatch(
+      /^Running · .+ · 43 %$/
+    );
+  });
+
+  it('never goes back, and says no percentage where the engine told none', () => {
+    const card = cardAfter([...QUERY, progressed(43, 1.5), progressed(12, 2)]);
+    expect(card.percent).toBe(43);
+    const silent = cardAfter(QUERY);
+    expect(silent.percent).toBeNull();
+    const text = renderStatic(<StepProgress card={silent} />).textContent ?? '';
+    expect(text).toContain('Running');
+    expect(text).not.toContain('%');
+  });
+
+  it('is read from the event as the server sends it', () => {
+    const parsed = parseEvent({
+      type: 'step_progress',
+      seq: 5,
+      call_id: 'c1',
+      percent: 43,
+      elapsed_s: 12.5
+    });
+    expect(parsed).toMatchObject({ type: 'step_progress', percent: 43, elapsed_s: 12.5 });
   });
 });

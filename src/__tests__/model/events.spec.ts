@@ -10,7 +10,7 @@ describe('parseEvent', () => {
     }
   });
 
-  it('knows the fifteen event types the server emits', () => {
+  it('knows the sixteen event types the server emits', () => {
     expect([...EVENT_TYPES].sort()).toEqual(
       [
         'answer',
@@ -22,6 +22,7 @@ describe('parseEvent', () => {
         'plan_step',
         'state',
         'step_output',
+        'step_progress',
         'text_delta',
         'thinking',
         'tool_call',

@@ -5,6 +5,7 @@ import { StepActions } from '../StepActions';
 import { ArtifactPreview } from './ArtifactPreview';
 import { cardArtifacts } from './cardArtifacts';
 import { StepArtifacts } from './StepArtifacts';
+import { StepProgress } from './StepProgress';
 import { ToolCardFrame } from './ToolCardFrame';
 import { ToolError } from './ToolError';
 
@@ -47,6 +48,7 @@ export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.El
         card.sql !== undefined ? { text: card.sql, language: 'sql', summary: 'Query' } : undefined
       }
     >
+      <StepProgress card={card} />
       {detail && (
         <div
           className="jp-AnalystCard-shape"

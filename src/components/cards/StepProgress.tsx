@@ -4,10 +4,19 @@ import type { ToolCard } from '../../model';
 import { useSecondsSince } from '../../hooks/useSecondsSince';
 import { elapsedText } from '../ThinkingLine';
 
-/** "Running · 12 s", counted from the step's start while it runs. */
-function RunningFor({ since }: { since: string }): JSX.Element {
+/**
+ * "Running · 12 s", counted from the step's start while it runs; "· 43 %" after it when the
+ * engine estimates how much of its query is done (no estimate, no percentage).
+ */
+function RunningFor({ since, percent }: { since: string; percent: number | null }): JSX.Element {
   const took = elapsedText(useSecondsSince(since));
-  return <span className="jp-AnalystStepProgress-running">Running{took ? ` · ${took}` : '…'}</span>;
+  const done = percent === null ? '' : ` · ${percent} %`;
+  return (
+    <span className="jp-AnalystStepProgress-running">
+      Running{took ? ` · ${took}` : '…'}
+      {done}
+    </span>
+  );
 }
 
 /**
@@ -31,7 +40,7 @@ export function StepProgress({ card }: { card: ToolCard }): JSX.Element | null {
     <div className="jp-AnalystStepProgress" data-live={running ? 'running' : 'stopped'}>
       <div className="jp-AnalystStepProgress-head">
         {running && card.startedAt ? (
-          <RunningFor since={card.startedAt} />
+          <RunningFor since={card.startedAt} percent={card.percent} />
         ) : (
           <span>Printed before the turn stopped</span>
         )}
