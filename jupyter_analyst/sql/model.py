@@ -20,7 +20,9 @@ class ColumnInfo(BaseModel):
 
     name: str
     type: str
-    nullable: bool = True
+    nullable: bool | None = None
+    """``False`` where the engine says the column is ``NOT NULL``; not said otherwise (every
+    column may hold NULLs unless declared so: saying it of each one tells nothing)."""
 
 
 class TableDescription(BaseModel):
