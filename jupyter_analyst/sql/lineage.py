@@ -26,6 +26,8 @@ from .terms import brief, conditions, joins_tables
 
 #: How deep derived tables are read (deeper ones are named only).
 DEPTH = 12
+#: What is said as written (a table function, a SELECT without a table) is elided past this length.
+WRITTEN_CHARS = 100
 _OPS = {exp.Union: "UNION", exp.Except: "EXCEPT", exp.Intersect: "INTERSECT"}
 
 
@@ -98,10 +100,15 @@ class Lineage:
                 return relation
         if isinstance(node, exp.Table) and node.name:
             return Relation(name=self._called(node))
+        if isinstance(node, exp.Lateral) and isinstance(node.this, exp.Subquery):
+            name = node.alias_or_name or node.this.alias_or_name
+            body = self.body(node.this.this, self._used(reader, name, node.this.this), depth + 1)
+            return Relation(name=f"LATERAL {name}".strip(), body=body)
         if isinstance(node, exp.Subquery):
             name = node.alias_or_name or "a subquery"
             return Relation(name=name, body=self.body(node.this, self._used(reader, name, node.this), depth + 1))
-        return Relation(name=brief(self._readable(node), self.dialect))
+        # A table function, VALUES, UNNEST: as written (whole parts elided past a length).
+        return Relation(name=brief(self._readable(node), self.dialect, WRITTEN_CHARS))
 
     def _called(self, table: exp.Table) -> str:
         alias = table.alias
@@ -165,8 +172,9 @@ class Lineage:
             return Rows(reads=[Relation(name="…")])
         if isinstance(node, exp.SetOperation):
             return self.set_operation(node, used, depth)
-        if not isinstance(node, exp.Select):
-            return Rows(reads=[Relation(name=brief(self._readable(node), self.dialect))])
+        if not isinstance(node, exp.Select) or not (node.args.get("from_") or node.args.get("from")):
+            # A PIVOT, VALUES, or a SELECT of values without a table (a recursive CTE's seed).
+            return Rows(reads=[Relation(name=brief(self._readable(node), self.dialect, WRITTEN_CHARS))])
         if used is not None and node.args.get("limit") is not None and node.args.get("order") is not None:
             used = used | {c.name.lower() for c in node.args["order"].find_all(exp.Column)}  # what LIMIT keeps
         filters = [self._term(t) for t in conditions(node.args.get("where"))]

@@ -235,7 +235,7 @@ class _Reader(Lineage):
                 if keys and len(dimensions) == len(keys):
                     self.lifted.add(id(source))  # its grouping is the result's, said once
         if not dimensions and not measures:
-            dimensions = [name for name, _, _ in columns]
+            dimensions = [name or self.sql(node) for name, node, _ in columns]
         return measures, dimensions
 
     def _keys(self, select: exp.Select) -> list[str]:

@@ -269,3 +269,18 @@ def test_a_chain_of_ctes_far_over_its_budget_names_them_and_says_it_was_cut():
     assert line.startswith("from c11 […]; measures: n; by: carrier; 2 rows; shortened to fit")
     whole = said(f"WITH {ctes} SELECT carrier, COUNT(*) AS n FROM c11 GROUP BY 1")
     assert all(f"distance > {n * 100}" in whole for n in range(12))
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    # A LATERAL subquery's filters are its own, said with it.
+    ("SELECT * FROM orders, LATERAL (SELECT * FROM regions WHERE regions.region_id = orders.region_id "
+     "AND region <> 'X') AS l",
+     "from orders CROSS JOIN LATERAL l [regions where regions.region_id = orders.region_id AND region <> 'X']"),
+    # A recursive CTE: its seed, a SELECT of values, as written; the recursion by the CTE's name.
+    ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 10) SELECT n FROM r WHERE n > 2",
+     "from r [UNION ALL of (SELECT 1) and (r where n < 10)]"),
+    ("WITH p AS (PIVOT orders ON region_id USING SUM(revenue) GROUP BY product_id) SELECT * FROM p",
+     "from p [PIVOT orders ON region_id USING SUM(revenue) GROUP BY product_id]"),
+])
+def test_what_is_not_a_select_of_a_table_is_said_as_written(sql, expected):
+    assert said(sql).split("; ")[0] == expected
