@@ -138,6 +138,8 @@ class _Fitting:
                 text += " by " + ", ".join(self._inner(rows.keys))
             if rows.having:
                 text += f" having {self._conditions(rows.having)}"
+            if rows.distinct:
+                text += f", {rows.distinct}"
         if rows.limit:
             text += f", {rows.limit}"
         if rows.columns:

@@ -184,8 +184,21 @@ class Lineage:
             reads=self.reads(node, depth), filters=filters,
             keys=[] if id(node) in self.lifted else self._keys(node),
             having=[self._term(t) for t in conditions(node.args.get("having"))],
-            limit=self.limit(node), columns=self._defined(node, used),
+            limit=self.limit(node), distinct=self._distinct(node), columns=self._defined(node, used),
         )
+
+    def _distinct(self, select: exp.Select) -> str:
+        """``distinct rows`` for a SELECT DISTINCT (``distinct on (k)``): one row of each is kept."""
+        distinct = select.args.get("distinct")
+        if not isinstance(distinct, exp.Distinct):
+            return ""
+        on = distinct.args.get("on")
+        keys = on.expressions if isinstance(on, exp.Tuple) else [on] if on is not None else []
+        if not keys:
+            return "distinct rows"
+        order = select.args.get("order")
+        first = f" first by {', '.join(self.sql(o) for o in order.expressions)}" if order is not None else ""
+        return f"distinct on ({', '.join(self.sql(k) for k in keys)}){first}"
 
     def _defined(self, select: exp.Select, used: set[str] | None) -> list[str]:
         """The computed or renamed columns of ``select`` among ``used``, as ``name = SQL``."""

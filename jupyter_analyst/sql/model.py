@@ -61,6 +61,8 @@ class Rows(BaseModel):
     having: list[str] = []
     limit: str = ""
     """``first 10 by n DESC``: a LIMIT keeps only these rows."""
+    distinct: str = ""
+    """``distinct rows`` (``distinct on (k)``): a SELECT DISTINCT keeps one row of each."""
     columns: list[str] = []
     """Its computed or renamed columns that the query reads, as ``name = SQL`` (for the
     parts of a set operation: each part's own, where the parts differ)."""

@@ -108,7 +108,10 @@ class _Reader(Lineage):
         else:
             source = Rows(reads=self.reads(main))
             filters = self._own_filters(main)
-            limit = self.limit(main)
+            # DISTINCT ON keeps one row of each key (which one, by the order); DISTINCT alone
+            # keeps every different row, as the columns already say.
+            picked = self._distinct(main)
+            limit = ", ".join(filter(None, [picked if picked.startswith("distinct on") else "", self.limit(main)]))
         return QueryShape(measures=measures, dimensions=dimensions, filters=filters, limit=limit, source=source,
                           also=self.also(tree), brief=self.brief)
 

@@ -284,3 +284,17 @@ def test_a_chain_of_ctes_far_over_its_budget_names_them_and_says_it_was_cut():
 ])
 def test_what_is_not_a_select_of_a_table_is_said_as_written(sql, expected):
     assert said(sql).split("; ")[0] == expected
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    ("WITH used AS (SELECT DISTINCT tailnum FROM flights WHERE origin = 'JFK') SELECT COUNT(*) AS n FROM used",
+     "from used [flights where origin = 'JFK', distinct rows]; measures: n = COUNT(*); 2 rows"),
+    ("WITH latest AS (SELECT DISTINCT ON (region_id) region_id, revenue FROM orders "
+     "ORDER BY region_id, order_date DESC) SELECT SUM(revenue) AS r FROM latest",
+     "from latest [orders, distinct on (region_id) first by region_id, order_date DESC]; "
+     "measures: r = SUM(revenue); 2 rows"),
+    ("SELECT DISTINCT ON (region_id) region_id, revenue FROM orders ORDER BY region_id, revenue DESC",
+     "from orders; columns: region_id, revenue; distinct on (region_id) first by region_id, revenue DESC; 2 rows"),
+])
+def test_a_distinct_that_keeps_one_row_of_each_is_said(sql, expected):
+    assert said(sql) == expected
