@@ -202,6 +202,29 @@ class _Fitting:
                 return True
         return False
 
+    def _regain(self, budget: int) -> str:
+        """The line with each cut taken back, the first terms first, where it still fits: a
+        later, larger cut may have made an earlier one needless."""
+        text = self.render()
+        for levels in (self.filters, self.measures, self.dimensions):
+            for n in range(len(levels)):
+                while levels[n] > 0:
+                    levels[n] -= 1
+                    wider = self.render()
+                    if len(wider) > budget:
+                        levels[n] += 1
+                        break
+                    text = wider
+        while self.inner > 0:
+            self.inner -= 1
+            wider = self.render()
+            if len(wider) > budget:
+                self.inner += 1
+                break
+            text = wider
+        self.elided = any(level > 0 for level in (*self.measures, *self.dimensions, *self.filters))
+        return text
+
     def _fewer_times(self) -> bool:
         if self.times:
             self.times -= 1
@@ -262,6 +285,8 @@ class _Fitting:
         if len(text) > budget:  # a column is left out only where that makes the line fit
             self._restore(named)
             text = named_text
+        else:
+            text = self._regain(budget)
         if self.saying_cut and not self.cut():
             self.saying_cut = False  # nothing could be cut: the line is whole
             text = self.render()
