@@ -13,30 +13,43 @@ from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel, Field
 
-from .model import QueryShape
+from .model import QueryShape, Relation, Rows
+from .terms import ELIDED
 
 #: The most characters a description takes (every prompt lists the thread's datasets).
 LINE_CHARS = 300
+#: A line that no cut of whole parts brings within its budget is kept whole up to this many
+#: times the budget (a UNION of CTEs with its columns mapped says more than a plain query).
+OVER = 1.5
 #: Where the whole query is, when its description was shortened.
 FULL_SQL_HINT = "full SQL: list_artifacts with_code=true"
 #: Filters are never left out below this many (past it, the line says how many more).
 FILTERS_KEPT = 3
+#: Of a CTE's, subquery's or set operation part's own filters, the fewest kept.
+INNER_KEPT = 1
+#: Of a set operation's parts, the fewest kept (past them, the line says how many more).
+PARTS_KEPT = 3
 
 
 class DataIntent(BaseModel):
     """What one dataset holds, as far as its query and its rows say."""
 
     tables: list[str]
-    source: str = ""
-    """What the rows are read from when tables are joined (``flights LEFT JOIN planes ON
-    tailnum``): a left join keeps the rows that match nothing, with NULLs."""
+    source: Rows | None = None
+    """What the rows are read from (``flights LEFT JOIN planes ON tailnum``): a left join
+    keeps the rows that match nothing, with NULLs; a CTE or subquery is said with what it
+    reads and its own filters (``summer [flights where origin = 'JFK']``)."""
+    also: list[Relation] = []
+    """CTEs read only inside an expression of the query, with what they read."""
     measures: list[str] = []
     """Aggregates, as ``name = SQL``."""
     dimensions: list[str] = []
     """What the rows are grouped by (or the plain columns when nothing is aggregated)."""
     filters: list[str] = []
-    """Every condition that limits the rows (WHERE, HAVING, one-sided join conditions, in the
-    query and in the CTEs and subqueries feeding it), one per AND-ed term."""
+    """Every condition that limits the result's rows (WHERE, HAVING, one-sided inner join
+    conditions), one per AND-ed term; those of what it reads are in ``source``."""
+    limit: str = ""
+    """What the query's LIMIT keeps (``first 10 by n DESC``)."""
     rows: int
     time_range: dict[str, list[str]] = {}
     """For each date or time column of the result: its first and last value."""
@@ -48,8 +61,12 @@ class DataIntent(BaseModel):
 
         What does not fit is shortened by whole parts, never cut inside an expression, in
         this order: long expressions elided to their outline (``SUM(…)``), time ranges
-        left out, measures and keys named only, filters elided, filters past the first
-        :data:`FILTERS_KEPT` left out (counted), joins said by their tables only, and only
+        left out, measures and keys named only, filters elided (the result's, then those of
+        what it reads), the result's filters past the first :data:`FILTERS_KEPT` left out
+        (counted), those of each CTE, subquery or part past the first :data:`INNER_KEPT`
+        (counted), the joins' conditions, a set operation's parts past :data:`PARTS_KEPT`
+        (counted), what CTEs and subqueries read (only for a line still far over its
+        budget: see :data:`OVER`), and only
         then measures and keys left out from the last (counted). The line then says that it
         was cut and where the SQL is. The first filters and the columns' names stay longest:
         a dataset that looks whole but is not, or whose columns are not known, is the costly
@@ -76,9 +93,13 @@ class _Fitting:
         self.dimensions = [0] * len(intent.dimensions)
         self.filters = [0] * len(intent.filters)
         self.times = len(intent.time_range)
-        self.joins = bool(intent.source)
+        # What is read: 0 whole, 1 its terms in short form, 2 past INNER_KEPT filters of each
+        # relation counted, 3 without the joins' conditions, 4 past PARTS_KEPT parts of a set
+        # operation counted, 5 CTEs and subqueries by their names only.
+        self.inner = 0
         self.elided = False
         self.saying_cut = False
+        self.budget = LINE_CHARS
 
     def _term(self, text: str, level: int) -> str:
         if level == 0:
@@ -89,9 +110,55 @@ class _Fitting:
     def _shown(self, texts: list[str], levels: list[int]) -> list[str]:
         return [self._term(t, level) for t, level in zip(texts, levels, strict=False)]
 
+    # ------------------------------------------------------------------ what is read
+    def _inner(self, texts: list[str]) -> list[str]:
+        return [self._term(t, 1 if self.inner else 0) for t in texts]
+
+    def _conditions(self, texts: list[str]) -> str:
+        shown = self._inner(texts)
+        if self.inner >= 2 and len(shown) > INNER_KEPT:
+            return " AND ".join(shown[:INNER_KEPT]) + f" AND {len(shown) - INNER_KEPT} more"
+        return " AND ".join(shown)
+
+    def _rows(self, rows: Rows) -> str:
+        if rows.op:
+            parts = [f"({self._rows(p)})" for p in rows.parts]
+            if self.inner >= 4 and len(parts) > PARTS_KEPT:
+                parts[PARTS_KEPT:] = [f"{len(parts) - PARTS_KEPT} more parts"]
+            # A union's parts are alike; EXCEPT and INTERSECT say which part is which.
+            text = (f"{rows.op} of " + " and ".join(parts) if rows.op.startswith("UNION")
+                    else f" {rows.op} ".join(parts))
+            if rows.filters:
+                text += f", each where {self._conditions(rows.filters)}"
+        else:
+            text = " ".join(self._relation(r) for r in rows.reads) or "(no table)"
+            if rows.filters:
+                text += f" where {self._conditions(rows.filters)}"
+            if rows.keys:
+                text += " by " + ", ".join(self._inner(rows.keys))
+            if rows.having:
+                text += f" having {self._conditions(rows.having)}"
+            if rows.distinct:
+                text += f", {rows.distinct}"
+        if rows.limit:
+            text += f", {rows.limit}"
+        if rows.columns:
+            text += "; " + ", ".join(self._inner(rows.columns))
+        return text
+
+    def _relation(self, relation: Relation) -> str:
+        text = f"{relation.join} {relation.name}" if relation.join else relation.name
+        if relation.body is not None:
+            text += f" [{self._rows(relation.body) if self.inner < 5 else ELIDED}]"
+        if relation.on and self.inner < 3:
+            text += f" {relation.on}" if relation.on.startswith("USING (") else f" ON {relation.on}"
+        return text
+
     def render(self) -> str:
         i = self.intent
-        parts = [f"from {i.source if self.joins else ', '.join(i.tables) or '(no table)'}"]
+        parts = [f"from {self._rows(i.source) if i.source is not None else ', '.join(i.tables) or '(no table)'}"]
+        if i.also:
+            parts.append("with " + ", ".join(self._relation(r) for r in i.also))
         # Without a measure nothing is aggregated by them: they are the rows' own columns.
         keys = "by" if i.measures else "columns"
         for label, texts, levels in (("measures", i.measures, self.measures), (keys, i.dimensions, self.dimensions)):
@@ -104,6 +171,8 @@ class _Fitting:
             more = len(i.filters) - len(self.filters)
             parts.append("where: " + " AND ".join(self._shown(i.filters, self.filters))
                          + (f" AND {more} more" if more else ""))
+        if i.limit:
+            parts.append(i.limit)
         parts.append(f"{i.rows} row" if i.rows == 1 else f"{i.rows} rows")
         for column, (first, last) in list(i.time_range.items())[: self.times]:
             parts.append(f"{column} {first} .. {last}")
@@ -114,15 +183,15 @@ class _Fitting:
     def cut(self) -> bool:
         """Whether anything was shortened or left out."""
         i = self.intent
-        return (self.elided or self.joins != bool(i.source) or self.times < len(i.time_range) or len(self.measures) < len(i.measures)
+        return (self.elided or self.inner > 0 or self.times < len(i.time_range) or len(self.measures) < len(i.measures)
                 or len(self.dimensions) < len(i.dimensions) or len(self.filters) < len(i.filters))
 
-    def _state(self) -> tuple[list[int], list[int], list[int], int, bool, bool]:
-        return list(self.measures), list(self.dimensions), list(self.filters), self.times, self.elided, self.joins
+    def _state(self) -> tuple[list[int], list[int], list[int], int, bool, int]:
+        return list(self.measures), list(self.dimensions), list(self.filters), self.times, self.elided, self.inner
 
-    def _restore(self, state: tuple[list[int], list[int], list[int], int, bool, bool]) -> None:
+    def _restore(self, state: tuple[list[int], list[int], list[int], int, bool, int]) -> None:
         self.measures[:], self.dimensions[:], self.filters[:] = state[0], state[1], state[2]
-        self.times, self.elided, self.joins = state[3], state[4], state[5]
+        self.times, self.elided, self.inner = state[3], state[4], state[5]
 
     def _shorten(self, levels: list[int], texts: list[str], level: int) -> bool:
         """Shorten the last term not yet at ``level`` whose text that changes; whether one was."""
@@ -133,22 +202,50 @@ class _Fitting:
                 return True
         return False
 
+    def _regain(self, budget: int) -> str:
+        """The line with each cut taken back, the first terms first, where it still fits: a
+        later, larger cut may have made an earlier one needless."""
+        text = self.render()
+        for levels in (self.filters, self.measures, self.dimensions):
+            for n in range(len(levels)):
+                while levels[n] > 0:
+                    levels[n] -= 1
+                    wider = self.render()
+                    if len(wider) > budget:
+                        levels[n] += 1
+                        break
+                    text = wider
+        while self.inner > 0:
+            self.inner -= 1
+            wider = self.render()
+            if len(wider) > budget:
+                self.inner += 1
+                break
+            text = wider
+        self.elided = any(level > 0 for level in (*self.measures, *self.dimensions, *self.filters))
+        return text
+
     def _fewer_times(self) -> bool:
         if self.times:
             self.times -= 1
             return True
         return False
 
-    def _tables_only(self) -> bool:
-        if self.joins:
-            self.joins = False
-            return True
-        return False
+    def _inner_to(self, level: int) -> bool:
+        """What is read said at ``level``; whether that changes the line."""
+        if self.inner >= level:
+            return False
+        before = self.render()
+        was, self.inner = self.inner, level
+        if self.render() == before:
+            self.inner = was
+            return False
+        return True
 
     def _moves(self) -> Iterator[Callable[[], bool]]:
         """The cuts, in order. Measures and keys keep their names (the dataset's columns, what
         a later step reads) until everything else that can go has gone: filters past the
-        first few (the line says how many more), then the joins' keys and kinds."""
+        first few (the line says how many more), then the joins' keys and conditions."""
         i = self.intent
         yield lambda: self._shorten(self.measures, i.measures, 1)
         yield lambda: self._shorten(self.dimensions, i.dimensions, 1)
@@ -156,26 +253,47 @@ class _Fitting:
         yield lambda: self._shorten(self.measures, i.measures, 2)
         yield lambda: self._shorten(self.dimensions, i.dimensions, 2)
         yield lambda: self._shorten(self.filters, i.filters, 1)
+        yield lambda: self._inner_to(1)
         yield lambda: len(self.filters) > FILTERS_KEPT and self.filters.pop() >= 0
-        yield self._tables_only
+        yield lambda: self._inner_to(2)
+        yield lambda: self._inner_to(3)
+        yield lambda: self._inner_to(4)
+        # What the CTEs read goes only from a line still far over its budget.
+        yield lambda: len(self.render()) > self.budget * OVER and self._inner_to(5)
         for levels in (self.measures, self.dimensions):
             yield lambda levels=levels: bool(levels) and levels.pop() >= 0  # type: ignore[misc]
 
+    #: The moves that leave terms out: taken only where they bring the line within its budget.
+    LAST = 2
+
     def line(self, budget: int) -> str:
-        text = self.render()
+        self.budget = budget
+        whole = text = self.render()
         # A line over its budget will say that it was cut: each cut is weighed with that said.
         self.saying_cut = len(text) > budget
         text = self.render()
-        for move in self._moves():
+        moves = list(self._moves())
+        for n, move in enumerate(moves):
+            if n == len(moves) - self.LAST:
+                named, named_text = self._state(), text
             before, start = self._state(), text
             while len(text) > budget and move():
                 text = self.render()
             if len(text) > len(start):  # what this cut saves costs less than saying it was cut
                 self._restore(before)
                 text = start
+        if len(text) > budget:  # a column is left out only where that makes the line fit
+            self._restore(named)
+            text = named_text
+        else:
+            text = self._regain(budget)
         if self.saying_cut and not self.cut():
             self.saying_cut = False  # nothing could be cut: the line is whole
             text = self.render()
+        if len(text) > budget and len(whole) <= budget * OVER:
+            # No whole parts could be cut to fit: a line a little long is kept whole rather
+            # than losing what its columns are for a few characters.
+            return whole
         return text
 
 
@@ -189,8 +307,8 @@ def data_intent(
     'from orders; measures: total = SUM(amount); by: region; where: year = 2024; 3 rows'
     """
     return DataIntent(
-        tables=tables, source=shape.source, measures=shape.measures, dimensions=shape.dimensions, filters=shape.filters,
-        rows=rows, time_range=time_range or {}, brief=shape.brief,
+        tables=tables, source=shape.source, also=shape.also, measures=shape.measures, dimensions=shape.dimensions,
+        filters=shape.filters, limit=shape.limit, rows=rows, time_range=time_range or {}, brief=shape.brief,
     )
 
 

@@ -20,7 +20,9 @@ class ColumnInfo(BaseModel):
 
     name: str
     type: str
-    nullable: bool = True
+    nullable: bool | None = None
+    """``False`` where the engine says the column is ``NOT NULL``; not said otherwise (every
+    column may hold NULLs unless declared so: saying it of each one tells nothing)."""
 
 
 class TableDescription(BaseModel):
@@ -32,6 +34,43 @@ class TableDescription(BaseModel):
     sample: list[dict[str, Any]] = []
 
 
+class Relation(BaseModel):
+    """One relation a query reads, as its description says it: a table by its name, or a CTE
+    or derived table by its name with what it reads (said once, where it is first read)."""
+
+    join: str = ""
+    """How it is joined to what comes before it (``LEFT JOIN``); empty for the first."""
+    name: str
+    """The table's name (``staff AS m`` when a table is read twice), or the CTE's or subquery's."""
+    body: Rows | None = None
+    """What a CTE or subquery reads, at its first mention (``None`` for a table or a CTE
+    already said)."""
+    on: str = ""
+    """The join's keys by column name, and an outer join's conditions on one side."""
+
+
+class Rows(BaseModel):
+    """The rows one SELECT (or set operation) makes, each filter where it applies."""
+
+    reads: list[Relation] = []
+    filters: list[str] = []
+    """Its WHERE and QUALIFY terms, and an inner join's conditions on one side; of a set
+    operation: the terms every part has (said once, for each part)."""
+    keys: list[str] = []
+    """What it groups by."""
+    having: list[str] = []
+    limit: str = ""
+    """``first 10 by n DESC``: a LIMIT keeps only these rows."""
+    distinct: str = ""
+    """``distinct rows`` (``distinct on (k)``): a SELECT DISTINCT keeps one row of each."""
+    columns: list[str] = []
+    """Its computed or renamed columns that the query reads, as ``name = SQL`` (for the
+    parts of a set operation: each part's own, where the parts differ)."""
+    op: str = ""
+    """A set operation (``UNION ALL``) of ``parts``."""
+    parts: list[Rows] = []
+
+
 class QueryShape(BaseModel):
     """What a query computes, as its syntax tree says (for the data-intent note)."""
 
@@ -40,11 +79,16 @@ class QueryShape(BaseModel):
     dimensions: list[str] = []
     """What the rows are grouped by (or the plain columns when nothing is aggregated)."""
     filters: list[str] = []
-    """Every condition that limits the rows, one per AND-ed term: WHERE, HAVING and join
-    conditions that test one side, in the query and in each CTE or subquery feeding it."""
-    source: str = ""
-    """What the rows are read from when tables are joined (``flights LEFT JOIN planes ON
-    tailnum``); empty when nothing is joined or the joins could not be said."""
+    """Every condition that limits the result's rows, one per AND-ed term: the query's WHERE,
+    HAVING and QUALIFY, inner join conditions that test one side, an aggregate's
+    FILTER (each labelled); those of the CTEs and subqueries feeding it are in ``source``."""
+    limit: str = ""
+    """What the query's LIMIT keeps (``first 10 by n DESC``); empty without one."""
+    source: Rows | None = None
+    """What the rows are read from (``flights LEFT JOIN planes ON tailnum``; a CTE with its
+    own filters): ``None`` when it could not be said (the description then lists the tables)."""
+    also: list[Relation] = []
+    """CTEs read only inside an expression (``x IN (SELECT ... FROM jfk)``), with what they read."""
     brief: dict[str, str] = {}
     """The short form of each long term above (whole sub-expressions elided as ``…``)."""
 
@@ -95,3 +139,6 @@ class QueryResult(BaseModel):
     """The file's size in bytes."""
     time_range: dict[str, list[str]] = {}
     """For each date or time column: its first and last value."""
+
+
+Relation.model_rebuild()

@@ -277,7 +277,7 @@ def _file_columns(schema: pa.Schema) -> list[ColumnInfo] | None:
     intervals, nested and extension types...) or the names are not plain and distinct.
 
     >>> _file_columns(pa.schema([("n", pa.int64()), ("p", pa.decimal128(15, 2))]))
-    [ColumnInfo(name='n', type='BIGINT', nullable=True), ColumnInfo(name='p', type='DECIMAL(15,2)', nullable=True)]
+    [ColumnInfo(name='n', type='BIGINT', nullable=None), ColumnInfo(name='p', type='DECIMAL(15,2)', nullable=None)]
     """
     columns = []
     for field in schema:

@@ -4,9 +4,11 @@ A dataset's description is only worth its truth: a model told "reuse what exists
 JFK-only or six-month dataset as if it were whole unless the description says otherwise.
 So it is read from the tree, never from the text:
 
-* filters come from everything that feeds the result: the query's WHERE and HAVING, the
-  conditions of its joins that test one side only, and the same inside every CTE and
-  subquery it reads (each labelled with where it applies);
+* filters are said where they apply: the query's own WHERE, HAVING, QUALIFY and LIMIT, and
+  the conditions of its inner joins that test one side only, are the result's; those of
+  each CTE, subquery and part of a set operation it reads are said with that relation, in
+  the tree of what it reads (``lineage.py``), never lost nor moved onto other rows;
+* an alias is said as the table, CTE or subquery it stands for (``AVG(summer.dep_delay)``);
 * grouping keys are resolved: ``GROUP BY 1`` and ``GROUP BY month`` (an alias) name the
   projected expression, ``GROUP BY ALL`` every plain projection;
 * measures are named by their output column, and a query that only re-selects from a CTE
@@ -19,14 +21,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .model import QueryShape
-
-#: A term longer than this gets a short form (whole sub-expressions elided).
-BRIEF_CHARS = 60
-#: A list longer than this (an IN list, a function's arguments) keeps its first items in a short form.
-LIST_ITEMS = 3
-ELIDED = "…"
-_LEAVES = (exp.Column, exp.Literal, exp.Identifier, exp.Star, exp.Null, exp.Boolean, exp.Var, exp.DataType)
+from .lineage import Lineage
+from .model import QueryShape, Rows
+from .terms import BRIEF_CHARS, ELIDED, brief, conditions
 
 
 def query_shape(tree: exp.Expression, dialect: str) -> QueryShape:
@@ -37,85 +34,13 @@ def query_shape(tree: exp.Expression, dialect: str) -> QueryShape:
     >>> shape = query_shape(sqlglot.parse_one(
     ...     "WITH jfk AS (SELECT * FROM flights WHERE origin = 'JFK') "
     ...     "SELECT month, AVG(dep_delay) AS delay FROM jfk WHERE year = 2013 GROUP BY 1"), "duckdb")
-    >>> shape.filters, shape.dimensions, shape.measures
-    (['year = 2013', "origin = 'JFK' (in jfk)"], ['month'], ['delay = AVG(dep_delay)'])
+    >>> shape.filters, shape.dimensions, shape.measures, shape.source.reads[0].body.filters
+    (['year = 2013'], ['month'], ['delay = AVG(dep_delay)'], ["origin = 'JFK'"])
     """
     return _Reader(tree, dialect).shape()
 
 
-def brief(node: exp.Expression, dialect: str, limit: int = BRIEF_CHARS) -> str:
-    """``node`` as SQL within ``limit`` characters if whole sub-expressions can be elided so
-    that it fits (the deepest that fit are kept); ``…`` when nothing of it fits.
-
-    >>> import sqlglot
-    >>> brief(sqlglot.parse_one("SUM(CASE WHEN dep_delay > 15 AND NOT cancelled THEN 1 ELSE 0 END)"), "duckdb", 40)
-    'SUM(CASE WHEN … AND … THEN 1 ELSE 0 END)'
-    >>> brief(sqlglot.parse_one("month IN (1, 2, 3, 4, 5, 6)"), "duckdb", 20)
-    'month IN (1, 2, …)'
-    """
-    text = node.sql(dialect=dialect)
-    if len(text) <= limit:
-        return text
-    for depth in range(4, -1, -1):
-        try:
-            text = _elided(node.copy(), depth).sql(dialect=dialect)
-        except Exception:  # noqa: BLE001 - a generator gap on an elided tree: try shallower
-            continue
-        if len(text) <= limit:
-            return text
-    return ELIDED
-
-
-def _leaf(node: exp.Expression) -> bool:
-    return isinstance(node, _LEAVES) or not any(isinstance(v, exp.Expression | list) for v in node.args.values())
-
-
-def _elided(node: exp.Expression, depth: int) -> exp.Expression:
-    """``node`` with every non-leaf below ``depth`` levels replaced by ``…``, long lists shortened."""
-    for key, value in list(node.args.items()):
-        if isinstance(value, list):
-            items = [v for v in value if isinstance(v, exp.Expression)]
-            if len(items) != len(value):
-                continue
-            if len(items) > LIST_ITEMS:
-                items = [*items[: LIST_ITEMS - 1], exp.var(ELIDED)]
-            node.set(key, [_elided_child(v, depth) for v in items])
-        elif isinstance(value, exp.Expression):
-            node.set(key, _elided_child(value, depth))
-    return node
-
-
-def _elided_child(child: exp.Expression, depth: int) -> exp.Expression:
-    if _leaf(child):
-        return child
-    if depth <= 0:
-        return exp.var(ELIDED)
-    return _elided(child, depth - 1)
-
-
-def _conditions(node: exp.Expression | None) -> list[exp.Expression]:
-    """The AND-ed terms of a condition (a WHERE, HAVING or ON clause's, or a bare one)."""
-    if node is None:
-        return []
-    condition = node.this if isinstance(node, exp.Where | exp.Having) else node
-    while isinstance(condition, exp.Paren) and isinstance(condition.this, exp.And):
-        condition = condition.this
-    if isinstance(condition, exp.And):
-        return [*_conditions(condition.left), *_conditions(condition.right)]
-    return [condition]
-
-
-def _joins_tables(term: exp.Expression) -> bool:
-    """Whether a join condition's term relates two tables (a join key) rather than testing one
-    side (a filter): its columns name two tables, or it equates two unqualified columns."""
-    columns = list(term.find_all(exp.Column))
-    tables = {c.table for c in columns}
-    if len(tables - {""}) >= 2:
-        return True
-    return isinstance(term, exp.EQ) and isinstance(term.left, exp.Column) and isinstance(term.right, exp.Column)
-
-
-class _Reader:
+class _Reader(Lineage):
     """One query's shape, with its CTEs and derived tables known by name."""
 
     def __init__(self, tree: exp.Expression, dialect: str) -> None:
@@ -126,20 +51,20 @@ class _Reader:
             for cte in with_.expressions:
                 self.ctes.setdefault(cte.alias_or_name.lower(), cte.this)
         self.brief: dict[str, str] = {}
-        # The joins said in the description's source (their own conditions are said there).
-        self.described: set[int] = set()
-        # Table aliases read as the tables they stand for (``f.month`` is ``flights.month``);
-        # with one table and no CTE or subquery, columns need no qualifier at all.
-        tables = [t for t in tree.find_all(exp.Table) if t.name.lower() not in self.ctes]
+        self.said: set[str] = set()
+        self.lifted: set[int] = set()
+        # Aliases read as the tables or CTEs they stand for (``f.month`` is ``flights.month``,
+        # ``s.dep_delay`` of ``FROM summer s`` is ``summer.dep_delay``); with one table and no
+        # CTE or subquery, columns need no qualifier at all.
+        tables = [t for t in tree.find_all(exp.Table) if t.name]
         names: dict[str, set[str]] = {}
+        called: dict[str, set[str]] = {}
         for table in tables:
             names.setdefault(table.alias_or_name.lower(), set()).add(table.name)
-        self.aliases = {alias: next(iter(real)) for alias, real in names.items() if len(real) == 1}
-        # A table read twice (a self-join) is told apart by its aliases.
-        counts: dict[str, int] = {}
-        for table in tables:
-            counts[table.name.lower()] = counts.get(table.name.lower(), 0) + 1
-        self.repeated = {name for name, count in counts.items() if count > 1}
+            called.setdefault(table.name.lower(), set()).update([table.alias.lower()] if table.alias else [])
+        # A table known by several aliases (a self-join) keeps them: they tell its reads apart.
+        self.aliases = {alias: next(iter(real)) for alias, real in names.items()
+                        if len(real) == 1 and len(called[next(iter(real)).lower()]) <= 1}
         self.single = (len({t.name.lower() for t in tables}) == 1 and not self.ctes
                        and tree.find(exp.Subquery) is None)
 
@@ -170,57 +95,37 @@ class _Reader:
             return QueryShape()
         main = selects[0]
         measures, dimensions = self._outputs(main)
-        source = ""
-        if len(selects) == 1:
-            # An outer join's own conditions are said with the join, never as filters.
-            source = self._joined(main) or ""
-            filters = [self._filter_text(node, places) for node, places in self._filters(main, "", set())]
+        if isinstance(tree, exp.SetOperation):
+            # Each part says its own filters and, where the parts differ, its own columns.
+            differ = self.differing(tree)
+            measures = [m.split(" = ", 1)[0] if m.split(" = ", 1)[0].lower() in differ else m for m in measures]
+            dimensions = [d.split(" = ", 1)[0] if d.split(" = ", 1)[0].lower() in differ else d for d in dimensions]
+            source = self.set_operation(tree, None, 0, differing=True)
+            for part in source.parts:
+                part.keys = [k for k in part.keys if k not in dimensions]
+            filters, limit = source.filters, source.limit
+            source.filters, source.limit = [], ""
         else:
-            filters = self._union_filters(selects)
-        return QueryShape(measures=measures, dimensions=dimensions, filters=filters, source=source,
-                          brief=self.brief)
+            source = Rows(reads=self.reads(main))
+            filters = self._own_filters(main)
+            # DISTINCT ON keeps one row of each key (which one, by the order); DISTINCT alone
+            # keeps every different row, as the columns already say.
+            picked = self._distinct(main)
+            limit = ", ".join(filter(None, [picked if picked.startswith("distinct on") else "", self.limit(main)]))
+        return QueryShape(measures=measures, dimensions=dimensions, filters=filters, limit=limit, source=source,
+                          also=self.also(tree), brief=self.brief)
 
-    def _filter_text(self, node: exp.Expression, places: tuple[str, ...]) -> str:
-        return self._term(node, f" ({', '.join(places)})" if places else "")
-
-    def _union_filters(self, selects: list[exp.Select]) -> list[str]:
-        """The filters of a UNION's parts, ranked for a description that keeps its first few.
-
-        A term every part has limits the whole result: it is said once, with no part named.
-        A term only some parts have is what makes those parts' rows (``dep_delay < 0`` for
-        the early flights, ``dep_delay > 60`` for the late ones): without it the parts read
-        the same and the dataset reads as what it is not, while a shared term left out is
-        only one more of the "AND n more" the description announces. So the parts' own
-        terms come first, one part's at a time in turn (so every part keeps its first one as
-        long as that many are kept), each part's the fewer parts they belong to the earlier,
-        and the shared terms after them.
-        """
-        found: dict[str, tuple[exp.Expression, tuple[str, ...], list[int]]] = {}
-        order: list[list[str]] = []
-        for n, select in enumerate(selects, start=1):
-            order.append([])
-            for node, places in self._filters(select, "", set()):
-                key = self.sql(node) + repr(places)
-                found.setdefault(key, (node, places, []))
-                if n not in found[key][2]:
-                    found[key][2].append(n)
-                    order[-1].append(key)
-        everywhere = len(selects)
-        # Each part's own terms, those of fewer parts first; taken one per part in turn.
-        own = [sorted((k for k in keys if len(found[k][2]) < everywhere), key=lambda k: len(found[k][2]))
-               for keys in order]
-        ranked: list[str] = []
-        for turn in range(max(map(len, own))):
-            ranked += [keys[turn] for keys in own if turn < len(keys) and keys[turn] not in ranked]
-        shared = [k for keys in order for k in keys if len(found[k][2]) == everywhere]
-        out: list[str] = []
-        for key in [*ranked, *shared]:
-            node, places, parts = found[key]
-            if len(parts) < everywhere:
-                named = f"UNION part {parts[0]}" if len(parts) == 1 else f"UNION parts {', '.join(map(str, parts))}"
-                places = (*places, f"{named} only")
-            out.append(self._filter_text(node, places))
-        return list(dict.fromkeys(out))
+    def _own_filters(self, select: exp.Select) -> list[str]:
+        """The conditions of the result itself: its WHERE, an inner join's one-sided terms,
+        HAVING, QUALIFY, and an aggregate's FILTER (which limits that measure's rows only)."""
+        out = [self._term(t) for t in conditions(select.args.get("where"))]
+        out += self.joined_filters(select)
+        out += [self._term(t, " (HAVING)") for t in conditions(select.args.get("having"))]
+        out += [self._term(t, " (QUALIFY)") for t in conditions(select.args.get("qualify"))]
+        for projection in select.expressions:
+            for only in projection.find_all(exp.Filter):
+                out += [self._term(t, f" (in {projection.alias_or_name} only)") for t in conditions(only.expression)]
+        return out
 
     def _pivot(self, tree: exp.Pivot) -> QueryShape:
         """PIVOT t ON col USING agg GROUP BY dim: the aggregates are the measures."""
@@ -328,9 +233,12 @@ class _Reader:
                 p.find(exp.AggFunc) for p in select.expressions
             ):
                 names = {name.lower() for name, _, _ in columns}
-                dimensions = [k for k in self._keys(source) if k.split(" = ")[0].lower() in names]
+                keys = self._keys(source)
+                dimensions = [k for k in keys if k.split(" = ")[0].lower() in names]
+                if keys and len(dimensions) == len(keys):
+                    self.lifted.add(id(source))  # its grouping is the result's, said once
         if not dimensions and not measures:
-            dimensions = [name for name, _, _ in columns]
+            dimensions = [name or self.sql(node) for name, node, _ in columns]
         return measures, dimensions
 
     def _keys(self, select: exp.Select) -> list[str]:
@@ -378,124 +286,5 @@ class _Reader:
         name, sql = self._label(projection, inner)
         return self._named(name, inner, sql)
 
-    # ------------------------------------------------------------------ joins
-    def _joined(self, select: exp.Select) -> str | None:
-        """What the rows of ``select`` are read from when it joins (``flights LEFT JOIN planes
-        ON tailnum``): tables by name, a CTE or subquery by what it reads, each join with its
-        kind and keys. ``None`` when nothing is joined or a part is not one plain SELECT (the
-        description then lists the tables)."""
-        joins: list[exp.Join] = []
-        text = self._from_clause(select, joins, 0)
-        if text is None or not joins:
-            return None
-        self.described.update(id(j) for j in joins)
-        return text
 
-    def _from_clause(self, select: exp.Select, joins: list[exp.Join], depth: int) -> str | None:
-        from_ = select.args.get("from_") or select.args.get("from")
-        if from_ is None or depth > 8:
-            return None
-        own = select.args.get("joins") or []
-        parts = [self._relation(from_.this, joins, depth, nested=bool(own))]
-        for join in own:
-            parts.append(self._join(join, joins, depth))
-        return None if None in parts else " ".join(p for p in parts if p is not None)
-
-    def _relation(self, node: exp.Expression, joins: list[exp.Join], depth: int, nested: bool) -> str | None:
-        """A table by its name; a CTE or derived table by what it reads (in parentheses when
-        it joins and is joined in turn)."""
-        body: exp.Expression | None = None
-        if isinstance(node, exp.Table) and node.name:
-            body = None if node.args.get("db") else self.ctes.get(node.name.lower())
-            if body is None:
-                alias = node.alias if node.name.lower() in self.repeated else ""
-                return f"{node.name} AS {alias}" if alias else node.name
-        elif isinstance(node, exp.Subquery):
-            body = node.this
-        if not isinstance(body, exp.Select):
-            return None
-        text = self._from_clause(body, joins, depth + 1)
-        if text is None:
-            return None
-        return f"({text})" if nested and " JOIN " in text else text
-
-    def _join(self, join: exp.Join, joins: list[exp.Join], depth: int) -> str | None:
-        """``LEFT JOIN planes ON tailnum``: the kind (inner said as plain ``JOIN``), the table,
-        the keys by column name, and an outer join's conditions on one side."""
-        joined = self._relation(join.this, joins, depth, nested=True)
-        if joined is None:
-            return None
-        joins.append(join)
-        words = [w.upper() for w in (join.method, join.side, join.kind) if w and w.upper() not in ("INNER", "OUTER")]
-        on = join.args.get("on")
-        if not words and on is None and not join.args.get("using") and not join.method:
-            words = ["CROSS"]  # FROM a, b
-        text = " ".join([*words, "JOIN", joined])
-        using = [u.name for u in join.args.get("using") or []]
-        if using:
-            return f"{text} USING ({', '.join(using)})"
-        keys: list[str] = []
-        others: list[str] = []
-        for term in _conditions(on):
-            if _joins_tables(term):
-                if isinstance(term, exp.EQ) and isinstance(term.left, exp.Column) and isinstance(term.right, exp.Column):
-                    left, right = term.left.name, term.right.name
-                    keys.append(left if left == right else f"{left} = {right}")
-                else:
-                    others.append(brief(self._readable(term), self.dialect, 40))
-            elif join.side:
-                others.append(brief(self._readable(term), self.dialect))
-        condition = " AND ".join(filter(None, [", ".join(keys), *others]))
-        return f"{text} ON {condition}" if condition else text
-
-    # ------------------------------------------------------------------ filters
-    def _filters(self, select: exp.Select, where: str, seen: set[int],
-                 depth: int = 0) -> list[tuple[exp.Expression, tuple[str, ...]]]:
-        """The filters of ``select`` and of every CTE and subquery that feeds it, each read
-        once, with where each applies (``where``: the CTE or subquery ``select`` is, if any)."""
-        if id(select) in seen or depth > 16:
-            return []
-        seen.add(id(select))
-        inside = (f"in {where}",) if where else ()
-        out: list[tuple[exp.Expression, tuple[str, ...]]] = []
-        for term in _conditions(select.args.get("where")):
-            out.append((term, inside))
-        for join in select.args.get("joins") or []:
-            if id(join) in self.described and join.side:
-                continue
-            joined = join.this.name if isinstance(join.this, exp.Table) else join.this.alias_or_name
-            # An outer join's condition on one side picks the rows that match, not the rows kept.
-            place = f"{join.side} JOIN {joined} condition" if join.side else f"joining {joined}"
-            for term in _conditions(join.args.get("on")):
-                if not _joins_tables(term):
-                    out.append((term, (place, *inside)))
-        for term in _conditions(select.args.get("having")):
-            out.append((term, ("HAVING", *inside)))
-        for projection in select.expressions:
-            # An aggregate's FILTER (WHERE ...) limits the rows of that measure only.
-            for only in projection.find_all(exp.Filter):
-                for term in _conditions(only.expression):
-                    out.append((term, (f"in {projection.alias_or_name} only",)))
-        for name, inner in self._fed_by(select):
-            for branch in self._branches(inner):
-                out += self._filters(branch, name, seen, depth + 1)
-        return out
-
-    def _fed_by(self, select: exp.Select) -> list[tuple[str, exp.Expression]]:
-        """The CTEs and derived tables ``select`` reads, by name, in the order it names them."""
-        def derived(node: exp.Expression) -> bool:
-            return isinstance(node, exp.Subquery) and isinstance(node.parent, exp.From | exp.Join)
-
-        found: list[tuple[str, exp.Expression]] = []
-        # Not into CTE definitions (a CTE feeds the query only where it is named) nor into
-        # derived tables (read in turn, under their own name).
-        for node in select.walk(prune=lambda n: n is not select and (isinstance(n, exp.With) or derived(n))):
-            if node is select:
-                continue
-            if derived(node):
-                found.append((node.alias_or_name or "a subquery", node.this))
-            elif isinstance(node, exp.Table) and not node.args.get("db"):
-                inner = self.ctes.get(node.name.lower())
-                if inner is not None:
-                    found.append((node.name, inner))
-        return found
+__all__ = ["brief", "query_shape"]

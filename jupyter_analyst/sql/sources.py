@@ -246,9 +246,13 @@ class DuckDBSource:
             result = cur.execute(f'SELECT * FROM "{match}" LIMIT {int(sample_rows)}')
             names = [d[0] for d in result.description]
             sample = [{k: json_safe(v) for k, v in zip(names, row, strict=True)} for row in result.fetchall()]
+            required = {c for (c,) in cur.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() "
+                "AND table_name = ? AND is_nullable = 'NO'", [match]).fetchall()}
         finally:
             cur.close()
-        columns = [ColumnInfo(name=c, type=t) for c, t in schema[match].items()]
+        columns = [ColumnInfo(name=c, type=t, nullable=False if c in required else None)
+                   for c, t in schema[match].items()]
         return TableDescription(name=match, columns=columns, rows=int(count), sample=sample)
 
     def close(self) -> None:
@@ -359,7 +363,9 @@ class SQLAlchemySource:
             count = conn.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{match}"')).scalar()
             result = conn.execute(sqlalchemy.text(f'SELECT * FROM "{match}" LIMIT {int(sample_rows)}'))
             sample = [{k: json_safe(v) for k, v in row._mapping.items()} for row in result]
-        columns = [ColumnInfo(name=c, type=t) for c, t in schema[match].items()]
+        required = {c["name"] for c in sqlalchemy.inspect(self.engine).get_columns(match) if c.get("nullable") is False}
+        columns = [ColumnInfo(name=c, type=t, nullable=False if c in required else None)
+                   for c, t in schema[match].items()]
         return TableDescription(name=match, columns=columns, rows=int(count or 0), sample=sample)
 
     def close(self) -> None:

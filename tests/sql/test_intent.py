@@ -47,10 +47,10 @@ def test_a_filter_inside_a_cte_and_group_by_1_reach_the_model(analyst):
     assert first.status == "completed"
     after = a.server.requests[1]
     told = json.loads([m for m in after["messages"] if m["role"] == "tool"][-1]["content"])
-    assert "region = 'North' (in north)" in told["intent_note"]
+    assert "from north [orders JOIN regions ON region_id where regions.region = 'North']" in told["intent_note"]
     line = _dataset_line(_next_turn(a, first, "and in the south?"), "north_monthly")
-    # The filter of the CTE is the dataset's; GROUP BY 1 names the expression, not "1".
-    assert "where: regions.region = 'North' (in north)" in line
+    # The filter of the CTE is said with it; GROUP BY 1 names the expression, not "1".
+    assert "from north [orders JOIN regions ON region_id where regions.region = 'North']" in line
     assert "by: month = DATE_TRUNC('MONTH', order_date)" in line
     assert "by: 1" not in line
 
@@ -66,6 +66,8 @@ def test_a_long_case_measure_is_cut_whole_and_the_where_kept(analyst):
     assert "shortened to fit (full SQL: list_artifacts with_code=true)" in note
     # Cut between whole parts: each measure is there whole, as an outline, or by its name.
     assert "SUM(CASE WHEN o." not in note and note.count("(") == note.count(")")
+    # An elided part stands for a whole expression: never a THEN with nothing after it.
+    assert "  " not in note and "THEN … ELSE 0 END" in note
     assert "big_spring_revenue" in note
     assert len(note) <= 300
 
@@ -100,8 +102,10 @@ def _described(analyst, sql: str, name: str) -> str:
 
 def test_each_union_part_keeps_the_filter_that_makes_its_rows(analyst):
     note = _described(analyst, UNION_SQL, "by_size")
-    # The terms both parts share limit the whole dataset: said once, after what tells the parts apart.
-    assert "where: revenue > 50 (UNION part 1 only) AND revenue <= 50 (UNION part 2 only) AND quantity > 0" in note
+    # Each part says what makes its rows; the terms both parts share limit the whole dataset, said once.
+    assert note.startswith("from UNION ALL of (orders where revenue > 50; size = 'big') "
+                           "and (orders where revenue <= 50; size = 'small'); measures: orders = COUNT(*); "
+                           "by: region_id; where: quantity > 0 AND NOT revenue IS NULL AND ")
     assert note.count("quantity > 0") == 1
     assert len(note) <= 300
 
@@ -123,3 +127,47 @@ def test_a_left_join_is_said_with_its_keys_and_its_condition(analyst):
     # Regions without a big order are kept (with a count of 0): the join's condition is not a filter.
     assert note.startswith("from regions LEFT JOIN orders ON region_id AND orders.revenue > 100;")
     assert "where:" not in note
+
+
+SIDES_SQL = (
+    "WITH sides AS (SELECT region_id AS rid, 1 AS as_big, 0 AS as_small FROM orders "
+    "WHERE quantity > 0 AND revenue > 50 "
+    "UNION ALL SELECT product_id AS rid, 0 AS as_big, 1 AS as_small FROM orders "
+    "WHERE quantity > 0 AND revenue <= 50 AND product_id <> 6) "
+    "SELECT s.rid, r.region, SUM(s.as_big) AS big, SUM(s.as_small) AS small, COUNT(*) AS n "
+    "FROM sides s LEFT JOIN regions r ON r.region_id = s.rid GROUP BY s.rid, r.region HAVING COUNT(*) > 10"
+)
+NORTH_SQL = (
+    "WITH north AS (SELECT product_id, revenue FROM orders WHERE region_id = 1 AND quantity > 1) "
+    "SELECT n.product_id, p.product, AVG(n.revenue) AS avg_revenue FROM north n "
+    "JOIN products p ON p.product_id = n.product_id GROUP BY n.product_id, p.product"
+)
+RANKED_SQL = (
+    "WITH ranked AS (SELECT product, unit_price, RANK() OVER (ORDER BY unit_price DESC) AS price_rank "
+    "FROM products WHERE unit_price IS NOT NULL) SELECT product, unit_price FROM ranked WHERE price_rank <= 3"
+)
+
+
+def test_a_union_in_a_cte_joined_after_is_said_part_by_part_with_its_join(analyst):
+    note = _described(analyst, SIDES_SQL, "by_side")
+    assert note == (
+        "from sides [UNION ALL of (orders where revenue > 50; rid = region_id, as_big = 1, as_small = 0) "
+        "and (orders where revenue <= 50 AND product_id <> 6; rid = product_id, as_big = 0, as_small = 1), "
+        "each where quantity > 0] LEFT JOIN regions ON region_id = rid; "
+        "measures: big = SUM(sides.as_big), small = SUM(sides.as_small), n = COUNT(*); by: rid, region; "
+        "where: COUNT(*) > 10 (HAVING); 5 rows"
+    )
+
+
+def test_an_alias_is_said_as_its_cte_and_the_cte_once_with_its_filters(analyst):
+    note = _described(analyst, NORTH_SQL, "north_products")
+    assert note.startswith("from north [orders where region_id = 1 AND quantity > 1] JOIN products ON product_id; "
+                           "measures: avg_revenue = AVG(north.revenue); by: product_id, product;")
+    assert "(in north)" not in note and "n.revenue" not in note
+
+
+def test_a_computed_column_in_a_filter_is_defined(analyst):
+    note = _described(analyst, RANKED_SQL, "top_priced")
+    assert note.startswith("from ranked [products where NOT unit_price IS NULL; "
+                           "price_rank = RANK() OVER (ORDER BY unit_price DESC)]; columns: product, unit_price; "
+                           "where: price_rank <= 3;")

@@ -1,24 +1,31 @@
-"""A query's shape read off its tree: every filter that feeds the result, keys resolved."""
+"""A query's shape read off its tree: every filter said where it applies, keys resolved."""
 
 from __future__ import annotations
 
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from jupyter_analyst.sql.intent import DataIntent, data_intent
 from jupyter_analyst.sql.shape import query_shape
+from jupyter_analyst.sql.terms import conditions
 
 
 def shape(sql: str):
     return query_shape(sqlglot.parse_one(sql, dialect="duckdb"), "duckdb")
 
 
-def test_a_filter_inside_a_cte_is_a_filter_of_the_result():
-    s = shape("WITH jfk AS (SELECT * FROM flights WHERE origin = 'JFK'), "
-              "unused AS (SELECT * FROM flights WHERE origin = 'EWR') "
-              "SELECT month, AVG(dep_delay) AS delay FROM jfk GROUP BY month")
+def said(sql: str, budget: int = 1000) -> str:
+    """The description as the model reads it (whole, unless ``budget`` is given)."""
+    return data_intent(shape(sql), tables=["t"], rows=2).line(budget)
+
+
+def test_a_filter_inside_a_cte_is_said_with_the_cte():
+    line = said("WITH jfk AS (SELECT * FROM flights WHERE origin = 'JFK'), "
+                "unused AS (SELECT * FROM flights WHERE origin = 'EWR') "
+                "SELECT month, AVG(dep_delay) AS delay FROM jfk GROUP BY month")
     # The CTE that is not read does not feed the result: its filter is not the dataset's.
-    assert s.filters == ["origin = 'JFK' (in jfk)"]
+    assert line == "from jfk [flights where origin = 'JFK']; measures: delay = AVG(dep_delay); by: month; 2 rows"
 
 
 def test_filters_of_nested_ctes_subqueries_having_and_one_sided_join_conditions():
@@ -30,14 +37,12 @@ def test_filters_of_nested_ctes_subqueries_having_and_one_sided_join_conditions(
         "JOIN (SELECT tailnum FROM planes WHERE seats > 100) p ON j.tailnum = p.tailnum "
         "WHERE j.month IN (1, 2, 3) GROUP BY 1 HAVING COUNT(*) > 10"
     )
-    assert s.filters == [
-        "j.month IN (1, 2, 3)",
-        "airlines.name LIKE '%Air%' (joining airlines)",
-        "COUNT(*) > 10 (HAVING)",
-        "origin = 'JFK' (in jfk)",
-        "year = 2013 (in base)",
-        "seats > 100 (in p)",
-    ]
+    # The result's own conditions; each CTE's and subquery's with it, aliases said as names.
+    assert s.filters == ["jfk.month IN (1, 2, 3)", "airlines.name LIKE '%Air%' (joining airlines)",
+                         "COUNT(*) > 10 (HAVING)"]
+    line = data_intent(s, tables=["flights"], rows=2).line(1000)
+    assert line.startswith("from jfk [base [flights where year = 2013] where origin = 'JFK'] JOIN airlines ON carrier "
+                           "JOIN p [planes where seats > 100] ON tailnum;")
     # The join keys are not filters.
     assert not any("a.carrier" in f or "airlines.carrier" in f for f in s.filters)
 
@@ -55,14 +60,17 @@ def test_grouping_keys_are_resolved_from_ordinals_and_aliases(sql, dimensions):
 
 
 def test_a_query_reselecting_a_grouped_cte_keeps_its_measures_and_keys():
-    s = shape("WITH m AS (SELECT month, AVG(dep_delay) AS delay FROM flights WHERE origin = 'JFK' GROUP BY 1) "
-              "SELECT * FROM m ORDER BY delay DESC")
-    assert (s.measures, s.dimensions, s.filters) == (["delay = AVG(dep_delay)"], ["month"], ["origin = 'JFK' (in m)"])
+    sql = ("WITH m AS (SELECT month, AVG(dep_delay) AS delay FROM flights WHERE origin = 'JFK' GROUP BY 1) "
+           "SELECT * FROM m ORDER BY delay DESC")
+    s = shape(sql)
+    assert (s.measures, s.dimensions, s.filters) == (["delay = AVG(dep_delay)"], ["month"], [])
+    # The grouping and the measure are said once, as the result's.
+    assert said(sql) == "from m [flights where origin = 'JFK']; measures: delay = AVG(dep_delay); by: month; 2 rows"
 
 
 def test_union_filters_say_which_part_they_belong_to():
-    s = shape("SELECT carrier FROM flights WHERE dest = 'A' UNION ALL SELECT carrier FROM flights WHERE dest = 'B'")
-    assert s.filters == ["dest = 'A' (UNION part 1 only)", "dest = 'B' (UNION part 2 only)"]
+    line = said("SELECT carrier FROM flights WHERE dest = 'A' UNION ALL SELECT carrier FROM flights WHERE dest = 'B'")
+    assert line == "from UNION ALL of (flights where dest = 'A') and (flights where dest = 'B'); columns: carrier; 2 rows"
 
 
 LONG = ("SELECT f.carrier, COUNT(*) AS flights, "
@@ -82,7 +90,9 @@ def test_a_long_description_is_cut_by_whole_parts_keeping_the_filters(budget):
     # Never cut inside an expression: every parenthesis opened is closed, no dangling ellipsis.
     assert line.count("(") == line.count(")")
     assert not line.rstrip(")").endswith("…")
-    assert len(line) <= budget or budget < 160
+    # The columns keep their names: none is left out for a line that would not fit anyway.
+    assert all(name in line for name in ("measures: flights", "cancelled", "cancelled_pct", "mean_positive_delay"))
+    assert len(line) <= budget or budget < 300
 
 
 def test_a_short_description_is_whole_and_says_nothing_was_cut():
@@ -106,10 +116,11 @@ def test_a_row_level_query_lists_its_columns_not_a_grouping_it_does_not_have(sql
     assert columns in line and "by:" not in line
 
 
-def test_a_cte_read_by_both_union_parts_gives_its_filter_once():
-    s = shape("WITH cancelled AS (SELECT * FROM flights WHERE dep_time IS NULL) "
-              "SELECT origin AS airport FROM cancelled UNION ALL SELECT dest AS airport FROM cancelled")
-    assert s.filters.count("dep_time IS NULL (in cancelled)") == 1
+def test_a_cte_read_by_both_union_parts_is_said_once_and_each_part_maps_its_column():
+    line = said("WITH cancelled AS (SELECT * FROM flights WHERE dep_time IS NULL) "
+                "SELECT origin AS airport FROM cancelled UNION ALL SELECT dest AS airport FROM cancelled")
+    assert line == ("from UNION ALL of (cancelled [flights where dep_time IS NULL]; airport = origin) "
+                    "and (cancelled; airport = dest); columns: airport; 2 rows")
 
 
 def test_one_row_is_one_row():
@@ -131,21 +142,160 @@ def test_an_aggregate_filter_is_a_filter_of_its_measure():
     ("SELECT * FROM orders JOIN regions USING (region_id)", "orders JOIN regions USING (region_id)", []),
     ("WITH north AS (SELECT * FROM orders o JOIN regions r ON o.region_id = r.region_id) "
      "SELECT * FROM north n FULL JOIN products p ON n.product_id = p.product_id",
-     "(orders JOIN regions ON region_id) FULL JOIN products ON product_id", []),
+     "north [orders JOIN regions ON region_id] FULL JOIN products ON product_id", []),
     ("SELECT * FROM a, b WHERE a.x = b.x", "a CROSS JOIN b", ["a.x = b.x"]),
-    ("SELECT * FROM staff s JOIN staff m ON s.manager_id = m.id", "staff AS s JOIN staff AS m ON manager_id = id", []),
-    ("SELECT * FROM orders WHERE region_id = 1", "", ["region_id = 1"]),
+    # A table read twice keeps its aliases, in the joins and in the terms that use them.
+    ("SELECT * FROM staff s JOIN staff m ON s.manager_id = m.id WHERE m.grade > 3",
+     "staff AS s JOIN staff AS m ON manager_id = id", ["m.grade > 3"]),
+    ("SELECT * FROM orders WHERE region_id = 1", "orders", ["region_id = 1"]),
 ])
 def test_joins_are_said_with_their_kind_and_keys(sql, source, filters):
     s = shape(sql)
-    assert (s.source, s.filters) == (source, filters)
+    assert (said(sql).split("; ")[0], s.filters) == (f"from {source}", filters)
 
 
-def test_the_filters_that_tell_union_parts_apart_come_first_each_part_in_turn():
+def test_the_filters_that_tell_union_parts_apart_are_said_with_each_part_and_the_shared_ones_once():
     s = shape("SELECT 'a' AS k FROM t WHERE y = 1 AND m = 2 AND d < 0 AND c = 'x' "
               "UNION ALL SELECT 'b' FROM t WHERE y = 1 AND m = 2 AND d > 9 "
               "UNION ALL SELECT 'c' FROM t WHERE y = 1 AND m = 2 AND d > 9 AND e = 3")
-    assert s.filters == ["d < 0 (UNION part 1 only)", "d > 9 (UNION parts 2, 3 only)", "e = 3 (UNION part 3 only)",
-                         "c = 'x' (UNION part 1 only)", "y = 1", "m = 2"]
-    line = data_intent(s, tables=["t"], rows=3).line(150)
-    assert "where: d < 0 (UNION part 1 only) AND d > 9 (UNION parts 2, 3 only) AND e = 3 (UNION part 3 only) AND 3 more" in line
+    assert s.filters == ["y = 1", "m = 2"]
+    line = data_intent(s, tables=["t"], rows=3).line(1000)
+    assert line == ("from UNION ALL of (t where d < 0 AND c = 'x'; k = 'a') and (t where d > 9; k = 'b') "
+                    "and (t where d > 9 AND e = 3; k = 'c'); columns: k; where: y = 1 AND m = 2; 3 rows")
+
+
+CANCELLED = (
+    "WITH cancelled AS (SELECT origin AS faa, 1 AS as_origin, 0 AS as_dest FROM flights WHERE dep_time IS NULL "
+    "UNION ALL SELECT dest AS faa, 0 AS as_origin, 1 AS as_dest FROM flights WHERE dep_time IS NULL AND dest <> 'XXX') "
+    "SELECT c.faa, ap.name, SUM(c.as_origin) AS cancelled_departures, SUM(c.as_dest) AS cancelled_arrivals, "
+    "COUNT(*) AS cancellations FROM cancelled c LEFT JOIN airports ap ON ap.faa = c.faa "
+    "GROUP BY c.faa, ap.name HAVING COUNT(*) > 500 ORDER BY cancellations DESC"
+)
+
+
+def test_a_union_in_a_cte_joined_after_keeps_the_join_each_part_its_filters_and_its_columns():
+    line = data_intent(shape(CANCELLED), tables=["airports", "flights"], rows=5).line()
+    assert line == (
+        "from cancelled [UNION ALL of (flights; faa = origin, as_origin = 1, as_dest = 0) "
+        "and (flights where dest <> 'XXX'; faa = dest, as_origin = 0, as_dest = 1), each where dep_time IS NULL] "
+        "LEFT JOIN airports ON faa; "
+        "measures: cancelled_departures = SUM(cancelled.as_origin), cancelled_arrivals = SUM(cancelled.as_dest), "
+        "cancellations = COUNT(*); by: faa, name; where: COUNT(*) > 500 (HAVING); 5 rows"
+    )
+
+
+@pytest.mark.parametrize("sql", [
+    CANCELLED,
+    # Set operations nested in subqueries, joined, inside CTEs read by other CTEs.
+    "WITH a AS (SELECT x, y FROM t1 WHERE p1 = 1 UNION ALL SELECT x, z FROM t2 WHERE p2 = 2), "
+    "b AS (SELECT x, COUNT(*) AS n FROM a WHERE p3 = 3 GROUP BY x HAVING COUNT(*) > 4) "
+    "SELECT b.x, q.w FROM b JOIN (SELECT x, w FROM t3 WHERE p5 = 5 EXCEPT SELECT x, w FROM t4 WHERE p6 = 6) q "
+    "ON q.x = b.x LEFT JOIN t5 ON t5.x = b.x AND t5.p7 = 7 WHERE b.n > 8",
+    "SELECT k FROM (SELECT k FROM t1 WHERE p1 = 1 UNION SELECT k FROM t2 WHERE p2 = 2) s1 WHERE p3 = 3 "
+    "UNION ALL SELECT k FROM t3 WHERE p4 = 4 UNION ALL SELECT k FROM t4 WHERE p5 = 5 "
+    "UNION ALL SELECT k FROM t5 WHERE p6 = 6 QUALIFY ROW_NUMBER() OVER (PARTITION BY k) = 1",
+])
+def test_every_filter_is_said_once_never_invented_nor_lost(sql):
+    tree = sqlglot.parse_one(sql, dialect="duckdb")
+    terms = {t.sql(dialect="duckdb") for node in tree.find_all(exp.Where, exp.Having, exp.Qualify)
+             for t in conditions(node)}
+    line = data_intent(shape(sql), tables=["t"], rows=2).line(1000)
+    # A left join's own condition is said with the join.
+    for term in [*terms, *(["t5.p7 = 7"] if "t5.p7" in sql else [])]:
+        assert term in sql
+        # Said once; a term every part of a set operation has is said once for them all.
+        assert line.count(term) == 1, (term, line)
+
+
+def test_the_parts_of_a_set_operation_past_three_keep_their_own_filters_or_are_counted():
+    parts = [f"SELECT '{n}' AS zone, carrier FROM flights WHERE dest = 'D{n}' AND distance > {n * 100} "
+             f"AND air_time IS NOT NULL" for n in range(7)]
+    s = shape(" UNION ALL ".join(parts))
+    whole = data_intent(s, tables=["flights"], rows=9).line(1000)
+    for n in range(7):
+        assert f"(flights where dest = 'D{n}' AND distance > {n * 100}; zone = '{n}')" in whole
+    assert whole.count("air_time") == 1  # every part's: said once, as the result's
+    line = data_intent(s, tables=["flights"], rows=9).line(300)
+    # Each part kept keeps its first filter (the rest counted); the parts past three are counted.
+    assert "(flights where dest = 'D0' AND 1 more; zone = '0') and (flights where dest = 'D1' AND 1 more" in line
+    assert "and 4 more parts;" in line and "where: NOT air_time IS NULL" in line and "shortened to fit" in line
+    assert line.count("(") == line.count(")")
+
+
+def test_aliases_are_said_as_the_cte_they_stand_for_and_a_cte_is_said_once():
+    line = said("WITH summer AS (SELECT carrier, dep_delay FROM flights WHERE origin = 'JFK' AND month IN (6, 7, 8) "
+                "AND dep_delay IS NOT NULL) SELECT s.carrier, a.name, AVG(s.dep_delay) AS avg_dep_delay, "
+                "COUNT(*) AS n_flights FROM summer s JOIN airlines a ON a.carrier = s.carrier "
+                "GROUP BY s.carrier, a.name ORDER BY avg_dep_delay DESC")
+    assert line == ("from summer [flights where origin = 'JFK' AND month IN (6, 7, 8) AND NOT dep_delay IS NULL] "
+                    "JOIN airlines ON carrier; measures: avg_dep_delay = AVG(summer.dep_delay), n_flights = COUNT(*); "
+                    "by: carrier, name; 2 rows")
+    assert "(in summer)" not in line
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    ("WITH ranked AS (SELECT tailnum, year, RANK() OVER (ORDER BY year) AS age_rank FROM planes "
+     "WHERE year IS NOT NULL) SELECT tailnum, year FROM ranked WHERE age_rank <= 3",
+     "from ranked [planes where NOT year IS NULL; age_rank = RANK() OVER (ORDER BY year)]; columns: tailnum, year; "
+     "where: age_rank <= 3; 2 rows"),
+    # A measure of a CTE that the query aggregates again: what it counts, and by what.
+    ("WITH daily AS (SELECT day, COUNT(*) AS n FROM flights GROUP BY day HAVING COUNT(*) > 5) "
+     "SELECT AVG(n) AS avg_daily FROM daily",
+     "from daily [flights by day having COUNT(*) > 5; n = COUNT(*)]; measures: avg_daily = AVG(n); 2 rows"),
+    # A LIMIT in a CTE keeps some of its rows: which, and by what.
+    ("WITH top AS (SELECT carrier, AVG(dep_delay) AS d FROM flights GROUP BY 1 ORDER BY d DESC LIMIT 3) "
+     "SELECT f.month, COUNT(*) AS n FROM flights f JOIN top t ON f.carrier = t.carrier GROUP BY 1",
+     "from flights JOIN top [flights by carrier, first 3 by d DESC; d = AVG(dep_delay)] ON carrier; "
+     "measures: n = COUNT(*); by: month; 2 rows"),
+    ("SELECT carrier, AVG(dep_delay) AS d FROM flights GROUP BY 1 ORDER BY d DESC LIMIT 5",
+     "from flights; measures: d = AVG(dep_delay); by: carrier; first 5 by d DESC; 2 rows"),
+    # EXCEPT is not a union: which part is taken away is said.
+    ("SELECT a FROM t WHERE x = 1 EXCEPT SELECT a FROM t WHERE y = 2",
+     "from (t where x = 1) EXCEPT (t where y = 2); columns: a; 2 rows"),
+    # A CTE read only inside a condition: its own filter is part of what that condition means.
+    ("WITH jfk AS (SELECT * FROM flights WHERE origin = 'JFK') "
+     "SELECT carrier, COUNT(*) AS n FROM flights WHERE tailnum IN (SELECT tailnum FROM jfk) GROUP BY 1",
+     "from flights; with jfk [flights where origin = 'JFK']; measures: n = COUNT(*); by: carrier; "
+     "where: tailnum IN (SELECT tailnum FROM jfk); 2 rows"),
+])
+def test_a_computed_column_the_query_uses_is_defined_where_it_is_made(sql, expected):
+    assert said(sql) == expected
+
+
+def test_a_chain_of_ctes_far_over_its_budget_names_them_and_says_it_was_cut():
+    ctes = ", ".join(f"c{n} AS (SELECT * FROM {f'c{n - 1}' if n else 'flights'} WHERE distance > {n * 100} "
+                     f"AND air_time > {n} AND carrier <> 'X{n}')" for n in range(12))
+    line = said(f"WITH {ctes} SELECT carrier, COUNT(*) AS n FROM c11 GROUP BY 1", 300)
+    # A cut a later one made needless is taken back (the measure is whole again).
+    assert line.startswith("from c11 […]; measures: n = COUNT(*); by: carrier; 2 rows; shortened to fit")
+    whole = said(f"WITH {ctes} SELECT carrier, COUNT(*) AS n FROM c11 GROUP BY 1")
+    assert all(f"distance > {n * 100}" in whole for n in range(12))
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    # A LATERAL subquery's filters are its own, said with it.
+    ("SELECT * FROM orders, LATERAL (SELECT * FROM regions WHERE regions.region_id = orders.region_id "
+     "AND region <> 'X') AS l",
+     "from orders CROSS JOIN LATERAL l [regions where regions.region_id = orders.region_id AND region <> 'X']"),
+    # A recursive CTE: its seed, a SELECT of values, as written; the recursion by the CTE's name.
+    ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 10) SELECT n FROM r WHERE n > 2",
+     "from r [UNION ALL of (SELECT 1) and (r where n < 10)]"),
+    ("WITH p AS (PIVOT orders ON region_id USING SUM(revenue) GROUP BY product_id) SELECT * FROM p",
+     "from p [PIVOT orders ON region_id USING SUM(revenue) GROUP BY product_id]"),
+])
+def test_what_is_not_a_select_of_a_table_is_said_as_written(sql, expected):
+    assert said(sql).split("; ")[0] == expected
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    ("WITH used AS (SELECT DISTINCT tailnum FROM flights WHERE origin = 'JFK') SELECT COUNT(*) AS n FROM used",
+     "from used [flights where origin = 'JFK', distinct rows]; measures: n = COUNT(*); 2 rows"),
+    ("WITH latest AS (SELECT DISTINCT ON (region_id) region_id, revenue FROM orders "
+     "ORDER BY region_id, order_date DESC) SELECT SUM(revenue) AS r FROM latest",
+     "from latest [orders, distinct on (region_id) first by region_id, order_date DESC]; "
+     "measures: r = SUM(revenue); 2 rows"),
+    ("SELECT DISTINCT ON (region_id) region_id, revenue FROM orders ORDER BY region_id, revenue DESC",
+     "from orders; columns: region_id, revenue; distinct on (region_id) first by region_id, revenue DESC; 2 rows"),
+])
+def test_a_distinct_that_keeps_one_row_of_each_is_said(sql, expected):
+    assert said(sql) == expected

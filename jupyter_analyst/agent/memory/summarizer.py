@@ -174,7 +174,7 @@ def _result_text(tool: str, result: dict[str, Any]) -> str:
     if result.get("dataset"):
         made = f"{result['dataset']} {result.get('artifact_id') or ''}".strip()
         if result.get("intent_note"):  # it says the rows and what the columns hold: said once
-            parts.append(f"{made}: {str(result['intent_note'])[:300]}")
+            parts.append(f"{made}: {result['intent_note']}")  # fitted as it was made: never cut again
         else:
             parts.append(f"{made}: {result.get('rows')} rows")
             names = [c.get("name") if isinstance(c, dict) else str(c) for c in result.get("columns") or ()]

@@ -32,7 +32,8 @@ def describe_table(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContex
     if not args.get("table"):
         raise InvalidArguments("describe_table needs a 'table' name", hint="call list_tables first")
     desc = env.source.describe_table(args["table"])
-    data = desc.model_dump() if hasattr(desc, "model_dump") else vars(desc)
+    # A column's nullability is said only where it is NOT NULL (see ColumnInfo.nullable).
+    data = desc.model_dump(exclude_none=True) if hasattr(desc, "model_dump") else vars(desc)
     return StepOutcome(status="ok", result=json_safe(data))
 
 

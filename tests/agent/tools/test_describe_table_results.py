@@ -1,0 +1,57 @@
+"""What the model is told of a table by ``describe_table``, read from the request it receives
+next: a column's nullability only where it tells something (a ``NOT NULL`` column)."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+
+from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, call_step, text_step
+
+
+def told(server) -> dict:
+    tool = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    return json.loads(tool[-1]["content"])
+
+
+def test_a_table_without_declared_constraints_says_nothing_of_nulls(analyst):
+    a = analyst({"turns": [{"steps": [call_step("describe_table", table="orders"), text_step()]}]})
+    assert a.run("what is in orders?").status == "completed"
+    result = told(a.server)
+    assert [c["name"] for c in result["columns"]][:2] == ["order_id", "order_date"]
+    assert all(set(c) == {"name", "type"} for c in result["columns"])
+    assert "nullable" not in json.dumps(result)
+
+
+def test_a_not_null_column_is_said_to_be_one(tmp_path):
+    path = tmp_path / "keys.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE accounts (id INTEGER NOT NULL, owner VARCHAR NOT NULL, note VARCHAR)")
+        conn.execute("INSERT INTO accounts VALUES (1, 'ann', NULL), (2, 'bo', 'vip')")
+    server = ScriptedModelServer(
+        {"turns": [{"steps": [call_step("describe_table", table="accounts"), text_step()]}]}).start()
+    try:
+        assert TurnRunner(tmp_path / "ws", server, path).run("what is in accounts?").status == "completed"
+        columns = told(server)["columns"]
+    finally:
+        server.stop()
+    assert columns == [{"name": "id", "type": "INTEGER", "nullable": False},
+                       {"name": "owner", "type": "VARCHAR", "nullable": False},
+                       {"name": "note", "type": "VARCHAR"}]
+
+
+def test_a_database_through_sqlalchemy_says_its_not_null_columns_too(tmp_path):
+    import sqlite3
+
+    from jupyter_analyst.sql import open_source
+
+    path = tmp_path / "keys.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE accounts (id INTEGER NOT NULL, note TEXT)")
+    source = open_source(f"sqlite:///{path}")
+    try:
+        columns = source.describe_table("accounts").columns
+    finally:
+        source.close()
+    assert [(c.name, c.nullable) for c in columns] == [("id", False), ("note", None)]
