@@ -131,6 +131,11 @@ def head_and_tail(text: str, cap: int, *, how: str = "") -> str:
 
     >>> head_and_tail("abcdef", 10)
     'abcdef'
+
+    Text barely over ``cap`` stays whole: a marker longer than what it hides saves nothing.
+
+    >>> head_and_tail("x" * 60, 50) == "x" * 60
+    True
     >>> print(head_and_tail("\\n".join(str(i) for i in range(100)), 40))
     0
     1
@@ -165,4 +170,7 @@ def head_and_tail(text: str, cap: int, *, how: str = "") -> str:
     last = first + hidden.count("\n") - (0 if hidden.endswith("\n") else -1) - 1
     lines = f" (lines {first}-{last})" if "\n" in hidden else ""
     more = f"; {how}" if how else ""
-    return f"{head}[... {len(hidden):,} characters{lines} not shown{more} ...]\n{tail}"
+    marker = f"[... {len(hidden):,} characters{lines} not shown{more} ...]\n"
+    if len(marker) >= len(hidden):  # the marker would cost more than what it hides
+        return text
+    return f"{head}{marker}{tail}"

@@ -33,7 +33,7 @@ from ..._text import head_and_tail
 from ...events import ContextUsage
 from ...sql import source_outline
 from .previous import previous_turn_line
-from .sections import CHAT_RULES, INVENTORY_LIMIT, system_text
+from .sections import CHAT_RULES, INVENTORY_LIMIT, system_text, whole_parts
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -45,6 +45,9 @@ _TEXT_CAP = 200
 #: Text kept whole or longer than the rest: what a result says of itself, and an error
 #: (its traceback's line, the exception and the hint are what the model acts on).
 _TEXT_CAPS: dict[str, int | None] = {"shown": None, "message": 600}
+#: A dataset's description, when an earlier result keeps it (the system message does not
+#: hold it): cut after whole ``; ``-separated parts, never mid-word.
+_NOTE_CAP = 300
 _LIST_CAP = 12
 
 
@@ -123,6 +126,9 @@ def compact_value(value: Any, depth: int = 0) -> Any:
             if key == "columns" and isinstance(item, list):
                 out[key] = [c.get("name") if isinstance(c, dict) else c for c in item][:40]
                 continue
+            if key == "intent_note" and isinstance(item, str):
+                out[key] = whole_parts(item, _NOTE_CAP)
+                continue
             if key in _TEXT_CAPS and isinstance(item, str):
                 out[key] = item if _TEXT_CAPS[key] is None else head_and_tail(item, _TEXT_CAPS[key])
                 continue
@@ -158,13 +164,39 @@ def _bulky_summary(key: str, item: Any) -> dict[str, Any]:
     return {}
 
 
-def compact_tool_message(message: dict[str, Any]) -> dict[str, Any]:
-    """A tool message with its result in compact form."""
+def compact_tool_message(message: dict[str, Any], system: str = "") -> dict[str, Any]:
+    """A tool message with its result in compact form; a dataset the ``system`` message
+    describes already is pointed to there (see :func:`pointed`), before anything is cut."""
     try:
         result = json.loads(message.get("content") or "{}")
     except json.JSONDecodeError:
         return {**message, "content": compact_value(message.get("content") or "")}
-    return {**message, "content": json.dumps(compact_value(result), default=str)}
+    return {**message, "content": json.dumps(compact_value(pointed(result, system) if system else result), default=str)}
+
+
+def pointed(value: Any, system: str) -> Any:
+    """``value`` with a dataset's description (its ``intent_note``) replaced by a pointer
+    where ``system`` gives that same whole description of that same artifact: a dataset is
+    described once in a request. The comparison is on the whole description, before any
+    cut (a cut copy never matches, and would be sent beside the whole one). Where the system
+    message does not hold it (its line was cut to fit, the name now holds a newer artifact),
+    the result keeps its own.
+
+    >>> result = {"dataset": "rev", "artifact_id": "art_1", "intent_note": "from t; 4 rows"}
+    >>> pointed(result, "- `rev` art_1: from t; 4 rows")["intent_note"]
+    'described in the system message (`rev`)'
+    >>> pointed(result, "- `rev` art_2: from u; 9 rows")["intent_note"]
+    'from t; 4 rows'
+    """
+    if isinstance(value, list):
+        return [pointed(v, system) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: pointed(v, system) for k, v in value.items()}
+    note, artifact_id = value.get("intent_note"), value.get("artifact_id")
+    if isinstance(note, str) and note and artifact_id and f"{artifact_id}: {note}" in system:
+        out["intent_note"] = f"described in the system message (`{value.get('dataset') or artifact_id}`)"
+    return out
 
 
 def answers_only(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -210,16 +242,17 @@ def well_formed(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def shape_prior(turns: dict[int, list[dict[str, Any]]], budget: ContextBudget) -> list[PackedTurn]:
+def shape_prior(turns: dict[int, list[dict[str, Any]]], budget: ContextBudget, system: str = "") -> list[PackedTurn]:
     """Earlier turns in their sent form: compact tool results for the most recent, answers
-    only for older ones, and at most ``recent_messages`` messages in all."""
+    only for older ones, and at most ``recent_messages`` messages in all. A dataset the
+    ``system`` message describes is pointed to there (said once in a request)."""
     numbers = sorted(turns)
     with_tools = set(numbers[-(budget.tool_output_turns - 1):]) if budget.tool_output_turns > 1 else set()
     shaped = []
     for number in numbers:
         messages = turns[number]
         if number in with_tools:
-            messages = [compact_tool_message(m) if m.get("role") == "tool" else m for m in well_formed(messages)]
+            messages = [compact_tool_message(m, system) if m.get("role") == "tool" else m for m in well_formed(messages)]
         else:
             messages = answers_only(messages)
         shaped.append(PackedTurn(number, messages))
@@ -231,44 +264,6 @@ def shape_prior(turns: dict[int, list[dict[str, Any]]], budget: ContextBudget) -
         kept.insert(0, turn)
         count += len(turn.messages)
     return kept
-
-
-def described_once(prior: list[PackedTurn], system: str) -> list[PackedTurn]:
-    """The earlier turns with a dataset's description (its ``intent_note``) replaced by a
-    pointer where the system message gives that same description of that same artifact:
-    a dataset is described once in a request. Where the system message does not (its line
-    was cut to fit, the name now holds a newer artifact), the result keeps its own.
-
-    >>> result = {"dataset": "rev", "artifact_id": "art_1", "intent_note": "from t; 4 rows"}
-    >>> turn = PackedTurn(1, [{"role": "tool", "content": json.dumps(result)}])
-    >>> json.loads(described_once([turn], "- `rev` art_1: from t; 4 rows")[0].messages[0]["content"])["intent_note"]
-    'described in the system message (`rev`)'
-    >>> json.loads(described_once([turn], "- `rev` art_2: from u; 9 rows")[0].messages[0]["content"])["intent_note"]
-    'from t; 4 rows'
-    """
-    def pointed(value: Any) -> Any:
-        if isinstance(value, list):
-            return [pointed(v) for v in value]
-        if not isinstance(value, dict):
-            return value
-        out = {k: pointed(v) for k, v in value.items()}
-        note, artifact_id = value.get("intent_note"), value.get("artifact_id")
-        if isinstance(note, str) and note and artifact_id and f"{artifact_id}: {note}" in system:
-            out["intent_note"] = f"described in the system message (`{value.get('dataset') or artifact_id}`)"
-        return out
-
-    shaped = []
-    for turn in prior:
-        messages = []
-        for message in turn.messages:
-            if message.get("role") == "tool" and "intent_note" in (message.get("content") or ""):
-                try:
-                    message = {**message, "content": json.dumps(pointed(json.loads(message["content"])), default=str)}
-                except json.JSONDecodeError:
-                    pass  # not JSON: nothing in it to point from
-            messages.append(message)
-        shaped.append(PackedTurn(turn.number, messages))
-    return shaped
 
 
 def assemble(
@@ -323,6 +318,7 @@ class ContextPack:
         self.memory = memory
         self.budget = budget
         self.active_ttl_s = active_ttl_s
+        self._earlier: dict[int, list[dict[str, Any]]] = {}
         self._prior: list[PackedTurn] = []
         self._sections: dict[str, str] | None = None
         self._described: list[PackedTurn] | None = None
@@ -330,7 +326,8 @@ class ContextPack:
     def load(self) -> None:
         """Read the earlier turns to send (once per turn, after the memory is opened).
         Blocking: call it off the event loop."""
-        self._prior = shape_prior(self.memory.earlier_turns(self.budget.recent_turns), self.budget)
+        self._earlier = self.memory.earlier_turns(self.budget.recent_turns)
+        self._prior = shape_prior(self._earlier, self.budget)
         self._described = None
 
     def _system(self) -> dict[str, str]:
@@ -375,8 +372,8 @@ class ContextPack:
             prior = [PackedTurn(t.number, answers_only(t.messages)) for t in self._prior]
         else:
             sections = self._system()
-            if self._described is None:  # the same system message on every call: pointed once
-                self._described = described_once(self._prior, "".join(sections.values()))
+            if self._described is None:  # the same system message on every call: shaped once
+                self._described = shape_prior(self._earlier, self.budget, "".join(sections.values()))
             prior = self._described
         return assemble(
             sections=sections, prior=prior, current=current, budget=self.budget, call=call,

@@ -96,8 +96,11 @@ def observe_step(
         if datasets_used:
             last = datasets_used[-1]
             known = state.entities.get(f"dataset:{last}")
-            detail = known.detail.get("intent") if known else None
-            active["dataset"] = ActiveValue(value=last, detail=detail, last_used=now)
+            # Said as every other active dataset is (its id, then its description): one form,
+            # which an earlier result that made it points to.
+            detail = (f"{known.detail.get('artifact_id') or ''}: {known.detail.get('intent') or ''}".strip(": ")
+                      if known else None)
+            active["dataset"] = ActiveValue(value=last, detail=detail or None, last_used=now)
     return StateDelta(add=add, patch=StatePatch(active=active))  # type: ignore[arg-type]
 
 

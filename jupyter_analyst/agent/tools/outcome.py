@@ -105,7 +105,12 @@ def clip(text: str, cap: int = MODEL_TEXT_CAP, *, how: str = "") -> str:
     """Shorten ``text`` for the model: its head and its tail (what is printed last is often
     the conclusion), the middle elided with its size and ``how`` to see it (shown.py).
 
+    >>> clip("0123456789" * 10, 40)
+    '012345678901234567890123[... 60 characters not shown ...]\\n4567890123456789'
+
+    Text a marker would not shorten is sent whole:
+
     >>> clip("abcdef", 4)
-    'ab[... 2 characters not shown ...]\\nef'
+    'abcdef'
     """
     return head_and_tail(text, cap, how=how)

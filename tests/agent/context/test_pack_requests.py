@@ -269,3 +269,28 @@ def test_an_earlier_question_is_shown_as_the_user_saw_it_and_once_more_as_asked(
     assert result == {"asked": "Which revenue do you mean?", "candidates": ["gross", "net"]}
     # The numbered form the user read is the answer's, once.
     assert json.dumps(history).count("1. gross") == 1
+
+
+LONG_SQL = ("SELECT region_id, SUM(revenue) AS total_revenue, AVG(revenue) AS average_revenue, "
+            "MIN(revenue) AS smallest_order, MAX(revenue) AS largest_order, COUNT(*) AS order_count "
+            "FROM orders WHERE revenue > 0 AND region_id IS NOT NULL GROUP BY region_id")
+
+
+@pytest.mark.parametrize("prompt", ["plot it", "How are we doing overall?"])
+def test_a_long_description_is_described_once_never_cut_beside_its_whole_copy(analyst, prompt):
+    """A description longer than an earlier result's text cap is pointed to like a short one:
+    the comparison is made on the whole description, before the result is shortened."""
+    a = analyst({"turns": [
+        {"match": "^(plot it|how are we doing)", "steps": [say("ok")]},
+        {"steps": [sql(LONG_SQL, "region_stats"), say("North leads (`region_stats`).")]},
+    ]})
+    first = a.run("order statistics by region")
+    (note,) = [e.result["intent_note"] for e in a.of_type("tool_result") if e.tool == "run_sql"]
+    assert len(note) > 210  # longer than the cap an earlier result's text is cut to
+    a.run(prompt, thread=first.thread_id)
+    (request,) = requests_for(a.server, prompt)
+    sent = json.dumps(request["messages"])
+    assert note in system_of(request) and sent.count(json.dumps(note)[1:-1]) == 1
+    (made,) = [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+    assert made["intent_note"] == "described in the system message (`region_stats`)"
+    assert "not shown" not in sent
