@@ -268,7 +268,8 @@ def apply_delta(state: AgentState, delta: StateDelta) -> AgentState:
             data.active.pop(slot, None)
         else:
             data.active[slot] = value
-    if delta.patch.summary is not None:
+    if delta.patch.summary is not None and delta.patch.summary.through_turn >= state.summary.through_turn:
+        # A summary that answers late never replaces a newer one that covers more turns.
         data.summary = delta.patch.summary
     data.version = state.version + 1
     return data

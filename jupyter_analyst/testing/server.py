@@ -13,6 +13,7 @@ answers, byte for byte where it matters to a client.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -185,6 +186,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.server.summarizer_requests.append(body)
             # A test holds the summarizer to show that the next turn does not wait for it.
             self.server.summarizer_gate.wait()
+            request = " ".join(str(m.get("content") or "") for m in messages if isinstance(m, dict))
+            for pattern, held, release in list(self.server.summarizer_holds):
+                if re.search(pattern, request):
+                    held.set()
+                    release.wait()
         else:
             with self.server.lock:
                 self.server.requests.append(body)
@@ -305,6 +311,7 @@ class ScriptedModelServer:
         self._httpd.summarizer_requests = []
         self._httpd.summarizer_gate = threading.Event()
         self._httpd.summarizer_gate.set()
+        self._httpd.summarizer_holds = []
         self._httpd.hold = None
         self._httpd.lock = threading.Lock()
         self._httpd.received = []
@@ -347,6 +354,18 @@ class ScriptedModelServer:
         self._httpd.summarizer_gate.clear()
         return self._httpd.summarizer_gate
 
+    def hold_summarizer_of(self, pattern: str) -> tuple[threading.Event, threading.Event]:
+        """Make the summarizer requests whose text matches ``pattern`` (a regular expression)
+        wait, the others going on: one turn's summarizer answers late, the next one's on time.
+
+        Returns ``(held, release)``: ``held`` is set once such a request waits, and setting
+        ``release`` lets it (and later ones) through.
+        """
+        held, release = threading.Event(), threading.Event()
+        with self._httpd.lock:
+            self._httpd.summarizer_holds.append((pattern, held, release))
+        return held, release
+
     def hold_requests(self, after: int) -> tuple[threading.Event, threading.Event]:
         """Make agent requests after the first ``after`` (counted from the start) wait.
 
@@ -370,6 +389,8 @@ class ScriptedModelServer:
     def stop(self) -> None:
         """Stop serving and close the socket."""
         self._httpd.summarizer_gate.set()  # never leave a request hanging
+        for _pattern, _held, release in self._httpd.summarizer_holds:
+            release.set()
         if self._httpd.hold is not None:
             self._httpd.hold[2].set()
         if self._thread is not None:

@@ -383,6 +383,16 @@ def test_a_hung_summarizer_does_not_keep_the_command_alive(serve, sales_db, tmp_
     assert "agent state not updated: the summarizer did not answer within 1 s" in out.stderr
     assert time.monotonic() - started < 30
     assert len(server.summarizer_requests) == 1
+    # The thread's record says it too: the next turn's reader is not left to guess.
+    from jupyter_analyst.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    try:
+        (thread,) = ws.store.list_threads()
+        (memory,) = [e for e in ws.store.events(thread.thread_id) if e.type == "memory"]
+    finally:
+        ws.close()
+    assert memory.status == "failed" and "stopped before its reply was applied" in memory.message
 
 
 def test_a_summarizer_that_thinks_first_is_read(serve, sales_db, tmp_path):

@@ -8,8 +8,10 @@ keeping ids, names, user decisions and step results.
 
 It runs off the hot path: the next turn can start while it is still waiting for the
 model, and its delta is applied in one transaction on top of whatever the next turn has
-changed meanwhile. A failure (no answer, not JSON, an invalid delta) is recorded as a
-``memory`` event and changes nothing.
+changed meanwhile (a late summary never replaces a newer one that covers more turns). A
+failure (no answer, not JSON, an invalid delta), and a summarizer stopped before its reply
+was applied (the command's wait ran out, the server shut down), is recorded as a
+``memory`` event and changes nothing: nothing it decides is lost without a word.
 
 The prompt and the reading of the reply are pure; the state and the messages are read and
 the delta applied through the thread's :class:`ThreadMemory`, never the store itself.
@@ -353,18 +355,27 @@ async def summarize_turn(
 ) -> MemoryUpdated:
     """Ask the summarizer about one finished turn and apply its delta; returns the event,
     stored and handed on by ``events``."""
-    # The store is read and written off the event loop, which a server's other turns and streams share.
-    state = await asyncio.to_thread(memory.state)
-    fold_through = await asyncio.to_thread(needs_fold, memory, state, turn.number, budget)
-    messages = await asyncio.to_thread(summarizer_messages, memory, turn, state, budget, fold_through)
+    state = AgentState()
+    applying: asyncio.Future[AgentState] | None = None
     try:
+        # The store is read and written off the event loop, which a server's other turns and streams share.
+        state = await asyncio.to_thread(memory.state)
+        fold_through = await asyncio.to_thread(needs_fold, memory, state, turn.number, budget)
+        messages = await asyncio.to_thread(summarizer_messages, memory, turn, state, budget, fold_through)
         reply = await llm.complete(messages, [])
         delta = parse_reply(reply.text, fold_through=fold_through, summary_chars=budget.summary_chars)
         delta = without_duplicates(delta, state, turn_number=turn.number)
-        new_state = await asyncio.to_thread(memory.apply, delta, origin="summarizer", turn_id=turn.turn_id)
+        # A thread's work cannot be stopped: once begun, the change is awaited to its end.
+        applying = asyncio.ensure_future(asyncio.to_thread(memory.apply, delta, origin="summarizer", turn_id=turn.turn_id))
+        new_state = await asyncio.shield(applying)
+        stale = delta.patch.summary is not None and new_state.summary.through_turn > fold_through
         event = MemoryUpdated(
             origin="summarizer", status="applied", version=new_state.version, changes=delta.counts(),
             summarized_through=new_state.summary.through_turn,
+            # Said, not silently dropped: the summary it wrote was older than the state's.
+            message=(f"its summary of {turn_span(1, fold_through)} was not applied: the one of "
+                     f"{turn_span(1, new_state.summary.through_turn)}, written meanwhile, covers more")
+            if stale else None,
         )
     except AnalystError as exc:
         log.warning("agent-state summary of turn %s failed: %s", turn.turn_id, exc)
@@ -372,5 +383,20 @@ async def summarize_turn(
             origin="summarizer", status="failed", message=str(exc),
             summarized_through=state.summary.through_turn,
         )
+    except asyncio.CancelledError:
+        # Stopped from outside (the command's wait ran out, the server shut down): said in
+        # the thread's events, then the cancellation goes on.
+        if applying is not None:  # its change was being written: it is, and said so
+            new_state = await applying
+            event = MemoryUpdated(origin="summarizer", status="applied", version=new_state.version,
+                                  summarized_through=new_state.summary.through_turn)
+        else:
+            event = MemoryUpdated(
+                origin="summarizer", status="failed", summarized_through=state.summary.through_turn,
+                message=f"stopped before its reply was applied (turn {turn.number} had ended and the process "
+                        "did not wait longer): the agent state has nothing of this summary",
+            )
+        await events.append(event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id}))
+        raise
     stored = await events.append(event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id}))
     return stored  # type: ignore[return-value]

@@ -3,6 +3,7 @@ duplicates of what is recorded already, questions the user ignored closed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
@@ -121,3 +122,47 @@ def test_an_open_question_says_which_turn_asked_it_until_it_is_closed(analyst):
     assert "Should returns count?" not in system("fourth")
     summarizer = a.server.summarizer_requests[-1]["messages"][1]["content"]
     assert "- q1 (question, discarded, asked in turn 1): Should returns count? -> not taken up" in summarizer
+
+
+def test_a_summary_that_answers_late_never_replaces_a_newer_one(analyst):
+    """Turn 2's summarizer answers after turn 3's (a slow reply, the next turn started at
+    once): the late summary of turn 1 is not applied over the one of turns 1-2, its event
+    says so, and the next request carries the newer summary."""
+    from jupyter_analyst.turns import AnalystConfig, BackgroundWork, ModelSettings, TurnRequest, run_turn
+
+    long_answer = "North leads the regions. " * 30  # enough characters to fold
+    a = analyst({
+        "turns": [{"match": f"^q{n}$", "steps": [say(f"answer {n}. {long_answer}")]} for n in range(1, 5)],
+        "summarizer": [
+            {"match": r"just finished \(turn 2\)", "steps": [{"content": json.dumps({"summary": "LATE: turn 1 only"})}]},
+            {"match": r"just finished \(turn 3\)", "steps": [{"content": json.dumps({"summary": "NEWER: turns 1 and 2"})}]},
+        ],
+    })
+    held, release = a.server.hold_summarizer_of(r"just finished \(turn 2\)")
+    config = AnalystConfig(workspace=a.workspace, context=ContextBudget(summarize_chars=500, tool_output_turns=1))
+    model = ModelSettings(model="jupyter-analyst-scripted", base_url=a.server.base_url, api_key="x")
+
+    async def turn(prompt, thread, background):
+        return await run_turn(TurnRequest(prompt=prompt, thread_id=thread, source=None if thread else str(a.source)),
+                              config=config, model=model, on_event=a.events.append, background=background)
+
+    async def scenario():
+        first = await turn("q1", None, None)
+        late = BackgroundWork()
+        second = await turn("q2", first.thread_id, late)
+        assert await asyncio.to_thread(held.wait, 60)  # turn 2's summarizer has read the state and waits
+        await turn("q3", first.thread_id, None)  # its summarizer answers on time
+        release.set()
+        await late.drain()
+        await turn("q4", first.thread_id, None)
+        return first, second
+
+    first, second = asyncio.run(scenario())
+    state = state_of(a, first.thread_id)
+    assert (state.summary.text, state.summary.through_turn) == ("NEWER: turns 1 and 2", 2)
+    (late_event,) = [e for e in a.of_type("memory") if e.turn_id == second.turn_id]
+    assert late_event.status == "applied" and late_event.summarized_through == 2
+    assert "summary of turn 1 was not applied" in late_event.message
+    (request,) = [r for r in a.server.requests if r["messages"][-1]["content"] == "q4"]
+    system = request["messages"][0]["content"]
+    assert "Summary of turns 1-2" in system and "NEWER: turns 1 and 2" in system and "LATE" not in system
