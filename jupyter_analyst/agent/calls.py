@@ -271,6 +271,7 @@ class _Host:
         self._call = call
         self.call = call.call
         self.counters = run.counters
+        self.turn_number = run.turn.number
         self.concurrency = pipeline.plan_concurrency
         self.lock = pipeline.environment.lock
 

@@ -106,19 +106,20 @@ def compact_value(value: Any, depth: int = 0) -> Any:
     >>> compact_value({"message": "x" * 300 + "KeyError: 'regoin'"})["message"][-18:]
     "KeyError: 'regoin'"
 
-    A question asked is said by its words and candidates (the turn's answer shows it to the user):
+    A question asked is said once by the call's arguments, and the answer that follows shows
+    it as the user read it: its result says only that it was asked.
 
     >>> compact_value({"asked": "Which?", "candidates": ["a", "b"], "question_for_user": "Which?\\n\\n1. a\\n2. b"})
-    {'asked': 'Which?', 'candidates': ['a', 'b']}
+    {'asked': True}
     """
+    if isinstance(value, dict) and depth == 0 and "question_for_user" in value and "asked" in value:
+        return {"asked": True}
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if key in _BULKY and depth == 0:
                 out.update(_bulky_summary(key, item))
                 continue
-            if key == "question_for_user" and depth == 0 and "asked" in value:
-                continue  # a clarify's question and candidates, as the answer that follows shows them
             if key == "steps" and depth == 0 and isinstance(item, list):  # a plan's: each step's result compacted
                 out[key] = [{**s, "result": compact_value(s["result"])} if isinstance(s, dict) and "result" in s
                             else compact_value(s, depth + 1) for s in item]

@@ -120,7 +120,7 @@ def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], qu
     done = f"after step {len(steps)} ({steps[-1]})" if steps else "before any step finished"
     if turn.status == "needs_input" and question is not None:
         options = f" (candidates: {' | '.join(question.candidates)})" if question.candidates else ""
-        return (f"{head} waiting for the user's answer to the question it asked: \"{question.text}\"{options}. "
+        return (f"{head} waiting for the user's answer to the question it asked: {quoted(question.text)}{options}. "
                 "The user's message in this turn is the answer to it.")
     if turn.status in ("interrupted", "running"):
         return f"{head} interrupted {done}; it gave no answer (the steps that finished are kept)."
@@ -129,4 +129,13 @@ def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], qu
     count = f" in {len(steps)} step{'' if len(steps) == 1 else 's'}" if steps else ""
     line = f"{head} completed{count}."
     offer = offered_next(turn.answer or "")
-    return line + (f" Its answer offered: \"{offer}\"" if offer else "")
+    return line + (f" Its answer offered: {quoted(offer)}" if offer else "")
+
+
+def quoted(text: str) -> str:
+    """``text`` in double quotes, the quotes inside it escaped: where it ends stays plain.
+
+    >>> print(quoted('What would "how are we doing" measure?'))
+    "What would \\"how are we doing\\" measure?"
+    """
+    return json.dumps(text, ensure_ascii=False)

@@ -138,6 +138,8 @@ def turn_opened(
         if item.kind != "question":
             continue
         chosen = [c for c in item.candidates if c.lower() in lowered]
+        if asked is not None and item.id == asked.id and not chosen:
+            chosen = chosen_by_position(prompt, item.candidates)
         if asked is not None and item.id == asked.id:
             answer = chosen[0] if len(chosen) == 1 else _clip(" ".join(prompt.split()), 300)
             delta.update.append(Update(section="items", id=item.id, patch={"status": "resolved", "resolution": answer}))
@@ -149,6 +151,34 @@ def turn_opened(
             delta.update.append(Update(section="items", id=item.id, patch={
                 "status": "discarded", "resolution": f"not taken up by the user in {QUESTION_TURNS} turns"}))
     return delta
+
+
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "last": -1}
+_BY_POSITION = re.compile(
+    r"^\W*(?:(?:the|option|number|no\.?|#)\s*)*(?:(?P<word>first|second|third|fourth|fifth|sixth|last)|(?P<digit>[1-9]))"
+    r"(?:\s*(?:one|option|choice|please))*\W*$",
+    re.IGNORECASE,
+)
+
+
+def chosen_by_position(prompt: str, candidates: Sequence[str]) -> list[str]:
+    """The candidate an answer names by its place in the list ("the first one", "2"), as a
+    one-item list, or ``[]``: what was chosen is then recorded in its own words.
+
+    >>> chosen_by_position("The first one", ["gross", "net"]), chosen_by_position("2.", ["gross", "net"])
+    (['gross'], ['net'])
+    >>> chosen_by_position("the last one please", ["a", "b", "c"]), chosen_by_position("first, by month", ["a"])
+    (['c'], [])
+    >>> chosen_by_position("3", ["gross", "net"])
+    []
+    """
+    match = _BY_POSITION.match(prompt.strip())
+    if match is None or not candidates:
+        return []
+    place = _ORDINALS[match["word"].lower()] if match["word"] else int(match["digit"])
+    if place == -1:
+        return [candidates[-1]]
+    return [candidates[place - 1]] if place <= len(candidates) else []
 
 
 def _clip(text: str, cap: int) -> str:

@@ -36,7 +36,7 @@ from ...agent_state import (
 )
 from ...errors import AnalystError
 from ...events import MemoryUpdated
-from ..context import ContextBudget, answers_only, compact_value, turn_span, well_formed
+from ..context import ContextBudget, answers_only, compact_value, offered_next, turn_span, well_formed
 from ..llm import split_reply
 from ..tools import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
 from .observations import QUESTION_TURNS, stamped
@@ -231,7 +231,45 @@ def _plain(value: Any) -> str:
     return head_and_tail(text, 300)
 
 
-def _transcript(turns: dict[int, list[dict[str, Any]]], *, with_tools: bool, cap: int) -> str:
+def call_line(tool: str, arguments: str) -> str:
+    """A call in a few words, never its arguments cut mid-token: what a query makes, a
+    plan's goal and steps, the first line of Python code; its result line says the rest.
+
+    >>> call_line("run_sql", '{"sql": "SELECT 1", "name": "rev"}')
+    '[run_sql → rev]'
+    >>> call_line("plan", '{"goal": "monthly delays", "stages": [{"steps": [{"id": "q1"}, {"id": "c1"}]}]}')
+    '[plan "monthly delays": q1, c1]'
+    >>> call_line("run_python", '{"code": "# chart\\\\nfig, ax = plt.subplots()\\\\nax.plot(x)"}')
+    '[run_python: fig, ax = plt.subplots() …]'
+    >>> call_line("find", '{"query": "revenue"}'), call_line("describe_table", "not json")
+    ('[find {"query": "revenue"}]', '[describe_table]')
+    """
+    try:
+        args = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        args = {}
+    args = args if isinstance(args, dict) else {}
+    if tool == "run_sql" and args.get("name"):
+        return f"[run_sql → {str(args['name'])[:80]}]"
+    if tool == "plan":
+        stages = args.get("stages") if isinstance(args.get("stages"), list) else [{"steps": args.get("steps") or []}]
+        ids = [str(step.get("id")) for stage in stages if isinstance(stage, dict)
+               for step in stage.get("steps") or () if isinstance(step, dict)]
+        goal = f" {json.dumps(str(args['goal'])[:120], ensure_ascii=False)}" if args.get("goal") else ""
+        return f"[plan{goal}: {', '.join(ids[:16])}]"
+    if tool == "run_python" and isinstance(args.get("code"), str):
+        lines = [line.strip() for line in args["code"].splitlines() if line.strip() and not line.strip().startswith("#")]
+        return f"[run_python: {lines[0][:120]}{' …' if len(lines) > 1 else ''}]" if lines else "[run_python]"
+    shown = json.dumps(args, ensure_ascii=False, default=str)
+    return f"[{tool} {shown}]" if args and len(shown) <= 200 else f"[{tool}]"
+
+
+def _transcript(
+    turns: dict[int, list[dict[str, Any]]], *, with_tools: bool, cap: int, offers: dict[int, str] | None = None
+) -> str:
+    """The turns as lines. A clarify call and its result are left out: the answer that
+    follows asks the question, with its candidates. ``offers``: by turn, what the answer
+    before it offered, said beside a short reply ("continue", "yes") that takes it up."""
     lines: list[str] = []
     for number in sorted(turns):
         messages = well_formed(turns[number]) if with_tools else answers_only(turns[number])
@@ -243,14 +281,35 @@ def _transcript(turns: dict[int, list[dict[str, Any]]], *, with_tools: bool, cap
                 names[str(call.get("id"))] = call["function"]["name"]
             if message.get("role") == "tool":
                 tool = names.get(str(message.get("tool_call_id")), "tool")
-                lines.append(f"result of {tool}: {result_line(tool, message.get('content') or '')}")
+                if tool != "clarify":
+                    lines.append(f"result of {tool}: {result_line(tool, message.get('content') or '')}")
                 continue
             body = message.get("content") or ""
-            if calls:
-                body += " ".join(f"[calls {c['function']['name']} {c['function']['arguments'][:200]}]" for c in calls)
+            shown = [c for c in calls if c["function"]["name"] != "clarify"]
+            if calls and not shown and not body:
+                continue
+            body += " ".join(call_line(c["function"]["name"], c["function"].get("arguments") or "") for c in shown)
+            offer = (offers or {}).get(number)
+            if message["role"] == "user" and offer and len(body) <= SHORT_REPLY:
+                body += f" (the previous answer had offered: {json.dumps(offer, ensure_ascii=False)})"
             lines.append(f"{message['role']}: {body}")
     text = "\n".join(lines)
     return text if len(text) <= cap else "[... earlier part cut]\n" + text[-cap:]
+
+
+#: A user's message this short may take up what the previous answer offered ("continue", "yes, do that").
+SHORT_REPLY = 60
+
+
+def _offers(memory: ThreadMemory, numbers: list[int]) -> dict[int, str]:
+    """By turn, what the answer of the turn before offered to do next (where it offered something)."""
+    offers = {}
+    for number in numbers:
+        before = memory.turn(number - 1) if number > 1 else None
+        offer = offered_next(before.answer or "") if before is not None else ""
+        if offer:
+            offers[number] = offer
+    return offers
 
 
 def summarizer_messages(
@@ -261,7 +320,7 @@ def summarizer_messages(
     parts = [
         f"{MARKER} Agent state:\n{_state_view(state)}",
         f"The turn that just finished ({turn_span(turn.number, turn.number)}):\n"
-        + _transcript(this_turn, with_tools=True, cap=TURN_CHARS),
+        + _transcript(this_turn, with_tools=True, cap=TURN_CHARS, offers=_offers(memory, [turn.number])),
     ]
     system = INSTRUCTIONS
     if fold_through:
@@ -275,7 +334,7 @@ def summarizer_messages(
             parts.append(f"Previous summary ({turn_span(1, through)}):\n{state.summary.text}")
         parts.append(
             f"{turn_span(through + 1, fold_through).capitalize()} to fold into the summary:\n"
-            + _transcript(older, with_tools=True, cap=FOLD_CHARS)
+            + _transcript(older, with_tools=True, cap=FOLD_CHARS, offers=_offers(memory, sorted(older)))
         )
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
 

@@ -79,7 +79,8 @@ class TurnMemory:
         for message in reversed(self.previous_messages):
             for call in message.get("tool_calls") or ():
                 if (call.get("function") or {}).get("name") == "clarify":
-                    item = self.state.items.get(f"question:{call.get('id')}")
+                    item = next((i for i in self.state.items.values() if i.ref.get("call") == call.get("id")),
+                                self.state.items.get(f"question:{call.get('id')}"))  # as states kept it before
                     if item is not None:
                         return item
         return None

@@ -27,7 +27,10 @@ async def ask_user(host: CallHost, args: dict[str, Any]) -> StepOutcome:
         # Every call has its result event, refused ones too.
         await host.emit(ToolResult(call_id=call.id, tool=call.name, status="refused", result=refused.result))
         return refused
-    item = Item(id=f"question:{call.id}", kind="question", text=question, candidates=candidates)
+    # A short id the summarizer can echo (``q-t4``: the question turn 4 asked); the call it
+    # came from is kept to find it again when the next turn answers it.
+    item = Item(id=f"q-t{host.turn_number}", kind="question", text=question, candidates=candidates,
+                ref={"turn": host.turn_number, "call": call.id})
     await host.remember(StateDelta(add=[Addition(section="items", value=item.model_dump())]))
     await host.guard("clarification_asked", question)
     text = question_text(question, candidates)

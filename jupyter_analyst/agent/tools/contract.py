@@ -67,6 +67,8 @@ class CallHost(Protocol):
     call: ToolCall
     counters: Counter[str]
     state: State
+    turn_number: int
+    """The thread's turn the call is made in."""
     concurrency: int
     """How many queries of a plan's parallel stage run at once."""
     lock: asyncio.Lock

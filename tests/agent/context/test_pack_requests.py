@@ -254,21 +254,28 @@ def test_an_earlier_result_keeps_its_description_when_the_system_message_has_no_
     assert 0 < sum(n.startswith("described") for n in made.values()) < 12
 
 
-def test_an_earlier_question_is_shown_as_the_user_saw_it_and_once_more_as_asked(analyst):
+def test_an_earlier_question_is_shown_as_the_user_saw_it_and_once_as_asked(analyst):
+    """The call's arguments say the question as asked, the answer as the user read it; the
+    tool's result only that it was asked, and the previous turn's line quotes it once."""
     from jupyter_analyst.testing import call_step as tool
 
+    question = 'Which "revenue" do you mean?'
     a = analyst({"turns": [
         {"match": "^gross", "steps": [say("ok")]},
-        {"steps": [tool("clarify", question="Which revenue do you mean?", candidates=["gross", "net"])]},
+        {"steps": [tool("clarify", question=question, candidates=["gross revenue", "net revenue"])]},
     ]})
     asked = a.run("which revenue is biggest?")
     a.run("gross, please", thread=asked.thread_id)
     (request,) = requests_for(a.server, "gross, please")
     history = request["messages"][1:]
     (result,) = [json.loads(m["content"]) for m in history if m["role"] == "tool"]
-    assert result == {"asked": "Which revenue do you mean?", "candidates": ["gross", "net"]}
+    assert result == {"asked": True}
     # The numbered form the user read is the answer's, once.
-    assert json.dumps(history).count("1. gross") == 1
+    assert json.dumps(history).count("1. gross revenue") == 1
+    # Three times in all: the previous turn's line, the call, the answer the user read.
+    assert json.dumps(request["messages"]).count("gross revenue") == 3
+    # Quoted with its own quotes escaped: where the question ends stays plain.
+    assert 'the question it asked: "Which \\"revenue\\" do you mean?" (candidates: gross revenue | net revenue)' in system_of(request)
 
 
 LONG_SQL = ("SELECT region_id, SUM(revenue) AS total_revenue, AVG(revenue) AS average_revenue, "

@@ -97,10 +97,44 @@ def test_a_clarify_question_says_which_turn_asked_it(analyst):
     asked = a.run("show revenue", thread=first.thread_id)
     a.run("gross", thread=asked.thread_id)
     (item,) = [i for i in state_of(a, asked.thread_id).items.values() if i.kind == "question"]
-    assert item.ref == {"turn": 2} and item.status == "resolved"
-    # The summarizer reads when it was asked, as it reads the turn of every other item.
+    assert item.ref["turn"] == 2 and item.status == "resolved"
+    # The summarizer reads when it was asked, as it reads the turn of every other item, by a
+    # short id it can echo (no call id).
     after = a.server.summarizer_requests[-1]["messages"][1]["content"]
-    assert f"- {item.id} (question, resolved, asked in turn 2): {question} -> gross" in after
+    assert f"- q-t2 (question, resolved, asked in turn 2): {question} -> gross" in after
+    assert "call_" not in "".join(r["messages"][1]["content"] for r in a.server.summarizer_requests)
+
+
+def test_a_clarify_is_read_once_by_the_summarizer_and_an_answer_by_position_names_its_choice(analyst):
+    question = "What should 'how are we doing' measure?"
+    candidates = ["on-time share of departures", "average departure delay"]
+    a = analyst({"turns": [{"match": "^how", "steps": [tool("clarify", question=question, candidates=candidates)]},
+                           {"steps": [say("ok")]}]})
+    asked = a.run("How are we doing?")
+    a.run("The first one", thread=asked.thread_id)
+    first, second = (r["messages"][1]["content"] for r in a.server.summarizer_requests)
+    # Turn 1: its answer asks the question with the candidates; no call or result line repeats them.
+    turn = first.split("The turn that just finished (turn 1):\n", 1)[1]
+    assert turn.count("average departure delay") == 1
+    assert "[calls" not in turn and "result of clarify" not in turn and "call_" not in first
+    # Turn 2: "The first one" is recorded as the candidate it names.
+    assert f"- q-t1 (question, resolved, asked in turn 1): {question} -> on-time share of departures" in second
+
+
+def test_the_summarizer_reads_calls_in_words_and_what_a_short_reply_took_up(analyst):
+    offer = "I can chart the monthly share next."
+    a = analyst({"turns": [
+        {"match": "^continue", "steps": [python_step("# the chart\nimport matplotlib\nprint(len(big_orders))"), say("charted")]},
+        {"steps": [sql("SELECT order_id, revenue FROM orders WHERE revenue > 100 AND region_id IN (1, 2, 3) "
+                       "AND product_id IS NOT NULL ORDER BY revenue DESC", "big_orders"),
+                   say(f"Done (`big_orders`).\n\n{offer}")]},
+    ]})
+    first = a.run("big orders")
+    a.run("continue", thread=first.thread_id)
+    made, went_on = (r["messages"][1]["content"] for r in a.server.summarizer_requests)
+    assert "assistant: [run_sql → big_orders]\n" in made and "SELECT" not in made
+    assert "assistant: [run_python: import matplotlib …]\n" in went_on
+    assert f'user: continue (the previous answer had offered: "{offer}")' in went_on
 
 
 def test_an_open_question_says_which_turn_asked_it_until_it_is_closed(analyst):
