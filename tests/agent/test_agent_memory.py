@@ -71,7 +71,7 @@ def test_expectation_mismatch_is_told_with_its_step_the_model_sees_next_call(ana
     a = analyst({"turns": [{"steps": [sql(REVENUE, "revenue", expect={"rows": 99, "columns": ["region"]}), say()]}]})
     a.run("revenue by region")
     result = next(e for e in a.of_type("tool_result") if e.tool == "run_sql").result
-    assert result["expectation"]["status"] == "failed" and result["expectation"]["rule"] == "count"
+    assert result["expectation"]["status"] == "failed" and result["expectation"]["rule"] == "rows"
     assert [g.reason for g in a.of_type("guard")].count("expectation_failed") == 1
     second_call = a.server.requests[1]
     # The system message holds through the turn; the tool message of the same call carries
@@ -152,7 +152,7 @@ def test_active_dataset_answers_it_and_expires(analyst):
     first = b.run("revenue by region", active_ttl_s=0.0)
     b.run("plot it", thread=first.thread_id, active_ttl_s=0.0)
     (request,) = requests_for(b.server, "plot it")
-    assert "active dataset" not in system_of(request)
+    assert "- active dataset:" not in system_of(request) and "- no active dataset:" in system_of(request)
     # Expired context is gone from the prompt, not from the record.
     assert "Datasets (DataFrames in the kernel)" in system_of(request)
 

@@ -222,9 +222,13 @@ def state_summary(
     artifacts: Sequence[Artifact] = (),
     artifact_total: int | None = None,
     stated_source: str = "",
+    for_model: bool = False,
 ) -> str:
     """The agent state as the model reads it, within ``cap`` characters. ``stated_source``:
     the source the message names already (its "Data source" line), not named again here.
+    ``for_model``: the system message's form, without the thread's audit notebook (a path
+    on the host that no tool reads; a notebook the user attached has a section of its own)
+    and saying when no dataset is active; else the form a person reads (``state``, magics).
 
     What "continue" and a follow-up need is protected: how the previous turn ended (and
     what its answer offered), the open items and pending questions, the hypotheses. The rest
@@ -238,13 +242,15 @@ def state_summary(
     """
     active_lines = []
     active = state.active_now(ttl_s, now)
-    for slot in ("source", "dataset", "notebook"):
+    for slot in ("source", "dataset") if for_model else ("source", "dataset", "notebook"):
         value = active.get(slot)  # type: ignore[call-overload]
         if value is not None and not (slot == "source" and value.value == stated_source):
             detail = f" ({whole_parts(value.detail)})" if value.detail else ""
             active_lines.append(f"- active {slot}: `{value.value}`{detail}")
-    if not active_lines:
-        active_lines.append("- (none: ask or use find when the user refers to something loosely)")
+    if for_model and active.get("dataset") is None:  # type: ignore[call-overload]
+        active_lines.append("- no active dataset: ask or use find when the user refers to something loosely")
+    elif not active_lines:
+        active_lines.append("- (none)")
     items = []
     for item in state.open_items()[-STATE_ENTRIES:]:
         options = f" (candidates: {' | '.join(item.candidates)})" if item.candidates else ""
@@ -336,6 +342,7 @@ def system_text(
         "state": "\n" + state_summary(
             state, ttl_s=ttl_s, cap=state_chars, previous=previous, artifacts=artifacts, artifact_total=artifact_total,
             stated_source=source_spec,  # said once: on the "Data source" line
+            for_model=True,
         ) + "\n",
     }
     return {name: text for name, text in sections.items() if text}

@@ -77,28 +77,41 @@ def match(expect: dict[str, Any], seen: Observed) -> Verdict:
     'confirmed'
     >>> match({"rows": 4}, Observed()).status
     'skipped'
+
+    A confirmation says what held, under the field's own name (``rows`` for a query's
+    result, ``count`` for a Python step's figures and files):
+
+    >>> match({"rows": 4, "columns": ["region"]}, seen).detail
+    '4 rows, as expected; columns region present'
+    >>> match({"rows": 4}, seen).rule
+    'rows'
     """
     if not seen.structured:
         return Verdict("skipped", None, "the step produced nothing structured to check")
     compared: list[str] = []
+    held: list[str] = []
     expected_ids = expect.get("artifact_ids")
     if expected_ids and seen.artifact_ids:
         compared.append("ids")
+        held.append(f"artifact ids {', '.join(map(str, expected_ids))} made or reused")
         missing = [i for i in expected_ids if i not in seen.artifact_ids]
         if missing:
             return Verdict("failed", "ids", f"expected artifact ids {missing} were not produced or reused; got {list(seen.artifact_ids)}")
     expected_type = expect.get("artifact_type")
     if expected_type and seen.artifact_types:
         compared.append("type")
+        article = "an" if expected_type[0] in "aeiou" else "a"
         if expected_type not in seen.artifact_types:
-            article = "an" if expected_type[0] in "aeiou" else "a"
             return Verdict("failed", "type", f"expected {article} {expected_type} artifact, got: {', '.join(seen.artifact_types)}")
+        held.append(f"{article} {expected_type} artifact, as expected")
     expected_count = expect.get("rows") if expect.get("rows") is not None else expect.get("count")
     if expected_count is not None and seen.count is not None:
-        compared.append("count")
+        # A query's result is counted in rows, a Python step's in figures and files.
+        rule, unit = ("rows", "rows") if seen.columns is not None else ("count", "artifacts")
+        compared.append(rule)
         if expected_count != seen.count:
-            unit = "rows" if seen.columns is not None else "artifacts"
-            return Verdict("failed", "count", f"expected {expected_count} {unit}, got {seen.count}")
+            return Verdict("failed", rule, f"expected {expected_count} {unit}, got {seen.count}")
+        held.append(f"{seen.count} {unit}, as expected")
     expected_columns = expect.get("columns")
     if expected_columns and seen.columns is not None:
         compared.append("columns")
@@ -106,9 +119,10 @@ def match(expect: dict[str, Any], seen: Observed) -> Verdict:
         missing = [c for c in expected_columns if c.lower() not in have]
         if missing:
             return Verdict("failed", "columns", f"expected columns {missing} are missing; got {list(seen.columns)}")
+        held.append(f"columns {', '.join(map(str, expected_columns))} present")
     if not compared:
         return Verdict("skipped", None, "nothing the expectation names can be compared with this result")
-    return Verdict("confirmed", compared[-1], f"checked: {', '.join(compared)}")
+    return Verdict("confirmed", compared[-1], "; ".join(held))
 
 
 def expectation_delta(

@@ -61,6 +61,26 @@ class StepReport:
                 return str(error.get("message") or "")[:500] or None
         return None
 
+    def does(self) -> str:
+        """What the step does, in a few words: for a Python step that ran, what it made (a
+        code's first line says little), else the step's own summary.
+
+        >>> step = PlanStep(id="c1", tool="run_python", arguments={"code": "fig, ax = plt.subplots()"})
+        >>> made = StepOutcome(status="ok", result={"artifacts": [{"id": "art_1", "name": "JFK vs LGA", "type": "image"}]})
+        >>> StepReport(step, "call_7.c1", status="ok", outcome=made).does()
+        'python → image "JFK vs LGA"'
+        >>> StepReport(step, "call_7.c1", status="ok", outcome=StepOutcome(status="ok", result={"stdout": "4"})).does()
+        'python → printed output'
+        """
+        result = self.outcome.result if self.outcome is not None else {}
+        if self.step.tool == "run_python" and isinstance(result, dict):
+            made = [a for a in result.get("artifacts") or () if isinstance(a, dict)]
+            if made:
+                return "python → " + ", ".join(f'{a.get("type")} "{str(a.get("name"))[:80]}"' for a in made[:4])
+            if result.get("stdout"):
+                return "python → printed output"
+        return self.step.summary()
+
     def public(self, number: int) -> dict[str, Any]:
         """The step as the model is told it: its number in the plan, its own id and what it
         does (the dataset a query makes). Never its call id (``<plan call>.<step id>``): no
@@ -71,7 +91,7 @@ class StepReport:
         {'step': 2, 'id': 'q1', 'tool': 'run_sql', 'does': 'query → first', 'status': 'skipped', 'not_run_because': ['q0']}
         """
         out: dict[str, Any] = {"step": number, "id": self.step.id, "tool": self.step.tool,
-                               "does": self.step.summary(), "status": self.status}
+                               "does": self.does(), "status": self.status}
         if self.outcome is not None:
             out["result"] = self.outcome.model_result  # says ``reused`` itself
         if self.missing:

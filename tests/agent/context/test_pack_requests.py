@@ -301,3 +301,30 @@ def test_a_long_description_is_described_once_never_cut_beside_its_whole_copy(an
     (made,) = [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
     assert made["intent_note"] == "described in the system message (`region_stats`)"
     assert "not shown" not in sent
+
+
+def test_a_confirmed_expectation_says_what_held_in_the_fields_own_name(analyst):
+    a = analyst({"turns": [{"steps": [
+        sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region",
+            expect={"rows": 5, "columns": ["revenue"]}),
+        say("ok"),
+    ]}]})
+    a.run("revenue by region")
+    (told,) = [json.loads(m["content"]) for m in a.server.requests[1]["messages"] if m["role"] == "tool"]
+    assert told["expectation"] == {"status": "confirmed", "rule": "columns",
+                                   "detail": "5 rows, as expected; columns revenue present"}
+
+
+def test_the_state_names_no_host_notebook_path_and_says_when_no_dataset_is_active(analyst):
+    a = analyst({"turns": [
+        {"match": "^How are we doing", "steps": [say("ok")]},
+        {"steps": [sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
+                   say("North leads (`by_region`).")]},
+    ]})
+    first = a.run("revenue by region")
+    a.run("How are we doing overall?", thread=first.thread_id)  # a new topic: no dataset is active
+    (request,) = requests_for(a.server, "How are we doing overall?")
+    system = system_of(request)
+    assert "notebook.ipynb" not in system and str(a.workspace) not in system
+    assert "- no active dataset: ask or use find when the user refers to something loosely" in system
+    assert "`by_region`" in system  # still listed among the datasets

@@ -26,8 +26,8 @@ CHART = Observed(("art_p", "art_c"), ("image", "file"), 2, None)
     ({"artifact_ids": ["art_zz"]}, DATASET, "failed", "ids"),
     ({"artifact_type": "dataset"}, DATASET, "confirmed", "type"),
     ({"artifact_type": "image"}, DATASET, "failed", "type"),
-    ({"rows": 4}, DATASET, "confirmed", "count"),
-    ({"rows": 5}, DATASET, "failed", "count"),
+    ({"rows": 4}, DATASET, "confirmed", "rows"),
+    ({"rows": 5}, DATASET, "failed", "rows"),
     ({"count": 2}, CHART, "confirmed", "count"),
     ({"count": 1}, CHART, "failed", "count"),
     ({"columns": ["REGION"]}, DATASET, "confirmed", "columns"),
@@ -93,7 +93,7 @@ def test_a_failed_expectation_is_attached_to_its_step_only(analyst):
     first = a.run("revenue by region")
     # The call that stated it is told the verdict with its result.
     (stated,) = tool_results(a.server.requests[1])
-    assert stated["expectation"] == {"status": "failed", "rule": "count", "detail": "expected 4 rows, got 5"}
+    assert stated["expectation"] == {"status": "failed", "rule": "rows", "detail": "expected 4 rows, got 5"}
     # The same step asked again without an expectation is reused, without the other's verdict.
     reused = tool_results(a.server.requests[2])[-1]
     assert reused["reused"] is True and "expectation" not in reused

@@ -283,3 +283,16 @@ def test_the_next_turn_is_told_each_step_the_plan_ran(analyst):
     request = next(r for r in a.server.requests if r["messages"][-1]["content"] == "and now?")
     system = request["messages"][0]["content"]
     assert "Previous turn (1): completed in 3 steps." in system, system[-800:]
+
+
+def test_a_python_step_of_a_plan_is_told_by_what_it_made(analyst):
+    chart = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.bar(rev.region, rev.revenue)\n"
+             "ax.set_title('Revenue by region')\nplt.show()")
+    a = analyst({"turns": [{"steps": [
+        plan_call(("sequence", [sql("q1", REVENUE, "rev"), py("c1", chart, inputs=["q1"])]), goal="a chart"),
+        answer(),
+    ]}]})
+    out = a.run("chart revenue by region")
+    assert out.status == "completed", out.error
+    told = json.loads([m for m in a.server.requests[-1]["messages"] if m["role"] == "tool"][-1]["content"])
+    assert [s["does"] for s in told["steps"]] == ["query → rev", 'python → image "Revenue by region.png"']
