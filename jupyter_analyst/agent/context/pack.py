@@ -33,7 +33,7 @@ from ..._text import head_and_tail
 from ...events import ContextUsage
 from ...sql import source_outline
 from .previous import previous_turn_line
-from .sections import CHAT_RULES, INVENTORY_LIMIT, system_text, whole_parts
+from .sections import CHAT_RULES, INVENTORY_LIMIT, system_text
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -42,12 +42,11 @@ if TYPE_CHECKING:
 #: Keys of a tool result that carry rows or long text, left out of compact results.
 _BULKY = {"sample", "stdout", "stderr", "result", "tables", "artifacts", "matches", "cells"}
 _TEXT_CAP = 200
-#: Text kept whole or longer than the rest: what a result says of itself, and an error
-#: (its traceback's line, the exception and the hint are what the model acts on).
-_TEXT_CAPS: dict[str, int | None] = {"shown": None, "message": 600}
-#: A dataset's description, when an earlier result keeps it (the system message does not
-#: hold it): cut after whole ``; ``-separated parts, never mid-word.
-_NOTE_CAP = 300
+#: Text kept whole or longer than the rest: what a result says of itself, a dataset's
+#: description where the system message does not hold it (fitted to its own budget when it
+#: was made: never cut again), and an error (its traceback's line, the exception and the
+#: hint are what the model acts on).
+_TEXT_CAPS: dict[str, int | None] = {"shown": None, "message": 600, "intent_note": None}
 _LIST_CAP = 12
 
 
@@ -126,9 +125,6 @@ def compact_value(value: Any, depth: int = 0) -> Any:
                 continue
             if key == "columns" and isinstance(item, list):
                 out[key] = [c.get("name") if isinstance(c, dict) else c for c in item][:40]
-                continue
-            if key == "intent_note" and isinstance(item, str):
-                out[key] = whole_parts(item, _NOTE_CAP)
                 continue
             if key in _TEXT_CAPS and isinstance(item, str):
                 out[key] = item if _TEXT_CAPS[key] is None else head_and_tail(item, _TEXT_CAPS[key])

@@ -110,10 +110,10 @@ def _clip(text: str, cap: int) -> str:
 DESCRIPTION_CHARS = 600
 
 
-def whole_parts(text: str, cap: int = DESCRIPTION_CHARS) -> str:
+def _whole_parts(text: str, cap: int = DESCRIPTION_CHARS) -> str:
     """``text`` cut after its last whole ``; ``-separated part that fits, never mid-expression.
 
-    >>> whole_parts("from t; where: x > 1; 9 rows", 24)
+    >>> _whole_parts("from t; where: x > 1; 9 rows", 24)
     'from t; where: x > 1; …'
     """
     if len(text) <= cap:
@@ -209,7 +209,7 @@ def _inventory_lines(
 
 def _dataset_line(name: str, artifact_id: str, detail: dict[str, Any]) -> str:
     note = detail.get("intent") or (f"{detail['rows']} rows" if detail.get("rows") is not None else "")
-    return f"- `{name}` {artifact_id}" + (f": {whole_parts(str(note))}" if note else "")
+    return f"- `{name}` {artifact_id}" + (f": {_whole_parts(str(note))}" if note else "")
 
 
 def state_summary(
@@ -245,7 +245,7 @@ def state_summary(
     for slot in ("source", "dataset") if for_model else ("source", "dataset", "notebook"):
         value = active.get(slot)  # type: ignore[call-overload]
         if value is not None and not (slot == "source" and value.value == stated_source):
-            detail = f" ({whole_parts(value.detail)})" if value.detail else ""
+            detail = f" ({_whole_parts(value.detail)})" if value.detail else ""
             active_lines.append(f"- active {slot}: `{value.value}`{detail}")
     if for_model and active.get("dataset") is None:  # type: ignore[call-overload]
         active_lines.append("- no active dataset: ask or use find when the user refers to something loosely")
