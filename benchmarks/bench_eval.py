@@ -2,9 +2,10 @@
 
 ``jupyter-analyst eval sample`` runs as a process against Gemma 3 270M on llama-cpp-python
 (``make real-model``), then the same command against the scripted oracle: a scripted model
-that runs each question's gold SQL and answers with its gold answer, in two calls a turn.
-The oracle is what a perfect model scores with the same command, suite and settings, and
-the fewest calls and steps it takes; each figure of the real model is shown against it.
+that runs each question's gold SQL and answers with its gold answer, in two calls a turn
+(one for a question the data cannot answer). The oracle is what a perfect model scores with
+the same command, suite and settings, and the fewest calls and steps it takes; each figure
+of the real model is shown against it.
 
 Everything comes from the reports the command writes (``-o REPORT.json``): tasks correct,
 failure classes, model calls, tokens as the model server counted them, steps run. The
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from jupyter_analyst.evals.harness import suite_path
-from jupyter_analyst.evals.scoring import Failure
+from jupyter_analyst.evals.scoring import NOT_IN_DATA, Failure
 from jupyter_analyst.testing import MODEL_NAME as SCRIPTED_MODEL, ScriptedModelServer
 from jupyter_analyst.testing.servers.llama import MODEL_NAME, LlamaModelServer, llama_environment
 from jupyter_analyst.testing.servers.llama_launcher import gemma3_prompt
@@ -83,11 +84,12 @@ def _answer_text(gold: Any) -> str:
 
 
 def oracle_script(tasks: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each question answered as a perfect analyst would: its gold SQL run, then its gold answer."""
+    """Each question answered as a perfect analyst would: its gold SQL run, then its gold
+    answer; a question the data cannot answer at once (the schema it is sent shows it)."""
     return {"turns": [
-        {"match": re.escape(turn["question"]), "steps": [
-            {"tool_calls": [{"name": "run_sql", "arguments": {"sql": turn["gold_sql"], "name": "answer"}}]},
-            {"content": _answer_text(turn["answer"])}]}
+        {"match": re.escape(turn["question"]), "steps": ([] if turn["answer"] == NOT_IN_DATA else [
+            {"tool_calls": [{"name": "run_sql", "arguments": {"sql": turn["gold_sql"], "name": "answer"}}]}])
+         + [{"content": _answer_text(turn["answer"])}]}
         for task in tasks for turn in _turns(task)]}
 
 
