@@ -126,6 +126,7 @@ def bench_eval(report: Report, *, rows: int, repeat: int) -> None:
         raise RuntimeError("the real model is not built: run `make real-model`")
     tasks = _tasks(report.quick)
     script = oracle_script(tasks)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-eval-") as tmp:
         root = Path(tmp)
         suite = _suite_argument(root, report.quick)
@@ -139,6 +140,9 @@ def bench_eval(report: Report, *, rows: int, repeat: int) -> None:
     _report(report, ours, oracle, ours_wall=ours_wall, oracle_wall=oracle_wall, oracle_tokens=oracle_tokens)
     cut = sum(call["completion_tokens"] >= REPLY_TOKENS for call in served)
     report.note(f"the model server served {len(served)} completions, {cut} of them cut at the {REPLY_TOKENS}-token cap")
+    # The model's wall time is the machine's: a shared machine's load says how far it was from idle.
+    report.note(f"load average (1 min) on {os.cpu_count()} cores: {load_before:.1f} at the start, "
+                f"{os.getloadavg()[0]:.1f} at the end")
 
 
 def _reply_text(step: dict[str, Any]) -> str:
@@ -168,7 +172,7 @@ def _report(report: Report, ours: dict[str, Any], oracle: dict[str, Any], *, our
                 + (", ".join(f"{k} {v}" for k, v in mine["failures"].items()) or "none")
                 + f"; tokens counted by: {mine['tokens_counted_by']}; {mine['time_s']:.1f} s of turns")
     report.note("per task: " + "; ".join(
-        f"{t['id']} {'correct' if t['correct'] else t['failure']} ({t['model_calls']} calls, {t['steps_executed']} steps)"
+        f"{t['id']} {'correct' if t['correct'] else t['failure']} ({t['model_calls']} call(s), {t['steps_executed']} step(s))"
         for t in ours["tasks"]))
     report.note(f"the oracle: {best['correct']}/{best['tasks']} correct, failures: "
                 + (", ".join(f"{k} {v}" for k, v in best["failures"].items()) or "none"))
