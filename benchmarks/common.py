@@ -128,6 +128,6 @@ def figure(value: float, unit: str) -> str:
     >>> figure(3135.0, "tok"), figure(0.49651, "s"), figure(812.0, "MB")
     ('3,135tok', '0.4965s', '812MB')
     """
-    if unit in ("tok", "MB", "events", "chars"):
+    if unit in ("tok", "MB", "events", "chars", "tasks", "calls", "steps"):
         return f"{value:,.0f}{unit}"
     return f"{value:.4f}{unit}"

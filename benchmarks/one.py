@@ -39,6 +39,7 @@ BENCHES: dict[str, str] = {
     "handoff": "bench_handoff:bench_handoff",
     "gateway": "bench_gateway:bench_gateway",
     "real_model": "bench_real_model:bench_real_model",
+    "eval": "bench_eval:bench_eval",
 }
 
 

@@ -71,3 +71,28 @@ def test_render_shows_peer_ratio_and_unfinished_benchmarks():
     text = readme.render(results)
     assert "| q | 500.0 ms | 250.0 ms (duckdb) | 2.00x | 1.00 s (JupySQL) | 0.50x |" in text
     assert "* `run_sql`: n" in text and "* `server` did not finish (crashed): killed by SIGKILL" in text
+
+
+def test_the_eval_benchmarks_oracle_scores_every_task_of_the_sample_suite_in_the_fewest_calls(tmp_path):
+    """bench_eval compares the real model with this oracle: it must be the ceiling it claims."""
+    import asyncio
+
+    from benchmarks.bench_eval import _tasks, oracle_script
+    from jupyter_analyst.evals import evaluate, suite_path
+    from jupyter_analyst.kernel import SandboxPolicy
+    from jupyter_analyst.testing import MODEL_NAME, ScriptedModelServer
+    from jupyter_analyst.turns import AnalystConfig, ModelSettings
+
+    tasks = _tasks(quick=False)
+    turns = [turn for t in tasks for turn in t.get("turns", [t])]
+    queried = sum(turn["answer"] != "not in the data" for turn in turns)
+    with ScriptedModelServer(oracle_script(tasks)) as server:
+        report = asyncio.run(evaluate(
+            suite_path(Path("sample")), report_path=tmp_path / "oracle.json",
+            config=AnalystConfig(workspace=tmp_path / "ws", sandbox=SandboxPolicy(enabled=False), summarizer=False),
+            model=ModelSettings(model=MODEL_NAME, base_url=server.base_url, api_key="scripted"), concurrency=2))
+    totals = report["totals"]
+    assert (totals["correct"], totals["tasks"]) == (len(tasks), len(tasks)) == (9, 9), totals
+    # One query and one answer a turn; a question the data cannot answer, the answer alone.
+    assert (totals["model_calls"], totals["steps_executed"]) == (len(turns) + queried, queried) == (19, 9), totals
+    assert totals["failures"] == {}
