@@ -44,8 +44,9 @@ class TurnSummary(BaseModel):
     timings: dict[str, float] = {}
     notebook: str | None = None
     error: dict[str, Any] | None = None
-    ledger: Ledger = Ledger()
-    """What the turn cost: model calls, tokens, cost where priced, and what reuse saved."""
+    ledger: Ledger | None = None
+    """What the turn cost: model calls, tokens, cost where priced, and what reuse saved
+    (``None`` only where it was not told: a turn another server ran and closed without it)."""
 
 
 @dataclass
