@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter
 
 from ._clock import utc_now
+from .ledger import Ledger
 
 #: The states of one turn (DESIGN.md, decision 4).
 State = Literal["planning", "data_fetching", "analyzing", "presenting", "completed", "error"]
@@ -182,6 +183,10 @@ class TurnEnded(_Event):
     """Why, when it did not complete."""
     counters: dict[str, int] = {}
     """Reason-code and step counters for the turn."""
+    ledger: Ledger | None = None
+    """What the turn cost: model calls and tokens, cost where priced, steps run, what reuse
+    saved (see jupyter_analyst/ledger.py). ``None`` for a turn closed without running to its
+    end (its process was gone)."""
 
 
 class ContextUsage(_Event):

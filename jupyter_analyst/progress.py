@@ -27,6 +27,7 @@ from .events import (
     TurnEnded,
     TurnStarted,
 )
+from .ledger import describe
 from .turns import TurnSummary
 from .untrusted import terminal_text
 
@@ -146,6 +147,7 @@ def print_summary(summary: TurnSummary, out: TextIO | None = None) -> None:
     out.write(
         f"steps: {calls['executed']} executed, {calls['reused']} reused, {calls['blocked']} blocked; "
         f"artifacts: {arts['created']} created, {arts['reused']} reused, {arts['total']} in the inventory\n"
+        f"cost: {describe(summary.ledger) if summary.ledger is not None else 'not recorded'}\n"
         f"states: {' -> '.join(summary.transitions)}\n"
         f"thread: {summary.thread_id}   notebook: {summary.notebook}\n"
     )

@@ -199,6 +199,8 @@ class CallPipeline:
             run.counters["executed"] += 1
             if key is not None and outcome.status == "ok":
                 run.turn_keys[key] = outcome
+            if spec.step:
+                run.meter.ran(key if outcome.status == "ok" else None, call.id, outcome)
             return outcome
         finally:
             # A run of the SQL started while it was checked is dropped unless the call took it
@@ -213,6 +215,9 @@ class CallPipeline:
         await plan.drop()  # nothing to run: a run that started early is stopped now
         outcome = self.tools.reuse(record) if record is not None else earlier.as_reused()  # type: ignore[union-attr]
         run.counters["reused"] += 1
+        if spec.step:
+            # What it saved is what the step it reuses cost when it ran.
+            run.meter.reused(record if record is not None else earlier)  # type: ignore[arg-type]
         await run.guard(
             "duplicate_tool_call_skipped",
             f"identical {call.name} step already done; its recorded result is returned", call.id,

@@ -20,6 +20,7 @@ from typing import Any
 from .._clock import new_id
 from ..errors import AnalystError, DiskUnavailable
 from ..events import AnswerReady, StateChanged, TurnEnded, TurnEndStatus, TurnStarted
+from ..ledger import Price
 from ..store import ThreadStore, Turn
 from .calls import CallPipeline, NormalisedCall, normalise
 from .context import ContextBudget, ContextPack
@@ -28,6 +29,7 @@ from .eventlog import EventSink, EventWriter
 from .guards import check_answer, mark_answer
 from .llm import LLMClient, ToolCall
 from .memory import ThreadMemory, TurnMemory
+from .meter import TurnMeter
 from .modes import classify
 from .tools import StepOutcome, registered, spec_of, tool_schemas
 from .turn_record import USER_DRIVEN, TurnRun, TurnSummary, TurnTrace, step_line
@@ -61,12 +63,25 @@ def served_usage(usage: dict[str, Any] | None) -> dict[str, int | None] | None:
     {'prompt_tokens': 812, 'completion_tokens': 40}
     >>> served_usage({"prompt_tokens": None}) is None, served_usage(None) is None
     (True, True)
+
+    A count that is not a whole number of tokens (negative, a boolean) is no count: the
+    server's word is taken only where it can be true.
+
+    >>> served_usage({"prompt_tokens": -5, "completion_tokens": 3}) is None
+    True
+    >>> served_usage({"prompt_tokens": 10, "completion_tokens": True})
+    {'prompt_tokens': 10, 'completion_tokens': None}
     """
     prompt = (usage or {}).get("prompt_tokens")
-    if not isinstance(prompt, int):
+    if not _count(prompt):
         return None
     completion = usage.get("completion_tokens") if usage else None
-    return {"prompt_tokens": prompt, "completion_tokens": completion if isinstance(completion, int) else None}
+    return {"prompt_tokens": prompt, "completion_tokens": completion if _count(completion) else None}
+
+
+def _count(value: Any) -> bool:
+    """Whether ``value`` can be a number of tokens."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 class AgentLoop:
@@ -85,6 +100,7 @@ class AgentLoop:
         active_ttl_s: float = 1_800.0,
         events: EventWriter | None = None,
         plan_concurrency: int = 4,
+        price: Price | None = None,
     ) -> None:
         self.store = store
         self.environment = environment
@@ -98,6 +114,8 @@ class AgentLoop:
         self.max_steps = max_steps
         self.budget = budget or ContextBudget()
         self.active_ttl_s = active_ttl_s
+        #: What the model's tokens cost (USD per million); ``None``: tokens only, no cost.
+        self.price = price
 
     # ------------------------------------------------------------------ turns
 
@@ -141,7 +159,9 @@ class AgentLoop:
             # Recorded as a call in the conversation, so the model's next turn sees what was fetched.
             await run.keep({"role": "assistant", "content": None, "tool_calls": [
                 {"id": call.id, "type": "function", "function": {"name": tool, "arguments": call.call.arguments}}]})
+            run.meter.user_driven()
             outcome = await self.calls.handle(run, call)
+            await self._settle(run)
             await run.keep({"role": "tool", "tool_call_id": call.id,
                             "content": json.dumps(outcome.model_result, default=str)})
             await self.environment.settle()
@@ -198,15 +218,27 @@ class AgentLoop:
         # in a worker thread, never on the event loop a server's other turns and streams share.
         memory = await asyncio.to_thread(TurnMemory, ThreadMemory(self.store, turn.thread_id), self.environment, turn)
         context = ContextPack(self.environment, memory, budget=self.budget, active_ttl_s=self.active_ttl_s)
-        run = TurnRun(turn, self._events, memory, context, speaker=speaker, rerun=rerun)
+        run = TurnRun(turn, self._events, memory, context, speaker=speaker, rerun=rerun,
+                      meter=TurnMeter(price=self.price if speaker != USER_DRIVEN else None))
         await run.keep({"role": "user", "content": turn.prompt})
         return run
 
     async def _end(self, run: TurnRun, status: TurnEndStatus, *,
                    message: str | None) -> None:
-        await run.emit(TurnEnded(status=status, message=message, counters=dict(run.counters)))
+        # Steps a cut-off reply had run still get their cost.
+        await self._settle(run)
+        ledger = run.meter.ledger()
+        await run.emit(TurnEnded(status=status, message=message, counters=dict(run.counters), ledger=ledger))
         # Ending a turn checkpoints the database (a file sync): off the event loop.
-        await asyncio.to_thread(self.store.end_turn, run.turn.turn_id, status, answer=run.answer or None)
+        await asyncio.to_thread(self.store.end_turn, run.turn.turn_id, status, answer=run.answer or None,
+                                ledger=ledger)
+
+    async def _settle(self, run: TurnRun) -> None:
+        """The steps of the reply that just ran are done: their shares of its model call are
+        recorded with them (what a later reuse of them saves)."""
+        costs = run.meter.settle()
+        if costs:
+            await asyncio.to_thread(self.environment.artifacts.set_step_costs, run.turn.thread_id, costs)
 
     # ------------------------------------------------------------------ the model's steps
 
@@ -225,12 +257,16 @@ class AgentLoop:
             run.tools = await asyncio.to_thread(tool_schemas, self.environment)
         tools = [] if final or chat else run.tools or []
         asked = time.perf_counter()
+        run.meter.asked()
         reply = await self.llm.complete(
             messages, tools, on_text=run.text, on_tool=self._tool_named, on_thinking=run.thinking,
             callable_names=[spec.name for spec in registered()],
         )
         run.llm_s += time.perf_counter() - asked
-        if (counted := served_usage(reply.usage)) is not None:
+        counted = served_usage(reply.usage)
+        run.meter.call(number, counted, prompt_estimate=usage.tokens, reply_chars=len(reply.text) + sum(
+            len(c.name) + len(c.arguments or "") for c in reply.tool_calls))
+        if counted is not None:
             # The estimate told before the call, now with the server's own counts.
             await run.emit(usage.model_copy(update=counted))
         cut = reply.cut_short
@@ -273,6 +309,7 @@ class AgentLoop:
             content = outcome.model_result
             question = content.get("question_for_user") or question
             await run.keep({"role": "tool", "tool_call_id": call.id, "content": json.dumps(content, default=str)})
+        await self._settle(run)
         return question
 
     async def _present(self, run: TurnRun) -> None:

@@ -13,7 +13,9 @@ from pydantic import BaseModel
 
 from ..errors import AnalystError
 from ..events import Event, Guarded, ModelThinking, ReasonCode, State, StateChanged, TextDelta, TurnEndStatus
+from ..ledger import Ledger
 from .machine import TurnStateMachine
+from .meter import TurnMeter
 from .tools import StepOutcome
 
 if TYPE_CHECKING:
@@ -42,6 +44,9 @@ class TurnSummary(BaseModel):
     timings: dict[str, float] = {}
     notebook: str | None = None
     error: dict[str, Any] | None = None
+    ledger: Ledger | None = None
+    """What the turn cost: model calls, tokens, cost where priced, and what reuse saved
+    (``None`` only where it was not told: a turn another server ran and closed without it)."""
 
 
 @dataclass
@@ -104,6 +109,8 @@ class TurnRun:
     system message, the same bytes on every call of a turn, so a provider's prompt cache
     holds across them (a tool that becomes usable mid-turn still runs when called)."""
     summary: TurnSummary | None = None
+    meter: TurnMeter = field(default_factory=TurnMeter)
+    """The turn's cost ledger as it runs."""
 
     # ------------------------------------------------------------------ events
 
@@ -184,6 +191,7 @@ class TurnRun:
             counters=dict(counters),
             timings={"total_s": round(time.perf_counter() - self.started, 4), "llm_s": round(self.llm_s, 4)},
             error=self.error,
+            ledger=self.meter.ledger(),
         )
         return self.summary
 

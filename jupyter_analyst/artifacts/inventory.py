@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..store import DatabaseStore
 from .._clock import utc_now
 from ..errors import StorageError
+from ..ledger import StepCost
 from .blobs import Blobs, open_blob_store
 from .deterministic import has_stamps, normalise_bytes
 from .fingerprints import sha256_bytes, sha256_file
@@ -63,7 +64,7 @@ _COLUMNS = (
 )
 
 _STEP_COLUMNS = (
-    "thread_id, step_key, tool, call_id, turn_id, arguments, status, result, artifact_ids, created_at, duration_s"
+    "thread_id, step_key, tool, call_id, turn_id, arguments, status, result, artifact_ids, created_at, duration_s, cost"
 )
 
 
@@ -71,6 +72,11 @@ class ArtifactStore(DatabaseStore):
     """Content-addressed blobs plus the inventory rows that name them, per thread."""
 
     schema = _SCHEMA
+    migrations = (
+        # What each executed step cost (its share of the model call that issued it, see
+        # jupyter_analyst/ledger.py), set once its reply's steps are done; NULL: not recorded.
+        "ALTER TABLE steps ADD COLUMN cost TEXT;",
+    )
 
     def __init__(self, db_path: Path | str, blob_root: Path, *, blobs: Blobs | None = None) -> None:
         """``blobs`` is where the bytes go (default: the folder ``blob_root/artifacts/sha256``)."""
@@ -291,12 +297,24 @@ class ArtifactStore(DatabaseStore):
         """Remember an executed step; the first record of a key is kept."""
         with self._tx() as cur:
             cur.execute(
-                "INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                f"INSERT INTO steps ({_STEP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (
                     step.thread_id, step.step_key, step.tool, step.call_id, step.turn_id,
                     json.dumps(step.arguments, default=str), step.status, json.dumps(step.result, default=str),
                     json.dumps(step.artifact_ids), step.created_at, step.duration_s,
+                    step.cost.model_dump_json() if step.cost is not None else None,
                 ),
+            )
+
+    def set_step_costs(self, thread_id: str, costs: Sequence[tuple[str, str, StepCost]]) -> None:
+        """Record what executed steps cost: ``(step key, call id, cost)``, each set on the
+        record that call made (a rerun of a recorded step leaves the first record as it is)."""
+        if not costs:
+            return
+        with self._tx() as cur:
+            cur.executemany(
+                "UPDATE steps SET cost = ? WHERE thread_id = ? AND step_key = ? AND call_id = ?",
+                [(cost.model_dump_json(), thread_id, key, call_id) for key, call_id, cost in costs],
             )
 
     def find_step(self, thread_id: str, step_key: str) -> StepRecord | None:
@@ -384,9 +402,10 @@ def _artifact(row: tuple[Any, ...]) -> Artifact:
 
 
 def _step(row: tuple[Any, ...]) -> StepRecord:
-    (thread_id, key, tool, call_id, turn_id, arguments, status, result, artifact_ids, created_at, duration) = row
+    (thread_id, key, tool, call_id, turn_id, arguments, status, result, artifact_ids, created_at, duration, cost) = row
     return StepRecord(
         thread_id=thread_id, step_key=key, tool=tool, call_id=call_id, turn_id=turn_id,
         arguments=json.loads(arguments), status=status, result=json.loads(result),
         artifact_ids=json.loads(artifact_ids), created_at=created_at, duration_s=duration,
+        cost=StepCost.model_validate_json(cost) if cost else None,
     )

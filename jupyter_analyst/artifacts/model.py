@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..errors import AnalystError
+from ..ledger import StepCost
 
 ArtifactType = Literal["dataset", "image", "file", "text"]
 Producer = Literal["sql", "python"]
@@ -53,3 +54,6 @@ class StepRecord(BaseModel):
     artifact_ids: list[str]
     created_at: str
     duration_s: float
+    cost: StepCost | None = None
+    """Its share of the model call that issued it (see jupyter_analyst/ledger.py); ``None``
+    until its reply's steps are done, and for steps recorded before the ledger."""

@@ -78,6 +78,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         workspace=args.workspace, store=args.store, blobs=args.blobs, blobs_endpoint=args.blobs_endpoint,
         max_steps=args.max_steps, sandbox=policy,
         plan_concurrency=args.plan_concurrency, summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
+        prices={model.model: args.price} if args.price is not None else {},
     )
     printer = None if args.json else ProgressPrinter()
     wait = summarizer_wait()

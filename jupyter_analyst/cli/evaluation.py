@@ -41,7 +41,8 @@ def _run(suite: Path, args: argparse.Namespace) -> int:
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
     config = AnalystConfig(workspace=args.workspace, store=args.store, blobs=args.blobs,
                            blobs_endpoint=args.blobs_endpoint, max_steps=args.max_steps,
-                           sandbox=SandboxPolicy(enabled=not args.no_sandbox), summarizer=args.summarizer)
+                           sandbox=SandboxPolicy(enabled=not args.no_sandbox), summarizer=args.summarizer,
+                           prices={model.model: args.price} if args.price is not None else {})
     report_path = args.output or Path(f"{suite.stem}-report.json")
 
     def told(result, resumed: bool) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from ..errors import ConfigError
+from ..ledger import Price, parse_price
 
 
 def _workspace_arg(p: argparse.ArgumentParser) -> None:
@@ -33,6 +35,20 @@ def _workspace_arg(p: argparse.ArgumentParser) -> None:
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="model name (default: $OPENAI_MODEL or gpt-4o-mini)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+
+
+def _price(value: str) -> Price:
+    """``--price``: USD per million prompt/completion tokens, ``0.15/0.60``."""
+    try:
+        return parse_price(value)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.message}: {exc.hint}") from None
+
+
+def _price_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--price", type=_price, metavar="PROMPT/COMPLETION",
+                   help="what the model's tokens cost, in USD per million prompt/completion tokens (e.g. "
+                        "0.15/0.60): the summary then shows a cost; without it, tokens only")
 
 
 def _plan_concurrency(value: str) -> int:
@@ -99,6 +115,7 @@ def _run_command(sub: Any) -> None:
                      help="do not update the agent state with a model call after the turn")
     run.add_argument("--context-tokens", type=int, default=16_000, metavar="N",
                      help="token budget of each model call's prompt (default 16000)")
+    _price_arg(run)
 
 
 def _state_command(sub: Any) -> None:
@@ -261,6 +278,7 @@ def _eval_command(sub: Any) -> None:
                     help="run the kernels without bubblewrap or limits (trusted code only)")
     ev.add_argument("--summarizer", action="store_true",
                     help="update each thread's agent state after each turn (its model calls are not counted)")
+    _price_arg(ev)
 
 
 def _mcp_command(sub: Any) -> None:

@@ -55,13 +55,16 @@ async def evaluate(
     settings = EvalSettings(
         suite=str(suite_path), suite_sha256=digest.hexdigest(), model=model.model, base_url=model.base_url,
         source=source, concurrency=concurrency, task_timeout_s=task_timeout_s, max_steps=config.max_steps,
-        summarizer=config.summarizer, sandbox=config.sandbox.enabled,
+        summarizer=config.summarizer, sandbox=config.sandbox.enabled, price=config.price_of(model.model),
     )
     files = outputs(report_path)
     files["threads"].mkdir(parents=True, exist_ok=True)
     # A run continues one of the same suite, model and settings; the endpoint's address may change
     # between the two (a local server restarted on another port).
-    resume = ResumeFile(files["resume"], settings.model_dump(mode="json", exclude={"base_url"}))
+    # A run at another price is another run (its costs would not add up); one without a price
+    # continues a resume file written before prices existed.
+    unpriced = {"price"} if settings.price is None else set()
+    resume = ResumeFile(files["resume"], settings.model_dump(mode="json", exclude={"base_url", *unpriced}))
     run = SuiteRun(suite, settings, config=config, model=model, threads=files["threads"].resolve(), resume=resume,
                    cache=Path(config.workspace) / "eval-data", on_task=on_task)
     report = await run.run(restart=restart)

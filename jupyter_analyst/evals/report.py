@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConfigError
+from ..ledger import money
 from ..untrusted import markdown_inline
 from .results import TaskResult
 
@@ -64,10 +65,19 @@ def markdown(report: dict[str, Any]) -> str:
     lines += [
         "", f"**{totals['correct']}/{totals['tasks']} correct** ({totals['accuracy']:.1%}); "
         f"{totals['model_calls']} model calls, {totals['prompt_tokens']} prompt and {totals['completion_tokens']} "
-        f"completion tokens (counted by: {totals['tokens_counted_by']}); {totals['steps_executed']} steps run, "
-        f"{totals['steps_reused']} reused; {totals['time_s']:.1f} s of turns. Failures: {failures}.",
+        f"completion tokens (counted by: {totals['tokens_counted_by']}), cost {money(totals.get('cost_usd'))}; "
+        f"{totals['steps_executed']} steps run, {totals['steps_reused']} reused{_saved(totals.get('saved'))}; "
+        f"{totals['time_s']:.1f} s of turns. Failures: {failures}.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _saved(saved: dict[str, Any] | None) -> str:
+    """What reuse saved, as the totals line says it (nothing before the ledger, or none reused)."""
+    if not saved or not saved.get("steps"):
+        return ""
+    return (f" (saving {saved['prompt_tokens']} prompt and {saved['completion_tokens']} completion tokens, "
+            f"{money(saved.get('cost_usd'))}, {saved['execution_s']:.1f} s of steps)")
 
 
 def load_report(path: Path | str) -> dict[str, Any]:
@@ -102,9 +112,12 @@ def compare(a: dict[str, Any], b: dict[str, Any], names: tuple[str, str] = ("A",
              f"{cell(left)}: `{cell(a['settings'].get('model'))}` on `{cell(a['settings'].get('suite'))}`; "
              f"{cell(right)}: `{cell(b['settings'].get('model'))}` on `{cell(b['settings'].get('suite'))}`", "",
              f"| total | {cell(left)} | {cell(right)} | difference |", "|---|---:|---:|---:|"]
-    for key in ("correct", "tasks", "accuracy", "model_calls", "prompt_tokens", "completion_tokens",
+    for key in ("correct", "tasks", "accuracy", "model_calls", "prompt_tokens", "completion_tokens", "cost_usd",
                 "steps_executed", "steps_reused", "time_s"):
         x, y = ta.get(key, 0), tb.get(key, 0)
+        if x is None or y is None:  # a run without a price has no cost to compare
+            lines.append(f"| {key} | {money(x)} | {money(y)} | — |")
+            continue
         lines.append(f"| {key} | {x} | {y} | {_signed(y - x)} |")
     by_a = {t["id"]: t for t in a["tasks"]}
     by_b = {t["id"]: t for t in b["tasks"]}

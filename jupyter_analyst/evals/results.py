@@ -7,32 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..ledger import CountedBy, Saved, Usage
 from .scoring import Failure
-
-#: Where a token count comes from: the model server's ``usage`` for every call, an estimate
-#: (four characters a token) for every call, or some of each.
-CountedBy = Literal["server", "estimate", "mixed", "none"]
-
-
-class Usage(BaseModel):
-    """Model calls and their tokens."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    counted_by: CountedBy = "none"
-
-    def plus(self, other: Usage) -> Usage:
-        """Both together.
-
-        >>> Usage(calls=1, prompt_tokens=10, counted_by="server").plus(Usage(calls=2, prompt_tokens=5, counted_by="estimate"))
-        Usage(calls=3, prompt_tokens=15, completion_tokens=0, counted_by='mixed')
-        """
-        kinds = {k for k in (self.counted_by, other.counted_by) if k != "none"}
-        return Usage(calls=self.calls + other.calls, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-                     completion_tokens=self.completion_tokens + other.completion_tokens,
-                     counted_by=kinds.pop() if len(kinds) == 1 else "mixed" if kinds else "none")
-
 
 class TurnResult(BaseModel):
     """One question asked and scored."""
@@ -49,6 +25,9 @@ class TurnResult(BaseModel):
     status: str = ""
     error: str | None = None
     usage: Usage = Usage()
+    """The turn's model calls, tokens and cost (its ledger's)."""
+    saved: Saved = Saved()
+    """What its reused steps saved (its ledger's)."""
     steps_executed: int = 0
     steps_reused: int = 0
     time_s: float = 0.0
@@ -66,6 +45,10 @@ class TaskResult(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     tokens_counted_by: CountedBy
+    cost_usd: float | None = None
+    """What its model calls cost, where the model has a price (``None``: tokens only)."""
+    saved: Saved = Saved()
+    """What its reused steps saved."""
     steps_executed: int
     steps_reused: int
     time_s: float
@@ -78,9 +61,9 @@ class TaskResult(BaseModel):
     def of(cls, task_id: str, turns: list[TurnResult], *, tags: list[str], thread_id: str | None,
            notebook: str | None) -> TaskResult:
         """The task from its turns (a follow-up task: the answers and golds of each, in order)."""
-        usage = Usage()
+        usage, saved = Usage(), Saved()
         for turn in turns:
-            usage = usage.plus(turn.usage)
+            usage, saved = usage.plus(turn.usage), saved.plus(turn.saved)
         failed = next((t for t in turns if not t.correct), None)
         single = len(turns) == 1
         return cls(
@@ -88,7 +71,8 @@ class TaskResult(BaseModel):
             given=turns[0].given if single else [t.given for t in turns],
             gold=turns[0].gold if single else [t.gold for t in turns],
             model_calls=usage.calls, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-            tokens_counted_by=usage.counted_by, steps_executed=sum(t.steps_executed for t in turns),
+            tokens_counted_by=usage.counted_by, cost_usd=usage.cost_usd, saved=saved,
+            steps_executed=sum(t.steps_executed for t in turns),
             steps_reused=sum(t.steps_reused for t in turns), time_s=round(sum(t.time_s for t in turns), 3),
             thread_id=thread_id, notebook=notebook, tags=tags, turns=turns,
         )
@@ -100,15 +84,18 @@ def totals(tasks: list[TaskResult]) -> dict[str, Any]:
     >>> totals([])["accuracy"]
     0.0
     """
-    usage = Usage()
+    usage, saved = Usage(), Saved()
     for task in tasks:
         usage = usage.plus(Usage(calls=task.model_calls, prompt_tokens=task.prompt_tokens,
-                                 completion_tokens=task.completion_tokens, counted_by=task.tokens_counted_by))
+                                 completion_tokens=task.completion_tokens, counted_by=task.tokens_counted_by,
+                                 cost_usd=task.cost_usd))
+        saved = saved.plus(task.saved)
     correct = sum(t.correct for t in tasks)
     return {
         "tasks": len(tasks), "correct": correct, "accuracy": round(correct / len(tasks), 4) if tasks else 0.0,
         "model_calls": usage.calls, "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens, "tokens_counted_by": usage.counted_by,
+        "cost_usd": usage.cost_usd, "saved": saved.model_dump(mode="json"),
         "steps_executed": sum(t.steps_executed for t in tasks), "steps_reused": sum(t.steps_reused for t in tasks),
         "time_s": round(sum(t.time_s for t in tasks), 3),
         "failures": dict(sorted(Counter(t.failure for t in tasks if t.failure).items())),

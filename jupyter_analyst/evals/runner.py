@@ -1,9 +1,10 @@
 """Running a suite: each task a new thread, its turns asked in order, at most ``concurrency``
 tasks at once, each finished task written to the resume file as it ends.
 
-Every figure comes from the turn itself: model calls and tokens from its ``context_usage``
-events (the server's counts where it sent them, else the estimate, and the report says
-which), steps from its summary, time measured around the turn.
+Every figure comes from the turn itself: model calls, tokens, cost and what reuse saved from
+the ledger its ``turn_ended`` event carries (the server's counts where it sent them, else the
+estimate, and the report says which; see jupyter_analyst/ledger.py), steps from its summary,
+time measured around the turn.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pydantic import BaseModel
 
 from ..turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
 from .progress_file import ResumeFile
-from .results import TaskResult, TurnResult, Usage, totals
+from ..ledger import Ledger, Price
+from .results import TaskResult, TurnResult, totals
 from .scoring import gold_pairs, score
 from .sources import resolve_source
 from .suite import Suite, Task, Turn
@@ -47,6 +49,8 @@ class EvalSettings(BaseModel):
     max_steps: int = 16
     summarizer: bool = False
     sandbox: bool = True
+    price: Price | None = None
+    """The model's price per million tokens the costs are counted at (``None``: tokens only)."""
 
 
 def prompt_for(turn: Turn) -> str:
@@ -70,26 +74,17 @@ def file_name(task_id: str) -> str:
 
 
 class _Meter:
-    """Counts a turn's model calls and tokens from its ``context_usage`` events."""
+    """Keeps a turn's ledger from its ``turn_ended`` event (a turn cut by the timeout tells
+    one too), and its thread."""
 
     def __init__(self) -> None:
-        self.calls: dict[int, Any] = {}
+        self.ledger = Ledger()
         self.thread_id: str | None = None
 
     def __call__(self, event: Any) -> None:
         self.thread_id = self.thread_id or getattr(event, "thread_id", None) or None
-        if getattr(event, "type", None) == "context_usage":
-            self.calls[event.call] = event  # the second event of a call carries the server's counts
-
-    def usage(self) -> Usage:
-        served = [e for e in self.calls.values() if e.prompt_tokens is not None]
-        kinds = {"server" if e.prompt_tokens is not None else "estimate" for e in self.calls.values()}
-        return Usage(
-            calls=len(self.calls),
-            prompt_tokens=sum(e.prompt_tokens if e.prompt_tokens is not None else e.tokens for e in self.calls.values()),
-            completion_tokens=sum(e.completion_tokens or 0 for e in served),
-            counted_by=kinds.pop() if len(kinds) == 1 else "mixed" if kinds else "none",
-        )
+        if getattr(event, "type", None) == "turn_ended" and event.ledger is not None:
+            self.ledger = event.ledger
 
 
 class SuiteRun:
@@ -167,7 +162,7 @@ class SuiteRun:
             result.steps_reused = summary.tool_calls.get("reused", 0)
             self._score(result, summary.status, summary.counters, summary.error)
         result.time_s = round(time.perf_counter() - started, 3)
-        result.usage = meter.usage()
+        result.usage, result.saved = meter.ledger.usage, meter.ledger.saved
         return result, thread_id or meter.thread_id
 
     @staticmethod

@@ -306,6 +306,7 @@ def summarize(events: list[Event]) -> TurnSummary:
         tool_calls={k: counters.get(k, 0) for k in ("executed", "reused", "blocked")},
         artifacts={"created": len(created), "reused": len(reused - created)},
         counters=counters,
+        ledger=ended.ledger,
         error=None if ended.status in ("completed", "needs_input") else {"reason": f"turn_{ended.status}",
                                                         "message": ended.message or f"the turn ended: {ended.status}"},
     )

@@ -48,6 +48,7 @@ from ..events import (
 )
 from ..artifacts import Artifact, ArtifactStore, table_bundle
 from .._text import masked
+from ..ledger import Ledger, describe
 from ..store import ThreadStore, Turn
 from ..untrusted import clean_html, code_span, fenced, markdown_block, markdown_inline
 from . import ipynb
@@ -429,6 +430,7 @@ def export_thread(
         "created_at": thread.created_at,
         "finished_at": turns[-1].ended_at if turns else None,
         "turns": len(turns),
+        "ledger": Ledger.total([t.ledger for t in turns if t.ledger is not None]).model_dump(mode="json"),
         "parameters": dict(parameters or {}),
         "manifest": [entry.model_dump() for entry in manifest],
     }
@@ -455,6 +457,8 @@ def _summary(
         ("Source", code_span(masked(meta["source"]))),
         ("Data version", code_span(meta["data_version"]) if meta.get("data_version") else "not recorded"),
         ("Turns", turn_note),
+        # Our own figures and words (no pipe, no markup): shown as they are.
+        ("Cost", describe(Ledger.model_validate(meta["ledger"])) if meta.get("ledger") else "not recorded"),
         ("Written", f"{meta['finished_at'] or meta['created_at']} by jupyter-analyst {meta['version']}"),
     ]
     name = file_name or "NOTEBOOK.ipynb"

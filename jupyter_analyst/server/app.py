@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import IOLoop
-from traitlets import Bool, Dict, Float, Int, Unicode
+from typing import Any
+
+from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, validate
 
 
 class AnalystApp(ExtensionApp):
@@ -79,6 +81,22 @@ class AnalystApp(ExtensionApp):
     summary_model = Unicode("", config=True, help="Model of the summarizer (default: $ANALYST_SUMMARY_MODEL, else the main model).")
     context_tokens = Int(16_000, config=True, help="Token budget of each model call's prompt (estimated, 4 characters each).")
     active_ttl = Float(1800.0, config=True, help="Seconds the active source, dataset and notebook stay authoritative unused.")
+    prices = Dict(key_trait=Unicode(), default_value={}, config=True,
+                  help='What each model\'s tokens cost, in USD per million tokens: {model name: {"prompt": USD, '
+                       '"completion": USD}} or {model name: "PROMPT/COMPLETION"}, e.g. {"gpt-4o-mini": "0.15/0.60"}. '
+                       "A turn of a priced model shows its cost; without a price, tokens only.")
+
+    @validate("prices")
+    def _valid_prices(self, proposal: Any) -> dict[str, Any]:
+        from ..errors import ConfigError
+        from ..ledger import parse_prices
+
+        try:
+            parse_prices(proposal["value"])
+        except ConfigError as exc:
+            raise TraitError(f"AnalystApp.prices: {exc.message} ({exc.hint})" if exc.hint
+                             else f"AnalystApp.prices: {exc.message}") from None
+        return dict(proposal["value"])
 
     def initialize_settings(self) -> None:
         from ..agent import ContextBudget
@@ -106,6 +124,7 @@ class AnalystApp(ExtensionApp):
                 summarizer=self.summarizer,
                 active_ttl_s=self.active_ttl,
                 context=ContextBudget(tokens=self.context_tokens),
+                prices=dict(self.prices),
                 sandbox=SandboxPolicy(enabled=self.sandbox, memory_mb=self.memory_mb, processes=self.processes),
             )
             try:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..events import Event
+from ..ledger import Ledger
 from ..artifacts import Artifact
 from ..notebooks import ArtifactCheck, CheckStatus, VerifyVerdict
 from ..store import Thread, Turn
@@ -94,6 +95,8 @@ class ThreadReply(Thread):
     """``GET threads/{thread_id}``."""
 
     turns: list[Turn]
+    ledger: Ledger
+    """What the thread's turns cost, summed (each turn's own is in ``turns``)."""
     active: bool
     """Whether a turn is running."""
     last_seq: int

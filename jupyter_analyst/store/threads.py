@@ -22,6 +22,7 @@ from ..agent_state import AgentState, Entity, EntityKind, StateDelta, apply_delt
 from .database import DatabaseStore
 from .._clock import new_id, utc_now
 from ..errors import AnalystError, ConfigError
+from ..ledger import Ledger
 
 TurnStatus = Literal["running", "completed", "needs_input", "error", "interrupted"]
 
@@ -142,6 +143,16 @@ class Turn(BaseModel):
     answer: str | None = None
     started_at: str
     ended_at: str | None = None
+    ledger: Ledger | None = None
+    """What the turn cost (see jupyter_analyst/ledger.py); ``None`` while it runs, and for a
+    turn closed without running to its end."""
+
+
+def _turn(row: Any) -> Turn:
+    """A turn from its row (the lease is the store's own business)."""
+    fields = {k: row[k] for k in row.keys() if k in Turn.model_fields}
+    ledger = fields.pop("ledger", None)
+    return Turn(**fields, ledger=Ledger.model_validate_json(ledger) if ledger else None)
 
 
 class ThreadBusy(AnalystError):
@@ -168,6 +179,9 @@ class ThreadStore(DatabaseStore):
         "CREATE TABLE IF NOT EXISTS thread_bindings (host TEXT NOT NULL, conversation TEXT NOT NULL, "
         '"user" TEXT NOT NULL, thread_id TEXT NOT NULL REFERENCES threads(thread_id), created_at TEXT NOT NULL, '
         'PRIMARY KEY (host, conversation, "user"));',
+        # What the turn cost (a jupyter_analyst.ledger.Ledger as JSON); NULL while it runs,
+        # and for turns closed without their ledger (their process was gone).
+        "ALTER TABLE turns ADD COLUMN ledger TEXT;",
     )
 
     # ------------------------------------------------------------------ threads
@@ -334,7 +348,7 @@ class ThreadStore(DatabaseStore):
         now = utc_now()
         rows = self._query("SELECT * FROM turns WHERE status = 'running' AND lease_until < ?", (now,))
         out: list[Event] = []
-        for turn in (Turn(**dict(r)) for r in rows):
+        for turn in (_turn(r) for r in rows):
             with self._tx() as cur:
                 self.backend.lock_thread(cur, turn.thread_id)
                 cur.execute("UPDATE turns SET status = 'interrupted', ended_at = ? "
@@ -349,13 +363,14 @@ class ThreadStore(DatabaseStore):
             cur.execute("UPDATE turns SET status = 'interrupted', ended_at = ? WHERE status = 'running'", (utc_now(),))
             return cur.rowcount
 
-    def end_turn(self, turn_id: str, status: TurnStatus, *, answer: str | None = None) -> None:
-        """Close a turn with its final status and answer; the whole turn is then in the
-        database file itself, not only in its write-ahead log (see :meth:`checkpoint`)."""
+    def end_turn(self, turn_id: str, status: TurnStatus, *, answer: str | None = None,
+                 ledger: Ledger | None = None) -> None:
+        """Close a turn with its final status, answer and cost ledger; the whole turn is then
+        in the database file itself, not only in its write-ahead log (see :meth:`checkpoint`)."""
         with self._tx() as cur:
             cur.execute(
-                "UPDATE turns SET status = ?, answer = ?, ended_at = ? WHERE turn_id = ?",
-                (status, answer, utc_now(), turn_id),
+                "UPDATE turns SET status = ?, answer = ?, ended_at = ?, ledger = ? WHERE turn_id = ?",
+                (status, answer, utc_now(), ledger.model_dump_json() if ledger is not None else None, turn_id),
             )
         self.checkpoint()
 
@@ -378,12 +393,12 @@ class ThreadStore(DatabaseStore):
     def turns(self, thread_id: str) -> list[Turn]:
         """The thread's turns in order."""
         rows = self._query("SELECT * FROM turns WHERE thread_id = ? ORDER BY number", (thread_id,))
-        return [Turn(**dict(r)) for r in rows]
+        return [_turn(r) for r in rows]
 
     def turn_numbered(self, thread_id: str, number: int) -> Turn | None:
         """The thread's turn ``number``, if there is one (a prompt reads the previous turn's end)."""
         rows = self._query("SELECT * FROM turns WHERE thread_id = ? AND number = ?", (thread_id, number))
-        return Turn(**dict(rows[0])) if rows else None
+        return _turn(rows[0]) if rows else None
 
     # ------------------------------------------------------------------ messages
 

@@ -67,6 +67,13 @@ class ScriptedError(_Strict):
     message: str = "scripted failure"
 
 
+class ScriptedUsage(_Strict):
+    """Token counts a reply reports as its server's ``usage``."""
+
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+
+
 class Step(_Strict):
     """One reply: text (streamed in a few chunks), tool calls after it, or an HTTP error.
 
@@ -88,6 +95,9 @@ class Step(_Strict):
     refusal: str | None = None
     finish: Finish = "auto"
     ignores_stream: bool = False
+    usage: ScriptedUsage | Literal["none"] | None = None
+    """The token counts the reply reports: these exact ones, ``"none"`` for no ``usage`` at
+    all (as some servers stream), or by default four characters a token of what was sent and said."""
 
     @model_validator(mode="after")
     def _error_alone(self) -> Step:

@@ -122,8 +122,14 @@ def _chunks(step: Step) -> list[dict[str, Any]]:
     return deltas
 
 
-def _usage(body: dict[str, Any], step: Step) -> dict[str, int]:
-    """Token counts estimated at four characters a token: plausible, deterministic, free."""
+def _usage(body: dict[str, Any], step: Step) -> dict[str, int] | None:
+    """Token counts estimated at four characters a token: plausible, deterministic, free; the
+    step's own when it gives them, none when it says ``"none"``."""
+    if step.usage == "none":
+        return None
+    if step.usage is not None:
+        prompt, completion = step.usage.prompt_tokens, step.usage.completion_tokens
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
     prompt = len(json.dumps(body.get("messages") or [])) // 4
     said = (step.content or "") + (step.reasoning or "") + (step.refusal or "")
     completion = (len(said) + sum(len(c.argument_text()) for c in step.tool_calls)) // 4
@@ -231,8 +237,8 @@ class _Handler(BaseHTTPRequestHandler):
         if finish is not None:
             events.append({**self._envelope(completion_id),
                            "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-        if (body.get("stream_options") or {}).get("include_usage"):
-            events.append({**self._envelope(completion_id), "choices": [], "usage": _usage(body, step)})
+        if (body.get("stream_options") or {}).get("include_usage") and (usage := _usage(body, step)) is not None:
+            events.append({**self._envelope(completion_id), "choices": [], "usage": usage})
         with self.server.lock:
             drop = self.server.drops > 0
             self.server.drops -= drop
@@ -273,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
             "model": MODEL_NAME,
             "choices": [{"index": 0, "message": message, "finish_reason": step.finish_reason()}],
-            "usage": _usage(body, step),
+            **({"usage": usage} if (usage := _usage(body, step)) is not None else {}),
         })
 
 

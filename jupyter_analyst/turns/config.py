@@ -12,11 +12,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..agent import ContextBudget, LLMClient
 from ..errors import ConfigError
 from ..kernel import OutputCaps, SandboxPolicy
+from ..ledger import Price, parse_prices
 from ..sql import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, EngineLimits
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -102,6 +103,19 @@ class AnalystConfig(BaseModel):
     turn_lease_s: float = Field(default=30.0, ge=1.0, description=(
         "On a shared (PostgreSQL) store: how long a running turn's lease lasts; its process renews it every "
         "third of that, and a turn whose lease ran out is closed as interrupted (see store/leases.py)."))
+
+    prices: dict[str, Price] = {}
+    """What each model's tokens cost, by model name (USD per million prompt and completion
+    tokens); a model without a price gets tokens counted and no cost."""
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _prices(cls, value: Any) -> dict[str, Price]:
+        return parse_prices(value)
+
+    def price_of(self, model: str) -> Price | None:
+        """The price of ``model``'s tokens, if one is configured."""
+        return self.prices.get(model)
 
     def loop_settings(self) -> dict[str, Any]:
         """What the agent loop of a turn takes from the settings."""

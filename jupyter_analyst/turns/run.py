@@ -60,7 +60,7 @@ async def run_turn(
         model.client() as llm,
     ):
         loop = AgentLoop(store=frame.store, environment=frame.environment, llm=llm, model=model.model,
-                         events=frame.events, **config.loop_settings())
+                         events=frame.events, price=config.price_of(model.model), **config.loop_settings())
         summary, _trace = await frame.run(lambda t: loop.run(t, rerun=request.rerun, announced=frame.announced))
     if config.summarizer and summary.status in ("completed", "needs_input"):
         assert frame.turn is not None

@@ -6,6 +6,7 @@ import { ItemCard, itemKey } from './cards/ItemCard';
 import { stepNumbers, turnSummary } from './cards/stepNames';
 import { StateStrip } from './StateStrip';
 import { ThinkingLine } from './ThinkingLine';
+import { TurnCost } from './TurnCost';
 
 /**
  * The text item that is the turn's answer: the last stretch of streamed text before the
@@ -96,6 +97,7 @@ export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
           {summary}
         </div>
       )}
+      {turn.end?.ledger && <TurnCost ledger={turn.end.ledger} />}
       {turn.end && turn.end.status !== 'completed' && (
         <div
           className={`jp-AnalystTurn-end jp-AnalystTurn-${turn.end.status}`}

@@ -180,6 +180,29 @@ export interface AnswerReady extends EventBase {
 export const TURN_END_STATUSES = ['completed', 'needs_input', 'error', 'interrupted'] as const;
 export type TurnEndStatus = (typeof TURN_END_STATUSES)[number];
 
+/** Where a token count comes from: the model server's own `usage`, the estimate, or both. */
+export type CountedBy = 'server' | 'estimate' | 'mixed' | 'none';
+
+/** Prompt and completion tokens, how they were counted, their cost in USD where priced. */
+export interface LedgerTokens {
+  prompt_tokens: number;
+  completion_tokens: number;
+  counted_by: CountedBy;
+  /** Null when the model has no configured price: tokens only, never a made-up cost. */
+  cost_usd: number | null;
+}
+
+/** What a turn cost (jupyter_analyst/ledger.py). */
+export interface TurnLedger {
+  /** The model calls made and their tokens. */
+  usage: LedgerTokens & { calls: number };
+  /** Steps executed, and the time they ran. */
+  steps: number;
+  execution_s: number;
+  /** What reused steps saved: the recorded cost of the steps they reuse. */
+  saved: LedgerTokens & { steps: number; execution_s: number; untracked: number };
+}
+
 export interface TurnEnded extends EventBase {
   type: 'turn_ended';
   /** How the turn ended. */
@@ -188,6 +211,8 @@ export interface TurnEnded extends EventBase {
   message: string | null;
   /** Reason-code and step counters for the turn. */
   counters: Record<string, number>;
+  /** What the turn cost; null for a turn closed without running to its end. */
+  ledger: TurnLedger | null;
 }
 
 export interface ContextUsage extends EventBase {
@@ -318,7 +343,8 @@ type FieldRule =
         | 'strings'
         | 'integers'
         | 'counts'
-        | 'stages';
+        | 'stages'
+        | 'nullable-ledger';
     }
   | { kind: 'nullable-string' }
   | { kind: 'nullable-integer' }
@@ -386,7 +412,8 @@ const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
   turn_ended: {
     status: oneOf(TURN_END_STATUSES),
     message: optNullString,
-    counters: { ...counts, fallback: {} }
+    counters: { ...counts, fallback: {} },
+    ledger: { rule: { kind: 'nullable-ledger' }, fallback: null }
   },
   context_usage: {
     call: int,
@@ -448,6 +475,35 @@ function isStages(value: unknown): boolean {
   );
 }
 
+const COUNTED_BY: readonly string[] = ['server', 'estimate', 'mixed', 'none'];
+
+/** Whether `value` is tokens as the ledger counts them (and `counters`, each an integer). */
+function isTokens(value: unknown, counters: readonly string[]): boolean {
+  return (
+    isObject(value) &&
+    isInteger(value.prompt_tokens) &&
+    isInteger(value.completion_tokens) &&
+    typeof value.counted_by === 'string' &&
+    COUNTED_BY.includes(value.counted_by) &&
+    (value.cost_usd === null ||
+      (typeof value.cost_usd === 'number' && Number.isFinite(value.cost_usd))) &&
+    counters.every(name => isInteger(value[name]))
+  );
+}
+
+/** Whether `value` is a turn's ledger: its usage, the steps it ran, what reuse saved. */
+function isLedger(value: unknown): boolean {
+  return (
+    isObject(value) &&
+    isTokens(value.usage, ['calls']) &&
+    isInteger(value.steps) &&
+    typeof value.execution_s === 'number' &&
+    isTokens(value.saved, ['steps', 'untracked']) &&
+    isObject(value.saved) &&
+    typeof value.saved.execution_s === 'number'
+  );
+}
+
 /** The event types the server emits. */
 export const EVENT_TYPES = Object.keys(FIELDS) as EventType[];
 
@@ -479,6 +535,8 @@ function fits(rule: FieldRule, value: unknown): boolean {
       return isObject(value) && Object.values(value).every(isInteger);
     case 'stages':
       return isStages(value);
+    case 'nullable-ledger':
+      return value === null || isLedger(value);
     case 'nullable-string':
       return value === null || typeof value === 'string';
     case 'nullable-integer':

@@ -300,7 +300,7 @@ function onTurnEnded(turn: TurnView, e: TurnEnded): TurnView {
     items,
     status: e.status,
     counters: { ...e.counters },
-    end: { status: e.status, message: e.message, at: e.ts, seq: e.seq }
+    end: { status: e.status, message: e.message, at: e.ts, seq: e.seq, ledger: e.ledger }
   };
 }
 

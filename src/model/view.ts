@@ -11,7 +11,8 @@ import type {
   ReasonCode,
   State,
   ToolStatus,
-  TurnEndStatus
+  TurnEndStatus,
+  TurnLedger
 } from './events';
 import type { ToolResultView } from './results';
 
@@ -194,6 +195,8 @@ export interface TurnEnd {
   message: string | null;
   at: string;
   seq: number;
+  /** What the turn cost (null when it was closed without running to its end). */
+  ledger: TurnLedger | null;
 }
 
 /** A change the summarizer made to the thread's memory after a turn. */

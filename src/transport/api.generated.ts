@@ -631,6 +631,37 @@ export interface components {
             state: string;
             last_activity: string | null;
         };
+        /** @description The cost of one turn, or the sum of several (a thread, an evaluation). */
+        Ledger: {
+            /**
+             * @default {
+             *       "prompt_tokens": 0,
+             *       "completion_tokens": 0,
+             *       "counted_by": "none",
+             *       "cost_usd": null,
+             *       "calls": 0
+             *     }
+             */
+            usage?: components["schemas"]["Usage"];
+            /** @default 0 */
+            steps?: number;
+            /** @default 0 */
+            execution_s?: number;
+            /**
+             * @default {
+             *       "prompt_tokens": 0,
+             *       "completion_tokens": 0,
+             *       "counted_by": "none",
+             *       "cost_usd": null,
+             *       "steps": 0,
+             *       "execution_s": 0,
+             *       "untracked": 0
+             *     }
+             */
+            saved?: components["schemas"]["Saved"];
+            /** @default null */
+            price?: components["schemas"]["Price"] | null;
+        };
         MemoryUpdated: {
             /** @default 0 */
             seq?: number;
@@ -763,12 +794,37 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description What a model's tokens cost, in USD per million tokens. */
+        Price: {
+            prompt: number;
+            completion: number;
+        };
         /** @description Older turns folded into one text by the summarizer. */
         RollingSummary: {
             /** @default  */
             text?: string;
             /** @default 0 */
             through_turn?: number;
+        };
+        /** @description What reused steps saved: the recorded cost of the steps they reuse. */
+        Saved: {
+            /** @default 0 */
+            prompt_tokens?: number;
+            /** @default 0 */
+            completion_tokens?: number;
+            /**
+             * @default none
+             * @enum {string}
+             */
+            counted_by?: "server" | "estimate" | "mixed" | "none";
+            /** @default null */
+            cost_usd?: number | null;
+            /** @default 0 */
+            steps?: number;
+            /** @default 0 */
+            execution_s?: number;
+            /** @default 0 */
+            untracked?: number;
         };
         /** @description A configured source: its name and whether it is a URL or a path (never either itself). */
         SourceInfo: {
@@ -896,6 +952,7 @@ export interface components {
             /** @default null */
             running?: boolean | null;
             turns: components["schemas"]["Turn"][];
+            ledger: components["schemas"]["Ledger"];
             active: boolean;
             last_seq: number;
             kernel: components["schemas"]["KernelInfo"] | null;
@@ -965,6 +1022,8 @@ export interface components {
             started_at: string;
             /** @default null */
             ended_at?: string | null;
+            /** @default null */
+            ledger?: components["schemas"]["Ledger"] | null;
         };
         TurnEnded: {
             /** @default 0 */
@@ -987,6 +1046,8 @@ export interface components {
             counters?: {
                 [key: string]: number;
             };
+            /** @default null */
+            ledger?: components["schemas"]["Ledger"] | null;
         };
         TurnStarted: {
             /** @default 0 */
@@ -1005,6 +1066,22 @@ export interface components {
             model: string;
             /** @default false */
             rerun?: boolean;
+        };
+        /** @description Model calls and their tokens. */
+        Usage: {
+            /** @default 0 */
+            prompt_tokens?: number;
+            /** @default 0 */
+            completion_tokens?: number;
+            /**
+             * @default none
+             * @enum {string}
+             */
+            counted_by?: "server" | "estimate" | "mixed" | "none";
+            /** @default null */
+            cost_usd?: number | null;
+            /** @default 0 */
+            calls?: number;
         };
         /**
          * @description ``POST threads/{thread_id}/verify`` (202, at once) and ``GET

@@ -143,3 +143,36 @@ def test_the_demo_sends_a_newcomer_first_to_what_jupyterlab_can_open(tmp_path):
     audit = Path(first[1])
     assert audit.is_file() and not any(part.startswith(".") for part in audit.relative_to(tmp_path).parts)
     assert f"jupyter analyst demo --lab --out {audit.parent}" in after[1]
+
+
+LEDGER_SCRIPT = {"turns": [{"steps": [
+    {"tool_calls": [{"name": "run_sql", "arguments": {"sql": "SELECT region FROM regions", "name": "regions_df"}}],
+     "usage": {"prompt_tokens": 1000, "completion_tokens": 40}},
+    {"content": "[scripted model] done", "usage": {"prompt_tokens": 1100, "completion_tokens": 20}},
+]}]}
+
+
+def test_run_prints_what_the_turn_cost_at_the_price_given(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    with ScriptedModelServer(LEDGER_SCRIPT) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        args = ("run", "--db", str(sales_db), "--prompt", "regions", "--workspace", str(tmp_path), "--no-summarizer")
+        priced = run_cli(*args, "--price", "0.15/0.60", "--json", env=env)
+        assert priced.returncode == 0, priced.stderr
+        ledger = json.loads(priced.stdout.splitlines()[0])["ledger"]
+        assert ledger["usage"] == {"calls": 2, "prompt_tokens": 2100, "completion_tokens": 60,
+                                   "counted_by": "server", "cost_usd": pytest.approx((2100 * 0.15 + 60 * 0.60) / 1e6)}
+        assert ledger["price"] == {"prompt": 0.15, "completion": 0.6} and ledger["steps"] == 1
+        # No price: tokens only, never a cost.
+        unpriced = run_cli(*args, env=env)
+    assert unpriced.returncode == 0, unpriced.stderr
+    (line,) = [ln for ln in unpriced.stdout.splitlines() if ln.startswith("cost: ")]
+    assert line.startswith("cost: 2 model calls, 2,100 prompt + 60 completion tokens (counted by the server), no price;")
+
+
+@pytest.mark.parametrize("price", ["0.15", "cheap", "-1/2", "1/2/3"])
+def test_a_wrong_price_is_one_clear_line(tmp_path, price):
+    out = run_cli("run", "--prompt", "hi", "--workspace", str(tmp_path), f"--price={price}", env=MODEL)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"argument --price: invalid price {price!r}: give USD per million prompt/completion tokens" in out.stderr

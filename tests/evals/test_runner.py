@@ -135,3 +135,40 @@ def test_tasks_without_a_source_need_db(tmp_path):
         asyncio.run(evaluate(suite, report_path=tmp_path / "r.json", config=AnalystConfig(workspace=tmp_path / "ws"),
                              model=ModelSettings(model="m", base_url="http://127.0.0.1:9/v1", api_key="x")))
     assert "--db" in caught.value.hint and not (tmp_path / "r.progress.jsonl").exists()
+
+
+def test_the_report_totals_the_tasks_costs_and_what_reuse_saved(tmp_path, sales_db):
+    sql = "SELECT count(*) AS n FROM orders"
+    tasks = [{"id": "twice", "turns": [{"question": "How many orders?", "answer": 2400},
+                                       {"question": "Count them again?", "answer": 2400}]},
+             {"id": "plain", "question": "How many regions?", "answer": 4}]
+    used = {"prompt_tokens": 1000, "completion_tokens": 100}
+    script = {"turns": [
+        {"match": "How many orders", "steps": [
+            {"tool_calls": [{"name": "run_sql", "arguments": {"sql": sql, "name": "n"}}], "usage": used},
+            {"content": "ANSWER: 2400", "usage": used}]},
+        {"match": "again", "steps": [
+            {"tool_calls": [{"name": "run_sql", "arguments": {"sql": sql, "name": "n"}}], "usage": used},
+            {"content": "ANSWER: 2400", "usage": used}]},
+        {"match": "regions", "steps": [{"content": "ANSWER: 4", "usage": "none"}]},
+    ]}
+    suite = write_suite(tmp_path / "suite.jsonl", tasks, str(sales_db))
+    with ScriptedModelServer(script) as server:
+        model = ModelSettings(model=MODEL_NAME, base_url=server.base_url, api_key="scripted")
+        config = AnalystConfig(workspace=tmp_path / "ws", sandbox=SandboxPolicy(enabled=False), summarizer=False,
+                               prices={MODEL_NAME: "1/10"})
+        report = asyncio.run(evaluate(suite, report_path=tmp_path / "report.json", config=config, model=model))
+    twice, plain = report["tasks"]
+    call = (1000 * 1 + 100 * 10) / 1e6
+    assert (twice["model_calls"], twice["tokens_counted_by"]) == (4, "server")
+    assert twice["cost_usd"] == pytest.approx(4 * call)
+    # The second turn reused the first one's query: it saved that step's share, one whole call.
+    assert twice["saved"]["steps"] == 1 and twice["saved"]["prompt_tokens"] == 1000
+    assert twice["saved"]["cost_usd"] == pytest.approx(call) and twice["saved"]["execution_s"] > 0
+    assert plain["tokens_counted_by"] == "estimate" and plain["cost_usd"] > 0
+    totals = report["totals"]
+    assert totals["cost_usd"] == pytest.approx(twice["cost_usd"] + plain["cost_usd"])
+    assert totals["tokens_counted_by"] == "mixed" and totals["saved"]["steps"] == 1
+    assert report["settings"]["price"] == {"prompt": 1.0, "completion": 10.0}
+    table = outputs(tmp_path / "report.json")["markdown"].read_text()
+    assert f"cost ${totals['cost_usd']:.6f}".rstrip("0") in table and "saving 1000 prompt and 100 completion tokens" in table

@@ -582,3 +582,17 @@ def test_ask_on_a_jupyter_server_attaches_the_notebook_whose_kernel_runs_it(serv
     finally:
         client.stop_channels()
         jupyter.request(f"/api/sessions/{session['id']}", method="DELETE", raw=True)
+
+
+def test_a_turn_run_on_a_server_keeps_the_ledger_its_end_told():
+    from jupyter_analyst.events import TurnEnded, TurnStarted
+    from jupyter_analyst.ledger import Ledger, Usage
+    from jupyter_analyst.magics.remote import summarize
+
+    ledger = Ledger(usage=Usage(calls=2, prompt_tokens=900, completion_tokens=30, counted_by="server"), steps=1)
+    events = [TurnStarted(thread_id="thr_1", turn_id="turn_1", prompt="p", model="m"),
+              TurnEnded(thread_id="thr_1", turn_id="turn_1", status="completed", ledger=ledger)]
+    assert summarize(events).ledger == ledger
+    # A turn the server closed without its ledger has none: no figure is made up for it.
+    events[1] = events[1].model_copy(update={"ledger": None})
+    assert summarize(events).ledger is None

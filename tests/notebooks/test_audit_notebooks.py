@@ -88,6 +88,31 @@ def test_export_is_valid_readable_and_carries_its_provenance(exported):
     assert len(prompts) == 2 and "continue" in prompts[1]
 
 
+def test_the_summary_says_what_the_thread_cost_and_what_reuse_saved(exported):
+    from jupyter_analyst.ledger import Ledger, describe
+    from jupyter_analyst.workspace import Workspace
+
+    nb = nbformat.read(exported["path"], as_version=4)
+    ws = Workspace(exported["root"] / "ws")
+    try:
+        turns = ws.store.turns(exported["thread"])
+        steps = ws.artifacts.steps(exported["thread"])
+    finally:
+        ws.close()
+    total = Ledger.total([t.ledger for t in turns])
+    assert Ledger.model_validate(nb.metadata["jupyter_analyst"]["ledger"]) == total
+    # The server's counts; no price was set: no cost.
+    assert total.usage.calls == sum(t.ledger.usage.calls for t in turns) >= 4
+    assert total.usage.counted_by == "server" and total.usage.cost_usd is None
+    # "continue" reused the first turn's steps: what they cost when they ran is what it saved.
+    assert total.saved.steps == len(steps) == 2 and turns[1].ledger.steps == 0
+    assert total.saved.prompt_tokens == sum(s.cost.prompt_tokens for s in steps) > 0
+    assert total.saved.execution_s == pytest.approx(sum(s.duration_s for s in steps), abs=1e-3)
+    line = next(ln for ln in nb.cells[0].source.splitlines() if ln.startswith("| Cost |"))
+    assert line == f"| Cost | {describe(total)} |"
+    assert "no price" in line and "reuse saved 2 steps" in line
+
+
 def test_the_threads_own_notebook_is_the_audit_notebook_kept_after_every_turn(exported):
     """What `run` points to is the exported form, rewritten from the store after each turn."""
     nb = nbformat.read(exported["thread_notebook"], as_version=4)

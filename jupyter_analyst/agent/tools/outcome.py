@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ...artifacts import Artifact
 from ...errors import AnalystError
+from ...ledger import StepCost
 from ..._text import head_and_tail
 from .shown import model_view
 
@@ -30,6 +31,9 @@ class StepOutcome:
     artifacts: list[tuple[Artifact, bool]] = field(default_factory=list)
     duration_s: float = 0.0
     notebook_outputs: list[dict[str, Any]] = field(default_factory=list)
+    cost: StepCost | None = None
+    """An executed step's share of the model call that issued it, once its reply's steps are
+    done (see jupyter_analyst/ledger.py)."""
     failure: AnalystError | None = None
     """A real failure (not a signal to retry): the step could not run for a reason the
     model cannot fix, such as a kernel that does not start or damaged stored data."""

@@ -7,6 +7,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...errors import AnalystError
+from ...ledger import Ledger
 from ..inputs import NewThread, ThreadChange
 from .base import AnalystHandler
 
@@ -38,9 +39,11 @@ class ThreadHandler(AnalystHandler):
         """A thread, its turns, whether a turn is running, and its live kernel (to attach to)."""
         thread = self.owned_thread(thread_id)
         store = self.service.workspace.store
+        turns = store.turns(thread_id)
         self.reply({
             **self.shown(thread),
-            "turns": [t.model_dump() for t in store.turns(thread_id)],
+            "turns": [t.model_dump(mode="json") for t in turns],
+            "ledger": Ledger.total([t.ledger for t in turns if t.ledger is not None]).model_dump(mode="json"),
             "active": self.service.is_active(thread_id),
             "last_seq": store.last_seq(thread_id),
             "kernel": self.service.kernel_of(thread_id),

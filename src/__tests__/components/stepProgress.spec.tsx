@@ -84,7 +84,13 @@ describe('a running step', () => {
     const stopped = cardAfter([
       ...START,
       printed('loaded 3 files\n', 0.4),
-      { type: 'turn_ended', status: 'interrupted', message: 'cancelled by the user', counters: {} }
+      {
+        type: 'turn_ended',
+        status: 'interrupted',
+        message: 'cancelled by the user',
+        counters: {},
+        ledger: null
+      }
     ]);
     expect(stopped.status).toBe('unfinished');
     const html = renderStatic(<StepProgress card={stopped} />);

@@ -67,7 +67,13 @@ describe('the thinking line', () => {
       })
     ).toBeNull();
     expect(
-      after({ type: 'turn_ended', status: 'interrupted', message: null, counters: {} })
+      after({
+        type: 'turn_ended',
+        status: 'interrupted',
+        message: null,
+        counters: {},
+        ledger: null
+      })
     ).toBeNull();
   });
 

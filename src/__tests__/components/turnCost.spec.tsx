@@ -1,0 +1,117 @@
+/**
+ * The turn footer's cost: the model calls and tokens a turn used (how they were counted),
+ * its cost only where the model has a price, and what reusing steps saved, all from the
+ * ledger the `turn_ended` event carries; a turn closed without one shows none.
+ */
+
+import * as React from 'react';
+
+import { money } from '../../components/TurnCost';
+import { TurnList } from '../../components/TurnList';
+import { parseEvent, type AnalystEvent } from '../../model/events';
+import { reduceAll } from '../../model/reducer';
+import { initialThreadView } from '../../model/view';
+import { renderStatic } from '../staticMarkup';
+
+const TOKENS = { prompt_tokens: 0, completion_tokens: 0, counted_by: 'none', cost_usd: null };
+
+function ledger(usage: object, saved: object = {}): object {
+  return {
+    usage: { ...TOKENS, calls: 0, ...usage },
+    steps: 1,
+    execution_s: 0.5,
+    saved: { ...TOKENS, steps: 0, execution_s: 0, untracked: 0, ...saved },
+    price: null
+  };
+}
+
+/** One whole turn ending with `ended`'s fields. */
+function turn(ended: Record<string, unknown>): AnalystEvent[] {
+  const bodies: Record<string, unknown>[] = [
+    { type: 'turn_started', prompt: 'revenue by region', model: 'm', rerun: false },
+    { type: 'answer', text: 'North leads.', flagged: [] },
+    { type: 'turn_ended', status: 'completed', message: null, counters: { executed: 1 }, ...ended }
+  ];
+  return bodies.map((body, i) => {
+    const event = parseEvent({
+      seq: i + 1,
+      thread_id: 'thr_1',
+      turn_id: 'turn_1',
+      ts: '',
+      ...body
+    });
+    if (event === null) {
+      throw new Error(`not an event: ${JSON.stringify(body)}`);
+    }
+    return event;
+  });
+}
+
+function footer(ended: Record<string, unknown>): Element | null {
+  const host = renderStatic(
+    <TurnList view={reduceAll(initialThreadView(), turn(ended))} threadId="thr_1" />
+  );
+  return host.querySelector('[data-summary="cost"]');
+}
+
+describe('the turn footer cost', () => {
+  it('says the counted tokens and their cost at the configured price, and what reuse saved', () => {
+    const shown = footer({
+      ledger: ledger(
+        {
+          calls: 2,
+          prompt_tokens: 2200,
+          completion_tokens: 131,
+          counted_by: 'server',
+          cost_usd: 0.002462
+        },
+        {
+          steps: 1,
+          prompt_tokens: 500,
+          completion_tokens: 51,
+          counted_by: 'server',
+          cost_usd: 0.000602,
+          execution_s: 0.04
+        }
+      )
+    });
+    expect(shown?.querySelector('[data-cost="usage"]')?.textContent).toBe(
+      '2 model calls · 2,200 prompt + 131 completion tokens (counted by the model server) · $0.002462'
+    );
+    expect(shown?.querySelector('[data-cost="saved"]')?.textContent).toBe(
+      'Reuse saved 1 step: 500 prompt + 51 completion tokens, $0.000602, 0.04 s'
+    );
+  });
+
+  it('shows no cost without a price, says an estimate is one, and nothing saved when nothing was reused', () => {
+    const shown = footer({
+      ledger: ledger({
+        calls: 1,
+        prompt_tokens: 900,
+        completion_tokens: 12,
+        counted_by: 'estimate'
+      })
+    });
+    expect(shown?.textContent).toBe('1 model call · 900 prompt + 12 completion tokens (estimated)');
+    expect(shown?.textContent).not.toContain('$');
+    expect(shown?.querySelector('[data-cost="saved"]')).toBeNull();
+  });
+
+  it('shows nothing for a turn that ended without its ledger, or with a malformed one', () => {
+    expect(footer({})).toBeNull();
+    expect(footer({ ledger: null })).toBeNull();
+    // A ledger of the wrong shape is dropped with the rest of the frame: no made-up figure.
+    expect(
+      parseEvent({ seq: 1, type: 'turn_ended', status: 'completed', ledger: { usage: 3 } })
+    ).toBeNull();
+  });
+
+  it('writes money as the CLI does', () => {
+    expect([money(null), money(0), money(0.00023), money(1.5)]).toEqual([
+      'no price',
+      '$0',
+      '$0.00023',
+      '$1.50'
+    ]);
+  });
+});

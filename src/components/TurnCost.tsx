@@ -1,0 +1,57 @@
+import * as React from 'react';
+
+import type { CountedBy, TurnLedger } from '../model';
+
+const COUNTED: Record<CountedBy, string> = {
+  server: 'counted by the model server',
+  estimate: 'estimated',
+  mixed: 'partly estimated',
+  none: 'no model call'
+};
+
+/** A cost in USD as the CLI says it: cents above a dollar, otherwise to six places. */
+export function money(usd: number | null): string {
+  if (usd === null) {
+    return 'no price';
+  }
+  if (usd >= 0.995) {
+    return `$${usd.toFixed(2)}`;
+  }
+  return usd === 0 ? '$0' : `$${usd.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')}`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * What a turn cost, in words: its model calls and tokens (and how they were counted), the
+ * cost where the model has a price, and what reusing steps saved. Never a cost without a price.
+ */
+export function costLines(ledger: TurnLedger): { cost: string; saved: string | null } {
+  const u = ledger.usage;
+  const tokens = `${u.prompt_tokens.toLocaleString('en-US')} prompt + ${u.completion_tokens.toLocaleString('en-US')} completion tokens`;
+  const priced = u.cost_usd === null ? '' : ` · ${money(u.cost_usd)}`;
+  const cost = `${plural(u.calls, 'model call')} · ${tokens} (${COUNTED[u.counted_by]})${priced}`;
+  const s = ledger.saved;
+  if (s.steps === 0) {
+    return { cost, saved: null };
+  }
+  const savedCost = s.cost_usd === null ? '' : `, ${money(s.cost_usd)}`;
+  const untracked = s.untracked > 0 ? ` (${s.untracked} recorded without tokens)` : '';
+  const saved =
+    `Reuse saved ${plural(s.steps, 'step')}: ${s.prompt_tokens.toLocaleString('en-US')} prompt + ` +
+    `${s.completion_tokens.toLocaleString('en-US')} completion tokens${savedCost}, ${s.execution_s.toFixed(2)} s${untracked}`;
+  return { cost, saved };
+}
+
+/** The turn footer's cost line, and what reuse saved when a step was reused. */
+export function TurnCost({ ledger }: { ledger: TurnLedger }): JSX.Element {
+  const { cost, saved } = costLines(ledger);
+  return (
+    <div className="jp-AnalystTurn-cost" data-summary="cost">
+      <span data-cost="usage">{cost}</span>
+      {saved !== null && <span data-cost="saved">{saved}</span>}
+    </div>
+  );
+}
