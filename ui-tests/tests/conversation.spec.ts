@@ -91,10 +91,12 @@ test.describe('the conversation', () => {
     await expect(first.locator('.jp-AnalystStates-step[data-state="data_fetching"]')).toHaveCount(
       1
     );
-    // Context usage of the model call on hover: the model server's count (the scripted one
-    // counts too), and the estimate the prompt was assembled to, said apart.
-    await expect(sql).toHaveAttribute(
-      'title',
+    // Context usage of the model call behind the step's ⓘ: the model server's count (the
+    // scripted one counts too), and the estimate the prompt was assembled to, said apart.
+    const info = sql.getByRole('button', { name: 'Size of the prompt that asked for this step' });
+    await info.hover();
+    await expect(sql.getByRole('tooltip')).toBeVisible();
+    expect(await sql.getByRole('tooltip').textContent()).toMatch(
       /^Model call \d+: prompt [\d,]+ tokens? · reply [\d,]+ tokens?, counted by the model server\nEstimated before sending: [\d,]+ of [\d,]+ tokens/
     );
     // The turn over: Stop gone, the prompt has the focus back.
