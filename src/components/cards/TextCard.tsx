@@ -30,6 +30,8 @@ export function TextCard({
       className={`jp-AnalystText ${answer ? 'jp-AnalystText-answer' : ''}`.trim()}
       data-card={answer ? 'answer' : 'text'}
       data-seq={seq}
+      role="group"
+      aria-label={answer ? 'Answer' : 'Text of the model'}
     >
       {context && <InfoTip label="Size of the prompt that wrote this text" text={context} />}
       <Markdown text={text} />

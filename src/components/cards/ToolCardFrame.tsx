@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import type { ToolCard } from '../../model';
 import { Code } from '../Markdown';
-import { CardHeader } from './CardHeader';
+import { CardHeader, toolLabel } from './CardHeader';
 import { Details, type DetailEntry, useStepNumbers } from './Details';
 import { GuardNote } from './GuardNote';
 import { shownGuards, stepPurpose } from './stepNames';
@@ -13,7 +13,7 @@ export interface IToolCardFrameProps {
   /** Its class, `jp-AnalystCard-<variant>` (default: the kind). */
   variant?: string;
   card: ToolCard;
-  /** What a screen reader calls the card. */
+  /** What a screen reader calls the card (default: its tool's name, "Tables step"). */
   label?: string;
   /** The size of the prompt of the model call that asked for the step (its header's ⓘ). */
   context?: string;
@@ -76,7 +76,7 @@ export function ToolCardFrame({
       data-call-id={card.callId}
       data-status={card.status}
       data-reused={card.reused ? 'true' : 'false'}
-      aria-label={label}
+      aria-label={label ?? `${toolLabel(card.tool)} step`}
     >
       {/* One structure whether folded or not: a card that turns out reused folds without its
           parts (a chart's renderer) being made again. */}
