@@ -362,7 +362,8 @@ test.describe('the conversation', () => {
     await expect(first.locator('[data-card="python"]')).toHaveAttribute('data-status', 'pending');
     await expect(first.locator('[data-card="python"]')).toHaveCount(1);
     await expect(first.locator('[data-card="text"]')).toHaveCount(1);
-    await expect(first.locator('[data-card="text"]')).toHaveText(
+    // The text itself (the card's ⓘ holds the size of its prompt).
+    await expect(first.locator('[data-card="text"] .jp-AnalystText-body')).toHaveText(
       'Counting slowly, one number a second.'
     );
     await expect(first.locator('.jp-AnalystStates-step[data-state="planning"]')).toHaveCount(1);
@@ -419,7 +420,8 @@ test.describe('the conversation over a network that drops', () => {
     await expect(panel.locator('.jp-AnalystTurn')).toHaveCount(1);
     await expect(first.locator('[data-card="python"]')).toHaveCount(1);
     await expect(first.locator('[data-card="text"]')).toHaveCount(1);
-    await expect(first.locator('[data-card="text"]')).toHaveText(
+    // The text itself (the card's ⓘ holds the size of its prompt).
+    await expect(first.locator('[data-card="text"] .jp-AnalystText-body')).toHaveText(
       'Counting slowly, one number a second.'
     );
     await expect(first.locator('.jp-AnalystStates-end')).toHaveCount(1);

@@ -34,7 +34,7 @@ export function TextCard({
       aria-label={answer ? 'Answer' : 'Text of the model'}
     >
       {context && <InfoTip label="Size of the prompt that wrote this text" text={context} />}
-      <Markdown text={text} />
+      <Markdown text={text} className="jp-AnalystText-body" />
       {flagged.length > 0 && (
         <div className="jp-AnalystText-flagged" role="note">
           It cites what does not exist: {flagged.join(', ')}
