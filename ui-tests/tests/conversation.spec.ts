@@ -304,7 +304,17 @@ test.describe('the conversation', () => {
     page
   }) => {
     const panel = await openPanel(page);
+    // Opening the new thread, the panel asks whether a turn runs on it. The turn elsewhere
+    // starts only once the panel has been told no: told yes (a loaded server answering late),
+    // it follows that turn from the start, the question below is never sent, and there is
+    // no refusal to show.
+    const toldIdle = page.waitForResponse(
+      response =>
+        response.request().method() === 'GET' &&
+        /\/analyst\/api\/threads\/[^/]+$/.test(new URL(response.url()).pathname)
+    );
     const threadId = await newThread(panel);
+    expect(((await (await toldIdle).json()) as { active: boolean }).active).toBe(false);
     // Another tab (here: a plain request) starts a slow turn on the same thread.
     const elsewhere = page.request
       .post(`analyst/api/threads/${threadId}/turns`, {
