@@ -104,6 +104,13 @@ test.describe('the panel by keyboard', () => {
     );
     await page.keyboard.press('Escape');
     await expect(sql).toBeFocused();
+    // The card with the focus is outlined (the pointer moved off the ⓘ, its explanation gone).
+    await page.mouse.move(0, 0);
+    await expect(sql.getByRole('tooltip')).toBeHidden();
+    expect(await sql.evaluate(card => getComputedStyle(card).outlineStyle)).toBe('solid');
+    const cardShot = path.join(SCREENSHOTS, 'keyboard-card-focused.png');
+    await panel.screenshot({ path: cardShot });
+    await testInfo.attach('keyboard-card-focused', { path: cardShot, contentType: 'image/png' });
     // And Tab from the card goes on to the next card.
     await page.keyboard.press('Tab');
     await expect(turn.locator('[data-card="python"]')).toBeFocused();
