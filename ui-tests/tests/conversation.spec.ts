@@ -99,6 +99,10 @@ test.describe('the conversation', () => {
     expect(await sql.getByRole('tooltip').textContent()).toMatch(
       /^Model call \d+: prompt [\d,]+ tokens? · reply [\d,]+ tokens?, counted by the model server\nEstimated before sending: [\d,]+ of [\d,]+ tokens/
     );
+    // Escape hides it, the pointer still on the ⓘ (the focus stays in the prompt box).
+    await page.keyboard.press('Escape');
+    await expect(sql.getByRole('tooltip')).toBeHidden();
+    await page.mouse.move(0, 0);
     // The turn over: Stop gone, the prompt has the focus back.
     await expect(panel.getByRole('button', { name: 'Stop the turn' })).toHaveCount(0);
     await expect(panel.getByRole('textbox', { name: 'Ask about your data' })).toBeFocused();

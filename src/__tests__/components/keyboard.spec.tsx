@@ -152,6 +152,32 @@ describe('the explanation of a card', () => {
     expect(tip?.getAttribute('role')).toBe('tooltip');
     expect(tip?.textContent).toMatch(/^Model call 4: /);
   });
+  it('is hidden by Escape while the pointer rests on the ⓘ, and shown again once it leaves', () => {
+    const list = turnList();
+    const tip = list.querySelector<HTMLElement>('[data-card="sql"] .jp-AnalystInfo')!;
+    const icon = tip.querySelector('button')!;
+    act(() => {
+      icon.dispatchEvent(
+        new MouseEvent('mouseover', { bubbles: true, relatedTarget: document.body })
+      );
+    });
+    // The focus is elsewhere (the prompt box): the key reaches the page, not the icon.
+    act(() => {
+      document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+    });
+    expect(tip.classList.contains('jp-mod-dismissed')).toBe(true);
+    act(() => {
+      icon.dispatchEvent(
+        new MouseEvent('mouseout', { bubbles: true, relatedTarget: document.body })
+      );
+    });
+    expect(tip.classList.contains('jp-mod-dismissed')).toBe(false);
+    // Away from the icon, Escape is not its business.
+    act(() => {
+      document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+    });
+    expect(tip.classList.contains('jp-mod-dismissed')).toBe(false);
+  });
 });
 
 describe('the shortcut to the prompt box', () => {
