@@ -10,7 +10,7 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { AnalystClient } from './transport/api';
-import { AREA_COMMANDS } from './components/Sidebar';
+import { AREA_COMMANDS, PROMPT_COMMAND } from './components/Sidebar';
 import { AnalystPanel } from './widgets/AnalystPanel';
 
 const PLUGIN_ID = 'jupyter-analyst:plugin';
@@ -104,6 +104,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
     palette?.addItem({ command: AREA_COMMANDS.main, category: 'Data analyst' });
+
+    // From anywhere in JupyterLab to the question: the panel opened (where it is shown: the
+    // main area's copy when there is one) and the cursor in its prompt box. Its key is
+    // Accel Shift Y (schema/plugin.json): none of JupyterLab's own bindings, nor
+    // jupyterlab-chat's Accel Shift 1, nor one a browser keeps from pages.
+    app.commands.addCommand(PROMPT_COMMAND, {
+      label: 'Ask the Data analyst',
+      caption: 'Open the Data analyst panel with the cursor in its prompt box',
+      execute: () => {
+        const target = main !== null && !main.isDisposed ? main : null;
+        app.shell.activateById(target?.id ?? panel.id);
+        (target?.content ?? panel).focusPrompt();
+      }
+    });
+    palette?.addItem({ command: PROMPT_COMMAND, category: 'Data analyst' });
 
     if (settingRegistry) {
       settingRegistry

@@ -14,6 +14,7 @@ import { threadName } from './ThreadList';
 import { TurnList } from './TurnList';
 import { TurnStatus } from './TurnStatus';
 import { useFollowBottom } from '../hooks/useFollowBottom';
+import type { IShortcut } from '../hooks/useShortcut';
 
 export interface IConversationProps {
   client: AnalystClient;
@@ -21,6 +22,10 @@ export interface IConversationProps {
   submitOnEnter?: boolean;
   /** Why nothing can be asked (no model configured), or null. */
   unavailable?: string | null;
+  /** The key that brings the focus to the prompt box, said by its hover text. */
+  shortcut?: IShortcut | null;
+  /** Changes each time the prompt box is asked for from outside (a command): it takes the focus. */
+  focusRequest?: number;
   onBack: () => void;
 }
 
@@ -40,6 +45,8 @@ export function Conversation({
   thread,
   submitOnEnter,
   unavailable = null,
+  shortcut = null,
+  focusRequest = 0,
   onBack
 }: IConversationProps): JSX.Element {
   const { notebooks } = useAnalyst();
@@ -62,6 +69,14 @@ export function Conversation({
     }
     wasRunning.current = running;
   }, [running]);
+  // And when it is asked for (a request made before this thread was opened is not this one's).
+  const handledRequest = React.useRef(focusRequest);
+  React.useEffect(() => {
+    if (focusRequest !== handledRequest.current) {
+      handledRequest.current = focusRequest;
+      setFocusToken(t => t + 1);
+    }
+  }, [focusRequest]);
 
   const ask = (prompt: string): Promise<boolean> => submit(prompt);
 
@@ -116,6 +131,7 @@ export function Conversation({
         submitOnEnter={submitOnEnter}
         focusToken={focusToken}
         unavailable={unavailable}
+        shortcut={shortcut}
       >
         {running && <StopButton stopping={stopping} onStop={() => void stop()} />}
       </PromptBox>

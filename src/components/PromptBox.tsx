@@ -1,5 +1,7 @@
 import * as React from 'react';
 
+import type { IShortcut } from '../hooks/useShortcut';
+
 export interface IPromptBoxProps {
   /** A turn runs: the box keeps its text but does not submit. */
   busy: boolean;
@@ -14,6 +16,8 @@ export interface IPromptBoxProps {
   submitOnEnter?: boolean;
   /** Changes when the box should take the focus (a turn ended). */
   focusToken?: number;
+  /** The key that brings the focus here from anywhere in JupyterLab (its hover text says it). */
+  shortcut?: IShortcut | null;
   /** Shown beside the send button (Stop, while a turn runs). */
   children?: React.ReactNode;
 }
@@ -25,6 +29,7 @@ export function PromptBox({
   submitOnEnter = true,
   focusToken = 0,
   unavailable = null,
+  shortcut = null,
   children
 }: IPromptBoxProps): JSX.Element {
   const [prompt, setPrompt] = React.useState('');
@@ -93,6 +98,12 @@ export function PromptBox({
             ? 'Ask about your data (Enter to send, Shift+Enter for a new line)'
             : 'Ask about your data (Ctrl+Enter to send)'
         }
+        title={
+          shortcut
+            ? `Ask about your data. ${shortcut.label} brings you here from anywhere in JupyterLab.`
+            : undefined
+        }
+        aria-keyshortcuts={shortcut?.aria}
         rows={3}
         value={prompt}
         onChange={e => setPrompt(e.target.value)}

@@ -2,6 +2,7 @@ import * as React from 'react';
 
 import { useAnalyst } from '../context';
 import { IThreadRequest, useThreadList } from '../hooks/useThreadList';
+import { useShortcut } from '../hooks/useShortcut';
 import type { AnalystClient } from '../transport/api';
 import { Conversation } from './Conversation';
 import { ErrorBanner } from './ErrorBanner';
@@ -16,6 +17,11 @@ export interface ISidebarProps {
   area?: 'sidebar' | 'main';
   /** A thread to open, asked for from outside the panel. */
   opening?: IThreadRequest | null;
+  /**
+   * Changes each time the prompt box is asked for (PROMPT_COMMAND): it takes the focus, or,
+   * with no thread open, the "New thread" form does.
+   */
+  focusRequest?: number;
 }
 
 /** The commands that open the panel in the main area and bring it back (index.ts). */
@@ -25,6 +31,12 @@ export const AREA_COMMANDS = {
 } as const;
 
 /**
+ * The command that opens the panel and puts the cursor in its prompt box (index.ts; its key,
+ * schema/plugin.json, is said by the box's hover text).
+ */
+export const PROMPT_COMMAND = 'jupyter-analyst:focus-prompt';
+
+/**
  * The "Data analyst" panel: the thread list with "New thread", or the selected
  * thread's conversation.
  */
@@ -32,7 +44,8 @@ export function Sidebar({
   client,
   submitOnEnter,
   area = 'sidebar',
-  opening
+  opening,
+  focusRequest = 0
 }: ISidebarProps): JSX.Element {
   const { commands } = useAnalyst();
   const {
@@ -52,6 +65,19 @@ export function Sidebar({
   } = useThreadList(client, opening ?? null);
 
   const thread = threads.find(t => t.thread_id === selected);
+  const home = React.useRef<HTMLDivElement>(null);
+  const shortcut = useShortcut(commands, PROMPT_COMMAND);
+  // No thread open: the first field of "New thread" is where a question starts.
+  const handledRequest = React.useRef(focusRequest);
+  React.useEffect(() => {
+    if (focusRequest === handledRequest.current) {
+      return;
+    }
+    handledRequest.current = focusRequest;
+    if (!thread) {
+      home.current?.querySelector<HTMLElement>('select:enabled, input, button')?.focus();
+    }
+  }, [focusRequest, thread]);
   // Said where the question is typed, not only in the banner above.
   const unavailable =
     config && !config.model.configured
@@ -86,13 +112,15 @@ export function Sidebar({
           thread={thread}
           submitOnEnter={submitOnEnter}
           unavailable={unavailable}
+          shortcut={shortcut}
+          focusRequest={focusRequest}
           onBack={() => {
             select(null);
             void refresh();
           }}
         />
       ) : (
-        <div className="jp-AnalystHome">
+        <div className="jp-AnalystHome" ref={home}>
           <h2 className="jp-AnalystHome-heading">Data analyst</h2>
           <NewThreadForm
             sources={sources}

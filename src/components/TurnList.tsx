@@ -2,6 +2,7 @@ import * as React from 'react';
 
 import type { ThreadView } from '../model';
 import { TURN_END_LABEL } from '../model/reasons';
+import { useCardStops } from './cardStops';
 import { Turn } from './Turn';
 
 /**
@@ -21,13 +22,19 @@ export function turnAnnouncement(view: ThreadView): string {
   return last.end.status === 'error' && last.end.message ? `${label}: ${last.end.message}` : label;
 }
 
-/** The thread's turns, oldest first. */
+/** The thread's turns, oldest first; each of their cards one tab stop (cardStops.ts). */
 export function TurnList({ view, threadId }: { view: ThreadView; threadId: string }): JSX.Element {
+  const cardStops = useCardStops();
   if (!view.turns.length) {
     return <p className="jp-AnalystTurns-empty">Ask a question about the data to start.</p>;
   }
   return (
-    <div className="jp-AnalystTurns" aria-label="Conversation">
+    <div
+      className="jp-AnalystTurns"
+      aria-label="Conversation"
+      ref={cardStops.ref}
+      onKeyDown={cardStops.onKeyDown}
+    >
       <div className="jp-AnalystSrOnly" role="status">
         {turnAnnouncement(view)}
       </div>

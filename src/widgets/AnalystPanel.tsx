@@ -34,6 +34,7 @@ export class AnalystPanel extends ReactWidget {
   readonly area: PanelArea;
   private _submitOnEnter: boolean;
   private _opening: IThreadRequest | null = null;
+  private _focusRequest = 0;
 
   constructor(options: IAnalystPanelOptions = {}) {
     super();
@@ -71,6 +72,12 @@ export class AnalystPanel extends ReactWidget {
     this.update();
   }
 
+  /** Put the cursor in the prompt box of the open thread (with none open, in "New thread"). */
+  focusPrompt(): void {
+    this._focusRequest += 1;
+    this.update();
+  }
+
   /** The API client of the panel. */
   get client(): AnalystClient {
     return this.services.client;
@@ -84,6 +91,7 @@ export class AnalystPanel extends ReactWidget {
           submitOnEnter={this._submitOnEnter}
           area={this.area}
           opening={this._opening}
+          focusRequest={this._focusRequest}
         />
       </AnalystContext.Provider>
     );

@@ -91,12 +91,18 @@ test.describe('the conversation', () => {
     await expect(first.locator('.jp-AnalystStates-step[data-state="data_fetching"]')).toHaveCount(
       1
     );
-    // Context usage of the model call on hover: the model server's count (the scripted one
-    // counts too), and the estimate the prompt was assembled to, said apart.
-    await expect(sql).toHaveAttribute(
-      'title',
+    // Context usage of the model call behind the step's ⓘ: the model server's count (the
+    // scripted one counts too), and the estimate the prompt was assembled to, said apart.
+    const info = sql.getByRole('button', { name: 'Size of the prompt that asked for this step' });
+    await info.hover();
+    await expect(sql.getByRole('tooltip')).toBeVisible();
+    expect(await sql.getByRole('tooltip').textContent()).toMatch(
       /^Model call \d+: prompt [\d,]+ tokens? · reply [\d,]+ tokens?, counted by the model server\nEstimated before sending: [\d,]+ of [\d,]+ tokens/
     );
+    // Escape hides it, the pointer still on the ⓘ (the focus stays in the prompt box).
+    await page.keyboard.press('Escape');
+    await expect(sql.getByRole('tooltip')).toBeHidden();
+    await page.mouse.move(0, 0);
     // The turn over: Stop gone, the prompt has the focus back.
     await expect(panel.getByRole('button', { name: 'Stop the turn' })).toHaveCount(0);
     await expect(panel.getByRole('textbox', { name: 'Ask about your data' })).toBeFocused();
@@ -302,7 +308,17 @@ test.describe('the conversation', () => {
     page
   }) => {
     const panel = await openPanel(page);
+    // Opening the new thread, the panel asks whether a turn runs on it. The turn elsewhere
+    // starts only once the panel has been told no: told yes (a loaded server answering late),
+    // it follows that turn from the start, the question below is never sent, and there is
+    // no refusal to show.
+    const toldIdle = page.waitForResponse(
+      response =>
+        response.request().method() === 'GET' &&
+        /\/analyst\/api\/threads\/[^/]+$/.test(new URL(response.url()).pathname)
+    );
     const threadId = await newThread(panel);
+    expect(((await (await toldIdle).json()) as { active: boolean }).active).toBe(false);
     // Another tab (here: a plain request) starts a slow turn on the same thread.
     const elsewhere = page.request
       .post(`analyst/api/threads/${threadId}/turns`, {
@@ -360,7 +376,8 @@ test.describe('the conversation', () => {
     await expect(first.locator('[data-card="python"]')).toHaveAttribute('data-status', 'pending');
     await expect(first.locator('[data-card="python"]')).toHaveCount(1);
     await expect(first.locator('[data-card="text"]')).toHaveCount(1);
-    await expect(first.locator('[data-card="text"]')).toHaveText(
+    // The text itself (the card's ⓘ holds the size of its prompt).
+    await expect(first.locator('[data-card="text"] .jp-AnalystText-body')).toHaveText(
       'Counting slowly, one number a second.'
     );
     await expect(first.locator('.jp-AnalystStates-step[data-state="planning"]')).toHaveCount(1);
@@ -417,7 +434,8 @@ test.describe('the conversation over a network that drops', () => {
     await expect(panel.locator('.jp-AnalystTurn')).toHaveCount(1);
     await expect(first.locator('[data-card="python"]')).toHaveCount(1);
     await expect(first.locator('[data-card="text"]')).toHaveCount(1);
-    await expect(first.locator('[data-card="text"]')).toHaveText(
+    // The text itself (the card's ⓘ holds the size of its prompt).
+    await expect(first.locator('[data-card="text"] .jp-AnalystText-body')).toHaveText(
       'Counting slowly, one number a second.'
     );
     await expect(first.locator('.jp-AnalystStates-end')).toHaveCount(1);

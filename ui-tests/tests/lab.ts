@@ -34,6 +34,7 @@ export async function openPanel(
 /** A new thread on the demo's source; its id. */
 export async function newThread(panel: Locator): Promise<string> {
   await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
+  // Exactly: a thread never asked anything is listed as "New thread" too.
   await panel.getByRole('button', { name: 'New thread', exact: true }).click();
   const conversation = panel.locator('.jp-AnalystConversation');
   await expect(conversation).toBeVisible();

@@ -11,7 +11,7 @@ test.describe('the Data analyst panel', () => {
 
     // The server's configured sources are offered; the demo has one.
     await expect(panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
-    await panel.getByRole('button', { name: 'New thread' }).click();
+    await panel.getByRole('button', { name: 'New thread', exact: true }).click();
 
     const prompt = panel.getByRole('textbox', { name: 'Ask about your data' });
     await prompt.fill('Revenue by region per month, with a chart');

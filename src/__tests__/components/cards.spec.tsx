@@ -38,6 +38,16 @@ function continued(): ThreadView {
   return reduceAll(view, again);
 }
 
+/**
+ * What the ⓘ of a card's header explains: the text its button is described by (the size of
+ * the prompt that asked for the step), or null when the card has none.
+ */
+function contextOf(card: Element | null): string | null {
+  const icon = card?.querySelector('.jp-AnalystCard-header .jp-AnalystInfo-icon');
+  const id = icon?.getAttribute('aria-describedby');
+  return id ? (card?.querySelector(`[id="${id}"][role="tooltip"]`)?.textContent ?? null) : null;
+}
+
 describe('the conversation cards', () => {
   it('renders the demo turn: a card per step, the chart, the answer once', () => {
     const host = renderStatic(<TurnList view={view} threadId="thr_1" />);
@@ -56,7 +66,9 @@ describe('the conversation cards', () => {
     expect(sql?.querySelector('.jp-AnalystCard-shape')?.textContent).toContain(
       '60 rows × 3 columns'
     );
-    expect(sql?.getAttribute('title')).toMatch(/^Model call 2: 621 of 16,000 tokens/);
+    // The prompt's size is behind the header's ⓘ, not a tooltip over the whole card.
+    expect(contextOf(sql)).toMatch(/^Model call 2: 621 of 16,000 tokens/);
+    expect(host.querySelectorAll('[data-card][title]')).toHaveLength(0);
     // The strip ends at its last state: "Completed" is said once, not again as the end.
     expect(host.querySelector('.jp-AnalystStates-end')).toBeNull();
     expect(host.querySelector('.jp-AnalystStates')?.textContent?.match(/Completed/g)).toHaveLength(
@@ -119,7 +131,7 @@ describe('the conversation cards', () => {
     const host = renderStatic(
       <TurnList view={reduceAll(initialThreadView(), counted)} threadId="thr_1" />
     );
-    expect(host.querySelector('[data-card="sql"]')?.getAttribute('title')).toBe(
+    expect(contextOf(host.querySelector('[data-card="sql"]'))).toBe(
       'Model call 2: prompt 1,234 tokens · reply 56 tokens, counted by the model server\n' +
         'Estimated before sending: 621 of 16,000 tokens (rules 450, state 27, inventory 12, ' +
         'current 132)\n4 messages'

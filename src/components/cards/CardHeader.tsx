@@ -2,6 +2,7 @@ import * as React from 'react';
 
 import { isRefusal, type ToolCard } from '../../model';
 import { ReusedBadge, StatusBadge } from './Badges';
+import { InfoTip } from './InfoTip';
 
 /** The names of the tools, as a card's title says them. */
 const TOOL_LABEL: Record<string, string> = {
@@ -33,6 +34,8 @@ export interface ICardHeaderProps {
   subject?: string;
   /** The step's number in its turn. */
   step?: number;
+  /** The size of the prompt of the model call that asked for the step, behind an ⓘ. */
+  context?: string;
 }
 
 /**
@@ -40,7 +43,7 @@ export interface ICardHeaderProps {
  * and its state; a step reused as a whole says "reused" alone (it did not run: no "Done"),
  * a query the guard refused "Refused" (it did not run either: not "Failed").
  */
-export function CardHeader({ card, subject, step }: ICardHeaderProps): JSX.Element {
+export function CardHeader({ card, subject, step, context }: ICardHeaderProps): JSX.Element {
   const took = seconds(card.durationS);
   const reused = card.reused && card.status === 'ok';
   const status =
@@ -55,6 +58,7 @@ export function CardHeader({ card, subject, step }: ICardHeaderProps): JSX.Eleme
       <span className="jp-AnalystCard-spacer" />
       {took && <span className="jp-AnalystCard-duration">{took}</span>}
       {reused ? <ReusedBadge /> : <StatusBadge status={status} />}
+      {context && <InfoTip label="Size of the prompt that asked for this step" text={context} />}
     </div>
   );
 }

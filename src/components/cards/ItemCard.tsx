@@ -39,7 +39,7 @@ export function ItemCard({
           answer={isAnswer}
           flagged={flagged}
           seq={item.firstSeq}
-          title={contextTitleOf(turn, item.modelCall)}
+          context={contextTitleOf(turn, item.modelCall)}
         />
       );
     case 'answer':
@@ -53,17 +53,17 @@ export function ItemCard({
         <ArtifactCard artifact={item} reused={!item.created} />
       );
     case 'tool': {
-      const title = contextTitleOf(turn, item.modelCall);
+      const context = contextTitleOf(turn, item.modelCall);
       if (item.tool === 'run_sql') {
-        return <SqlCard card={item} view={view} threadId={threadId} title={title} />;
+        return <SqlCard card={item} view={view} threadId={threadId} context={context} />;
       }
       if (item.tool === 'run_python') {
-        return <PythonCard card={item} view={view} threadId={threadId} title={title} />;
+        return <PythonCard card={item} view={view} threadId={threadId} context={context} />;
       }
       if (item.tool === 'plan') {
-        return <PlanCard card={item} title={title} />;
+        return <PlanCard card={item} context={context} />;
       }
-      return <OtherToolCard card={item} title={title} />;
+      return <OtherToolCard card={item} context={context} />;
     }
   }
 }

@@ -27,10 +27,16 @@ function summary(detail: ResultDetail): string | null {
 }
 
 /** A step that looks things up (tables, a description, a search) or asks the user. */
-export function OtherToolCard({ card, title }: { card: ToolCard; title?: string }): JSX.Element {
+export function OtherToolCard({
+  card,
+  context
+}: {
+  card: ToolCard;
+  context?: string;
+}): JSX.Element {
   const line = card.result ? summary(card.result.detail) : null;
   return (
-    <ToolCardFrame kind="tool" variant="other" card={card} title={title}>
+    <ToolCardFrame kind="tool" variant="other" card={card} context={context}>
       {line && <div className="jp-AnalystCard-summary">{line}</div>}
       {card.result?.error && <ToolError error={card.result.error} />}
     </ToolCardFrame>

@@ -30,14 +30,14 @@ function PlanStepRow({ step }: { step: PlanStepItem }): JSX.Element {
  * A staged plan: what it is for, its stages in order (queries of a "together" stage run at
  * the same time) and where each step stands. Each step's own card follows this one.
  */
-export function PlanCard({ card, title }: { card: ToolCard; title?: string }): JSX.Element {
+export function PlanCard({ card, context }: { card: ToolCard; context?: string }): JSX.Element {
   const plan = card.plan;
   const steps: PlanStepItem[] = plan
     ? ([] as PlanStepItem[]).concat(...plan.stages.map(s => s.steps))
     : [];
   const done = steps.filter(s => s.status === 'ok').length;
   return (
-    <ToolCardFrame kind="plan" card={card} label="Plan" title={title}>
+    <ToolCardFrame kind="plan" card={card} label="Plan" context={context}>
       {plan?.goal && <div className="jp-AnalystPlan-goal">{plan.goal}</div>}
       {plan && (
         <ol className="jp-AnalystPlan-stages">

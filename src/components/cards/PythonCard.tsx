@@ -9,14 +9,14 @@ import { ToolCardFrame } from './ToolCardFrame';
 import { ToolError } from './ToolError';
 
 /** A Python step: its code (highlighted, collapsible), what it printed, its errors, its charts and files. */
-export function PythonCard({ card, view, threadId, title }: IStepCardProps): JSX.Element {
+export function PythonCard({ card, view, threadId, context }: IStepCardProps): JSX.Element {
   const detail = card.result?.detail.kind === 'python' ? card.result.detail : null;
   return (
     <ToolCardFrame
       kind="python"
       card={card}
       label="Python step"
-      title={title}
+      context={context}
       code={
         card.code !== undefined
           ? { text: card.code, language: 'python', summary: 'Code' }

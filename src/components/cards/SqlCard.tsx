@@ -13,8 +13,8 @@ export interface IStepCardProps {
   card: ToolCard;
   view: ThreadView;
   threadId: string;
-  /** Hover text: the size of the prompt of the model call that asked for the step. */
-  title?: string;
+  /** The size of the prompt of the model call that asked for the step (an ⓘ explains it). */
+  context?: string;
 }
 
 /** "60 rows × 3 columns", and whether the row cap cut it. */
@@ -29,7 +29,7 @@ function shape(detail: SqlResultView): string {
 }
 
 /** A SQL step: the query (highlighted, collapsible), its shape and columns, the table. */
-export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.Element {
+export function SqlCard({ card, view, threadId, context }: IStepCardProps): JSX.Element {
   const detail = card.result?.detail.kind === 'sql' ? card.result.detail : null;
   const artifacts = cardArtifacts(card, view);
   const tableId =
@@ -41,7 +41,7 @@ export function SqlCard({ card, view, threadId, title }: IStepCardProps): JSX.El
       kind="sql"
       card={card}
       label={`SQL step ${card.datasetName ?? ''}`.trim()}
-      title={title}
+      context={context}
       subject={detail?.dataset ?? card.datasetName}
       details={[['What the query reads', detail?.intentNote]]}
       code={

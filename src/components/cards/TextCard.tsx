@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { Markdown } from '../Markdown';
+import { InfoTip } from './InfoTip';
 
 export interface ITextCardProps {
   text: string;
@@ -8,7 +9,8 @@ export interface ITextCardProps {
   answer?: boolean;
   /** Names the answer cites that do not exist. */
   flagged?: string[];
-  title?: string;
+  /** The size of the prompt of the model call that wrote the text (an ⓘ explains it). */
+  context?: string;
   seq: number;
 }
 
@@ -20,7 +22,7 @@ export function TextCard({
   text,
   answer = false,
   flagged = [],
-  title,
+  context,
   seq
 }: ITextCardProps): JSX.Element {
   return (
@@ -28,9 +30,11 @@ export function TextCard({
       className={`jp-AnalystText ${answer ? 'jp-AnalystText-answer' : ''}`.trim()}
       data-card={answer ? 'answer' : 'text'}
       data-seq={seq}
-      title={title}
+      role="group"
+      aria-label={answer ? 'Answer' : 'Text of the model'}
     >
-      <Markdown text={text} />
+      {context && <InfoTip label="Size of the prompt that wrote this text" text={context} />}
+      <Markdown text={text} className="jp-AnalystText-body" />
       {flagged.length > 0 && (
         <div className="jp-AnalystText-flagged" role="note">
           It cites what does not exist: {flagged.join(', ')}

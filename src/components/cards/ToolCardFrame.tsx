@@ -2,7 +2,7 @@ import * as React from 'react';
 
 import type { ToolCard } from '../../model';
 import { Code } from '../Markdown';
-import { CardHeader } from './CardHeader';
+import { CardHeader, toolLabel } from './CardHeader';
 import { Details, type DetailEntry, useStepNumbers } from './Details';
 import { GuardNote } from './GuardNote';
 import { shownGuards, stepPurpose } from './stepNames';
@@ -13,10 +13,10 @@ export interface IToolCardFrameProps {
   /** Its class, `jp-AnalystCard-<variant>` (default: the kind). */
   variant?: string;
   card: ToolCard;
-  /** What a screen reader calls the card. */
+  /** What a screen reader calls the card (default: its tool's name, "Tables step"). */
   label?: string;
-  /** Hover text: the size of the prompt of the model call that asked for the step. */
-  title?: string;
+  /** The size of the prompt of the model call that asked for the step (its header's ⓘ). */
+  context?: string;
   /** What the step is about, shown in its header (default: its dataset, its code's comment). */
   subject?: string;
   /** The step's code, shown highlighted and collapsible. */
@@ -37,7 +37,7 @@ export function ToolCardFrame({
   variant,
   card,
   label,
-  title,
+  context,
   subject,
   code,
   details = [],
@@ -46,7 +46,12 @@ export function ToolCardFrame({
   const step = useStepNumbers().get(card.callId);
   const collapsed = card.reused && card.status === 'ok';
   const header = (
-    <CardHeader card={card} subject={subject ?? stepPurpose(card) ?? undefined} step={step} />
+    <CardHeader
+      card={card}
+      subject={subject ?? stepPurpose(card) ?? undefined}
+      step={step}
+      context={context}
+    />
   );
   const body = (
     <div className="jp-AnalystCard-body">
@@ -71,8 +76,7 @@ export function ToolCardFrame({
       data-call-id={card.callId}
       data-status={card.status}
       data-reused={card.reused ? 'true' : 'false'}
-      aria-label={label}
-      title={title}
+      aria-label={label ?? `${toolLabel(card.tool)} step`}
     >
       {/* One structure whether folded or not: a card that turns out reused folds without its
           parts (a chart's renderer) being made again. */}

@@ -1,5 +1,5 @@
 /**
- * The hover text of what a model call produced: how big its prompt was, and of what.
+ * What the ⓘ of what a model call produced says: how big its prompt was, and of what.
  *
  * Two figures can describe one prompt: the estimate it was assembled to (four characters
  * a token, held to the budget, by part) and, once the reply is in, the count of the model
@@ -51,7 +51,7 @@ export function contextTitle(usage: ContextUsageView): string {
   ].join('\n');
 }
 
-/** The hover text of what model call `call` of `turn` produced (none when unknown). */
+/** What the ⓘ of what model call `call` of `turn` produced says (none when unknown). */
 export function contextTitleOf(turn: TurnView, call: number | null): string | undefined {
   if (call === null) {
     return undefined;
