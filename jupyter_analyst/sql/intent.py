@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel, Field
 
-from .model import QueryShape, Relation, Rows
-from .terms import ELIDED
+from .model import ELIDED, QueryShape, Relation, Rows
 
 #: The most characters a description takes (every prompt lists the thread's datasets).
 LINE_CHARS = 300

@@ -6,6 +6,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+#: What stands for whole sub-expressions a description leaves out (kept here, not in the
+#: SQL-parsing modules, so what reads descriptions imports no parser).
+ELIDED = "…"
+
 
 class TableInfo(BaseModel):
     """A table or view of a source."""

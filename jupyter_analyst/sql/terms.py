@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from .model import ELIDED
+
 #: A term longer than this gets a short form (whole sub-expressions elided).
 BRIEF_CHARS = 60
 #: A list longer than this (an IN list, a function's arguments) keeps its first items in a short form.
 LIST_ITEMS = 3
-ELIDED = "…"
 _LEAVES = (exp.Column, exp.Literal, exp.Identifier, exp.Star, exp.Null, exp.Boolean, exp.Var, exp.DataType)
 
 
