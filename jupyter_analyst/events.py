@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter
 
 from ._clock import utc_now
-from .ledger import Ledger
+from .ledger import Ledger, Usage
 
 #: The states of one turn (DESIGN.md, decision 4).
 State = Literal["planning", "data_fetching", "analyzing", "presenting", "completed", "error"]
@@ -277,6 +277,8 @@ class MemoryUpdated(_Event):
     """The last turn the rolling summary covers after the change."""
     message: str | None = None
     """Why it failed."""
+    usage: Usage | None = None
+    """What the summarizer's call cost (added to its turn's ledger); ``None`` when none was sent."""
 
 
 Event = Annotated[

@@ -216,6 +216,10 @@ class Ledger(BaseModel):
     """What reused steps saved."""
     price: Price | None = None
     """The price the cost was counted at (one turn's; ``None`` in a sum of several)."""
+    summarizer: Usage = Usage()
+    """The end-of-turn summarizer's call, made after the turn's answer (at the summarizer
+    model's price): added to the turn's stored ledger when it answers, so a thread's sum counts
+    it, while what a turn showed at its end could not."""
 
     def plus(self, other: Ledger) -> Ledger:
         """Both together.
@@ -226,7 +230,8 @@ class Ledger(BaseModel):
         """
         return Ledger(usage=self.usage.plus(other.usage), steps=self.steps + other.steps,
                       execution_s=round(self.execution_s + other.execution_s, 4), saved=self.saved.plus(other.saved),
-                      price=self.price if self.price == other.price else None)
+                      price=self.price if self.price == other.price else None,
+                      summarizer=self.summarizer.plus(other.summarizer))
 
     @classmethod
     def total(cls, ledgers: list[Ledger]) -> Ledger:
@@ -261,6 +266,11 @@ def describe(ledger: Ledger) -> str:
     line = (f"{usage.calls} model call{'s' * (usage.calls != 1)}, {usage.prompt_tokens:,} prompt + "
             f"{usage.completion_tokens:,} completion tokens ({how}), {money(usage.cost_usd)}; "
             f"{ledger.steps} step{'s' * (ledger.steps != 1)} executed in {ledger.execution_s:.2f} s")
+    summarizer = ledger.summarizer
+    if summarizer.calls:
+        line += (f"; summarizer after the turn: {summarizer.calls} call{'s' * (summarizer.calls != 1)}, "
+                 f"{summarizer.prompt_tokens:,} prompt + {summarizer.completion_tokens:,} completion tokens, "
+                 f"{money(summarizer.cost_usd)}")
     saved = ledger.saved
     if saved.steps:
         line += (f"; reuse saved {saved.steps} step{'s' * (saved.steps != 1)}: {saved.prompt_tokens:,} prompt + "

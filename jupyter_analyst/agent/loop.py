@@ -29,7 +29,7 @@ from .eventlog import EventSink, EventWriter
 from .guards import check_answer, mark_answer
 from .llm import LLMClient, ToolCall
 from .memory import ThreadMemory, TurnMemory
-from .meter import TurnMeter
+from .meter import TurnMeter, served_usage
 from .modes import classify
 from .tools import StepOutcome, registered, spec_of, tool_schemas
 from .turn_record import USER_DRIVEN, TurnRun, TurnSummary, TurnTrace, step_line
@@ -53,35 +53,6 @@ class RunCalls:
 
 #: What one model call asks for.
 NextStep = Answer | RunCalls
-
-
-def served_usage(usage: dict[str, Any] | None) -> dict[str, int | None] | None:
-    """The token counts a model server reported for one call, or ``None`` when it reported
-    none (some servers send no usage when streaming).
-
-    >>> served_usage({"prompt_tokens": 812, "completion_tokens": 40, "total_tokens": 852})
-    {'prompt_tokens': 812, 'completion_tokens': 40}
-    >>> served_usage({"prompt_tokens": None}) is None, served_usage(None) is None
-    (True, True)
-
-    A count that is not a whole number of tokens (negative, a boolean) is no count: the
-    server's word is taken only where it can be true.
-
-    >>> served_usage({"prompt_tokens": -5, "completion_tokens": 3}) is None
-    True
-    >>> served_usage({"prompt_tokens": 10, "completion_tokens": True})
-    {'prompt_tokens': 10, 'completion_tokens': None}
-    """
-    prompt = (usage or {}).get("prompt_tokens")
-    if not _count(prompt):
-        return None
-    completion = usage.get("completion_tokens") if usage else None
-    return {"prompt_tokens": prompt, "completion_tokens": completion if _count(completion) else None}
-
-
-def _count(value: Any) -> bool:
-    """Whether ``value`` can be a number of tokens."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 class AgentLoop:

@@ -33,6 +33,57 @@ def estimate(chars: int) -> int:
     return math.ceil(chars / 4)
 
 
+def served_usage(usage: dict[str, Any] | None) -> dict[str, int | None] | None:
+    """The token counts a model server reported for one call, or ``None`` when it reported
+    none (some servers send no usage when streaming).
+
+    >>> served_usage({"prompt_tokens": 812, "completion_tokens": 40, "total_tokens": 852})
+    {'prompt_tokens': 812, 'completion_tokens': 40}
+    >>> served_usage({"prompt_tokens": None}) is None, served_usage(None) is None
+    (True, True)
+
+    A count that is not a whole number of tokens (negative, a boolean) is no count: the
+    server's word is taken only where it can be true.
+
+    >>> served_usage({"prompt_tokens": -5, "completion_tokens": 3}) is None
+    True
+    >>> served_usage({"prompt_tokens": 10, "completion_tokens": True})
+    {'prompt_tokens': 10, 'completion_tokens': None}
+    """
+    prompt = (usage or {}).get("prompt_tokens")
+    if not _count(prompt):
+        return None
+    completion = usage.get("completion_tokens") if usage else None
+    return {"prompt_tokens": prompt, "completion_tokens": completion if _count(completion) else None}
+
+
+def _count(value: Any) -> bool:
+    """Whether ``value`` can be a number of tokens."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def counted(served: dict[str, int | None] | None, *, prompt_estimate: int, reply_chars: int,
+            price: Price | None) -> Tokens:
+    """One model call's tokens: the server's counts (:func:`served_usage`), else estimated
+    from the prompt's estimate and the reply's characters; priced when ``price`` is given.
+
+    >>> counted({"prompt_tokens": 100, "completion_tokens": None}, prompt_estimate=90, reply_chars=40, price=None)
+    Tokens(prompt_tokens=100, completion_tokens=10, counted_by='mixed', cost_usd=None)
+    """
+    if served is not None:
+        # A server that counts the prompt but not the reply: the reply's tokens are estimated.
+        completion = served["completion_tokens"]
+        tokens = Tokens(prompt_tokens=served["prompt_tokens"] or 0,
+                        completion_tokens=completion if completion is not None else estimate(reply_chars),
+                        counted_by="server" if completion is not None else "mixed")
+    else:
+        tokens = Tokens(prompt_tokens=prompt_estimate, completion_tokens=estimate(reply_chars),
+                        counted_by="estimate")
+    if price is not None:
+        tokens = tokens.model_copy(update={"cost_usd": price.cost(tokens.prompt_tokens, tokens.completion_tokens)})
+    return tokens
+
+
 @dataclass
 class TurnMeter:
     """Counts one turn's model calls and steps into its :class:`~jupyter_analyst.ledger.Ledger`."""
@@ -58,18 +109,7 @@ class TurnMeter:
     def call(self, number: int, served: dict[str, int | None] | None, *, prompt_estimate: int,
              reply_chars: int) -> Tokens:
         """Model call ``number``'s reply is in: the server's counts, else the estimate; its tokens."""
-        if served is not None:
-            # A server that counts the prompt but not the reply: the reply's tokens are estimated.
-            completion = served["completion_tokens"]
-            tokens = Tokens(prompt_tokens=served["prompt_tokens"] or 0,
-                            completion_tokens=completion if completion is not None else estimate(reply_chars),
-                            counted_by="server" if completion is not None else "mixed")
-        else:
-            tokens = Tokens(prompt_tokens=prompt_estimate, completion_tokens=estimate(reply_chars),
-                            counted_by="estimate")
-        if self.price is not None:
-            tokens = tokens.model_copy(update={"cost_usd": self.price.cost(tokens.prompt_tokens,
-                                                                             tokens.completion_tokens)})
+        tokens = counted(served, prompt_estimate=prompt_estimate, reply_chars=reply_chars, price=self.price)
         self.usage = self.usage.plus(Usage(**tokens.model_dump()))
         self._issuer = (number, tokens)
         return tokens

@@ -75,7 +75,7 @@ def file_name(task_id: str) -> str:
 
 class _Meter:
     """Keeps a turn's ledger from its ``turn_ended`` event (a turn cut by the timeout tells
-    one too), and its thread."""
+    one too), with the summarizer's call from its ``memory`` event when it runs, and its thread."""
 
     def __init__(self) -> None:
         self.ledger = Ledger()
@@ -83,8 +83,11 @@ class _Meter:
 
     def __call__(self, event: Any) -> None:
         self.thread_id = self.thread_id or getattr(event, "thread_id", None) or None
-        if getattr(event, "type", None) == "turn_ended" and event.ledger is not None:
-            self.ledger = event.ledger
+        kind = getattr(event, "type", None)
+        if kind == "turn_ended" and event.ledger is not None:
+            self.ledger = event.ledger.model_copy(update={"summarizer": self.ledger.summarizer})
+        elif kind == "memory" and event.usage is not None:
+            self.ledger = self.ledger.model_copy(update={"summarizer": self.ledger.summarizer.plus(event.usage)})
 
 
 class SuiteRun:
@@ -162,7 +165,8 @@ class SuiteRun:
             result.steps_reused = summary.tool_calls.get("reused", 0)
             self._score(result, summary.status, summary.counters, summary.error)
         result.time_s = round(time.perf_counter() - started, 3)
-        result.usage, result.saved = meter.ledger.usage, meter.ledger.saved
+        # What the task paid for: the turn's calls and the summarizer's after it, if it ran.
+        result.usage, result.saved = meter.ledger.usage.plus(meter.ledger.summarizer), meter.ledger.saved
         return result, thread_id or meter.thread_id
 
     @staticmethod

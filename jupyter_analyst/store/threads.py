@@ -22,7 +22,7 @@ from ..agent_state import AgentState, Entity, EntityKind, StateDelta, apply_delt
 from .database import DatabaseStore
 from .._clock import new_id, utc_now
 from ..errors import AnalystError, ConfigError
-from ..ledger import Ledger
+from ..ledger import Ledger, Usage
 
 TurnStatus = Literal["running", "completed", "needs_input", "error", "interrupted"]
 
@@ -373,6 +373,17 @@ class ThreadStore(DatabaseStore):
                 (status, answer, utc_now(), ledger.model_dump_json() if ledger is not None else None, turn_id),
             )
         self.checkpoint()
+
+    def add_summarizer_usage(self, turn_id: str, usage: Usage) -> None:
+        """Add the end-of-turn summarizer's call to the ended turn's ledger (a new ledger for a
+        turn closed without one): it answers after the turn, and is paid for all the same."""
+        with self._tx() as cur:
+            row = cur.execute("SELECT ledger FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
+            if row is None:
+                return
+            ledger = Ledger.model_validate_json(row[0]) if row[0] else Ledger()
+            ledger = ledger.model_copy(update={"summarizer": ledger.summarizer.plus(usage)})
+            cur.execute("UPDATE turns SET ledger = ? WHERE turn_id = ?", (ledger.model_dump_json(), turn_id))
 
     def abandon_turn(self, turn_id: str, ended: Event, status: TurnStatus) -> Event | None:
         """Close a turn that is still running with ``status`` and store ``ended`` (its

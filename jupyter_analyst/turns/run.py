@@ -74,6 +74,7 @@ async def _summarize(config: AnalystConfig, model: ModelSettings, turn: Turn, on
     try:
         async with model.client(summarizer=True) as llm:
             await summarize_turn(ThreadMemory(workspace.store, turn.thread_id), turn, llm, budget=config.context,
-                                 events=EventWriter(workspace.store, on_event))
+                                 events=EventWriter(workspace.store, on_event),
+                                 price=config.price_of(model.summary_model or model.model))
     finally:
         workspace.close()

@@ -201,6 +201,11 @@ export interface TurnLedger {
   execution_s: number;
   /** What reused steps saved: the recorded cost of the steps they reuse. */
   saved: LedgerTokens & { steps: number; execution_s: number; untracked: number };
+  /**
+   * The end-of-turn summarizer's call, added to the stored turn when it answers (absent or
+   * zero in what the turn's end carried).
+   */
+  summarizer?: LedgerTokens & { calls: number };
 }
 
 export interface TurnEnded extends EventBase {
@@ -255,6 +260,8 @@ export interface MemoryUpdated extends EventBase {
   summarized_through: number;
   /** Why it failed. */
   message: string | null;
+  /** What the summarizer's call cost (added to its turn's ledger); null when none was sent. */
+  usage: (LedgerTokens & { calls: number }) | null;
 }
 
 /** One step of a staged plan, as the plan lists it. */
@@ -344,7 +351,8 @@ type FieldRule =
         | 'integers'
         | 'counts'
         | 'stages'
-        | 'nullable-ledger';
+        | 'nullable-ledger'
+        | 'nullable-usage';
     }
   | { kind: 'nullable-string' }
   | { kind: 'nullable-integer' }
@@ -434,7 +442,8 @@ const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
     version: { ...int, fallback: 0 },
     changes: { ...counts, fallback: {} },
     summarized_through: { ...int, fallback: 0 },
-    message: optNullString
+    message: optNullString,
+    usage: { rule: { kind: 'nullable-usage' }, fallback: null }
   },
   plan: { call_id: str, goal: { ...str, fallback: '' }, stages: { rule: { kind: 'stages' } } },
   plan_step: {
@@ -537,6 +546,8 @@ function fits(rule: FieldRule, value: unknown): boolean {
       return isStages(value);
     case 'nullable-ledger':
       return value === null || isLedger(value);
+    case 'nullable-usage':
+      return value === null || isTokens(value, ['calls']);
     case 'nullable-string':
       return value === null || typeof value === 'string';
     case 'nullable-integer':

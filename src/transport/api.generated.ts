@@ -661,6 +661,16 @@ export interface components {
             saved?: components["schemas"]["Saved"];
             /** @default null */
             price?: components["schemas"]["Price"] | null;
+            /**
+             * @default {
+             *       "prompt_tokens": 0,
+             *       "completion_tokens": 0,
+             *       "counted_by": "none",
+             *       "cost_usd": null,
+             *       "calls": 0
+             *     }
+             */
+            summarizer?: components["schemas"]["Usage"];
         };
         MemoryUpdated: {
             /** @default 0 */
@@ -689,6 +699,8 @@ export interface components {
             summarized_through?: number;
             /** @default null */
             message?: string | null;
+            /** @default null */
+            usage?: components["schemas"]["Usage"] | null;
         };
         /** @description The model the server's turns use (never its key). */
         ModelInfo: {

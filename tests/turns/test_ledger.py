@@ -121,3 +121,27 @@ def test_prices_are_taken_in_both_spellings():
     config = AnalystConfig(prices={"a": "0.15/0.60", "b": {"prompt": 3, "completion": 15}})
     assert config.price_of("a") == Price(prompt=0.15, completion=0.6)
     assert config.price_of("b").cost(1_000_000, 1_000_000) == 18.0 and config.price_of("c") is None
+
+
+def test_the_summarizers_call_is_added_to_its_turns_ledger_and_the_threads_sum(analyst, tmp_path):
+    """The end-of-turn summarizer answers after the turn: its call is paid for all the same,
+    so it is added to the turn's stored ledger (at its own price) and said in its event."""
+    from jupyter_analyst.ledger import Ledger
+
+    runner = analyst({**SCRIPT, "summarizer": [{"steps": [{"content": "{}", "usage": usage(300, 20)}]}]})
+    first = runner.run("orders by region", prices={MODEL_NAME: {"prompt": 1.0, "completion": 2.0}})
+    # What the turn said at its end: its own calls only.
+    assert first.ledger.usage.calls == 2 and first.ledger.summarizer.calls == 0
+    (memory,) = runner.of_type("memory")
+    assert memory.status == "applied"
+    assert (memory.usage.calls, memory.usage.prompt_tokens, memory.usage.completion_tokens) == (1, 300, 20)
+    assert memory.usage.counted_by == "server" and memory.usage.cost_usd == pytest.approx((300 + 40) / 1e6)
+    ws = Workspace(tmp_path / "ws")
+    try:
+        (turn,) = ws.store.turns(first.thread_id)
+    finally:
+        ws.close()
+    assert turn.ledger.usage == first.ledger.usage
+    assert turn.ledger.summarizer == memory.usage
+    total = Ledger.total([turn.ledger])
+    assert total.usage.calls + total.summarizer.calls == 3

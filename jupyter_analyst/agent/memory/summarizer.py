@@ -36,8 +36,10 @@ from ...agent_state import (
 )
 from ...errors import AnalystError
 from ...events import MemoryUpdated
+from ...ledger import Price, Usage
 from ..context import ContextBudget, answers_only, compact_value, offered_next, turn_span, well_formed
 from ..llm import split_reply
+from ..meter import counted, estimate, served_usage
 from ..tools import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
 from .observations import QUESTION_TURNS, stamped
 from .thread_memory import ThreadMemory
@@ -411,17 +413,23 @@ async def summarize_turn(
     *,
     budget: ContextBudget,
     events: EventWriter,
+    price: Price | None = None,
 ) -> MemoryUpdated:
     """Ask the summarizer about one finished turn and apply its delta; returns the event,
-    stored and handed on by ``events``."""
+    stored and handed on by ``events``. What its call cost (at ``price``, the summarizer
+    model's) is added to the turn's ledger and said in the event."""
     state = AgentState()
     applying: asyncio.Future[AgentState] | None = None
+    usage: Usage | None = None
     try:
         # The store is read and written off the event loop, which a server's other turns and streams share.
         state = await asyncio.to_thread(memory.state)
         fold_through = await asyncio.to_thread(needs_fold, memory, state, turn.number, budget)
         messages = await asyncio.to_thread(summarizer_messages, memory, turn, state, budget, fold_through)
+        usage = Usage(calls=1)  # sent: a call, with no tokens until a reply says how many
         reply = await llm.complete(messages, [])
+        usage = Usage(calls=1, **counted(served_usage(reply.usage), prompt_estimate=estimate(len(json.dumps(messages))),
+                                         reply_chars=len(reply.text), price=price).model_dump())
         delta = parse_reply(reply.text, fold_through=fold_through, summary_chars=budget.summary_chars)
         delta = without_duplicates(delta, state, turn_number=turn.number)
         # A thread's work cannot be stopped: once begun, the change is awaited to its end.
@@ -457,5 +465,8 @@ async def summarize_turn(
             )
         await events.append(event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id}))
         raise
-    stored = await events.append(event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id}))
+    if usage is not None:
+        await asyncio.to_thread(memory.add_summarizer_usage, turn.turn_id, usage)
+    stored = await events.append(event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id,
+                                                          "usage": usage}))
     return stored  # type: ignore[return-value]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...agent_state import AgentState, StateDelta
+from ...ledger import Usage
 from ...store import ThreadStore, Turn
 from .observations import turn_closed
 
@@ -30,6 +31,10 @@ class ThreadMemory:
         """Apply ``delta`` in one transaction, on top of the latest state; the new state (with
         the entities the delta touched)."""
         return self._store.apply_state_delta(self.thread_id, delta, origin=origin, turn_id=turn_id)
+
+    def add_summarizer_usage(self, turn_id: str, usage: Usage) -> None:
+        """What the end-of-turn summarizer's call cost, added to the turn's ledger."""
+        self._store.add_summarizer_usage(turn_id, usage)
 
     def close_turn(self, turn_id: str, *, notebook: str) -> AgentState:
         """The turn's notebook, written, becomes the active notebook."""

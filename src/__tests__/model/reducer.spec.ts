@@ -600,7 +600,8 @@ describe('reduce: each event type', () => {
         version: 2,
         changes: {},
         summarized_through: 0,
-        message: null
+        message: null,
+        usage: null
       }), // 10
       e(usage(2, 9)), // 11: the reply is in
       e(usage(3, null)), // 12
@@ -664,7 +665,8 @@ describe('reduce: each event type', () => {
         version: 0,
         changes: {},
         summarized_through: 0,
-        message: 'model unavailable'
+        message: 'model unavailable',
+        usage: null
       })
     );
     expect(view.turns[0].memory).toEqual([
