@@ -112,8 +112,13 @@ class _Reader(Lineage):
             # keeps every different row, as the columns already say.
             picked = self._distinct(main)
             limit = ", ".join(filter(None, [picked if picked.startswith("distinct on") else "", self.limit(main)]))
+        also = self.also(tree)
+        # A measure passed through from a CTE or subquery is defined in its brackets: the
+        # result's "measures:" names it only, so that it is defined once.
+        defined = _definitions([source, *(r.body for r in also if r.body is not None)])
+        measures = [m.split(" = ", 1)[0] if m in defined else m for m in measures]
         return QueryShape(measures=measures, dimensions=dimensions, filters=filters, limit=limit, source=source,
-                          also=self.also(tree), brief=self.brief)
+                          also=also, brief=self.brief)
 
     def _own_filters(self, select: exp.Select) -> list[str]:
         """The conditions of the result itself: its WHERE, an inner join's one-sided terms,
@@ -285,6 +290,15 @@ class _Reader(Lineage):
         inner = projection.this if isinstance(projection, exp.Alias) else projection
         name, sql = self._label(projection, inner)
         return self._named(name, inner, sql)
+
+
+def _definitions(rows: list[Rows]) -> set[str]:
+    """Every ``name = SQL`` said in the brackets of what these rows read (keys and columns)."""
+    out: set[str] = set()
+    for r in rows:
+        out.update(c for c in [*r.columns, *r.keys] if " = " in c)
+        out |= _definitions([*r.parts, *(rel.body for rel in r.reads if rel.body is not None)])
+    return out
 
 
 __all__ = ["brief", "query_shape"]

@@ -299,3 +299,27 @@ def test_what_is_not_a_select_of_a_table_is_said_as_written(sql, expected):
 ])
 def test_a_distinct_that_keeps_one_row_of_each_is_said(sql, expected):
     assert said(sql) == expected
+
+
+# --- relay pass 4: what the model reads --------------------------------------------------
+
+RANKED = ("WITH summer AS (SELECT * FROM flights WHERE origin = 'JFK' AND month IN (6, 7, 8)), "
+          "by_carrier AS (SELECT carrier, AVG(dep_delay) AS avg_dep_delay, COUNT(*) AS n_flights "
+          "FROM summer GROUP BY carrier), "
+          "ranked AS (SELECT *, RANK() OVER (ORDER BY avg_dep_delay DESC) AS delay_rank FROM by_carrier) "
+          "SELECT r.carrier, a.name, r.avg_dep_delay, r.n_flights, r.delay_rank "
+          "FROM ranked r LEFT JOIN airlines a ON r.carrier = a.carrier WHERE r.delay_rank <= 5")
+
+
+@pytest.mark.parametrize("sql, definitions", [
+    (RANKED, ["avg_dep_delay = AVG(dep_delay)", "n_flights = COUNT(*)",
+              "delay_rank = RANK() OVER (ORDER BY avg_dep_delay DESC)"]),
+    ("SELECT * FROM (SELECT *, RANK() OVER (ORDER BY year ASC) AS age_rank FROM planes "
+     "WHERE year IS NOT NULL) x WHERE age_rank = 1", ["age_rank = RANK() OVER (ORDER BY year ASC)"]),
+])
+def test_a_measure_passed_through_from_a_cte_is_defined_once(sql, definitions):
+    line = said(sql)
+    for definition in definitions:
+        assert line.count(definition) == 1, line
+        # The result still names it as one of its columns.
+        assert definition.split(" = ")[0] in line.split("measures: ", 1)[1]
