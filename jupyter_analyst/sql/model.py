@@ -47,6 +47,9 @@ class Relation(BaseModel):
     already said)."""
     on: str = ""
     """The join's keys by column name, and an outer join's conditions on one side."""
+    keys: str = ""
+    """The join's keys alone (``carrier``, ``USING (carrier)``): said even where its other
+    conditions are cut, since they set what each row is."""
 
 
 class Rows(BaseModel):
@@ -89,6 +92,9 @@ class QueryShape(BaseModel):
     own filters): ``None`` when it could not be said (the description then lists the tables)."""
     also: list[Relation] = []
     """CTEs read only inside an expression (``x IN (SELECT ... FROM jfk)``), with what they read."""
+    defined: dict[str, str] = {}
+    """For each measure said by name only because what it reads defines it in its brackets:
+    that definition (said in full where the brackets are elided)."""
     brief: dict[str, str] = {}
     """The short form of each long term above (whole sub-expressions elided as ``…``)."""
 

@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from .lineage import Lineage
 from .model import QueryShape, Rows
-from .terms import BRIEF_CHARS, ELIDED, brief, conditions
+from .terms import BRIEF_CHARS, ELIDED, SHORT_CHARS, brief, conditions
 
 
 def query_shape(tree: exp.Expression, dialect: str) -> QueryShape:
@@ -116,9 +116,10 @@ class _Reader(Lineage):
         # A measure passed through from a CTE or subquery is defined in its brackets: the
         # result's "measures:" names it only, so that it is defined once.
         defined = _definitions([source, *(r.body for r in also if r.body is not None)])
+        passed = {m.split(" = ", 1)[0]: m for m in measures if m in defined}
         measures = [m.split(" = ", 1)[0] if m in defined else m for m in measures]
         return QueryShape(measures=measures, dimensions=dimensions, filters=filters, limit=limit, source=source,
-                          also=also, brief=self.brief)
+                          also=also, brief=self.brief, defined=passed)
 
     def _own_filters(self, select: exp.Select) -> list[str]:
         """The conditions of the result itself: its WHERE, an inner join's one-sided terms,
@@ -175,7 +176,7 @@ class _Reader(Lineage):
             return self._term(node)
         text = f"{name} = {sql}"
         if len(text) > BRIEF_CHARS:
-            short = brief(self._readable(node), self.dialect, max(BRIEF_CHARS - len(name) - 3, 8))
+            short = brief(self._readable(node), self.dialect, max(SHORT_CHARS - len(name) - 3, 8))
             self.brief[text] = name if short == ELIDED else f"{name} = {short}"
         return text
 
