@@ -48,6 +48,8 @@ class DataIntent(BaseModel):
     filters: list[str] = []
     """Every condition that limits the result's rows (WHERE, HAVING, one-sided inner join
     conditions), one per AND-ed term; those of what it reads are in ``source``."""
+    having: list[str] = []
+    """Its HAVING terms: which groups are kept, by the measures' names."""
     limit: str = ""
     """What the query's LIMIT keeps (``first 10 by n DESC``)."""
     rows: int
@@ -187,6 +189,8 @@ class _Fitting:
             shown = [f for f in self._shown(i.filters, self.filters) if not _repeats(f, defined)]
             if shown or more:
                 parts.append("where: " + " AND ".join(shown) + (f" AND {more} more" if more else ""))
+        if i.having:
+            parts.append("having: " + " AND ".join(i.having))  # few, and each says which groups are kept
         if i.limit:
             parts.append(i.limit)
         parts.append(f"{i.rows} row" if i.rows == 1 else f"{i.rows} rows")
@@ -338,7 +342,7 @@ def data_intent(
     """
     return DataIntent(
         tables=tables, source=shape.source, also=shape.also, measures=shape.measures, dimensions=shape.dimensions,
-        filters=shape.filters, limit=shape.limit, rows=rows, time_range=time_range or {}, brief=shape.brief,
+        filters=shape.filters, having=shape.having, limit=shape.limit, rows=rows, time_range=time_range or {}, brief=shape.brief,
         defined=shape.defined,
     )
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .model import Relation, Rows
-from .terms import brief, conditions, joins_tables
+from .terms import brief, by_name, conditions, joins_tables
 
 #: How deep derived tables are read (deeper ones are named only).
 DEPTH = 12
@@ -189,7 +189,7 @@ class Lineage:
         return Rows(
             reads=self.reads(node, depth), filters=filters,
             keys=[] if id(node) in self.lifted else self._keys(node),
-            having=[self._term(t) for t in conditions(node.args.get("having"))],
+            having=[self._term(by_name(t, node)) for t in conditions(node.args.get("having"))],
             limit=self.limit(node), distinct=self._distinct(node), columns=self._defined(node, used),
         )
 

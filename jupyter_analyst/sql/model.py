@@ -85,6 +85,9 @@ class QueryShape(BaseModel):
     """Every condition that limits the result's rows, one per AND-ed term: the query's WHERE,
     HAVING and QUALIFY, inner join conditions that test one side, an aggregate's
     FILTER (each labelled); those of the CTEs and subqueries feeding it are in ``source``."""
+    having: list[str] = []
+    """The result's HAVING terms (of its groups, not its rows), aggregates said by the
+    measures' names (``cancelled > 500``)."""
     limit: str = ""
     """What the query's LIMIT keeps (``first 10 by n DESC``); empty without one."""
     source: Rows | None = None

@@ -135,6 +135,23 @@ def conditions(node: exp.Expression | None) -> list[exp.Expression]:
     return [condition]
 
 
+def by_name(term: exp.Expression, select: exp.Select) -> exp.Expression:
+    """``term`` (a HAVING condition, a window's ORDER BY) with each aggregate that ``select``
+    names in its projections said by that name (``COUNT(*) > 500`` is ``cancelled > 500``)."""
+    named = [(p.this, p.alias) for p in select.expressions
+             if isinstance(p, exp.Alias) and p.alias and isinstance(p.this, exp.AggFunc)]
+    if not named:
+        return term
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        for expression, alias in named:
+            if node is not expression and node == expression:
+                return exp.column(alias)
+        return node
+
+    return term.copy().transform(swap)
+
+
 def joins_tables(term: exp.Expression) -> bool:
     """Whether a join condition's term relates two tables (a join key) rather than testing one
     side (a filter): its columns name two tables, or it equates two unqualified columns."""
@@ -145,4 +162,4 @@ def joins_tables(term: exp.Expression) -> bool:
     return isinstance(term, exp.EQ) and isinstance(term.left, exp.Column) and isinstance(term.right, exp.Column)
 
 
-__all__ = ["BRIEF_CHARS", "ELIDED", "brief", "conditions", "joins_tables"]
+__all__ = ["BRIEF_CHARS", "ELIDED", "brief", "by_name", "conditions", "joins_tables"]

@@ -159,7 +159,7 @@ def test_a_union_in_a_cte_joined_after_is_said_part_by_part_with_its_join(analys
         "and (orders where revenue <= 50 AND product_id <> 6; rid = product_id, as_big = 0, as_small = 1), "
         "each where quantity > 0] LEFT JOIN regions ON region_id = rid; "
         "measures: big = SUM(sides.as_big), small = SUM(sides.as_small), n = COUNT(*); by: rid, region; "
-        "where: COUNT(*) > 10 (HAVING); 5 rows"
+        "having: n > 10; 5 rows"
     )
 
 

@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from jupyter_analyst.sql.intent import LINE_CHARS, OVER, DataIntent, data_intent
 from jupyter_analyst.sql.shape import query_shape
-from jupyter_analyst.sql.terms import conditions
+from jupyter_analyst.sql.terms import by_name, conditions
 
 
 def shape(sql: str):
@@ -38,8 +38,9 @@ def test_filters_of_nested_ctes_subqueries_having_and_one_sided_join_conditions(
         "WHERE j.month IN (1, 2, 3) GROUP BY 1 HAVING COUNT(*) > 10"
     )
     # The result's own conditions; each CTE's and subquery's with it, aliases said as names.
-    assert s.filters == ["jfk.month IN (1, 2, 3)", "airlines.name LIKE '%Air%' (joining airlines)",
-                         "COUNT(*) > 10 (HAVING)"]
+    assert s.filters == ["jfk.month IN (1, 2, 3)", "airlines.name LIKE '%Air%' (joining airlines)"]
+    # HAVING keeps groups, by the measure's name: said as its own clause.
+    assert s.having == ["n > 10"]
     line = data_intent(s, tables=["flights"], rows=2).line(1000)
     assert line.startswith("from jfk [base [flights where year = 2013] where origin = 'JFK'] JOIN airlines ON carrier "
                            "JOIN p [planes where seats > 100] ON tailnum;")
@@ -182,7 +183,7 @@ def test_a_union_in_a_cte_joined_after_keeps_the_join_each_part_its_filters_and_
         "and (flights where dest <> 'XXX'; faa = dest, as_origin = 0, as_dest = 1), each where dep_time IS NULL] "
         "LEFT JOIN airports ON faa; "
         "measures: cancelled_departures = SUM(cancelled.as_origin), cancelled_arrivals = SUM(cancelled.as_dest), "
-        "cancellations = COUNT(*); by: faa, name; where: COUNT(*) > 500 (HAVING); 5 rows"
+        "cancellations = COUNT(*); by: faa, name; having: cancellations > 500; 5 rows"
     )
 
 
@@ -199,12 +200,12 @@ def test_a_union_in_a_cte_joined_after_keeps_the_join_each_part_its_filters_and_
 ])
 def test_every_filter_is_said_once_never_invented_nor_lost(sql):
     tree = sqlglot.parse_one(sql, dialect="duckdb")
-    terms = {t.sql(dialect="duckdb") for node in tree.find_all(exp.Where, exp.Having, exp.Qualify)
-             for t in conditions(node)}
+    # A HAVING term says an aggregate by its measure's name (COUNT(*) > 500 is cancellations > 500).
+    terms = {(by_name(t, node.parent) if isinstance(node, exp.Having) else t).sql(dialect="duckdb")
+             for node in tree.find_all(exp.Where, exp.Having, exp.Qualify) for t in conditions(node)}
     line = data_intent(shape(sql), tables=["t"], rows=2).line(1000)
     # A left join's own condition is said with the join.
     for term in [*terms, *(["t5.p7 = 7"] if "t5.p7" in sql else [])]:
-        assert term in sql
         # Said once; a term every part of a set operation has is said once for them all.
         assert line.count(term) == 1, (term, line)
 
@@ -243,7 +244,7 @@ def test_aliases_are_said_as_the_cte_they_stand_for_and_a_cte_is_said_once():
     # A measure of a CTE that the query aggregates again: what it counts, and by what.
     ("WITH daily AS (SELECT day, COUNT(*) AS n FROM flights GROUP BY day HAVING COUNT(*) > 5) "
      "SELECT AVG(n) AS avg_daily FROM daily",
-     "from daily [flights by day having COUNT(*) > 5; n = COUNT(*)]; measures: avg_daily = AVG(n); 2 rows"),
+     "from daily [flights by day having n > 5; n = COUNT(*)]; measures: avg_daily = AVG(n); 2 rows"),
     # A LIMIT in a CTE keeps some of its rows: which, and by what.
     ("WITH top AS (SELECT carrier, AVG(dep_delay) AS d FROM flights GROUP BY 1 ORDER BY d DESC LIMIT 3) "
      "SELECT f.month, COUNT(*) AS n FROM flights f JOIN top t ON f.carrier = t.carrier GROUP BY 1",
@@ -381,3 +382,12 @@ def test_a_using_join_keeps_its_key_when_the_line_is_cut():
     line = said(f"WITH {ctes} SELECT c11.carrier, a.name, COUNT(*) AS n FROM c11 "
                 "LEFT JOIN airlines a USING (carrier) GROUP BY 1, 2", 300)
     assert "shortened to fit" in line and "LEFT JOIN airlines USING (carrier);" in line
+
+
+def test_having_is_its_own_clause_and_says_the_measure_by_name():
+    line = said("SELECT dest, COUNT(*) AS cancelled_flights, RANK() OVER (ORDER BY COUNT(*) DESC) AS cancel_rank "
+                "FROM flights WHERE dep_time IS NULL GROUP BY dest HAVING COUNT(*) > 500")
+    # Groups kept, not rows: never AND-ed to the WHERE; the aggregate said as the column it is.
+    assert "where: dep_time IS NULL; having: cancelled_flights > 500;" in line
+    assert "cancel_rank = RANK() OVER (ORDER BY cancelled_flights DESC)" in line
+    assert "(HAVING)" not in line
