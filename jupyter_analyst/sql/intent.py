@@ -67,13 +67,13 @@ class DataIntent(BaseModel):
         What does not fit is shortened by whole parts, never cut inside an expression, in
         this order: long expressions elided to their outline, keeping a measure's comparisons
         where they fit (``AVG(CASE WHEN dep_delay <= 15 THEN … ELSE … END)``), time ranges
-        left out, keys named only, filters elided (the result's, then those of
+        left out, filters elided (the result's, then those of
         what it reads), the result's filters past the first :data:`FILTERS_KEPT` left out
         (counted), those of each CTE, subquery or part past the first :data:`INNER_KEPT`
         (counted), the joins' conditions, a set operation's parts past :data:`PARTS_KEPT`
         (counted), what CTEs and subqueries read (only for a line still far over its
         budget: see :data:`OVER`), and only for a line still far over its budget, measures
-        named only, then measures and keys left out from the last (counted): a measure's
+        and keys named only, then measures and keys left out from the last (counted): a measure's
         definition is what a later question is answered from. A join's keys are never cut.
         The line then says that it
         was cut and where the SQL is. The first filters and the columns' names stay longest:
@@ -274,7 +274,6 @@ class _Fitting:
         yield lambda: self._shorten(self.measures, i.measures, 1)
         yield lambda: self._shorten(self.dimensions, i.dimensions, 1)
         yield self._fewer_times
-        yield lambda: self._shorten(self.dimensions, i.dimensions, 2)
         yield lambda: self._shorten(self.filters, i.filters, 1)
         yield lambda: self._inner_to(1)
         yield lambda: len(self.filters) > FILTERS_KEPT and self.filters.pop() >= 0
@@ -284,6 +283,7 @@ class _Fitting:
         # What the CTEs read goes only from a line still far over its budget.
         yield lambda: far() and self._inner_to(5)
         yield lambda: far() and self._shorten(self.measures, i.measures, 2)
+        yield lambda: far() and self._shorten(self.dimensions, i.dimensions, 2)
         for levels in (self.measures, self.dimensions):
             yield lambda levels=levels: far() and bool(levels) and levels.pop() >= 0  # type: ignore[misc]
 

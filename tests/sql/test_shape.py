@@ -391,3 +391,10 @@ def test_having_is_its_own_clause_and_says_the_measure_by_name():
     assert "where: dep_time IS NULL; having: cancelled_flights > 500;" in line
     assert "cancel_rank = RANK() OVER (ORDER BY cancelled_flights DESC)" in line
     assert "(HAVING)" not in line
+
+
+def test_a_computed_key_keeps_its_definition_before_filters_are_counted():
+    filters = " AND ".join(f"distance <> {n * 1111}" for n in range(30))
+    line = said("SELECT date_trunc('month', CAST(time_hour AS TIMESTAMP)) AS month, COUNT(*) AS n "
+                f"FROM flights WHERE {filters} GROUP BY 1", LINE_CHARS)
+    assert "by: month = DATE_TRUNC('MONTH', CAST(time_hour AS TIMESTAMP))" in line and " more;" in line
