@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from .model import ELIDED, QueryShape, Relation, Rows
 
 #: The most characters a description takes (every prompt lists the thread's datasets).
-LINE_CHARS = 300
+LINE_CHARS = 480
 #: A line that no cut of whole parts brings within its budget is kept whole up to this many
 #: times the budget (a UNION of CTEs with its columns mapped says more than a plain query).
 OVER = 1.5
@@ -47,11 +47,16 @@ class DataIntent(BaseModel):
     filters: list[str] = []
     """Every condition that limits the result's rows (WHERE, HAVING, one-sided inner join
     conditions), one per AND-ed term; those of what it reads are in ``source``."""
+    having: list[str] = []
+    """Its HAVING terms: which groups are kept, by the measures' names."""
     limit: str = ""
     """What the query's LIMIT keeps (``first 10 by n DESC``)."""
     rows: int
     time_range: dict[str, list[str]] = {}
     """For each date or time column of the result: its first and last value."""
+    defined: dict[str, str] = Field(default={}, exclude=True)
+    """Measures named only because a bracket defines them: their definitions, said where
+    the brackets are elided."""
     brief: dict[str, str] = Field(default={}, exclude=True)
     """Short forms of long terms (whole sub-expressions elided), for :meth:`line`."""
 
@@ -59,14 +64,17 @@ class DataIntent(BaseModel):
         """The note in one line of at most ``budget`` characters (where whole parts allow), for prompts.
 
         What does not fit is shortened by whole parts, never cut inside an expression, in
-        this order: long expressions elided to their outline (``SUM(…)``), time ranges
-        left out, measures and keys named only, filters elided (the result's, then those of
+        this order: long expressions elided to their outline, keeping a measure's comparisons
+        where they fit (``AVG(CASE WHEN dep_delay <= 15 THEN … ELSE … END)``), time ranges
+        left out, filters elided (the result's, then those of
         what it reads), the result's filters past the first :data:`FILTERS_KEPT` left out
         (counted), those of each CTE, subquery or part past the first :data:`INNER_KEPT`
         (counted), the joins' conditions, a set operation's parts past :data:`PARTS_KEPT`
         (counted), what CTEs and subqueries read (only for a line still far over its
-        budget: see :data:`OVER`), and only
-        then measures and keys left out from the last (counted). The line then says that it
+        budget: see :data:`OVER`), and only for a line still far over its budget, measures
+        and keys named only, then measures and keys left out from the last (counted): a measure's
+        definition is what a later question is answered from. A join's keys are never cut.
+        The line then says that it
         was cut and where the SQL is. The first filters and the columns' names stay longest:
         a dataset that looks whole but is not, or whose columns are not known, is the costly
         mistake.
@@ -76,7 +84,7 @@ class DataIntent(BaseModel):
         >>> long = "cancelled = SUM(CASE WHEN dep_time IS NULL AND arr_time IS NULL THEN 1 ELSE 0 END)"
         >>> DataIntent(tables=["flights"], measures=["n = COUNT(*)", long], filters=["month IN (1, 2, 3)"],
         ...            brief={long: "cancelled = SUM(CASE WHEN … THEN 1 ELSE 0 END)"}, rows=3).line(150)
-        'from flights; measures: n = COUNT(*), cancelled; where: month IN (1, 2, 3); 3 rows; shortened to fit (full SQL: list_artifacts with_code=true)'
+        'from flights; measures: n = COUNT(*), cancelled = SUM(CASE WHEN dep_time IS NULL AND arr_time IS NULL THEN 1 ELSE 0 END); where: month IN (1, 2, 3); 3 rows'
         """
         return _Fitting(self).line(budget)
 
@@ -149,8 +157,11 @@ class _Fitting:
         text = f"{relation.join} {relation.name}" if relation.join else relation.name
         if relation.body is not None:
             text += f" [{self._rows(relation.body) if self.inner < 5 else ELIDED}]"
-        if relation.on and self.inner < 3:
-            text += f" {relation.on}" if relation.on.startswith("USING (") else f" ON {relation.on}"
+        # Past level 3 the join's other conditions go; its keys stay (a join said without
+        # them reads as a cross join).
+        on = relation.on if self.inner < 3 else relation.keys
+        if on:
+            text += f" {on}" if on.startswith("USING (") else f" ON {on}"
         return text
 
     def render(self) -> str:
@@ -164,12 +175,21 @@ class _Fitting:
             if texts:
                 more = len(texts) - len(levels)
                 shown = self._shown(texts, levels)
+                if label == "measures" and self.inner >= 5:
+                    # The brackets that define them are elided: the definitions come here.
+                    shown = [self._term(i.defined[t], 1) if t in i.defined else t for t in shown]
                 parts.append(f"{label}: " + (", ".join(shown) + (f", {more} more" if more else "") if shown
                                              else f"{more} left out"))
         if i.filters:
             more = len(i.filters) - len(self.filters)
-            parts.append("where: " + " AND ".join(self._shown(i.filters, self.filters))
-                         + (f" AND {more} more" if more else ""))
+            # A measure's own FILTER said whole in its definition is not said again here.
+            defined = dict(zip([m.split(" = ", 1)[0] for m in i.measures], self._shown(i.measures, self.measures),
+                               strict=False))
+            shown = [f for f in self._shown(i.filters, self.filters) if not _repeats(f, defined)]
+            if shown or more:
+                parts.append("where: " + " AND ".join(shown) + (f" AND {more} more" if more else ""))
+        if i.having:
+            parts.append("having: " + " AND ".join(i.having))  # few, and each says which groups are kept
         if i.limit:
             parts.append(i.limit)
         parts.append(f"{i.rows} row" if i.rows == 1 else f"{i.rows} rows")
@@ -246,11 +266,13 @@ class _Fitting:
         a later step reads) until everything else that can go has gone: filters past the
         first few (the line says how many more), then the joins' keys and conditions."""
         i = self.intent
+        # A measure's definition is what a later question ("what counts as on time?") is
+        # answered from: it is shortened (keeping its comparisons), never dropped, unless the
+        # line is still far over its budget once everything else has gone.
+        far = lambda: len(self.render()) > self.budget * OVER  # noqa: E731
         yield lambda: self._shorten(self.measures, i.measures, 1)
         yield lambda: self._shorten(self.dimensions, i.dimensions, 1)
         yield self._fewer_times
-        yield lambda: self._shorten(self.measures, i.measures, 2)
-        yield lambda: self._shorten(self.dimensions, i.dimensions, 2)
         yield lambda: self._shorten(self.filters, i.filters, 1)
         yield lambda: self._inner_to(1)
         yield lambda: len(self.filters) > FILTERS_KEPT and self.filters.pop() >= 0
@@ -258,9 +280,11 @@ class _Fitting:
         yield lambda: self._inner_to(3)
         yield lambda: self._inner_to(4)
         # What the CTEs read goes only from a line still far over its budget.
-        yield lambda: len(self.render()) > self.budget * OVER and self._inner_to(5)
+        yield lambda: far() and self._inner_to(5)
+        yield lambda: far() and self._shorten(self.measures, i.measures, 2)
+        yield lambda: far() and self._shorten(self.dimensions, i.dimensions, 2)
         for levels in (self.measures, self.dimensions):
-            yield lambda levels=levels: bool(levels) and levels.pop() >= 0  # type: ignore[misc]
+            yield lambda levels=levels: far() and bool(levels) and levels.pop() >= 0  # type: ignore[misc]
 
     #: The moves that leave terms out: taken only where they bring the line within its budget.
     LAST = 2
@@ -296,6 +320,16 @@ class _Fitting:
         return text
 
 
+def _repeats(condition: str, measures: dict[str, str]) -> bool:
+    """Whether ``condition`` is a measure's own filter (``x > 0 (in m only)``) that the
+    measure's definition, as shown, already says whole (``FILTER(WHERE x > 0)``)."""
+    if not condition.endswith(" only)") or " (in " not in condition:
+        return False
+    term, name = condition[: -len(" only)")].rsplit(" (in ", 1)
+    shown = measures.get(name, "")
+    return f"FILTER(WHERE {term})" in shown or f"FILTER(WHERE {term} AND" in shown or f" AND {term})" in shown
+
+
 def data_intent(
     shape: QueryShape, *, tables: list[str], rows: int, time_range: dict[str, list[str]] | None = None
 ) -> DataIntent:
@@ -307,7 +341,8 @@ def data_intent(
     """
     return DataIntent(
         tables=tables, source=shape.source, also=shape.also, measures=shape.measures, dimensions=shape.dimensions,
-        filters=shape.filters, limit=shape.limit, rows=rows, time_range=time_range or {}, brief=shape.brief,
+        filters=shape.filters, having=shape.having, limit=shape.limit, rows=rows, time_range=time_range or {}, brief=shape.brief,
+        defined=shape.defined,
     )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .model import Relation, Rows
-from .terms import brief, conditions, joins_tables
+from .terms import brief, by_name, conditions, joins_tables
 
 #: How deep derived tables are read (deeper ones are named only).
 DEPTH = 12
@@ -82,7 +82,7 @@ class Lineage:
         relations = [self._relation(from_.this, select, depth)]
         for join in select.args.get("joins") or []:
             relation = self._relation(join.this, select, depth)
-            relation.join, relation.on = self._join_words(join), self._on(join)
+            relation.join, (relation.on, relation.keys) = self._join_words(join), self._on(join)
             relations.append(relation)
         return relations
 
@@ -121,24 +121,30 @@ class Lineage:
             words = ["CROSS"]  # FROM a, b
         return " ".join([*words, "JOIN"])
 
-    def _on(self, join: exp.Join) -> str:
-        """The join's keys by column name and an outer join's conditions on one side (an inner
-        join's are filters of the rows: see :meth:`joined_filters`)."""
+    def _on(self, join: exp.Join) -> tuple[str, str]:
+        """``(condition, keys)``: the join's keys by column name and an outer join's
+        conditions on one side (an inner join's are filters of the rows: see
+        :meth:`joined_filters`); and the keys alone. A key is never elided: it sets what
+        each row is (per hour or per airport)."""
         using = [u.name for u in join.args.get("using") or []]
         if using:
-            return f"USING ({', '.join(using)})"
+            said = f"USING ({', '.join(using)})"
+            return said, said
         keys: list[str] = []
         others: list[str] = []
         for term in conditions(join.args.get("on")):
             if joins_tables(term):
-                if isinstance(term, exp.EQ) and isinstance(term.left, exp.Column) and isinstance(term.right, exp.Column):
-                    left, right = term.left.name, term.right.name
-                    keys.append(left if left == right else f"{left} = {right}")
+                left, right = (_uncast(term.left), _uncast(term.right)) if isinstance(term, exp.EQ) else (None, None)
+                if isinstance(left, exp.Column) and isinstance(right, exp.Column):
+                    # A cast on both sides of one column (CAST(a.t AS TIMESTAMP) = CAST(b.t AS
+                    # TIMESTAMP)) keys on that column.
+                    keys.append(left.name if left.name == right.name else f"{left.name} = {right.name}")
                 else:
-                    others.append(brief(self._readable(term), self.dialect, 40))
+                    keys.append(self.sql(term))
             elif join.side:
                 others.append(brief(self._readable(term), self.dialect))
-        return " AND ".join(filter(None, [", ".join(keys), *others]))
+        said_keys = ", ".join(keys) if all(" " not in k for k in keys) else " AND ".join(keys)
+        return " AND ".join(filter(None, [said_keys, *others])), said_keys
 
     def joined_filters(self, select: exp.Select) -> list[str]:
         """An inner join's conditions on one side: they drop rows, as a WHERE does."""
@@ -183,7 +189,7 @@ class Lineage:
         return Rows(
             reads=self.reads(node, depth), filters=filters,
             keys=[] if id(node) in self.lifted else self._keys(node),
-            having=[self._term(t) for t in conditions(node.args.get("having"))],
+            having=[self._term(by_name(t, node)) for t in conditions(node.args.get("having"))],
             limit=self.limit(node), distinct=self._distinct(node), columns=self._defined(node, used),
         )
 
@@ -318,6 +324,13 @@ class Lineage:
                         out.append(Relation(name=node.name, body=self.body(self.ctes[name], None, 1)))
                         roots.append(self.ctes[name])
         return out
+
+
+def _uncast(node: exp.Expression) -> exp.Expression:
+    """The column under a cast (``CAST(t AS TIMESTAMP)``, ``t::DATE``); ``node`` otherwise."""
+    while isinstance(node, exp.Cast | exp.TryCast):
+        node = node.this
+    return node
 
 
 __all__ = ["Lineage"]

@@ -51,6 +51,9 @@ class Relation(BaseModel):
     already said)."""
     on: str = ""
     """The join's keys by column name, and an outer join's conditions on one side."""
+    keys: str = ""
+    """The join's keys alone (``carrier``, ``USING (carrier)``): said even where its other
+    conditions are cut, since they set what each row is."""
 
 
 class Rows(BaseModel):
@@ -86,6 +89,9 @@ class QueryShape(BaseModel):
     """Every condition that limits the result's rows, one per AND-ed term: the query's WHERE,
     HAVING and QUALIFY, inner join conditions that test one side, an aggregate's
     FILTER (each labelled); those of the CTEs and subqueries feeding it are in ``source``."""
+    having: list[str] = []
+    """The result's HAVING terms (of its groups, not its rows), aggregates said by the
+    measures' names (``cancelled > 500``)."""
     limit: str = ""
     """What the query's LIMIT keeps (``first 10 by n DESC``); empty without one."""
     source: Rows | None = None
@@ -93,6 +99,9 @@ class QueryShape(BaseModel):
     own filters): ``None`` when it could not be said (the description then lists the tables)."""
     also: list[Relation] = []
     """CTEs read only inside an expression (``x IN (SELECT ... FROM jfk)``), with what they read."""
+    defined: dict[str, str] = {}
+    """For each measure said by name only because what it reads defines it in its brackets:
+    that definition (said in full where the brackets are elided)."""
     brief: dict[str, str] = {}
     """The short form of each long term above (whole sub-expressions elided as ``…``)."""
 

@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from .lineage import Lineage
 from .model import QueryShape, Rows
-from .terms import BRIEF_CHARS, ELIDED, brief, conditions
+from .terms import BRIEF_CHARS, ELIDED, SHORT_CHARS, brief, by_name, conditions
 
 
 def query_shape(tree: exp.Expression, dialect: str) -> QueryShape:
@@ -103,24 +103,30 @@ class _Reader(Lineage):
             source = self.set_operation(tree, None, 0, differing=True)
             for part in source.parts:
                 part.keys = [k for k in part.keys if k not in dimensions]
-            filters, limit = source.filters, source.limit
+            filters, limit, having = source.filters, source.limit, []
             source.filters, source.limit = [], ""
         else:
             source = Rows(reads=self.reads(main))
             filters = self._own_filters(main)
+            having = [self._term(by_name(t, main)) for t in conditions(main.args.get("having"))]
             # DISTINCT ON keeps one row of each key (which one, by the order); DISTINCT alone
             # keeps every different row, as the columns already say.
             picked = self._distinct(main)
             limit = ", ".join(filter(None, [picked if picked.startswith("distinct on") else "", self.limit(main)]))
-        return QueryShape(measures=measures, dimensions=dimensions, filters=filters, limit=limit, source=source,
-                          also=self.also(tree), brief=self.brief)
+        also = self.also(tree)
+        # A measure passed through from a CTE or subquery is defined in its brackets: the
+        # result's "measures:" names it only, so that it is defined once.
+        defined = _definitions([source, *(r.body for r in also if r.body is not None)])
+        passed = {m.split(" = ", 1)[0]: m for m in measures if m in defined}
+        measures = [m.split(" = ", 1)[0] if m in defined else m for m in measures]
+        return QueryShape(measures=measures, dimensions=dimensions, filters=filters, having=having, limit=limit,
+                          source=source, also=also, brief=self.brief, defined=passed)
 
     def _own_filters(self, select: exp.Select) -> list[str]:
-        """The conditions of the result itself: its WHERE, an inner join's one-sided terms,
-        HAVING, QUALIFY, and an aggregate's FILTER (which limits that measure's rows only)."""
+        """The conditions of the result's rows: its WHERE, an inner join's one-sided terms,
+        QUALIFY, and an aggregate's FILTER (which limits that measure's rows only)."""
         out = [self._term(t) for t in conditions(select.args.get("where"))]
         out += self.joined_filters(select)
-        out += [self._term(t, " (HAVING)") for t in conditions(select.args.get("having"))]
         out += [self._term(t, " (QUALIFY)") for t in conditions(select.args.get("qualify"))]
         for projection in select.expressions:
             for only in projection.find_all(exp.Filter):
@@ -170,7 +176,7 @@ class _Reader(Lineage):
             return self._term(node)
         text = f"{name} = {sql}"
         if len(text) > BRIEF_CHARS:
-            short = brief(self._readable(node), self.dialect, max(BRIEF_CHARS - len(name) - 3, 8))
+            short = brief(self._readable(node), self.dialect, max(SHORT_CHARS - len(name) - 3, 8))
             self.brief[text] = name if short == ELIDED else f"{name} = {short}"
         return text
 
@@ -224,6 +230,10 @@ class _Reader(Lineage):
     def _outputs(self, select: exp.Select) -> tuple[list[str], list[str]]:
         """``(measures, dimensions)`` of the result."""
         columns = self._columns(select)
+        own = {id(p.this if isinstance(p, exp.Alias) else p) for p in select.expressions}
+        # A window over an aggregate the query names says that name (ORDER BY cancelled DESC).
+        columns = [(name, by_name(node, select) if id(node) in own and isinstance(node, exp.Window) else node, m)
+                   for name, node, m in columns]
         measures = [self._named(name, node, self.sql(node)) for name, node, is_measure in columns if is_measure]
         dimensions = self._keys(select)
         if not dimensions and not select.args.get("group"):
@@ -285,6 +295,15 @@ class _Reader(Lineage):
         inner = projection.this if isinstance(projection, exp.Alias) else projection
         name, sql = self._label(projection, inner)
         return self._named(name, inner, sql)
+
+
+def _definitions(rows: list[Rows]) -> set[str]:
+    """Every ``name = SQL`` said in the brackets of what these rows read (keys and columns)."""
+    out: set[str] = set()
+    for r in rows:
+        out.update(c for c in [*r.columns, *r.keys] if " = " in c)
+        out |= _definitions([*r.parts, *(rel.body for rel in r.reads if rel.body is not None)])
+    return out
 
 
 __all__ = ["brief", "query_shape"]

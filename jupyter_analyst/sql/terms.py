@@ -15,6 +15,10 @@ from .model import ELIDED
 BRIEF_CHARS = 60
 #: A list longer than this (an IN list, a function's arguments) keeps its first items in a short form.
 LIST_ITEMS = 3
+#: A comparison this short is kept whole in a measure's short form.
+COMPARISON_CHARS = 30
+#: The most characters of a term's short form (name and expression).
+SHORT_CHARS = 100
 _LEAVES = (exp.Column, exp.Literal, exp.Identifier, exp.Star, exp.Null, exp.Boolean, exp.Var, exp.DataType)
 
 
@@ -33,13 +37,17 @@ def brief(node: exp.Expression, dialect: str, limit: int = BRIEF_CHARS) -> str:
     text = node.sql(dialect=dialect)
     if len(text) <= limit:
         return text
-    for depth in range(4, -1, -1):
-        try:
-            text = _elided(node.copy(), depth).sql(dialect=dialect)
-        except Exception:  # noqa: BLE001 - a generator gap on an elided tree: try shallower
-            continue
-        if len(text) <= limit and _whole(text, dialect):
-            return text
+    # First a form that keeps the comparisons which define a measure (``CASE WHEN dep_delay
+    # <= 15 THEN … END``), eliding the values around them; then any form that fits.
+    for keep in (True, False):
+        for depth in range(4, -1, -1):
+            kept: list[bool] | None = [] if keep else None
+            try:
+                text = _elided(node.copy(), depth, kept).sql(dialect=dialect)
+            except Exception:  # noqa: BLE001 - a generator gap on an elided tree: try shallower
+                continue
+            if len(text) <= limit and (kept is None or kept) and _whole(text, dialect):
+                return text
     return ELIDED
 
 
@@ -59,8 +67,9 @@ def _leaf(node: exp.Expression) -> bool:
     return isinstance(node, _LEAVES) or not any(isinstance(v, exp.Expression | list) for v in node.args.values())
 
 
-def _elided(node: exp.Expression, depth: int) -> exp.Expression:
-    """``node`` with every non-leaf below ``depth`` levels replaced by ``…``, long lists shortened."""
+def _elided(node: exp.Expression, depth: int, kept: list[bool] | None = None) -> exp.Expression:
+    """``node`` with every non-leaf below ``depth`` levels replaced by ``…``, long lists shortened;
+    with ``kept`` (a list that records what was kept), short comparisons stay whole below it."""
     for key, value in list(node.args.items()):
         if isinstance(value, list):
             items = [v for v in value if isinstance(v, exp.Expression)]
@@ -68,9 +77,9 @@ def _elided(node: exp.Expression, depth: int) -> exp.Expression:
                 continue
             if len(items) > LIST_ITEMS:
                 items = [*items[: LIST_ITEMS - 1], _stand_in(items[-1])]
-            node.set(key, [_elided_child(v, depth) for v in items])
+            node.set(key, [_elided_child(v, depth, kept) for v in items])
         elif isinstance(value, exp.Expression):
-            node.set(key, _elided_child(value, depth))
+            node.set(key, _elided_child(value, depth, kept))
     return node
 
 
@@ -81,12 +90,38 @@ def _stand_in(like: exp.Expression) -> exp.Expression:
     return exp.var(ELIDED)
 
 
-def _elided_child(child: exp.Expression, depth: int) -> exp.Expression:
+def _elided_child(child: exp.Expression, depth: int, kept: list[bool] | None = None) -> exp.Expression:
     if _leaf(child):
         return child
+    if kept is not None and _comparison(child):
+        kept.append(True)
+        return child
     if depth <= 0:
+        if kept is not None and isinstance(child, exp.Case):
+            return _case(child, kept)
+        if kept is not None and isinstance(child, exp.If) and _comparison(child.this):
+            kept.append(True)
+            return exp.If(this=child.this.copy(), true=exp.var(ELIDED))
         return _stand_in(child)
-    return _elided(child, depth - 1)
+    return _elided(child, depth - 1, kept)
+
+
+def _comparison(node: exp.Expression) -> bool:
+    """A short comparison (``dep_delay <= 15``, ``NOT x IS NULL``): what defines a measure."""
+    inner = node.this if isinstance(node, exp.Not) else node
+    return isinstance(inner, exp.Predicate) and len(node.sql()) <= COMPARISON_CHARS
+
+
+def _case(case: exp.Case, kept: list[bool]) -> exp.Expression:
+    """A CASE with its first WHEN's comparison kept and its values elided."""
+    ifs = case.args.get("ifs") or []
+    if not ifs or not _comparison(ifs[0].this):
+        return _stand_in(case)
+    kept.append(True)
+    whens = [exp.If(this=ifs[0].this.copy(), true=exp.var(ELIDED))]
+    whens += [_stand_in(ifs[1])] if len(ifs) > 1 else []
+    default = exp.var(ELIDED) if case.args.get("default") is not None else None
+    return exp.Case(ifs=whens, default=default)
 
 
 def conditions(node: exp.Expression | None) -> list[exp.Expression]:
@@ -101,6 +136,23 @@ def conditions(node: exp.Expression | None) -> list[exp.Expression]:
     return [condition]
 
 
+def by_name(term: exp.Expression, select: exp.Select) -> exp.Expression:
+    """``term`` (a HAVING condition, a window's ORDER BY) with each aggregate that ``select``
+    names in its projections said by that name (``COUNT(*) > 500`` is ``cancelled > 500``)."""
+    named = [(p.this, p.alias) for p in select.expressions
+             if isinstance(p, exp.Alias) and p.alias and isinstance(p.this, exp.AggFunc)]
+    if not named:
+        return term
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        for expression, alias in named:
+            if node is not expression and node == expression:
+                return exp.column(alias)
+        return node
+
+    return term.copy().transform(swap)
+
+
 def joins_tables(term: exp.Expression) -> bool:
     """Whether a join condition's term relates two tables (a join key) rather than testing one
     side (a filter): its columns name two tables, or it equates two unqualified columns."""
@@ -111,4 +163,4 @@ def joins_tables(term: exp.Expression) -> bool:
     return isinstance(term, exp.EQ) and isinstance(term.left, exp.Column) and isinstance(term.right, exp.Column)
 
 
-__all__ = ["BRIEF_CHARS", "ELIDED", "brief", "conditions", "joins_tables"]
+__all__ = ["BRIEF_CHARS", "ELIDED", "brief", "by_name", "conditions", "joins_tables"]

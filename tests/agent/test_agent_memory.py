@@ -43,7 +43,9 @@ def test_data_intent_note_and_entities_are_recorded(analyst):
     # Table aliases read as the tables they stand for; the key by its output name.
     assert intent["measures"] == ["revenue = SUM(orders.revenue)"]
     assert intent["dimensions"] == ["region"]
-    assert intent["filters"] == ["SUM(orders.revenue) > 0 (HAVING)"] and intent["rows"] == result["rows"]
+    # HAVING keeps groups: its own field, the aggregate said by the measure's name.
+    assert intent["having"] == ["revenue > 0"] and intent["rows"] == result["rows"]
+    assert "having: revenue > 0" in result["intent_note"]
     assert "from orders JOIN regions ON region_id;" in result["intent_note"]
 
     from jupyter_analyst.workspace import Workspace

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from jupyter_analyst.sql.intent import LINE_CHARS
 from jupyter_analyst.testing import sql_step, text_step
 
 CTE_SQL = (
@@ -69,7 +70,7 @@ def test_a_long_case_measure_is_cut_whole_and_the_where_kept(analyst):
     # An elided part stands for a whole expression: never a THEN with nothing after it.
     assert "  " not in note and "THEN … ELSE 0 END" in note
     assert "big_spring_revenue" in note
-    assert len(note) <= 300
+    assert len(note) <= LINE_CHARS
 
 
 UNION_SQL = (
@@ -110,16 +111,19 @@ def test_each_union_part_keeps_the_filter_that_makes_its_rows(analyst):
     assert len(note) <= 300
 
 
-def test_measures_left_out_keep_their_names_before_filters_past_the_first(analyst):
+def test_measures_keep_their_definitions_before_filters_past_the_first(analyst):
     note = _described(analyst, MANY_SQL, "by_category")
-    assert "measures: orders, revenue, mean_revenue, units, largest_order, first_order;" in note
+    # Every measure is defined (a later "is revenue a sum or a mean?" is answered from here).
+    assert ("measures: orders = COUNT(*), revenue = SUM(orders.revenue), mean_revenue = AVG(orders.revenue), "
+            "units = SUM(orders.quantity), largest_order = MAX(orders.revenue), "
+            "first_order = MIN(orders.order_date);") in note
     assert "by: region_id, category;" in note
     assert "left out" not in note
     # The first filters are whole; the rest are counted, and the line says where the SQL is.
     assert "where: orders.quantity > 0 AND orders.revenue > 0 AND orders.region_id IN (1, 2, 3, 4, 5) AND" in note
     assert " more;" in note
     assert "shortened to fit (full SQL: list_artifacts with_code=true)" in note
-    assert len(note) <= 300
+    assert len(note) <= LINE_CHARS
 
 
 def test_a_left_join_is_said_with_its_keys_and_its_condition(analyst):
@@ -155,7 +159,7 @@ def test_a_union_in_a_cte_joined_after_is_said_part_by_part_with_its_join(analys
         "and (orders where revenue <= 50 AND product_id <> 6; rid = product_id, as_big = 0, as_small = 1), "
         "each where quantity > 0] LEFT JOIN regions ON region_id = rid; "
         "measures: big = SUM(sides.as_big), small = SUM(sides.as_small), n = COUNT(*); by: rid, region; "
-        "where: COUNT(*) > 10 (HAVING); 5 rows"
+        "having: n > 10; 5 rows"
     )
 
 
