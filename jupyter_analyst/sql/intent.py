@@ -9,6 +9,7 @@ note that had to be shortened says so.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel, Field
@@ -20,8 +21,11 @@ LINE_CHARS = 480
 #: A line that no cut of whole parts brings within its budget is kept whole up to this many
 #: times the budget (a UNION of CTEs with its columns mapped says more than a plain query).
 OVER = 1.5
-#: Where the whole query is, when its description was shortened.
-FULL_SQL_HINT = "full SQL: list_artifacts with_code=true"
+#: Where the whole query is, when its description was shortened: ``find`` is offered on every
+#: call of every turn (``list_artifacts`` only once a thread has artifacts). The dataset's
+#: name, when given, goes after ``find``, outside the line's budget (a long name does not cost
+#: the description a term).
+FULL_SQL_HINT = "full SQL: find with_code=true"
 #: Filters are never left out below this many (past it, the line says how many more).
 FILTERS_KEPT = 3
 #: Of a CTE's, subquery's or set operation part's own filters, the fewest kept.
@@ -60,7 +64,7 @@ class DataIntent(BaseModel):
     brief: dict[str, str] = Field(default={}, exclude=True)
     """Short forms of long terms (whole sub-expressions elided), for :meth:`line`."""
 
-    def line(self, budget: int = LINE_CHARS) -> str:
+    def line(self, budget: int = LINE_CHARS, name: str = "") -> str:
         """The note in one line of at most ``budget`` characters (where whole parts allow), for prompts.
 
         What does not fit is shortened by whole parts, never cut inside an expression, in
@@ -74,8 +78,8 @@ class DataIntent(BaseModel):
         budget: see :data:`OVER`), and only for a line still far over its budget, measures
         and keys named only, then measures and keys left out from the last (counted): a measure's
         definition is what a later question is answered from. A join's keys are never cut.
-        The line then says that it
-        was cut and where the SQL is. The first filters and the columns' names stay longest:
+        The line then says that it was cut and where the SQL is (``find`` with the dataset's
+        ``name``). The first filters and the columns' names stay longest:
         a dataset that looks whole but is not, or whose columns are not known, is the costly
         mistake.
 
@@ -85,15 +89,20 @@ class DataIntent(BaseModel):
         >>> DataIntent(tables=["flights"], measures=["n = COUNT(*)", long], filters=["month IN (1, 2, 3)"],
         ...            brief={long: "cancelled = SUM(CASE WHEN … THEN 1 ELSE 0 END)"}, rows=3).line(150)
         'from flights; measures: n = COUNT(*), cancelled = SUM(CASE WHEN dep_time IS NULL AND arr_time IS NULL THEN 1 ELSE 0 END); where: month IN (1, 2, 3); 3 rows'
+        >>> DataIntent(tables=["flights"], measures=["n = COUNT(*)", long], filters=["month IN (1, 2, 3)"],
+        ...            brief={long: "cancelled = SUM(CASE WHEN … THEN 1 ELSE 0 END)"}, rows=3).line(90, "q1")
+        'from flights; measures: n = COUNT(*), cancelled; where: month IN (1, 2, 3); 3 rows; shortened to fit (full SQL: find "q1" with_code=true)'
         """
-        return _Fitting(self).line(budget)
+        named = f" {json.dumps(name, ensure_ascii=False)}" if name else ""
+        return _Fitting(self, named).line(budget + len(named))
 
 
 class _Fitting:
     """One description being shortened to a budget, a whole part at a time."""
 
-    def __init__(self, intent: DataIntent) -> None:
+    def __init__(self, intent: DataIntent, name: str = "") -> None:
         self.intent = intent
+        self.name = name
         # Per term shown: 0 whole, 1 its short form, 2 its name only; terms past the list's
         # length are left out.
         self.measures = [0] * len(intent.measures)
@@ -196,7 +205,7 @@ class _Fitting:
         for column, (first, last) in list(i.time_range.items())[: self.times]:
             parts.append(f"{column} {first} .. {last}")
         if self.saying_cut or self.cut():
-            parts.append(f"shortened to fit ({FULL_SQL_HINT})")
+            parts.append(f"shortened to fit ({FULL_SQL_HINT.replace('find', 'find' + self.name, 1)})")
         return "; ".join(parts)
 
     def cut(self) -> bool:

@@ -133,7 +133,7 @@ def invented_names(env: ThreadEnvironment, tool: str, arguments: dict[str, Any])
         table = str(arguments.get("table") or "")
         if table and table.lower() not in {t.lower() for t in schema}:
             return _unknown(f"there is no table {table!r}", nearest(table, schema) or sorted(schema)[:10],
-                            "call list_tables or find")
+                            "use one of these, or call find")
     ids = (arguments.get("expect") or {}).get("artifact_ids") or []
     if ids:
         known_ids = {a.artifact_id for a in env.artifacts.list(env.thread_id)}

@@ -195,7 +195,7 @@ def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, pla
             entry.update(made_by(by_id[entry["id"]], steps))
     result: dict[str, Any] = {"query": query, "matches": found}
     if not matches:
-        result["note"] = "nothing matches; call list_tables or list_artifacts, or ask the user"
+        result["note"] = "nothing matches; try other words or another kind, or ask the user"
     return StepOutcome(status="ok", result=result)
 
 

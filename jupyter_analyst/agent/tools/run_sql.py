@@ -203,7 +203,7 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
         "truncated": result.truncated,
         "reused": False,
         "intent": intent.model_dump(exclude_defaults=True),
-        "intent_note": intent.line(),
+        "intent_note": intent.line(name=name),
     }
     if result.truncated:
         payload["row_cap"] = {"cap": result.row_cap, "kept": result.rows, "dropped": result.dropped}

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from jupyter_analyst.agent import ContextBudget
-from jupyter_analyst.testing import python_step, sql_step as sql, text_step as say
+from jupyter_analyst.testing import call_step, python_step, sql_step as sql, text_step as say
 
 OFFER = "I can split it by month next, or chart it. Want that?"
 HYPOTHESIS = "North grows fastest because of the spring promotion"
@@ -328,3 +328,39 @@ def test_the_state_names_no_host_notebook_path_and_says_when_no_dataset_is_activ
     assert "notebook.ipynb" not in system and str(a.workspace) not in system
     assert "- no active dataset: ask or use find when the user refers to something loosely" in system
     assert "`by_region`" in system  # still listed among the datasets
+
+
+WIDE_SQL = ("WITH paid AS (SELECT region_id, revenue FROM orders WHERE revenue > 0 AND region_id IS NOT NULL) "
+            "SELECT region_id, COUNT(*) AS order_count, "
+            + ", ".join(f"SUM(CASE WHEN revenue > {low} AND revenue <= {low * 10} THEN revenue ELSE 0 END) "
+                        f"AS revenue_of_orders_above_{low}" for low in (1, 10, 100, 1000, 10000, 100000, 1000000))
+            + " FROM paid GROUP BY region_id HAVING COUNT(*) > 1")
+
+
+def _named_tools(text: str) -> set[str]:
+    from jupyter_analyst.agent.tools import TOOL_NAMES
+
+    return {name for name in TOOL_NAMES if re.search(rf"\b{name}\b", text)}
+
+
+def test_every_tool_a_request_names_is_one_it_offers(analyst):
+    """A pointer to a tool the request does not offer costs a round trip on an unknown-tool
+    error: a shortened description, a find that matched nothing and an unknown table point
+    only to tools offered on every call (a thread's first turn offers no list_artifacts)."""
+    a = analyst({"turns": [{"steps": [
+        sql(WIDE_SQL, "region_mix"),
+        call_step("find", query="zebra giraffe"),
+        call_step("describe_table", table="ordrs"),
+        say("ok"),
+    ]}]})
+    a.run("order mix by region")
+    (note,) = [e.result["intent_note"] for e in a.of_type("tool_result") if e.tool == "run_sql"]
+    assert 'shortened to fit (full SQL: find "region_mix" with_code=true)' in note
+    requests = [r for r in a.server.requests if r.get("tools")]
+    assert len(requests) == 4
+    for request in requests:
+        offered = {t["function"]["name"] for t in request["tools"]}
+        assert "list_artifacts" not in offered
+        texts = [m["content"] for m in request["messages"] if isinstance(m.get("content"), str)]
+        named = set().union(*(_named_tools(t) for t in texts))
+        assert named <= offered, named - offered
