@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import difflib
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -100,6 +101,17 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, bytes | bytearray):
         return f"<{len(value)} bytes>"
     return str(value)
+
+
+def model_json(value: Any) -> str:
+    """``value`` as JSON for a message the model reads: its characters themselves, not
+    ``\\u2192`` escapes (which a model reads as odd text, at more tokens), and always valid
+    UTF-8 (a lone surrogate becomes U+FFFD, as :func:`valid_text` makes it).
+
+    >>> model_json({"does": "query \u2192 rev", "note": "a\\ud800b"}) == '{"does": "query → rev", "note": "a\\ufffdb"}'
+    True
+    """
+    return valid_text(json.dumps(value, ensure_ascii=False, default=str))
 
 
 def masked(spec: str) -> str:

@@ -14,12 +14,12 @@ payload check, through a :class:`~.tools.CallHost`; a plan's steps come back thr
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._text import model_json
 from ..errors import AnalystError, InvalidArguments, ToolRetry
 from ..events import (
     ArtifactRecorded,
@@ -77,7 +77,7 @@ class NormalisedCall:
         arguments, under a name servers accept; a call the model can copy as it stands (no
         marker of what was rescued, which a model would copy into its next calls)."""
         return {"id": self.id, "type": "function",
-                "function": {"name": echoed_name(self.name), "arguments": json.dumps(dict(self.arguments or {}))}}
+                "function": {"name": echoed_name(self.name), "arguments": model_json(dict(self.arguments or {}))}}
 
 
 def normalise(call: ToolCall) -> NormalisedCall:

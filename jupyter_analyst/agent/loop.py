@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from .._clock import new_id
+from .._text import model_json
 from ..errors import AnalystError, DiskUnavailable
 from ..events import AnswerReady, StateChanged, TurnEnded, TurnEndStatus, TurnStarted
 from ..ledger import Price
@@ -126,7 +126,7 @@ class AgentLoop:
         """
         outcome: StepOutcome | None = None
         async with self._turn(turn, rerun=rerun, announced=announced, speaker=USER_DRIVEN) as run:
-            call = normalise(ToolCall(id=new_id("call"), name=tool, arguments=json.dumps(arguments)))
+            call = normalise(ToolCall(id=new_id("call"), name=tool, arguments=model_json(arguments)))
             # Recorded as a call in the conversation, so the model's next turn sees what was fetched.
             await run.keep({"role": "assistant", "content": None, "tool_calls": [
                 {"id": call.id, "type": "function", "function": {"name": tool, "arguments": call.call.arguments}}]})
@@ -134,7 +134,7 @@ class AgentLoop:
             outcome = await self.calls.handle(run, call)
             await self._settle(run)
             await run.keep({"role": "tool", "tool_call_id": call.id,
-                            "content": json.dumps(outcome.model_result, default=str)})
+                            "content": model_json(outcome.model_result)})
             await self.environment.settle()
             if outcome.status == "ok":
                 run.answer = step_line(tool, outcome)
@@ -279,7 +279,7 @@ class AgentLoop:
                 run.failure = None  # a later step of the same tool ran: the turn recovered
             content = outcome.model_result
             question = content.get("question_for_user") or question
-            await run.keep({"role": "tool", "tool_call_id": call.id, "content": json.dumps(content, default=str)})
+            await run.keep({"role": "tool", "tool_call_id": call.id, "content": model_json(content)})
         await self._settle(run)
         return question
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..._text import head_and_tail
+from ..._text import head_and_tail, model_json
 from ...events import ContextUsage
 from ...sql import source_outline
 from .previous import previous_turn_line
@@ -168,7 +168,7 @@ def compact_tool_message(message: dict[str, Any], system: str = "") -> dict[str,
         result = json.loads(message.get("content") or "{}")
     except json.JSONDecodeError:
         return {**message, "content": compact_value(message.get("content") or "")}
-    return {**message, "content": json.dumps(compact_value(pointed(result, system) if system else result), default=str)}
+    return {**message, "content": model_json(compact_value(pointed(result, system) if system else result))}
 
 
 def pointed(value: Any, system: str) -> Any:

@@ -12,12 +12,12 @@ they are skipped, never run on missing inputs; steps that do not need it still r
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..._text import model_json
 from ...errors import AnalystError, InvalidArguments
 from ...events import (
     PlanMade,
@@ -129,7 +129,7 @@ async def run_plan(
         async with limit:
             report.status = "running"
             await on_step(report)
-            call = ToolCall(id=report.call_id, name=report.step.tool, arguments=json.dumps(report.step.arguments))
+            call = ToolCall(id=report.call_id, name=report.step.tool, arguments=model_json(report.step.arguments))
             report.outcome = await run_step(call, dict(report.step.arguments))
             report.status = report.outcome.status
         await on_step(report)

@@ -364,3 +364,31 @@ def test_every_tool_a_request_names_is_one_it_offers(analyst):
         texts = [m["content"] for m in request["messages"] if isinstance(m.get("content"), str)]
         named = set().union(*(_named_tools(t) for t in texts))
         assert named <= offered, named - offered
+
+
+def test_tool_results_carry_their_characters_not_ascii_escapes(analyst):
+    """A model reads "→" and "Zürich", not "\\u2192" and "Z\\u00fcrich"."""
+    a = analyst({"turns": [{"steps": [
+        sql(WIDE_SQL, "region_mix"),
+        python_step('print("Zürich →")'),
+        say("ok"),
+    ]}]})
+    out = a.run("order mix by region")
+    assert out.status == "completed"
+    last = a.server.requests[-1]
+    contents = [m["content"] for m in last["messages"] if m["role"] == "tool"]
+    assert len(contents) == 2
+    described, printed = contents
+    assert "…" in described and "\\u2026" not in described
+    assert "Zürich →" in printed and "\\u" not in printed
+
+
+def test_a_lone_surrogate_in_a_tool_result_is_sent_as_a_replacement_character():
+    """Without ASCII escapes a lone surrogate would be sent as such, which UTF-8 cannot
+    encode: the request would fail in the HTTP client, far from where the text came in."""
+    from jupyter_analyst.agent.context.pack import compact_tool_message
+
+    message = {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"stdout": "a \ud800 → b"})}
+    content = compact_tool_message(message)["content"]
+    assert content.encode("utf-8") and "a \ufffd → b" in content
+
