@@ -145,7 +145,7 @@ def result_line(tool: str, content: str) -> str:
     >>> result_line("run_python", '{"error": {"message": "KeyError: x"}}')
     'error: KeyError: x'
     >>> result_line("list_artifacts", '{"artifacts": [{"id": "art_1", "name": "delays.png"}]}')
-    'lists art_1'
+    'lists "delays.png" (art_1)'
     >>> result_line("plan", '{"steps": [{"id": "q1", "result": {"dataset": "d", "rows": 2}}]}')
     'q1: d: 2 rows'
     >>> result_line("find", '{"query": "rev", "matches": [{"kind": "column", "name": "orders.revenue"}]}')
@@ -190,7 +190,7 @@ def _result_text(tool: str, result: dict[str, Any]) -> str:
                      + (f" (candidates: {' | '.join(candidates[:8])})" if candidates else ""))
     if isinstance(result.get("matches"), list):
         parts.append(_found(result["matches"]))
-    artifacts = [a.get("id") or a.get("name") for a in result.get("artifacts") or () if isinstance(a, dict)]
+    artifacts = [_artifact(a) for a in result.get("artifacts") or () if isinstance(a, dict)]
     if artifacts:
         verb = "lists" if tool == "list_artifacts" else "reused" if result.get("reused") else "made"
         parts.append(f"{verb} " + ", ".join(str(a) for a in artifacts[:8]))
@@ -201,6 +201,21 @@ def _result_text(tool: str, result: dict[str, Any]) -> str:
         printed = head_and_tail("\n".join(line.rstrip() for line in output.strip("\n").splitlines()), PRINTED_CHARS)
         parts.append("printed:\n" + "\n".join("  " + line for line in printed.splitlines()))
     return "; ".join(parts)
+
+
+def _artifact(entry: dict[str, Any]) -> str:
+    """An artifact a step made or listed, by what it is and its name, then its id: the
+    summary can say what a chart shows, and keep the id a later turn cites.
+
+    >>> _artifact({"id": "art_1", "name": "Delays by month.png", "type": "image"}), _artifact({"id": "art_2"})
+    ('image "Delays by month.png" (art_1)', 'art_2')
+    """
+    ident, name = entry.get("id"), entry.get("name")
+    if not name:
+        return str(ident)
+    kind = f"{entry['type']} " if entry.get("type") else ""
+    named = f"{kind}{json.dumps(str(name)[:120], ensure_ascii=False)}"
+    return f"{named} ({ident})" if ident else named
 
 
 def _found(matches: list[Any]) -> str:
@@ -243,8 +258,10 @@ def call_line(tool: str, arguments: str) -> str:
     '[plan "monthly delays": q1, c1]'
     >>> call_line("run_python", '{"code": "# chart\\\\nfig, ax = plt.subplots()\\\\nax.plot(x)"}')
     '[run_python: fig, ax = plt.subplots() …]'
-    >>> call_line("find", '{"query": "revenue"}'), call_line("describe_table", "not json")
-    ('[find {"query": "revenue"}]', '[describe_table]')
+    >>> call_line("find", '{"query": "carrier delay", "with_code": false}'), call_line("describe_table", "not json")
+    ('[find "carrier delay"]', '[describe_table]')
+    >>> call_line("list_artifacts", '{"type": "image", "with_code": true}'), call_line("describe_table", '{"table": "t"}')
+    ('[list_artifacts type image with_code]', '[describe_table "t"]')
     """
     try:
         args = json.loads(arguments or "{}")
@@ -262,8 +279,16 @@ def call_line(tool: str, arguments: str) -> str:
     if tool == "run_python" and isinstance(args.get("code"), str):
         lines = [line.strip() for line in args["code"].splitlines() if line.strip() and not line.strip().startswith("#")]
         return f"[run_python: {lines[0][:120]}{' …' if len(lines) > 1 else ''}]" if lines else "[run_python]"
-    shown = json.dumps(args, ensure_ascii=False, default=str)
-    return f"[{tool} {shown}]" if args and len(shown) <= 200 else f"[{tool}]"
+    # Any other call in words: what it looks for (quoted), then its options as "key value".
+    words = [json.dumps(str(value)[:120], ensure_ascii=False) if key in _PAYLOADS
+             else key if value is True else f"{key} {value}"
+             for key, value in sorted(args.items(), key=lambda kv: kv[0] not in _PAYLOADS)
+             if value not in (None, "", [], {}, False) and isinstance(value, str | int | float | bool)]
+    return f"[{tool} {' '.join(words)}]" if words else f"[{tool}]"
+
+
+#: The argument a call is about (a search's words, a table's name), said first and quoted.
+_PAYLOADS = frozenset({"query", "table"})
 
 
 def _transcript(

@@ -200,3 +200,20 @@ def test_a_summary_that_answers_late_never_replaces_a_newer_one(analyst):
     (request,) = [r for r in a.server.requests if r["messages"][-1]["content"] == "q4"]
     system = request["messages"][0]["content"]
     assert "Summary of turns 1-2" in system and "NEWER: turns 1 and 2" in system and "LATE" not in system
+
+
+def test_the_summarizer_reads_a_find_in_words_and_a_chart_by_its_title(analyst):
+    chart = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.bar(rev.region_id, rev.revenue)\n"
+             "ax.set_title('Revenue by region')\nplt.show()")
+    a = analyst({"turns": [{"steps": [
+        tool("find", query="revenue by region", with_code=False),
+        sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "rev"),
+        python_step(chart),
+        say("Charted."),
+    ]}], "summarizer": [{"steps": [{"content": "{}"}]}]})
+    a.run("chart revenue by region")
+    (request,) = a.server.summarizer_requests
+    text = request["messages"][1]["content"]
+    assert '[find "revenue by region"]' in text and '{"query"' not in text
+    # What the chart shows, and the id a later turn cites.
+    assert re.search(r'result of run_python: made image "Revenue by region\.png" \(art_\w+\)', text), text
