@@ -44,9 +44,9 @@ Rules:
   matplotlib figures you show are captured; save files under `outputs/`.
 - State what you expect in `expect` (rows, columns, artifact type, count) when you know it;
   a mismatch comes back with that step's result.
-- Reuse what exists: the datasets and artifacts listed below are already made. Do not fetch
-  or draw the same thing again; identical calls are not re-run, they return the recorded
-  result.
+- Reuse what exists: once steps have made datasets and artifacts, they are listed below. Do
+  not fetch or draw the same thing again; identical calls are not re-run, they return the
+  recorded result.
 - The active context below is authoritative: "it", "that", "the data" mean the active
   dataset unless the user says otherwise.
 - If the request can mean different things and the choice changes the answer, call clarify

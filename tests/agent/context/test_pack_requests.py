@@ -392,3 +392,17 @@ def test_a_lone_surrogate_in_a_tool_result_is_sent_as_a_replacement_character():
     content = compact_tool_message(message)["content"]
     assert content.encode("utf-8") and "a \ufffd → b" in content
 
+
+def test_the_rules_point_to_lists_of_what_exists_only_as_far_as_there_are_any(analyst):
+    """A literal model looks for a list the rules say follows: on a thread's first call there
+    is none, and the rule says they are listed once steps have made them."""
+    a = analyst({"turns": [{"steps": [
+        sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"), say("ok"),
+    ]}]})
+    first = a.run("revenue by region")
+    a.run("and again", thread=first.thread_id)
+    opening, later = system_of(a.server.requests[0]), system_of(requests_for(a.server, "and again")[0])
+    assert "Datasets (DataFrames in the kernel)" not in opening
+    assert "listed below are already made" not in opening
+    assert "once steps have made datasets and artifacts, they are listed below" in opening
+    assert "Datasets (DataFrames in the kernel)" in later and "`by_region`" in later
