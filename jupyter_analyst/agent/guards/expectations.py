@@ -85,6 +85,12 @@ def match(expect: dict[str, Any], seen: Observed) -> Verdict:
     '4 rows, as expected; columns region present'
     >>> match({"rows": 4}, seen).rule
     'rows'
+
+    Every rule that held is named, and a count of one is said in the singular:
+
+    >>> v = match({"artifact_type": "image", "count": 1}, Observed(("art_2",), ("image",), 1, None))
+    >>> v.rule, v.detail
+    ('type and count', '1 image artifact, as expected')
     """
     if not seen.structured:
         return Verdict("skipped", None, "the step produced nothing structured to check")
@@ -98,12 +104,14 @@ def match(expect: dict[str, Any], seen: Observed) -> Verdict:
         if missing:
             return Verdict("failed", "ids", f"expected artifact ids {missing} were not produced or reused; got {list(seen.artifact_ids)}")
     expected_type = expect.get("artifact_type")
+    typed = ""
     if expected_type and seen.artifact_types:
         compared.append("type")
         article = "an" if expected_type[0] in "aeiou" else "a"
         if expected_type not in seen.artifact_types:
             return Verdict("failed", "type", f"expected {article} {expected_type} artifact, got: {', '.join(seen.artifact_types)}")
         held.append(f"{article} {expected_type} artifact, as expected")
+        typed = expected_type
     expected_count = expect.get("rows") if expect.get("rows") is not None else expect.get("count")
     if expected_count is not None and seen.count is not None:
         # A query's result is counted in rows, a Python step's in figures and files.
@@ -111,7 +119,10 @@ def match(expect: dict[str, Any], seen: Observed) -> Verdict:
         compared.append(rule)
         if expected_count != seen.count:
             return Verdict("failed", rule, f"expected {expected_count} {unit}, got {seen.count}")
-        held.append(f"{seen.count} {unit}, as expected")
+        if unit == "artifacts" and typed:  # one clause for both: "1 image artifact, as expected"
+            held.pop()
+            unit = f"{typed} {unit}"
+        held.append(f"{seen.count} {unit[:-1] if seen.count == 1 else unit}, as expected")
     expected_columns = expect.get("columns")
     if expected_columns and seen.columns is not None:
         compared.append("columns")
@@ -122,7 +133,16 @@ def match(expect: dict[str, Any], seen: Observed) -> Verdict:
         held.append(f"columns {', '.join(map(str, expected_columns))} present")
     if not compared:
         return Verdict("skipped", None, "nothing the expectation names can be compared with this result")
-    return Verdict("confirmed", compared[-1], "; ".join(held))
+    return Verdict("confirmed", _listed(compared), "; ".join(held))
+
+
+def _listed(rules: list[str]) -> str:
+    """The rules that held, every one named (``rows and columns``).
+
+    >>> _listed(["rows"]), _listed(["rows", "columns"]), _listed(["ids", "type", "count"])
+    ('rows', 'rows and columns', 'ids, type and count')
+    """
+    return rules[0] if len(rules) == 1 else f"{', '.join(rules[:-1])} and {rules[-1]}"
 
 
 def expectation_delta(

@@ -311,7 +311,7 @@ def test_a_confirmed_expectation_says_what_held_in_the_fields_own_name(analyst):
     ]}]})
     a.run("revenue by region")
     (told,) = [json.loads(m["content"]) for m in a.server.requests[1]["messages"] if m["role"] == "tool"]
-    assert told["expectation"] == {"status": "confirmed", "rule": "columns",
+    assert told["expectation"] == {"status": "confirmed", "rule": "rows and columns",
                                    "detail": "5 rows, as expected; columns revenue present"}
 
 
