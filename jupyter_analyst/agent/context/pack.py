@@ -239,6 +239,26 @@ def well_formed(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def without_asked(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages without a ``clarify`` exchange that the turn's answer says again: the
+    answer asks the question with its numbered candidates, as the user read it, and the next
+    turn's system message quotes it; the call and its ``{"asked": true}`` would make three.
+
+    >>> call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"name": "clarify"}}]}
+    >>> asked = [{"role": "user"}, call, {"role": "tool", "tool_call_id": "c1"}, {"role": "assistant", "content": "1. a"}]
+    >>> [m["role"] for m in without_asked(asked)], len(without_asked(asked[:3]))
+    (['user', 'assistant'], 3)
+    """
+    if not messages or messages[-1].get("role") != "assistant" or messages[-1].get("tool_calls"):
+        return list(messages)  # no answer says the question again
+    dropped = {c.get("id") for m in messages for c in m.get("tool_calls") or ()
+               if m.get("role") == "assistant" and not m.get("content")
+               and all((x.get("function") or {}).get("name") == "clarify" for x in m["tool_calls"])}
+    return [m for m in messages
+            if not (m.get("tool_calls") and {c.get("id") for c in m["tool_calls"]} <= dropped)
+            and not (m.get("role") == "tool" and m.get("tool_call_id") in dropped)]
+
+
 def shape_prior(turns: dict[int, list[dict[str, Any]]], budget: ContextBudget, system: str = "") -> list[PackedTurn]:
     """Earlier turns in their sent form: compact tool results for the most recent, answers
     only for older ones, and at most ``recent_messages`` messages in all. A dataset the
@@ -249,7 +269,8 @@ def shape_prior(turns: dict[int, list[dict[str, Any]]], budget: ContextBudget, s
     for number in numbers:
         messages = turns[number]
         if number in with_tools:
-            messages = [compact_tool_message(m, system) if m.get("role") == "tool" else m for m in well_formed(messages)]
+            messages = [compact_tool_message(m, system) if m.get("role") == "tool" else m
+                        for m in well_formed(without_asked(messages))]
         else:
             messages = answers_only(messages)
         shaped.append(PackedTurn(number, messages))

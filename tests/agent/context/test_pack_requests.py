@@ -255,8 +255,8 @@ def test_an_earlier_result_keeps_its_description_when_the_system_message_has_no_
 
 
 def test_an_earlier_question_is_shown_as_the_user_saw_it_and_once_as_asked(analyst):
-    """The call's arguments say the question as asked, the answer as the user read it; the
-    tool's result only that it was asked, and the previous turn's line quotes it once."""
+    """The answer says the question as the user read it and the previous turn's line quotes
+    it once; the clarify call and its result, which would say it a third time, are not sent."""
     from jupyter_analyst.testing import call_step as tool
 
     question = 'Which "revenue" do you mean?'
@@ -268,12 +268,11 @@ def test_an_earlier_question_is_shown_as_the_user_saw_it_and_once_as_asked(analy
     a.run("gross, please", thread=asked.thread_id)
     (request,) = requests_for(a.server, "gross, please")
     history = request["messages"][1:]
-    (result,) = [json.loads(m["content"]) for m in history if m["role"] == "tool"]
-    assert result == {"asked": True}
+    assert not [m for m in history if m["role"] == "tool" or m.get("tool_calls")]
     # The numbered form the user read is the answer's, once.
     assert json.dumps(history).count("1. gross revenue") == 1
-    # Three times in all: the previous turn's line, the call, the answer the user read.
-    assert json.dumps(request["messages"]).count("gross revenue") == 3
+    # Twice in all: the previous turn's line and the answer the user read.
+    assert json.dumps(request["messages"]).count("gross revenue") == 2
     # Quoted with its own quotes escaped: where the question ends stays plain.
     assert 'the question it asked: "Which \\"revenue\\" do you mean?" (candidates: gross revenue | net revenue)' in system_of(request)
 
