@@ -1,7 +1,8 @@
 """Artifacts: content-addressed blobs, the inventory, fingerprints and the step ledger, and
-an artifact's preview as a notebook output shows it."""
+an artifact's preview as a notebook output shows it, a dataset as CSV."""
 
 from .blobs import Blobs, open_blob_store, register_blob_store
+from .csv_export import csv_name, dataset_csv
 from .deterministic import content_fingerprint
 from .fingerprints import canonical_python, sha256_file, step_key
 from .inventory import ArtifactStore
@@ -20,6 +21,8 @@ __all__ = [
     "StepRecord",
     "canonical_python",
     "content_fingerprint",
+    "csv_name",
+    "dataset_csv",
     "open_blob_store",
     "preview_artifact",
     "register_blob_store",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -237,6 +237,15 @@ class ArtifactsQuery(_Input):
     hint = "pass ?type= one of dataset, image, file, text, or no type for all"
 
     type: ArtifactType | None = None
+
+
+class ContentQuery(_Input):
+    """``GET artifacts/{id}/content?format=csv``: a dataset as CSV rather than Parquet."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+    hint = "pass ?format=csv for a dataset as CSV, or no format for the artifact's own bytes"
+
+    format: Literal["csv"] | None = None
 
 
 class PreviewQuery(_Input):

@@ -6,7 +6,7 @@
 import * as React from 'react';
 
 import { useAnalyst } from '../context';
-import { AnalystApiError, IArtifact, IMimeBundle } from '../transport/api';
+import { AnalystApiError, ContentFormat, IArtifact, IMimeBundle } from '../transport/api';
 
 /** Rows of a dataset's preview. */
 const PREVIEW_ROWS = 20;
@@ -62,7 +62,12 @@ export interface IDownload {
   download: () => Promise<void>;
 }
 
-export function useDownload(artifactId: string, fileName: string): IDownload {
+/** An artifact's bytes (a dataset's rows as CSV with `format` `'csv'`), saved as `fileName`. */
+export function useDownload(
+  artifactId: string,
+  fileName: string,
+  format?: ContentFormat
+): IDownload {
   const { client } = useAnalyst();
   const [downloading, setDownloading] = React.useState(false);
   const [error, setError] = React.useState<AnalystApiError | null>(null);
@@ -72,7 +77,7 @@ export function useDownload(artifactId: string, fileName: string): IDownload {
     setError(null);
     try {
       // Through the client (token and XSRF headers), then a link to the bytes in memory.
-      const blob = await client.artifactContent(artifactId);
+      const blob = await client.artifactContent(artifactId, format);
       const url = URL.createObjectURL(blob);
       const link = document.createElement('a');
       link.href = url;

@@ -304,7 +304,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An artifact's bytes, with its content type (checked against its fingerprint first) */
+        /**
+         * An artifact's bytes, with its content type (checked against its fingerprint first)
+         * @description `?format=csv` serves a dataset as `text/csv; charset=utf-8` instead of its Parquet bytes, converted a batch of rows at a time and downloaded as `<name>.csv`; a text cell or column name starting with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading `'`, so a spreadsheet never runs it as a formula.
+         */
         get: operations["getArtifactsArtifactIdContent"];
         put?: never;
         post?: never;
@@ -531,7 +534,7 @@ export interface components {
         /** @description Every refusal: what went wrong, a stable code to act on, and what to send instead. */
         Error: {
             message: string;
-            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_json, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_title, invalid_type, no_model, no_source, not_a_cell, not_found, notebook_not_found, notebook_of_another_thread, notebook_unreadable, path_not_writable, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
+            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_format, invalid_json, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_title, invalid_type, no_model, no_source, not_a_cell, not_a_dataset, not_found, notebook_not_found, notebook_of_another_thread, notebook_unreadable, path_not_writable, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
             reason: string | null;
             hint: string | null;
             /** @default null */
@@ -2370,7 +2373,10 @@ export interface operations {
     };
     getArtifactsArtifactIdContent: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description pass ?format=csv for a dataset as CSV, or no format for the artifact's own bytes */
+                format?: "csv" | null;
+            };
             header?: never;
             path: {
                 /** @description an artifact's id */
@@ -2389,7 +2395,7 @@ export interface operations {
                     "*/*": string;
                 };
             };
-            /** @description the body or a parameter is not what the call takes */
+            /** @description `format=csv` for an artifact that is not a dataset (not_a_dataset), or an unknown format */
             400: {
                 headers: {
                     [name: string]: unknown;

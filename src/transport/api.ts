@@ -10,7 +10,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import type { components } from './api.generated';
+import type { components, operations } from './api.generated';
 
 /** The path of the API under the server's base URL. */
 export const API_PATH = 'analyst/api';
@@ -55,6 +55,11 @@ export interface IRawEvent {
 
 /** An artifact of the inventory. */
 export type IArtifact = Schemas['Artifact'];
+
+/** Another form an artifact's content is served in: a dataset's rows as CSV. */
+export type ContentFormat = NonNullable<
+  NonNullable<operations['getArtifactsArtifactIdContent']['parameters']['query']>['format']
+>;
 
 /** The model the server runs turns with, as `GET config` shows it (never its key). */
 export type IModelConfig = Schemas['ModelInfo'];
@@ -384,14 +389,24 @@ export class AnalystClient {
     return this.json<IArtifact>(`artifacts/${encodeURIComponent(artifactId)}`);
   }
 
-  /** The URL of an artifact's bytes (for a link; fetch it with {@link artifactContent}). */
-  artifactContentUrl(artifactId: string): string {
-    return this.url(`artifacts/${encodeURIComponent(artifactId)}/content`);
+  /**
+   * The URL of an artifact's bytes (for a link; fetch it with {@link artifactContent}); a
+   * dataset's rows as CSV with `format` `'csv'`.
+   */
+  artifactContentUrl(artifactId: string, format?: ContentFormat): string {
+    return this.url(
+      `artifacts/${encodeURIComponent(artifactId)}/content`,
+      format ? { format } : undefined
+    );
   }
 
-  /** An artifact's bytes. */
-  async artifactContent(artifactId: string): Promise<Blob> {
-    const response = await this.request(`artifacts/${encodeURIComponent(artifactId)}/content`);
+  /** An artifact's bytes; a dataset's rows as CSV with `format` `'csv'` (400 for anything else). */
+  async artifactContent(artifactId: string, format?: ContentFormat): Promise<Blob> {
+    const response = await this.request(
+      `artifacts/${encodeURIComponent(artifactId)}/content`,
+      {},
+      format ? { format } : undefined
+    );
     return response.blob();
   }
 

@@ -160,7 +160,7 @@ THREAD_GETS = ["/threads/{}", "/threads/{}/events", "/threads/{}/events?after=2"
                "/threads/{}/state", "/threads/{}/notebook"]
 THREAD_POSTS = [("/threads/{}/turns", {"prompt": "what did alice find?"}), ("/threads/{}/cancel", {}),
                 ("/threads/{}/export", {}), ("/threads/{}/verify", {})]
-ARTIFACT_GETS = ["/artifacts/{}", "/artifacts/{}/content", "/artifacts/{}/preview"]
+ARTIFACT_GETS = ["/artifacts/{}", "/artifacts/{}/content", "/artifacts/{}/content?format=csv", "/artifacts/{}/preview"]
 
 
 def test_every_path_to_alices_thread_is_404_for_bob(hub, alice_turn):

@@ -59,6 +59,17 @@ test.describe('the cards at the default sidebar width', () => {
       .evaluateAll(trs => trs.map(tr => tr.getBoundingClientRect().height));
     expect(Math.max(...rows)).toBeLessThan(30);
 
+    // The step's dataset offers its rows as CSV beside Download, inside the card at this width.
+    const dataset = summary.locator('[data-card="artifact"][data-artifact-type="dataset"]');
+    const csv = dataset.getByRole('link', { name: /as CSV$/ });
+    await expect(csv).toHaveText('CSV');
+    await expect(csv).toHaveAttribute('href', /\/content\?format=csv$/);
+    await expect(csv).toHaveAttribute('download', /\.csv$/);
+    const card = (await dataset.boundingBox())!;
+    const link = (await csv.boundingBox())!;
+    expect(link.x + link.width).toBeLessThanOrEqual(card.x + card.width);
+    await dataset.screenshot({ path: path.join(SCREENSHOTS, 'default-width-dataset.png') });
+
     await summary.locator('.jp-AnalystCard-table').scrollIntoViewIfNeeded();
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'default-width-panel.png') });
     await summary.screenshot({ path: path.join(SCREENSHOTS, 'default-width-table.png') });

@@ -1,5 +1,6 @@
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
+import * as fs from 'fs';
 import * as path from 'path';
 
 import { ask, DEMO_QUESTION, newThread, openPanel, SCREENSHOTS } from './lab';
@@ -212,7 +213,7 @@ test.describe('into the notebook', () => {
 });
 
 test.describe('the artifacts view at the default width', () => {
-  test('names the dataset, the chart and their steps as the cards do, ids behind Details', async ({
+  test('names the dataset, the chart and their steps as the cards do, ids behind Details; CSV downloads the rows', async ({
     page
   }, testInfo) => {
     const panel = await openPanel(page, { widen: false });
@@ -239,6 +240,25 @@ test.describe('the artifacts view at the default width', () => {
       'Fingerprint'
     ]);
     await expect(chart.locator('details.jp-AnalystDetails dd').first()).toHaveText(/^call_/);
+
+    // CSV beside Download on the dataset (not on the chart), inside the item at this width:
+    // the rows converted by the server, saved as <name>.csv, its header the dataset's columns.
+    await expect(chart.getByRole('button', { name: /as CSV$/ })).toHaveCount(0);
+    const csvButton = dataset.getByRole('button', { name: 'Download revenue_by_region as CSV' });
+    await expect(csvButton).toHaveText('CSV');
+    const item = (await dataset.boundingBox())!;
+    const button = (await csvButton.boundingBox())!;
+    expect(button.x + button.width).toBeLessThanOrEqual(item.x + item.width);
+    const [download] = await Promise.all([page.waitForEvent('download'), csvButton.click()]);
+    expect(download.suggestedFilename()).toBe('revenue_by_region.csv');
+    const artifactId = (await dataset.getAttribute('data-artifact-id'))!;
+    const preview = (await (
+      await page.request.get(`analyst/api/artifacts/${artifactId}/preview`)
+    ).json()) as { metadata: { columns: { name: string }[]; rows: number } };
+    const text = fs.readFileSync((await download.path())!, 'utf-8');
+    const lines = text.trimEnd().split('\n');
+    expect(lines[0]).toBe(preview.metadata.columns.map(c => `"${c.name}"`).join(','));
+    expect(lines).toHaveLength(preview.metadata.rows + 1);
     const shot = path.join(SCREENSHOTS, 'artifacts-default-width.png');
     await panel.screenshot({ path: shot });
     await testInfo.attach('artifacts-default-width', { path: shot, contentType: 'image/png' });

@@ -10,9 +10,9 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ...artifacts import preview_artifact
+from ...artifacts import csv_name, dataset_csv, preview_artifact
 from ...errors import StorageError
-from ..inputs import ArtifactsQuery, PreviewQuery
+from ..inputs import ArtifactsQuery, ContentQuery, InvalidRequest, PreviewQuery
 from .base import AnalystHandler
 
 
@@ -39,21 +39,23 @@ class ArtifactHandler(AnalystHandler):
 _SHOWN_INLINE = frozenset({"image/png", "image/jpeg", "image/gif", "text/plain", "text/csv", "application/json"})
 
 
-def content_disposition(name: str, mime: str) -> str:
-    """``inline`` only for a type that holds no script; the file name as RFC 6266 says,
-    never able to end the header's quoted string.
+def content_disposition(name: str, mime: str, *, download: bool = False) -> str:
+    """``inline`` only for a type that holds no script (and not to ``download``); the file
+    name as RFC 6266 says, never able to end the header's quoted string.
 
     >>> print(content_disposition("outputs/report.html", "text/html"))
     attachment; filename="report.html"; filename*=UTF-8''report.html
     >>> print(content_disposition('outputs/a"b é.png', "image/png"))
     inline; filename="a_b _.png"; filename*=UTF-8''a%22b%20%C3%A9.png
+    >>> print(content_disposition("sales.csv", "text/csv", download=True))
+    attachment; filename="sales.csv"; filename*=UTF-8''sales.csv
     """
     import re
     from urllib.parse import quote
 
     base = name.rsplit("/", 1)[-1]
     plain = re.sub(r'[^\x20-\x7e]|["\\]', "_", base)
-    how = "inline" if mime in _SHOWN_INLINE else "attachment"
+    how = "inline" if mime in _SHOWN_INLINE and not download else "attachment"
     return f"{how}; filename=\"{plain}\"; filename*=UTF-8''{quote(base, safe='')}"
 
 
@@ -68,27 +70,45 @@ class ArtifactContentHandler(AnalystHandler):
     @web.authenticated
     @authorized
     async def get(self, artifact_id: str) -> None:
-        """An artifact's bytes, with its content type.
+        """An artifact's bytes, with its content type; a dataset as CSV with ``?format=csv``.
 
         The bytes are the model's (its code wrote the file), served from the origin that can
         start kernels: never sniffed as another type, sandboxed by CSP, and downloaded
         rather than shown unless their type holds no script.
         """
         artifact = self.owned_artifact(artifact_id)
+        as_csv = self.query(ContentQuery).format == "csv"
+        if as_csv and artifact.type != "dataset":
+            raise self.refuse(InvalidRequest(
+                f"artifact {artifact_id!r} is a {artifact.type}, not a dataset: only a dataset downloads as CSV",
+                reason="not_a_dataset", hint="ask for its own bytes, without ?format="))
         try:
             # Re-hashed before a byte is sent (off the loop: big blobs take a while).
             blob = await asyncio.to_thread(self.service.open_artifact, artifact_id)
         except StorageError as exc:
             raise web.HTTPError(500, exc.message, reason=exc.reason) from exc
-        mime = artifact.mime or mimetypes.guess_type(artifact.name)[0] or "application/octet-stream"
-        self.set_header("Content-Type", mime)
-        self.set_header("Content-Disposition", content_disposition(artifact.name, mime))
         self.set_header("X-Content-Type-Options", "nosniff")
         with blob as fh:
-            while chunk := fh.read(1 << 20):
-                self.write(chunk)
-                await self.flush()
+            if as_csv:
+                await self._send_csv(artifact.name, fh)
+            else:
+                mime = artifact.mime or mimetypes.guess_type(artifact.name)[0] or "application/octet-stream"
+                self.set_header("Content-Type", mime)
+                self.set_header("Content-Disposition", content_disposition(artifact.name, mime))
+                while chunk := fh.read(1 << 20):
+                    self.write(chunk)
+                    await self.flush()
         self.finish(set_content_type=self._headers["Content-Type"])
+
+    async def _send_csv(self, name: str, fh: Any) -> None:
+        """The dataset in ``fh`` as CSV, converted a batch at a time off the loop (a large one
+        is never read whole), always downloaded: its cells are the model's."""
+        self.set_header("Content-Type", "text/csv; charset=utf-8")
+        self.set_header("Content-Disposition", content_disposition(csv_name(name), "text/csv", download=True))
+        batches = dataset_csv(fh)
+        while (chunk := await asyncio.to_thread(next, batches, None)) is not None:
+            self.write(chunk)
+            await self.flush()
 
 
 class ArtifactPreviewHandler(AnalystHandler):

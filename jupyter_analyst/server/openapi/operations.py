@@ -148,7 +148,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("/artifacts/{artifact_id}", "get"): Operation("An artifact's metadata", Artifact, errors={404: _NOT_FOUND}),
     ("/artifacts/{artifact_id}/content", "get"): Operation(
         "An artifact's bytes, with its content type (checked against its fingerprint first)",
-        "*/*", errors={404: _NOT_FOUND, 500: "the stored bytes do not match the fingerprint"}),
+        "*/*", query=inputs.ContentQuery,
+        description="`?format=csv` serves a dataset as `text/csv; charset=utf-8` instead of its Parquet bytes, "
+                    "converted a batch of rows at a time and downloaded as `<name>.csv`; a text cell or column "
+                    "name starting with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading "
+                    "`'`, so a spreadsheet never runs it as a formula.",
+        errors={400: "`format=csv` for an artifact that is not a dataset (not_a_dataset), or an unknown format",
+                404: _NOT_FOUND, 500: "the stored bytes do not match the fingerprint"}),
     ("/artifacts/{artifact_id}/preview", "get"): Operation(
         "The artifact as a notebook output shows it, for rendermime",
         replies.Preview, query=inputs.PreviewQuery,

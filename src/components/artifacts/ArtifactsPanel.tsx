@@ -6,7 +6,15 @@ import type { TurnView } from '../../model';
 import type { IArtifact } from '../../transport/api';
 import { Details } from '../cards/Details';
 import { stepPlaces, type IStepPlace } from '../cards/stepNames';
-import { canPreview, downloadName, formatSize, formatWhen, inventoryTitle, madeBy } from './format';
+import {
+  canPreview,
+  csvName,
+  downloadName,
+  formatSize,
+  formatWhen,
+  inventoryTitle,
+  madeBy
+} from './format';
 import { DataTable, tablePreviewOf } from './DataTable';
 import { MimeView } from './MimeView';
 
@@ -103,7 +111,8 @@ interface IArtifactItemProps {
 }
 
 /**
- * One artifact: its name and line of facts in words, Preview and Download, its ids and
+ * One artifact: its name and line of facts in words, Preview and Download (and CSV for a
+ * dataset), its ids and
  * fingerprint behind its details, and the preview when open.
  */
 function ArtifactItem({
@@ -117,6 +126,8 @@ function ArtifactItem({
     artifact.artifact_id,
     downloadName(artifact)
   );
+  const csv = useDownload(artifact.artifact_id, csvName(artifact), 'csv');
+  const failed = error ?? csv.error;
   const title = inventoryTitle(artifact, places);
   const made = madeBy(artifact, places, questions);
 
@@ -158,10 +169,22 @@ function ArtifactItem({
         >
           {downloading ? 'Downloading…' : 'Download'}
         </button>
+        {artifact.type === 'dataset' && (
+          <button
+            type="button"
+            className="jp-Button jp-mod-minimal jp-mod-styled jp-AnalystInventory-csv"
+            disabled={csv.downloading}
+            aria-label={`Download ${title} as CSV`}
+            title="The rows as CSV, for a spreadsheet"
+            onClick={() => void csv.download()}
+          >
+            {csv.downloading ? 'Converting…' : 'CSV'}
+          </button>
+        )}
       </div>
-      {error && (
+      {failed && (
         <p className="jp-AnalystArtifacts-error" role="alert">
-          {error.message}
+          {failed.message}
         </p>
       )}
       <Details

@@ -89,6 +89,12 @@ export function downloadName(artifact: Pick<IArtifact, 'name' | 'mime'>): string
   return base + (EXTENSIONS[artifact.mime] ?? '');
 }
 
+/** The name a dataset's CSV is saved under: its own, `.csv` for `.parquet` (as the server names it). */
+export function csvName(artifact: Pick<IArtifact, 'name'>): string {
+  const base = artifact.name.split('/').pop() || 'dataset';
+  return base.replace(/\.(parquet|pq)$/i, '') + '.csv';
+}
+
 /** A timestamp as local date and time to the minute (the ISO text when unreadable). */
 export function formatWhen(iso: string): string {
   const date = new Date(iso);

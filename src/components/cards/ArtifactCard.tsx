@@ -3,6 +3,7 @@ import * as React from 'react';
 import { useAnalyst } from '../../context';
 import { useArtifactMetadata } from '../../hooks/useArtifact';
 import type { ArtifactView } from '../../model';
+import { csvName } from '../artifacts/format';
 import { ReusedBadge } from './Badges';
 import { Details, useStepNumbers } from './Details';
 import { artifactTitle } from './stepNames';
@@ -30,7 +31,7 @@ export interface IArtifactCardProps {
 
 /**
  * One artifact: its name as people read it (a figure by its number and step), type, size,
- * "reused", open and download; its id, stored name and fingerprint behind its details.
+ * "reused", open and download (a dataset's rows as CSV too); its id, stored name and fingerprint behind its details.
  */
 export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Element {
   const { client } = useAnalyst();
@@ -72,6 +73,17 @@ export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Elem
       >
         Download
       </a>
+      {artifact.artifactType === 'dataset' && (
+        <a
+          className="jp-AnalystArtifact-csv"
+          href={client.artifactContentUrl(artifact.artifactId, 'csv')}
+          download={csvName(artifact)}
+          aria-label={`Download ${name} as CSV`}
+          title="The rows as CSV, for a spreadsheet"
+        >
+          CSV
+        </a>
+      )}
       <Details
         entries={[
           ['Stored as', name === artifact.name ? null : artifact.name],
