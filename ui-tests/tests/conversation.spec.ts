@@ -269,11 +269,19 @@ test.describe('the conversation', () => {
     const python = first.locator('[data-card="python"]');
     await expect(python).toHaveAttribute('data-status', 'pending');
     await expect(python.locator('.jp-AnalystCard-code pre')).toContainText('counted');
+    // While it runs: how long, and the lines it printed so far.
+    const progress = python.locator('.jp-AnalystStepProgress');
+    await expect(progress.locator('.jp-AnalystStepProgress-running')).toContainText(/Running · \d/);
+    await expect(progress.getByLabel('Output so far')).toContainText('counted 2 of 90');
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'stop-running.png') });
 
     await stop.click();
     await expect(first).toHaveAttribute('data-status', 'interrupted');
     await expect(python).toHaveAttribute('data-status', 'unfinished');
+    // What it printed before the stop is kept on the card.
+    await expect(progress).toHaveAttribute('data-live', 'stopped');
+    await expect(progress).toContainText('Printed before the turn stopped');
+    await expect(progress.getByLabel('Output so far')).toContainText('counted 2 of 90');
     await expect(first.locator('.jp-AnalystTurn-end')).toContainText('Stopped');
     await expect(first.locator('.jp-AnalystStates-end')).toHaveText('Stopped');
     await expect(stop).toHaveCount(0);
@@ -342,6 +350,10 @@ test.describe('the conversation', () => {
     const banner = panel.locator('.jp-AnalystBanner-error');
     await expect(banner).toHaveAttribute('data-reason', 'turn_in_progress');
     await expect(banner).toContainText('This thread is busy: a turn is already running on it.');
+    // The question the server refused stays in the box, to send again.
+    await expect(panel.getByRole('textbox', { name: 'Ask about your data' })).toHaveValue(
+      'count slowly'
+    );
     // The running turn is followed, and can be stopped from here.
     const first = turn(panel, 0);
     await expect(first.locator('[data-card="python"]')).toHaveAttribute('data-status', 'pending');
