@@ -8,27 +8,17 @@ import asyncio
 import sqlite3
 import time
 
-import duckdb
 import pyarrow.parquet as pq
 import pytest
 
 from jupyter_analyst.errors import QueryFailed
 from jupyter_analyst.sql import QueryProgress, QueryRunner, open_source, prepare_query
-
-#: A join of a generated table with a small one, a few seconds of DuckDB's work on two cores.
-JOIN = "SELECT a.k, COUNT(*) AS c, SUM(a.x * b.w) AS s FROM a, b WHERE a.k <= b.k GROUP BY a.k"
-#: Hours of work: ends only when it is stopped.
-ENDLESS = "SELECT COUNT(*) AS n FROM b, range(100000000000000) AS r(x) WHERE (x * 7 + b.k) % 13 = 5"
+from jupyter_analyst.testing.slow_queries import ENDLESS, JOIN, build_join_db
 
 
 @pytest.fixture(scope="module")
 def join_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("progress") / "join.duckdb"
-    with duckdb.connect(str(path)) as conn:
-        conn.execute("CREATE TABLE a AS SELECT i AS id, i % 1000 AS k, (i * 7919) % 10007 / 10007.0 AS x "
-                     "FROM range(100000) t(i)")
-        conn.execute("CREATE TABLE b AS SELECT i AS k, i * 2 AS w FROM range(1000) t(i)")
-    return path
+    return build_join_db(tmp_path_factory.mktemp("progress") / "join.duckdb")
 
 
 async def _watched(runner: QueryRunner, sql: str, dest, every_s: float = 0.02):

@@ -1,0 +1,22 @@
+"""Queries slow enough to watch a DuckDB engine's progress estimate rise while they run, on a
+generated database (tests of the runner's progress and of the step's live progress)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: A join of a generated table with a small one: a few seconds of DuckDB's work on two cores.
+JOIN = "SELECT a.k, COUNT(*) AS c, SUM(a.x * b.w) AS s FROM a, b WHERE a.k <= b.k GROUP BY a.k"
+#: Hours of work: ends only when it is stopped.
+ENDLESS = "SELECT COUNT(*) AS n FROM b, range(100000000000000) AS r(x) WHERE (x * 7 + b.k) % 13 = 5"
+
+
+def build_join_db(path: Path) -> Path:
+    """The DuckDB file :data:`JOIN` and :data:`ENDLESS` read: ``a`` (100,000 rows) and ``b`` (1,000)."""
+    import duckdb
+
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE a AS SELECT i AS id, i % 1000 AS k, (i * 7919) % 10007 / 10007.0 AS x "
+                     "FROM range(100000) t(i)")
+        conn.execute("CREATE TABLE b AS SELECT i AS k, i * 2 AS w FROM range(1000) t(i)")
+    return path
