@@ -7,24 +7,12 @@ import { SEARCH_FROM, ThreadList, matching } from '../../components/ThreadList';
 import { openThreadKey } from '../../hooks/useThreadList';
 import type { AnalystClient, IThread } from '../../transport/api';
 import { mountedRoot } from '../dom';
+import { threadOf } from '../fakeServer';
 
 const mounted = mountedRoot();
 
 function render(element: React.ReactElement): void {
   act(() => mounted.root().render(element));
-}
-
-function thread(id: string, title: string | null, extra: Partial<IThread> = {}): IThread {
-  return {
-    thread_id: id,
-    user: 'ada',
-    title,
-    source: 'sales',
-    created_at: '2026-11-27T10:00:00Z',
-    last_activity: '2026-11-27T10:00:00Z',
-    running: false,
-    ...extra
-  };
 }
 
 function typeInto(input: HTMLInputElement, text: string): void {
@@ -56,10 +44,10 @@ function titles(): string[] {
 }
 
 const THREADS = [
-  thread('thr_1', 'Revenue by region'),
-  thread('thr_2', 'Which product sells best?', { running: true }),
-  thread('thr_3', null),
-  thread('thr_4', 'Churn in the north', { source: 'crm' })
+  threadOf('thr_1', 'Revenue by region'),
+  threadOf('thr_2', 'Which product sells best?', { running: true }),
+  threadOf('thr_3', null),
+  threadOf('thr_4', 'Churn in the north', { source: 'crm' })
 ];
 
 describe('ThreadList', () => {
