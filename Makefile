@@ -36,13 +36,20 @@ EXT_SOURCES  := $(shell find src style schema -type f 2>/dev/null) package.json 
 UI_STAMP     := ui-tests/node_modules/.ci-stamp
 LAB_PORT     ?= 8888
 
-## bubblewrap isolates the kernel; installed with apt when we are root, else a warning.
+## apt waits this long for another job's lock (an unattended upgrade, a second install)
+## before it gives up: seconds.
+APT_LOCK_TIMEOUT ?= 300
+APT_GET := DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=$(APT_LOCK_TIMEOUT)
+
+## bubblewrap isolates the kernel; installed with apt when we are root. When it cannot be
+## (not root, no apt, the lock still held after APT_LOCK_TIMEOUT), a warning, and the rest
+## goes on: kernels then run without isolation, as `jupyter analyst doctor` says.
 sandbox-deps:
 	@command -v bwrap >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	     $(APT_GET) update -qq && $(APT_GET) install -y -qq bubblewrap >/dev/null; then :; \
 	  else \
-	    echo "WARNING: bubblewrap is missing and cannot be installed here: kernels will run without"; \
+	    echo "WARNING: bubblewrap is missing and could not be installed here: kernels will run without"; \
 	    echo "         isolation. Install it (apt-get install bubblewrap) and run 'jupyter analyst doctor'."; \
 	  fi; }
 
@@ -113,7 +120,7 @@ $(UI_STAMP): ui-tests/package.json ui-tests/package-lock.json
 chromium-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	    $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium >/dev/null; \
 	  else \
 	    echo "chromium is missing: install it (apt-get install chromium) to run the browser tests"; exit 1; \
 	  fi; }
