@@ -223,10 +223,13 @@ def artifacts_list(args: argparse.Namespace) -> int:
         return 0
     if not items:
         print("(no artifacts)")
+        return 0
     from ..untrusted import terminal_text
 
+    row = "{:<16}  {:<8} {:<7} {:>10}  {:<19}  {}"
+    print(row.format("ARTIFACT", "TYPE", "MADE BY", "BYTES", "FINGERPRINT", "NAME"))
     for a in items:
-        print(terminal_text(f"{a.artifact_id}  {a.type:<8} {a.producer:<7} {a.size:>10}  {a.fingerprint[:19]}  {a.name}"))
+        print(terminal_text(row.format(a.artifact_id, a.type, a.producer, a.size, a.fingerprint[:19], a.name)))
     return 0
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shlex
+import shutil
 import sys
 from importlib import resources
 from pathlib import Path
@@ -90,14 +93,49 @@ def _export(workspace: Path, thread_id: str, path: Path) -> Path:
 
 
 def _closing(first: TurnSummary, second: TurnSummary, workspace: Path, audit: Path, db: Path) -> None:
+    cmd = shell_command()
+    audit_, db_, ws = (shown_path(p) for p in (audit, db, workspace))
     print(
         "\nWhat to open next:\n"
-        f"  audit:      {audit}  (check it: jupyter analyst verify {audit} --db {db})\n"
-        f"  JupyterLab: jupyter analyst demo --lab --out {audit.parent}  (from a clone: make lab; the Data analyst "
+        f"  audit:      {audit_}  (check it: {cmd} verify {audit_} --db {db_})\n"
+        f"  JupyterLab: {cmd} demo --lab --out {shown_path(audit.parent)}  (from a clone: make lab; the Data analyst "
         f"panel, and {audit.name} in its file browser)\n"
-        f"  notebook:   {second.notebook}  (the thread's own, under a hidden folder)\n"
-        f"  inventory:  jupyter analyst artifacts list --workspace {workspace} --thread {first.thread_id}\n"
-        f"  memory:     jupyter analyst state --workspace {workspace} --thread {first.thread_id}\n"
-        f"  continue:   jupyter analyst run --workspace {workspace} --thread {first.thread_id} "
+        f"  notebook:   {shown_path(Path(second.notebook)) if second.notebook else '-'}  (the thread's own, under a hidden folder)\n"
+        f"  inventory:  {cmd} artifacts list --workspace {ws} --thread {first.thread_id}\n"
+        f"  memory:     {cmd} state --workspace {ws} --thread {first.thread_id}\n"
+        f"  continue:   {cmd} run --workspace {ws} --thread {first.thread_id} "
         '--prompt "..."  (needs a real model: OPENAI_API_KEY)'
     )
+
+
+def shell_command() -> str:
+    """The command that runs this CLI when pasted into the user's shell as it is: its bare
+    name when the shell's PATH finds this very script, else the script's path (a venv that is
+    not activated), relative to the current folder when it is inside it.
+
+    >>> shell_command().endswith("jupyter-analyst")
+    True
+    """
+    script = Path(sys.executable).parent / "jupyter-analyst"
+    if not script.is_file():  # not a venv's or a prefix's interpreter: run the package itself
+        return f"{shlex.quote(sys.executable)} -m jupyter_analyst.cli"
+    found = shutil.which("jupyter-analyst")
+    if found and os.path.samefile(found, script):
+        return "jupyter-analyst"
+    return shown_path(script)
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as a user pastes it: relative to the current folder when inside it, quoted
+    for a POSIX shell.
+
+    >>> shown_path(Path.cwd() / "demo-output" / "analysis.ipynb")
+    'demo-output/analysis.ipynb'
+    >>> shown_path(Path("/tmp/my data/x.duckdb"))
+    "'/tmp/my data/x.duckdb'"
+    """
+    try:
+        text = str(path.relative_to(Path.cwd()))
+    except ValueError:
+        text = str(path)
+    return shlex.quote(text)

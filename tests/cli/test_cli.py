@@ -134,15 +134,25 @@ def test_run_attaches_a_notebook_whose_outline_the_model_sees(tmp_path, sales_db
 
 def test_the_demo_sends_a_newcomer_first_to_what_jupyterlab_can_open(tmp_path):
     """The first place the demo names is its audit notebook, outside any hidden folder (a
-    file browser shows it), with the command that opens JupyterLab on it."""
-    out = run_cli("demo", "--out", str(tmp_path / "demo"))
+    file browser shows it), with the command that opens JupyterLab on it; the commands it
+    prints run as pasted into a shell whose PATH does not have the venv (not activated)."""
+    out = run_cli("demo", "--out", "demo", cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
-    after = out.stdout.split("What to open next:\n", 1)[1].splitlines()
-    first = after[0].split()
-    assert first[0] == "audit:" and first[1].endswith("analysis.ipynb")
-    audit = Path(first[1])
-    assert audit.is_file() and not any(part.startswith(".") for part in audit.relative_to(tmp_path).parts)
-    assert f"jupyter analyst demo --lab --out {audit.parent}" in after[1]
+    after = dict(line.strip().split(":", 1) for line in out.stdout.split("What to open next:\n", 1)[1].splitlines())
+    audit = after["audit"].split()[0]
+    assert audit == "demo/analysis.ipynb" and (tmp_path / audit).is_file()
+    assert "demo --lab --out demo " in after["JupyterLab"]
+    bare = {**{k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}, "PATH": "/usr/bin:/bin"}
+    for name in ("inventory", "memory"):
+        pasted = subprocess.run(after[name].strip(), shell=True, cwd=tmp_path, env=bare, capture_output=True,
+                                text=True, timeout=120)
+        assert pasted.returncode == 0, (name, after[name], pasted.stderr)
+        if name == "inventory":
+            header, *rows = pasted.stdout.splitlines()
+            assert header.split()[:2] == ["ARTIFACT", "TYPE"] and rows and all(r.startswith("art_") for r in rows)
+    check = after["audit"].split("(check it: ", 1)[1].rstrip(")")
+    verified = subprocess.run(check, shell=True, cwd=tmp_path, env=bare, capture_output=True, text=True, timeout=300)
+    assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr[-2000:]
 
 
 LEDGER_SCRIPT = {"turns": [{"steps": [
