@@ -219,14 +219,19 @@ def _artifact(entry: dict[str, Any]) -> str:
 
 
 def _found(matches: list[Any]) -> str:
-    """What a ``find`` found, by name and kind (an id where it has one).
+    """What a ``find`` found, by name and kind (an id where it has one); when nothing fit
+    well, said so: what it returned then shares only letters with what was asked.
 
     >>> _found([{"kind": "dataset", "name": "rev", "id": "art_1", "score": 1.0}]), _found([])
     ('found rev art_1 (dataset)', 'found nothing')
+    >>> _found([{"kind": "column", "name": "flights.arr_time", "score": 0.56, "weak": True}])
+    'found no good match (weak match: flights.arr_time (column))'
     """
     names = [f"{m.get('name')}{' ' + str(m['id']) if m.get('id') else ''} ({m.get('kind')})"
              for m in matches[:12] if isinstance(m, dict)]
     more = f", and {len(matches) - 12} more" if len(matches) > 12 else ""
+    if names and all(isinstance(m, dict) and m.get("weak") for m in matches):
+        return f"found no good match (weak match: {', '.join(names)})"
     return "found " + ", ".join(names) + more if names else "found nothing"
 
 

@@ -29,6 +29,10 @@ Kind = Literal["table", "column", "dataset", "artifact"]
 
 #: Matches scoring below this are not worth showing.
 MIN_SCORE = 0.45
+#: A word of the query and a word of a name this alike are the same word mistyped ("revnue").
+SAME_WORD = 0.8
+#: The most weak matches shown when nothing matches well: enough to see what is near.
+WEAK_LIMIT = 3
 #: How many matches are returned.
 LIMIT = 10
 _WORD = re.compile(r"[a-z0-9]+")
@@ -45,6 +49,9 @@ class Match(BaseModel):
     id: str | None = None
     """The artifact id, for artifacts and datasets."""
     detail: str | None = None
+    weak: bool | None = None
+    """True when no word of the query is in the name (only letters in common): most likely
+    not what was meant. Left out otherwise."""
 
 
 #: Words in a query that say what kind of thing is meant.
@@ -95,6 +102,29 @@ def score(query: str, name: str) -> float:
     return round(max(ratio, 0.9 * overlap, contained, 0.8 * fuzzy_words), 3)
 
 
+def shares_a_word(query: str, name: str) -> bool:
+    """Whether a word of ``query`` is in ``name``: the same word, one inside the other
+    ("delay" in "dep_delay"), one mistyped ("revnue") or abbreviated ("qty"). Letters in
+    common are not enough.
+
+    >>> shares_a_word("revnue", "revenue"), shares_a_word("carrier name", "airlines name")
+    (True, True)
+    >>> shares_a_word("qty", "quantity"), shares_a_word("ticket fare price", "arr_time")
+    (True, False)
+    """
+    q_words, n_words = _words(query), _words(name)
+    return any(w in m or m in w or _abbreviates(w, m) or difflib.SequenceMatcher(None, w, m).ratio() >= SAME_WORD
+               for w in q_words for m in n_words if min(len(w), len(m)) >= 2)
+
+
+def _abbreviates(short: str, word: str) -> bool:
+    """``short`` is ``word`` with letters left out, its first kept ("amt" of "amount")."""
+    if len(short) < 3 or len(short) >= len(word) or short[0] != word[0]:
+        return False
+    rest = iter(word)
+    return all(letter in rest for letter in short)
+
+
 def code_score(query: str, code: str) -> float:
     """How well ``query`` fits the code or SQL that made something: below a name's score,
     so a name that fits wins, and only when every word of the query is in the code.
@@ -140,14 +170,18 @@ def find(
         if kind is not None and kind != found_kind:
             return
         best = max(score(query, text) for text in searched)
+        strong = any(shares_a_word(query, text) for text in searched)
         in_code = code_score(query, code.get(extra.get("id") or "", ""))
         if in_code > best:
-            best = in_code
+            best, strong = in_code, True
             extra["detail"] = f"{extra.get('detail')}; matched in the code that made it"
         if hinted == found_kind:
             best = min(1.0, best + 0.05)
+        if strong:  # a word in common is worth showing, however long the rest of the query
+            best = max(best, MIN_SCORE)
         if best >= MIN_SCORE:
-            candidates.append(Match(kind=found_kind, name=name, score=round(best, 2), **extra))
+            candidates.append(Match(kind=found_kind, name=name, score=round(best, 2), weak=None if strong else True,
+                                    **extra))
 
     for table, columns in schema.items():
         offer("table", table, [table], detail=f"{len(columns)} columns")
@@ -164,8 +198,9 @@ def find(
             offer("artifact", artifact.name, [artifact.name, artifact.artifact_id], id=artifact.artifact_id,
                   detail=artifact.type)
     order = {"dataset": 0, "table": 1, "artifact": 2, "column": 3}
-    candidates.sort(key=lambda m: (-m.score, order[m.kind], m.name))
-    return candidates[:limit]
+    # A name that shares a word with the query ranks above any that shares only letters.
+    candidates.sort(key=lambda m: (bool(m.weak), -m.score, order[m.kind], m.name))
+    return candidates[:WEAK_LIMIT] if candidates and candidates[0].weak else candidates[:limit]
 
 
 def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
@@ -196,6 +231,9 @@ def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, pla
     result: dict[str, Any] = {"query": query, "matches": found}
     if not matches:
         result["note"] = "nothing matches; try other words or another kind, or ask the user"
+    elif matches[0].weak:
+        result["note"] = (f"no good match: no name shares a word with {query!r}, these only share letters; "
+                          "it is likely not in the data: say so, or ask the user")
     return StepOutcome(status="ok", result=result)
 
 

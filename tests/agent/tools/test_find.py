@@ -77,3 +77,36 @@ def test_a_dataset_is_found_once(analyst):
     # Asked for artifacts only, the dataset's file is that one artifact.
     only = _told(a.server.requests[3])["matches"]
     assert [(m["kind"], m["name"]) for m in only if m.get("id") == artifact_id] == [("artifact", "revenue")]
+
+
+FLIGHTS = {
+    "flights": {c: "BIGINT" for c in ("year", "month", "day", "dep_time", "sched_dep_time", "dep_delay", "arr_time",
+                                      "sched_arr_time", "arr_delay", "carrier", "flight", "tailnum", "origin", "dest",
+                                      "air_time", "distance", "hour", "minute", "time_hour")},
+    "airlines": {"carrier": "VARCHAR", "name": "VARCHAR"},
+    "planes": {c: "VARCHAR" for c in ("tailnum", "year", "type", "manufacturer", "model", "engines", "seats", "speed")},
+}
+
+
+def test_a_thing_the_data_does_not_have_is_found_only_as_weak_matches():
+    from jupyter_analyst.agent.tools.find import WEAK_LIMIT, find
+
+    weak = find("ticket fare price", schema=FLIGHTS)
+    assert weak and len(weak) <= WEAK_LIMIT and all(m.weak for m in weak)
+    # A word in common, a typo or an abbreviation is a real match, ranked above letters in common.
+    for query, name in [("arrival delay", "flights.arr_delay"), ("carier", "flights.carrier"),
+                        ("airline name", "airlines.name"), ("mfr", "planes.manufacturer"),
+                        ("passenger seat count", "planes.seats")]:
+        found = find(query, schema=FLIGHTS)
+        assert found[0].weak is None and name in [m.name for m in found if not m.weak], (query, found)
+
+
+def test_find_tells_the_model_there_is_no_good_match(analyst):
+    a = analyst({"turns": [{"steps": [
+        call_step("find", query="discount rate"), call_step("find", query="revnue"), text_step(),
+    ]}]})
+    assert a.run("what discount did we give?").status == "completed"
+    nothing, something = _told(a.server.requests[1]), _told(a.server.requests[2])
+    assert nothing["note"].startswith("no good match") and all(m["weak"] for m in nothing["matches"])
+    assert "note" not in something and something["matches"][0]["name"] == "orders.revenue"
+    assert "weak" not in something["matches"][0]
