@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 OFFER_CHARS = 400
 
 _OFFER = re.compile(
-    r"\b(i can|i could|we could|you could|as a next step|would you like|do you want|shall i|should i|"
-    r"want me to|if you (?:want|like|wish)|happy to|let me know)\b",
+    r"\b(i can|i could|we could|we can|you could|you may want|you might want|would you like|do you want|"
+    r"shall i|should i|shall we|want me to|if you (?:want|like|wish|prefer|need)|if (?:useful|helpful|needed)|"
+    r"happy to|let me know|i(?:'d| would) (?:suggest|recommend)|(?:a |the |one |possible |natural |logical )?"
+    r"next steps?\b|follow[- ]ups?\b|to go further)\b",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -37,6 +39,12 @@ def offered_next(answer: str) -> str:
     ''
     >>> offered_next("LGA leads.\\n\\nNext below the cut is BOS with 459.")  # a statement, not an offer
     ''
+    >>> offered_next("LGA leads.\\n\\nNext step, if useful: split it by carrier.")
+    'Next step, if useful: split it by carrier.'
+    >>> offered_next("LGA leads.\\n\\nThe next step joins weather on origin and hour.")
+    'The next step joins weather on origin and hour.'
+    >>> offered_next("LGA leads.\\n\\nA follow-up could compare 2014.")
+    'A follow-up could compare 2014.'
     """
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", answer.strip()) if p.strip()]
     if not paragraphs:
