@@ -25,7 +25,7 @@ from jupyterlab_chat.models import Message, NewMessage
 from ..errors import AnalystError
 from ..events import ContextUsage, Event, TurnEnded
 from ..untrusted import markdown_inline
-from .host import analyst_service
+from .host import analyst_service, base_url_of
 from .reply import ChatReply, usage_of
 
 #: The host a chat's binding to its thread is stored under.
@@ -90,7 +90,7 @@ class AnalystPersona(BasePersona):
 
     async def _run(self, service: Any, thread: Any, prompt: str) -> None:
         """One turn of the thread, its events shown in one message as they come."""
-        store, reply = service.workspace.store, ChatReply(thread.thread_id)
+        store, reply = service.workspace.store, ChatReply(thread.thread_id, base_url=base_url_of(self))
         posted: str | None = None
         self.set_status("is analysing...")
         try:

@@ -41,6 +41,13 @@ def serverapp_of(persona: Any) -> Any | None:
     return ServerApp.instance() if ServerApp.initialized() else None
 
 
+def base_url_of(persona: Any) -> str:
+    """The base URL of the Jupyter server the persona runs in (``/`` when none is found)."""
+    app = serverapp_of(persona)
+    base = getattr(app, "base_url", None) if app is not None else None
+    return base if isinstance(base, str) and base else "/"
+
+
 def owner_of(serverapp: Any) -> str | None:
     """Who owns the threads the server's chats make (``None``: no one can be told).
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from html import escape
+from typing import Any
+from urllib.parse import quote
 
 from ..events import AnswerReady, ArtifactRecorded, ContextUsage, Event, PlanMade, TextDelta, ToolResult, TurnEnded
 from ..untrusted import code_span, markdown_block, markdown_inline
@@ -24,6 +26,8 @@ PANEL_COMMAND = "jupyter-analyst:open"
 
 #: What each kind of artifact is called in the message.
 _KIND = {"dataset": "dataset", "image": "chart", "file": "file", "text": "text"}
+#: The most rows and columns of a dataset shown in the message (the panel shows the rest).
+TABLE_ROWS, TABLE_COLUMNS = 5, 8
 
 
 @dataclass
@@ -42,11 +46,17 @@ class ChatReply:
     """
 
     thread_id: str
+    base_url: str | None = None
+    """The Jupyter server's base URL: a chart is shown from its artifact's content route under
+    it (the server's own address, built from the artifact's id: no address the model wrote is
+    ever loaded). Without it charts are listed by name only."""
     text: str = ""
     """The model's words streamed so far (the answer replaces them once it is ready)."""
     answer: str | None = None
     cards: list[str] = field(default_factory=list)
     """One markdown line per dataset, chart, file or plan the turn made or reused."""
+    tables: list[str] = field(default_factory=list)
+    """The first rows of each dataset the turn fetched, as markdown tables of inert text."""
     ended: str | None = None
     """How the turn ended, when it did not complete."""
     status: str | None = None
@@ -62,9 +72,17 @@ class ChatReply:
                 return True
             case ArtifactRecorded():
                 how = "new" if event.created else "reused"
-                self.cards.append(f"- {_KIND.get(event.artifact_type, event.artifact_type)} "
-                                  f"{code_span(event.name)} ({how}, `{event.artifact_id}`)")
+                card = (f"- {_KIND.get(event.artifact_type, event.artifact_type)} "
+                        f"{code_span(event.name)} ({how}, `{event.artifact_id}`)")
+                if event.artifact_type == "image" and self.base_url is not None:
+                    card += f"\n\n  ![chart]({self.content_url(event.artifact_id)})\n"
+                self.cards.append(card)
                 return True
+            case ToolResult() if event.status == "ok" and isinstance(event.result.get("sample"), list):
+                table = dataset_table(event.result)
+                if table:
+                    self.tables.append(table)
+                return bool(table)
             case PlanMade():
                 steps = sum(len(stage.steps) for stage in event.stages)
                 goal = f": {markdown_inline(event.goal)}" if event.goal else ""
@@ -92,11 +110,45 @@ class ChatReply:
     @property
     def body(self) -> str:
         """The whole message: the words, the cards, how the turn ended, where to see it all."""
-        parts = [p for p in (self.said, "\n".join(self.cards), self.ended) if p]
+        parts = [p for p in (self.said, "\n".join(self.cards), *self.tables, self.ended) if p]
         parts.append(f"*Thread `{self.thread_id}`: its datasets, charts and plans are in the Data analyst panel "
                      f"(command `{PANEL_COMMAND}`).*")
         parts.append(open_button(self.thread_id))
         return "\n\n".join(parts)
+
+
+    def content_url(self, artifact_id: str) -> str:
+        """Where the server serves an artifact's bytes (the REST API's content route)."""
+        return f"{(self.base_url or '/').rstrip('/')}/analyst/api/artifacts/{quote(artifact_id, safe='')}/content"
+
+
+def dataset_table(result: dict[str, Any]) -> str:
+    """A fetched dataset's first rows as a markdown table, every name and value inert text.
+
+    >>> print(dataset_table({"dataset": "by_region", "rows": 7, "columns": [{"name": "region"}, {"name": "revenue"}],
+    ...                      "sample": [["North", 1204.5], ["<b>South</b>", None]]}))
+    `by_region`, first 2 of 7 rows:
+    <BLANKLINE>
+    | region | revenue |
+    | --- | --- |
+    | North | 1204\\.5 |
+    | &lt;b&gt;South&lt;\\/b&gt; |  |
+    """
+    names = [str(c.get("name") if isinstance(c, dict) else c) for c in result.get("columns") or ()]
+    rows = [r for r in result.get("sample") or () if isinstance(r, list | dict)][:TABLE_ROWS]
+    if not names or not rows:
+        return ""
+    shown = names[:TABLE_COLUMNS]
+    cells = [[r.get(n) for n in shown] if isinstance(r, dict) else list(r)[:len(shown)] for r in rows]
+    more = f", first {len(shown)} of {len(names)} columns" if len(names) > len(shown) else ""
+    total = result.get("rows")
+    head = (f"{code_span(str(result.get('dataset') or 'dataset'))}, first {len(rows)}"
+            + (f" of {total:,} rows" if isinstance(total, int) else " rows") + f"{more}:")
+
+    def line(values: list[Any]) -> str:
+        return "| " + " | ".join("" if v is None else markdown_inline(str(v)) for v in values) + " |"
+
+    return "\n".join([head, "", line(shown), "| " + " | ".join("---" for _ in shown) + " |", *map(line, cells)])
 
 
 def open_button(thread_id: str) -> str:

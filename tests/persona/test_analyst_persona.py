@@ -115,6 +115,8 @@ async def test_a_chat_message_runs_a_turn_of_the_chats_own_thread(jp_serverapp, 
     # The model's link and image are shown as text, never rendered (an image URL is a beacon).
     assert "Shown as written, not rendered" in body and "```text\n[scripted] North leads, see ![x](" in body
     assert "dataset `by_region` (new" in body
+    # The dataset's first rows are in the message, as a table of inert text.
+    assert "`by_region`, first " in body and "\n| region |" in body
 
     (thread,) = (await _api(jp_fetch, "threads"))["threads"]
     assert f"Thread `{thread['thread_id']}`" in body and body.endswith(open_button(thread["thread_id"]))

@@ -63,3 +63,28 @@ def test_the_button_runs_the_panels_command_on_the_thread():
     (button,) = found
     assert button["data-commandlinker-command"] == "jupyter-analyst:open"
     assert json.loads(button["data-commandlinker-args"]) == {"thread": "thr_1"}
+
+
+def test_a_chart_is_shown_from_the_servers_own_content_route_and_a_dataset_as_a_table():
+    reply = ChatReply("thr_1", base_url="/user/ann/")
+    reply.apply(ArtifactRecorded(artifact_id="art_2", name="](http://attacker.example/x.png) chart.png",
+                                 artifact_type="image", fingerprint="g", created=True))
+    reply.apply(ToolResult(call_id="c", tool="run_sql", status="ok", result={
+        "dataset": "by_region", "artifact_id": "art_1", "rows": 40,
+        "columns": [{"name": "region"}, {"name": "note"}],
+        "sample": [["North", "[x](http://attacker.example)"], ["South", "<img src=x onerror=alert(1)>"]]}))
+    body = reply.body
+    images = [line.strip() for line in body.splitlines() if line.strip().startswith("![")]
+    assert images == ["![chart](/user/ann/analyst/api/artifacts/art_2/content)"]
+    table = body.split("`by_region`, first 2 of 40 rows:\n\n", 1)[1].split("\n\n")[0].splitlines()
+    assert table[:2] == ["| region | note |", "| --- | --- |"] and table[2].startswith("| North | \\[x\\]")
+    # The name the model chose stays a code span; the data's own text is escaped in its cells.
+    assert "- chart `](http://attacker.example/x.png) chart.png` (new, `art_2`)" in body
+    assert "<img" not in body and not any("](http" in row for row in table)
+
+
+def test_without_the_servers_address_a_chart_is_listed_only():
+    reply = ChatReply("thr_1")
+    reply.apply(ArtifactRecorded(artifact_id="art_2", name="chart.png", artifact_type="image", fingerprint="g",
+                                 created=True))
+    assert "![" not in reply.body and "chart `chart.png` (new, `art_2`)" in reply.body
