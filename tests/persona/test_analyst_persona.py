@@ -116,7 +116,7 @@ async def test_a_chat_message_runs_a_turn_of_the_chats_own_thread(jp_serverapp, 
     assert "Shown as written, not rendered" in body and "```text\n[scripted] North leads, see ![x](" in body
     assert "dataset `by_region` (new" in body
     # The dataset's first rows are in the message, as a table of inert text.
-    assert "`by_region`, first " in body and "\n| region |" in body
+    assert "`by_region`, first 5 of 5 rows:\n\n| region\\_id | revenue |\n| --- | --- |\n| 1 | " in body
 
     (thread,) = (await _api(jp_fetch, "threads"))["threads"]
     assert f"Thread `{thread['thread_id']}`" in body and body.endswith(open_button(thread["thread_id"]))
