@@ -29,9 +29,9 @@ def env(server):
     return {**base, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "scripted"}
 
 
-def command(tmp_path, report="report.json"):
+def command(tmp_path, sales_db, report="report.json"):
     return [*CLI, "eval", str(tmp_path / "suite.jsonl"), "-o", str(tmp_path / report), "--workspace",
-            str(tmp_path / "ws"), "--concurrency", "1", "--no-sandbox"]
+            str(tmp_path / "ws"), "--concurrency", "1", "--no-sandbox", "--source", f"sales={sales_db}"]
 
 
 def asked(server, word):
@@ -39,11 +39,11 @@ def asked(server, word):
 
 
 def test_a_killed_run_continues_without_asking_the_finished_tasks_again(tmp_path, sales_db):
-    (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": str(sales_db)}) + "\n" for t in TASKS))
+    (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": "sales"}) + "\n" for t in TASKS))
     progress = tmp_path / "report.progress.jsonl"
     with ScriptedModelServer(SCRIPT) as server:
         held, release = server.hold_requests(after=1)  # the second task's question waits here
-        process = subprocess.Popen(command(tmp_path), env=env(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        process = subprocess.Popen(command(tmp_path, sales_db), env=env(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             assert held.wait(120), "the second task never asked the model"
             lines = [json.loads(line) for line in progress.read_text().splitlines()]
@@ -56,7 +56,7 @@ def test_a_killed_run_continues_without_asking_the_finished_tasks_again(tmp_path
                 process.kill()
                 process.wait(30)
         assert process.returncode == -9 and not (tmp_path / "report.json").exists()
-        again = subprocess.run(command(tmp_path), env=env(server), capture_output=True, text=True, timeout=300)
+        again = subprocess.run(command(tmp_path, sales_db), env=env(server), capture_output=True, text=True, timeout=300)
         assert again.returncode == 0, again.stderr
         # The finished task was not asked again; the one killed midway was, and the last one once.
         assert (asked(server, "orders"), asked(server, "regions"), asked(server, "products")) == (1, 2, 1)
@@ -68,12 +68,12 @@ def test_a_killed_run_continues_without_asking_the_finished_tasks_again(tmp_path
 
 
 def test_compare_shows_what_changed_between_two_runs(tmp_path, sales_db):
-    (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": str(sales_db)}) + "\n" for t in TASKS))
+    (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": "sales"}) + "\n" for t in TASKS))
     better = {"turns": [*SCRIPT["turns"][:2], {"match": "products", "steps": [{"content": "ANSWER: 6"}]}]}
     worse = {"turns": [{"match": "orders", "steps": [{"content": "I do not know"}]}, *SCRIPT["turns"][1:]]}
     for name, script in (("a.json", better), ("b.json", worse)):
         with ScriptedModelServer(script) as server:
-            out = subprocess.run(command(tmp_path, name), env=env(server), capture_output=True, text=True, timeout=300)
+            out = subprocess.run(command(tmp_path, sales_db, name), env=env(server), capture_output=True, text=True, timeout=300)
             assert out.returncode == 0, out.stderr
     shown = subprocess.run([*CLI, "eval", "--compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
                            capture_output=True, text=True, timeout=120)
