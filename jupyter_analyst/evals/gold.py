@@ -29,7 +29,9 @@ from typing import Any
 
 from ..errors import AnalystError, ConfigError, SqlRejected
 from ..turns import AnalystConfig
+from ..untrusted import terminal_text
 from .sources import SourcePolicy, parse_source_option
+from .suite import read_records
 
 
 def shaped(rows: list[tuple[Any, ...]], columns: int) -> Any:
@@ -97,14 +99,18 @@ def regenerate(
             written then.
     """
     policy = SourcePolicy(cache=cache, named=dict(sources or {}), data_dir=data_dir, every=db)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    records = [json.loads(line) for line in lines if line.strip()]
+    records = read_records(path)
     for record in records:  # every source allowed before any SQL runs
         if not record.get("source") and db is None:
             raise ConfigError(f"task {record.get('id')!r} names no source", reason="bad_suite")
+        if not isinstance(record.get("source"), str | None):
+            raise ConfigError(f"task {record.get('id')!r}: its source is not a text", reason="bad_suite")
         policy.check(str(record.get("id")), record.get("source"))
-        for number, turn in enumerate(record["turns"] if "turns" in record else [record], 1):
-            if not turn.get("gold_sql"):
+        turns = record["turns"] if "turns" in record else [record]
+        if not isinstance(turns, list) or not all(isinstance(turn, dict) for turn in turns):
+            raise ConfigError(f"task {record.get('id')!r}: its turns are not a list of objects", reason="bad_suite")
+        for number, turn in enumerate(turns, 1):
+            if not isinstance(turn.get("gold_sql"), str) or not turn["gold_sql"]:
                 raise ConfigError(f"task {record.get('id')!r} turn {number} has no gold_sql", reason="bad_suite")
     differences = asyncio.run(_recompute(records, policy, config or AnalystConfig()))
     if write:
@@ -129,13 +135,16 @@ async def _recompute(records: list[dict[str, Any]], policy: SourcePolicy, config
                 where = f"task {record.get('id')!r} turn {number}"
                 try:
                     gold = await compute(turn["gold_sql"], opened[spec], config)
-                except SqlRejected as exc:
-                    raise ConfigError(f"{where}: its gold_sql was refused: {exc.message}", reason="bad_suite",
-                                      hint=exc.hint) from exc
+                except SqlRejected as exc:  # the guard's words quote the suite's SQL: shown inert
+                    raise ConfigError(f"{where}: its gold_sql was refused: {terminal_text(exc.message)}",
+                                      reason="bad_suite", hint=exc.hint) from exc
                 except AnalystError as exc:
-                    raise ConfigError(f"{where}: its gold_sql failed: {exc.message}", reason="bad_suite") from exc
+                    raise ConfigError(f"{where}: its gold_sql failed: {terminal_text(exc.message)}",
+                                      reason="bad_suite") from exc
                 if gold != turn.get("answer"):
-                    differences.append(f"{record.get('id')} turn {number}: file {turn.get('answer')!r}, data {gold!r}")
+                    # The suite's words, printed on a terminal: shown inert.
+                    differences.append(terminal_text(
+                        f"{record.get('id')} turn {number}: file {turn.get('answer')!r}, data {gold!r}"))
                     turn["answer"] = gold
     finally:
         for source in opened.values():

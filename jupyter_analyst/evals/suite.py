@@ -118,9 +118,9 @@ def load_suite(path: Path | str, *, labels: Path | str | None = None) -> Suite:
             or a task has no gold answer.
     """
     path = Path(path)
-    records = _records(path)
+    records = read_records(path)
     if labels is not None:
-        answers = {str(r.get("id")): r for r in _records(Path(labels))}
+        answers = {str(r.get("id")): r for r in read_records(Path(labels))}
         records = [{**r, **answers.get(str(r.get("id")), {})} for r in records]
     tasks: list[Task] = []
     for number, record in enumerate(records, 1):
@@ -140,7 +140,7 @@ def load_suite(path: Path | str, *, labels: Path | str | None = None) -> Suite:
     return Suite(name=path.stem, folder=path.resolve().parent, tasks=tasks)
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a JSON Lines file (blank lines skipped)."""
     try:
         text = path.read_text(encoding="utf-8")

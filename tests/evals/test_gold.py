@@ -84,3 +84,22 @@ def test_a_gold_sql_naming_an_unknown_table_is_refused_with_the_nearest_names(tm
     with pytest.raises(ConfigError, match="task 't' turn 1: its gold_sql was refused: .*Did you mean: orders") as caught:
         regenerate(suite, cache=tmp_path, write=False)
     assert caught.value.reason == "bad_suite"
+
+
+@pytest.mark.parametrize("text", ["not json\n", "[1, 2]\n", '{"id": "t", "source": "sample", "turns": "SELECT 1"}\n',
+                                  '{"id": "t", "source": ["sample"], "question": "q", "answer": 1, "gold_sql": "SELECT 1"}\n'])
+def test_a_malformed_suite_is_a_clear_error_before_any_sql(tmp_path, text):
+    suite = tmp_path / "s.jsonl"
+    suite.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        regenerate(suite, cache=tmp_path, write=True)
+    assert caught.value.reason == "bad_suite" and suite.read_text() == text
+    assert not (tmp_path / "sample.duckdb").exists()
+
+
+def test_a_difference_shows_the_suite_s_words_inert(tmp_path):
+    suite = tmp_path / "s.jsonl"
+    suite.write_text(json.dumps({"id": "t\x1b]0;owned\x07", "source": "sample", "question": "q", "answer": 1,
+                                 "gold_sql": "SELECT count(*) FROM regions"}) + "\n")
+    (line,) = regenerate(suite, cache=tmp_path, write=False)
+    assert "\x1b" not in line and line.startswith("t\\x1b]0;owned\\x07 turn 1: file 1, data 5")
