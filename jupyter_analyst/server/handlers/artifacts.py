@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import mimetypes
+from collections.abc import Iterator
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ...artifacts import csv_name, dataset_csv, preview_artifact
+from ...artifacts import (
+    csv_name,
+    dataset_csv,
+    download_name,
+    is_spreadsheet_text,
+    neutralised_csv,
+    preview_artifact,
+)
 from ...errors import StorageError
 from ..inputs import ArtifactsQuery, ContentQuery, InvalidRequest, PreviewQuery
 from .base import AnalystHandler
@@ -41,7 +49,8 @@ _SHOWN_INLINE = frozenset({"image/png", "image/jpeg", "image/gif", "text/plain",
 
 def content_disposition(name: str, mime: str, *, download: bool = False) -> str:
     """``inline`` only for a type that holds no script (and not to ``download``); the file
-    name as RFC 6266 says, never able to end the header's quoted string.
+    name as RFC 6266 says, never able to end the header's quoted string, with its type's
+    extension when it has none (a SQL dataset's name has none).
 
     >>> print(content_disposition("outputs/report.html", "text/html"))
     attachment; filename="report.html"; filename*=UTF-8''report.html
@@ -49,11 +58,13 @@ def content_disposition(name: str, mime: str, *, download: bool = False) -> str:
     inline; filename="a_b _.png"; filename*=UTF-8''a%22b%20%C3%A9.png
     >>> print(content_disposition("sales.csv", "text/csv", download=True))
     attachment; filename="sales.csv"; filename*=UTF-8''sales.csv
+    >>> print(content_disposition("by_region", "application/vnd.apache.parquet"))
+    attachment; filename="by_region.parquet"; filename*=UTF-8''by_region.parquet
     """
     import re
     from urllib.parse import quote
 
-    base = name.rsplit("/", 1)[-1]
+    base = download_name(name, mime)
     plain = re.sub(r'[^\x20-\x7e]|["\\]', "_", base)
     how = "inline" if mime in _SHOWN_INLINE and not download else "attachment"
     return f"{how}; filename=\"{plain}\"; filename*=UTF-8''{quote(base, safe='')}"
@@ -74,7 +85,8 @@ class ArtifactContentHandler(AnalystHandler):
 
         The bytes are the model's (its code wrote the file), served from the origin that can
         start kernels: never sniffed as another type, sandboxed by CSP, and downloaded
-        rather than shown unless their type holds no script.
+        rather than shown unless their type holds no script. A CSV file it wrote is served
+        with its cells neutralised, as a dataset's CSV is: a spreadsheet runs none of them.
         """
         artifact = self.owned_artifact(artifact_id)
         as_csv = self.query(ContentQuery).format == "csv"
@@ -91,6 +103,8 @@ class ArtifactContentHandler(AnalystHandler):
         with blob as fh:
             if as_csv:
                 await self._send_csv(artifact.name, fh)
+            elif artifact.type != "dataset" and is_spreadsheet_text(artifact.name, artifact.mime):
+                await self._send_rows(artifact.name, artifact.mime, fh)
             else:
                 mime = artifact.mime or mimetypes.guess_type(artifact.name)[0] or "application/octet-stream"
                 self.set_header("Content-Type", mime)
@@ -105,8 +119,20 @@ class ArtifactContentHandler(AnalystHandler):
         is never read whole), always downloaded: its cells are the model's."""
         self.set_header("Content-Type", "text/csv; charset=utf-8")
         self.set_header("Content-Disposition", content_disposition(csv_name(name), "text/csv", download=True))
-        batches = dataset_csv(fh)
-        while (chunk := await asyncio.to_thread(next, batches, None)) is not None:
+        await self._send_chunks(dataset_csv(fh))
+
+    async def _send_rows(self, name: str, mime: str, fh: Any) -> None:
+        """A CSV (or TSV) file the model's code wrote, its rows re-written so that a spreadsheet
+        opening it runs none of its cells (its numbers as they are)."""
+        tsv = "tab-separated" in mime or name.lower().endswith(".tsv")
+        mime = "text/tab-separated-values" if tsv else "text/csv"
+        self.set_header("Content-Type", f"{mime}; charset=utf-8")
+        self.set_header("Content-Disposition", content_disposition(name, mime))
+        await self._send_chunks(neutralised_csv(fh))
+
+    async def _send_chunks(self, chunks: Iterator[bytes]) -> None:
+        # Each chunk made off the loop: reading and converting block.
+        while (chunk := await asyncio.to_thread(next, chunks, None)) is not None:
             self.write(chunk)
             await self.flush()
 

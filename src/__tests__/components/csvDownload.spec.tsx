@@ -1,7 +1,8 @@
 /**
  * A dataset downloads as CSV too: "CSV" beside Download on a dataset (in the Artifacts view
  * and on its card in the conversation), asking the server for `?format=csv` and saving the
- * file as `<name>.csv`; a chart or file has no such button.
+ * file as `<name>.csv`; a chart or file has no such button. Download saves a dataset's
+ * Parquet bytes as `<name>.parquet`.
  */
 
 import { ServerConnection } from '@jupyterlab/services';
@@ -79,9 +80,14 @@ describe('the CSV of a dataset', () => {
       'http://127.0.0.1:9/analyst/api/artifacts/art_dataset/content?format=csv'
     );
     expect(csv.getAttribute('aria-label')).toBe('Download revenue_by_region as CSV');
-    // Download stays the Parquet bytes.
-    expect(dataset.querySelector('a.jp-AnalystArtifact-download')!.getAttribute('href')).toBe(
+    // Download stays the Parquet bytes, saved with their extension (the name has none).
+    const parquet = dataset.querySelector('a.jp-AnalystArtifact-download')!;
+    expect(parquet.getAttribute('href')).toBe(
       'http://127.0.0.1:9/analyst/api/artifacts/art_dataset/content'
+    );
+    expect(parquet.getAttribute('download')).toBe('revenue_by_region.parquet');
+    expect(figure.querySelector('a.jp-AnalystArtifact-download')!.getAttribute('download')).toBe(
+      'chart.png'
     );
     expect(figure.querySelector('.jp-AnalystArtifact-csv')).toBeNull();
   });

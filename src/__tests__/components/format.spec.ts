@@ -29,6 +29,13 @@ describe('artifact formatting', () => {
     ).toBe('revenue_by_region.parquet');
     expect(downloadName({ name: 'outputs/chart.png', mime: 'image/png' })).toBe('chart.png');
     expect(downloadName({ name: 'notes', mime: 'application/x-unknown' })).toBe('notes');
+    // An extension that is not its type's is part of the name (the server names it so too).
+    expect(downloadName({ name: 'sales.2024', mime: 'application/vnd.apache.parquet' })).toBe(
+      'sales.2024.parquet'
+    );
+    expect(downloadName({ name: 'outputs/t.PQ', mime: 'application/vnd.apache.parquet' })).toBe(
+      't.PQ'
+    );
   });
 
   it('shows a timestamp to the minute, and unreadable ones as given', () => {

@@ -67,26 +67,36 @@ export function formatSize(bytes: number): string {
   return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
 }
 
-/** File extensions of the MIME types artifacts have, for a download's name. */
-const EXTENSIONS: Record<string, string> = {
-  'application/vnd.apache.parquet': '.parquet',
-  'application/json': '.json',
-  'image/png': '.png',
-  'image/jpeg': '.jpg',
-  'image/svg+xml': '.svg',
-  'text/csv': '.csv',
-  'text/plain': '.txt',
-  'text/html': '.html',
-  'text/markdown': '.md'
+/** File extensions of the MIME types artifacts have (the first one added), for a download's name. */
+const EXTENSIONS: Record<string, string[]> = {
+  'application/vnd.apache.parquet': ['.parquet', '.pq'],
+  'application/json': ['.json'],
+  'application/pdf': ['.pdf'],
+  'image/png': ['.png'],
+  'image/jpeg': ['.jpg', '.jpeg'],
+  'image/gif': ['.gif'],
+  'image/svg+xml': ['.svg'],
+  'text/csv': ['.csv'],
+  'text/tab-separated-values': ['.tsv'],
+  'text/plain': ['.txt'],
+  'text/html': ['.html', '.htm'],
+  'text/markdown': ['.md']
 };
 
-/** The name a download is saved under: the artifact's, with an extension from its type when it has none. */
+/** The Parquet type a dataset always has. */
+export const PARQUET = 'application/vnd.apache.parquet';
+
+/**
+ * The name a download is saved under: the artifact's, ending with its type's extension
+ * (added when it has another or none), as the server names it.
+ */
 export function downloadName(artifact: Pick<IArtifact, 'name' | 'mime'>): string {
   const base = artifact.name.split('/').pop() || 'artifact';
-  if (/\.[A-Za-z0-9]{1,8}$/.test(base)) {
+  const extensions = EXTENSIONS[artifact.mime.split(';')[0].trim().toLowerCase()];
+  if (!extensions || extensions.some(ext => base.toLowerCase().endsWith(ext))) {
     return base;
   }
-  return base + (EXTENSIONS[artifact.mime] ?? '');
+  return base + extensions[0];
 }
 
 /** The name a dataset's CSV is saved under: its own, `.csv` for `.parquet` (as the server names it). */

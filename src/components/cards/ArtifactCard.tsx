@@ -3,7 +3,7 @@ import * as React from 'react';
 import { useAnalyst } from '../../context';
 import { useArtifactMetadata } from '../../hooks/useArtifact';
 import type { ArtifactView } from '../../model';
-import { csvName } from '../artifacts/format';
+import { csvName, downloadName, PARQUET } from '../artifacts/format';
 import { ReusedBadge } from './Badges';
 import { Details, useStepNumbers } from './Details';
 import { artifactTitle } from './stepNames';
@@ -40,7 +40,11 @@ export function ArtifactCard({ artifact, reused }: IArtifactCardProps): JSX.Elem
   const fingerprint = artifact.fingerprint || known?.fingerprint || '';
   const name = artifactTitle(artifact.name, useStepNumbers());
   const url = client.artifactContentUrl(artifact.artifactId);
-  const fileName = artifact.name.split('/').pop() ?? artifact.name;
+  // Saved with its type's extension: a SQL dataset's name has none, its bytes are Parquet.
+  const fileName = downloadName({
+    name: artifact.name,
+    mime: known?.mime ?? (artifact.artifactType === 'dataset' ? PARQUET : '')
+  });
   return (
     <div
       className="jp-AnalystArtifact"
