@@ -177,11 +177,13 @@ class SandboxProvisioner(LocalProvisioner):
         if self.stage is None and user_workdir:
             self.stage = Stage.create(ids, user=workdir)
             for path in readable:
-                if path.is_relative_to(workdir):
-                    self.stage.bring_in(path)
+                if path.resolve().is_relative_to(workdir):
+                    self.stage.bring_in(path.resolve())
         user = self.stage.user if self.stage is not None else None
         if user is not None:
-            readable = [p for p in readable if not p.is_relative_to(user)]
+            # Resolved, as the working folder is: a bind inside it would leave a mount point
+            # in the staging folder, which must not come back as an empty file.
+            readable = [p for p in readable if not p.resolve().is_relative_to(user)]
         sources: dict[Path, Path] = {}
         binds = None
         if mounts is not None:
