@@ -4,7 +4,11 @@
 
 It is papermill's own nbclient engine with one change: the kernel is the sandboxed
 ``jupyter-analyst`` one (bubblewrap, no network, the system read-only), started in
-papermill's working folder (``--cwd``), which is the only place it may write.
+papermill's working folder (``--cwd``), which is the only place it may write. That folder
+is the user's: started as root, the kernel (a uid of its own) works in a staging folder
+mounted at its path, with the named inputs in it copied in, and what it made is copied
+back when it stops; the user's folder and files keep their owner and mode (see
+``kernel/sandbox/staging.py``).
 
 The notebook is untrusted input: anyone can hand you one. So what the kernel may read is
 never what the notebook names (its ``parameters`` cell, an ``injected-parameters`` cell or
@@ -64,6 +68,7 @@ def user_parameter_paths(nb: NotebookNode, given: NotebookNode) -> list[Path]:
 
 def _launch(
     workdir: Path, readable: Sequence[Path], policy: SandboxPolicy, timeout: float, results: str | None,
+    own_workdir: bool,
 ) -> tuple[Any, LocalKernelLauncher]:
     env = kernel_environment()
     # Only the sandbox's allow-list and the policy's own variables reach the kernel.
@@ -71,7 +76,8 @@ def _launch(
     if results:
         extra[RESULTS_ENV] = results
     policy = policy.model_copy(update={"extra_env": extra})
-    env[SETTINGS_ENV] = SandboxSettings(policy=policy, readable=[str(p) for p in readable]).model_dump_json()
+    settings = SandboxSettings(policy=policy, readable=[str(p) for p in readable], user_workdir=not own_workdir)
+    env[SETTINGS_ENV] = settings.model_dump_json()
     launcher = LocalKernelLauncher(ready_timeout=timeout)
 
     async def start() -> Any:
@@ -120,10 +126,13 @@ def _engine_class() -> type:
             execution_timeout: float | None = None,
             readable: Sequence[Path] | None = None,
             results: str | None = None,
+            own_workdir: bool = False,
             **kwargs: Any,
         ) -> Any:
             """``readable``: what the kernel may read (else the paths the ``-p`` values name);
-            ``results``: the kernel's folder where ``analyst.sql`` keeps each result."""
+            ``results``: the kernel's folder where ``analyst.sql`` keeps each result;
+            ``own_workdir``: ``--cwd`` is a fresh folder made for the kernel (``verify``'s),
+            not the user's, and the kernel works in it directly."""
             # papermill has already changed into --cwd: that folder is the kernel's to write in.
             workdir = Path.cwd()
             if readable is None:
@@ -131,7 +140,7 @@ def _engine_class() -> type:
 
                 given = load_notebook_node(kwargs["input_path"]) if kwargs.get("input_path") else nb_man.nb
                 readable = user_parameter_paths(nb_man.nb, given)
-            manager, launcher = _launch(workdir, readable, cls.policy, float(start_timeout), results)
+            manager, launcher = _launch(workdir, readable, cls.policy, float(start_timeout), results, own_workdir)
             try:
                 kwargs = remove_args(["input_path"], **kwargs)
                 safe_kwargs = remove_args(["timeout", "startup_timeout"], **kwargs)

@@ -172,7 +172,7 @@ def _execute(path: Path, out: Path, run_dir: Path, source: str, readable: list[P
         papermill.execute_notebook(
             str(path.resolve()), str(out), parameters={"source": source}, engine_name="analyst",
             cwd=str(run_dir), progress_bar=progress, log_output=False,
-            readable=readable, results=RESULTS_DIR, on_cell_executed=recorder,
+            readable=readable, results=RESULTS_DIR, on_cell_executed=recorder, own_workdir=True,
         )
     except PapermillExecutionError as exc:
         return f"{exc.ename}: {exc.evalue}"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .reach import _PACKAGE, HOST, Blocked, Need, View, interpreter_files, may, refusal, unreachable
+from .reach import _PACKAGE, HOST, Blocked, Need, View, blocker, interpreter_files, may, refusal, unreachable
 
 #: The first uid kernels are given when the sandbox is started as root (see identity.py).
 KERNEL_UID_FIRST = 900_000_000
@@ -173,8 +173,14 @@ def _bind_system(args: list[str]) -> None:
             args += ["--ro-bind", path, path]
 
 
-def kernel_mounts(binds: Sequence[tuple[Path, bool]], *, identity: tuple[int, int] | None) -> tuple[list[str], View]:
+def kernel_mounts(
+    binds: Sequence[tuple[Path, bool]], *, identity: tuple[int, int] | None, sources: Mapping[Path, Path] = {},
+) -> tuple[list[str], View]:
     """bubblewrap arguments that mount ``binds`` (``(path, writable)``), and the view they make.
+
+    ``sources`` maps a bind's path in the sandbox to the host folder or file mounted there
+    when they differ: a staging folder the host made for the kernel's uid (staging.py),
+    which the view counts as the sandbox's own, not as the host's.
 
     Binds go shallowest first, so one inside another lies on top of it. bubblewrap makes
     missing mount points private (0700), so each folder above a bind that the sandbox makes
@@ -198,8 +204,9 @@ def kernel_mounts(binds: Sequence[tuple[Path, bool]], *, identity: tuple[int, in
             elif identity is not None and not may(os.stat(folder), *identity, 1):
                 args += ["--perms", "0755", "--tmpfs", str(folder)]
                 view.mount(folder, host=False)
-        args += ["--bind" if writable else "--ro-bind", str(path), str(path)]
-        view.mount(path, host=True)
+        source = sources.get(path)
+        args += ["--bind" if writable else "--ro-bind", str(source or path), str(path)]
+        view.mount(path, host=source is None)
         made.add(path)  # never covered: what cannot be entered there is reported, not hidden
     return args, view
 
@@ -214,26 +221,36 @@ def kernel_binds(
 
 def out_of_reach(
     identity: tuple[int, int], *, workdir: Path | None = None, readable: Sequence[Path] = (),
-    binds: Sequence[tuple[Path, bool]] | None = None,
+    binds: Sequence[tuple[Path, bool]] | None = None, sources: Mapping[Path, Path] = {},
 ) -> list[Blocked]:
     """What the kernel's uid cannot reach of its interpreter, its data and its folder.
 
-    ``binds`` are the sandbox's mounts (:func:`kernel_binds`); ``None`` is a kernel without
-    bubblewrap, which sees the host's folders as they are.
+    ``binds`` are the sandbox's mounts (:func:`kernel_binds`, ``sources`` as for
+    :func:`kernel_mounts`); ``None`` is a kernel without bubblewrap, which sees the host's
+    folders as they are.
     """
-    view = HOST if binds is None else kernel_mounts(binds, identity=identity)[1]
+    view = HOST if binds is None else kernel_mounts(binds, identity=identity, sources=sources)[1]
     needs: list[tuple[Path, Need]] = [(p, "read") for p in [*interpreter_paths(), *interpreter_files(), *readable]]
     if workdir is not None:
         needs.append((Path(workdir).parent, "enter"))  # the folder itself becomes the kernel's
     return unreachable(needs, *identity, view)
 
 
+def unreadable(
+    identity: tuple[int, int], paths: Sequence[Path], *, binds: Sequence[tuple[Path, bool]],
+    sources: Mapping[Path, Path] = {},
+) -> list[Path]:
+    """Which of ``paths`` (each mounted at itself among ``binds``) the kernel's uid could not read."""
+    view = kernel_mounts(binds, identity=identity, sources=sources)[1]
+    return [Path(p) for p in paths if blocker(Path(p), *identity, view=view, need="read") is not None]
+
+
 def check_reach(
     identity: tuple[int, int], *, workdir: Path, readable: Sequence[Path] = (),
-    binds: Sequence[tuple[Path, bool]] | None = None,
+    binds: Sequence[tuple[Path, bool]] | None = None, sources: Mapping[Path, Path] = {},
 ) -> None:
     """Refuse, in one line, a kernel whose uid cannot reach what it runs from (see reach.py)."""
-    blocked = out_of_reach(identity, workdir=workdir, readable=readable, binds=binds)
+    blocked = out_of_reach(identity, workdir=workdir, readable=readable, binds=binds, sources=sources)
     if blocked:
         raise refusal(blocked, identity[0], bubblewrap=binds is not None)
 
@@ -249,13 +266,15 @@ def bwrap_command(
     identity: tuple[int, int] | None,
     address_space_limit: bool,
     seccomp_fd: int | None = None,
+    sources: Mapping[Path, Path] = {},
 ) -> list[str]:
     """The full command that runs ``cmd`` (a kernel's argv) inside the sandbox.
 
     Later mounts go on top of earlier ones, so the order is: the system read-only, fresh
     ``/tmp``, ``/dev`` and ``/proc``, then the interpreter, the data (files too: the
     connection file) and the writable folders (see :func:`kernel_mounts`). ``identity`` is
-    the ``(uid, gid)`` to drop to (when started as root).
+    the ``(uid, gid)`` to drop to (when started as root); ``sources`` as for
+    :func:`kernel_mounts` (a staging folder mounted at ``workdir``).
     """
     args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--hostname", "analyst-sandbox"]
@@ -269,7 +288,7 @@ def bwrap_command(
     for path in FRESH_FOLDERS:
         args += ["--perms", "0755", "--tmpfs", path]
     args += ["--dev", "/dev", "--proc", "/proc"]
-    args += kernel_mounts(kernel_binds(workdir, writable, readable), identity=identity)[0]
+    args += kernel_mounts(kernel_binds(workdir, writable, readable), identity=identity, sources=sources)[0]
     args += ["--chdir", str(workdir), "--unsetenv", "JPY_PARENT_PID", "--"]
     inner = limit_command(policy, address_space=address_space_limit)
     if identity is not None:

@@ -34,8 +34,10 @@ from .command import (
     kernel_binds,
     running_as_root,
     scrub_environment,
+    unreadable,
     unsandboxed_command,
 )
+from .staging import Stage
 from ..workdir import chown_tree
 
 #: The launch environment variable carrying :class:`SandboxSettings` (never passed on).
@@ -48,6 +50,10 @@ class SandboxSettings(BaseModel):
     policy: SandboxPolicy = SandboxPolicy()
     readable: list[str] = []
     """Folders the kernel may read: its own datasets folder, a notebook's data files."""
+    user_workdir: bool = False
+    """The working folder is the user's own (papermill's ``--cwd``), not one made for the
+    kernel: started as root, the kernel works in a staging folder in its place and the
+    user's folder is never changed (staging.py)."""
 
 
 class SandboxProvisioner(LocalProvisioner):
@@ -58,6 +64,7 @@ class SandboxProvisioner(LocalProvisioner):
     sockets_dir: str | None = None
     identity: KernelIdentity | None = None
     relay: Relay | None = None
+    stage: Stage | None = None
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
         """Put the kernel's ZMQ sockets and its connection file in a private folder, over ipc.
@@ -98,15 +105,13 @@ class SandboxProvisioner(LocalProvisioner):
             self.identity = lease(policy.uid_first, policy.uid_count)
         ids = (self.identity.uid, self.identity.gid) if self.identity is not None else None
         filter_fd: int | None = None
+        sources: dict[Path, Path] = {}
+        fresh_stage = self.stage is None
         try:
             if ids is not None:
-                # Before anything is changed for the kernel: a uid that cannot reach its
-                # interpreter or its data is refused here, with the folder named.
-                check_reach(ids, workdir=workdir, readable=readable,
-                            binds=None if bwrap is None else kernel_binds(workdir, writable, [*readable, *private]))
-                # What an earlier kernel of the thread left (another uid) becomes this one's;
-                # links are changed themselves, never what they point to.
-                chown_tree(workdir, *ids)
+                workdir, readable, sources = self._own_files(
+                    workdir, readable, ids, user_workdir=settings.user_workdir,
+                    mounts=None if bwrap is None else (writable, private))
             if connection_file is not None and sockets is not None:
                 connection_file = await self._relay(connection_file, sockets, ids, policy.message_mb * 2**20)
                 cmd = [str(connection_file) if arg == self.parent.connection_file else arg for arg in cmd]
@@ -120,6 +125,7 @@ class SandboxProvisioner(LocalProvisioner):
                 wrapped = bwrap_command(
                     cmd, bwrap=bwrap, workdir=workdir, writable=writable, readable=[*readable, *private],
                     policy=policy, identity=ids, address_space_limit=self.cgroup is None, seccomp_fd=filter_fd,
+                    sources=sources,
                 )
                 self.sandboxed = True
             else:
@@ -132,6 +138,8 @@ class SandboxProvisioner(LocalProvisioner):
                         confine.append(seccomp.installer())
                 wrapped = unsandboxed_command(cmd, policy=policy, identity=ids)
             kwargs["env"] = scrub_environment(env, home=workdir, extra=policy.extra_env)
+            if bwrap is None:
+                kwargs["cwd"] = str(workdir)
             if confine:
                 # In the child before exec: the cgroup first (bubblewrap forks at once, and a
                 # process added afterwards would leave its children outside), then the filter.
@@ -146,10 +154,74 @@ class SandboxProvisioner(LocalProvisioner):
                 self.relay = None
             if self.identity is not None:
                 self._end_identity(keep=False)
+            if fresh_stage and self.stage is not None:
+                self.stage.remove()
+                self.stage = None
             raise
         finally:
             if filter_fd is not None:
                 os.close(filter_fd)
+
+    def _own_files(
+        self, workdir: Path, readable: list[Path], ids: tuple[int, int], *, user_workdir: bool,
+        mounts: tuple[list[Path], list[Path]] | None,
+    ) -> tuple[Path, list[Path], dict[Path, Path]]:
+        """The kernel's folder, what it reads where it is, and what it is mounted from copies.
+
+        The user's working folder is replaced by a staging folder of the kernel's, with the
+        inputs named in it copied in (staging.py); a thread's folder becomes the kernel's.
+        Under bubblewrap (``mounts``: its other writable and read-only mounts), an input
+        elsewhere that the kernel's uid cannot read is copied aside and mounted at its path;
+        without bubblewrap it stays, and is refused, as is an interpreter out of reach.
+        """
+        if self.stage is None and user_workdir:
+            self.stage = Stage.create(ids, user=workdir)
+            for path in readable:
+                if path.resolve().is_relative_to(workdir):
+                    self.stage.bring_in(path.resolve())
+        user = self.stage.user if self.stage is not None else None
+        if user is not None:
+            # Resolved, as the working folder is: a bind inside it would leave a mount point
+            # in the staging folder, which must not come back as an empty file.
+            readable = [p for p in readable if not p.resolve().is_relative_to(user)]
+        sources: dict[Path, Path] = {}
+        binds = None
+        if mounts is not None:
+            writable, private = mounts
+            binds = kernel_binds(workdir, writable, [*readable, *private])
+            if self.stage is not None and user is not None:
+                sources[workdir] = self.stage.work
+            blocked = unreadable(ids, readable, binds=binds, sources=sources)
+            if blocked and self.stage is None:
+                self.stage = Stage.create(ids)
+            for path in blocked:
+                assert self.stage is not None
+                sources[path] = self.stage.copies.get(path) or self.stage.set_aside(path)
+        elif self.stage is not None and user is not None:
+            workdir = self.stage.work  # no mounts: the kernel's folder is the staging one itself
+        # Before anything is changed for the kernel: a uid that cannot reach its interpreter
+        # or its data is refused here, with the folder named.
+        check_reach(ids, workdir=workdir, readable=readable, binds=binds, sources=sources)
+        if user is None:
+            # A thread's folder, not the user's: what an earlier kernel of the thread left
+            # (another uid) becomes this one's; links are changed themselves, never what
+            # they point to.
+            chown_tree(workdir, *ids)
+        return workdir, readable, sources
+
+    def _bring_out(self) -> None:
+        """Copy what the kernel made back into the user's folder; say what was not."""
+        stage, self.stage = self.stage, None
+        if stage is None:
+            return
+        try:
+            notes = stage.bring_out() if stage.user is not None else []
+        finally:
+            stage.remove()
+        for note in notes:
+            message = f"not copied back into {stage.user}: {note}"
+            print(f"WARNING: {message}", file=sys.stderr, flush=True)
+            self.log.warning(message)
 
     async def _relay(self, host_file: Path, sockets: Path, ids: tuple[int, int] | None, limit: int) -> Path:
         """The kernel's own connection file, its sockets at ``kernel-<port>``; the host's
@@ -250,7 +322,14 @@ class SandboxProvisioner(LocalProvisioner):
             self.cgroup.destroy()
             self.cgroup = None
         if self.identity is not None:
-            self._end_identity(keep=restart)
+            # Nothing of the kernel runs while its staging folder is copied out, and its uid
+            # is not given back before.
+            self._end_identity(keep=True)
+        if not restart:
+            self._bring_out()
+        if self.identity is not None and not restart:
+            self.identity.release()
+            self.identity = None
         if self.sockets_dir is not None and not restart:
             shutil.rmtree(self.sockets_dir, ignore_errors=True)
             self.sockets_dir = None

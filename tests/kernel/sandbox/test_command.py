@@ -49,6 +49,32 @@ def test_mounts_cover_a_private_folder_above_a_bind_and_report_a_private_bind(tm
     assert [b.path for b in blocked] == [install] and "cannot enter" in blocked[0].describe()
 
 
+def test_a_staged_folder_is_mounted_from_its_copy_and_counts_as_the_kernels_own(tmp_path):
+    from jupyter_analyst.kernel.sandbox.command import kernel_mounts, out_of_reach, unreadable
+
+    uid = (900000123, 900000123)
+    user = tmp_path / "clone"  # a user's 0700 folder, a venv in it: the kernel's working folder
+    venv = user / ".venv"
+    venv.mkdir(parents=True)
+    (venv / "lib.py").write_text("")
+    data = tmp_path / "data.csv"
+    data.write_text("a\n")
+    data.chmod(0o600)
+    user.chmod(0o700)
+    stage = tmp_path / "stage"
+    binds = [(venv, False), (data, False), (user, True)]
+    assert out_of_reach(uid, readable=[venv / "lib.py"], binds=binds) != [], "the user's own folder is in the way"
+    assert unreadable(uid, [data], binds=binds) == [data]
+    sources = {user: stage, data: stage / "in" / "data.csv"}
+    args, _ = kernel_mounts(binds, identity=uid, sources=sources)
+    text = " ".join(args)
+    assert f"--bind {stage} {user}" in text and f"--ro-bind {stage / 'in' / 'data.csv'} {data}" in text
+    # The staging folder is the kernel's: the folders it holds above a bind are made, 0755.
+    assert text.index(f"--bind {stage} {user}") < text.index(f"--ro-bind {venv} {venv}")
+    assert out_of_reach(uid, workdir=user, readable=[venv / "lib.py", data], binds=binds, sources=sources) == []
+    assert unreadable(uid, [data], binds=binds, sources=sources) == []
+
+
 def test_environment_allow_list(tmp_path):
     from jupyter_analyst.kernel.sandbox.command import scrub_environment
 
