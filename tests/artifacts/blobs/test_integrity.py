@@ -135,8 +135,9 @@ def jp_server_config(tmp_path, sales_db, blob_place):
 async def test_the_server_does_not_serve_a_swapped_blob(jp_fetch, jp_serverapp, blob_place):
     service = jp_serverapp.web_app.settings["jupyter_analyst"]
     thread = service.workspace.store.create_thread(user="local", source="x")
-    art, _ = service.workspace.artifacts.add_bytes(b"true,1\n", thread_id=thread.thread_id, name="t.csv",
-                                                   type="file", mime="text/csv", producer="python")
+    # A text file: served byte for byte (a CSV file is served rewritten, its cells neutralised).
+    art, _ = service.workspace.artifacts.add_bytes(b"true,1\n", thread_id=thread.thread_id, name="t.txt",
+                                                   type="file", mime="text/plain", producer="python")
     ok = await jp_fetch("analyst", "api", "artifacts", art.artifact_id, "content")
     assert ok.body == b"true,1\n"
     shown = await jp_fetch("analyst", "api", "artifacts", art.artifact_id, "preview")
