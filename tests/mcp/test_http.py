@@ -63,7 +63,7 @@ def test_a_request_without_the_token_gets_401(http_server):
 
 def test_tools_are_called_over_http_with_the_token(http_server):
     async def session():
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
         async with http, Client(streamable_http_client(http_server, http_client=http)) as client:
             tools = (await client.list_tools()).tools
             made = await client.call_tool("run_sql", {"sql": "SELECT COUNT(*) AS n FROM orders", "name": "n"})
@@ -74,12 +74,3 @@ def test_tools_are_called_over_http_with_the_token(http_server):
     assert "run_sql" in {tool.name for tool in tools}
     assert not made.is_error and made.structured_content["result"]["rows"] == 1
     assert blob.contents[0].blob  # the dataset's Parquet bytes
-
-
-def test_past_loopback_without_a_token_it_refuses_to_start(tmp_path, sales_db, monkeypatch):
-    monkeypatch.delenv("ANALYST_MCP_TOKEN", raising=False)
-    done = subprocess.run(command(tmp_path / "ws", sales_db, "--host", "0.0.0.0", "--port", str(free_port())),
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0
-    assert done.stderr.splitlines()[0] == "error: refusing to listen on 0.0.0.0 without a token"
-    assert not (tmp_path / "ws").exists()  # refused before anything opened
