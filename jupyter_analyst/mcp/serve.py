@@ -33,7 +33,8 @@ def require_sdk() -> None:
         import mcp.server.mcpserver  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        raise ConfigError(f"the MCP server needs the mcp extra ({exc.name or 'mcp'} is not installed): "
+        missing = (exc.name or "mcp").split(".")[0]
+        raise ConfigError(f"the MCP server needs the mcp extra ({missing} is not installed): "
                           f"{EXTRA_HINT}", reason="missing_extra") from None
 
 
