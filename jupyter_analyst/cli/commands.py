@@ -317,17 +317,29 @@ def scripted_model(args: argparse.Namespace) -> int:
 
 
 def mcp(args: argparse.Namespace) -> int:
-    """``mcp``: the analyst's tools for other agents, until the client (stdio) or a signal (HTTP) ends it."""
+    """``mcp``: the analyst's tools for other agents, until the client (stdio) or a signal (HTTP) ends it.
+
+    Over HTTP a token is always required: without ``--token`` or ``$ANALYST_MCP_TOKEN`` one is
+    made, and printed on stderr with the URL, for the user to paste into the client's settings.
+    """
     import os
 
     from ..errors import AnalystError
     from ..kernel import SandboxPolicy
-    from ..mcp import AnalystTools, check_listen, serve_http, serve_stdio
+    from ..mcp import AnalystTools, new_token, require_sdk, serve_http, serve_stdio
     from ..turns import AnalystConfig, ModelSettings
 
+    require_sdk()  # before anything opens: one line naming the extra
     token = args.token or os.environ.get("ANALYST_MCP_TOKEN") or None
     if args.http:
-        check_listen(args.host, token)  # before anything opens: one clear line
+        host = f"[{args.host}]" if ":" in args.host and not args.host.startswith("[") else args.host
+        print(f"MCP server (streamable HTTP) at http://{host}:{args.port}/mcp", file=sys.stderr)
+        if token is None:
+            token = new_token()
+            print(f"with the header  Authorization: Bearer {token}", file=sys.stderr, flush=True)
+        else:
+            print("with the header  Authorization: Bearer <the token of --token or $ANALYST_MCP_TOKEN>",
+                  file=sys.stderr, flush=True)
     config = AnalystConfig(workspace=args.workspace, store=args.store, blobs=args.blobs,
                            blobs_endpoint=args.blobs_endpoint, sandbox=SandboxPolicy(enabled=not args.no_sandbox),
                            summarizer=not args.no_summarizer)
@@ -337,6 +349,7 @@ def mcp(args: argparse.Namespace) -> int:
         model = None  # the step tools need no model; ask says so when called
     tools = AnalystTools(config, source=args.source, model=model, user=args.user)
     if args.http:
+        assert token is not None
         asyncio.run(serve_http(tools, host=args.host, port=args.port, token=token))
     else:
         asyncio.run(serve_stdio(tools))

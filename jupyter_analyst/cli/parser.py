@@ -308,8 +308,8 @@ def _mcp_command(sub: Any) -> None:
     mcp.add_argument("--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1)")
     mcp.add_argument("--port", type=int, default=8765, help="port to listen on with --http (default 8765)")
     mcp.add_argument("--token", default=None, metavar="TOKEN",
-                     help="require Authorization: Bearer TOKEN (default: $ANALYST_MCP_TOKEN); "
-                          "needed to listen past loopback")
+                     help="the token every HTTP request must send as Authorization: Bearer TOKEN "
+                          "(default: $ANALYST_MCP_TOKEN, else one is made and printed on stderr)")
     mcp.add_argument("--user", default="local", help="whose threads the tools work on (default: local)")
     mcp.add_argument("--no-sandbox", action="store_true",
                      help="run kernels without bubblewrap or limits (trusted code only)")

@@ -11,15 +11,16 @@ from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .engine import AnalystTools
-    from .serve import check_listen, serve_http, serve_stdio
+    from .serve import new_token, require_sdk, serve_http, serve_stdio
 
 _HOME = {
     "AnalystTools": "engine",
-    "check_listen": "serve",
+    "new_token": "serve",
+    "require_sdk": "serve",
     "serve_http": "serve",
     "serve_stdio": "serve",
 }
 
-__all__ = ["AnalystTools", "check_listen", "serve_http", "serve_stdio"]
+__all__ = ["AnalystTools", "new_token", "require_sdk", "serve_http", "serve_stdio"]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

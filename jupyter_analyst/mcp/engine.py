@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..errors import AnalystError, ConfigError
 
 if TYPE_CHECKING:
     from ..agent import EventSink
@@ -29,6 +29,41 @@ if TYPE_CHECKING:
 ARTIFACT_SCHEME = "analyst://artifact/"
 #: A result's sample rows and text are cut here: the client reads the rest as a resource.
 TEXT_CAP = 4_000
+
+
+#: What a client does about an error, in the client's words: the store's and the turn's own
+#: hints name the command line's flags and commands, which a client agent does not have.
+MCP_HINTS = {
+    "thread_not_found": "list_sources lists your threads; leave out `thread` to start a new one",
+    "no_source": "the server was started without --db: pass the `thread` of a thread that has a source",
+    "no_model": "the server was started without a model: start it with OPENAI_API_KEY (and OPENAI_BASE_URL) "
+                "set, or with --base-url",
+}
+
+
+def error_reply(exc: AnalystError) -> Reply:
+    """A call refused as a whole (nothing ran), its reason and what to do, in MCP words.
+
+    >>> error_reply(ConfigError("unknown thread 'thr_x'", reason="thread_not_found")).text
+    "unknown thread 'thr_x' (hint: list_sources lists your threads; leave out `thread` to start a new one)"
+    """
+    error = {**exc.to_dict(), "hint": MCP_HINTS.get(exc.reason, exc.hint)}
+    if error["hint"] is None:
+        del error["hint"]
+    hint = f" (hint: {error['hint']})" if "hint" in error else ""
+    return Reply(exc.message + hint, {"thread": None, "error": error}, error=True)
+
+
+def continuing(thread: str, *, new: bool) -> str:
+    """How the client goes on in ``thread``: said in every result that ran in one.
+
+    >>> continuing("thr_1", new=False)
+    '(in thread thr_1: pass "thread": "thr_1" to continue in it)'
+    """
+    if new:
+        return (f'(a new thread {thread}: pass "thread": "{thread}" to continue in it; '
+                "without `thread` each call starts another thread)")
+    return f'(in thread {thread}: pass "thread": "{thread}" to continue in it)'
 
 
 def artifact_uri(artifact: Artifact) -> str:
@@ -92,14 +127,21 @@ class AnalystTools:
 
     async def step(self, tool: str, arguments: dict[str, Any], *, thread: str | None, scope: Scope,
                    on_event: EventSink | None = None) -> Reply:
-        """One call of ``tool`` as a step of ``thread`` (a new thread when ``None``)."""
+        """One call of ``tool`` as a step of ``thread`` (a new thread when ``None``).
+
+        A call refused before it ran (its arguments, a guard) on a new thread leaves no
+        thread behind: a client looping on a bad call does not fill the store.
+        """
         from ..turns import ToolStepRequest, run_tool_step
 
         request = ToolStepRequest(tool=tool, arguments={k: v for k, v in arguments.items() if v is not None},
                                   thread_id=thread, source=None if thread else self.source, user=self.user)
         step = await run_tool_step(request, config=self.config, on_event=on_event, live=self.live)
+        if thread is None and _refused_before_running(step):
+            await self._forget(step.thread_id)
+            return _step_reply(tool, step, thread=None)
         scope.threads.add(step.thread_id)
-        return _step_reply(tool, step)
+        return _step_reply(tool, step, thread=step.thread_id, new=thread is None)
 
     async def ask(self, prompt: str, *, thread: str | None, scope: Scope, on_event: EventSink | None = None) -> Reply:
         """A whole turn of this product's own agent on ``thread``."""
@@ -115,9 +157,13 @@ class AnalystTools:
         artifacts = await asyncio.to_thread(self._artifacts, summary.thread_id)
         views = [_artifact_view(a) for a in artifacts if a.artifact_id not in before]
         data = {"thread": summary.thread_id, "turn": summary.turn_id, "status": summary.status,
-                "answer": summary.answer, "artifacts": views, "notebook": summary.notebook}
-        text = f"[thread {summary.thread_id}] {summary.status}\n{_cut(summary.answer or '')}"
+                "answer": summary.answer, "artifacts": views, "notebook": summary.notebook, "error": summary.error}
+        # A turn that failed says why (an unreachable model, a refused key), not a bare status.
+        why = (summary.error or {}).get("message") if summary.status == "error" else None
+        text = f"[thread {summary.thread_id}] {summary.status}" + (f": {why}" if why else "")
+        text += f"\n{_cut(summary.answer or '')}" if summary.answer else ""
         text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
+        text += "\n" + continuing(summary.thread_id, new=thread is None)
         return Reply(text, data, error=summary.status == "error")
 
     # ------------------------------------------------------------------ look-ups
@@ -132,7 +178,8 @@ class AnalystTools:
 
     async def list_artifacts(self, *, thread: str | None, scope: Scope) -> Reply:
         if thread is None:
-            return Reply("a new thread has no artifacts; pass thread", {"artifacts": []})
+            return Reply("no thread given: pass `thread` (thr_...) as a result named it; list_sources lists "
+                         "your threads", {"thread": None, "artifacts": []})
         await asyncio.to_thread(self._with_store, lambda s: s.get_thread(thread, user=self.user))
         scope.threads.add(thread)
         views = [_artifact_view(a) for a in await asyncio.to_thread(self._artifacts, thread)]
@@ -158,19 +205,19 @@ class AnalystTools:
         return Reply("\n".join(lines), data)
 
     async def verify(self, *, thread: str, scope: Scope) -> Reply:
-        """Re-execute the thread's audit notebook and compare its fingerprints."""
-        from ..notebooks import format_report, verify_notebook
+        """Re-execute the thread's audit notebook and compare its fingerprints, in a process
+        of its own: cancelling the call stops it (:mod:`.verifying`)."""
+        from ..notebooks import format_report
+        from .verifying import verify_apart
 
-        def run() -> Any:
-            # The workspace says which source and notebook the thread has (as `verify --thread`).
-            record, notebook = self._with_workspace(
-                lambda ws: (ws.store.get_thread(thread, user=self.user), ws.notebook_path(thread)))
-            return verify_notebook(notebook, source=record.source, progress=False)
-
-        report = await asyncio.to_thread(run)
+        # The workspace says which source and notebook the thread has (as `verify --thread`).
+        record, notebook = await asyncio.to_thread(self._with_workspace, lambda ws: (
+            ws.store.get_thread(thread, user=self.user), ws.notebook_path(thread)))
         scope.threads.add(thread)
-        data = report.to_json()
-        return Reply(_cut(format_report(report)), data, error=report.verdict not in ("verified", "nothing_to_verify"))
+        report = await verify_apart(notebook, record.source)
+        data = {"thread": thread, **report.to_json()}
+        text = f"[thread {thread}] " + _cut(format_report(report))
+        return Reply(text, data, error=report.verdict not in ("verified", "nothing_to_verify"))
 
     # ------------------------------------------------------------------ resources
 
@@ -204,6 +251,11 @@ class AnalystTools:
 
     # ------------------------------------------------------------------ internals
 
+    async def _forget(self, thread: str) -> None:
+        """Delete a thread this server just made (its kernel first, if one was kept)."""
+        await self.live.forget(thread)
+        await asyncio.to_thread(self._with_workspace, lambda workspace: workspace.delete_thread(thread))
+
     def _with_workspace(self, work: Callable[[Any], Any]) -> Any:
         """``work(workspace)`` on a workspace opened for it (blocking: call off the loop)."""
         from ..workspace import Workspace
@@ -221,16 +273,26 @@ class AnalystTools:
         return self._with_workspace(lambda workspace: workspace.artifacts.list(thread))
 
 
-def _step_reply(tool: str, step: ToolStep) -> Reply:
-    """A step's result as text and structured content: artifacts by URI, never their bytes."""
+def _refused_before_running(step: ToolStep) -> bool:
+    """The call was refused before it ran: its arguments, or a guard (nothing executed or reused)."""
+    calls = step.summary.tool_calls
+    return not step.ok and calls.get("blocked", 0) > 0 and not calls.get("executed") and not step.reused
+
+
+def _step_reply(tool: str, step: ToolStep, *, thread: str | None, new: bool = False) -> Reply:
+    """A step's result as text and structured content: artifacts by URI, never their bytes;
+    ``thread`` the one it ran in (``None``: refused before running, no thread kept)."""
     views = [_artifact_view(a) for a in step.artifacts]
     result = {k: v for k, v in step.result.items() if k not in ("artifacts",)}
-    data = {"thread": step.thread_id, "tool": tool, "status": step.status, "reused": step.reused,
+    data = {"thread": thread, "tool": tool, "status": step.status, "reused": step.reused,
             "result": result, "artifacts": views}
+    if thread is None:
+        return Reply(f"{tool} {step.status}: {step.error}\n(nothing ran, and no thread was made)", data, error=True)
+    where = continuing(thread, new=new)
     if not step.ok:
-        return Reply(f"[thread {step.thread_id}] {tool} {step.status}: {step.error}", data, error=True)
+        return Reply(f"[thread {thread}] {tool} {step.status}: {step.error}\n{where}", data, error=True)
     body = json.dumps(result, default=str, ensure_ascii=False)
-    text = f"[thread {step.thread_id}] {tool} ok" + (" (reused)" if step.reused else "") + "\n" + _cut(body)
+    text = f"[thread {thread}] {tool} ok" + (" (reused)" if step.reused else "") + "\n" + _cut(body)
     text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
-    return Reply(text, data)
+    return Reply(text + "\n" + where, data)
 

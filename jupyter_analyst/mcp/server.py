@@ -12,24 +12,40 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
+from .._version import __version__
 from ..errors import AnalystError
-from .engine import ARTIFACT_SCHEME, AnalystTools, Reply, Scope
+from .engine import ARTIFACT_SCHEME, AnalystTools, Reply, Scope, error_reply
 
 LOOKUP = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 STEP = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 BEAT_S = 1.0
 
+# Each parameter as the client's model reads it in the tool's schema.
+Thread = Annotated[str | None, Field(description=(
+    "The thread to run in (thr_...), as an earlier result named it: its datasets, kernel and history. "
+    "Leave it out only to start a new thread."))]
+NamedThread = Annotated[str, Field(description="The thread (thr_...), as an earlier result or list_sources named it.")]
+Sql = Annotated[str, Field(description="One read-only SELECT (or WITH ... SELECT) in the source's SQL dialect.")]
+Name = Annotated[str, Field(description=(
+    "The dataset's name: a Python identifier, the DataFrame's name in the thread's Python."))]
+Code = Annotated[str, Field(description="Python to run in the thread's kernel.")]
+Table = Annotated[str, Field(description="A table or view name, as list_tables gives it.")]
+Prompt = Annotated[str, Field(description="The question, in plain words.")]
+Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha256:...), as a result gave it.")]
+
 INSTRUCTIONS = (
     "A data analyst over the user's database. Look up tables with list_tables/describe_table, query with "
     "run_sql (into a named dataset), analyse with run_python (datasets are pandas DataFrames by name), or ask "
-    "the analyst a whole question with ask. Pass the thread a result names to go on in it. Datasets, charts "
+    "the analyst a whole question with ask. Every result names its thread: pass it as `thread` to go on in it "
+    "(its datasets and Python variables are there); without `thread` a new thread starts. Datasets, charts "
     "and files are resources analyst://artifact/<fingerprint>."
 )
 
@@ -114,43 +130,43 @@ async def _stoppable(work: Awaitable[Reply]) -> Reply:
 
 def build_server(tools: AnalystTools) -> MCPServer:
     """The MCP server of ``tools``: every tool, and artifacts as resources."""
-    server = MCPServer("jupyter-analyst", instructions=INSTRUCTIONS)
+    server = MCPServer("jupyter-analyst", title="Jupyter Analyst", version=__version__, instructions=INSTRUCTIONS)
     scopes = Scopes()
 
     async def guarded(work: Awaitable[Reply]) -> CallToolResult:
         try:
             return _result(await _stoppable(work))
         except AnalystError as exc:  # bad input: a clear error, nothing lost
-            return _result(Reply(str(exc), {"error": {"reason": exc.reason, "message": str(exc)}}, error=True))
+            return _result(error_reply(exc))
 
     async def step(ctx: Context, tool: str, thread: str | None, **arguments: Any) -> CallToolResult:
         async with _progress(ctx, tool) as on_event:
             return await guarded(tools.step(tool, arguments, thread=thread, scope=scopes.of(ctx), on_event=on_event))
 
-    @server.tool(annotations=LOOKUP)
-    async def list_tables(ctx: Context, thread: str | None = None) -> CallToolResult:
+    @server.tool(title="List tables", annotations=LOOKUP)
+    async def list_tables(ctx: Context, thread: Thread = None) -> CallToolResult:
         """The source's tables and views, with row counts. Without thread, a new thread is made."""
         return await step(ctx, "list_tables", thread)
 
-    @server.tool(annotations=LOOKUP)
-    async def describe_table(table: str, ctx: Context, thread: str | None = None) -> CallToolResult:
+    @server.tool(title="Describe a table", annotations=LOOKUP)
+    async def describe_table(table: Table, ctx: Context, thread: Thread = None) -> CallToolResult:
         """A table's columns, types and sample rows."""
         return await step(ctx, "describe_table", thread, table=table)
 
-    @server.tool(annotations=STEP)
-    async def run_sql(sql: str, name: str, ctx: Context, thread: str | None = None) -> CallToolResult:
+    @server.tool(title="Run SQL into a dataset", annotations=STEP)
+    async def run_sql(sql: Sql, name: Name, ctx: Context, thread: Thread = None) -> CallToolResult:
         """Run a read-only SELECT on the source into the dataset `name` (a Parquet artifact, loaded in the
         thread's Python as a DataFrame). The same query again is reused, not re-run."""
         return await step(ctx, "run_sql", thread, sql=sql, name=name)
 
-    @server.tool(annotations=STEP)
-    async def run_python(code: str, ctx: Context, thread: str | None = None) -> CallToolResult:
+    @server.tool(title="Run Python", annotations=STEP)
+    async def run_python(code: Code, ctx: Context, thread: Thread = None) -> CallToolResult:
         """Run Python in the thread's sandboxed kernel (its datasets are DataFrames by name; charts shown and
         files written under outputs/ become artifacts)."""
         return await step(ctx, "run_python", thread, code=code)
 
-    @server.tool(annotations=STEP)
-    async def ask(prompt: str, ctx: Context, thread: str | None = None) -> CallToolResult:
+    @server.tool(title="Ask the analyst", annotations=STEP)
+    async def ask(prompt: Prompt, ctx: Context, thread: Thread = None) -> CallToolResult:
         """Ask this product's own analyst a whole question: it plans, queries, analyses and answers."""
         async with _progress(ctx, "ask") as on_event:
             return await guarded(tools.ask(prompt, thread=thread, scope=scopes.of(ctx), on_event=on_event))
@@ -163,30 +179,31 @@ def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
              guarded: Callable[[Awaitable[Reply]], Awaitable[CallToolResult]]) -> None:
     """The tools that read the store, and artifacts as resources."""
 
-    @server.tool(annotations=LOOKUP)
+    @server.tool(title="List sources and threads", annotations=LOOKUP)
     async def list_sources(ctx: Context) -> CallToolResult:
         """The data sources: the server's default, and those of your threads."""
         return await guarded(tools.list_sources(scope=scopes.of(ctx)))
 
-    @server.tool(annotations=LOOKUP)
-    async def list_artifacts(ctx: Context, thread: str | None = None) -> CallToolResult:
+    @server.tool(title="List a thread's artifacts", annotations=LOOKUP)
+    async def list_artifacts(ctx: Context, thread: Thread = None) -> CallToolResult:
         """The thread's datasets, charts and files, each with its resource URI."""
         return await guarded(tools.list_artifacts(thread=thread, scope=scopes.of(ctx)))
 
-    @server.tool(annotations=LOOKUP)
-    async def get_artifact(fingerprint: str, ctx: Context) -> CallToolResult:
+    @server.tool(title="Locate an artifact", annotations=LOOKUP)
+    async def get_artifact(fingerprint: Fingerprint, ctx: Context) -> CallToolResult:
         """Where an artifact's bytes are: its resource URI (read it as a resource), type and size."""
         return await guarded(tools.artifact(fingerprint, scope=scopes.of(ctx)))
 
-    @server.tool(annotations=LOOKUP)
-    async def thread_state(thread: str, ctx: Context) -> CallToolResult:
+    @server.tool(title="A thread's turns and state", annotations=LOOKUP)
+    async def thread_state(thread: NamedThread, ctx: Context) -> CallToolResult:
         """The thread's turns and agent state (entities, hypotheses, open items)."""
         return await guarded(tools.thread_state(thread=thread, scope=scopes.of(ctx)))
 
-    @server.tool(annotations=LOOKUP)
-    async def verify(thread: str, ctx: Context) -> CallToolResult:
+    @server.tool(title="Verify a thread's notebook", annotations=LOOKUP)
+    async def verify(thread: NamedThread, ctx: Context) -> CallToolResult:
         """Re-execute the thread's audit notebook and compare every artifact's fingerprint."""
-        return await guarded(tools.verify(thread=thread, scope=scopes.of(ctx)))
+        async with _progress(ctx, "verify"):
+            return await guarded(tools.verify(thread=thread, scope=scopes.of(ctx)))
 
     @server.resource(ARTIFACT_SCHEME + "{fingerprint}", name="artifact", mime_type="application/octet-stream",
                      description="A dataset (Parquet), chart or file of one of your threads, by fingerprint.")

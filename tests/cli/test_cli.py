@@ -186,3 +186,16 @@ def test_a_wrong_price_is_one_clear_line(tmp_path, price):
     out = run_cli("run", "--prompt", "hi", "--workspace", str(tmp_path), f"--price={price}", env=MODEL)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert f"argument --price: invalid price {price!r}: give USD per million prompt/completion tokens" in out.stderr
+
+
+@pytest.mark.parametrize("transport", [[], ["--http"]])
+def test_mcp_without_the_mcp_extra_says_which_extra_in_one_line(tmp_path, sales_db, transport):
+    # The SDK cannot be imported, as where jupyter-analyst was installed without [mcp].
+    code = ("import sys; sys.modules['mcp'] = None; from jupyter_analyst.cli.console import main; "
+            "sys.exit(main(sys.argv[1:]))")
+    out = subprocess.run([sys.executable, "-c", code, "mcp", "--db", str(sales_db), "--workspace",
+                          str(tmp_path / "ws"), *transport], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.splitlines() == [
+        "error: the MCP server needs the mcp extra (mcp is not installed): pip install 'jupyter-analyst[mcp]'"]
+    assert not (tmp_path / "ws").exists()  # refused before anything opened

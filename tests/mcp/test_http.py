@@ -63,7 +63,7 @@ def test_a_request_without_the_token_gets_401(http_server):
 
 def test_tools_are_called_over_http_with_the_token(http_server):
     async def session():
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
         async with http, Client(streamable_http_client(http_server, http_client=http)) as client:
             tools = (await client.list_tools()).tools
             made = await client.call_tool("run_sql", {"sql": "SELECT COUNT(*) AS n FROM orders", "name": "n"})
@@ -76,10 +76,26 @@ def test_tools_are_called_over_http_with_the_token(http_server):
     assert blob.contents[0].blob  # the dataset's Parquet bytes
 
 
-def test_past_loopback_without_a_token_it_refuses_to_start(tmp_path, sales_db, monkeypatch):
-    monkeypatch.delenv("ANALYST_MCP_TOKEN", raising=False)
-    done = subprocess.run(command(tmp_path / "ws", sales_db, "--host", "0.0.0.0", "--port", str(free_port())),
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0
-    assert done.stderr.splitlines()[0] == "error: refusing to listen on 0.0.0.0 without a token"
-    assert not (tmp_path / "ws").exists()  # refused before anything opened
+def test_oauth_discovery_gets_404_so_a_host_does_not_try_to_log_in(http_server):
+    base = http_server.removesuffix("/mcp")
+    for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource",
+                 "/.well-known/oauth-authorization-server"):
+        assert status_of(base + path) == 404, path
+    assert status_of(http_server) == 401  # the endpoint itself still asks for the token
+
+
+def test_the_bearer_scheme_is_read_in_any_case_and_the_server_names_its_version(http_server):
+    from jupyter_analyst import __version__
+
+    async def session(scheme: str):
+        http = httpx2.AsyncClient(headers={"Authorization": f"{scheme} {TOKEN}"}, timeout=60)
+        async with http, Client(streamable_http_client(http_server, http_client=http)) as client:
+            return client.server_info, (await client.list_tools()).tools
+
+    info, tools = asyncio.run(session("bearer"))
+    assert asyncio.run(session("BEARER"))[0] == info
+    assert info.name == "jupyter-analyst" and info.version == __version__
+    assert all(tool.title for tool in tools), [t.name for t in tools if not t.title]
+    for tool in tools:  # every parameter says what it is
+        for name, schema in tool.input_schema["properties"].items():
+            assert schema.get("description"), f"{tool.name}.{name}"
