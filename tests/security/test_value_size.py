@@ -17,7 +17,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -55,7 +54,7 @@ CONSTANT = {
     "array_resize": "SELECT len(array_resize([1], 2000000000, 0)) AS n",
     "equi_width_bins": "SELECT equi_width_bins(0, 10, 2000000000, false) AS v",
     "replace multiplying": "SELECT replace(repeat('a', 60000), 'a', repeat('b', 60000)) AS v",
-    "regexp_replace of every empty match": "SELECT regexp_replace(repeat('a', 60000), '', repeat('b', 60000), 'g') AS v",
+    "regexp_replace of every empty match": "SELECT regexp_replace(repeat('a', 6e4), '', repeat('b', 6e4), 'g') AS v",
     "array_to_string with a long separator": "SELECT array_to_string(range(0, 10000), repeat('z', 1000)) AS v",
     "in a CTE": "WITH c AS (SELECT repeat('x', 1200000000) AS v) SELECT length(v) AS n FROM c",
     "in a subquery": "SELECT (SELECT length(repeat('x', 1200000000))) AS n",
@@ -74,6 +73,8 @@ FROM_THE_DATA = {
                        "FROM orders"),
     "list_resize": "SELECT len(list_resize([1], quantity * 100000000)) AS n FROM orders",
     "replace": "SELECT length(replace(region, 'a', repeat('b', quantity * 1000))) AS n FROM orders, regions",
+    "in a lambda": ("SELECT list_transform([1, 2], x -> length(repeat('a', x * quantity * 100000000))) AS v "
+                    "FROM orders"),
     "a subquery's size": "SELECT length(repeat('x', (SELECT max(order_id) * 100000000 FROM orders))) AS n",
     "in a CTE": ("WITH s AS (SELECT max(quantity) * 100000000 AS k FROM orders) "
                  "SELECT length(repeat('x', k)) AS n FROM s"),

@@ -118,7 +118,8 @@ def checked(prep: Preparation) -> Iterator[None]:
         # inner checks already in them, so no copy computes an unchecked value.
         for node in reversed(prep.size_checks):
             bound = bound_of(node, prep.dialect)
-            what = f"a list over {MAX_LIST_ITEMS:,} items" if bound.items else f"a value over {_human(MAX_VALUE_CHARS, True)}"
+            what = (f"a list over {MAX_LIST_ITEMS:,} items" if bound.items
+                    else f"a value over {_human(MAX_VALUE_CHARS, True)}")
             cap = MAX_LIST_ITEMS if bound.items else MAX_VALUE_CHARS
             message = (f"{_name(node, prep.dialect)}() would build {what}; "
                        f"values built in a query are capped at {_human(MAX_VALUE_CHARS, True)}"
@@ -233,7 +234,8 @@ def _format(index: int) -> Callable[[exp.Func, list, str], Bound | None]:
         if text is None:
             return None
         if not (isinstance(text, exp.Literal) and text.is_string):
-            raise _too_large(f"{_name(node, dialect)}()'s format must be a string constant, whose widths can be checked")
+            raise _too_large(f"{_name(node, dialect)}()'s format must be a string constant, "
+                             "whose widths can be checked")
         widths = _widths(text.name)
         if widths is None:
             raise _too_large(f"{_name(node, dialect)}() takes a width from an argument (* or {{}}); write the width "
