@@ -7,15 +7,17 @@ no state kept between queries); they run in the order of :data:`PASSES`:
 1. ``parse``: exactly one statement, in the source's dialect or DuckDB's (``parse.py``);
 2. ``guard``: one read-only query, naming no file, calling only the functions on the
    dialect's allow-list (``guard.py``, ``functions.py``);
-3. ``qualify_tables``: unknown tables refused with the nearest real names (``qualify.py``);
-4. ``clear``: the text in the source's dialect; the query may start running now
+3. ``bound_sizes``: a value a call builds (``repeat``, ``lpad``, ``range``, ...) over the
+   cap refused when its size is a constant, else checked as the query runs (``sizes.py``);
+4. ``qualify_tables``: unknown tables refused with the nearest real names (``qualify.py``);
+5. ``clear``: the text in the source's dialect; the query may start running now
    (``cleared.py``);
-5. ``shape``: its measures, dimensions and filters, for the data-intent note (``cleared.py``);
-6. ``pivot_columns``: the columns of DuckDB's PIVOT/UNPIVOT statements, which the
+6. ``shape``: its measures, dimensions and filters, for the data-intent note (``cleared.py``);
+7. ``pivot_columns``: the columns of DuckDB's PIVOT/UNPIVOT statements, which the
    qualifier cannot walk, checked against what their sources provide (``pivot.py``);
-7. ``qualify_columns``: every other query's columns resolved, unknown ones refused with the
+8. ``qualify_columns``: every other query's columns resolved, unknown ones refused with the
    nearest real names (``qualify.py``);
-8. ``canonicalize``: the canonical text for fingerprints (``canonical.py``).
+9. ``canonicalize``: the canonical text for fingerprints (``canonical.py``).
 
 :func:`prepare_sql` is a pure function of the SQL and the source's schema, so that it can
 run in a worker process (see ``../preparer.py``). Whatever the SQL does to the parser or the
@@ -35,7 +37,7 @@ from sqlglot.schema import MappingSchema
 from ..._text import lone_surrogate, valid_text
 from ...errors import SqlRejected
 from ..model import ClearedQuery, PreparedQuery
-from . import canonical, cleared, guard, parse, pivot, qualify
+from . import canonical, cleared, guard, parse, pivot, qualify, sizes
 from .functions import allowed as allowed_functions
 from .preparation import Preparation
 from .qualify import mapping_schema
@@ -47,7 +49,7 @@ __all__ = ["PASSES", "Preparation", "allowed_functions", "mapping_schema", "prep
 
 #: The passes, in the order they run. Those up to ``clear`` refuse what must never start.
 PASSES: tuple[Callable[[Preparation], Preparation], ...] = (
-    parse.parse, guard.guard, qualify.qualify_tables, cleared.clear, cleared.shape, pivot.pivot_columns,
+    parse.parse, guard.guard, sizes.bound_sizes, qualify.qualify_tables, cleared.clear, cleared.shape, pivot.pivot_columns,
     qualify.qualify_columns, canonical.canonicalize,
 )
 

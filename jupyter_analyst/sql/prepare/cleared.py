@@ -15,10 +15,12 @@ from ...errors import SqlRejected
 from ..shape import query_shape
 from ..model import ClearedQuery, QueryShape
 from .preparation import Preparation
+from .sizes import checked
 
 
 def clear(prep: Preparation) -> Preparation:
-    """The pass: ``prep.executable`` (the tree written in the source's dialect) and
+    """The pass: ``prep.executable`` (the tree written in the source's dialect, with the
+    runtime checks of the sizes of values it builds: see ``sizes.py``) and
     ``prep.has_order``; then ``prep.on_cleared``, if given, is told the query may start.
 
     >>> import sqlglot
@@ -33,7 +35,8 @@ def clear(prep: Preparation) -> Preparation:
     """
     tree = prep.tree
     try:
-        prep.executable = tree.sql(dialect=prep.dialect)
+        with checked(prep):
+            prep.executable = tree.sql(dialect=prep.dialect)
     except UnsupportedError as exc:  # pragma: no cover - dialect gaps
         raise SqlRejected(f"cannot express this query in {prep.dialect}: {exc}", reason="sql_parse_error") from exc
     prep.has_order = tree.args.get("order") is not None

@@ -4,7 +4,7 @@ what each pass has read off it so far."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..model import ClearedQuery, PreparedQuery, QueryShape
@@ -32,6 +32,8 @@ class Preparation:
     """Told once the query is cleared to start running (see ``cleared.py``)."""
     tree: exp.Expression | None = None
     """The one statement (``parse``), changed in place by qualifying."""
+    size_checks: list[exp.Func] = field(default_factory=list)
+    """Calls whose value's size only the running query knows, checked as it runs (``bound_sizes``)."""
     tables: list[str] | None = None
     """The source's tables it names, in order (``qualify_tables``)."""
     executable: str = ""

@@ -18,7 +18,7 @@ from jupyter_analyst.sql import open_source, prepare_query
 from jupyter_analyst.sql.prepare import prepare_sql
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "sql" / "prepare"
-MODULES = ("parse", "guard", "functions", "qualify", "pivot", "canonical")
+MODULES = ("parse", "guard", "functions", "sizes", "qualify", "pivot", "canonical")
 
 
 @dataclass(frozen=True)
