@@ -19,7 +19,7 @@ from jupyter_analyst.errors import QueryFailed
 from jupyter_analyst.sql import QueryRunner, open_source, prepare_query
 from jupyter_analyst.testing.slow_queries import STUBBORN, build_stubborn_db
 
-#: The call runs for seconds (ten million characters); the runner waits for a fraction of one.
+#: The call runs for seconds (twenty million characters); the runner waits for a fraction of one.
 SHORT = {"timeout_s": 0.3, "give_up_s": 0.3}
 #: How long a test waits for the stubborn call to return on a loaded machine (never reached).
 RETURNS_WITHIN_S = 300
@@ -27,7 +27,7 @@ RETURNS_WITHIN_S = 300
 
 @pytest.fixture(scope="module")
 def stubborn_db(tmp_path_factory):
-    return build_stubborn_db(tmp_path_factory.mktemp("stubborn") / "blob.duckdb", 10_000_000)
+    return build_stubborn_db(tmp_path_factory.mktemp("stubborn") / "blob.duckdb", 20_000_000)
 
 
 def _query(source, sql, dest, **kw):
