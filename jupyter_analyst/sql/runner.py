@@ -13,10 +13,13 @@ within a time allowance; past it, only that there were more).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -104,6 +107,7 @@ class QueryRunner:
         assert isinstance(self.source, DuckDBSource)
         cursor = self.source.query_cursor()
         runs: list[Future] = []  # what ran on the cursor: it is reused only once all let go
+        staging = _Staging(tmp)
         cap = int(self.row_cap)
         order = "" if query.has_order else " ORDER BY ALL"
         capped = f"SELECT * FROM ({query.executable}) AS _q{order} LIMIT {cap}"
@@ -122,7 +126,8 @@ class QueryRunner:
             else:  # no named pipes on this platform: hashed from the file
                 written = private / tmp.name
                 copy(str(written))
-                shutil.move(written, tmp)
+                with staging.creating():
+                    shutil.move(written, tmp)
                 fingerprint, size = sha256_file(tmp), tmp.stat().st_size
             # The rows as the file's footer counts them (DuckDB reports only "Success" for the
             # COPY of a PIVOT statement, which it runs as several statements), and the columns
@@ -154,6 +159,7 @@ class QueryRunner:
         finally:
             running = [run for run in runs if not run.done()]
             if running:
+                staging.give_up()
                 self.source.park(cursor, running)
             else:
                 self.source.release(cursor)
@@ -185,6 +191,7 @@ class QueryRunner:
         cap = int(self.row_cap)
         started = time.perf_counter()
         running: list[QueryGuard] = []  # the query's guard once its connection is open
+        staging = _Staging(tmp)
 
         def stop() -> None:
             for guard in running:
@@ -211,7 +218,7 @@ class QueryRunner:
             )
             if not query.has_order and table.num_rows:
                 table = table.sort_by([(n, "ascending") for n in names if not pa.types.is_null(table.schema.field(n).type)])
-            with open(tmp, "wb") as raw:
+            with staging.creating(), open(tmp, "wb") as raw:
                 sink = HashingFile(raw)
                 with pq.ParquetWriter(sink, table.schema, compression="zstd") as writer:
                     writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
@@ -231,6 +238,7 @@ class QueryRunner:
         finally:
             running = [run for run in runs if not run.done()]
             if running:  # its connection closes when its call returns, in its thread
+                staging.give_up()
                 self.source.parking.hold(running, lambda: None)
 
     # ------------------------------------------------------------------ shared
@@ -262,6 +270,29 @@ class QueryRunner:
         except (duckdb.InterruptException, duckdb.Error, Exception) as exc:
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise QueryFailed(f"the query failed: {message}", reason="query_failed") from exc
+
+
+class _Staging:
+    """Whether a query's thread may still create its staging file: not once the query was
+    given up (the runner removes the path then, and a call that returns later must not put a
+    file back there)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._given_up = False
+
+    def give_up(self) -> None:
+        with self._lock:
+            self._given_up = True
+
+    @contextlib.contextmanager
+    def creating(self) -> Iterator[None]:
+        """Create the file in this block, or raise when the query was given up."""
+        with self._lock:
+            if self._given_up:
+                raise QueryFailed(f"the query was given up before {self.path.name} was written", reason="query_timeout")
+            yield
 
 
 def _returned(call: Future) -> asyncio.Future:

@@ -62,6 +62,7 @@ def test_a_call_that_takes_no_interrupt_is_given_up_at_its_timeout_and_its_conne
         assert not (tmp_path / "a.parquet").exists()
         # Once its call returns, the connection is back in the pool, and it works.
         assert src.parking.wait_idle(RETURNS_WITHIN_S)
+        assert not (tmp_path / "a.parquet").exists()  # the call that returned wrote nothing back
         assert sorted(map(id, src._sessions)) == sorted(map(id, pooled))
         assert parked.execute("SELECT 7").fetchone() == (7,)
     finally:
@@ -174,6 +175,7 @@ def test_a_sqlite_call_that_takes_no_interrupt_is_given_up_and_its_thread_counte
         assert error.reason == "query_timeout" and "still finishing" in error.message
         assert busy.reason == "engine_busy"
         assert src.parking.wait_idle(RETURNS_WITHIN_S)
+        assert not (tmp_path / "a.parquet").exists()  # the call that returned wrote nothing back
         assert asyncio.run(_query(src, "SELECT 1 AS x", tmp_path / "c.parquet")).rows == 1
     finally:
         src.close()
