@@ -76,7 +76,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         policy = policy.model_copy(update={"memory_mb": args.memory_mb})
     config = AnalystConfig(
         workspace=args.workspace, store=args.store, blobs=args.blobs, blobs_endpoint=args.blobs_endpoint,
-        max_steps=args.max_steps, sandbox=policy,
+        max_steps=args.max_steps, sandbox=policy, query_timeout_s=args.query_timeout,
         plan_concurrency=args.plan_concurrency, summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
         prices={model.model: args.price} if args.price is not None else {},
     )
@@ -89,6 +89,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         summary = await run_turn(request, config=config, model=model, on_event=printer, background=background)
         if args.json:
             print(summary.model_dump_json(), flush=True)
+            args.json_printed = True  # the one object is out: a later failure adds none
         else:
             print_summary(summary)
             if background.pending:

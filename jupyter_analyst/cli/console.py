@@ -3,6 +3,7 @@ one command, turn its errors into an exit status, and end the process quickly.""
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import errno
 import gc
@@ -119,8 +120,7 @@ def _command(argv: Sequence[str] | None, started: Callable[[], None] = lambda: N
         print(f"error: {exc.message}", file=sys.stderr)
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
-        if getattr(args, "json", False):
-            print(json.dumps({"status": "error", "error": exc.to_dict()}))
+        _json_error(args, exc.to_dict())
         return EXIT_BAD_INPUT if _is_bad_input(exc) else EXIT_FAILED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -129,10 +129,22 @@ def _command(argv: Sequence[str] | None, started: Callable[[], None] = lambda: N
         # A file the command reads or writes outside the workspace: one line, not a traceback.
         where = f": {exc.filename}" if exc.filename else ""
         print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
-        if getattr(args, "json", False):
-            print(json.dumps({"status": "error", "error": {"reason": "os_error", "message": str(exc)}}))
+        _json_error(args, {"reason": "os_error", "message": str(exc)})
         return EXIT_BAD_INPUT if exc.errno in _SET_UP_ERRNOS else EXIT_FAILED
+    except Exception as exc:  # noqa: BLE001 - whatever else escapes a command: one line, not a traceback
+        text = str(exc).strip()
+        message = f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+        print(f"error: {message}", file=sys.stderr)
+        _json_error(args, {"reason": "internal_error", "message": message})
+        return EXIT_FAILED
     return EXIT_BAD_INPUT
+
+
+def _json_error(args: argparse.Namespace, error: dict) -> None:
+    """With ``--json``, the one JSON object says the command failed; unless the command had
+    printed its own already (a failure after a turn's result, while its sources closed)."""
+    if getattr(args, "json", False) and not getattr(args, "json_printed", False):
+        print(json.dumps({"status": "error", "error": error}), flush=True)
 
 
 #: File-system failures that are the set-up's, not the product's: exit status 2.

@@ -7,7 +7,7 @@ import asyncio
 from tornado.iostream import StreamClosedError
 from tornado.web import RequestHandler
 
-from ..events import Event, TextDelta, TurnEnded, format_event
+from ..events import Event, TextDelta, TurnEnded, error_frame, format_event
 
 HEARTBEAT_S = 15.0
 
@@ -17,6 +17,19 @@ def start(handler: RequestHandler) -> None:
     handler.set_header("Content-Type", "text/event-stream; charset=utf-8")
     handler.set_header("Cache-Control", "no-cache")
     handler.set_header("X-Accel-Buffering", "no")
+
+
+def end_with_error(handler: RequestHandler, exc: BaseException) -> None:
+    """End a stream that has begun with a last ``event: error`` frame saying why (its
+    status and headers are sent: an HTTP error cannot be answered any more). Every error
+    of a turn's stream ends this way; the frame itself is the events' codec's
+    (:func:`~jupyter_analyst.events.error_frame`), which clients parse."""
+    reason = getattr(exc, "reason", None) or "turn_failed"
+    message = str(exc).strip() or type(exc).__name__
+    try:
+        handler.write(error_frame(str(reason), message))
+    except RuntimeError:  # the response already finished (the client went away): nobody to tell
+        pass
 
 
 async def relay(

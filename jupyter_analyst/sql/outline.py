@@ -205,14 +205,13 @@ def probe(source: Any, sql: str, timeout_s: float = PROBE_TIMEOUT_S) -> list[tup
 
     if isinstance(source, DuckDBSource):
         cursor = source.cursor()
-        timer = threading.Timer(timeout_s, cursor.interrupt)
-        timer.start()
         try:
-            return [tuple(row) for row in cursor.execute(sql).fetchall()]
+            # The look-up runs in this thread: its connection is closed only once it returned.
+            with _stopped_after(timeout_s, cursor.interrupt):
+                return [tuple(row) for row in cursor.execute(sql).fetchall()]
         except Exception:  # noqa: BLE001 - interrupted, or an engine error: no figure
             return None
         finally:
-            timer.cancel()
             cursor.close()
     if isinstance(source, SQLAlchemySource):
         import sqlalchemy
@@ -220,17 +219,37 @@ def probe(source: Any, sql: str, timeout_s: float = PROBE_TIMEOUT_S) -> list[tup
         try:
             with source.engine.connect() as conn:
                 guard = QueryGuard(conn, source.dialect, timeout_s)
-                timer = threading.Timer(timeout_s, guard.stop)
-                timer.start()
-                try:
+                with _stopped_after(timeout_s, guard.stop):
                     rows = [tuple(row) for row in conn.execute(sqlalchemy.text(sql)).fetchall()]
-                finally:
-                    timer.cancel()
                 conn.rollback()
                 return rows
         except Exception:  # noqa: BLE001 - drivers raise their own types
             return None
     return None
+
+
+class _stopped_after:
+    """Calls ``stop`` from a timer thread after ``seconds``, unless the block has ended first:
+    never once it has (a connection closed after the block is not interrupted any more)."""
+
+    def __init__(self, seconds: float, stop: Any) -> None:
+        self._stop = stop
+        self._lock = threading.Lock()
+        self._over = False
+        self._timer = threading.Timer(seconds, self._fire)
+
+    def _fire(self) -> None:
+        with self._lock:
+            if not self._over:
+                self._stop()
+
+    def __enter__(self) -> None:
+        self._timer.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        with self._lock:
+            self._over = True
+        self._timer.cancel()
 
 
 def read_outline(source: Any, schema: dict[str, dict[str, str]], *, budget_s: float = OUTLINE_BUDGET_S) -> SourceOutline:

@@ -13,10 +13,14 @@ within a time allowance; past it, only that there were more).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -44,17 +48,22 @@ _TEMPORAL = ("DATE", "TIMESTAMP", "TIME")
 
 #: How often a query that is no longer wanted is interrupted again until its thread ends.
 _INTERRUPT_EVERY_S = 0.05
-#: How long a timed-out query's thread is waited for once stopped, before it is left to end.
-_GIVE_UP_S = 5.0
+#: How long a query's thread is waited for once it is stopped (past its timeout, or no longer
+#: wanted): an interrupt lands within a vector, so a call still running by then is one that
+#: takes none (a single huge value), and its connection is parked until it returns.
+GIVE_UP_S = 2.0
 
 
 class QueryRunner:
     """Runs queries of one source in worker threads, with a timeout and a row cap."""
 
-    def __init__(self, source: DataSource, *, timeout_s: float = 60.0, row_cap: int = 1_000_000) -> None:
+    def __init__(
+        self, source: DataSource, *, timeout_s: float = 60.0, row_cap: int = 1_000_000, give_up_s: float = GIVE_UP_S,
+    ) -> None:
         self.source = source
         self.timeout_s = timeout_s
         self.row_cap = row_cap
+        self.give_up_s = give_up_s
 
     async def run_to_parquet(
         self, query: PreparedQuery | ClearedQuery, dest: Path, progress: QueryProgress | None = None
@@ -64,10 +73,17 @@ class QueryRunner:
         file's fingerprint. When the query fails, nothing is left at ``dest``. While it runs,
         ``progress`` has the engine's estimate of it, where the engine makes one (DuckDB).
 
+        A query whose engine call takes no interrupt (see ``parking.py``) ends at its timeout
+        all the same; its connection is set aside until the call returns.
+
         Raises:
-            QueryFailed: ``query_timeout`` past the timeout, ``query_failed`` on an engine error.
+            QueryFailed: ``query_timeout`` past the timeout, ``query_failed`` on an engine error,
+                ``engine_busy`` while the source has as many calls set aside as it may.
             FileExistsError: ``dest`` exists.
         """
+        parking = getattr(self.source, "parking", None)
+        if parking is not None:
+            parking.admit()
         dest = Path(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.touch(exist_ok=False)  # ours alone from here on
@@ -90,7 +106,8 @@ class QueryRunner:
     ) -> QueryResult:
         assert isinstance(self.source, DuckDBSource)
         cursor = self.source.query_cursor()
-        runs: list[asyncio.Future] = []  # what ran on the cursor: it is reused only once all let go
+        runs: list[Future] = []  # what ran on the cursor: it is reused only once all let go
+        staging = _Staging(tmp)
         cap = int(self.row_cap)
         order = "" if query.has_order else " ORDER BY ALL"
         capped = f"SELECT * FROM ({query.executable}) AS _q{order} LIMIT {cap}"
@@ -109,7 +126,8 @@ class QueryRunner:
             else:  # no named pipes on this platform: hashed from the file
                 written = private / tmp.name
                 copy(str(written))
-                shutil.move(written, tmp)
+                with staging.creating():
+                    shutil.move(written, tmp)
                 fingerprint, size = sha256_file(tmp), tmp.stat().st_size
             # The rows as the file's footer counts them (DuckDB reports only "Success" for the
             # COPY of a PIVOT statement, which it runs as several statements), and the columns
@@ -139,11 +157,16 @@ class QueryRunner:
                 _cap_dropped(result, total, cap)
             return result
         finally:
-            self.source.release(cursor, idle=all(run.done() for run in runs))
+            running = [run for run in runs if not run.done()]
+            if running:
+                staging.give_up()
+                self.source.park(cursor, running)
+            else:
+                self.source.release(cursor)
 
     async def _count(
         self, cursor: duckdb.DuckDBPyConnection, query: PreparedQuery | ClearedQuery, started: float,
-        runs: list[asyncio.Future],
+        runs: list[Future],
     ) -> int | None:
         """All the rows of ``query``, or ``None`` when counting takes longer than allowed."""
         spent = time.perf_counter() - started
@@ -168,6 +191,7 @@ class QueryRunner:
         cap = int(self.row_cap)
         started = time.perf_counter()
         running: list[QueryGuard] = []  # the query's guard once its connection is open
+        staging = _Staging(tmp)
 
         def stop() -> None:
             for guard in running:
@@ -194,7 +218,7 @@ class QueryRunner:
             )
             if not query.has_order and table.num_rows:
                 table = table.sort_by([(n, "ascending") for n in names if not pa.types.is_null(table.schema.field(n).type)])
-            with open(tmp, "wb") as raw:
+            with staging.creating(), open(tmp, "wb") as raw:
                 sink = HashingFile(raw)
                 with pq.ParquetWriter(sink, table.schema, compression="zstd") as writer:
                     writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
@@ -208,34 +232,38 @@ class QueryRunner:
                 _cap_dropped(out, None if dropped is None else cap + dropped, cap)
             return out
 
-        return await self._with_timeout(work, cancel=stop)
+        runs: list[Future] = []
+        try:
+            return await self._with_timeout(work, cancel=stop, runs=runs)
+        finally:
+            running = [run for run in runs if not run.done()]
+            if running:  # its connection closes when its call returns, in its thread
+                staging.give_up()
+                self.source.parking.hold(running, lambda: None)
 
     # ------------------------------------------------------------------ shared
 
     async def _with_timeout(
-        self, work, *, cancel, timeout_s: float | None = None, runs: list[asyncio.Future] | None = None
+        self, work, *, cancel, timeout_s: float | None = None, runs: list[Future] | None = None
     ) -> Any:
         """Run ``work`` in one of the source's threads; past the timeout ``cancel`` stops it in
-        the engine and ``query_timeout`` is raised once its thread has let go (``runs`` gets
-        the thread's future: whether it let go)."""
+        the engine and ``query_timeout`` is raised once its thread has let go, or after
+        ``give_up_s`` when it does not (``runs`` gets the thread's call: whether it let go)."""
         seconds = self.timeout_s if timeout_s is None else timeout_s
-        future = asyncio.get_running_loop().run_in_executor(self.source.executor, work)
+        call = self.source.executor.submit(work)
         if runs is not None:
-            runs.append(future)
+            runs.append(call)
+        returned = _returned(call)
         try:
-            # ``asyncio.wait`` neither cancels the thread's future on a timeout nor when this
-            # wait itself is cancelled: the thread's work is never marked done while it runs.
-            done, _ = await asyncio.wait([future], timeout=seconds)
+            done, _ = await asyncio.wait([returned], timeout=seconds)
             if not done:
-                if await _stop(future, cancel, give_up_s=_GIVE_UP_S):
-                    future.exception()  # the interruption it ended with is expected: retrieved, not logged
-                raise _timeout(seconds)
-            return future.result()
+                raise _timeout(seconds, stopped=await _stop(call, returned, cancel, give_up_s=self.give_up_s))
+            return call.result()
         except asyncio.CancelledError:
             # A query nobody wants any more (a stopped turn, a run started early and then not
-            # needed): stopped, and its thread done with its files before this returns.
-            if await _stop(future, cancel, give_up_s=None) and not future.cancelled():
-                future.exception()
+            # needed): stopped, and its thread done with its files before this returns, or set
+            # aside like a timed-out query's when its call takes no interrupt.
+            await asyncio.shield(_stop(call, returned, cancel, give_up_s=self.give_up_s))
             raise
         except QueryFailed:
             raise
@@ -244,20 +272,68 @@ class QueryRunner:
             raise QueryFailed(f"the query failed: {message}", reason="query_failed") from exc
 
 
-async def _stop(future: asyncio.Future, cancel: Any, *, give_up_s: float | None) -> bool:
-    """Stop the statement ``future``'s thread runs; whether its thread let go.
+class _Staging:
+    """Whether a query's thread may still create its staging file: not once the query was
+    given up (the runner removes the path then, and a call that returns later must not put a
+    file back there)."""
 
-    An interruption that comes before the statement has begun is lost, so it is repeated until
-    the thread is done; past ``give_up_s`` (an engine that cannot be stopped) the thread is left
-    to end in the source's own executor.
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._given_up = False
+
+    def give_up(self) -> None:
+        with self._lock:
+            self._given_up = True
+
+    @contextlib.contextmanager
+    def creating(self) -> Iterator[None]:
+        """Create the file in this block, or raise when the query was given up."""
+        with self._lock:
+            if self._given_up:
+                raise QueryFailed(f"the query was given up before {self.path.name} was written", reason="query_timeout")
+            yield
+
+
+def _returned(call: Future) -> asyncio.Future:
+    """A future of the running loop's, done when ``call`` (a thread's) has returned.
+
+    Unlike ``asyncio.wrap_future`` it carries no outcome: a call that outlives its query (and
+    perhaps the loop) settles nothing on a loop that is gone, and its outcome stays with it.
     """
     loop = asyncio.get_running_loop()
-    deadline = None if give_up_s is None else loop.time() + give_up_s
-    while not future.done():
-        if deadline is not None and loop.time() >= deadline:
+    returned = loop.create_future()
+
+    def settle() -> None:
+        if not returned.done():
+            returned.set_result(None)
+
+    def on_return(_call: Future) -> None:
+        try:
+            loop.call_soon_threadsafe(settle)
+        except RuntimeError:  # the loop has closed: nobody waits for this call any more
+            pass
+
+    call.add_done_callback(on_return)
+    return returned
+
+
+async def _stop(call: Future, returned: asyncio.Future, cancel: Any, *, give_up_s: float) -> bool:
+    """Stop the statement ``call`` runs; whether its thread let go.
+
+    A call still queued for a thread never starts. An interruption that comes before the
+    statement has begun is lost, so it is repeated until the thread is done; past
+    ``give_up_s`` (a call that takes no interrupt) the thread is left to end on its own.
+    """
+    if call.cancel():
+        return True
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + give_up_s
+    while not call.done():
+        if loop.time() >= deadline:
             return False
         cancel()
-        await asyncio.wait([future], timeout=_INTERRUPT_EVERY_S)
+        await asyncio.wait([returned], timeout=_INTERRUPT_EVERY_S)
     return True
 
 
@@ -349,9 +425,20 @@ def _cap_dropped(result: QueryResult, total: int | None, cap: int) -> None:
     result.dropped = None if total is None else total - cap
 
 
-def _timeout(seconds: float) -> QueryFailed:
+def _timeout(seconds: float, *, stopped: bool) -> QueryFailed:
+    """The error of a query past its time limit: ``stopped`` in its engine, or still finishing
+    a call that takes no interrupt (its connection set aside until it returns).
+
+    >>> _timeout(2, stopped=False).message
+    'the query ran past 2 s; it was given up, and its engine call is still finishing (its connection is set aside)'
+    """
+    if stopped:
+        return QueryFailed(f"the query ran past {seconds:g} s and was stopped", reason="query_timeout",
+                           hint="aggregate in SQL, filter, or add a LIMIT")
     return QueryFailed(
-        f"the query ran past {seconds:g} s and was stopped",
+        f"the query ran past {seconds:g} s; it was given up, and its engine call is still finishing "
+        "(its connection is set aside)",
         reason="query_timeout",
-        hint="aggregate in SQL, filter, or add a LIMIT",
+        hint="a single value built in one call (a huge string, list or regular-expression replace) "
+             "cannot be stopped midway: build smaller values, aggregate in SQL, filter, or add a LIMIT",
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -18,6 +18,7 @@ import duckdb
 from .._text import json_safe, nearest
 from ..errors import SourceError, SqlRejected
 from .model import ColumnInfo, TableDescription, TableInfo
+from .parking import Parking
 from .sealed import DUCKDB_CONNECT_CONFIG, EngineLimits, PrivateFolder, engine_arguments, harden_engine, seal_duckdb
 
 _DATA_SUFFIXES = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet",
@@ -125,6 +126,8 @@ class DuckDBSource:
                 session.execute(f"USE {_identifier(self._database)}")
             self._progress = {id(session) for session in self._sessions}
             self._closed = False
+            #: Connections whose calls outlived their queries (see ``parking.py``).
+            self.parking = Parking()
         except BaseException:
             self.private.remove()
             raise
@@ -184,15 +187,21 @@ class DuckDBSource:
                 return self._sessions.pop()
         return self.cursor()
 
-    def release(self, cursor: duckdb.DuckDBPyConnection, *, idle: bool) -> None:
-        """A connection from :meth:`query_cursor` is done with: kept for the next query when it
-        reports progress and nothing runs on it any more (``idle``), else closed."""
+    def release(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        """A connection from :meth:`query_cursor` that nothing runs on any more: kept for the
+        next query when it reports progress, else closed."""
         with self._lock:
-            if idle and id(cursor) in self._progress and not self._closed:
+            if id(cursor) in self._progress and not self._closed:
                 self._sessions.append(cursor)
                 return
             self._progress.discard(id(cursor))
         cursor.close()
+
+    def park(self, cursor: duckdb.DuckDBPyConnection, calls: Sequence[Future]) -> None:
+        """A connection from :meth:`query_cursor` whose ``calls`` still run after their query
+        was given up: set aside (a busy DuckDB connection refuses to close, and the next
+        query must not wait behind it) and released when the last of them returns."""
+        self.parking.hold(calls, lambda: self.release(cursor))
 
     def data_version(self) -> str:
         """Changes whenever the database file or a data file changes."""
@@ -256,12 +265,19 @@ class DuckDBSource:
         return TableDescription(name=match, columns=columns, rows=int(count), sample=sample)
 
     def close(self) -> None:
+        """Close the engine; while parked calls still run, once the last of them returns (a
+        DuckDB instance with a busy connection refuses to close, and its private folder
+        holds what those calls write)."""
         self.executor.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             self._closed = True
             for session in self._sessions:
                 session.close()
             self._sessions.clear()
+        self.parking.when_idle(self._close_engine)
+
+    def _close_engine(self) -> None:
+        with self._lock:
             self.conn.close()
         self.private.remove()
 
@@ -320,6 +336,8 @@ class SQLAlchemySource:
         #: The threads this source's queries run in: its own, so a query that will not stop
         #: never holds a thread the event loop's other work needs.
         self.executor = ThreadPoolExecutor(max_workers=QUERY_THREADS, thread_name_prefix="analyst-query")
+        #: Calls that outlived their queries (see ``parking.py``); each holds one of the threads.
+        self.parking = Parking()
 
     def _safe_url(self) -> str:
         return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", self.spec)

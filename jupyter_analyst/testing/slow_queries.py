@@ -1,5 +1,6 @@
-"""Queries slow enough to watch a DuckDB engine's progress estimate rise while they run, on a
-generated database (tests of the runner's progress and of the step's live progress)."""
+"""Queries slow enough to watch a DuckDB engine's progress estimate rise while they run, or that
+outlive their timeout, on generated databases (tests of the runner's progress and timeouts, and
+of the step's live progress)."""
 
 from __future__ import annotations
 
@@ -19,4 +20,19 @@ def build_join_db(path: Path) -> Path:
         conn.execute("CREATE TABLE a AS SELECT i AS id, i % 1000 AS k, (i * 7919) % 10007 / 10007.0 AS x "
                      "FROM range(100000) t(i)")
         conn.execute("CREATE TABLE b AS SELECT i AS k, i * 2 AS w FROM range(1000) t(i)")
+    return path
+
+
+#: One engine call on one huge value: DuckDB takes an interrupt only between vectors, so this
+#: runs to its end however often it is interrupted (seconds per ten million characters). It
+#: names no size, so the SQL guard lets it through.
+STUBBORN = "SELECT length(regexp_replace(s, 'a', 'cc', 'g')) AS n FROM blob"
+
+
+def build_stubborn_db(path: Path, chars: int) -> Path:
+    """The DuckDB file :data:`STUBBORN` reads: ``blob``, one row of ``chars`` characters."""
+    import duckdb
+
+    with duckdb.connect(str(path)) as conn:
+        conn.execute(f"CREATE TABLE blob AS SELECT repeat('ab', {int(chars) // 2}) AS s")
     return path

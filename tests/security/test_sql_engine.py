@@ -206,7 +206,7 @@ def test_each_kind_of_duckdb_source_is_sealed(tmp_path, sales_db):
             with pytest.raises(duckdb.Error):  # the data is read-only at the engine
                 source.cursor().execute("CREATE TABLE main.x AS SELECT 1 AS a")
         finally:
-            source.release(connections[1], idle=True)
+            source.release(connections[1])
             source.close()
         assert not Path(private).exists(), "the private folder goes with the source"
 

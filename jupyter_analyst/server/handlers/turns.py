@@ -38,8 +38,14 @@ class TurnsHandler(AnalystHandler):
             except AnalystError as exc:
                 raise self.refuse(exc) from None
             sse.start(self)
-            backlog = self.service.workspace.store.events(thread_id, after=before)
-            await sse.relay(self, backlog, queue, follow=True)
+            try:
+                backlog = self.service.workspace.store.events(thread_id, after=before)
+                await sse.relay(self, backlog, queue, follow=True)
+            except Exception as exc:  # the stream has begun: its end says why, not a status
+                self.log.error("the events of a turn on %s could not be sent", thread_id, exc_info=exc)
+                sse.end_with_error(self, exc)
+                self.finish()
+                return
         # The turn's last events are out; its notebook and kernel are being finished. The
         # response ends when they are, so what the client asks next is already there.
         try:
@@ -47,7 +53,8 @@ class TurnsHandler(AnalystHandler):
         except asyncio.CancelledError:
             pass
         except Exception as exc:
-            self.write(sse.error_frame(getattr(exc, "reason", "turn_failed"), str(exc)))
+            self.log.error("a turn on %s failed", thread_id, exc_info=exc)
+            sse.end_with_error(self, exc)
         self.finish()
 
 
@@ -101,7 +108,11 @@ class EventsHandler(AnalystHandler):
             follow = self.service.is_following(thread_id)
             backlog = store.events(thread_id, after=after)
             sse.start(self)
-            await sse.relay(self, backlog, queue, follow=follow)
+            try:
+                await sse.relay(self, backlog, queue, follow=follow)
+            except Exception as exc:  # the stream has begun: its end says why, not a status
+                self.log.error("the events of %s could not be sent", thread_id, exc_info=exc)
+                sse.end_with_error(self, exc)
         self.finish()
 
 
