@@ -144,6 +144,8 @@ def print_summary(summary: TurnSummary, out: TextIO | None = None) -> None:
     out.write(f"\n{terminal_text(summary.answer)}\n\n")
     if summary.status == "needs_input":
         out.write(f"waiting for your answer: reply with `run --thread {summary.thread_id} \"...\"`\n")
+    elif summary.status != "completed":
+        out.write(f"turn {summary.status}" + (f": {summary.message}" if summary.message else "") + "\n")
     out.write(
         f"steps: {calls['executed']} executed, {calls['reused']} reused, {calls['blocked']} blocked; "
         f"artifacts: {arts['created']} created, {arts['reused']} reused, {arts['total']} in the inventory\n"

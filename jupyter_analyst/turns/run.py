@@ -62,7 +62,7 @@ async def run_turn(
         loop = AgentLoop(store=frame.store, environment=frame.environment, llm=llm, model=model.model,
                          events=frame.events, price=config.price_of(model.model), **config.loop_settings())
         summary, _trace = await frame.run(lambda t: loop.run(t, rerun=request.rerun, announced=frame.announced))
-    if config.summarizer and summary.status in ("completed", "needs_input"):
+    if config.summarizer and summary.status in ("completed", "needs_input", "step_limited", "no_answer"):
         assert frame.turn is not None
         await host.after_turn(_summarize(config, model, frame.turn, on_event))
     return summary.model_copy(update={"notebook": str(frame.notebook)})
