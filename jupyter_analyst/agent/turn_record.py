@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from ..errors import AnalystError
 from ..events import Event, Guarded, ModelThinking, ReasonCode, State, StateChanged, TextDelta, TurnEndStatus
-from ..ledger import Ledger
+from ..ledger import Ledger, Usage
 from .machine import TurnStateMachine
 from .meter import TurnMeter
 from .tools import StepOutcome
@@ -51,6 +51,17 @@ class TurnSummary(BaseModel):
     ledger: Ledger | None = None
     """What the turn cost: model calls, tokens, cost where priced, and what reuse saved
     (``None`` only where it was not told: a turn another server ran and closed without it)."""
+    summarizer_pending: bool = False
+    """The end-of-turn summarizer's call was still to come when this summary was made: it is
+    not in ``ledger.summarizer`` (the turn's stored ledger gets it when it answers)."""
+
+    def with_summarizer(self, usage: Usage | None) -> TurnSummary:
+        """This summary once the summarizer has answered: its call (``usage``; ``None``: none
+        was sent) counted in the ledger, nothing pending."""
+        ledger = self.ledger
+        if usage is not None:
+            ledger = (ledger or Ledger()).model_copy(update={"summarizer": (ledger or Ledger()).summarizer.plus(usage)})
+        return self.model_copy(update={"ledger": ledger, "summarizer_pending": False})
 
 
 @dataclass
