@@ -223,8 +223,8 @@ class AgentLoop:
         if final:
             await run.guard("step_limit_reached", f"stopped after {self.max_steps} model calls; asking for an answer")
             run.limited = True
-            run.message = (f"the step budget ({self.max_steps} model calls with tools) ran out; "
-                           "the answer says what is unfinished")
+            calls = f"{self.max_steps} model call{'' if self.max_steps == 1 else 's'}"
+            run.message = f"the step budget ({calls} with tools) ran out; the answer says what is unfinished"
             # Told in this request only: a request without tools, and no word why, reads as
             # a fault, and its answer as complete.
             current = [*run.conversation, step_budget_note(self.max_steps)]

@@ -172,3 +172,23 @@ def test_the_report_totals_the_tasks_costs_and_what_reuse_saved(tmp_path, sales_
     assert report["settings"]["price"] == {"prompt": 1.0, "completion": 10.0}
     table = outputs(tmp_path / "report.json")["markdown"].read_text()
     assert f"cost ${totals['cost_usd']:.6f}".rstrip("0") in table and "saving 1000 prompt and 100 completion tokens" in table
+
+
+def test_a_turn_out_of_steps_is_reported_as_such_not_as_a_wrong_answer(tmp_path, sales_db):
+    suite = write_suite(tmp_path / "suite.jsonl", [
+        {"id": "long", "question": "How many orders are there?", "answer": 2400}], str(sales_db))
+    look = {"tool_calls": [{"name": "describe_table", "arguments": {"table": "orders"}}]}
+    script = {"turns": [{"match": "How many orders", "steps": [look, {"content": "Not counted yet.\nANSWER: 0"}]}]}
+    with ScriptedModelServer(script) as server:
+        model = ModelSettings(model=MODEL_NAME, base_url=server.base_url, api_key="scripted")
+        config = AnalystConfig(workspace=tmp_path / "ws", sandbox=SandboxPolicy(enabled=False), summarizer=False,
+                               max_steps=1)
+        report = asyncio.run(evaluate(suite, report_path=tmp_path / "report.json", config=config, model=model,
+                                      concurrency=1, task_timeout_s=120.0))
+    (task,) = report["tasks"]
+    assert (task["correct"], task["failure"]) == (False, "step_limited")
+    (turn,) = task["turns"]
+    assert turn["status"] == "step_limited" and "step budget (1 model call with tools) ran out" in turn["error"]
+    assert report["totals"]["failures"] == {"step_limited": 1}
+    assert "| long | no |" in outputs(tmp_path / "report.json")["markdown"].read_text()
+    assert "Failures: step_limited 1." in outputs(tmp_path / "report.json")["markdown"].read_text()
