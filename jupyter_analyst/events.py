@@ -171,14 +171,18 @@ class AnswerReady(_Event):
 
 
 #: How a turn ends. ``needs_input``: it ended with a question to the user (``clarify``); the
-#: user's next message on the thread is taken as the answer.
-TurnEndStatus = Literal["completed", "needs_input", "error", "interrupted"]
+#: user's next message on the thread is taken as the answer. ``step_limited``: the turn used
+#: every model call with tools it allows (``max_steps``) and its answer was asked for without
+#: tools: it says what is unfinished. ``no_answer``: the model's last reply had no text (an
+#: empty reply, or calls to tools when none were offered); the message says which.
+TurnEndStatus = Literal["completed", "needs_input", "step_limited", "no_answer", "error", "interrupted"]
 
 
 class TurnEnded(_Event):
     type: Literal["turn_ended"] = "turn_ended"
     status: TurnEndStatus
-    """How the turn ended: ``needs_input`` when it waits for the user's answer to a question."""
+    """How the turn ended: ``needs_input`` when it waits for the user's answer to a question,
+    ``step_limited`` when its step budget ran out, ``no_answer`` when the model said nothing."""
     message: str | None = None
     """Why, when it did not complete."""
     counters: dict[str, int] = {}

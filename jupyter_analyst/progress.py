@@ -27,7 +27,7 @@ from .events import (
     TurnEnded,
     TurnStarted,
 )
-from .ledger import describe
+from .ledger import Usage, describe, money
 from .turns import TurnSummary
 from .untrusted import terminal_text
 
@@ -132,9 +132,23 @@ class ProgressPrinter:
             case MemoryUpdated():
                 if event.status == "applied":
                     changes = ", ".join(f"{n} {kind}" for kind, n in event.changes.items() if n) or "no change"
-                    self._line(f"agent state updated ({changes})")
+                    self._line(f"agent state updated ({changes}){_summarizer_call(event.usage)}")
                 else:
-                    self._line(f"agent state not updated: {event.message}")
+                    self._line(f"agent state not updated: {event.message}{_summarizer_call(event.usage)}")
+
+
+def _summarizer_call(usage: Usage | None) -> str:
+    """The summarizer's call, as the line after the turn's summary says it.
+
+    >>> _summarizer_call(Usage(calls=1, prompt_tokens=900, completion_tokens=40, counted_by="server"))
+    '; summarizer: 1 model call, 900 prompt + 40 completion tokens, no price'
+    >>> _summarizer_call(None)
+    ''
+    """
+    if usage is None:
+        return ""
+    return (f"; summarizer: {usage.calls} model call{'s' * (usage.calls != 1)}, {usage.prompt_tokens:,} prompt + "
+            f"{usage.completion_tokens:,} completion tokens, {money(usage.cost_usd)}")
 
 
 def print_summary(summary: TurnSummary, out: TextIO | None = None) -> None:
@@ -144,10 +158,13 @@ def print_summary(summary: TurnSummary, out: TextIO | None = None) -> None:
     out.write(f"\n{terminal_text(summary.answer)}\n\n")
     if summary.status == "needs_input":
         out.write(f"waiting for your answer: reply with `run --thread {summary.thread_id} \"...\"`\n")
+    elif summary.status != "completed":
+        out.write(f"turn {summary.status}" + (f": {summary.message}" if summary.message else "") + "\n")
     out.write(
         f"steps: {calls['executed']} executed, {calls['reused']} reused, {calls['blocked']} blocked; "
         f"artifacts: {arts['created']} created, {arts['reused']} reused, {arts['total']} in the inventory\n"
-        f"cost: {describe(summary.ledger) if summary.ledger is not None else 'not recorded'}\n"
+        f"cost: {describe(summary.ledger) if summary.ledger is not None else 'not recorded'}"
+        f"{'; the summarizer call after the turn is pending' if summary.summarizer_pending else ''}\n"
         f"states: {' -> '.join(summary.transitions)}\n"
         f"thread: {summary.thread_id}   notebook: {summary.notebook}\n"
     )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .context import ContextBudget, state_summary
+    from .context import STEP_BUDGET_MARKER, ContextBudget, state_summary
     from .environment import ThreadEnvironment
     from .eventlog import EventSink, EventWriter
     from .llm import SCRIPTED_MODEL, LLMClient
@@ -37,10 +37,12 @@ _HOME = {
     "EventSink": "eventlog",
     "ContextBudget": "context",
     "state_summary": "context",
+    "STEP_BUDGET_MARKER": "context",
 }
 
 __all__ = [
     "SCRIPTED_MODEL",
+    "STEP_BUDGET_MARKER",
     "SUMMARIZER_MARKER",
     "USER_DRIVEN",
     "AgentLoop",

@@ -18,12 +18,12 @@ from typing import Any
 
 from .._clock import new_id
 from .._text import model_json
-from ..errors import AnalystError, DiskUnavailable
+from ..errors import AnalystError, DiskUnavailable, ModelError
 from ..events import AnswerReady, StateChanged, TurnEnded, TurnEndStatus, TurnStarted
 from ..ledger import Price
 from ..store import ThreadStore, Turn
 from .calls import CallPipeline, NormalisedCall, normalise
-from .context import ContextBudget, ContextPack
+from .context import ContextBudget, ContextPack, step_budget_note
 from .environment import ThreadEnvironment
 from .eventlog import EventSink, EventWriter
 from .guards import check_answer, mark_answer
@@ -219,9 +219,16 @@ class AgentLoop:
         if run.machine.state == "error":
             await run.enter("planning")
         final = number > self.max_steps
+        current = run.conversation
         if final:
             await run.guard("step_limit_reached", f"stopped after {self.max_steps} model calls; asking for an answer")
-        messages, usage = await asyncio.to_thread(run.context.messages, number, run.conversation, chat=chat)
+            run.limited = True
+            calls = f"{self.max_steps} model call{'' if self.max_steps == 1 else 's'}"
+            run.message = f"the step budget ({calls} with tools) ran out; the answer says what is unfinished"
+            # Told in this request only: a request without tools, and no word why, reads as
+            # a fault, and its answer as complete.
+            current = [*run.conversation, step_budget_note(self.max_steps)]
+        messages, usage = await asyncio.to_thread(run.context.messages, number, current, chat=chat)
         await run.emit(usage)
         # The tools that can be used in this turn (no notebook, no read_cells), decided once.
         if run.tools is None and not chat:
@@ -229,10 +236,20 @@ class AgentLoop:
         tools = [] if final or chat else run.tools or []
         asked = time.perf_counter()
         run.meter.asked()
-        reply = await self.llm.complete(
-            messages, tools, on_text=run.text, on_tool=self._tool_named, on_thinking=run.thinking,
-            callable_names=[spec.name for spec in registered()],
-        )
+        try:
+            reply = await self.llm.complete(
+                messages, tools, on_text=run.text, on_tool=self._tool_named, on_thinking=run.thinking,
+                callable_names=[spec.name for spec in registered()],
+            )
+        except ModelError as exc:
+            if exc.reason != "empty_reply":
+                raise
+            # Nothing, even when asked again: the model's doing, said as such, not a failure of ours.
+            run.llm_s += time.perf_counter() - asked
+            after = " after its last step" if any(m.get("role") == "tool" for m in run.conversation) else ""
+            hint = f" ({exc.hint})" if exc.hint else ""
+            run.unanswered = run.message = f"the model replied with nothing{after}, also when asked again{hint}"
+            return Answer("")
         run.llm_s += time.perf_counter() - asked
         counted = served_usage(reply.usage)
         run.meter.call(number, counted, prompt_estimate=usage.tokens, reply_chars=len(reply.text) + sum(
@@ -250,6 +267,15 @@ class AgentLoop:
                 # Never shown as complete: the answer says it was cut, and why.
                 await run.guard("answer_cut_short", f"{cut}: the answer may be incomplete")
                 text = f"{text}\n\n[incomplete: {cut}]".strip()
+            if not text:
+                # An empty answer is never an empty success: the turn says what happened.
+                if reply.tool_calls:
+                    why = "the model kept calling tools after its last step (none were offered) and gave no answer"
+                elif any(m.get("role") == "tool" for m in run.conversation):
+                    why = "the model replied with nothing after its last step"
+                else:
+                    why = "the model replied with nothing"
+                run.unanswered = run.message = why
             return Answer(text)
         calls = reply.tool_calls if cut is None else [c.model_copy(update={"cut_short": cut}) for c in reply.tool_calls]
         return RunCalls(tuple(normalise(c) for c in calls), reply.text)

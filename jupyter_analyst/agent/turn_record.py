@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from ..errors import AnalystError
 from ..events import Event, Guarded, ModelThinking, ReasonCode, State, StateChanged, TextDelta, TurnEndStatus
-from ..ledger import Ledger
+from ..ledger import Ledger, Usage
 from .machine import TurnStateMachine
 from .meter import TurnMeter
 from .tools import StepOutcome
@@ -34,8 +34,12 @@ class TurnSummary(BaseModel):
     thread_id: str
     turn_id: str
     status: TurnEndStatus
-    """``needs_input``: the answer is a question to the user, whose next message answers it."""
+    """``needs_input``: the answer is a question to the user, whose next message answers it;
+    ``step_limited``: the step budget ran out, and the answer says what is unfinished;
+    ``no_answer``: the model's last reply said nothing (``message`` says how)."""
     answer: str
+    message: str | None = None
+    """Why the turn did not complete, as its ``turn_ended`` event says it."""
     model: str
     transitions: list[State]
     tool_calls: dict[str, int]
@@ -47,6 +51,17 @@ class TurnSummary(BaseModel):
     ledger: Ledger | None = None
     """What the turn cost: model calls, tokens, cost where priced, and what reuse saved
     (``None`` only where it was not told: a turn another server ran and closed without it)."""
+    summarizer_pending: bool = False
+    """The end-of-turn summarizer's call was still to come when this summary was made: it is
+    not in ``ledger.summarizer`` (the turn's stored ledger gets it when it answers)."""
+
+    def with_summarizer(self, usage: Usage | None) -> TurnSummary:
+        """This summary once the summarizer has answered: its call (``usage``; ``None``: none
+        was sent) counted in the ledger, nothing pending."""
+        ledger = self.ledger
+        if usage is not None:
+            ledger = (ledger or Ledger()).model_copy(update={"summarizer": (ledger or Ledger()).summarizer.plus(usage)})
+        return self.model_copy(update={"ledger": ledger, "summarizer_pending": False})
 
 
 @dataclass
@@ -98,6 +113,10 @@ class TurnRun:
     answer: str = ""
     asked: bool = False
     """The turn ends with a question to the user (``clarify``): it ends ``needs_input``."""
+    limited: bool = False
+    """The turn used every model call with tools it allows: it ends ``step_limited``."""
+    unanswered: str | None = None
+    """Why the model's last reply had no answer: the turn ends ``no_answer``."""
     failed: bool = False
     error: dict[str, Any] | None = None
     message: str | None = None
@@ -172,9 +191,16 @@ class TurnRun:
         self.error = error if isinstance(error, dict) else None
         self.message = error.get("message") if isinstance(error, dict) else None
 
-    def end_status(self) -> Literal["completed", "needs_input", "error"]:
-        """How the turn ends, once its body has run: in error, waiting for the user's answer, or done."""
-        return "error" if self.failed else "needs_input" if self.asked else "completed"
+    def end_status(self) -> Literal["completed", "needs_input", "step_limited", "no_answer", "error"]:
+        """How the turn ends, once its body has run: in error, waiting for the user's answer,
+        without an answer, cut at its step budget, or done."""
+        if self.failed:
+            return "error"
+        if self.asked:
+            return "needs_input"
+        if self.unanswered is not None:
+            return "no_answer"
+        return "step_limited" if self.limited else "completed"
 
     def summarize(self, status: TurnEndStatus, artifacts_total: int) -> TurnSummary:
         """What the turn did, once it has ended."""
@@ -184,6 +210,7 @@ class TurnRun:
             turn_id=self.turn.turn_id,
             status=status,
             answer=self.answer,
+            message=self.message if status != "completed" else None,
             model=self.speaker,
             transitions=self.machine.history,
             tool_calls={"executed": counters["executed"], "reused": counters["reused"], "blocked": counters["blocked"]},

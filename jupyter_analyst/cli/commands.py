@@ -55,6 +55,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
     ``started`` is called once the turn's engine is imported."""
     from ..agent import ContextBudget
     from ..turns import AnalystConfig, BackgroundWork, ModelSettings, TurnRequest, run_turn
+    from ..events import MemoryUpdated
     from ..progress import ProgressPrinter, print_summary
 
     started()
@@ -82,15 +83,19 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
     )
     printer = None if args.json else ProgressPrinter()
     wait = summarizer_wait()
+    summarized: list[MemoryUpdated] = []
+
+    def on_event(event: Any) -> Any:
+        if isinstance(event, MemoryUpdated):
+            summarized.append(event)  # the summarizer's call, counted in the summary below
+        return printer(event) if printer is not None else None
 
     async def turn() -> TurnSummary:
-        # The answer is printed as soon as the turn is done; the summarizer finishes after.
+        # The answer is printed as soon as the turn is done; the summarizer finishes after
+        # (``--json``: the one object is printed after it, with its call counted, or pending).
         background = BackgroundWork()
-        summary = await run_turn(request, config=config, model=model, on_event=printer, background=background)
-        if args.json:
-            print(summary.model_dump_json(), flush=True)
-            args.json_printed = True  # the one object is out: a later failure adds none
-        else:
+        summary = await run_turn(request, config=config, model=model, on_event=on_event, background=background)
+        if not args.json:
             print_summary(summary)
             if background.pending:
                 print("updating the agent state...", file=sys.stderr, flush=True)
@@ -100,6 +105,12 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
             # The answer is out: a summarizer that does not answer does not hold the command.
             print(f"agent state not updated: the summarizer did not answer within {wait:g} s "
                   f"(set {SUMMARIZER_WAIT_VARIABLE} to wait longer)", file=sys.stderr, flush=True)
+        else:
+            if summary.summarizer_pending:
+                summary = summary.with_summarizer(summarized[-1].usage if summarized else None)
+        if args.json:
+            print(summary.model_dump_json(), flush=True)
+            args.json_printed = True  # the one object is out: a later failure adds none
         return summary
 
     summary = asyncio.run(turn())

@@ -167,6 +167,8 @@ class SuiteRun:
             result.steps_executed = summary.tool_calls.get("executed", 0)
             result.steps_reused = summary.tool_calls.get("reused", 0)
             self._score(result, summary.status, summary.counters, summary.error)
+            if summary.status in ("step_limited", "no_answer") and not result.correct:
+                result.error = summary.message
         result.time_s = round(time.perf_counter() - started, 3)
         # What the task paid for: the turn's calls and the summarizer's after it, if it ran.
         result.usage, result.saved = meter.ledger.usage.plus(meter.ledger.summarizer), meter.ledger.saved
@@ -182,3 +184,6 @@ class SuiteRun:
         result.correct, result.given, result.failure = verdict.correct, verdict.given, verdict.failure
         if not verdict.correct and counters.get("model_refused"):
             result.failure = "refused"
+        elif not verdict.correct and status in ("step_limited", "no_answer"):
+            # What the model was cut off from, or never said, is not a wrong answer.
+            result.failure = status

@@ -29,7 +29,9 @@ _NOT_IN_DATA_PHRASES = frozenset({NOT_IN_DATA, "not applicable", "n/a", "not in 
 
 #: Why an answer is wrong. ``refused``: the model declined, or said the data cannot answer a
 #: question it can; ``error``/``timeout``: the turn ended in error or ran out of time.
-Failure = Literal["no_answer", "wrong_number", "wrong_answer", "refused", "error", "timeout"]
+#: Why a turn was not scored correct; ``step_limited``: a wrong answer from a turn that ran out of
+#: steps (``--max-steps``), told apart from a wrong answer the model finished.
+Failure = Literal["no_answer", "wrong_number", "wrong_answer", "refused", "step_limited", "error", "timeout"]
 
 _MARKER = re.compile(r"^[\s*_#>]*(?:final\s+)?answer[\s*_]*:[\s*_]*", re.IGNORECASE | re.MULTILINE)
 _PAIR = re.compile(r"@([A-Za-z_][\w.-]*)\[([^\]]*)\]")

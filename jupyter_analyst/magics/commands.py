@@ -174,7 +174,8 @@ class AnalystMagics(Magics):
                 display(Image(data=image(artifact)))
         render.show({"text/plain": render.summary_line(summary)})
         if summary.status not in ("completed", "needs_input"):
-            raise refusal(summary.error or {"message": f"the turn ended: {summary.status}"})
+            raise refusal(summary.error or {"message": f"the turn ended {summary.status}: {summary.message}"
+                                            if summary.message else f"the turn ended: {summary.status}"})
 
     # ------------------------------------------------------------------ %analyst
 

@@ -300,6 +300,7 @@ def summarize(events: list[Event]) -> TurnSummary:
         thread_id=started.thread_id,
         turn_id=started.turn_id,
         status=ended.status,
+        message=ended.message if ended.status != "completed" else None,
         answer=answers[-1] if answers else "".join(e.text for e in events if isinstance(e, TextDelta)),
         model=started.model,
         transitions=[e.to_state for e in events if isinstance(e, StateChanged)],

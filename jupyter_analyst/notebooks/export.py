@@ -221,6 +221,8 @@ class _Images:
 _TURN_MARKS = {
     "interrupted": "⚠️ **Interrupted**: this turn was stopped before it finished",
     "error": "❌ **Failed**: this turn ended with an error",
+    "step_limited": "⚠️ **Out of steps**: this turn used its whole step budget before it finished",
+    "no_answer": "⚠️ **No answer**: the model's last reply in this turn said nothing",
     "running": "⏳ **Running**: this turn had not finished when the notebook was written",
 }
 

@@ -16,7 +16,7 @@ from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .intent import DataIntent, data_intent
-    from .paths import absolute_spec, display_spec, local_path
+    from .paths import absolute_spec, display_spec, local_path, model_spec
     from .model import ClearedQuery, PreparedQuery, QueryResult
     from .prepare import prepare_query
     from .progress import QueryProgress
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 _HOME = {
     "absolute_spec": "paths",
     "display_spec": "paths",
+    "model_spec": "paths",
     "local_path": "paths",
     "DataIntent": "intent",
     "data_intent": "intent",
@@ -54,7 +55,7 @@ _HOME = {
 __all__ = [
     "ClearedQuery", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
     "OUTLINE_COLUMNS", "OUTLINE_TABLES", "PreparedQuery", "QueryProgress", "QueryResult", "QueryRunner", "SourceOutline",
-    "SqlPreparer", "absolute_spec", "data_intent", "display_spec", "local_path", "open_source",
+    "SqlPreparer", "absolute_spec", "data_intent", "display_spec", "local_path", "model_spec", "open_source",
     "prepare_query", "register_source", "source_outline",
 ]
 

@@ -106,3 +106,31 @@ def display_spec(spec: str, base: Path | None = None) -> str:
         return spec
     path = Path(spec)
     return str(path.relative_to(here)) if path.is_relative_to(here) and path != here else spec
+
+
+def model_spec(spec: str) -> str:
+    """A source as the model is told it: a file's or folder's name, a server's database
+    without its host or credentials; never a path of this machine (the model provider sees
+    everything the model is sent).
+
+    >>> model_spec("/home/ann/data/sales.duckdb"), model_spec("duckdb:////srv/x/shop.duckdb")
+    ('sales.duckdb', 'shop.duckdb')
+    >>> model_spec("sqlite:////srv/shop.db"), model_spec("postgresql://ann:pw@db.internal:5432/shop")
+    ('shop.db', 'postgresql database shop')
+    >>> model_spec("/data/exports/"), model_spec(":memory:")
+    ('exports', ':memory:')
+    """
+    spec = str(spec).strip()
+    if not spec or spec in (":memory:", f"{_DUCKDB_URL}:memory:"):
+        return spec
+    path = local_path(spec)
+    if path is not None:
+        return path.name or spec
+    try:
+        from sqlalchemy.engine import make_url
+
+        url = make_url(spec)
+    except Exception:  # not a URL SQLAlchemy reads: its scheme only
+        return spec.split("://", 1)[0] + " database"
+    name = Path(url.database or "").name
+    return f"{url.get_backend_name()} database" + (f" {name}" if name else "")

@@ -24,7 +24,7 @@ from .._clock import new_id, utc_now
 from ..errors import AnalystError, ConfigError
 from ..ledger import Ledger, Usage
 
-TurnStatus = Literal["running", "completed", "needs_input", "error", "interrupted"]
+TurnStatus = Literal["running", "completed", "needs_input", "step_limited", "no_answer", "error", "interrupted"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (

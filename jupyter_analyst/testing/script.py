@@ -1,8 +1,9 @@
 """The script a scripted model replays, and how a request picks its reply.
 
 Replay is stateless: the reply depends only on the request. The turn is the first whose
-``match`` (a case-insensitive regex) finds the conversation's last user message; the step
-is the number of assistant messages after that user message. So the same script serves
+``match`` (a case-insensitive regex) finds the conversation's last user message (not the
+note that closes a turn's last request once its step budget is spent); the step is the
+number of assistant messages after that user message. So the same script serves
 any number of conversations, processes and restarts.
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..agent import SUMMARIZER_MARKER
+from ..agent import STEP_BUDGET_MARKER, SUMMARIZER_MARKER
 from ..errors import ConfigError
 
 #: How a step streams its tool calls, to exercise clients: the id only in a call's first
@@ -181,7 +182,9 @@ class Script(_Strict):
         messages = [m for m in messages if isinstance(m, dict)]
         if self.is_summarizer(messages):
             return self.summarizer_reply(messages)
-        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
+        # The note a turn's last request closes with once its step budget is spent is not a prompt.
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"
+                         and not _text(m.get("content")).startswith(STEP_BUDGET_MARKER)), default=None)
         prompt = _text(messages[last_user].get("content")) if last_user is not None else ""
         after = messages[last_user + 1 :] if last_user is not None else messages
         step_index = sum(1 for m in after if m.get("role") == "assistant")

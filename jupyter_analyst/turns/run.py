@@ -20,6 +20,7 @@ from .requests import TurnRequest
 
 if TYPE_CHECKING:
     from ..kernel import KernelLauncher, KernelPool
+    from ..ledger import Usage
     from ..store import Turn
     from .live import LiveThreads
 
@@ -62,19 +63,28 @@ async def run_turn(
         loop = AgentLoop(store=frame.store, environment=frame.environment, llm=llm, model=model.model,
                          events=frame.events, price=config.price_of(model.model), **config.loop_settings())
         summary, _trace = await frame.run(lambda t: loop.run(t, rerun=request.rerun, announced=frame.announced))
-    if config.summarizer and summary.status in ("completed", "needs_input"):
+    if config.summarizer and summary.status in ("completed", "needs_input", "step_limited", "no_answer"):
         assert frame.turn is not None
-        await host.after_turn(_summarize(config, model, frame.turn, on_event))
+        work = _summarize(config, model, frame.turn, on_event)
+        if host.background is None:
+            summary = summary.with_summarizer(await work)
+        else:
+            host.background.spawn(work)
+            # Said, so no report of the turn's model calls shows the summarizer's as none.
+            summary = summary.model_copy(update={"summarizer_pending": True})
     return summary.model_copy(update={"notebook": str(frame.notebook)})
 
 
-async def _summarize(config: AnalystConfig, model: ModelSettings, turn: Turn, on_event: EventSink | None) -> None:
-    """The end-of-turn summarizer, with its own store connection and model client."""
+async def _summarize(config: AnalystConfig, model: ModelSettings, turn: Turn,
+                     on_event: EventSink | None) -> Usage | None:
+    """The end-of-turn summarizer, with its own store connection and model client; what its
+    call cost (``None``: none was sent)."""
     workspace = Workspace.of(config)
     try:
         async with model.client(summarizer=True) as llm:
-            await summarize_turn(ThreadMemory(workspace.store, turn.thread_id), turn, llm, budget=config.context,
+            event = await summarize_turn(ThreadMemory(workspace.store, turn.thread_id), turn, llm, budget=config.context,
                                  events=EventWriter(workspace.store, on_event),
                                  price=config.price_of(model.summary_model or model.model))
     finally:
         workspace.close()
+    return event.usage

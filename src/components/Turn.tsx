@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import type { ThreadView, TurnItem, TurnView } from '../model';
+import { TURN_END_LINE } from '../model/reasons';
 import { StepNumbersContext } from './cards/Details';
 import { ItemCard, itemKey } from './cards/ItemCard';
 import { stepNumbers, turnSummary } from './cards/stepNames';
@@ -104,11 +105,7 @@ export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
           role="status"
           data-end={turn.end.status}
         >
-          {turn.end.status === 'interrupted'
-            ? 'Stopped'
-            : turn.end.status === 'needs_input'
-              ? 'Waiting for your answer: your next message answers the question above'
-              : 'The turn ended with an error'}
+          {TURN_END_LINE[turn.end.status]}
           {turn.end.message ? `: ${turn.end.message}` : ''}
         </div>
       )}

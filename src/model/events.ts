@@ -176,8 +176,19 @@ export interface AnswerReady extends EventBase {
   flagged: string[];
 }
 
-/** How a turn ended; `needs_input`: with a question the user's next message answers. */
-export const TURN_END_STATUSES = ['completed', 'needs_input', 'error', 'interrupted'] as const;
+/**
+ * How a turn ended; `needs_input`: with a question the user's next message answers;
+ * `step_limited`: its step budget ran out, and its answer says what is unfinished;
+ * `no_answer`: the model's last reply said nothing.
+ */
+export const TURN_END_STATUSES = [
+  'completed',
+  'needs_input',
+  'step_limited',
+  'no_answer',
+  'error',
+  'interrupted'
+] as const;
 export type TurnEndStatus = (typeof TURN_END_STATUSES)[number];
 
 /** Where a token count comes from: the model server's own `usage`, the estimate, or both. */

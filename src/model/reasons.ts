@@ -50,7 +50,19 @@ export const STATE_LABEL: { readonly [S in State]: string } = {
 export const TURN_END_LABEL: { readonly [S in TurnEndStatus]: string } = {
   completed: 'Completed',
   needs_input: 'Waiting for your answer',
+  step_limited: 'Out of steps',
+  no_answer: 'No answer',
   error: 'Ended with an error',
+  interrupted: 'Stopped'
+};
+
+/** The line under a turn that did not complete, before its message. */
+export const TURN_END_LINE: { readonly [S in TurnEndStatus]: string } = {
+  completed: 'Completed',
+  needs_input: 'Waiting for your answer: your next message answers the question above',
+  step_limited: 'Out of steps',
+  no_answer: 'No answer',
+  error: 'The turn ended with an error',
   interrupted: 'Stopped'
 };
 

@@ -1031,7 +1031,7 @@ export interface components {
             number: number;
             prompt: string;
             /** @enum {string} */
-            status: "running" | "completed" | "needs_input" | "error" | "interrupted";
+            status: "running" | "completed" | "needs_input" | "step_limited" | "no_answer" | "error" | "interrupted";
             /** @default null */
             answer?: string | null;
             started_at: string;
@@ -1054,7 +1054,7 @@ export interface components {
              */
             type: "turn_ended";
             /** @enum {string} */
-            status: "completed" | "needs_input" | "error" | "interrupted";
+            status: "completed" | "needs_input" | "step_limited" | "no_answer" | "error" | "interrupted";
             /** @default null */
             message?: string | null;
             /** @default {} */

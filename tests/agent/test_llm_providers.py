@@ -143,15 +143,16 @@ def test_an_empty_reply_is_nudged_once_and_the_answer_follows(serve, sales_db, t
     assert server.requests[1]["messages"][-1] == {"role": "user", "content": EMPTY_REPLY_NUDGE}
 
 
-def test_an_empty_reply_twice_ends_the_turn_with_one_line(serve, sales_db, tmp_path):
+def test_an_empty_reply_twice_ends_the_turn_no_answer_with_one_line(serve, sales_db, tmp_path):
     server = serve(steps({}))
     out = run_cli(server, sales_db, tmp_path / "ws", json_out=False)
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    (line,) = [line for line in out.stderr.splitlines() if line.startswith("turn error")]
-    assert "answered with nothing, twice" in line and "--jinja" in line
+    (line,) = [line for line in out.stderr.splitlines() if line.startswith("turn no_answer")]
+    assert "replied with nothing, also when asked again" in line and "--jinja" in line
     assert len(server.requests) == 2
     summary = summary_of(run_cli(server, sales_db, tmp_path / "ws2"))
-    assert summary["status"] == "error" and summary["answer"] == ""
+    assert summary["status"] == "no_answer" and summary["answer"] == ""
+    assert summary["message"].startswith("the model replied with nothing, also when asked again")
 
 
 # ------------------------------------------------------------------ reasoning models

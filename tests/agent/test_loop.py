@@ -1,5 +1,7 @@
-"""A turn that ends with a question: it reports ``needs_input``, and the user's next message
-is presented to the model as the answer to it (read from the requests the model receives)."""
+"""How the loop ends a turn, read from the requests the model receives: a turn that ends with
+a question reports ``needs_input``, and the user's next message is presented to the model as
+the answer to it; a turn out of steps is told so in its last request and ends
+``step_limited``; a reply with nothing in it ends ``no_answer``, never an empty ``completed``."""
 
 from __future__ import annotations
 
@@ -74,3 +76,61 @@ def test_the_cli_reports_needs_input_in_json_and_exits_0(tmp_path, sales_db):
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout.splitlines()[0])
     assert summary["status"] == "needs_input" and summary["answer"].startswith(QUESTION)
+
+
+# ---------------------------------------------------------------- how a turn without a full answer ends
+
+LOOK = [tool("describe_table", table="orders"), tool("describe_table", table="products"),
+        tool("describe_table", table="regions")]
+PARTIAL = "North leads on orders; the split by product is unfinished: describe_table regions comes next."
+
+
+def test_a_turn_out_of_steps_is_told_so_and_ends_step_limited(analyst):
+    from jupyter_analyst.agent import STEP_BUDGET_MARKER
+
+    a = analyst({"turns": [{"match": "^and now", "steps": [say("ok")]},
+                           {"match": "^compare", "steps": [*LOOK[:2], say(PARTIAL)]}]})
+    out = a.run("compare the regions", max_steps=2)
+    last = a.server.requests[2]
+    # The last request has no tools, and says why and what to do about it.
+    assert not last.get("tools")
+    note = last["messages"][-1]
+    assert note["role"] == "user" and note["content"].startswith(STEP_BUDGET_MARKER)
+    assert "2 model calls with tools" in note["content"] and "unfinished" in note["content"]
+    # The turn says it ran out, in its summary and its turn_ended event; the note is not kept.
+    assert out.status == "step_limited" and out.answer == PARTIAL
+    assert out.message == "the step budget (2 model calls with tools) ran out; the answer says what is unfinished"
+    (ended,) = a.of_type("turn_ended")
+    assert (ended.status, ended.message) == ("step_limited", out.message)
+    # The next turn is told the previous one ran out of steps, not that it completed.
+    a.run("and now?", thread=out.thread_id)
+    system = system_of(a.server.requests[3])
+    assert "Previous turn (1): ran out of steps in 2 steps" in system and "completed" not in system.split(
+        "Previous turn (1):")[1].split("\n")[0]
+    assert STEP_BUDGET_MARKER not in json.dumps(a.server.requests[3]["messages"])
+
+
+def test_an_empty_reply_after_a_step_ends_no_answer(analyst):
+    # An Ollama-style empty reply after a tool result (no text, no calls, "stop"), and again
+    # when the client asks once more (see test_llm_providers.py).
+    a = analyst({"turns": [{"match": "^and now", "steps": [say("ok")]},
+                           {"match": "last reply was empty", "steps": [{"content": "\n\n"}]},
+                           {"match": "^compare", "steps": [LOOK[0], {}]}]})
+    out = a.run("compare the regions")
+    assert len(a.server.requests) == 3
+    assert out.status == "no_answer" and out.answer == ""
+    assert out.message.startswith("the model replied with nothing after its last step, also when asked again")
+    assert [(e.status, e.message) for e in a.of_type("turn_ended")] == [("no_answer", out.message)]
+    a.run("and now?", thread=out.thread_id)
+    assert ("Previous turn (1): ended without an answer after step 1 (describe_table): "
+            "the model's last reply said nothing.") in system_of(a.server.requests[3])
+
+
+def test_calls_after_the_last_step_end_no_answer(analyst):
+    # Tools are no longer offered, and the model calls them anyway, with no text.
+    a = analyst({"turns": [{"steps": [LOOK[0], LOOK[1]]}]})
+    out = a.run("compare the regions", max_steps=1)
+    assert not a.server.requests[1].get("tools")
+    assert out.status == "no_answer" and out.answer == ""
+    assert out.message == "the model kept calling tools after its last step (none were offered) and gave no answer"
+    assert [e.status for e in a.of_type("turn_ended")] == ["no_answer"]

@@ -181,6 +181,29 @@ def test_run_prints_what_the_turn_cost_at_the_price_given(tmp_path, sales_db):
     assert line.startswith("cost: 2 model calls, 2,100 prompt + 60 completion tokens (counted by the server), no price;")
 
 
+def test_run_counts_the_summarizers_call_in_what_it_prints(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    script = {**LEDGER_SCRIPT, "summarizer": [{"steps": [
+        {"content": "{}", "usage": {"prompt_tokens": 700, "completion_tokens": 5}}]}]}
+    with ScriptedModelServer(script) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        args = ("run", "--db", str(sales_db), "--prompt", "regions", "--workspace", str(tmp_path))
+        out = run_cli(*args, "--json", env=env)
+        assert out.returncode == 0, out.stderr
+        # The one object is printed once the summarizer has answered, with its call counted.
+        summary = json.loads(out.stdout.splitlines()[0])
+        assert summary["ledger"]["summarizer"]["calls"] == 1 and summary["summarizer_pending"] is False
+        assert summary["ledger"]["summarizer"]["prompt_tokens"] == 700
+        assert summary["ledger"]["usage"]["calls"] == 2
+        # Printed for people as soon as the turn ends: the summarizer's call is said to be to come, then counted.
+        text = run_cli(*args, env=env)
+    assert text.returncode == 0, text.stderr
+    (line,) = [ln for ln in text.stdout.splitlines() if ln.startswith("cost: ")]
+    assert line.endswith("; the summarizer call after the turn is pending")
+    assert "; summarizer: 1 model call, 700 prompt + 5 completion tokens" in text.stderr
+
+
 @pytest.mark.parametrize("price", ["0.15", "cheap", "-1/2", "1/2/3"])
 def test_a_wrong_price_is_one_clear_line(tmp_path, price):
     out = run_cli("run", "--prompt", "hi", "--workspace", str(tmp_path), f"--price={price}", env=MODEL)

@@ -190,3 +190,23 @@ def test_a_relative_source_is_read_inside_the_data_dir_the_user_gives(tmp_path, 
                                       data_dir=sales_db.parent))
     (right,) = report["tasks"]
     assert (right["correct"], right["steps_executed"]) == (True, 1)
+
+
+def test_a_turn_out_of_steps_is_reported_as_such_not_as_a_wrong_answer(tmp_path, sales_db):
+    suite = write_suite(tmp_path / "suite.jsonl", [
+        {"id": "long", "question": "How many orders are there?", "answer": 2400}], "sales")
+    look = {"tool_calls": [{"name": "describe_table", "arguments": {"table": "orders"}}]}
+    script = {"turns": [{"match": "How many orders", "steps": [look, {"content": "Not counted yet.\nANSWER: 0"}]}]}
+    with ScriptedModelServer(script) as server:
+        model = ModelSettings(model=MODEL_NAME, base_url=server.base_url, api_key="scripted")
+        config = AnalystConfig(workspace=tmp_path / "ws", sandbox=SandboxPolicy(enabled=False), summarizer=False,
+                               max_steps=1)
+        report = asyncio.run(evaluate(suite, report_path=tmp_path / "report.json", config=config, model=model,
+                                      sources={"sales": str(sales_db)}, concurrency=1, task_timeout_s=120.0))
+    (task,) = report["tasks"]
+    assert (task["correct"], task["failure"]) == (False, "step_limited")
+    (turn,) = task["turns"]
+    assert turn["status"] == "step_limited" and "step budget (1 model call with tools) ran out" in turn["error"]
+    assert report["totals"]["failures"] == {"step_limited": 1}
+    assert "| long | no |" in outputs(tmp_path / "report.json")["markdown"].read_text()
+    assert "Failures: step_limited 1." in outputs(tmp_path / "report.json")["markdown"].read_text()

@@ -130,8 +130,11 @@ def test_the_summarizers_call_is_added_to_its_turns_ledger_and_the_threads_sum(a
 
     runner = analyst({**SCRIPT, "summarizer": [{"steps": [{"content": "{}", "usage": usage(300, 20)}]}]})
     first = runner.run("orders by region", prices={MODEL_NAME: {"prompt": 1.0, "completion": 2.0}})
-    # What the turn said at its end: its own calls only.
-    assert first.ledger.usage.calls == 2 and first.ledger.summarizer.calls == 0
+    # What the turn said at its end: its own calls only; the summary returned after the
+    # summarizer ran (no background here) counts its call too, nothing pending.
+    (ended,) = runner.of_type("turn_ended")
+    assert ended.ledger.usage.calls == 2 and ended.ledger.summarizer.calls == 0
+    assert first.ledger.usage.calls == 2 and first.ledger.summarizer.calls == 1 and not first.summarizer_pending
     (memory,) = runner.of_type("memory")
     assert memory.status == "applied"
     assert (memory.usage.calls, memory.usage.prompt_tokens, memory.usage.completion_tokens) == (1, 300, 20)

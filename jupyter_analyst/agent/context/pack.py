@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from ..._text import head_and_tail, model_json
 from ...events import ContextUsage
-from ...sql import source_outline
+from ...sql import model_spec, source_outline
 from .previous import previous_turn_line
 from .sections import CHAT_RULES, INVENTORY_LIMIT, system_text
 
@@ -363,8 +363,9 @@ class ContextPack:
                 notebook = context_section(self.environment.attached, self.budget.notebook_chars)
             self._sections = system_text(
                 dialect=source.dialect,
-                source_label=f"{source.kind} {source.spec}",
-                source_spec=source.spec,
+                # The source's name, never its path: the model provider sees what the model is sent.
+                source_label=f"{source.kind} {model_spec(source.spec)}",
+                source_spec=model_spec(source.spec),
                 schema=source.schema(),
                 outline=source_outline(source),
                 artifacts=artifacts.recent(thread_id, INVENTORY_LIMIT),
@@ -386,7 +387,7 @@ class ContextPack:
         started = time.perf_counter()
         state = self.memory.state
         if chat:
-            sections = {"rules": CHAT_RULES.format(source=self.environment.source.spec)}
+            sections = {"rules": CHAT_RULES.format(source=model_spec(self.environment.source.spec))}
             prior = [PackedTurn(t.number, answers_only(t.messages)) for t in self._prior]
         else:
             sections = self._system()

@@ -120,6 +120,10 @@ def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], qu
     >>> done = t.model_copy(update={"status": "completed", "answer": "Done. I can chart it next."})
     >>> previous_turn_line(done, [call, {"role": "tool", "tool_call_id": "c1", "content": "{}"}], None)
     'Previous turn (2): completed in 1 step. Its answer offered: "I can chart it next."'
+    >>> previous_turn_line(done.model_copy(update={"status": "step_limited"}), [], None)
+    'Previous turn (2): ran out of steps: its step budget was spent before it finished, and its answer says what was left unfinished. Its answer offered: "I can chart it next."'
+    >>> previous_turn_line(t.model_copy(update={"status": "no_answer"}), [], None)
+    "Previous turn (2): ended without an answer before any step finished: the model's last reply said nothing."
     """
     if turn is None:
         return ""
@@ -134,8 +138,14 @@ def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], qu
         return f"{head} interrupted {done}; it gave no answer (the steps that finished are kept)."
     if turn.status == "error":
         return f"{head} ended with an error {done}."
+    if turn.status == "no_answer":
+        return f"{head} ended without an answer {done}: the model's last reply said nothing."
     count = f" in {len(steps)} step{'' if len(steps) == 1 else 's'}" if steps else ""
-    line = f"{head} completed{count}."
+    if turn.status == "step_limited":
+        line = f"{head} ran out of steps{count}: its step budget was spent before it finished, and its answer " \
+               "says what was left unfinished."
+    else:
+        line = f"{head} completed{count}."
     offer = offered_next(turn.answer or "")
     return line + (f" Its answer offered: {quoted(offer)}" if offer else "")
 

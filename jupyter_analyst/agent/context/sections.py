@@ -62,6 +62,24 @@ text, without tools, and say what you can do with their data source ({source}).
 """
 
 
+#: How the last request of a turn that used its whole step budget begins its closing note.
+STEP_BUDGET_MARKER = "[step budget spent]"
+
+
+def step_budget_note(max_steps: int) -> dict[str, str]:
+    """The closing message of the request that asks a turn's answer once its step budget is
+    spent: without it the model meets a request with no tools and no word why.
+
+    >>> print(step_budget_note(2)["content"])
+    [step budget spent] This turn allows 2 model calls with tools, and they are all used: no tool can be called now. Answer from what the steps so far found, and say plainly what is unfinished and which step would come next.
+    """
+    calls = f"{max_steps} model call{'' if max_steps == 1 else 's'}"
+    return {"role": "user", "content": (
+        f"{STEP_BUDGET_MARKER} This turn allows {calls} with tools, and they are all used: no tool can be "
+        "called now. Answer from what the steps so far found, and say plainly what is unfinished and "
+        "which step would come next.")}
+
+
 def schema_summary(schema: dict[str, dict[str, str]], outline: SourceOutline | None = None) -> str:
     """A compact listing of tables and their columns, with each table's row count and notes
     on columns a model would misread, where the source's outline has them (sql/outline.py).

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._clock import utc_now
 from ...agent_state import AgentState, Item, StateDelta
+from ...sql import model_spec
 from ..context import STATE_ENTRIES
 from ..dataflow import names_used
 from ..guards import Verdict, expectation_delta, match, observe
@@ -42,7 +43,8 @@ class TurnMemory:
 
     @property
     def source_label(self) -> str:
-        return self.environment.source.spec
+        """The source as the agent state (which the model reads) names it: never a path here."""
+        return model_spec(self.environment.source.spec)
 
     def apply(self, delta: StateDelta, origin: str) -> None:
         """Apply a change to the agent state now (one transaction)."""

@@ -17,7 +17,7 @@ from .pivot import is_statement_pivot
 from .preparation import Preparation
 
 #: Statement and clause nodes that write, configure or leave the database.
-_FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
+FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
     getattr(exp, name)
     for name in (
         "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "TruncateTable",
@@ -73,7 +73,7 @@ def check_read_only(statement: exp.Expression, *, dialect: str = "duckdb") -> No
     if not isinstance(statement, exp.Query) and not is_statement_pivot(statement):
         raise _refuse(f"{_statement_word(statement)} is not allowed: only queries (SELECT) may run")
     for node in statement.walk():
-        if isinstance(node, _FORBIDDEN_NODES):
+        if isinstance(node, FORBIDDEN_NODES):
             raise _refuse(f"{_statement_word(node)} is not allowed: queries are read-only")
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) and _looks_like_path(node.this.name):
             # DuckDB reads a file named as a table (a replacement scan).

@@ -211,7 +211,7 @@ def test_the_data_source_is_named_once(analyst):
     for request in a.server.requests:
         system = system_of(request)
         # On the "Data source" line (with its kind), not again as the active source.
-        assert system.count(str(a.source)) == 1 and f"Data source: duckdb {a.source}\n" in system
+        assert system.count(a.source.name) == 1 and f"Data source: duckdb {a.source.name}\n" in system
         assert "- active source:" not in system
 
 
@@ -405,3 +405,28 @@ def test_the_rules_point_to_lists_of_what_exists_only_as_far_as_there_are_any(an
     assert "listed below are already made" not in opening
     assert "once steps have made datasets and artifacts, they are listed below" in opening
     assert "Datasets (DataFrames in the kernel)" in later and "`by_region`" in later
+
+
+def test_no_request_carries_a_path_of_this_machine(analyst, sales_db, tmp_path):
+    # The model provider sees every request: the data file, the workspace (kernels, blobs)
+    # and their folders are named, never located: in the rules, the schema, the agent state,
+    # tool results and errors, in a first turn, the next, and a chat turn.
+    steps = [call_step("list_tables"), call_step("describe_table", table="orders"),
+             call_step("describe_table", table="nope"),
+             sql("SELECT region, COUNT(*) AS n FROM orders GROUP BY region", "by_region"),
+             sql("SELECT * FROM read_csv('/etc/passwd')", "stolen"),
+             python_step("import matplotlib.pyplot as plt\nplt.bar(by_region.region, by_region.n)\nplt.show()"),
+             python_step("open('missing.csv')"), say("North leads (`by_region`).")]
+    a = analyst({"turns": [{"match": "^hello", "steps": [say("Hi.")]},
+                           {"match": "^again", "steps": [say("Still North.")]},
+                           {"match": "^compare", "steps": steps}]})
+    first = a.run("compare the regions")
+    a.run("again, please", thread=first.thread_id)
+    a.run("hello", thread=first.thread_id)
+    assert len(a.server.requests) == len(steps) + 2
+    system = system_of(a.server.requests[0])
+    assert "Data source: duckdb sales.duckdb\n" in system
+    for request in a.server.requests:
+        sent = json.dumps(request)
+        for place in (str(sales_db.parent), str(tmp_path), str(sales_db.parent.parent)):
+            assert place not in sent, sent[max(0, sent.find(place) - 300):sent.find(place) + 100]

@@ -246,6 +246,31 @@ def test_analysis_failures_of_any_kind_are_refusals(source):
             assert reason is None, sql[:40]
 
 
+@pytest.mark.parametrize(("sql", "near", "line", "column"), [
+    ("selec * fro orders", "selec", 1, 1),                      # read by sqlglot as an alias
+    ("orders", "orders", 1, 1),                                 # a bare name
+    ("SELEC region FROM orders", "FROM", 1, 14),                # a typo in a keyword
+    ("SELECT * FRM orders", "orders", 1, 14),
+    ("SELECT region FROM orders\nWHERE (revenue > 1", "1", 2, 18),  # unbalanced parentheses
+    ("SELECT region, SUM(revenue) FROM orders GROUP", "GROUP", 1, 41),  # cut short
+    ("SELECT region FROM orders WHERE", "WHERE", 1, 27),
+])
+def test_text_that_is_not_sql_is_a_syntax_error_with_where(source, sql, near, line, column):
+    """Never a guard's refusal ("ALIAS is not allowed"): the model is told where to look."""
+    with pytest.raises(SqlRejected) as caught:
+        prepare_query(sql, source)
+    assert caught.value.reason == "sql_parse_error"
+    assert caught.value.message.startswith(f"syntax error near {near!r} at line {line}, column {column}")
+    assert "not allowed" not in caught.value.message
+
+
+def test_a_real_statement_that_is_not_a_query_is_still_refused(source):
+    for sql in ("DELETE FROM orders", "SET threads = 1", "INSTALL httpfs"):
+        with pytest.raises(SqlRejected) as caught:
+            prepare_query(sql, source)
+        assert caught.value.reason == "sql_not_read_only", (sql, caught.value.message)
+
+
 def test_pivot_end_to_end_makes_a_dataset(analyst):
     """Through the loop: the model's PIVOT runs and its dataset enters the inventory."""
     from jupyter_analyst.testing import sql_step, text_step
