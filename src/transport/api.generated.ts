@@ -306,7 +306,7 @@ export interface paths {
         };
         /**
          * An artifact's bytes, with its content type (checked against its fingerprint first)
-         * @description `?format=csv` serves a dataset as `text/csv; charset=utf-8` instead of its Parquet bytes, converted a batch of rows at a time and downloaded as `<name>.csv`; a text cell or column name starting with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading `'`, so a spreadsheet never runs it as a formula.
+         * @description `?format=csv` serves a dataset as `text/csv; charset=utf-8` instead of its Parquet bytes, converted a batch of rows at a time and downloaded as `<name>.csv`: numbers as they are, every other column as text (dates `2024-01-31`, timestamps `2024-01-31 12:00:00`, intervals ISO 8601, bytes hex, nested values JSON), and a cell or column name a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, `|`, `%`, after any spaces, or with a tab or line break) written with a leading `'`. A CSV file the model wrote is served the same way (its numbers as they are, other cells quoted). Without a format a dataset downloads as `<name>.parquet`.
          */
         get: operations["getArtifactsArtifactIdContent"];
         put?: never;
