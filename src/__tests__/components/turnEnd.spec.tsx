@@ -32,9 +32,7 @@ function ended(status: string, message: string, answer: string): HTMLElement {
     event(2, { type: 'answer', text: answer, flagged: [] }),
     event(3, { type: 'turn_ended', status, message, counters: {}, ledger: null })
   ];
-  return renderStatic(
-    <TurnList view={reduceAll(initialThreadView(), events)} threadId="thr_e" />
-  );
+  return renderStatic(<TurnList view={reduceAll(initialThreadView(), events)} threadId="thr_e" />);
 }
 
 describe('the end of a turn that did not complete', () => {
@@ -44,9 +42,7 @@ describe('the end of a turn that did not complete', () => {
       'the step budget (2 model calls with tools) ran out; the answer says what is unfinished',
       'North leads; the monthly split is unfinished.'
     );
-    expect(host.querySelector('.jp-AnalystTurn')?.getAttribute('data-status')).toBe(
-      'step_limited'
-    );
+    expect(host.querySelector('.jp-AnalystTurn')?.getAttribute('data-status')).toBe('step_limited');
     const end = host.querySelector('.jp-AnalystTurn-end');
     expect(end?.getAttribute('data-end')).toBe('step_limited');
     expect(end?.textContent).toBe(
@@ -58,8 +54,6 @@ describe('the end of a turn that did not complete', () => {
     const host = ended('no_answer', 'the model replied with nothing after its last step', '');
     const end = host.querySelector('.jp-AnalystTurn-end');
     expect(end?.getAttribute('data-end')).toBe('no_answer');
-    expect(end?.textContent).toBe(
-      'No answer: the model replied with nothing after its last step'
-    );
+    expect(end?.textContent).toBe('No answer: the model replied with nothing after its last step');
   });
 });
