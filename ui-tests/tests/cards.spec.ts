@@ -1,7 +1,7 @@
 import { expect, test } from '@jupyterlab/galata';
 import * as path from 'path';
 
-import { ask, newThread, openPanel, SCREENSHOTS } from './lab';
+import { ask, DEMO_QUESTION, newThread, openPanel, SCREENSHOTS } from './lab';
 
 /**
  * The cards at JupyterLab's default sidebar width, as people first see them: a dataset's
@@ -74,5 +74,42 @@ test.describe('the cards at the default sidebar width', () => {
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'default-width-panel.png') });
     await summary.screenshot({ path: path.join(SCREENSHOTS, 'default-width-table.png') });
     await refused.screenshot({ path: path.join(SCREENSHOTS, 'default-width-refused.png') });
+  });
+
+  test('a chart opens at full size over the page, and Escape closes it', async ({
+    page
+  }, testInfo) => {
+    const panel = await openPanel(page, { widen: false });
+    await newThread(panel);
+    await ask(panel, DEMO_QUESTION);
+    const chart = panel.locator('[data-card="chart"]').first();
+    const thumb = chart.locator('.jp-AnalystPreview img');
+    await expect(thumb).toBeVisible();
+    const small = (await thumb.boundingBox())!;
+
+    const enlarge = chart.getByRole('button', { name: /^Enlarge / });
+    await expect(enlarge).toBeVisible();
+    await enlarge.click();
+    const dialog = page.getByRole('dialog');
+    await expect(dialog).toBeVisible();
+    const large = dialog.locator('img');
+    await expect(large).toBeVisible();
+    const box = (await large.boundingBox())!;
+    // Drawn at 8 x 4 inches: far wider than the sidebar's thumbnail, at its own proportions.
+    expect(box.width).toBeGreaterThan(3 * small.width);
+    expect(Math.abs(box.width / box.height - small.width / small.height)).toBeLessThan(0.05);
+    await expect(dialog.getByRole('button', { name: 'Close' })).toBeFocused();
+    const shot = path.join(SCREENSHOTS, 'chart-full-size.png');
+    await page.screenshot({ path: shot });
+    await testInfo.attach('chart-full-size', { path: shot, contentType: 'image/png' });
+
+    await page.keyboard.press('Escape');
+    await expect(dialog).toHaveCount(0);
+    await expect(enlarge).toBeFocused();
+    // A click on the thumbnail opens it too.
+    await thumb.click();
+    await expect(dialog).toBeVisible();
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await expect(dialog).toHaveCount(0);
   });
 });
