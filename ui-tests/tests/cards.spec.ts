@@ -59,6 +59,18 @@ test.describe('the cards at the default sidebar width', () => {
       .evaluateAll(trs => trs.map(tr => tr.getBoundingClientRect().height));
     expect(Math.max(...rows)).toBeLessThan(30);
 
+    // Wider than the card: the table scrolls sideways and a cue counts what is out of sight;
+    // the query's long lines stay whole, scrolled, with a cue too.
+    const cue = summary.locator('.jp-AnalystCard-table .jp-AnalystWideCue');
+    await expect(cue).toHaveText(/^\d+ more columns? → scroll sideways$/);
+    await expect(summary.locator('.jp-AnalystCode-frame .jp-AnalystWideCue')).toHaveText(
+      'Wider than the card → scroll sideways'
+    );
+    const scroller = summary.locator('.jp-AnalystTable-scroll');
+    await scroller.evaluate(node => node.scrollTo({ left: node.scrollWidth }));
+    await expect(cue).toHaveCount(0);
+    await scroller.evaluate(node => node.scrollTo({ left: 0 }));
+
     // The step's dataset offers its rows as CSV beside Download, inside the card at this width.
     const dataset = summary.locator('[data-card="artifact"][data-artifact-type="dataset"]');
     const csv = dataset.getByRole('link', { name: /as CSV$/ });
@@ -86,6 +98,15 @@ test.describe('the cards at the default sidebar width', () => {
     const thumb = chart.locator('.jp-AnalystPreview img');
     await expect(thumb).toBeVisible();
     const small = (await thumb.boundingBox())!;
+
+    // What the step printed keeps its lines, scrolled sideways rather than wrapped.
+    const printed = panel.locator('.jp-AnalystCard-stdout').first();
+    const text = (await printed.textContent()) ?? '';
+    expect(await printed.evaluate(pre => getComputedStyle(pre).whiteSpace)).toBe('pre');
+    const lineHeight = await printed.evaluate(pre => parseFloat(getComputedStyle(pre).lineHeight));
+    const lines = text.replace(/\n$/, '').split('\n').length;
+    const height = await printed.evaluate(pre => pre.scrollHeight);
+    expect(height).toBeLessThan((lines + 1) * lineHeight + 16);
 
     const enlarge = chart.getByRole('button', { name: /^Enlarge / });
     await expect(enlarge).toBeVisible();
