@@ -12,6 +12,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { AnalystClient } from './transport/api';
 import { AREA_COMMANDS, PROMPT_COMMAND } from './components/Sidebar';
 import { AnalystPanel } from './widgets/AnalystPanel';
+import { AreaMemory } from './widgets/panelArea';
 
 const PLUGIN_ID = 'jupyter-analyst:plugin';
 
@@ -73,6 +74,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
     // The same panel with room to read: a tab of the main area. It opens on the thread the
     // sidebar had open (the open thread is remembered per server), and goes back on demand.
     let main: MainAreaWidget<AnalystPanel> | null = null;
+    // Where the user last put it: the settings, once loaded (the sidebar until then).
+    let area = new AreaMemory(null);
+    const remember = (place: 'sidebar' | 'main'): void => {
+      area.remember(place).catch(reason => {
+        console.error('jupyter-analyst: where the panel is could not be saved', reason);
+      });
+    };
     app.commands.addCommand(AREA_COMMANDS.main, {
       label: 'Open the Data analyst panel in the main area',
       caption: 'Room to read wide tables and charts',
@@ -88,8 +96,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
           main.title.label = 'Data analyst';
           main.title.icon = panel.title.icon;
           main.title.closable = true;
+          // Closed by its tab's ✕ or "Back to the sidebar": the sidebar is its place again.
+          main.disposed.connect(() => remember('sidebar'));
           app.shell.add(main, 'main');
         }
+        remember('main');
         app.shell.activateById(main.id);
         // The room is the point: the narrow copy steps aside (it comes back with the panel).
         labShell?.collapseRight();
@@ -124,6 +135,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
       settingRegistry
         .load(PLUGIN_ID)
         .then(settings => {
+          area = new AreaMemory(settings);
+          // Back where the user left it: in the main area after a reload when moved there.
+          if (area.area === 'main') {
+            void app.restored.then(() => app.commands.execute(AREA_COMMANDS.main));
+          }
           const apply = (): void => {
             panel.submitOnEnter = settings.get('submitOnEnter').composite as boolean;
             if (main !== null && !main.isDisposed) {

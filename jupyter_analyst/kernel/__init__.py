@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         SandboxSettings,
         install_kernelspec,
         kernels_dir,
+        notebook_metadata,
         run_doctor,
     )
     from .session import KernelSession, changed_outputs, kernel_environment
@@ -53,6 +54,7 @@ _HOME = {
     "SandboxSettings": "sandbox",
     "install_kernelspec": "sandbox",
     "kernels_dir": "sandbox",
+    "notebook_metadata": "sandbox",
     "run_doctor": "sandbox",
     "KernelSession": "session",
     "changed_outputs": "session",
@@ -65,7 +67,7 @@ __all__ = [
     "ErrorInfo", "KernelLauncher", "KernelPool", "KernelSession", "LocalKernelLauncher", "OutputCaps", "SANDBOX_KERNEL",
     "SETTINGS_ENV", "SETUP_CODE", "SandboxPolicy", "SandboxSettings", "WorkdirEntry", "changed_outputs",
     "collect_outputs", "connect_client", "displayed_images", "figure_file_names", "install_kernelspec", "kernel_environment",
-    "kernels_dir", "over_thread_cap", "read_dataset", "run_doctor", "scan_workdir",
+    "kernels_dir", "notebook_metadata", "over_thread_cap", "read_dataset", "run_doctor", "scan_workdir",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

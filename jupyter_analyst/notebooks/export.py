@@ -52,7 +52,8 @@ from ..ledger import Ledger, describe
 from ..store import ThreadStore, Turn
 from ..untrusted import clean_html, code_span, fenced, markdown_block, markdown_inline
 from . import ipynb
-from .ipynb import Node, new_code_cell, new_markdown_cell, new_notebook
+from ..kernel import notebook_metadata
+from .ipynb import Node, new_code_cell, new_markdown_cell, new_notebook, node
 from .trail import META, MODEL_WRITTEN_TAG, step_cell, write_atomically
 
 #: Bumped when the exported layout or metadata changes (2: summary, provenance cells,
@@ -397,8 +398,9 @@ def export_thread(
     thread = store.get_thread(thread_id, user=user)
     source = str((parameters or {}).get("source") or thread.source or "")
     nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
+    # The sandboxed kernel, as JupyterLab records it once started: the notebook opens on the
+    # sandbox, and opening it changes nothing (it is not left unsaved).
+    nb.metadata.update(node(notebook_metadata()))
 
     ledger = {step.step_key: step for step in artifacts.steps(thread_id)}
     inventory = {a.artifact_id: a for a in artifacts.list(thread_id)}

@@ -1,6 +1,8 @@
 import * as React from 'react';
 
+import { useWideContent } from '../hooks/useWideContent';
 import { MimeOutput } from './MimeOutput';
+import { WideCue } from './WideBlock';
 
 export interface IMarkdownProps {
   text: string;
@@ -13,10 +15,20 @@ export function Markdown({ text, className }: IMarkdownProps): JSX.Element {
   return <MimeOutput bundle={bundle} className={className} />;
 }
 
-/** Code shown highlighted: a fenced block of `language` rendered as markdown. */
+/**
+ * Code shown highlighted: a fenced block of `language` rendered as markdown, its lines kept
+ * whole and scrolled sideways, with a cue when one runs past the card's edge.
+ */
 export function Code({ code, language }: { code: string; language: string }): JSX.Element {
   // A fence longer than any run of backticks in the code, so the code cannot close it.
   const longest = Math.max(2, ...(code.match(/`+/g) ?? []).map(run => run.length));
   const fence = '`'.repeat(longest + 1);
-  return <Markdown text={`${fence}${language}\n${code}\n${fence}`} className="jp-AnalystCode" />;
+  const frame = React.useRef<HTMLDivElement>(null);
+  const wide = useWideContent(frame, code, 'pre');
+  return (
+    <div ref={frame} className="jp-AnalystCode-frame">
+      <Markdown text={`${fence}${language}\n${code}\n${fence}`} className="jp-AnalystCode" />
+      <WideCue wide={wide} />
+    </div>
+  );
 }

@@ -95,12 +95,16 @@ export function Sidebar({
             className="jp-Button jp-mod-minimal jp-AnalystSidebar-area"
             data-area={area}
             aria-label={area === 'sidebar' ? 'Open in the main area' : 'Back to the sidebar'}
-            title={area === 'sidebar' ? 'Open in the main area' : 'Back to the sidebar'}
+            title={
+              area === 'sidebar'
+                ? 'Open in the main area (it opens there again after a reload)'
+                : 'Back to the sidebar (it opens there again after a reload)'
+            }
             onClick={() =>
               void commands.execute(area === 'sidebar' ? AREA_COMMANDS.main : AREA_COMMANDS.sidebar)
             }
           >
-            {area === 'sidebar' ? '⤢' : '⤡'}
+            <span aria-hidden="true">{area === 'sidebar' ? '⤢ Main area' : '⤡ Sidebar'}</span>
           </button>
         )}
       </div>

@@ -52,6 +52,28 @@ export function attachedOf(
   return open.find(n => n.id === id) ?? null;
 }
 
+/** Where the export (jupyter_analyst/notebooks/export.py) writes a notebook's provenance. */
+export const AUDIT_METADATA_KEY = 'jupyter_analyst';
+
+/**
+ * Whether a notebook's `jupyter_analyst` metadata is a thread's audit notebook's: the
+ * export writes the thread's id and its format there (cells inserted into the user's own
+ * notebooks carry theirs on the cell, never on the notebook). A question never carries
+ * such a notebook: it is the record of a thread, not the user's work, whatever its name.
+ *
+ * ```ts
+ * isAuditNotebook({ format: 2, thread_id: 't-1' })  // true
+ * isAuditNotebook(undefined)                         // false
+ * ```
+ */
+export function isAuditNotebook(metadata: unknown): boolean {
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
+    return false;
+  }
+  const meta = metadata as Record<string, unknown>;
+  return typeof meta.thread_id === 'string' && typeof meta.format === 'number';
+}
+
 /** A path's file name: `analysis.ipynb` of `work/q3/analysis.ipynb`. */
 export function notebookName(path: string): string {
   return path.split('/').pop() || path;

@@ -11,8 +11,10 @@ import {
   attachedOf,
   AttachChoice,
   choiceNow,
+  AUDIT_METADATA_KEY,
   FOLLOW,
   IOpenNotebook,
+  isAuditNotebook,
   notebookName
 } from './notebookAttachment';
 
@@ -21,7 +23,14 @@ export interface INotebookWidget {
   readonly id: string;
   readonly isDisposed: boolean;
   readonly disposed: ISignal<unknown, void>;
-  readonly context: { readonly path: string; readonly pathChanged: ISignal<unknown, string> };
+  readonly context: {
+    readonly path: string;
+    readonly pathChanged: ISignal<unknown, string>;
+    /** Resolved once the file is read: its metadata is known from then on. */
+    readonly ready?: Promise<void>;
+    /** The notebook's model, read for its metadata (an audit notebook is never carried). */
+    readonly model?: { getMetadata(key: string): unknown } | null;
+  };
 }
 
 /** What the hook reads of JupyterLab's notebook tracker (an INotebookTracker is one). */
@@ -50,8 +59,13 @@ export interface IAttachedNotebook {
   pathNow: () => string | null;
 }
 
+/** Whether `widget` holds a thread's audit notebook (read from its metadata once loaded). */
+function isAudit(widget: INotebookWidget): boolean {
+  return isAuditNotebook(widget.context.model?.getMetadata(AUDIT_METADATA_KEY));
+}
+
 function openNotebooks(tracker: INotebookList | null): IOpenNotebook[] {
-  return (tracker?.filter(w => !w.isDisposed) ?? []).map(w => ({
+  return (tracker?.filter(w => !w.isDisposed && !isAudit(w)) ?? []).map(w => ({
     id: w.id,
     path: w.context.path,
     name: notebookName(w.context.path)
@@ -77,6 +91,7 @@ export function useAttachedNotebook(tracker: INotebookList | null): IAttachedNot
     };
   }, [tracker, bump]);
 
+  const loaded = React.useRef(new WeakSet<INotebookWidget>());
   // Each open notebook's close and rename, connected again whenever the set changes.
   const widgets = React.useMemo(
     () => tracker?.filter(w => !w.isDisposed) ?? [],
@@ -84,11 +99,23 @@ export function useAttachedNotebook(tracker: INotebookList | null): IAttachedNot
     [tracker, version]
   );
   React.useEffect(() => {
+    let live = true;
     for (const w of widgets) {
       w.disposed.connect(bump);
       w.context.pathChanged.connect(bump);
+      // Its metadata (an audit notebook's, say) is known once the file is read: read again
+      // then, once per notebook (this effect runs again on every change of the set).
+      if (!loaded.current.has(w)) {
+        void w.context.ready?.then(() => {
+          loaded.current.add(w);
+          if (live) {
+            bump();
+          }
+        });
+      }
     }
     return () => {
+      live = false;
       for (const w of widgets) {
         w.disposed.disconnect(bump);
         w.context.pathChanged.disconnect(bump);

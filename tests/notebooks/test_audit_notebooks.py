@@ -177,9 +177,32 @@ def test_a_password_in_the_source_is_masked_in_the_summary():
     assert "s3cret" not in text and "postgresql://ann:***@db/sales" in text and "| Data version | not recorded |" in text
 
 
+def test_the_notebook_opens_on_the_sandboxed_kernel_as_that_kernel_describes_itself(exported):
+    """JupyterLab writes the kernel's name and its ``kernel_info`` language into a notebook
+    when the kernel starts: the export writes what the sandboxed kernel (ipykernel on this
+    interpreter) says, so opening the notebook changes nothing."""
+    from jupyter_client.manager import start_new_kernel
+
+    from jupyter_analyst.kernel.sandbox.kernelspec import SANDBOX_KERNEL, kernelspec
+
+    meta = json.loads(exported["path"].read_text())["metadata"]
+    assert meta["kernelspec"] == {"name": SANDBOX_KERNEL, "display_name": kernelspec()["display_name"],
+                                  "language": "python"}
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        reply = client.kernel_info(reply=True, timeout=60)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert meta["language_info"] == reply["content"]["language_info"]
+
+
 def test_stock_papermill_reexecutes_with_another_source(exported, tmp_path):
     out = tmp_path / "out.ipynb"
-    run = subprocess.run([str(BIN / "papermill"), str(exported["path"]), str(out), "-p", "source", str(exported["changed"]),
+    # The notebook names the sandboxed kernel, which stock papermill finds only once installed
+    # (``jupyter analyst install-kernelspec``): here it is told to use the plain one.
+    run = subprocess.run([str(BIN / "papermill"), str(exported["path"]), str(out), "-k", "python3",
+                          "-p", "source", str(exported["changed"]),
                           "--cwd", str(tmp_path), "--no-progress-bar"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     nb = nbformat.read(out, as_version=4)

@@ -2,7 +2,7 @@ import { expect, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 import type { Locator, Request } from '@playwright/test';
 import * as path from 'path';
 
-import { ask, newThread, openPanel, SCREENSHOTS } from './lab';
+import { ask, DEMO_ANSWER, DEMO_QUESTION, newThread, openPanel, SCREENSHOTS } from './lab';
 
 /**
  * At JupyterLab's default sidebar width, with the scripted model (data/lab_script.json):
@@ -47,6 +47,15 @@ async function notebookTokens(page: IJupyterLabPageFixture, threadId: string): P
     }
   }
   return [...firstCalls.values()];
+}
+
+/** What a test reads of the notebook panel in front, in the page. */
+interface INotebookInPage {
+  context: { model: { dirty: boolean } };
+  sessionContext: {
+    kernelDisplayName: string;
+    session: { kernel: { status: string } | null } | null;
+  };
 }
 
 test.describe('the attached notebook', () => {
@@ -127,5 +136,44 @@ test.describe('the attached notebook', () => {
     expect(tokens).toHaveLength(2);
     expect(tokens[0]).toBeGreaterThan(0);
     expect(tokens[1]).toBe(0);
+  });
+
+  test('the audit notebook opens unchanged on the sandboxed kernel, and a question does not carry it', async ({
+    page
+  }, testInfo) => {
+    const panel = await openPanel(page, { widen: false });
+    const threadId = await newThread(panel);
+    await ask(panel, DEMO_QUESTION);
+    await expect(panel.locator('.jp-AnalystTurn').nth(0)).toContainText(DEMO_ANSWER);
+    const actions = panel.locator('.jp-AnalystThreadActions');
+    await actions.getByRole('button', { name: 'Export' }).click();
+    const link = actions.locator('.jp-AnalystThreadActions-path');
+    await expect(link).toHaveText(new RegExp(`-${threadId.slice(-8)}\\.ipynb$`));
+    const auditPath = (await link.textContent()) ?? '';
+
+    // Opened as anyone opens a file: from the file browser.
+    await page.filebrowser.open(auditPath);
+    const name = path.basename(auditPath);
+    await expect(page.locator('#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current')).toHaveText(
+      new RegExp(name.replace('.', '\\.'))
+    );
+    // Its kernel started and idle: whatever the start writes into the notebook is written.
+    await page.waitForFunction(() => {
+      const widget = window.jupyterapp.shell.currentWidget as unknown as INotebookInPage | null;
+      return widget?.sessionContext?.session?.kernel?.status === 'idle';
+    });
+    const state = await page.evaluate(() => {
+      const widget = window.jupyterapp.shell.currentWidget as unknown as INotebookInPage;
+      return { dirty: widget.context.model.dirty, kernel: widget.sessionContext.kernelDisplayName };
+    });
+    expect(state).toEqual({ dirty: false, kernel: 'Python 3 (jupyter-analyst sandbox)' });
+    await expect(page.locator('.jp-mod-dirty')).toHaveCount(0);
+    const shot = path.join(SCREENSHOTS, 'audit-notebook-opened.png');
+    await page.screenshot({ path: shot });
+    await testInfo.attach('audit-notebook-opened', { path: shot, contentType: 'image/png' });
+
+    // In front, yet the next question goes without it: it is the thread's record.
+    await expect(panel.locator('.jp-AnalystAttach')).toHaveCount(0);
+    expect(await askCaught(page, panel, QUICK_QUESTION)).toEqual({ prompt: QUICK_QUESTION });
   });
 });

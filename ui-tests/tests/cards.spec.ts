@@ -1,7 +1,7 @@
 import { expect, test } from '@jupyterlab/galata';
 import * as path from 'path';
 
-import { ask, newThread, openPanel, SCREENSHOTS } from './lab';
+import { ask, DEMO_QUESTION, newThread, openPanel, SCREENSHOTS } from './lab';
 
 /**
  * The cards at JupyterLab's default sidebar width, as people first see them: a dataset's
@@ -59,6 +59,18 @@ test.describe('the cards at the default sidebar width', () => {
       .evaluateAll(trs => trs.map(tr => tr.getBoundingClientRect().height));
     expect(Math.max(...rows)).toBeLessThan(30);
 
+    // Wider than the card: the table scrolls sideways and a cue counts what is out of sight;
+    // the query's long lines stay whole, scrolled, with a cue too.
+    const cue = summary.locator('.jp-AnalystCard-table .jp-AnalystWideCue');
+    await expect(cue).toHaveText(/^\d+ more columns? → scroll sideways$/);
+    await expect(summary.locator('.jp-AnalystCode-frame .jp-AnalystWideCue')).toHaveText(
+      'Wider than the card → scroll sideways'
+    );
+    const scroller = summary.locator('.jp-AnalystTable-scroll');
+    await scroller.evaluate(node => node.scrollTo({ left: node.scrollWidth }));
+    await expect(cue).toHaveCount(0);
+    await scroller.evaluate(node => node.scrollTo({ left: 0 }));
+
     // The step's dataset offers its rows as CSV beside Download, inside the card at this width.
     const dataset = summary.locator('[data-card="artifact"][data-artifact-type="dataset"]');
     const csv = dataset.getByRole('link', { name: /as CSV$/ });
@@ -74,5 +86,51 @@ test.describe('the cards at the default sidebar width', () => {
     await panel.screenshot({ path: path.join(SCREENSHOTS, 'default-width-panel.png') });
     await summary.screenshot({ path: path.join(SCREENSHOTS, 'default-width-table.png') });
     await refused.screenshot({ path: path.join(SCREENSHOTS, 'default-width-refused.png') });
+  });
+
+  test('a chart opens at full size over the page, and Escape closes it', async ({
+    page
+  }, testInfo) => {
+    const panel = await openPanel(page, { widen: false });
+    await newThread(panel);
+    await ask(panel, DEMO_QUESTION);
+    const chart = panel.locator('[data-card="chart"]').first();
+    const thumb = chart.locator('.jp-AnalystPreview img');
+    await expect(thumb).toBeVisible();
+    const small = (await thumb.boundingBox())!;
+
+    // What the step printed keeps its lines, scrolled sideways rather than wrapped.
+    const printed = panel.locator('.jp-AnalystCard-stdout').first();
+    const text = (await printed.textContent()) ?? '';
+    expect(await printed.evaluate(pre => getComputedStyle(pre).whiteSpace)).toBe('pre');
+    const lineHeight = await printed.evaluate(pre => parseFloat(getComputedStyle(pre).lineHeight));
+    const lines = text.replace(/\n$/, '').split('\n').length;
+    const height = await printed.evaluate(pre => pre.scrollHeight);
+    expect(height).toBeLessThan((lines + 1) * lineHeight + 16);
+
+    const enlarge = chart.getByRole('button', { name: /^Enlarge / });
+    await expect(enlarge).toBeVisible();
+    await enlarge.click();
+    const dialog = page.getByRole('dialog');
+    await expect(dialog).toBeVisible();
+    const large = dialog.locator('img');
+    await expect(large).toBeVisible();
+    const box = (await large.boundingBox())!;
+    // Drawn at 8 x 4 inches: far wider than the sidebar's thumbnail, at its own proportions.
+    expect(box.width).toBeGreaterThan(3 * small.width);
+    expect(Math.abs(box.width / box.height - small.width / small.height)).toBeLessThan(0.05);
+    await expect(dialog.getByRole('button', { name: 'Close' })).toBeFocused();
+    const shot = path.join(SCREENSHOTS, 'chart-full-size.png');
+    await page.screenshot({ path: shot });
+    await testInfo.attach('chart-full-size', { path: shot, contentType: 'image/png' });
+
+    await page.keyboard.press('Escape');
+    await expect(dialog).toHaveCount(0);
+    await expect(enlarge).toBeFocused();
+    // A click on the thumbnail opens it too.
+    await thumb.click();
+    await expect(dialog).toBeVisible();
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await expect(dialog).toHaveCount(0);
   });
 });

@@ -101,8 +101,8 @@ test.describe('into the notebook', () => {
     ).toBeVisible();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'audit-notebook.png') });
 
-    // Its tab closed (disposed: its kernel's start may have changed the notebook's
-    // metadata, and a close would ask to save), then exported: the export's link opens it again.
+    // Its tab closed (disposed, without the close's dialogs), then exported: the export's
+    // link opens it again.
     await page.evaluate(() => {
       for (const widget of Array.from(window.jupyterapp.shell.widgets('main'))) {
         widget.dispose();

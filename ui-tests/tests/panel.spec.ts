@@ -1,4 +1,5 @@
 import { expect, test } from '@jupyterlab/galata';
+import type { Request } from '@playwright/test';
 import * as path from 'path';
 
 import { DEMO_QUESTION, PANEL_ID, SCREENSHOTS, ask, newThread, openPanel } from './lab';
@@ -144,7 +145,15 @@ test.describe('room to read', () => {
     await expect(panel.locator('.jp-AnalystTurn')).toHaveAttribute('data-status', 'completed');
 
     const narrow = (await panel.boundingBox())?.width ?? 0;
-    await panel.getByRole('button', { name: 'Open in the main area' }).click();
+    // Where the panel is goes into the user's settings (saved, then a reload may come).
+    const saved = (): Promise<Request> =>
+      page.waitForRequest(
+        r => r.method() === 'PUT' && r.url().includes('/api/settings/jupyter-analyst')
+      );
+    await Promise.all([
+      saved(),
+      panel.getByRole('button', { name: 'Open in the main area' }).click()
+    ]);
     const main = page.locator('#jupyter-analyst-main');
     await expect(main.locator('.jp-AnalystConversation')).toHaveAttribute(
       'data-thread-id',
@@ -159,8 +168,22 @@ test.describe('room to read', () => {
     await expect(panel).toBeHidden();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'main-area.png') });
 
-    await main.getByRole('button', { name: 'Back to the sidebar' }).click();
+    // Where it was put, it is after a reload (the browser's own: galata's waits for the
+    // Launcher to be the main area's current tab, and here the panel is).
+    await page.evaluate(() => window.location.reload());
+    await expect(main.locator('.jp-AnalystConversation')).toHaveAttribute(
+      'data-thread-id',
+      threadId
+    );
+    await expect(main).toBeVisible();
+
+    await Promise.all([saved(), main.getByRole('button', { name: 'Back to the sidebar' }).click()]);
     await expect(main).toHaveCount(0);
     await expect(panel).toBeVisible();
+    await page.reload();
+    await expect(page.locator('#jp-main-dock-panel')).toBeVisible();
+    await page.sidebar.openTab('jupyter-analyst-panel');
+    await expect(panel).toBeVisible();
+    await expect(main).toHaveCount(0);
   });
 });

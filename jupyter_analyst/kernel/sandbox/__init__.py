@@ -37,7 +37,7 @@ from ..._lazy import lazy_names
 if TYPE_CHECKING:
     from .command import SandboxPolicy
     from .doctor import main as run_doctor
-    from .kernelspec import SANDBOX_KERNEL, install_kernelspec, kernels_dir
+    from .kernelspec import SANDBOX_KERNEL, install_kernelspec, kernels_dir, notebook_metadata
     from .provisioner import SETTINGS_ENV, SandboxSettings
 
 _HOME = {
@@ -46,13 +46,14 @@ _HOME = {
     "SANDBOX_KERNEL": "kernelspec",
     "install_kernelspec": "kernelspec",
     "kernels_dir": "kernelspec",
+    "notebook_metadata": "kernelspec",
     "SETTINGS_ENV": "provisioner",
     "SandboxSettings": "provisioner",
 }
 
 __all__ = [
     "SANDBOX_KERNEL", "SETTINGS_ENV", "SandboxPolicy", "SandboxSettings", "install_kernelspec", "kernels_dir",
-    "run_doctor",
+    "notebook_metadata", "run_doctor",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

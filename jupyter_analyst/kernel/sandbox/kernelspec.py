@@ -40,6 +40,34 @@ def kernelspec(python: str | None = None) -> dict[str, Any]:
     }
 
 
+def notebook_metadata(python_version: str | None = None) -> dict[str, Any]:
+    """A notebook's ``kernelspec`` and ``language_info`` naming the sandboxed kernel, as
+    JupyterLab writes them once that kernel has started: a notebook written with these opens
+    on the sandbox and is not changed (left unsaved) by the kernel's start.
+
+    ``language_info`` is ipykernel's (``IPythonKernel.language_info``), for the interpreter
+    the kernelspec starts (this one), written out here: importing ipykernel pulls IPython.
+
+    >>> meta = notebook_metadata("3.12.4")
+    >>> meta["kernelspec"]["name"], meta["language_info"]["version"]
+    ('jupyter-analyst', '3.12.4')
+    """
+    spec = kernelspec()
+    version = python_version or sys.version.split()[0]
+    return {
+        "kernelspec": {"name": SANDBOX_KERNEL, "display_name": spec["display_name"], "language": spec["language"]},
+        "language_info": {
+            "codemirror_mode": {"name": "ipython", "version": int(version.split(".")[0])},
+            "file_extension": ".py",
+            "mimetype": "text/x-python",
+            "name": "python",
+            "nbconvert_exporter": "python",
+            "pygments_lexer": "ipython3",
+            "version": version,
+        },
+    }
+
+
 def write_kernelspec(folder: Path, python: str | None = None) -> Path:
     """Write the kernelspec into ``folder/jupyter-analyst``; returns that folder.
 

@@ -17,6 +17,7 @@ import {
   choiceNow,
   FOLLOW,
   IOpenNotebook,
+  isAuditNotebook,
   notebookName
 } from '../../hooks/notebookAttachment';
 import { IAttachedNotebook, useAttachedNotebook } from '../../hooks/useAttachedNotebook';
@@ -48,6 +49,16 @@ describe('attachedOf', () => {
     expect(choiceNow({ kind: 'detached' }, [])).toEqual({ kind: 'detached' });
   });
 
+  it("knows a thread's audit notebook by the metadata the export writes", () => {
+    expect(isAuditNotebook({ format: 2, thread_id: 't-1', manifest: [] })).toBe(true);
+    expect(isAuditNotebook(undefined)).toBe(false);
+    expect(isAuditNotebook(null)).toBe(false);
+    expect(isAuditNotebook(['t-1'])).toBe(false);
+    // A step cell's provenance, or a notebook that only names a thread, is not one.
+    expect(isAuditNotebook({ tool: 'run_sql', call_id: 'c-1' })).toBe(false);
+    expect(isAuditNotebook({ thread_id: 't-1' })).toBe(false);
+  });
+
   it('names a notebook by its file name', () => {
     expect(notebookName('work/q3/analysis.ipynb')).toBe('analysis.ipynb');
     expect(notebookName('top.ipynb')).toBe('top.ipynb');
@@ -56,13 +67,26 @@ describe('attachedOf', () => {
 
 /** A notebook panel as the hook reads it: a real widget with a document context's path. */
 class NotebookWidget extends Widget {
-  readonly context: { path: string; pathChanged: Signal<unknown, string> };
+  readonly context: {
+    path: string;
+    pathChanged: Signal<unknown, string>;
+    ready: Promise<void>;
+    model: { getMetadata(key: string): unknown } | null;
+  };
+  /** Reads the file: its metadata is known from then on. */
+  load: (metadata: Record<string, unknown>) => void = () => undefined;
 
   constructor(id: string, path: string) {
     super();
     this.id = id;
     this.node.tabIndex = -1;
-    this.context = { path, pathChanged: new Signal<unknown, string>(this) };
+    const ready = new Promise<void>(resolve => {
+      this.load = metadata => {
+        this.context.model = { getMetadata: key => metadata[key] };
+        resolve();
+      };
+    });
+    this.context = { path, pathChanged: new Signal<unknown, string>(this), ready, model: null };
   }
 
   rename(path: string): void {
@@ -142,6 +166,22 @@ describe('useAttachedNotebook', () => {
     expect(latest.choice).toEqual({ kind: 'detached' });
     act(() => latest.choose('nb-b'));
     expect(latest.pathNow()).toBe('b.ipynb');
+  });
+
+  it("never carries a thread's audit notebook, whatever its name, once its file is read", async () => {
+    const mine = await open('nb-mine', 'mine.ipynb');
+    const audit = await open('nb-audit', 'analysis.ipynb');
+    await act(async () => {
+      mine.load({});
+      audit.load({ jupyter_analyst: { format: 2, thread_id: 't-1', manifest: [] } });
+      await audit.context.ready;
+    });
+    bringToFront(audit);
+    expect(latest.open.map(n => n.name)).toEqual(['mine.ipynb']);
+    expect(latest.attached).toBeNull();
+    expect(latest.pathNow()).toBeNull();
+    bringToFront(mine);
+    expect(latest.pathNow()).toBe('mine.ipynb');
   });
 
   it('follows a rename, and the front again when the chosen notebook closes', async () => {

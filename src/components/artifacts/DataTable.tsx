@@ -2,6 +2,8 @@ import * as React from 'react';
 
 import type { JsonValue } from '../../model/events';
 import type { IMimeBundle } from '../../transport/api';
+import { useWideContent } from '../../hooks/useWideContent';
+import { WideCue } from '../WideBlock';
 import { formatTable } from './tableFormat';
 
 /** A dataset's preview as the server's metadata gives it: columns and rows as JSON values. */
@@ -49,52 +51,57 @@ export function DataTable({ table }: { table: ITablePreview }): JSX.Element {
       }
       return next;
     });
+  const scroll = React.useRef<HTMLDivElement>(null);
+  const wide = useWideContent(scroll, table);
   return (
-    <div className="jp-AnalystTable-scroll">
-      <table className="jp-AnalystTable">
-        <thead>
-          <tr>
-            {formatted.columns.map(c => (
-              <th
-                key={c.name}
-                className={`jp-AnalystTable-${c.align}`}
-                data-kind={c.kind}
-                title={c.type ? `${c.name} (${c.type})` : c.name}
-              >
-                {c.name}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {formatted.rows.map((cells, r) => (
-            <tr key={r}>
-              {cells.map((text, c) => {
-                const key = `${r}:${c}`;
-                const expanded = open.has(key);
-                return (
-                  <td
-                    key={c}
-                    className={
-                      `jp-AnalystTable-${formatted.columns[c].align}` +
-                      (expanded ? ' jp-mod-expanded' : '')
-                    }
-                    title={text}
-                    onClick={() => toggle(key)}
-                  >
-                    {text}
-                  </td>
-                );
-              })}
+    <div className="jp-AnalystTable-frame">
+      <div className="jp-AnalystTable-scroll" ref={scroll} data-wide={wide.more ? 'true' : 'false'}>
+        <table className="jp-AnalystTable">
+          <thead>
+            <tr>
+              {formatted.columns.map(c => (
+                <th
+                  key={c.name}
+                  className={`jp-AnalystTable-${c.align}`}
+                  data-kind={c.kind}
+                  title={c.type ? `${c.name} (${c.type})` : c.name}
+                >
+                  {c.name}
+                </th>
+              ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
-      {table.sample.length < table.rows && (
-        <div className="jp-AnalystTable-more">
-          first {table.sample.length} of {table.rows.toLocaleString('en-US')} rows
-        </div>
-      )}
+          </thead>
+          <tbody>
+            {formatted.rows.map((cells, r) => (
+              <tr key={r}>
+                {cells.map((text, c) => {
+                  const key = `${r}:${c}`;
+                  const expanded = open.has(key);
+                  return (
+                    <td
+                      key={c}
+                      className={
+                        `jp-AnalystTable-${formatted.columns[c].align}` +
+                        (expanded ? ' jp-mod-expanded' : '')
+                      }
+                      title={text}
+                      onClick={() => toggle(key)}
+                    >
+                      {text}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {table.sample.length < table.rows && (
+          <div className="jp-AnalystTable-more">
+            first {table.sample.length} of {table.rows.toLocaleString('en-US')} rows
+          </div>
+        )}
+      </div>
+      <WideCue wide={wide} />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { StepActions } from '../StepActions';
+import { Printed } from '../WideBlock';
 import { cardArtifacts } from './cardArtifacts';
 import type { IStepCardProps } from './SqlCard';
 import { StepArtifacts } from './StepArtifacts';
@@ -25,16 +26,12 @@ export function PythonCard({ card, view, threadId, context }: IStepCardProps): J
     >
       <StepProgress card={card} />
       {detail?.stdout && (
-        <pre className="jp-AnalystCard-stdout" aria-label="Output">
-          {detail.stdout}
-        </pre>
+        <Printed className="jp-AnalystCard-stdout" label="Output" text={detail.stdout} />
       )}
       {detail?.stderr && (
-        <pre className="jp-AnalystCard-stderr" aria-label="Errors printed">
-          {detail.stderr}
-        </pre>
+        <Printed className="jp-AnalystCard-stderr" label="Errors printed" text={detail.stderr} />
       )}
-      {detail?.value && <pre className="jp-AnalystCard-value">{detail.value}</pre>}
+      {detail?.value && <Printed className="jp-AnalystCard-value" text={detail.value} />}
       {card.result?.error && <ToolError error={card.result.error} />}
       {detail?.filesNotStored.map(f => (
         <div key={f.path} className="jp-AnalystCard-note">
