@@ -80,7 +80,7 @@ def test_a_gold_answer_past_the_row_cap_is_an_error_not_a_cut_answer(tmp_path):
 
 
 def test_a_gold_sql_naming_an_unknown_table_is_refused_with_the_nearest_names(tmp_path):
-    suite = suite_with(tmp_path / "s.jsonl", "sample", "SELECT count(*) FROM order", 1)
+    suite = suite_with(tmp_path / "s.jsonl", "sample", "SELECT count(*) FROM ordrs", 1)
     with pytest.raises(ConfigError, match="task 't' turn 1: its gold_sql was refused: .*Did you mean: orders") as caught:
         regenerate(suite, cache=tmp_path, write=False)
     assert caught.value.reason == "bad_suite"
