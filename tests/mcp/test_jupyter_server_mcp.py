@@ -41,13 +41,22 @@ def test_jupyters_mcp_server_lists_and_runs_the_analysts_tools(tmp_path, sales_d
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 tools = (await client.list_tools()).tools
                 tables = await client.call_tool("analyst_list_tables", {})
-                return tools, tables
+                failed = await client.call_tool("analyst_run_python", {
+                    "code": "raise ValueError('boom')", "thread": tables.structured_content["thread"]})
+                return tools, tables, failed
 
-        tools, tables = asyncio.run(session())
+        tools, tables, failed = asyncio.run(session())
     names = {tool.name for tool in tools}
     assert {"analyst_run_sql", "analyst_run_python", "analyst_list_tables", "analyst_ask"} <= names
     assert not tables.is_error, tables.content
     thread = tables.structured_content["thread"]
+    # The result's text once, as the analyst's own server gives it: not the text and the
+    # facts JSON-encoded together into one string.
+    text = tables.content[0].text
+    assert text.startswith(f"[thread {thread}] list_tables ok") and '\\"' not in text
+    assert not text.lstrip().startswith("{") and len(tables.content) == 1
+    assert failed.is_error and "boom" in failed.content[0].text
+    assert failed.structured_content["status"] == "error" and failed.structured_content["thread"] == thread
     assert {"orders", "regions", "products"} <= {t["name"] for t in tables.structured_content["result"]["tables"]}
     workspace = Workspace(tmp_path / "ws")
     try:  # a thread of the server's own workspace, its user's, on its configured source
