@@ -26,10 +26,33 @@ from .._version import __version__
 from ..errors import AnalystError
 from .engine import ARTIFACT_SCHEME, AnalystTools, Reply, Scope, error_reply
 from .results import tool_result
+from .schemas import (
+    ArtifactOut,
+    ArtifactsOut,
+    AskOut,
+    RestartOut,
+    SourcesOut,
+    StateOut,
+    StepOut,
+    ThreadsOut,
+    VerifyOut,
+)
 
 LOOKUP = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 STEP = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 BEAT_S = 1.0
+
+# Each tool's result, with the output schema of its structured content (checked by the SDK).
+StepResult = Annotated[CallToolResult, StepOut]
+RestartResult = Annotated[CallToolResult, RestartOut]
+AskResult = Annotated[CallToolResult, AskOut]
+SourcesResult = Annotated[CallToolResult, SourcesOut]
+ThreadsResult = Annotated[CallToolResult, ThreadsOut]
+ArtifactsResult = Annotated[CallToolResult, ArtifactsOut]
+ArtifactResult = Annotated[CallToolResult, ArtifactOut]
+StateResult = Annotated[CallToolResult, StateOut]
+VerifyResult = Annotated[CallToolResult, VerifyOut]
+
 NOTEBOOK_SCHEME = "analyst://notebook/"
 IPYNB = "application/x-ipynb+json"
 
@@ -179,36 +202,36 @@ def build_server(tools: AnalystTools) -> MCPServer:
                                             rerun=rerun))
 
     @server.tool(title="List tables", annotations=LOOKUP)
-    async def list_tables(ctx: Context, thread: Thread = None) -> CallToolResult:
+    async def list_tables(ctx: Context, thread: Thread = None) -> StepResult:
         """The source's tables and views, with row counts. Without thread, a new thread is made."""
         return await step(ctx, "list_tables", thread)
 
     @server.tool(title="Describe a table", annotations=LOOKUP)
-    async def describe_table(table: Table, ctx: Context, thread: Thread = None) -> CallToolResult:
+    async def describe_table(table: Table, ctx: Context, thread: Thread = None) -> StepResult:
         """A table's columns, types and sample rows."""
         return await step(ctx, "describe_table", thread, table=table)
 
     @server.tool(title="Run SQL into a dataset", annotations=STEP)
     async def run_sql(sql: Sql, name: Name, ctx: Context, thread: Thread = None,
-                      rerun: Rerun = False) -> CallToolResult:
+                      rerun: Rerun = False) -> StepResult:
         """Run a read-only SELECT on the source into the dataset `name` (a Parquet artifact, loaded in the
         thread's Python as a DataFrame). The same query again is reused, not re-run (unless rerun)."""
         return await step(ctx, "run_sql", thread, rerun, sql=sql, name=name)
 
     @server.tool(title="Run Python", annotations=STEP)
-    async def run_python(code: Code, ctx: Context, thread: Thread = None, rerun: Rerun = False) -> CallToolResult:
+    async def run_python(code: Code, ctx: Context, thread: Thread = None, rerun: Rerun = False) -> StepResult:
         """Run Python in the thread's sandboxed kernel (its datasets are DataFrames by name; charts shown and
         files written under outputs/ become artifacts; a chart comes back as an image too)."""
         return await step(ctx, "run_python", thread, rerun, code=code)
 
     @server.tool(title="Restart a thread's kernel", annotations=STEP)
-    async def restart_kernel(thread: NamedThread, ctx: Context) -> CallToolResult:
+    async def restart_kernel(thread: NamedThread, ctx: Context) -> RestartResult:
         """Stop the thread's Python kernel (after its running steps): the next run_python starts a fresh one,
         where the thread's datasets and values are restored as steps read them."""
         return await guarded(tools.restart_kernel(thread=thread, scope=scopes.of(ctx)))
 
     @server.tool(title="Ask the analyst", annotations=STEP)
-    async def ask(prompt: Prompt, ctx: Context, thread: Thread = None) -> CallToolResult:
+    async def ask(prompt: Prompt, ctx: Context, thread: Thread = None) -> AskResult:
         """Ask this product's own analyst a whole question: it plans, queries, analyses and answers."""
         async with _progress(ctx, "ask") as on_event:
             return await guarded(tools.ask(prompt, thread=thread, scope=scopes.of(ctx), on_event=on_event))
@@ -222,32 +245,32 @@ def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
     """The tools that read the store, and artifacts as resources."""
 
     @server.tool(title="List sources and threads", annotations=LOOKUP)
-    async def list_sources(ctx: Context) -> CallToolResult:
+    async def list_sources(ctx: Context) -> SourcesResult:
         """The data sources: the server's default, and those of your threads."""
         return await guarded(tools.list_sources(scope=scopes.of(ctx)))
 
     @server.tool(title="List your threads", annotations=LOOKUP)
-    async def threads(ctx: Context) -> CallToolResult:
+    async def threads(ctx: Context) -> ThreadsResult:
         """Your threads, the most recently active first: each one's id, title, source and last activity."""
         return await guarded(tools.threads(scope=scopes.of(ctx)))
 
     @server.tool(title="List a thread's artifacts", annotations=LOOKUP)
-    async def list_artifacts(ctx: Context, thread: Thread = None) -> CallToolResult:
+    async def list_artifacts(ctx: Context, thread: Thread = None) -> ArtifactsResult:
         """The thread's datasets, charts and files, each with its resource URI."""
         return await guarded(tools.list_artifacts(thread=thread, scope=scopes.of(ctx)))
 
     @server.tool(title="Locate an artifact", annotations=LOOKUP)
-    async def get_artifact(fingerprint: Fingerprint, ctx: Context) -> CallToolResult:
+    async def get_artifact(fingerprint: Fingerprint, ctx: Context) -> ArtifactResult:
         """Where an artifact's bytes are: its resource URI (read it as a resource), type and size."""
         return await guarded(tools.artifact(fingerprint, scope=scopes.of(ctx)))
 
     @server.tool(title="A thread's turns and state", annotations=LOOKUP)
-    async def thread_state(thread: NamedThread, ctx: Context) -> CallToolResult:
+    async def thread_state(thread: NamedThread, ctx: Context) -> StateResult:
         """The thread's turns and agent state (entities, hypotheses, open items)."""
         return await guarded(tools.thread_state(thread=thread, scope=scopes.of(ctx)))
 
     @server.tool(title="Verify a thread's notebook", annotations=LOOKUP)
-    async def verify(thread: NamedThread, ctx: Context) -> CallToolResult:
+    async def verify(thread: NamedThread, ctx: Context) -> VerifyResult:
         """Re-execute the thread's audit notebook and compare every artifact's fingerprint."""
         async with _progress(ctx, "verify"):
             return await guarded(tools.verify(thread=thread, scope=scopes.of(ctx)))

@@ -46,6 +46,9 @@ def test_tools_are_listed_with_their_annotations(tmp_path, sales_db):
         "list_sources", "threads", "list_tables", "describe_table", "list_artifacts", "get_artifact", "thread_state",
         "verify"}
     assert "thread" in tools["run_sql"].input_schema["properties"]
+    # Each result's structured content has its schema, for a client to rely on.
+    assert all(tool.output_schema and tool.output_schema["type"] == "object" for tool in tools.values())
+    assert {"thread", "status", "reused", "result", "artifacts"} <= set(tools["run_sql"].output_schema["properties"])
 
 
 def test_sql_then_python_chart_read_back_as_a_resource_and_reuse(tmp_path, sales_db):
