@@ -125,15 +125,19 @@ class AnalystTools:
         source: the source a new thread opens when a call names none.
         model: the model that ``ask`` runs a turn with (``None``: ``ask`` says none is set).
         user: whose threads these are.
+        sources: the sources a client may choose by name for a new thread (name to spec;
+            never any other: a client names, it does not open paths).
     """
 
     def __init__(self, config: AnalystConfig, *, source: str | None = None, model: ModelSettings | None = None,
-                 user: str = "local", live: LiveThreads | None = None, wait_s: float = WAIT_S) -> None:
+                 user: str = "local", live: LiveThreads | None = None, wait_s: float = WAIT_S,
+                 sources: dict[str, str] | None = None) -> None:
         from ..turns import LiveThreads
 
         self.config, self.source, self.model, self.user = config, source, model, user
         self.live = live if live is not None else LiveThreads()
         self.queues = ThreadQueues(wait_s=wait_s)
+        self.sources = dict(sources or {})
 
     async def close(self) -> None:
         await self.live.close()
@@ -141,7 +145,7 @@ class AnalystTools:
     # ------------------------------------------------------------------ steps
 
     async def step(self, tool: str, arguments: dict[str, Any], *, thread: str | None, scope: Scope,
-                   on_event: EventSink | None = None, rerun: bool = False) -> Reply:
+                   on_event: EventSink | None = None, rerun: bool = False, source: str | None = None) -> Reply:
         """One call of ``tool`` as a step of ``thread`` (a new thread when ``None``).
 
         A call refused before it ran (its arguments, a guard) on a new thread leaves no
@@ -153,7 +157,7 @@ class AnalystTools:
         from ..turns import ToolStepRequest, run_tool_step
 
         request = ToolStepRequest(tool=tool, arguments={k: v for k, v in arguments.items() if v is not None},
-                                  thread_id=thread, source=None if thread else self.source, user=self.user,
+                                  thread_id=thread, source=self._source_for(thread, source), user=self.user,
                                   rerun=rerun)
         if tool in LOOKUP_TOOLS:
             step = await run_tool_step(request, config=self.config, on_event=on_event)
@@ -199,9 +203,12 @@ class AnalystTools:
         """The default source, and those of this user's threads."""
         threads = await asyncio.to_thread(self._with_store, lambda s: s.list_threads(user=self.user))
         sources = sorted({t.source for t in threads if t.source} | ({self.source} if self.source else set()))
-        data = {"default": self.source, "sources": sources,
+        data = {"default": self.source, "sources": sources, "configured": list(self.sources),
                 "threads": [{"thread": t.thread_id, "source": t.source, "title": t.title} for t in threads]}
-        return Reply("sources:\n" + "\n".join(f"- {s}" for s in sources) if sources else "no source yet", data)
+        text = "sources:\n" + "\n".join(f"- {s}" for s in sources) if sources else "no source yet"
+        if self.sources:
+            text += "\nto choose for a new thread (`source`): " + ", ".join(self.sources)
+        return Reply(text, data)
 
     async def threads(self, *, scope: Scope) -> Reply:
         """This user's threads, the most recently active first."""
@@ -339,6 +346,25 @@ class AnalystTools:
             (workspace.artifacts.read_bytes(a.artifact_id), "image/png") for a in charts[:MAX_IMAGES]])
 
     # ------------------------------------------------------------------ internals
+
+    def _source_for(self, thread: str | None, name: str | None) -> str | None:
+        """The source a step opens: none for a thread (it keeps its own), else the configured
+        one named, else the default.
+
+        Raises:
+            ConfigError: ``unknown_source`` for a name not configured; ``source_of_thread``
+                when a thread is named too.
+        """
+        if name is None:
+            return None if thread else self.source
+        if thread:
+            raise ConfigError("a thread keeps the source it was made on", reason="source_of_thread",
+                              hint="leave out `source` to go on in the thread, or `thread` to start one on it")
+        if name not in self.sources:
+            shown = name if len(name) <= 80 else name[:77] + "..."
+            raise ConfigError(f"unknown source {shown!r}", reason="unknown_source",
+                              hint="choose one of: " + (", ".join(self.sources) or "(none configured)"))
+        return self.sources[name]
 
     def _queued(self, thread: str | None) -> contextlib.AbstractAsyncContextManager[None]:
         """The thread held for one step, after those before it (a new thread: nothing to wait for)."""

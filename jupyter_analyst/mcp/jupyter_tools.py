@@ -52,7 +52,7 @@ def _tools() -> AnalystTools:
     if _cached is None or _cached[0] is not service:
         user = os.environ.get("JUPYTERHUB_USER") or "local"
         tools = AnalystTools(service.config, source=service.catalog.spec_of(None), model=service.model, user=user,
-                             live=service.live)
+                             live=service.live, sources=dict(service.catalog.sources))
         _cached = (service, tools)
     return _cached[1]
 
@@ -71,9 +71,10 @@ async def analyst_list_sources() -> CallToolResult:
     return await _answer(lambda tools: tools.list_sources(scope=_scope))
 
 
-async def analyst_list_tables(thread: str | None = None) -> CallToolResult:
-    """The source's tables and views, with row counts (a new analyst thread when none is given)."""
-    return await _answer(lambda tools: tools.step("list_tables", {}, thread=thread, scope=_scope))
+async def analyst_list_tables(thread: str | None = None, source: str | None = None) -> CallToolResult:
+    """The source's tables and views, with row counts (a new analyst thread when none is given, on the
+    configured `source` named, as analyst_list_sources lists them, else the default)."""
+    return await _answer(lambda tools: tools.step("list_tables", {}, thread=thread, scope=_scope, source=source))
 
 
 async def analyst_describe_table(table: str, thread: str | None = None) -> CallToolResult:
@@ -81,9 +82,11 @@ async def analyst_describe_table(table: str, thread: str | None = None) -> CallT
     return await _answer(lambda tools: tools.step("describe_table", {"table": table}, thread=thread, scope=_scope))
 
 
-async def analyst_run_sql(sql: str, name: str, thread: str | None = None) -> CallToolResult:
+async def analyst_run_sql(sql: str, name: str, thread: str | None = None, source: str | None = None,
+                          rerun: bool = False) -> CallToolResult:
     """Run a read-only SELECT into the dataset `name` of an analyst thread (reused when asked again)."""
-    return await _answer(lambda tools: tools.step("run_sql", {"sql": sql, "name": name}, thread=thread, scope=_scope))
+    return await _answer(lambda tools: tools.step("run_sql", {"sql": sql, "name": name}, thread=thread, scope=_scope,
+                                                  source=source, rerun=rerun))
 
 
 async def analyst_run_python(code: str, thread: str | None = None) -> CallToolResult:
