@@ -38,6 +38,19 @@ class ThreadQueues:
     ...     return order, queues.held()
     >>> asyncio.run(two())
     (['a', 'a', 'b', 'b'], 0)
+
+    A step that waits too long is refused, and nothing of it ran:
+
+    >>> async def stuck():
+    ...     queues = ThreadQueues(wait_s=0.05)
+    ...     async with queues.turn("thr_1"):
+    ...         try:
+    ...             async with queues.turn("thr_1"):
+    ...                 return "ran"
+    ...         except AnalystError as exc:
+    ...             return exc.reason
+    >>> asyncio.run(stuck())
+    'turn_in_progress'
     """
 
     def __init__(self, *, wait_s: float = WAIT_S, max_waiting: int = MAX_WAITING) -> None:
