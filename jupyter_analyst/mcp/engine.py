@@ -5,21 +5,26 @@ the tools inside Jupyter's MCP server (jupyter_tools.py) both call :class:`Analy
 
 Every result is a :class:`Reply`: a compact text for the client's model and the same facts
 as structured content. Artifacts are named by their resource URI
-(``analyst://artifact/<fingerprint>``); their bytes are never put in a result.
+(``analyst://artifact/<fingerprint>``); their bytes are not put in a result, but for a
+chart's PNG within :data:`IMAGE_CAP` (a client's model sees it as an image).
 
-A client sees only its own threads: those it made or named (its :class:`Scope`), of the
-server's user. An artifact is readable through a thread of the scope that holds it.
+A client works in its own threads: those it made or named (its :class:`Scope`), of the
+server's user. An artifact is readable when a thread of the server's user holds it (those of
+the scope are looked in first): a new session reads what an earlier one made, never what
+another user's thread holds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AnalystError, ConfigError
+from .queueing import LOOKUP_TOOLS, WAIT_S, ThreadQueues
 
 if TYPE_CHECKING:
     from ..agent import EventSink
@@ -29,6 +34,12 @@ if TYPE_CHECKING:
 ARTIFACT_SCHEME = "analyst://artifact/"
 #: A result's sample rows and text are cut here: the client reads the rest as a resource.
 TEXT_CAP = 4_000
+#: A chart's PNG goes into a result as an image up to this size; a larger one is read as a resource.
+IMAGE_CAP = 400_000
+#: Images in one result at most (the rest are resource links).
+MAX_IMAGES = 4
+#: Artifacts that ``resources/list`` lists at most, the most recent threads' first.
+LISTED = 50
 
 
 #: What a client does about an error, in the client's words: the store's and the turn's own
@@ -36,6 +47,7 @@ TEXT_CAP = 4_000
 MCP_HINTS = {
     "thread_not_found": "list_sources lists your threads; leave out `thread` to start a new one",
     "no_source": "the server was started without --db: pass the `thread` of a thread that has a source",
+    "turn_in_progress": "the thread's earlier steps still run: wait for their results, then call again",
     "no_model": "the server was started without a model: start it with OPENAI_API_KEY (and OPENAI_BASE_URL) "
                 "set, or with --base-url",
 }
@@ -77,6 +89,8 @@ class Reply:
     text: str
     data: dict[str, Any]
     error: bool = False
+    images: list[tuple[bytes, str]] = field(default_factory=list)
+    """Charts the step made, as (bytes, MIME type): within :data:`IMAGE_CAP`, at most :data:`MAX_IMAGES`."""
 
 
 @dataclass
@@ -111,14 +125,19 @@ class AnalystTools:
         source: the source a new thread opens when a call names none.
         model: the model that ``ask`` runs a turn with (``None``: ``ask`` says none is set).
         user: whose threads these are.
+        sources: the sources a client may choose by name for a new thread (name to spec;
+            never any other: a client names, it does not open paths).
     """
 
     def __init__(self, config: AnalystConfig, *, source: str | None = None, model: ModelSettings | None = None,
-                 user: str = "local", live: LiveThreads | None = None) -> None:
+                 user: str = "local", live: LiveThreads | None = None, wait_s: float = WAIT_S,
+                 sources: dict[str, str] | None = None) -> None:
         from ..turns import LiveThreads
 
         self.config, self.source, self.model, self.user = config, source, model, user
         self.live = live if live is not None else LiveThreads()
+        self.queues = ThreadQueues(wait_s=wait_s)
+        self.sources = dict(sources or {})
 
     async def close(self) -> None:
         await self.live.close()
@@ -126,22 +145,32 @@ class AnalystTools:
     # ------------------------------------------------------------------ steps
 
     async def step(self, tool: str, arguments: dict[str, Any], *, thread: str | None, scope: Scope,
-                   on_event: EventSink | None = None) -> Reply:
+                   on_event: EventSink | None = None, rerun: bool = False, source: str | None = None) -> Reply:
         """One call of ``tool`` as a step of ``thread`` (a new thread when ``None``).
 
         A call refused before it ran (its arguments, a guard) on a new thread leaves no
         thread behind: a client looping on a bad call does not fill the store.
+
+        Steps of one thread run one after another, in the order they came (:mod:`.queueing`);
+        a look-up runs at once, beside them, on an environment of its own (no kernel).
         """
         from ..turns import ToolStepRequest, run_tool_step
 
         request = ToolStepRequest(tool=tool, arguments={k: v for k, v in arguments.items() if v is not None},
-                                  thread_id=thread, source=None if thread else self.source, user=self.user)
-        step = await run_tool_step(request, config=self.config, on_event=on_event, live=self.live)
+                                  thread_id=thread, source=self._source_for(thread, source), user=self.user,
+                                  rerun=rerun)
+        if tool in LOOKUP_TOOLS:
+            step = await run_tool_step(request, config=self.config, on_event=on_event)
+        else:
+            async with self._queued(thread):
+                step = await run_tool_step(request, config=self.config, on_event=on_event, live=self.live)
         if thread is None and _refused_before_running(step):
             await self._forget(step.thread_id)
             return _step_reply(tool, step, thread=None)
         scope.threads.add(step.thread_id)
-        return _step_reply(tool, step, thread=step.thread_id, new=thread is None)
+        reply = _step_reply(tool, step, thread=step.thread_id, new=thread is None)
+        reply.images = await asyncio.to_thread(self._images, step.artifacts)
+        return reply
 
     async def ask(self, prompt: str, *, thread: str | None, scope: Scope, on_event: EventSink | None = None) -> Reply:
         """A whole turn of this product's own agent on ``thread``."""
@@ -152,7 +181,9 @@ class AnalystTools:
                               hint="set OPENAI_API_KEY (and OPENAI_BASE_URL), or pass --base-url")
         request = TurnRequest(prompt=prompt, thread_id=thread, source=None if thread else self.source, user=self.user)
         before = {a.artifact_id for a in await asyncio.to_thread(self._artifacts, thread)} if thread else set()
-        summary = await run_turn(request, config=self.config, model=self.model, on_event=on_event, live=self.live)
+        async with self._queued(thread):
+            summary = await run_turn(request, config=self.config, model=self.model, on_event=on_event,
+                                     live=self.live)
         scope.threads.add(summary.thread_id)
         artifacts = await asyncio.to_thread(self._artifacts, summary.thread_id)
         views = [_artifact_view(a) for a in artifacts if a.artifact_id not in before]
@@ -172,9 +203,49 @@ class AnalystTools:
         """The default source, and those of this user's threads."""
         threads = await asyncio.to_thread(self._with_store, lambda s: s.list_threads(user=self.user))
         sources = sorted({t.source for t in threads if t.source} | ({self.source} if self.source else set()))
-        data = {"default": self.source, "sources": sources,
+        data = {"default": self.source, "sources": sources, "configured": list(self.sources),
                 "threads": [{"thread": t.thread_id, "source": t.source, "title": t.title} for t in threads]}
-        return Reply("sources:\n" + "\n".join(f"- {s}" for s in sources) if sources else "no source yet", data)
+        text = "sources:\n" + "\n".join(f"- {s}" for s in sources) if sources else "no source yet"
+        if self.sources:
+            text += "\nto choose for a new thread (`source`): " + ", ".join(self.sources)
+        return Reply(text, data)
+
+    async def threads(self, *, scope: Scope) -> Reply:
+        """This user's threads, the most recently active first."""
+        found = await asyncio.to_thread(self._with_store, lambda s: s.list_threads(user=self.user))
+        views = [{"thread": t.thread_id, "title": t.title, "source": t.source, "last_activity": t.last_activity,
+                  "running": bool(t.running)} for t in found]
+        text = f"{len(views)} threads" + "".join(
+            f"\n- {v['thread']}: {v['title'] or '(untitled)'} (on {v['source']}, last {v['last_activity']})"
+            for v in views[:50])
+        return Reply(text, {"threads": views})
+
+    async def restart_kernel(self, *, thread: str, scope: Scope) -> Reply:
+        """Stop the thread's kept kernel, after the thread's running steps: its next Python step
+        starts a fresh one, where the thread's datasets and values are restored as steps read them."""
+        await asyncio.to_thread(self._with_store, lambda s: s.get_thread(thread, user=self.user))
+        scope.threads.add(thread)
+        async with self._queued(thread):
+            stopped = await self.live.forget(thread)
+        what = "its kernel was stopped" if stopped else "it had no kernel running"
+        return Reply(f"[thread {thread}] {what}: the next run_python starts a fresh kernel\n"
+                     + continuing(thread, new=False), {"thread": thread, "stopped": stopped})
+
+    async def read_notebook(self, thread: str, *, scope: Scope) -> bytes:
+        """The thread's audit notebook (.ipynb), when it is this user's.
+
+        Raises:
+            ConfigError: ``thread_not_found`` for another user's or an unknown thread;
+                ``no_notebook`` before its first turn ended.
+        """
+        def read(workspace: Any) -> bytes:
+            workspace.store.get_thread(thread, user=self.user)
+            path = workspace.notebook_path(thread)
+            if not path.is_file():
+                raise ConfigError(f"thread {thread} has no audit notebook yet", reason="no_notebook")
+            return path.read_bytes()
+
+        return await asyncio.to_thread(self._with_workspace, read)
 
     async def list_artifacts(self, *, thread: str | None, scope: Scope) -> Reply:
         if thread is None:
@@ -240,16 +311,64 @@ class AnalystTools:
 
         return await asyncio.to_thread(self._with_workspace, read)
 
+    async def recent_artifacts(self, *, limit: int = LISTED) -> list[dict[str, Any]]:
+        """The artifacts of this user's threads, the most recently active threads' first, at most ``limit``."""
+        def read(workspace: Any) -> list[dict[str, Any]]:
+            views: list[dict[str, Any]] = []
+            for thread in workspace.store.list_threads(user=self.user):
+                for artifact in reversed(workspace.artifacts.list(thread.thread_id)):
+                    views.append({**_artifact_view(artifact), "thread": thread.thread_id})
+                    if len(views) >= limit:
+                        return views
+            return views
+
+        return await asyncio.to_thread(self._with_workspace, read)
+
     def _find(self, workspace: Any, fingerprint: str, scope: Scope) -> Artifact:
-        """The artifact of that fingerprint in a thread of ``scope`` (still this user's)."""
-        for thread in sorted(scope.threads):
+        """The artifact of that fingerprint in a thread of this user's: those of ``scope`` first
+        (checked still this user's), then the user's others (a new session's reads)."""
+        ordered = [*sorted(scope.threads)]
+        ordered += [t.thread_id for t in workspace.store.list_threads(user=self.user)
+                    if t.thread_id not in scope.threads]
+        for thread in ordered:
             workspace.store.get_thread(thread, user=self.user)
             for artifact in workspace.artifacts.list(thread):
                 if artifact.fingerprint == fingerprint:
                     return artifact
-        raise ConfigError("no artifact of this client's threads has that fingerprint", reason="artifact_not_found")
+        raise ConfigError("no artifact of your threads has that fingerprint", reason="artifact_not_found")
+
+    def _images(self, artifacts: list[Artifact]) -> list[tuple[bytes, str]]:
+        """The PNG charts among ``artifacts`` within the caps, as (bytes, MIME type)."""
+        charts = [a for a in artifacts if a.mime.split(";")[0].strip() == "image/png" and a.size <= IMAGE_CAP]
+        if not charts:
+            return []
+        return self._with_workspace(lambda workspace: [
+            (workspace.artifacts.read_bytes(a.artifact_id), "image/png") for a in charts[:MAX_IMAGES]])
 
     # ------------------------------------------------------------------ internals
+
+    def _source_for(self, thread: str | None, name: str | None) -> str | None:
+        """The source a step opens: none for a thread (it keeps its own), else the configured
+        one named, else the default.
+
+        Raises:
+            ConfigError: ``unknown_source`` for a name not configured; ``source_of_thread``
+                when a thread is named too.
+        """
+        if name is None:
+            return None if thread else self.source
+        if thread:
+            raise ConfigError("a thread keeps the source it was made on", reason="source_of_thread",
+                              hint="leave out `source` to go on in the thread, or `thread` to start one on it")
+        if name not in self.sources:
+            shown = name if len(name) <= 80 else name[:77] + "..."
+            raise ConfigError(f"unknown source {shown!r}", reason="unknown_source",
+                              hint="choose one of: " + (", ".join(self.sources) or "(none configured)"))
+        return self.sources[name]
+
+    def _queued(self, thread: str | None) -> contextlib.AbstractAsyncContextManager[None]:
+        """The thread held for one step, after those before it (a new thread: nothing to wait for)."""
+        return self.queues.turn(thread) if thread is not None else contextlib.nullcontext()
 
     async def _forget(self, thread: str) -> None:
         """Delete a thread this server just made (its kernel first, if one was kept)."""

@@ -11,10 +11,14 @@ Their names start with ``analyst_``, beside the tools Jupyter AI registers there
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..errors import ConfigError
-from .engine import AnalystTools, Reply, Scope
+from mcp_types import CallToolResult
+
+from ..errors import AnalystError, ConfigError
+from .engine import AnalystTools, Reply, Scope, error_reply
+from .results import tool_result
 
 _cached: tuple[Any, AnalystTools] | None = None
 _scope = Scope()
@@ -48,50 +52,58 @@ def _tools() -> AnalystTools:
     if _cached is None or _cached[0] is not service:
         user = os.environ.get("JUPYTERHUB_USER") or "local"
         tools = AnalystTools(service.config, source=service.catalog.spec_of(None), model=service.model, user=user,
-                             live=service.live)
+                             live=service.live, sources=dict(service.catalog.sources))
         _cached = (service, tools)
     return _cached[1]
 
 
-def _answer(reply: Reply) -> dict[str, Any]:
-    return {"text": reply.text, "error": reply.error, **reply.data}
+async def _answer(work: Callable[[AnalystTools], Awaitable[Reply]]) -> CallToolResult:
+    """The reply of ``work`` on the server's analyst as an MCP result, as the analyst's own
+    server gives it (a failed step ``isError``); a call refused as a whole says why."""
+    try:
+        return tool_result(await work(_tools()))
+    except AnalystError as exc:
+        return tool_result(error_reply(exc))
 
 
-async def analyst_list_sources() -> dict[str, Any]:
+async def analyst_list_sources() -> CallToolResult:
     """The analyst's data sources: the server's default, and those of your threads."""
-    return _answer(await _tools().list_sources(scope=_scope))
+    return await _answer(lambda tools: tools.list_sources(scope=_scope))
 
 
-async def analyst_list_tables(thread: str | None = None) -> dict[str, Any]:
-    """The source's tables and views, with row counts (a new analyst thread when none is given)."""
-    return _answer(await _tools().step("list_tables", {}, thread=thread, scope=_scope))
+async def analyst_list_tables(thread: str | None = None, source: str | None = None) -> CallToolResult:
+    """The source's tables and views, with row counts (a new analyst thread when none is given, on the
+    configured `source` named, as analyst_list_sources lists them, else the default)."""
+    return await _answer(lambda tools: tools.step("list_tables", {}, thread=thread, scope=_scope, source=source))
 
 
-async def analyst_describe_table(table: str, thread: str | None = None) -> dict[str, Any]:
+async def analyst_describe_table(table: str, thread: str | None = None) -> CallToolResult:
     """A table's columns, types and sample rows."""
-    return _answer(await _tools().step("describe_table", {"table": table}, thread=thread, scope=_scope))
+    return await _answer(lambda tools: tools.step("describe_table", {"table": table}, thread=thread, scope=_scope))
 
 
-async def analyst_run_sql(sql: str, name: str, thread: str | None = None) -> dict[str, Any]:
+async def analyst_run_sql(sql: str, name: str, thread: str | None = None, source: str | None = None,
+                          rerun: bool = False) -> CallToolResult:
     """Run a read-only SELECT into the dataset `name` of an analyst thread (reused when asked again)."""
-    return _answer(await _tools().step("run_sql", {"sql": sql, "name": name}, thread=thread, scope=_scope))
+    return await _answer(lambda tools: tools.step("run_sql", {"sql": sql, "name": name}, thread=thread, scope=_scope,
+                                                  source=source, rerun=rerun))
 
 
-async def analyst_run_python(code: str, thread: str | None = None) -> dict[str, Any]:
+async def analyst_run_python(code: str, thread: str | None = None) -> CallToolResult:
     """Run Python in the analyst thread's sandboxed kernel; its datasets are DataFrames by name."""
-    return _answer(await _tools().step("run_python", {"code": code}, thread=thread, scope=_scope))
+    return await _answer(lambda tools: tools.step("run_python", {"code": code}, thread=thread, scope=_scope))
 
 
-async def analyst_list_artifacts(thread: str | None = None) -> dict[str, Any]:
+async def analyst_list_artifacts(thread: str | None = None) -> CallToolResult:
     """An analyst thread's datasets, charts and files."""
-    return _answer(await _tools().list_artifacts(thread=thread, scope=_scope))
+    return await _answer(lambda tools: tools.list_artifacts(thread=thread, scope=_scope))
 
 
-async def analyst_thread_state(thread: str) -> dict[str, Any]:
+async def analyst_thread_state(thread: str) -> CallToolResult:
     """An analyst thread's turns and agent state."""
-    return _answer(await _tools().thread_state(thread=thread, scope=_scope))
+    return await _answer(lambda tools: tools.thread_state(thread=thread, scope=_scope))
 
 
-async def analyst_ask(prompt: str, thread: str | None = None) -> dict[str, Any]:
+async def analyst_ask(prompt: str, thread: str | None = None) -> CallToolResult:
     """Ask the data analyst a whole question: it plans, queries, analyses and answers."""
-    return _answer(await _tools().ask(prompt, thread=thread, scope=_scope))
+    return await _answer(lambda tools: tools.ask(prompt, thread=thread, scope=_scope))

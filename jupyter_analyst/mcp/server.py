@@ -1,5 +1,6 @@
 """The analyst as an MCP server (the official SDK's ``MCPServer``): the tools of
-:class:`~.engine.AnalystTools`, artifacts as resources, over stdio or streamable HTTP.
+:class:`~.engine.AnalystTools`, artifacts and audit notebooks as resources (read with their own
+MIME type; the user's recent artifacts listed), over stdio or streamable HTTP.
 
 Each tool call's events become progress notifications (and a beat every second while a step
 runs, so a long Python step shows it is alive); a client that cancels the call cancels the
@@ -15,18 +16,45 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 
 import anyio
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, Resource, ToolAnnotations
 from pydantic import Field
 
 from .._version import __version__
 from ..errors import AnalystError
 from .engine import ARTIFACT_SCHEME, AnalystTools, Reply, Scope, error_reply
+from .results import tool_result
+from .schemas import (
+    ArtifactOut,
+    ArtifactsOut,
+    AskOut,
+    RestartOut,
+    SourcesOut,
+    StateOut,
+    StepOut,
+    ThreadsOut,
+    VerifyOut,
+)
 
 LOOKUP = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 STEP = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 BEAT_S = 1.0
+
+# Each tool's result, with the output schema of its structured content (checked by the SDK).
+StepResult = Annotated[CallToolResult, StepOut]
+RestartResult = Annotated[CallToolResult, RestartOut]
+AskResult = Annotated[CallToolResult, AskOut]
+SourcesResult = Annotated[CallToolResult, SourcesOut]
+ThreadsResult = Annotated[CallToolResult, ThreadsOut]
+ArtifactsResult = Annotated[CallToolResult, ArtifactsOut]
+ArtifactResult = Annotated[CallToolResult, ArtifactOut]
+StateResult = Annotated[CallToolResult, StateOut]
+VerifyResult = Annotated[CallToolResult, VerifyOut]
+
+NOTEBOOK_SCHEME = "analyst://notebook/"
+IPYNB = "application/x-ipynb+json"
 
 # Each parameter as the client's model reads it in the tool's schema.
 Thread = Annotated[str | None, Field(description=(
@@ -39,6 +67,8 @@ Name = Annotated[str, Field(description=(
 Code = Annotated[str, Field(description="Python to run in the thread's kernel.")]
 Table = Annotated[str, Field(description="A table or view name, as list_tables gives it.")]
 Prompt = Annotated[str, Field(description="The question, in plain words.")]
+Rerun = Annotated[bool, Field(description=(
+    "Run it again even when the thread already ran the same step (by default its result is reused)."))]
 Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha256:...), as a result gave it.")]
 
 INSTRUCTIONS = (
@@ -46,7 +76,9 @@ INSTRUCTIONS = (
     "run_sql (into a named dataset), analyse with run_python (datasets are pandas DataFrames by name), or ask "
     "the analyst a whole question with ask. Every result names its thread: pass it as `thread` to go on in it "
     "(its datasets and Python variables are there); without `thread` a new thread starts. Datasets, charts "
-    "and files are resources analyst://artifact/<fingerprint>."
+    "and files are resources analyst://artifact/<fingerprint> (a chart also comes back as an image); a thread's "
+    "audit notebook is analyst://notebook/<thread>. Calls on one thread run one after another; look-ups run "
+    "at once."
 )
 
 
@@ -61,13 +93,36 @@ class Scopes:
     def __init__(self) -> None:
         self._scope = Scope()
 
-    def of(self, ctx: Context) -> Scope:
+    def of(self, ctx: Context | None) -> Scope:
         return self._scope
 
 
-def _result(reply: Reply) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=reply.text)], structured_content=reply.data,
-                          is_error=reply.error)
+class _AnalystServer(MCPServer):
+    """The SDK's server, whose artifact resources are read with their own MIME type (a
+    template declares one for all) and listed: the user's recent ones."""
+
+    def __init__(self, tools: AnalystTools, scopes: Scopes, **settings: Any) -> None:
+        super().__init__(**settings)
+        self.analyst, self.scopes = tools, scopes
+
+    async def list_resources(self) -> list[Resource]:
+        views = await self.analyst.recent_artifacts()
+        return [*await super().list_resources(), *(
+            Resource(uri=v["uri"], name=v["name"], mime_type=v["mime"], size=v["size"],
+                     description=f"{v['type']} of thread {v['thread']}") for v in views)]
+
+    async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
+        address, scope = str(uri), self.scopes.of(context)
+        try:
+            if address.startswith(ARTIFACT_SCHEME):
+                data, mime = await self.analyst.read_artifact(address[len(ARTIFACT_SCHEME):], scope=scope)
+            elif address.startswith(NOTEBOOK_SCHEME):
+                data, mime = await self.analyst.read_notebook(address[len(NOTEBOOK_SCHEME):], scope=scope), IPYNB
+            else:
+                return await super().read_resource(uri, context)
+        except AnalystError as exc:  # the client is told why, as a resource error
+            raise ResourceError(str(exc)) from exc
+        return [ReadResourceContents(content=data, mime_type=mime)]
 
 
 @contextlib.asynccontextmanager
@@ -130,43 +185,53 @@ async def _stoppable(work: Awaitable[Reply]) -> Reply:
 
 def build_server(tools: AnalystTools) -> MCPServer:
     """The MCP server of ``tools``: every tool, and artifacts as resources."""
-    server = MCPServer("jupyter-analyst", title="Jupyter Analyst", version=__version__, instructions=INSTRUCTIONS)
     scopes = Scopes()
+    server = _AnalystServer(tools, scopes, name="jupyter-analyst", title="Jupyter Analyst", version=__version__,
+                            instructions=INSTRUCTIONS)
 
     async def guarded(work: Awaitable[Reply]) -> CallToolResult:
         try:
-            return _result(await _stoppable(work))
+            return tool_result(await _stoppable(work))
         except AnalystError as exc:  # bad input: a clear error, nothing lost
-            return _result(error_reply(exc))
+            return tool_result(error_reply(exc))
 
-    async def step(ctx: Context, tool: str, thread: str | None, **arguments: Any) -> CallToolResult:
+    async def step(ctx: Context, tool: str, thread: str | None, rerun: bool = False,
+                   **arguments: Any) -> CallToolResult:
         async with _progress(ctx, tool) as on_event:
-            return await guarded(tools.step(tool, arguments, thread=thread, scope=scopes.of(ctx), on_event=on_event))
+            return await guarded(tools.step(tool, arguments, thread=thread, scope=scopes.of(ctx), on_event=on_event,
+                                            rerun=rerun))
 
     @server.tool(title="List tables", annotations=LOOKUP)
-    async def list_tables(ctx: Context, thread: Thread = None) -> CallToolResult:
+    async def list_tables(ctx: Context, thread: Thread = None) -> StepResult:
         """The source's tables and views, with row counts. Without thread, a new thread is made."""
         return await step(ctx, "list_tables", thread)
 
     @server.tool(title="Describe a table", annotations=LOOKUP)
-    async def describe_table(table: Table, ctx: Context, thread: Thread = None) -> CallToolResult:
+    async def describe_table(table: Table, ctx: Context, thread: Thread = None) -> StepResult:
         """A table's columns, types and sample rows."""
         return await step(ctx, "describe_table", thread, table=table)
 
     @server.tool(title="Run SQL into a dataset", annotations=STEP)
-    async def run_sql(sql: Sql, name: Name, ctx: Context, thread: Thread = None) -> CallToolResult:
+    async def run_sql(sql: Sql, name: Name, ctx: Context, thread: Thread = None,
+                      rerun: Rerun = False) -> StepResult:
         """Run a read-only SELECT on the source into the dataset `name` (a Parquet artifact, loaded in the
-        thread's Python as a DataFrame). The same query again is reused, not re-run."""
-        return await step(ctx, "run_sql", thread, sql=sql, name=name)
+        thread's Python as a DataFrame). The same query again is reused, not re-run (unless rerun)."""
+        return await step(ctx, "run_sql", thread, rerun, sql=sql, name=name)
 
     @server.tool(title="Run Python", annotations=STEP)
-    async def run_python(code: Code, ctx: Context, thread: Thread = None) -> CallToolResult:
+    async def run_python(code: Code, ctx: Context, thread: Thread = None, rerun: Rerun = False) -> StepResult:
         """Run Python in the thread's sandboxed kernel (its datasets are DataFrames by name; charts shown and
-        files written under outputs/ become artifacts)."""
-        return await step(ctx, "run_python", thread, code=code)
+        files written under outputs/ become artifacts; a chart comes back as an image too)."""
+        return await step(ctx, "run_python", thread, rerun, code=code)
+
+    @server.tool(title="Restart a thread's kernel", annotations=STEP)
+    async def restart_kernel(thread: NamedThread, ctx: Context) -> RestartResult:
+        """Stop the thread's Python kernel (after its running steps): the next run_python starts a fresh one,
+        where the thread's datasets and values are restored as steps read them."""
+        return await guarded(tools.restart_kernel(thread=thread, scope=scopes.of(ctx)))
 
     @server.tool(title="Ask the analyst", annotations=STEP)
-    async def ask(prompt: Prompt, ctx: Context, thread: Thread = None) -> CallToolResult:
+    async def ask(prompt: Prompt, ctx: Context, thread: Thread = None) -> AskResult:
         """Ask this product's own analyst a whole question: it plans, queries, analyses and answers."""
         async with _progress(ctx, "ask") as on_event:
             return await guarded(tools.ask(prompt, thread=thread, scope=scopes.of(ctx), on_event=on_event))
@@ -180,36 +245,46 @@ def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
     """The tools that read the store, and artifacts as resources."""
 
     @server.tool(title="List sources and threads", annotations=LOOKUP)
-    async def list_sources(ctx: Context) -> CallToolResult:
+    async def list_sources(ctx: Context) -> SourcesResult:
         """The data sources: the server's default, and those of your threads."""
         return await guarded(tools.list_sources(scope=scopes.of(ctx)))
 
+    @server.tool(title="List your threads", annotations=LOOKUP)
+    async def threads(ctx: Context) -> ThreadsResult:
+        """Your threads, the most recently active first: each one's id, title, source and last activity."""
+        return await guarded(tools.threads(scope=scopes.of(ctx)))
+
     @server.tool(title="List a thread's artifacts", annotations=LOOKUP)
-    async def list_artifacts(ctx: Context, thread: Thread = None) -> CallToolResult:
+    async def list_artifacts(ctx: Context, thread: Thread = None) -> ArtifactsResult:
         """The thread's datasets, charts and files, each with its resource URI."""
         return await guarded(tools.list_artifacts(thread=thread, scope=scopes.of(ctx)))
 
     @server.tool(title="Locate an artifact", annotations=LOOKUP)
-    async def get_artifact(fingerprint: Fingerprint, ctx: Context) -> CallToolResult:
+    async def get_artifact(fingerprint: Fingerprint, ctx: Context) -> ArtifactResult:
         """Where an artifact's bytes are: its resource URI (read it as a resource), type and size."""
         return await guarded(tools.artifact(fingerprint, scope=scopes.of(ctx)))
 
     @server.tool(title="A thread's turns and state", annotations=LOOKUP)
-    async def thread_state(thread: NamedThread, ctx: Context) -> CallToolResult:
+    async def thread_state(thread: NamedThread, ctx: Context) -> StateResult:
         """The thread's turns and agent state (entities, hypotheses, open items)."""
         return await guarded(tools.thread_state(thread=thread, scope=scopes.of(ctx)))
 
     @server.tool(title="Verify a thread's notebook", annotations=LOOKUP)
-    async def verify(thread: NamedThread, ctx: Context) -> CallToolResult:
+    async def verify(thread: NamedThread, ctx: Context) -> VerifyResult:
         """Re-execute the thread's audit notebook and compare every artifact's fingerprint."""
         async with _progress(ctx, "verify"):
             return await guarded(tools.verify(thread=thread, scope=scopes.of(ctx)))
 
+    # Listed for clients to see the URI's form; reads are answered by the server itself
+    # (_AnalystServer.read_resource), each with its artifact's own MIME type.
     @server.resource(ARTIFACT_SCHEME + "{fingerprint}", name="artifact", mime_type="application/octet-stream",
-                     description="A dataset (Parquet), chart or file of one of your threads, by fingerprint.")
+                     description="A dataset (Parquet), chart (PNG) or file of one of your threads, by fingerprint; "
+                                 "read with its own MIME type.")
     async def artifact(fingerprint: str, ctx: Context) -> bytes:
-        try:
-            data, _mime = await tools.read_artifact(fingerprint, scope=scopes.of(ctx))
-        except AnalystError as exc:  # the client is told why, as a resource error
-            raise ResourceError(str(exc)) from exc
+        data, _mime = await tools.read_artifact(fingerprint, scope=scopes.of(ctx))
         return data
+
+    @server.resource(NOTEBOOK_SCHEME + "{thread}", name="notebook", mime_type=IPYNB,
+                     description="A thread's audit notebook: every step it ran, re-executable (see verify).")
+    async def notebook(thread: str, ctx: Context) -> bytes:
+        return await tools.read_notebook(thread, scope=scopes.of(ctx))

@@ -9,6 +9,7 @@ import asyncio
 from mcp.client import Client
 
 from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess, free_port
+from jupyter_analyst.testing.slow_queries import build_join_db
 from jupyter_analyst.workspace import Workspace
 
 
@@ -35,20 +36,38 @@ def test_the_analysts_tools_refuse_to_run_there_unless_the_owner_allows_them(tmp
 def test_jupyters_mcp_server_lists_and_runs_the_analysts_tools(tmp_path, sales_db):
     port = free_port()
     extra = [f"--MCPExtensionApp.mcp_port={port}", "--AnalystApp.jupyter_mcp_tools=True"]
-    with JupyterServerProcess(tmp_path, sources={"sales": str(sales_db)}, model_url="http://127.0.0.1:9/v1",
-                              extra=extra, mcp=True):
+    joins = build_join_db(tmp_path / "joins.duckdb")
+    with JupyterServerProcess(tmp_path, sources={"sales": str(sales_db), "joins": str(joins)},
+                              model_url="http://127.0.0.1:9/v1", extra=extra, mcp=True):
         async def session():
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 tools = (await client.list_tools()).tools
                 tables = await client.call_tool("analyst_list_tables", {})
-                return tools, tables
+                failed = await client.call_tool("analyst_run_python", {
+                    "code": "raise ValueError('boom')", "thread": tables.structured_content["thread"]})
+                sources = await client.call_tool("analyst_list_sources", {})
+                chosen = await client.call_tool("analyst_list_tables", {"source": "joins"})
+                unknown = await client.call_tool("analyst_list_tables", {"source": "/etc/passwd"})
+                return tools, tables, failed, sources, chosen, unknown
 
-        tools, tables = asyncio.run(session())
+        tools, tables, failed, sources, chosen, unknown = asyncio.run(session())
     names = {tool.name for tool in tools}
     assert {"analyst_run_sql", "analyst_run_python", "analyst_list_tables", "analyst_ask"} <= names
     assert not tables.is_error, tables.content
     thread = tables.structured_content["thread"]
+    # The result's text once, as the analyst's own server gives it: not the text and the
+    # facts JSON-encoded together into one string.
+    text = tables.content[0].text
+    assert text.startswith(f"[thread {thread}] list_tables ok") and '\\"' not in text
+    assert not text.lstrip().startswith("{") and len(tables.content) == 1
+    assert failed.is_error and "boom" in failed.content[0].text
+    assert failed.structured_content["status"] == "error" and failed.structured_content["thread"] == thread
     assert {"orders", "regions", "products"} <= {t["name"] for t in tables.structured_content["result"]["tables"]}
+    # A client chooses among the configured sources by name, and only among them.
+    assert sources.structured_content["configured"] == ["sales", "joins"]
+    assert not chosen.is_error and {t["name"] for t in chosen.structured_content["result"]["tables"]} == {"a", "b"}
+    assert unknown.is_error and unknown.structured_content["error"]["reason"] == "unknown_source"
+    assert "sales, joins" in unknown.content[0].text
     workspace = Workspace(tmp_path / "ws")
     try:  # a thread of the server's own workspace, its user's, on its configured source
         record = workspace.store.get_thread(thread, user="local")

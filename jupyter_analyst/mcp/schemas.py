@@ -1,0 +1,82 @@
+"""The tools' output schemas: the structured content of each result that did not fail, as a
+client (and the SDK, which checks it) reads it. Open to more fields, so a result may say more
+than its schema without breaking a client that validates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ArtifactOut(_Open):
+    id: str
+    name: str
+    type: str
+    mime: str
+    size: int
+    fingerprint: str
+    uri: str
+
+
+class StepOut(_Open):
+    thread: str | None
+    tool: str
+    status: str
+    reused: bool
+    result: dict[str, Any]
+    artifacts: list[ArtifactOut]
+
+
+class AskOut(_Open):
+    thread: str
+    turn: str | None = None
+    status: str
+    answer: str | None = None
+    artifacts: list[ArtifactOut]
+    notebook: str | None = None
+
+
+class SourcesOut(_Open):
+    default: str | None
+    sources: list[str]
+    threads: list[dict[str, Any]]
+
+
+class ThreadOut(_Open):
+    thread: str
+    title: str | None = None
+    source: str | None = None
+    last_activity: str | None = None
+    running: bool
+
+
+class ThreadsOut(_Open):
+    threads: list[ThreadOut]
+
+
+class ArtifactsOut(_Open):
+    thread: str | None
+    artifacts: list[ArtifactOut]
+
+
+class StateOut(_Open):
+    thread: str
+    source: str | None = None
+    title: str | None = None
+    turns: list[dict[str, Any]]
+    state: dict[str, Any]
+
+
+class VerifyOut(_Open):
+    thread: str
+    verdict: str
+
+
+class RestartOut(_Open):
+    thread: str
+    stopped: bool
