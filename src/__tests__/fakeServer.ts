@@ -7,7 +7,12 @@
  */
 
 import type { AnalystEvent } from '../model/events';
-import { AnalystApiError, type AnalystClient, type IThread } from '../transport/api';
+import {
+  AnalystApiError,
+  type AnalystClient,
+  type IServerConfig,
+  type IThread
+} from '../transport/api';
 import { demoTurn, frameOf } from './helpers';
 
 /** A thread as the server lists it. */
@@ -52,6 +57,14 @@ export class FakeServer {
   /** The threads whose turn runs now. */
   readonly active = new Set<string>();
   private readonly _streams: ((text: string) => void)[] = [];
+  /** The server's model, as `GET config` says it. */
+  model: IServerConfig['model'] = {
+    configured: true,
+    name: 'm',
+    base_url: null,
+    scripted: true,
+    hint: null
+  };
 
   constructor(public threads: IThread[]) {}
 
@@ -63,7 +76,7 @@ export class FakeServer {
       settings: { baseUrl: 'http://127.0.0.1:8888/' },
       config: async () => ({
         version: '0',
-        model: { configured: true, name: 'm', base_url: null, scripted: true, hint: null },
+        model: this.model,
         sources: ['sales'],
         limits: {}
       }),

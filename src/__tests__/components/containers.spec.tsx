@@ -227,4 +227,21 @@ describe('Sidebar', () => {
     expect(find('.jp-AnalystConversation')).toBeNull();
     expect(server.calls.filter(call => call === 'threads').length).toBeGreaterThanOrEqual(2);
   });
+  it('says the fix for a missing model once: in the banner, not again under the prompt', async () => {
+    const hint = "set OPENAI_API_KEY in the server's environment, then restart the server";
+    const server = new FakeServer(THREADS);
+    server.model = { configured: false, name: null, base_url: null, scripted: false, hint };
+    const client = server.client();
+    await mount(client, <Sidebar client={client} />);
+    await until(() => find('.jp-AnalystThreadList') !== null, 'the list is shown');
+    await click(find('[data-thread-id="thr_1"]')!);
+    await until(() => find('.jp-AnalystPrompt') !== null, 'the prompt box is shown');
+    const text = mounted.host().textContent ?? '';
+    expect(text.split(hint).length - 1).toBe(1);
+    expect(find('.jp-AnalystBanner-noModel')?.textContent).toContain(hint);
+    expect(find('.jp-AnalystPrompt-unavailable')?.textContent).toBe(
+      'Ask is off until the server has a model (see above).'
+    );
+    expect((find('.jp-AnalystPrompt-send') as HTMLButtonElement).disabled).toBe(true);
+  });
 });
