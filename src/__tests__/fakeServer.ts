@@ -11,6 +11,7 @@ import {
   AnalystApiError,
   type AnalystClient,
   type IServerConfig,
+  type ITablesReply,
   type IThread
 } from '../transport/api';
 import { demoTurn, frameOf } from './helpers';
@@ -57,6 +58,8 @@ export class FakeServer {
   /** The threads whose turn runs now. */
   readonly active = new Set<string>();
   private readonly _streams: ((text: string) => void)[] = [];
+  /** What `GET threads/{id}/tables` answers, for every thread. */
+  offer: ITablesReply = { source: 'sales', tables: [], more: 0, suggestions: [] };
   /** The server's model, as `GET config` says it. */
   model: IServerConfig['model'] = {
     configured: true,
@@ -92,6 +95,7 @@ export class FakeServer {
           active: this.active.has(threadId)
         };
       },
+      tables: async () => this.offer,
       events: async (threadId: string, after = 0) => {
         this.calls.push(`events ${threadId} ${after}`);
         return events(threadId, after);
