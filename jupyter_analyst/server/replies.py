@@ -74,6 +74,26 @@ class SourcesReply(BaseModel):
     sources: list[SourceInfo]
 
 
+class TableEntry(BaseModel):
+    """A table of a thread's source, as the model's outline lists it."""
+
+    name: str
+    rows: int | None
+    """Its exact row count; ``None`` when it was not counted in time."""
+
+
+class TablesReply(BaseModel):
+    """``GET threads/{thread_id}/tables``: what an empty thread offers to start from."""
+
+    source: str | None
+    """The source's configured name (``None`` for one the server shows no name of)."""
+    tables: list[TableEntry]
+    more: int
+    """How many tables the source has beyond those listed (the model browses them too)."""
+    suggestions: list[str]
+    """Questions to start from: the scripted model's own, or ones built from the table names."""
+
+
 class ThreadsReply(BaseModel):
     """``GET threads``: the caller's threads, the most recently active first."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .handlers import (
     ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, CancelHandler, ConfigHandler, EventsHandler,
     ExportHandler, NotebookHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler, StateHandler, StepCellHandler,
-    ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler, VerificationHandler, VerifyHandler,
+    TablesHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler, VerificationHandler, VerifyHandler,
 )
 
 _ID = r"(?P<{}>[A-Za-z0-9_-]+)"
@@ -34,6 +34,7 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/threads/{thread}/verifications/{_ID.format('verification_id')}", VerificationHandler),
         (f"{api}/threads/{thread}/steps/{_CALL_ID}/cell", StepCellHandler),
         (f"{api}/threads/{thread}/state", StateHandler),
+        (f"{api}/threads/{thread}/tables", TablesHandler),
         (f"{api}/artifacts/{artifact}", ArtifactHandler),
         (f"{api}/artifacts/{artifact}/content", ArtifactContentHandler),
         (f"{api}/artifacts/{artifact}/preview", ArtifactPreviewHandler),

@@ -144,6 +144,8 @@ class Script(_Strict):
     summarizer: list[ScriptedTurn] = Field(default_factory=list)
     """Replies to the end-of-turn summarizer, matched against its request; ``{}`` (no change)
     when none matches. Only the first step of a matching entry is used."""
+    suggestions: list[str] = Field(default_factory=list)
+    """Questions the script answers, which a client offers to start from (an empty thread's)."""
     unmatched: str | None = None
     """The answer to a prompt no turn matches (``{prompt}`` in it is the prompt): a demo's
     script says which questions it answers."""

@@ -7,7 +7,13 @@
  */
 
 import type { AnalystEvent } from '../model/events';
-import { AnalystApiError, type AnalystClient, type IThread } from '../transport/api';
+import {
+  AnalystApiError,
+  type AnalystClient,
+  type IServerConfig,
+  type ITablesReply,
+  type IThread
+} from '../transport/api';
 import { demoTurn, frameOf } from './helpers';
 
 /** A thread as the server lists it. */
@@ -52,6 +58,16 @@ export class FakeServer {
   /** The threads whose turn runs now. */
   readonly active = new Set<string>();
   private readonly _streams: ((text: string) => void)[] = [];
+  /** What `GET threads/{id}/tables` answers, for every thread. */
+  offer: ITablesReply = { source: 'sales', tables: [], more: 0, suggestions: [] };
+  /** The server's model, as `GET config` says it. */
+  model: IServerConfig['model'] = {
+    configured: true,
+    name: 'm',
+    base_url: null,
+    scripted: true,
+    hint: null
+  };
 
   constructor(public threads: IThread[]) {}
 
@@ -63,7 +79,7 @@ export class FakeServer {
       settings: { baseUrl: 'http://127.0.0.1:8888/' },
       config: async () => ({
         version: '0',
-        model: { configured: true, name: 'm', base_url: null, scripted: true, hint: null },
+        model: this.model,
         sources: ['sales'],
         limits: {}
       }),
@@ -79,6 +95,7 @@ export class FakeServer {
           active: this.active.has(threadId)
         };
       },
+      tables: async () => this.offer,
       events: async (threadId: string, after = 0) => {
         this.calls.push(`events ${threadId} ${after}`);
         return events(threadId, after);

@@ -5,6 +5,7 @@ import { useAnalyst } from '../context';
 import { useAttachedNotebook } from '../hooks/useAttachedNotebook';
 import { useThread } from '../hooks/useThread';
 import { ArtifactsPanel, ThreadViewName, ThreadViewTabs } from './artifacts';
+import { EmptyThread } from './EmptyThread';
 import { ErrorBanner } from './ErrorBanner';
 import { NotebookChip } from './NotebookChip';
 import { PromptBox } from './PromptBox';
@@ -79,6 +80,9 @@ export function Conversation({
   }, [focusRequest]);
 
   const ask = (prompt: string): Promise<boolean> => submit(prompt);
+  // A suggested question of an empty thread, put into the prompt box.
+  const [fill, setFill] = React.useState<{ text: string; token: number } | null>(null);
+  const pick = (text: string): void => setFill(f => ({ text, token: (f?.token ?? 0) + 1 }));
 
   // "Conversation | Artifacts": the artifacts view hides the body (style/notebook.css).
   const [tab, setTab] = React.useState<ThreadViewName>('conversation');
@@ -113,7 +117,11 @@ export function Conversation({
       <div className="jp-AnalystConversation-body" ref={body}>
         {/* One stable child: the scroll follows its size as outputs render. */}
         <div className="jp-AnalystConversation-content">
-          <TurnList view={view} threadId={thread.thread_id} />
+          {view.turns.length === 0 && !running ? (
+            <EmptyThread client={client} threadId={thread.thread_id} onPick={pick} />
+          ) : (
+            <TurnList view={view} threadId={thread.thread_id} />
+          )}
         </div>
       </div>
       {running && <TurnStatus view={view} connection={connection} stopping={stopping} />}
@@ -132,6 +140,7 @@ export function Conversation({
         focusToken={focusToken}
         unavailable={unavailable}
         shortcut={shortcut}
+        fill={fill}
       >
         {running && <StopButton stopping={stopping} onStop={() => void stop()} />}
       </PromptBox>

@@ -18,6 +18,8 @@ export interface IPromptBoxProps {
   focusToken?: number;
   /** The key that brings the focus here from anywhere in JupyterLab (its hover text says it). */
   shortcut?: IShortcut | null;
+  /** Text put into the box from outside (a suggested question): set each time it changes. */
+  fill?: { text: string; token: number } | null;
   /** Shown beside the send button (Stop, while a turn runs). */
   children?: React.ReactNode;
 }
@@ -30,6 +32,7 @@ export function PromptBox({
   focusToken = 0,
   unavailable = null,
   shortcut = null,
+  fill = null,
   children
 }: IPromptBoxProps): JSX.Element {
   const [prompt, setPrompt] = React.useState('');
@@ -45,6 +48,14 @@ export function PromptBox({
       input.current?.focus();
     }
   }, [focusToken]);
+
+  // A suggestion picked: the box takes its text, to send as it is or edit first.
+  React.useEffect(() => {
+    if (fill !== null) {
+      setPrompt(fill.text);
+      input.current?.focus();
+    }
+  }, [fill]);
 
   const submit = (): void => {
     if (!canSubmit) {
@@ -93,16 +104,20 @@ export function PromptBox({
         ref={input}
         className="jp-AnalystPrompt-input"
         aria-label="Ask about your data"
+        // Short enough for the default sidebar width; the rest is in the hover text.
         placeholder={
           submitOnEnter
-            ? 'Ask about your data (Enter to send, Shift+Enter for a new line)'
-            : 'Ask about your data (Ctrl+Enter to send)'
+            ? 'Ask about your data (Enter sends)'
+            : 'Ask about your data (Ctrl+Enter sends)'
         }
-        title={
-          shortcut
-            ? `Ask about your data. ${shortcut.label} brings you here from anywhere in JupyterLab.`
-            : undefined
-        }
+        title={[
+          submitOnEnter
+            ? 'Ask about your data: Enter sends, Shift+Enter starts a new line.'
+            : 'Ask about your data: Ctrl+Enter sends.',
+          shortcut ? `${shortcut.label} brings you here from anywhere in JupyterLab.` : ''
+        ]
+          .join(' ')
+          .trim()}
         aria-keyshortcuts={shortcut?.aria}
         rows={3}
         value={prompt}

@@ -78,12 +78,10 @@ export function Sidebar({
       home.current?.querySelector<HTMLElement>('select:enabled, input, button')?.focus();
     }
   }, [focusRequest, thread]);
-  // Said where the question is typed, not only in the banner above.
+  // Said where the question is typed too, but once: the fix is the banner's, above.
   const unavailable =
     config && !config.model.configured
-      ? `Nothing can be answered: no model is configured for this server${
-          config.model.hint ? ` (${config.model.hint})` : ''
-        }.`
+      ? 'Ask is off until the server has a model (see above).'
       : null;
   return (
     <div className="jp-AnalystSidebar">

@@ -139,6 +139,28 @@ export function isRefusal(reason: string | undefined): boolean {
   );
 }
 
+/**
+ * Refusals whose heading says the whole fact: the message and hint the model was given
+ * ("DELETE is not allowed: only queries (SELECT) may run", "only one read-only SELECT ...")
+ * and the guard that refused the call say it again, so a card shows the heading alone.
+ * Other refusals keep their message: it names what the heading cannot (the function, the step).
+ */
+const SAID_BY_HEADING: ReadonlySet<string> = new Set([
+  'sql_not_read_only',
+  'sql_multiple_statements',
+  'sql_too_large',
+  'empty_payload',
+  'argument_too_long',
+  'arguments_too_large',
+  'arguments_too_deep',
+  'invalid_unicode'
+]);
+
+/** Whether an error's heading says all a reader needs of it (see SAID_BY_HEADING). */
+export function saidByHeading(reason: string | undefined): boolean {
+  return reason !== undefined && SAID_BY_HEADING.has(reason);
+}
+
 /** A code as a sentence: `sql_not_read_only` reads "Sql not read only". */
 function sentence(code: string): string {
   const words = code.replace(/_/g, ' ').trim();

@@ -280,6 +280,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/threads/{thread_id}/tables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tables of the thread's source, with row counts, and questions to start the thread with
+         * @description The tables as the model's outline lists them (the first 40; `more` counts the rest), each with its exact row count when it was read in time (else null). `suggestions`: the scripted model's own questions when it is the server's model, else ones built from the table names.
+         */
+        get: operations["getThreadsThreadIdTables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/artifacts/{artifact_id}": {
         parameters: {
             query?: never;
@@ -914,6 +934,18 @@ export interface components {
             call_id: string;
             percent: number;
             elapsed_s: number;
+        };
+        /** @description A table of a thread's source, as the model's outline lists it. */
+        TableEntry: {
+            name: string;
+            rows: number | null;
+        };
+        /** @description ``GET threads/{thread_id}/tables``: what an empty thread offers to start from. */
+        TablesReply: {
+            source: string | null;
+            tables: components["schemas"]["TableEntry"][];
+            more: number;
+            suggestions: string[];
         };
         TextDelta: {
             /** @default 0 */
@@ -2271,6 +2303,67 @@ export interface operations {
                 };
             };
             /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not allowed the analyst resource (or, for a browser, the XSRF check failed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getThreadsThreadIdTables: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TablesReply"];
+                };
+            };
+            /** @description the thread's source is no longer configured (unknown_source) or does not open (source_not_found) */
             400: {
                 headers: {
                     [name: string]: unknown;

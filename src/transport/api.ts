@@ -67,6 +67,9 @@ export type IModelConfig = Schemas['ModelInfo'];
 /** `GET config`: what a client shows of the server's set-up. */
 export type IServerConfig = Schemas['ConfigReply'];
 
+/** `GET threads/{id}/tables`: its source's tables and questions to start from. */
+export type ITablesReply = Schemas['TablesReply'];
+
 /** A MIME bundle, what a notebook output holds: `GET artifacts/{id}/preview` answers one. */
 export interface IMimeBundle {
   data: Record<string, unknown>;
@@ -318,6 +321,14 @@ export class AnalystClient {
   /** A thread with its turns, whether a turn runs, and its last event's number. */
   async thread(threadId: string): Promise<IThreadDetail> {
     return this.json<IThreadDetail>(threadPath(threadId));
+  }
+
+  /**
+   * The tables of the thread's source as the model is told of them (row counts when read
+   * in time), and questions to start the thread with.
+   */
+  async tables(threadId: string): Promise<ITablesReply> {
+    return this.json<ITablesReply>(`${threadPath(threadId)}/tables`);
   }
 
   /** The thread's events after sequence number `after` (its history). */

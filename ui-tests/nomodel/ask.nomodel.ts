@@ -16,7 +16,17 @@ test('with no model configured, Ask is off and says why, and the typed question 
   await box.fill('Revenue by region');
   const ask = panel.getByRole('button', { name: 'Ask', exact: true });
   await expect(ask).toBeDisabled();
-  await expect(panel).toContainText('no model is configured');
+  await expect(panel.locator('.jp-AnalystBanner-noModel')).toContainText('No model is configured');
+  // The fix is the banner's: under the prompt, only that Ask is off.
+  await expect(panel.locator('.jp-AnalystPrompt-unavailable')).toHaveText(
+    'Ask is off until the server has a model (see above).'
+  );
+  const fix = ((await panel.locator('.jp-AnalystBanner-hint').textContent()) ?? '').replace(
+    /^To fix: /,
+    ''
+  );
+  expect(fix.length).toBeGreaterThan(10);
+  expect(((await panel.textContent()) ?? '').split(fix).length - 1).toBe(1);
   await box.press('Enter');
   await expect(box).toHaveValue('Revenue by region');
   // The reason takes a line of its own: the box keeps its width.

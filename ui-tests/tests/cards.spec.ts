@@ -24,9 +24,12 @@ test.describe('the cards at the default sidebar width', () => {
 
     const [refused, summary] = await turn.locator('[data-card="sql"]').all();
     await expect(refused).toHaveAttribute('data-status', /^(refused|error)$/);
-    await expect(refused.locator('.jp-AnalystCard-errorReason')).toHaveText(
+    // Said once: the guard's message and hint to the model do not say it again.
+    await expect(refused.locator('.jp-AnalystCard-error')).toHaveText(
       'Refused: the query would change data (only read-only queries run)'
     );
+    await expect(refused).not.toContainText('DELETE is not allowed');
+    await expect(refused).not.toContainText('only one read-only SELECT');
     await expect(refused.locator('.jp-AnalystCard-header')).toContainText('Step 1 · SQL');
     await expect(refused.locator('.jp-AnalystCard-header .jp-AnalystBadge')).toHaveText('Refused');
     await expect(refused.getByRole('button', { name: 'Insert as cell' })).toHaveCount(0);

@@ -1,16 +1,17 @@
 """The REST + event-stream API under ``{base_url}analyst/api/``, one module per resource:
-threads, turns (and their events), artifacts, the audit notebook, and the API's own
+threads (and their source's tables), turns (and their events), artifacts, the audit notebook, and the API's own
 (set-up, sources, description, 404). ``base`` is what every handler shares."""
 
 from .artifacts import ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, ThreadArtifactsHandler
 from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerificationHandler, VerifyHandler
 from .meta import ConfigHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler
-from .threads import StateHandler, ThreadHandler, ThreadsHandler
+from .threads import StateHandler, TablesHandler, ThreadHandler, ThreadsHandler
 from .turns import CancelHandler, EventsHandler, TurnsHandler
 
 __all__ = [
     "ArtifactContentHandler", "ArtifactHandler", "ArtifactPreviewHandler", "CancelHandler", "ConfigHandler",
     "EventsHandler", "ExportHandler", "NotFoundHandler", "NotebookHandler", "OpenAPIHandler", "SourcesHandler",
-    "StateHandler", "StepCellHandler", "ThreadArtifactsHandler", "ThreadHandler", "ThreadsHandler", "TurnsHandler",
+    "StateHandler", "StepCellHandler", "TablesHandler", "ThreadArtifactsHandler", "ThreadHandler", "ThreadsHandler",
+    "TurnsHandler",
     "VerificationHandler", "VerifyHandler",
 ]

@@ -1,7 +1,9 @@
 """A user's threads: list and create them, read one (its turns, its live kernel), read its
-agent state."""
+agent state and the tables of its source."""
 
 from __future__ import annotations
+
+import asyncio
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -9,6 +11,7 @@ from tornado import web
 from ...errors import AnalystError
 from ...ledger import Ledger
 from ..inputs import NewThread, ThreadChange
+from ..tables import generic_questions, scripted_questions, source_tables
 from .base import AnalystHandler
 
 
@@ -78,3 +81,26 @@ class StateHandler(AnalystHandler):
         self.owned_thread(thread_id)
         state = self.service.workspace.store.agent_state(thread_id)
         self.reply(state.model_dump(mode="json"))
+
+
+class TablesHandler(AnalystHandler):
+    @web.authenticated
+    @authorized
+    async def get(self, thread_id: str) -> None:
+        """The tables of the thread's source (names, row counts when read in time) and questions
+        to start from: what the panel shows in a thread with no turn yet."""
+        thread = self.owned_thread(thread_id)
+        service = self.service
+        try:
+            spec = service.catalog.for_thread(thread.source)
+            # Opening the source and counting its tables blocks: off the loop, which other
+            # requests share.
+            tables, more = await asyncio.to_thread(source_tables, spec, service.config.engine)
+        except AnalystError as exc:
+            raise self.refuse(exc) from None
+        engine = await service.engine.ready()
+        model = service.model
+        scripted = model is not None and model.model == engine.scripted_model
+        suggestions = scripted_questions() if scripted else generic_questions([t["name"] for t in tables])
+        self.reply({"source": service.catalog.name_of(spec), "tables": tables, "more": more,
+                    "suggestions": suggestions})

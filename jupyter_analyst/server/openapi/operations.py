@@ -145,6 +145,15 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("/threads/{thread_id}/state", "get"): Operation(
         "The thread's agent state (entities with dependencies, assumptions, expectations, items, "
         "active context, rolling summary)", AgentState, errors={404: _NOT_FOUND}),
+    ("/threads/{thread_id}/tables", "get"): Operation(
+        "The tables of the thread's source, with row counts, and questions to start the thread with",
+        replies.TablesReply,
+        description="The tables as the model's outline lists them (the first 40; `more` counts the rest), "
+                    "each with its exact row count when it was read in time (else null). `suggestions`: the "
+                    "scripted model's own questions when it is the server's model, else ones built from the "
+                    "table names.",
+        errors={404: _NOT_FOUND, 400: "the thread's source is no longer configured (unknown_source) or "
+                                      "does not open (source_not_found)"}),
     ("/artifacts/{artifact_id}", "get"): Operation("An artifact's metadata", Artifact, errors={404: _NOT_FOUND}),
     ("/artifacts/{artifact_id}/content", "get"): Operation(
         "An artifact's bytes, with its content type (checked against its fingerprint first)",

@@ -43,7 +43,9 @@ function turnOf(first: number, bodies: Record<string, unknown>[]): AnalystEvent[
   });
 }
 
-const DELETE_MESSAGE = 'only read-only queries are allowed: DELETE changes data';
+// What the SQL guard says of a DELETE (sql/prepare/guard.py), to the model.
+const DELETE_MESSAGE = 'DELETE is not allowed: only queries (SELECT) may run';
+const DELETE_HINT = "only one read-only SELECT over the source's tables is allowed";
 const UNKNOWN_COLUMN = "Unknown column 'revenu' in table orders. Did you mean: revenue?";
 const TRACEBACK = [
   'Cell In[3], line 2',
@@ -60,14 +62,21 @@ function troubled(): ThreadView {
     turnOf(1, [
       { type: 'turn_started', prompt: 'clean up', model: 'm', rerun: false },
       { type: 'state', from_state: null, to_state: 'planning' },
-      { type: 'guard', reason: 'invalid_arguments', message: DELETE_MESSAGE, call_id: 'call_del' },
+      {
+        type: 'guard',
+        reason: 'invalid_arguments',
+        message: `${DELETE_MESSAGE} (hint: ${DELETE_HINT})`,
+        call_id: 'call_del'
+      },
       {
         type: 'tool_result',
         call_id: 'call_del',
         tool: 'run_sql',
         status: 'refused',
         reused: false,
-        result: { error: { reason: 'sql_not_read_only', message: DELETE_MESSAGE } },
+        result: {
+          error: { reason: 'sql_not_read_only', message: DELETE_MESSAGE, hint: DELETE_HINT }
+        },
         artifact_ids: [],
         duration_s: 0
       },
@@ -149,7 +158,12 @@ describe('a refused or failed step', () => {
     expect(refused.querySelector('.jp-AnalystCard-errorReason')?.textContent).toBe(
       'Refused: the query would change data (only read-only queries run)'
     );
-    expect(count(refused.textContent ?? '', DELETE_MESSAGE)).toBe(1);
+    // The guard, the error's message and its hint say the same fact: the heading says it once.
+    expect(refused.querySelector('.jp-AnalystCard-error')?.textContent).toBe(
+      'Refused: the query would change data (only read-only queries run)'
+    );
+    expect(refused.textContent).not.toContain(DELETE_MESSAGE);
+    expect(refused.textContent).not.toContain(DELETE_HINT);
     expect(refused.querySelector('.jp-AnalystGuard')).toBeNull();
     expect(refused.textContent).not.toMatch(/sql not read only|sql_not_read_only/);
     expect(refused.querySelector('.jp-AnalystStepActions-insert')).toBeNull();

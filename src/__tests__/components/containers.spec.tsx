@@ -186,6 +186,49 @@ describe('Conversation', () => {
   });
 });
 
+describe('an empty thread', () => {
+  it("lists its source's tables and fills the prompt box with a suggested question", async () => {
+    const server = new FakeServer([THREAD]);
+    server.offer = {
+      source: 'sales',
+      tables: [
+        { name: 'orders', rows: 1200 },
+        { name: 'regions', rows: 1 },
+        { name: 'big_log', rows: null }
+      ],
+      more: 2,
+      suggestions: ['Revenue by region per month, with a chart', 'Compare the regions side by side']
+    };
+    const client = server.client();
+    await mount(client, <Conversation client={client} thread={THREAD} onBack={() => undefined} />);
+    await until(() => find('.jp-AnalystEmpty-tables') !== null, 'the tables are shown');
+    expect(find('.jp-AnalystEmpty-tables h3')?.textContent).toBe('Tables in sales');
+    expect(
+      [...mounted.host().querySelectorAll('.jp-AnalystEmpty-table')].map(li => li.textContent)
+    ).toEqual(['orders1,200 rows', 'regions1 row', 'big_log']);
+    expect(find('.jp-AnalystEmpty-more')?.textContent).toBe('and 2 more the model can look up');
+
+    const box = byLabel<HTMLTextAreaElement>('Ask about your data')!;
+    expect(box.value).toBe('');
+    const [, second] = [...mounted.host().querySelectorAll('.jp-AnalystEmpty-suggestion')];
+    await click(second);
+    // Into the box to send or edit, not sent: nothing was asked of the model.
+    expect(box.value).toBe('Compare the regions side by side');
+    expect(document.activeElement).toBe(box);
+    expect(server.calls.some(call => call.startsWith('POST turns'))).toBe(false);
+  });
+
+  it('shows no tables once the thread has a turn', async () => {
+    const server = new FakeServer([THREAD]);
+    server.offer = { ...server.offer, tables: [{ name: 'orders', rows: 3 }] };
+    server.stored.set('thr_1', demoTurn());
+    const client = server.client();
+    await mount(client, <Conversation client={client} thread={THREAD} onBack={() => undefined} />);
+    await until(() => find('.jp-AnalystTurn') !== null, 'the turn is shown');
+    expect(find('.jp-AnalystEmpty')).toBeNull();
+  });
+});
+
 describe('Sidebar', () => {
   const THREADS = [THREAD, threadOf('thr_2', 'Churn in the north', { source: 'crm' })];
 
@@ -226,5 +269,22 @@ describe('Sidebar', () => {
     await until(() => find('.jp-AnalystThreadList') !== null, 'the list is back');
     expect(find('.jp-AnalystConversation')).toBeNull();
     expect(server.calls.filter(call => call === 'threads').length).toBeGreaterThanOrEqual(2);
+  });
+  it('says the fix for a missing model once: in the banner, not again under the prompt', async () => {
+    const hint = "set OPENAI_API_KEY in the server's environment, then restart the server";
+    const server = new FakeServer(THREADS);
+    server.model = { configured: false, name: null, base_url: null, scripted: false, hint };
+    const client = server.client();
+    await mount(client, <Sidebar client={client} />);
+    await until(() => find('.jp-AnalystThreadList') !== null, 'the list is shown');
+    await click(find('[data-thread-id="thr_1"]')!);
+    await until(() => find('.jp-AnalystPrompt') !== null, 'the prompt box is shown');
+    const text = mounted.host().textContent ?? '';
+    expect(text.split(hint).length - 1).toBe(1);
+    expect(find('.jp-AnalystBanner-noModel')?.textContent).toContain(hint);
+    expect(find('.jp-AnalystPrompt-unavailable')?.textContent).toBe(
+      'Ask is off until the server has a model (see above).'
+    );
+    expect((find('.jp-AnalystPrompt-send') as HTMLButtonElement).disabled).toBe(true);
   });
 });

@@ -197,8 +197,12 @@ describe('the shortcut to the prompt box', () => {
     }
     act(() => mounted.root().render(<Box />));
     const box = mounted.host().querySelector('textarea')!;
-    // No binding yet (the settings load after the panel renders): nothing is claimed.
-    expect(box.getAttribute('title')).toBeNull();
+    // No binding yet (the settings load after the panel renders): no key is claimed; the
+    // hover text says only how to send (the placeholder is short for the sidebar).
+    expect(box.getAttribute('title')).toBe(
+      'Ask about your data: Enter sends, Shift+Enter starts a new line.'
+    );
+    expect(box.getAttribute('placeholder')).toBe('Ask about your data (Enter sends)');
     expect(box.getAttribute('aria-keyshortcuts')).toBeNull();
 
     let binding: { dispose(): void } = { dispose: () => undefined };
@@ -211,7 +215,8 @@ describe('the shortcut to the prompt box', () => {
     });
     expect(box.getAttribute('aria-keyshortcuts')).toBe('Control+Shift+Y');
     expect(box.getAttribute('title')).toBe(
-      `Ask about your data. ${CommandRegistry.formatKeystroke(['Ctrl Shift Y'])} brings you here from anywhere in JupyterLab.`
+      'Ask about your data: Enter sends, Shift+Enter starts a new line. ' +
+        `${CommandRegistry.formatKeystroke(['Ctrl Shift Y'])} brings you here from anywhere in JupyterLab.`
     );
 
     act(() => {

@@ -166,6 +166,7 @@ describe('Sidebar', () => {
       threads: async () => threads,
       thread: () => new Promise(() => undefined),
       events: async () => [],
+      tables: async () => ({ source: 'sales', tables: [], more: 0, suggestions: [] }),
       artifacts: async () => []
     } as unknown as AnalystClient;
   }

@@ -5,7 +5,13 @@
  * ids stay on the cards, behind their details. Pure: the cards render what these say.
  */
 
-import type { GuardNotice, ToolCard, ToolError, TurnView } from '../../model';
+import {
+  saidByHeading,
+  type GuardNotice,
+  type ToolCard,
+  type ToolError,
+  type TurnView
+} from '../../model';
 
 /** The number of each step of a turn (its tool calls, in the order they came), from 1. */
 export function stepNumbers(turn: TurnView): ReadonlyMap<string, number> {
@@ -130,9 +136,13 @@ export function errorLines(message: string): { last: string; full: string | null
 
 /**
  * The guards a card shows: not one that says again what its error says (a refusal's guard
- * carries the error's own message), nor the skip of a reused step (the card says "reused").
+ * carries the error's own message; a refusal whose heading says it all is said by that
+ * heading), nor the skip of a reused step (the card says "reused").
  */
 export function shownGuards(card: ToolCard, error: ToolError | undefined): GuardNotice[] {
+  if (saidByHeading(error?.reason)) {
+    return [];
+  }
   return card.guards.filter(g => {
     if (card.reused && g.reason === 'duplicate_tool_call_skipped') {
       return false;
