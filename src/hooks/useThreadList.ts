@@ -85,6 +85,9 @@ function remember(key: string, threadId: string | null): void {
   }
 }
 
+/** How often the shown list of threads is read again (ms). */
+export const LIST_REFRESH_MS = 15_000;
+
 export function useThreadList(
   client: AnalystClient,
   opening: IThreadRequest | null = null
@@ -126,9 +129,21 @@ export function useThreadList(
     }
   }, [client, key]);
 
+  // While the list is shown, it is read again now and then (and on coming back to it): a
+  // thread made elsewhere (a chat's Analyst persona, an MCP client, another tab) appears
+  // without a reload. Not while the page is hidden.
   React.useEffect(() => {
+    if (selected !== null) {
+      return;
+    }
     void refresh();
-  }, [refresh]);
+    const timer = window.setInterval(() => {
+      if (document.visibilityState !== 'hidden') {
+        void refresh();
+      }
+    }, LIST_REFRESH_MS);
+    return () => window.clearInterval(timer);
+  }, [selected, refresh]);
 
   React.useEffect(() => {
     if (opening) {

@@ -2,7 +2,12 @@ import * as React from 'react';
 import { act } from 'react';
 import { ServerConnection } from '@jupyterlab/services';
 
-import { IThreadList, IThreadRequest, useThreadList } from '../../hooks/useThreadList';
+import {
+  IThreadList,
+  IThreadRequest,
+  LIST_REFRESH_MS,
+  useThreadList
+} from '../../hooks/useThreadList';
 import { AnalystClient, IThread } from '../../transport/api';
 import { mountedRoot } from '../dom';
 
@@ -73,5 +78,49 @@ describe('opening a thread from outside the panel', () => {
     render({ threadId: 'thr_chat', serial: 2 });
     await settle();
     expect(latest!.selected).toBe('thr_chat');
+  });
+});
+
+describe('the list of threads while it is shown', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('shows a thread made elsewhere without a reload, and is not read while a thread is open', async () => {
+    jest.useFakeTimers();
+    let listed = [thread('thr_a')];
+    let reads = 0;
+    const client = clientListing(() => {
+      reads += 1;
+      return listed;
+    });
+    let latest: IThreadList | null = null;
+    act(() =>
+      mounted.root().render(<Probe client={client} opening={null} seen={l => (latest = l)} />)
+    );
+    await settle();
+    expect(latest!.threads.map(t => t.thread_id)).toEqual(['thr_a']);
+
+    // A chat's persona makes a thread: the shown list has it within one interval.
+    listed = [thread('thr_chat'), thread('thr_a')];
+    await act(async () => {
+      jest.advanceTimersByTime(LIST_REFRESH_MS);
+    });
+    await settle();
+    expect(latest!.threads.map(t => t.thread_id)).toEqual(['thr_chat', 'thr_a']);
+
+    // A thread open: the list is not read again meanwhile.
+    act(() => latest!.select('thr_a'));
+    await settle();
+    const before = reads;
+    await act(async () => {
+      jest.advanceTimersByTime(3 * LIST_REFRESH_MS);
+    });
+    await settle();
+    expect(reads).toBe(before);
+
+    // Back to the list: read again at once.
+    listed = [thread('thr_new'), ...listed];
+    act(() => latest!.select(null));
+    await settle();
+    expect(latest!.threads.map(t => t.thread_id)).toEqual(['thr_new', 'thr_chat', 'thr_a']);
   });
 });
