@@ -105,7 +105,8 @@ def observe_step(
 
 
 def turn_opened(
-    state: AgentState, *, turn_number: int, prompt: str, source_label: str, asked: Item | None = None
+    state: AgentState, *, turn_number: int, prompt: str, source_label: str, asked: Item | None = None,
+    names: Iterable[str] = (),
 ) -> StateDelta:
     """What the start of a turn changes: the active source, a pasted text, answered and
     ignored questions, the active dataset on a change of topic.
@@ -114,12 +115,15 @@ def turn_opened(
     candidate it names, else its own words). Another question with candidates is resolved
     when the prompt names exactly one of them; a question still open :data:`QUESTION_TURNS`
     turns after the turn that raised it is closed as not taken up. The active dataset is
-    cleared when the prompt changes the topic (see :func:`continues_topic`).
+    cleared when the prompt changes the topic (see :func:`continues_topic`): ``names`` are
+    the source's tables and columns, which a prompt on another topic names.
     """
     now = utc_now()
     active: dict[Slot, ActiveValue | None] = {"source": ActiveValue(value=source_label, last_used=now)}
     current = state.active.get("dataset")
-    if current is not None and not continues_topic(prompt, current.value, state.entities.get(f"dataset:{current.value}")):
+    others = [*names, *(e.name for e in state.entities.values() if e.kind == "dataset")]
+    if current is not None and not continues_topic(prompt, current.value, state.entities.get(f"dataset:{current.value}"),
+                                                   others=others):
         active["dataset"] = None
     delta = StateDelta(patch=StatePatch(active=active))
     if len(prompt) > PASTE_CHARS:
@@ -197,16 +201,21 @@ def _words(text: str) -> set[str]:
     return {w.removesuffix("s") for w in _WORD.findall(text.lower().replace("_", " ")) if len(w) >= 4}
 
 
-def continues_topic(prompt: str, dataset: str, entity: Entity | None) -> bool:
-    """Whether a new prompt stays on the active dataset's topic: it refers back (a word
-    like "it", "that", "continue", "the chart") or shares a word of four letters or more
-    with the dataset's name, its columns or its tables.
+def continues_topic(prompt: str, dataset: str, entity: Entity | None, *, others: Iterable[str] = ()) -> bool:
+    """Whether a new prompt stays on the active dataset's topic. It does when it refers back
+    (a word like "it", "that", "continue", "the chart") or shares a word of four letters or
+    more with the dataset's name, its columns or its tables; it leaves it only when it names
+    something else the thread knows (``others``: another table, column or dataset) and
+    nothing of this one. A prompt that names nothing known ("what have we done so far?")
+    keeps it: no evidence of a new topic is not a new topic.
 
     >>> e = Entity(id="dataset:jfk_visibility", kind="dataset", name="jfk_visibility",
     ...            derived_from=["table:weather"], detail={"columns": ["visib", "dep_delay"]})
     >>> continues_topic("plot it by month", "jfk_visibility", e), continues_topic("and the weather?", "jfk_visibility", e)
     (True, True)
-    >>> continues_topic("How are we doing overall?", "jfk_visibility", e)
+    >>> continues_topic("How are we doing overall?", "jfk_visibility", e, others=["planes", "carrier"])
+    True
+    >>> continues_topic("How old are the planes?", "jfk_visibility", e, others=["planes", "carrier"])
     False
     """
     said = set(_WORD.findall(prompt.lower()))
@@ -216,7 +225,11 @@ def continues_topic(prompt: str, dataset: str, entity: Entity | None) -> bool:
     if entity is not None:
         known |= _words(" ".join(str(c) for c in entity.detail.get("columns") or ()))
         known |= _words(" ".join(d.removeprefix("table:") for d in entity.derived_from))
-    return bool(_words(prompt) & known)
+    asked = _words(prompt)
+    if asked & known:
+        return True
+    elsewhere = _words(" ".join(others)) - known
+    return not asked & elsewhere
 
 
 def turn_answered(state: AgentState, answer: str) -> StateDelta:

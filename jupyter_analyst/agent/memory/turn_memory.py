@@ -68,9 +68,11 @@ class TurnMemory:
             self.thread.turn_messages(turns=1, after_turn=number - 1, before_turn=number + 1).get(number, [])
             if self.previous is not None else []
         )
+        schema = self.environment.source.schema()  # cached by the source: read once per data version
+        names = [*schema, *(column for columns in schema.values() for column in columns)]
         self.apply(
             turn_opened(self.state, turn_number=self.turn.number, prompt=self.turn.prompt, source_label=self.source_label,
-                        asked=self.asked_before()),
+                        asked=self.asked_before(), names=names),
             "turn",
         )
 

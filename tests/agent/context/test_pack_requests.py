@@ -165,7 +165,7 @@ def test_continue_after_a_completed_turn_says_so_with_its_offer_and_open_items(a
 
 def test_the_active_dataset_is_the_one_the_answer_cited_and_lapses_on_a_new_topic(analyst):
     a = analyst({"turns": [
-        {"match": "^(plot it|how are we doing)", "steps": [say("ok")]},
+        {"match": "^(plot it|how many products|what have we done)", "steps": [say("ok")]},
         {"steps": [
             sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
             sql("SELECT COUNT(*) AS n FROM products", "product_count"),
@@ -176,8 +176,12 @@ def test_the_active_dataset_is_the_one_the_answer_cited_and_lapses_on_a_new_topi
     a.run("plot it", thread=first.thread_id)
     # The answer cited `by_region` first; the last step made `product_count`.
     assert "- active dataset: `by_region`" in system_of(requests_for(a.server, "plot it")[0])
-    a.run("How are we doing overall?", thread=first.thread_id)
-    system = system_of(requests_for(a.server, "How are we doing overall?")[0])
+    # A question that names nothing the thread knows is no new topic: it stays active.
+    a.run("What have we done so far?", thread=first.thread_id)
+    assert "- active dataset: `by_region`" in system_of(requests_for(a.server, "What have we done so far?")[0])
+    # One that names another table of the source is.
+    a.run("How many products are there?", thread=first.thread_id)
+    system = system_of(requests_for(a.server, "How many products are there?")[0])
     assert "- active dataset:" not in system and "`by_region`" in system  # still listed, no longer active
 
 
@@ -218,12 +222,12 @@ def test_the_data_source_is_named_once(analyst):
 BY_REGION_NOTE = "from orders; measures: revenue = SUM(revenue); by: region_id; 5 rows"
 
 
-@pytest.mark.parametrize("prompt", ["plot it", "How are we doing overall?"])
+@pytest.mark.parametrize("prompt", ["plot it", "How many products are there?"])
 def test_a_dataset_is_described_once_in_a_request(analyst, prompt):
     """Active ("plot it"), the system message's active line describes it; no longer active (a
     new topic), its line in the dataset list does. The earlier result that made it points there."""
     a = analyst({"turns": [
-        {"match": "^(plot it|how are we doing)", "steps": [say("ok")]},
+        {"match": "^(plot it|how many products)", "steps": [say("ok")]},
         {"steps": [sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
                    say("North leads (`by_region`).")]},
     ]})
@@ -282,12 +286,12 @@ LONG_SQL = ("SELECT region_id, SUM(revenue) AS total_revenue, AVG(revenue) AS av
             "FROM orders WHERE revenue > 0 AND region_id IS NOT NULL GROUP BY region_id")
 
 
-@pytest.mark.parametrize("prompt", ["plot it", "How are we doing overall?"])
+@pytest.mark.parametrize("prompt", ["plot it", "How many products are there?"])
 def test_a_long_description_is_described_once_never_cut_beside_its_whole_copy(analyst, prompt):
     """A description longer than an earlier result's text cap is pointed to like a short one:
     the comparison is made on the whole description, before the result is shortened."""
     a = analyst({"turns": [
-        {"match": "^(plot it|how are we doing)", "steps": [say("ok")]},
+        {"match": "^(plot it|how many products)", "steps": [say("ok")]},
         {"steps": [sql(LONG_SQL, "region_stats"), say("North leads (`region_stats`).")]},
     ]})
     first = a.run("order statistics by region")
@@ -316,13 +320,13 @@ def test_a_confirmed_expectation_says_what_held_in_the_fields_own_name(analyst):
 
 def test_the_state_names_no_host_notebook_path_and_says_when_no_dataset_is_active(analyst):
     a = analyst({"turns": [
-        {"match": "^How are we doing", "steps": [say("ok")]},
+        {"match": "^How many products", "steps": [say("ok")]},
         {"steps": [sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
                    say("North leads (`by_region`).")]},
     ]})
     first = a.run("revenue by region")
-    a.run("How are we doing overall?", thread=first.thread_id)  # a new topic: no dataset is active
-    (request,) = requests_for(a.server, "How are we doing overall?")
+    a.run("How many products are there?", thread=first.thread_id)  # a new topic: no dataset is active
+    (request,) = requests_for(a.server, "How many products are there?")
     system = system_of(request)
     assert "notebook.ipynb" not in system and str(a.workspace) not in system
     assert "- no active dataset: ask or use find when the user refers to something loosely" in system
