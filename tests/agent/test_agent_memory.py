@@ -168,7 +168,7 @@ def test_find_resolves_loose_names(analyst):
     b.workspace = b.workspace.with_name("ws2")
     b.run("where is zzqx")
     result = next(e for e in b.of_type("tool_result") if e.tool == "find").result
-    assert result["matches"] == [] and result["note"].startswith("nothing matches; try other words")
+    assert result["matches"] == [] and result["note"].startswith("no artifact matches 'zzqx'")
 
 
 def test_ambiguous_request_keeps_candidates_and_asks(analyst):

@@ -230,7 +230,10 @@ def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, pla
             entry.update(made_by(by_id[entry["id"]], steps))
     result: dict[str, Any] = {"query": query, "matches": found}
     if not matches:
-        result["note"] = "nothing matches; try other words or another kind, or ask the user"
+        # Said as a finding, not an invitation to search again: the schema is in the system message.
+        result["note"] = (f"no {kind} matches {query!r}; look without a kind, or ask the user" if kind else
+                          f"nothing in the data or the thread is named like {query!r}: it is likely not in the data "
+                          "(every table and column is in the system message): say so, or ask the user")
     elif matches[0].weak:
         result["note"] = (f"no good match: no name shares a word with {query!r}, these only share letters; "
                           "it is likely not in the data: say so, or ask the user")

@@ -110,3 +110,10 @@ def test_find_tells_the_model_there_is_no_good_match(analyst):
     assert nothing["note"].startswith("no good match") and all(m["weak"] for m in nothing["matches"])
     assert "note" not in something and something["matches"][0]["name"] == "orders.revenue"
     assert "weak" not in something["matches"][0]
+
+
+def test_find_says_a_thing_nothing_is_named_like_is_likely_not_in_the_data(analyst):
+    a = analyst({"turns": [{"steps": [call_step("find", query="shipping cost"), text_step()]}]})
+    assert a.run("what did shipping cost?").status == "completed"
+    told = _told(a.server.requests[1])
+    assert told["matches"] == [] and "likely not in the data" in told["note"] and "try other words" not in told["note"]
