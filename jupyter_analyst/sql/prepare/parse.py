@@ -47,10 +47,10 @@ def parse_one(sql: str, dialect: str) -> exp.Expression:
     Traceback (most recent call last):
     ...
     jupyter_analyst.errors.SqlRejected: syntax error near 'selec' at line 1, column 1 (hint: fix the SQL where it says, and send one SELECT query)
-    >>> parse_one("SELEC region\\nFROM orders", "duckdb")
+    >>> parse_one("selec * fro orders limit 5", "duckdb")
     Traceback (most recent call last):
     ...
-    jupyter_analyst.errors.SqlRejected: syntax error near 'FROM' at line 2, column 1: Invalid expression / Unexpected token (hint: fix the SQL where it says, and send one SELECT query)
+    jupyter_analyst.errors.SqlRejected: syntax error near 'selec' at line 1, column 1 (hint: fix the SQL where it says, and send one SELECT query)
     """
     text = sql.strip().rstrip(";").strip()
     if not text:
@@ -80,7 +80,11 @@ def parse_one(sql: str, dialect: str) -> exp.Expression:
             if where is not None:
                 raise _syntax_error(where)
         return statement
-    raise _syntax_error(_sqlglot_position(last) or _duckdb_syntax_error(text) or _plain(last))
+    # On DuckDB's SQL its own parser says where the text first goes wrong (sqlglot may get
+    # further, reading typos as aliases, and stop at a later word: ``selec * fro orders
+    # limit 5`` at ``limit``); on another dialect's, sqlglot says.
+    engine = _duckdb_syntax_error(text) if dialect == "duckdb" else None
+    raise _syntax_error(engine or _sqlglot_position(last) or _duckdb_syntax_error(text) or _plain(last))
 
 
 _HINT = "fix the SQL where it says, and send one SELECT query"

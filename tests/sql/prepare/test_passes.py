@@ -249,7 +249,8 @@ def test_analysis_failures_of_any_kind_are_refusals(source):
 @pytest.mark.parametrize(("sql", "near", "line", "column"), [
     ("selec * fro orders", "selec", 1, 1),                      # read by sqlglot as an alias
     ("orders", "orders", 1, 1),                                 # a bare name
-    ("SELEC region FROM orders", "FROM", 1, 14),                # a typo in a keyword
+    ("SELEC region FROM orders", "SELEC", 1, 1),                # a typo in a keyword: where it is
+    ("selec * fro orders limit 5", "selec", 1, 1),              # not at a later word sqlglot stops at
     ("SELECT * FRM orders", "orders", 1, 14),
     ("SELECT region FROM orders\nWHERE (revenue > 1", "1", 2, 18),  # unbalanced parentheses
     ("SELECT region, SUM(revenue) FROM orders GROUP", "GROUP", 1, 41),  # cut short
