@@ -176,7 +176,7 @@ def test_analyst_sql_refuses_a_write_and_suggests_a_real_table(kernel, sales_db)
     write = kernel.run(f"%analyst_sql --source {sales_db} gone << DELETE FROM orders")
     assert not write.ok
     assert write.reply["ename"] == "UsageError" and "DELETE is not allowed" in write.reply["evalue"]
-    typo = kernel.run("%analyst_sql recent << SELECT * FROM order LIMIT 5")
+    typo = kernel.run("%analyst_sql recent << SELECT * FROM ordrs LIMIT 5")
     assert not typo.ok
     assert "Did you mean: orders" in typo.reply["evalue"]
     # (A failed cell evaluates no user expression: the namespace is read by the next one.)
