@@ -100,9 +100,22 @@ def _cookieless() -> requests.Session:
 
 
 def test_the_stateful_walk_keeps_to_the_description(api_schema):
+    from schemathesis.specs.openapi.checks import ensure_resource_availability
+
     class Walk(api_schema.as_state_machine()):
         def get_call_kwargs(self, case):
             return {"session": _cookieless(), "timeout": REQUEST_TIMEOUT_S}
+
+        def validate_response(self, response, case, additional_checks=None, **kwargs):
+            # POST threads/{id}/verify answers 404 for a `path` in its body that names no
+            # notebook (as described); the resource-availability check reads any 404 after a
+            # POST that answered 202 as the created resource gone, whichever part of the
+            # request the 404 is about. Which branch a walk takes depends on whether the
+            # verification it started is still running: so it is left out here, every other
+            # check kept (the stock command below runs all of them).
+            case.validate_response(response, additional_checks=additional_checks,
+                                   excluded_checks=[ensure_resource_availability], transport_kwargs=kwargs or None,
+                                   recorder=getattr(self, "recorder", None))
 
     Walk.run(settings=settings(FUZZ, max_examples=15, stateful_step_count=6))
 
