@@ -22,14 +22,15 @@ from jupyter_analyst.store import ThreadStore
 from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, sql_step, text_step as say
 from jupyter_analyst.testing.slow_queries import STUBBORN, build_stubborn_db
 
-#: Seconds a query may run here; its call runs for many more (40 million characters).
+#: Seconds a query may run here; its call runs for many more (100 million characters: about
+#: ten seconds on two cores, past the timeout and the give-up wait on a fast machine too).
 TIMEOUT_S = 1.0
 SCRIPT = {"turns": [{"steps": [sql_step(STUBBORN, "n"), say("[scripted model] it ran past its time")]}]}
 
 
 @pytest.fixture(scope="module")
 def stubborn_db(tmp_path_factory):
-    return build_stubborn_db(tmp_path_factory.mktemp("stubborn") / "blob.duckdb", 40_000_000)
+    return build_stubborn_db(tmp_path_factory.mktemp("stubborn") / "blob.duckdb", 100_000_000)
 
 
 def _told_timeout(result: dict) -> None:

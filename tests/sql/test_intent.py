@@ -38,8 +38,17 @@ def _next_turn(a, first, prompt: str) -> dict:
     return next(r for r in a.server.requests[before:] if _system(r).startswith("You are jupyter-analyst"))
 
 
-def _dataset_line(request: dict, name: str) -> str:
-    return next(line for line in _system(request).splitlines() if line.startswith(f"- `{name}`"))
+def _description(request: dict, name: str) -> str:
+    """What the system message says a dataset holds: on its active line when it is the active
+    dataset (its line in the list then points there), else on its line in the list."""
+    lines = _system(request).splitlines()
+    active = f"- active dataset: `{name}` ("
+    for line in lines:
+        if line.startswith(active):
+            listed = next(line for line in lines if line.startswith(f"- `{name}`"))
+            assert listed.endswith(": the active dataset, described above"), listed
+            return line[len(active):].removesuffix(")").split(": ", 1)[1]
+    return next(line for line in lines if line.startswith(f"- `{name}`")).split(": ", 1)[1]
 
 
 def test_a_filter_inside_a_cte_and_group_by_1_reach_the_model(analyst):
@@ -49,7 +58,7 @@ def test_a_filter_inside_a_cte_and_group_by_1_reach_the_model(analyst):
     after = a.server.requests[1]
     told = json.loads([m for m in after["messages"] if m["role"] == "tool"][-1]["content"])
     assert "from north [orders JOIN regions ON region_id where regions.region = 'North']" in told["intent_note"]
-    line = _dataset_line(_next_turn(a, first, "and in the south?"), "north_monthly")
+    line = _description(_next_turn(a, first, "and in the south?"), "north_monthly")
     # The filter of the CTE is said with it; GROUP BY 1 names the expression, not "1".
     assert "from north [orders JOIN regions ON region_id where regions.region = 'North']" in line
     assert "by: month = DATE_TRUNC('MONTH', order_date)" in line
@@ -60,8 +69,7 @@ def test_a_long_case_measure_is_cut_whole_and_the_where_kept(analyst):
     a = analyst({"turns": [{"steps": [sql_step(LONG_SQL, "spring"), text_step()]}, {"steps": [text_step()]}]})
     first = a.run("big spring orders by category")
     assert first.status == "completed"
-    line = _dataset_line(_next_turn(a, first, "and the summer?"), "spring")
-    note = line.split(": ", 1)[1]
+    note = _description(_next_turn(a, first, "and the summer?"), "spring")
     assert "where: orders.region_id IN (1, 2, 3)" in note
     assert "by: category" in note
     assert "shortened to fit (full SQL: find \"spring\" with_code=true)" in note
@@ -98,7 +106,7 @@ def _described(analyst, sql: str, name: str) -> str:
     a = analyst({"turns": [{"steps": [sql_step(sql, name), text_step()]}, {"steps": [text_step()]}]})
     first = a.run("fetch it")
     assert first.status == "completed"
-    return _dataset_line(_next_turn(a, first, "and then?"), name).split(": ", 1)[1]
+    return _description(_next_turn(a, first, "and then?"), name)
 
 
 def test_each_union_part_keeps_the_filter_that_makes_its_rows(analyst):
