@@ -8,6 +8,7 @@ so it is for tests on 127.0.0.1 only, never for a server anyone else can reach.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from jupyter_server.auth.identity import IdentityProvider, User
@@ -22,3 +23,23 @@ class HeaderIdentityProvider(IdentityProvider):
         """The named user, or ``None`` (unauthenticated) without the header."""
         name = handler.request.headers.get(HEADER)
         return User(username=name) if name else None
+
+
+#: A Jupyter server's settings for several users: each named by the header, none refused.
+MULTI_USER = {"identity_provider_class": HeaderIdentityProvider, "allow_unauthenticated_access": False}
+#: The cookie and header of Jupyter's XSRF check, for requests that change something.
+XSRF = {"Cookie": "_xsrf=t0k3n", "X-XSRFToken": "t0k3n"}
+
+
+async def fetch_as(jp_fetch: Any, user: str, *path: str, method: str = "GET", body: Any = None, **kw: Any) -> Any:
+    """A request to the analyst's REST API as ``user`` (pytest-jupyter's ``jp_fetch``, without
+    its token: the header names the user); ``body`` is sent as JSON."""
+    headers = {HEADER: user, "Authorization": "", **(XSRF if method != "GET" else {})}
+    if body is not None:
+        kw["body"] = json.dumps(body)
+    return await jp_fetch("analyst", "api", *path, method=method, headers=headers, **kw)
+
+
+async def json_as(jp_fetch: Any, user: str, *path: str, method: str = "GET", body: Any = None) -> Any:
+    """What :func:`fetch_as` answers, read as JSON."""
+    return json.loads((await fetch_as(jp_fetch, user, *path, method=method, body=body)).body)

@@ -74,79 +74,32 @@ def assert_refused(entry, suite, workspace, capsys, *, turn: str = "task 'evil' 
     return printed
 
 
+#: One gold query each, ``{host}`` the host folder: what it attempts, the guard's words for it
+#: (``""``: refused, words not pinned), and the answer its task expects.
+ATTACKS = {
+    "read_text of a host file": ("SELECT read_text('{host}/secret.txt')", "read_text() is not allowed", "x"),
+    "read_text of /etc/passwd": ("SELECT content FROM read_text('/etc/passwd')", "is not allowed", "x"),
+    "COPY to a host file": ("COPY (SELECT 42) TO '{host}/written-by-the-suite.csv'", "COPY is not allowed", 1),
+    "ATTACH a host database": ("ATTACH '{host}/secret.duckdb' AS s", "ATTACH is not allowed", 1),
+    "ATTACH then read": ("ATTACH '{host}/secret.duckdb' AS s; SELECT word FROM s.secret", "", "x"),
+    "read_csv of a host path": ("SELECT word FROM read_csv('{host}/secret.csv')", "read_csv() is not allowed", "x"),
+    "a host file as a table": ("SELECT word FROM '{host}/secret.csv'", "reading the file", "x"),
+    "SET a setting": ("SET enable_external_access = true", "SET is not allowed", 1),
+    "PRAGMA": ("PRAGMA database_list", "", 1),
+    "several statements": ("SELECT 1; SELECT 2", "", 2),
+    "INSTALL an extension": ("INSTALL httpfs", "", 1),
+    "LOAD an extension": ("LOAD httpfs", "", 1),
+}
+
+
 @pytest.mark.parametrize("entry", ENTRY_POINTS)
-def test_read_text_of_a_host_file(entry, tmp_path, host, capsys):
-    suite = suite_of(tmp_path, f"SELECT read_text('{host / 'secret.txt'}')", answer="x")
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_a_gold_query_that_reaches_for_the_host_is_refused(entry, attack, tmp_path, host, capsys):
+    sql, said, answer = ATTACKS[attack]
+    suite = suite_of(tmp_path, sql.format(host=host), answer=answer)
     printed = assert_refused(entry, suite, tmp_path / "ws", capsys)
-    assert "read_text() is not allowed" in printed
-
-
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-def test_read_text_of_etc_passwd(entry, tmp_path, capsys):
-    suite = suite_of(tmp_path, "SELECT content FROM read_text('/etc/passwd')", answer="x")
-    printed = assert_refused(entry, suite, tmp_path / "ws", capsys)
-    assert "root:" not in printed and "is not allowed" in printed
-
-
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-def test_copy_to_a_host_file(entry, tmp_path, capsys):
-    target = tmp_path / "written-by-the-suite.csv"
-    suite = suite_of(tmp_path, f"COPY (SELECT 42) TO '{target}'")
-    printed = assert_refused(entry, suite, tmp_path / "ws", capsys)
-    assert not target.exists() and "COPY is not allowed" in printed
-
-
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-def test_attach_a_host_database(entry, tmp_path, host, capsys):
-    suite = suite_of(tmp_path, f"ATTACH '{host / 'secret.duckdb'}' AS s")
-    printed = assert_refused(entry, suite, tmp_path / "ws", capsys)
-    assert "ATTACH is not allowed" in printed
-
-
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-def test_attach_then_read_in_several_statements(entry, tmp_path, host, capsys):
-    suite = suite_of(tmp_path, f"ATTACH '{host / 'secret.duckdb'}' AS s; SELECT word FROM s.secret", answer="x")
-    assert_refused(entry, suite, tmp_path / "ws", capsys)
-
-
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-def test_read_csv_of_a_host_path(entry, tmp_path, host, capsys):
-    suite = suite_of(tmp_path, f"SELECT word FROM read_csv('{host / 'secret.csv'}')", answer="x")
-    printed = assert_refused(entry, suite, tmp_path / "ws", capsys)
-    assert "read_csv() is not allowed" in printed
-
-
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-def test_a_host_file_named_as_a_table(entry, tmp_path, host, capsys):
-    suite = suite_of(tmp_path, f"SELECT word FROM '{host / 'secret.csv'}'", answer="x")
-    printed = assert_refused(entry, suite, tmp_path / "ws", capsys)
-    assert "reading the file" in printed
-
-
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-def test_set_a_setting(entry, tmp_path, capsys):
-    suite = suite_of(tmp_path, "SET enable_external_access = true")
-    printed = assert_refused(entry, suite, tmp_path / "ws", capsys)
-    assert "SET is not allowed" in printed
-
-
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-def test_pragma(entry, tmp_path, capsys):
-    suite = suite_of(tmp_path, "PRAGMA database_list")
-    assert_refused(entry, suite, tmp_path / "ws", capsys)
-
-
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-def test_several_statements(entry, tmp_path, capsys):
-    suite = suite_of(tmp_path, "SELECT 1; SELECT 2", answer=2)
-    assert_refused(entry, suite, tmp_path / "ws", capsys)
-
-
-@pytest.mark.parametrize("entry", ENTRY_POINTS)
-@pytest.mark.parametrize("sql", ["INSTALL httpfs", "LOAD httpfs"])
-def test_install_or_load_an_extension(entry, sql, tmp_path, capsys):
-    suite = suite_of(tmp_path, sql)
-    assert_refused(entry, suite, tmp_path / "ws", capsys)
+    assert said in printed and "root:" not in printed
+    assert not (host / "written-by-the-suite.csv").exists()
 
 
 @pytest.mark.parametrize("entry", ENTRY_POINTS)

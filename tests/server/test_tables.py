@@ -12,11 +12,8 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from jupyter_analyst.testing import ScriptedModelServer
-from jupyter_analyst.testing.identity import HEADER, HeaderIdentityProvider
+from jupyter_analyst.testing.identity import MULTI_USER, json_as
 from jupyter_analyst.testing.servers.jupyter import analyst_server_config
-
-XSRF = {"Cookie": "_xsrf=t0k3n", "X-XSRFToken": "t0k3n"}
-
 
 @pytest.fixture(params=["scripted", "other"])
 def model_kind(request):
@@ -30,20 +27,13 @@ def jp_server_config(tmp_path, sales_db, model_kind):
         other = {"model": "gpt-4o-mini"} if model_kind == "other" else {}
         yield analyst_server_config(
             tmp_path / "ws", {"sales": str(sales_db)}, model.base_url, **other,
-            server={"identity_provider_class": HeaderIdentityProvider, "allow_unauthenticated_access": False},
+            server=MULTI_USER,
         )
 
 
-async def as_user(jp_fetch, user, *path, method="GET", body=None):
-    headers = {HEADER: user, "Authorization": "", **(XSRF if method != "GET" else {})}
-    kw = {"body": json.dumps(body)} if body is not None else {}
-    response = await jp_fetch("analyst", "api", *path, method=method, headers=headers, **kw)
-    return json.loads(response.body)
-
-
 async def test_an_empty_thread_lists_its_tables_and_questions(jp_fetch, sales_db, model_kind):
-    thread = await as_user(jp_fetch, "ann", "threads", method="POST", body={"source": "sales"})
-    offer = await as_user(jp_fetch, "ann", "threads", thread["thread_id"], "tables")
+    thread = await json_as(jp_fetch, "ann", "threads", method="POST", body={"source": "sales"})
+    offer = await json_as(jp_fetch, "ann", "threads", thread["thread_id"], "tables")
 
     with duckdb.connect(str(sales_db), read_only=True) as db:
         names = [n for (n,) in db.execute(
@@ -61,5 +51,5 @@ async def test_an_empty_thread_lists_its_tables_and_questions(jp_fetch, sales_db
 
     # Another user's thread is unknown, as every route of a thread.
     with pytest.raises(HTTPClientError) as info:
-        await as_user(jp_fetch, "bob", "threads", thread["thread_id"], "tables")
+        await json_as(jp_fetch, "bob", "threads", thread["thread_id"], "tables")
     assert (info.value.code, json.loads(info.value.response.body)["reason"]) == (404, "thread_not_found")

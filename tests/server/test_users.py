@@ -8,12 +8,9 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from jupyter_analyst.testing.identity import HEADER, HeaderIdentityProvider
+from jupyter_analyst.testing.identity import HEADER, MULTI_USER, json_as
 from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 from jupyter_analyst.testing import ScriptedModelServer
-
-
-XSRF = {"Cookie": "_xsrf=t0k3n", "X-XSRFToken": "t0k3n"}
 
 
 @pytest.fixture
@@ -21,22 +18,15 @@ def jp_server_config(tmp_path, sales_db):
     with ScriptedModelServer({"turns": []}) as model:
         yield analyst_server_config(
             tmp_path / "ws", {"sales": str(sales_db)}, model.base_url, summarizer=True,
-            server={"identity_provider_class": HeaderIdentityProvider, "allow_unauthenticated_access": False},
+            server=MULTI_USER,
         )
 
 
-async def as_user(jp_fetch, user, *path, method="GET", body=None):
-    headers = {HEADER: user, "Authorization": "", **(XSRF if method != "GET" else {})}
-    kw = {"body": json.dumps(body)} if body is not None else {}
-    response = await jp_fetch("analyst", "api", *path, method=method, headers=headers, **kw)
-    return json.loads(response.body)
-
-
 async def test_each_user_sees_only_their_own(jp_fetch, jp_serverapp):
-    ann = await as_user(jp_fetch, "ann", "threads", method="POST", body={"source": "sales"})
-    bob = await as_user(jp_fetch, "bob", "threads", method="POST", body={"source": "sales"})
+    ann = await json_as(jp_fetch, "ann", "threads", method="POST", body={"source": "sales"})
+    bob = await json_as(jp_fetch, "bob", "threads", method="POST", body={"source": "sales"})
     assert ann["user"] == "ann" and bob["user"] == "bob"
-    assert [t["thread_id"] for t in (await as_user(jp_fetch, "ann", "threads"))["threads"]] == [ann["thread_id"]]
+    assert [t["thread_id"] for t in (await json_as(jp_fetch, "ann", "threads"))["threads"]] == [ann["thread_id"]]
     service = jp_serverapp.web_app.settings["jupyter_analyst"]
     art, _ = service.workspace.artifacts.add_bytes(b"ann's", thread_id=ann["thread_id"], name="a.txt", type="text",
                                                    mime="text/plain", producer="python")
@@ -44,19 +34,19 @@ async def test_each_user_sees_only_their_own(jp_fetch, jp_serverapp):
                  ("threads", ann["thread_id"], "artifacts"), ("artifacts", art.artifact_id),
                  ("artifacts", art.artifact_id, "content"), ("artifacts", art.artifact_id, "preview")]:
         with pytest.raises(HTTPClientError) as info:
-            await as_user(jp_fetch, "bob", *path)
+            await json_as(jp_fetch, "bob", *path)
         assert info.value.code == 404, path
         assert (await jp_fetch("analyst", "api", *path, headers={HEADER: "ann", "Authorization": ""})).code == 200
     # The audit notebook's calls: another user's thread is unknown before anything is read.
     for path in [("threads", ann["thread_id"], "export"), ("threads", ann["thread_id"], "verify")]:
         with pytest.raises(HTTPClientError) as info:
-            await as_user(jp_fetch, "bob", *path, method="POST", body={})
+            await json_as(jp_fetch, "bob", *path, method="POST", body={})
         assert info.value.code == 404, path
     with pytest.raises(HTTPClientError) as info:
-        await as_user(jp_fetch, "bob", "threads", ann["thread_id"], "steps", "call_1", "cell")
+        await json_as(jp_fetch, "bob", "threads", ann["thread_id"], "steps", "call_1", "cell")
     assert (info.value.code, json.loads(info.value.response.body)["reason"]) == (404, "thread_not_found")
     with pytest.raises(HTTPClientError) as info:
-        await as_user(jp_fetch, "bob", "threads", ann["thread_id"], "cancel", method="POST", body={})
+        await json_as(jp_fetch, "bob", "threads", ann["thread_id"], "cancel", method="POST", body={})
     assert info.value.code == 404
 
 
@@ -72,4 +62,4 @@ async def test_every_handler_is_authenticated(jp_fetch, jp_serverapp):
     assert jp_serverapp.allow_unauthenticated_access is False
     for pattern, handler in routes("/"):
         assert jp_serverapp.web_app._check_handler_auth(pattern, handler) == [], pattern
-    assert (await as_user(jp_fetch, "ann", "sources"))["sources"][0]["name"] == "sales"
+    assert (await json_as(jp_fetch, "ann", "sources"))["sources"][0]["name"] == "sales"
