@@ -205,8 +205,17 @@ def _postgres_driver(url: Any) -> Any:
     return url
 
 
+#: The largest string or blob a SQLite connection builds or reads (``SQLITE_LIMIT_LENGTH``):
+#: the guard bounds each call's size arguments (``prepare/sizes.py``), but ``s || s`` in nested
+#: subqueries doubles a value per level without a size argument (five levels of eight took a
+#: process from 134 MB to 3.4 GB). SQLite builds one row at a time, so a value past this
+#: fails the query ("string or blob too big") long before memory runs short.
+SQLITE_MAX_VALUE_BYTES = 16 * 2**20
+
+
 def harden_engine(engine: Any) -> None:
-    """Make every new connection of a SQLite engine refuse writes and extensions."""
+    """Make every new connection of a SQLite engine refuse writes and extensions, and build
+    no value over :data:`SQLITE_MAX_VALUE_BYTES`."""
     if engine.dialect.name != "sqlite":
         return
     from sqlalchemy import event
@@ -215,6 +224,10 @@ def harden_engine(engine: Any) -> None:
     def _read_only(dbapi_connection: Any, _record: Any) -> None:
         if hasattr(dbapi_connection, "enable_load_extension"):
             dbapi_connection.enable_load_extension(False)
+        if hasattr(dbapi_connection, "setlimit"):  # sqlite3, Python 3.11+
+            import sqlite3
+
+            dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_MAX_VALUE_BYTES)
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute("PRAGMA query_only = ON")

@@ -183,6 +183,20 @@ def test_sqlite_ordinary_queries_pass(sqlite_source, tmp_path):
     assert result.rows == 10
 
 
+def test_sqlite_values_grown_by_concatenation_fail_before_they_take_the_memory(sqlite_source, tmp_path):
+    """``s || s`` in nested subqueries names no size: each level of eight multiplies the value
+    by eight (60 KB to 2 GB in five levels; 134 MB to 3.4 GB of resident memory before SQLite's
+    length limit was set). In a fresh process: the query fails, and the peak stays put."""
+    eight = " || ".join(["s"] * 8)
+    levels = ", ".join(f"l{i + 1} AS (SELECT {eight} AS s FROM l{i})" for i in range(5))
+    sql = f"WITH l0 AS (SELECT printf('%60000d', 1) AS s), {levels} SELECT length(s) AS n FROM l5"
+    run = subprocess.run([sys.executable, "-c", _MEASURE, sqlite_source.spec, sql, str(tmp_path / "v.parquet")],
+                         capture_output=True, text=True, timeout=300, check=True)
+    measured = json.loads(run.stdout.strip().splitlines()[-1])
+    assert measured["outcome"] == "query_failed", measured
+    assert measured["after"] - measured["before"] < 256, measured
+
+
 # ------------------------------------------------------------------ the memory it takes
 
 _MEASURE = textwrap.dedent("""

@@ -18,7 +18,8 @@ the hundreds of megabytes (64 KiB per row over 200,000 rows peaked at 200 MB).
   wraps the size argument in ``CASE WHEN <size> > <cap> THEN error('...') ELSE <size> END``,
   which fails the query before the value is built. Other engines have no such check
   (PostgreSQL folds an erroring branch when it plans; SQLite has no ``error()``), so there a
-  size must be a constant.
+  size must be a constant. SQLite's connections also build no value past 16 MiB at all
+  (``SQLITE_MAX_VALUE_BYTES`` in ``sealed.py``): what no size names, ``s || s`` nested, fails there.
 
 Aggregates that build one value (``string_agg``, ``list``, ``array_agg``, ``histogram``,
 ``json_group_array``) grow with their rows, which the engine's memory limit and the row cap
