@@ -1,7 +1,9 @@
 """The workspace database: threads, messages, events, agent state and turn leases, on SQLite
 (embedded, the default) or PostgreSQL (several server processes on one database).
 
-``threads`` is the store of threads and their records; ``database`` the store base class,
+``threads`` is the store of threads and their records, one concern a module: ``turns``,
+``events_log``, ``messages``, ``state`` (the agent state), ``schema`` (their tables);
+``database`` the store base class,
 its schema migrations and the backend registry; ``sqlite`` and ``postgres`` the backends
 (PostgreSQL's needs psycopg, an optional extra, and is imported only when used); ``leases``
 the leases that keep one process's turn from being cut or doubled by another's.

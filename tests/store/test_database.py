@@ -7,7 +7,7 @@ import pytest
 from jupyter_analyst.artifacts import ArtifactStore
 from jupyter_analyst.store import DatabaseStore
 from jupyter_analyst.errors import StorageError
-from jupyter_analyst.store.threads import _SCHEMA
+from jupyter_analyst.store.schema import SCHEMA as _SCHEMA
 from jupyter_analyst.store import ThreadStore
 
 
