@@ -154,7 +154,8 @@ def _in_engine() -> int:
 def stubborn_sqlite(tmp_path_factory):
     path = tmp_path_factory.mktemp("stubborn") / "blob.sqlite"
     with sqlite3.connect(path) as con:
-        con.execute("CREATE TABLE blob AS SELECT replace(hex(zeroblob(4000000)), '0', 'ab') AS s")  # 16 M characters
+        # 8 M characters: each replace below builds 12 M, within SQLite's 16 MiB per value.
+        con.execute("CREATE TABLE blob AS SELECT replace(hex(zeroblob(2000000)), '0', 'ab') AS s")
     return path
 
 
@@ -162,7 +163,7 @@ def test_a_sqlite_call_that_takes_no_interrupt_is_given_up_and_its_thread_counte
     src = open_source(f"sqlite:///{stubborn_sqlite}")
     src.parking.limit = 1
     try:
-        # Twenty calls over one 16 M-character value, in one row: SQLite looks at its interrupt
+        # Twenty calls over one 8 M-character value, in one row (seconds of work): SQLite looks at its interrupt
         # between steps of its program, never inside a call. (Each replaces a constant in the
         # column's own value, which the size check lets through: the output stays bounded.)
         terms = " + ".join(f"length(replace(s, '{c}', '{c}{c}'))" for c in "ab" * 10)
