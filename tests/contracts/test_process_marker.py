@@ -1,6 +1,7 @@
 """The ``process`` marker (tests/conftest.py) is on each test that starts a server, however
 it starts it, and on no other: ``make test-fast`` (``-m "not process"``) leaves out exactly
-the tests that need one."""
+the tests that need one. The ``kernel`` marker is on each other test that may start a kernel,
+so ``make test-unit`` (``-m "not process and not kernel"``) runs none."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Test files with a test for each way a server is started, and tests that start none.
 FILES = ("tests/server/test_users.py", "tests/store/test_threads.py", "tests/artifacts/blobs/test_s3.py",
          "tests/artifacts/blobs/test_integrity.py", "tests/server/test_crash.py", "tests/server/test_gateway.py",
-         "tests/server/test_api_fuzz.py", "tests/cli/test_lab_demo.py")
+         "tests/server/test_api_fuzz.py", "tests/cli/test_lab_demo.py", "tests/security/test_stubborn_queries.py",
+         "tests/agent/tools/test_run_sql.py", "tests/cli/test_cli_errors.py", "tests/sql/test_intent.py")
 
 
 def collected(marks: str) -> set[str]:
@@ -49,3 +51,23 @@ def test_a_test_that_starts_no_server_is_left_to_the_fast_suite():
     ):
         assert test in fast, f"{test} starts no server and is marked process"
     assert not fast & collected("process")
+
+
+def test_each_way_of_starting_a_kernel_carries_the_kernel_marker():
+    marked = collected("kernel")
+    for test in (
+        "tests/sql/test_intent.py::test_a_computed_column_in_a_filter_is_defined",  # the analyst fixture
+        "tests/security/test_stubborn_queries.py::test_a_turn_whose_query_ignores_its_interrupt_tells_the_model_and_completes",  # TurnRunner
+        "tests/security/test_stubborn_queries.py::test_run_json_prints_its_json_when_a_query_ignores_its_interrupt",  # a command
+    ):
+        assert test in marked, f"{test} may start a kernel and is not marked kernel"
+    assert not marked & collected("process")
+
+
+def test_a_test_that_starts_neither_is_left_to_the_unit_suite():
+    unit = collected("not process and not kernel")
+    for test in (
+        "tests/store/test_threads.py::test_events_survive_reopen_and_round_trip",
+        "tests/agent/tools/test_run_sql.py::test_the_worker_clears_a_query_before_its_answer_and_a_known_text_is_answered_at_once",
+    ):
+        assert test in unit, f"{test} starts neither a server nor a kernel and is not in the unit suite"
