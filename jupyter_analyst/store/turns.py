@@ -62,13 +62,6 @@ def _turn(row: Any) -> Turn:
     return Turn(**fields, ledger=Ledger.model_validate_json(ledger) if ledger else None)
 
 
-def _turn(row: Any) -> Turn:
-    """A turn from its row (the lease is the store's own business)."""
-    fields = {k: row[k] for k in row.keys() if k in Turn.model_fields}
-    ledger = fields.pop("ledger", None)
-    return Turn(**fields, ledger=Ledger.model_validate_json(ledger) if ledger else None)
-
-
 class ThreadBusy(AnalystError):
     """A turn is already running on the thread (here, or in another process on a shared store)."""
 

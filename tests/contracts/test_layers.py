@@ -1,7 +1,9 @@
 """The package's layers hold: the import contract in pyproject.toml, and no module cycles.
 
 The contract is import-linter's (``[tool.importlinter]``); every import counts, those inside
-functions too, so a cycle cannot hide behind a late import.
+functions and those only for type checkers (``if TYPE_CHECKING:``) too, so neither a layer's
+breach nor a cycle can hide behind a late import or an annotation: a room that needs a type
+from above states what it reads as a ``Protocol`` of its own.
 """
 
 from __future__ import annotations
@@ -59,6 +61,18 @@ def test_an_upward_import_breaks_the_contract(tmp_path):
     assert "jupyter_analyst.server.app" in result.stdout and "BROKEN" in result.stdout
 
 
+def test_an_upward_import_for_type_checkers_only_breaks_the_contract(tmp_path):
+    """An annotation's import counts as any other: the guards naming the tools' ``ToolSpec``
+    under ``if TYPE_CHECKING:`` (as they did) breaks the agent's rooms, in a copy."""
+    copy = _copy(tmp_path)
+    refusals = copy / "jupyter_analyst" / "agent" / "guards" / "refusals.py"
+    refusals.write_text(refusals.read_text().replace(
+        "if TYPE_CHECKING:\n", "if TYPE_CHECKING:\n    from ..tools import ToolSpec  # noqa: F401\n", 1))
+    result = _lint(copy)
+    assert result.returncode != 0
+    assert "jupyter_analyst.agent.guards.refusals -> jupyter_analyst.agent.tools" in result.stdout
+
+
 def test_importing_a_module_of_sql_from_outside_breaks_its_face(tmp_path):
     """Other packages import ``jupyter_analyst.sql``'s names from its ``__init__``: a layer
     above reaching one of its modules breaks the face contract, in a copy."""
@@ -90,8 +104,8 @@ def test_reaching_past_a_nested_face_breaks_its_contract(tmp_path, module, line,
 
 def module_cycles(package: str = "jupyter_analyst") -> set[tuple[str, ...]]:
     """Each set of modules that import one another in a cycle (Tarjan's strongly connected
-    components over every import, late ones included; ``TYPE_CHECKING`` ones aside)."""
-    graph = grimp.build_graph(package, exclude_type_checking_imports=True, cache_dir=None)
+    components over every import, late ones and ``TYPE_CHECKING`` ones included)."""
+    graph = grimp.build_graph(package, exclude_type_checking_imports=False, cache_dir=None)
     modules = sorted(graph.modules)
     edges = {m: sorted(set(graph.find_modules_directly_imported_by(m)) & set(modules)) for m in modules}
     index: dict[str, int] = {}

@@ -25,7 +25,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -36,8 +36,22 @@ from .previous import previous_turn_line
 from .sections import CHAT_RULES, INVENTORY_LIMIT, system_text
 
 if TYPE_CHECKING:
+    from ...agent_state import AgentState, Item
+    from ...store import Turn
     from ..environment import ThreadEnvironment
-    from ..memory import TurnMemory
+
+
+class PackedMemory(Protocol):
+    """What a context pack reads of a turn's memory (``memory.TurnMemory``, in the room
+    above, which packs never import): the agent state, the turn before, the earlier turns."""
+
+    state: AgentState
+    previous: Turn | None
+    previous_messages: list[dict[str, Any]]
+
+    def asked_before(self) -> Item | None: ...
+
+    def earlier_turns(self, turns: int) -> dict[int, list[dict[str, Any]]]: ...
 
 #: Keys of a tool result that carry rows or long text, left out of compact results.
 _BULKY = {"sample", "stdout", "stderr", "result", "tables", "artifacts", "matches", "cells"}
@@ -330,7 +344,7 @@ class ContextPack:
     """The prompts of one turn: a bounded set of messages for each model call."""
 
     def __init__(
-        self, environment: ThreadEnvironment, memory: TurnMemory, *, budget: ContextBudget, active_ttl_s: float
+        self, environment: ThreadEnvironment, memory: PackedMemory, *, budget: ContextBudget, active_ttl_s: float
     ) -> None:
         self.environment = environment
         self.memory = memory

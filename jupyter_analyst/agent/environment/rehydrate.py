@@ -18,17 +18,32 @@ import asyncio
 import logging
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..._disk import unavailable
 from ...errors import AnalystError, DiskUnavailable, KernelError, StorageError
 from ..dataflow import changed_by_methods, rebound_names
-from .bindings import Binding, inputs_of, is_dataset, unknown_reads
+from .bindings import Binding, NameLedger, inputs_of, is_dataset, unknown_reads
 
 if TYPE_CHECKING:
-    from ...artifacts import StepRecord
+    from ...artifacts import ArtifactStore, StepRecord
     from ...kernel import KernelSession
-    from .thread import ThreadEnvironment
+
+
+class RehydratedThread(Protocol):
+    """What rehydration reads of its thread (a ``ThreadEnvironment``, which holds the
+    rehydration: it never imports it back): the thread, its artifacts and names, its kernel."""
+
+    thread_id: str
+    artifacts: ArtifactStore
+    ledger: NameLedger
+
+    @property
+    def kernel_session(self) -> KernelSession | None: ...
+
+    def bindings(self) -> dict[str, Binding]: ...
+
+    def dataset_ids(self) -> dict[str, str]: ...
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +51,7 @@ log = logging.getLogger(__name__)
 class Rehydration:
     """The running kernel of one thread: what it holds, and what it is still loading."""
 
-    def __init__(self, environment: ThreadEnvironment) -> None:
+    def __init__(self, environment: RehydratedThread) -> None:
         self._env = environment
         #: What the running kernel holds: name -> dataset fingerprint or Python step key.
         self.loaded: dict[str, Binding] = {}

@@ -14,7 +14,7 @@ from .shown import model_view
 
 if TYPE_CHECKING:
     from ...sql import PreparedQuery
-    from .run_sql import EarlyRun
+    from .early_run import EarlyRun
 
 #: How much of a step's printed output the model is shown.
 MODEL_TEXT_CAP = 4_000

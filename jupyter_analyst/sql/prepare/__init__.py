@@ -29,7 +29,7 @@ but cannot check is ``sql_unsupported``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sqlglot.errors import SqlglotError
 from sqlglot.schema import MappingSchema
@@ -42,8 +42,15 @@ from .functions import allowed as allowed_functions
 from .preparation import Preparation
 from .qualify import mapping_schema
 
-if TYPE_CHECKING:
-    from ..sources import DataSource
+
+class SchemaSource(Protocol):
+    """What a query is checked against (a ``DataSource``: the sources module builds its
+    engine's walls from this package's function lists, so it is never imported back)."""
+
+    dialect: str
+
+    def schema(self) -> dict[str, dict[str, str]]: ...
+
 
 __all__ = ["PASSES", "Preparation", "allowed_functions", "mapping_schema", "prepare_query", "prepare_sql", "run_passes"]
 
@@ -112,7 +119,7 @@ def prepare_sql(
         ) from None
 
 
-def prepare_query(sql: str, source: DataSource) -> PreparedQuery:
+def prepare_query(sql: str, source: SchemaSource) -> PreparedQuery:
     """Check ``sql`` against ``source`` (in this process; see :func:`prepare_sql`).
 
     Raises:
