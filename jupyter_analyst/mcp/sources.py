@@ -96,10 +96,10 @@ class SourceList:
     Traceback (most recent call last):
     ...
     jupyter_analyst.errors.ConfigError: unknown source 'hr' (hint: choose one of: sales, crm)
-    >>> sources.spec_of("/etc/passwd")
+    >>> sources.spec_of("/etc/passwd")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    jupyter_analyst.errors.ConfigError: a source is chosen by its name, never by a path or URL (hint: choose one of: sales, crm)
+    jupyter_analyst.errors.ConfigError: a source is chosen by its name, never by a path or URL (hint: ...)
     >>> sources.redact("cannot open /data/sales.duckdb: gone")
     'cannot open source sales: gone'
     """
@@ -126,7 +126,8 @@ class SourceList:
         if name in self.sources:
             return self.sources[name]
         # A path or URL is not said back: a client is answered in names only.
-        said = f"unknown source {name!r}" if NAME.fullmatch(name) else "a source is chosen by its name, never by a path or URL"
+        said = (f"unknown source {name!r}" if NAME.fullmatch(name)
+                else "a source is chosen by its name, never by a path or URL")
         raise ConfigError(said, reason="unknown_source",
                           hint="choose one of: " + (", ".join(self.sources) or "(none configured)"),
                           sources=self.names)

@@ -26,7 +26,8 @@ def _text(result) -> str:
 
 
 @contextmanager
-def panel_turn_held(tmp_path: Path, sales_db: Path, *extra: str) -> Iterator[tuple[int, str, threading.Event, list]]:
+def panel_turn_held(tmp_path: Path, sales_db: Path,
+                    *extra: str) -> Iterator[tuple[int, str, threading.Event, list]]:
     """A Jupyter server whose panel runs a turn on a new thread, held at its first model call:
     Jupyter's MCP port, the thread, the event that lets the turn go on, and what the turn's
     request ended with (once it has)."""
