@@ -100,8 +100,8 @@ class SourceList:
     Traceback (most recent call last):
     ...
     jupyter_analyst.errors.ConfigError: a source is chosen by its name, never by a path or URL (hint: ...)
-    >>> sources.redact("cannot open /data/sales.duckdb: gone")
-    'cannot open source sales: gone'
+    >>> sources.redact("cannot open /data/sales.duckdb: gone"), SourceList({"m": ":memory:"}).redact(":memory:")
+    ('cannot open source sales: gone', ':memory:')
     """
 
     def __init__(self, sources: Mapping[str, str] | None = None) -> None:
@@ -147,8 +147,9 @@ class SourceList:
         said by its name: an engine's message that quotes the path it could not open."""
         from ..sql import absolute_spec
 
+        # Only what names a place (a path, a URL): a bare file name may be a value in the data.
         forms = sorted(((form, name) for name, spec in self.sources.items()
-                        for form in {spec, absolute_spec(spec)} if len(form) > 1), key=lambda f: -len(f[0]))
+                        for form in {spec, absolute_spec(spec)} if "/" in form), key=lambda f: -len(f[0]))
         for form, name in forms:
             if form in text:
                 text = text.replace(form, f"source {name}")
