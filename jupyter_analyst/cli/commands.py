@@ -338,10 +338,12 @@ def mcp(args: argparse.Namespace) -> int:
 
     from ..errors import AnalystError
     from ..kernel import SandboxPolicy
-    from ..mcp import AnalystTools, new_token, require_sdk, serve_http, serve_stdio
+    from ..mcp import AnalystTools, named_sources, new_token, parse_named, require_sdk, serve_http, serve_stdio
     from ..turns import AnalystConfig, ModelSettings
 
     require_sdk()  # before anything opens: one line naming the extra
+    given = ([(None, args.source)] if args.source else []) + [parse_named(value) for value in args.sources]
+    sources = named_sources(given)
     token = args.token or os.environ.get("ANALYST_MCP_TOKEN") or None
     if args.http:
         host = f"[{args.host}]" if ":" in args.host and not args.host.startswith("[") else args.host
@@ -359,7 +361,7 @@ def mcp(args: argparse.Namespace) -> int:
         model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
     except AnalystError:
         model = None  # the step tools need no model; ask says so when called
-    tools = AnalystTools(config, source=args.source, model=model, user=args.user)
+    tools = AnalystTools(config, sources=sources, model=model, user=args.user)
     if args.http:
         assert token is not None
         asyncio.run(serve_http(tools, host=args.host, port=args.port, token=token))

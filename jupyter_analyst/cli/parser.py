@@ -303,7 +303,12 @@ def _mcp_command(sub: Any) -> None:
                          description="Serve the analyst's tools over the Model Context Protocol: on stdin/stdout "
                                      "for the agent that starts it, or over streamable HTTP with --http.")
     mcp.add_argument("--db", dest="source", metavar="SOURCE",
-                     help="the data source new threads open (a .duckdb file, CSV/Parquet, or a SQLAlchemy URL)")
+                     help="the default data source new threads open (a .duckdb file, CSV/Parquet, or a SQLAlchemy "
+                          "URL), named after its file or database")
+    mcp.add_argument("--source", dest="sources", action="append", default=[], metavar="NAME=PATH_OR_URL",
+                     help="another source a client may choose by NAME (repeatable; the first is the default when "
+                          "there is no --db; PATH_OR_URL alone is named after its file or database). Clients see "
+                          "the names only, and may open no other source")
     _workspace_arg(mcp)
     _model_args(mcp)
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp")

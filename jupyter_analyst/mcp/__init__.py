@@ -12,6 +12,7 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .engine import AnalystTools
     from .serve import new_token, require_sdk, serve_http, serve_stdio
+    from .sources import named_sources, parse_named
 
 _HOME = {
     "AnalystTools": "engine",
@@ -19,8 +20,10 @@ _HOME = {
     "require_sdk": "serve",
     "serve_http": "serve",
     "serve_stdio": "serve",
+    "named_sources": "sources",
+    "parse_named": "sources",
 }
 
-__all__ = ["AnalystTools", "new_token", "require_sdk", "serve_http", "serve_stdio"]
+__all__ = ["AnalystTools", "named_sources", "new_token", "parse_named", "require_sdk", "serve_http", "serve_stdio"]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

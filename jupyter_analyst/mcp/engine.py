@@ -3,6 +3,10 @@
 (``ask``), or a look at the store. Independent of the MCP SDK: the server (server.py) and
 the tools inside Jupyter's MCP server (jupyter_tools.py) both call :class:`AnalystTools`.
 
+A new thread opens one of the sources the user configured, chosen by name (:mod:`.sources`);
+a thread stays on its source, and every result says which thread and source it ran on. No
+result carries a path of this machine: a source is said by its name, a notebook by its URI.
+
 Every result is a :class:`Reply`: a compact text for the client's model and the same facts
 as structured content. Artifacts are named by their resource URI
 (``analyst://artifact/<fingerprint>``); their bytes are not put in a result, but for a
@@ -19,12 +23,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AnalystError, ConfigError
-from .queueing import LOOKUP_TOOLS, WAIT_S, ThreadQueues
+from .queueing import LOOKUP_TOOLS, WAIT_S, ThreadQueues, Waiting
+from .sources import SourceList
 
 if TYPE_CHECKING:
     from ..agent import EventSink
@@ -32,6 +40,7 @@ if TYPE_CHECKING:
     from ..turns import AnalystConfig, LiveThreads, ModelSettings, ToolStep
 
 ARTIFACT_SCHEME = "analyst://artifact/"
+NOTEBOOK_SCHEME = "analyst://notebook/"
 #: A result's sample rows and text are cut here: the client reads the rest as a resource.
 TEXT_CAP = 4_000
 #: A chart's PNG goes into a result as an image up to this size; a larger one is read as a resource.
@@ -45,9 +54,11 @@ LISTED = 50
 #: What a client does about an error, in the client's words: the store's and the turn's own
 #: hints name the command line's flags and commands, which a client agent does not have.
 MCP_HINTS = {
-    "thread_not_found": "list_sources lists your threads; leave out `thread` to start a new one",
-    "no_source": "the server was started without --db: pass the `thread` of a thread that has a source",
-    "turn_in_progress": "the thread's earlier steps still run: wait for their results, then call again",
+    "thread_not_found": "threads lists your threads; leave out `thread` to start a new one",
+    "no_source": "the server was started without a source (--db or --source): pass the `thread` of a thread "
+                 "that has one",
+    "turn_in_progress": "the thread's earlier steps (or a turn in Jupyter's panel) still run: wait for them to "
+                        "end, then call again",
     "no_model": "the server was started without a model: start it with OPENAI_API_KEY (and OPENAI_BASE_URL) "
                 "set, or with --base-url",
 }
@@ -57,7 +68,7 @@ def error_reply(exc: AnalystError) -> Reply:
     """A call refused as a whole (nothing ran), its reason and what to do, in MCP words.
 
     >>> error_reply(ConfigError("unknown thread 'thr_x'", reason="thread_not_found")).text
-    "unknown thread 'thr_x' (hint: list_sources lists your threads; leave out `thread` to start a new one)"
+    "unknown thread 'thr_x' (hint: threads lists your threads; leave out `thread` to start a new one)"
     """
     error = {**exc.to_dict(), "hint": MCP_HINTS.get(exc.reason, exc.hint)}
     if error["hint"] is None:
@@ -76,6 +87,15 @@ def continuing(thread: str, *, new: bool) -> str:
         return (f'(a new thread {thread}: pass "thread": "{thread}" to continue in it; '
                 "without `thread` each call starts another thread)")
     return f'(in thread {thread}: pass "thread": "{thread}" to continue in it)'
+
+
+def where(thread: str, source: str | None) -> str:
+    """The head of a result: the thread it ran in, and on which source.
+
+    >>> where("thr_1", "sales"), where("thr_1", None)
+    ('[thread thr_1, source sales]', '[thread thr_1]')
+    """
+    return f"[thread {thread}, source {source}]" if source else f"[thread {thread}]"
 
 
 def artifact_uri(artifact: Artifact) -> str:
@@ -118,29 +138,36 @@ def _cut(text: str) -> str:
 
 class AnalystTools:
     """The engine behind the MCP tools: one user's, on one workspace, with its kernels kept
-    between steps (``live``), and a default source for new threads.
+    between steps (``live``), and the sources a client may choose among.
 
     Args:
         config: the engine's settings (workspace, store, sandbox, limits).
-        source: the source a new thread opens when a call names none.
+        sources: the sources a client may choose by name for a new thread (name to spec, the
+            first the default; never any other: a client names, it does not open paths).
         model: the model that ``ask`` runs a turn with (``None``: ``ask`` says none is set).
         user: whose threads these are.
-        sources: the sources a client may choose by name for a new thread (name to spec;
-            never any other: a client names, it does not open paths).
+        host_turn: the host's own running turn on a thread, if any (Jupyter's panel): a step
+            waits for it as for the thread's steps before it (:mod:`.queueing`).
     """
 
-    def __init__(self, config: AnalystConfig, *, source: str | None = None, model: ModelSettings | None = None,
-                 user: str = "local", live: LiveThreads | None = None, wait_s: float = WAIT_S,
-                 sources: dict[str, str] | None = None) -> None:
+    def __init__(self, config: AnalystConfig, *, sources: Mapping[str, str] | None = None,
+                 model: ModelSettings | None = None, user: str = "local", live: LiveThreads | None = None,
+                 wait_s: float = WAIT_S, host_turn: Waiting | None = None) -> None:
         from ..turns import LiveThreads
 
-        self.config, self.source, self.model, self.user = config, source, model, user
+        self.config, self.model, self.user = config, model, user
+        self.sources = SourceList(sources)
         self.live = live if live is not None else LiveThreads()
-        self.queues = ThreadQueues(wait_s=wait_s)
-        self.sources = dict(sources or {})
+        self.queues = ThreadQueues(wait_s=wait_s, host_turn=host_turn)
+        self._root = str(Path(config.workspace).expanduser().resolve())
+        self._notebook = re.compile(re.escape(self._root) + r"/threads/(thr_[A-Za-z0-9]+)/notebook\.ipynb")
 
     async def close(self) -> None:
         await self.live.close()
+
+    def refused(self, exc: AnalystError) -> Reply:
+        """A call refused as a whole (:func:`error_reply`), as a client is sent it."""
+        return self._shown(error_reply(exc))
 
     # ------------------------------------------------------------------ steps
 
@@ -156,9 +183,9 @@ class AnalystTools:
         """
         from ..turns import ToolStepRequest, run_tool_step
 
+        spec = await self._source_for(thread, source)
         request = ToolStepRequest(tool=tool, arguments={k: v for k, v in arguments.items() if v is not None},
-                                  thread_id=thread, source=self._source_for(thread, source), user=self.user,
-                                  rerun=rerun)
+                                  thread_id=thread, source=spec, user=self.user, rerun=rerun)
         if tool in LOOKUP_TOOLS:
             step = await run_tool_step(request, config=self.config, on_event=on_event)
         else:
@@ -166,59 +193,75 @@ class AnalystTools:
                 step = await run_tool_step(request, config=self.config, on_event=on_event, live=self.live)
         if thread is None and _refused_before_running(step):
             await self._forget(step.thread_id)
-            return _step_reply(tool, step, thread=None)
+            return self._shown(_step_reply(tool, step, thread=None, source=self.sources.name_of(spec)))
         scope.threads.add(step.thread_id)
-        reply = _step_reply(tool, step, thread=step.thread_id, new=thread is None)
+        ran_on = spec if thread is None else await self._thread_source(step.thread_id)
+        reply = _step_reply(tool, step, thread=step.thread_id, new=thread is None, source=self.sources.name_of(ran_on))
         reply.images = await asyncio.to_thread(self._images, step.artifacts)
-        return reply
+        return self._shown(reply)
 
-    async def ask(self, prompt: str, *, thread: str | None, scope: Scope, on_event: EventSink | None = None) -> Reply:
-        """A whole turn of this product's own agent on ``thread``."""
+    async def ask(self, prompt: str, *, thread: str | None, scope: Scope, on_event: EventSink | None = None,
+                  source: str | None = None) -> Reply:
+        """A whole turn of this product's own agent on ``thread`` (a new one on ``source`` when ``None``)."""
         from ..turns import TurnRequest, run_turn
 
+        spec = await self._source_for(thread, source)  # a source the client may not name: said first
         if self.model is None:
             raise ConfigError("no model is configured for ask", reason="no_model",
                               hint="set OPENAI_API_KEY (and OPENAI_BASE_URL), or pass --base-url")
-        request = TurnRequest(prompt=prompt, thread_id=thread, source=None if thread else self.source, user=self.user)
+        request = TurnRequest(prompt=prompt, thread_id=thread, source=spec, user=self.user)
         before = {a.artifact_id for a in await asyncio.to_thread(self._artifacts, thread)} if thread else set()
         async with self._queued(thread):
             summary = await run_turn(request, config=self.config, model=self.model, on_event=on_event,
                                      live=self.live)
         scope.threads.add(summary.thread_id)
+        name = self.sources.name_of(spec if thread is None else await self._thread_source(summary.thread_id))
         artifacts = await asyncio.to_thread(self._artifacts, summary.thread_id)
         views = [_artifact_view(a) for a in artifacts if a.artifact_id not in before]
-        data = {"thread": summary.thread_id, "turn": summary.turn_id, "status": summary.status,
-                "answer": summary.answer, "artifacts": views, "notebook": summary.notebook, "error": summary.error}
+        data = {"thread": summary.thread_id, "source": name, "turn": summary.turn_id, "status": summary.status,
+                "answer": summary.answer, "artifacts": views,
+                "notebook": NOTEBOOK_SCHEME + summary.thread_id if summary.notebook else None,
+                "error": summary.error}
         # A turn that failed says why (an unreachable model, a refused key), not a bare status.
         why = (summary.error or {}).get("message") if summary.status == "error" else None
-        text = f"[thread {summary.thread_id}] {summary.status}" + (f": {why}" if why else "")
+        text = f"{where(summary.thread_id, name)} {summary.status}" + (f": {why}" if why else "")
         text += f"\n{_cut(summary.answer or '')}" if summary.answer else ""
         text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
         text += "\n" + continuing(summary.thread_id, new=thread is None)
-        return Reply(text, data, error=summary.status == "error")
+        return self._shown(Reply(text, data, error=summary.status == "error"))
 
     # ------------------------------------------------------------------ look-ups
 
     async def list_sources(self, *, scope: Scope) -> Reply:
-        """The default source, and those of this user's threads."""
+        """The sources a client may name: each one's name, kind, tables and row counts (the
+        default first); and this user's threads, each with its source's name."""
+        described = await asyncio.to_thread(self.sources.describe)
         threads = await asyncio.to_thread(self._with_store, lambda s: s.list_threads(user=self.user))
-        sources = sorted({t.source for t in threads if t.source} | ({self.source} if self.source else set()))
-        data = {"default": self.source, "sources": sources, "configured": list(self.sources),
-                "threads": [{"thread": t.thread_id, "source": t.source, "title": t.title} for t in threads]}
-        text = "sources:\n" + "\n".join(f"- {s}" for s in sources) if sources else "no source yet"
-        if self.sources:
-            text += "\nto choose for a new thread (`source`): " + ", ".join(self.sources)
-        return Reply(text, data)
+        data = {"default": self.sources.default, "sources": described,
+                "threads": [{"thread": t.thread_id, "source": self.sources.name_of(t.source), "title": t.title}
+                            for t in threads]}
+        if not described:
+            text = "no source configured: pass the `thread` of a thread that has one"
+        else:
+            text = "sources (pass one's name as `source` to start a new thread on it):"
+            for view in described:
+                tables = ", ".join(f"{t['name']} ({t['rows']} rows)" if t["rows"] is not None else t["name"]
+                                   for t in view["tables"])
+                more = f" and {view['more_tables']} more" if view.get("more_tables") else ""
+                said = view.get("error") or f"{view['kind']}: {tables or 'no tables'}{more}"
+                text += f"\n- {view['name']}{' (default)' if view['default'] else ''}, {said}"
+        text += f"\n{len(threads)} threads (see threads)"
+        return self._shown(Reply(text, data))
 
     async def threads(self, *, scope: Scope) -> Reply:
         """This user's threads, the most recently active first."""
         found = await asyncio.to_thread(self._with_store, lambda s: s.list_threads(user=self.user))
-        views = [{"thread": t.thread_id, "title": t.title, "source": t.source, "last_activity": t.last_activity,
-                  "running": bool(t.running)} for t in found]
+        views = [{"thread": t.thread_id, "title": t.title, "source": self.sources.name_of(t.source),
+                  "last_activity": t.last_activity, "running": bool(t.running)} for t in found]
         text = f"{len(views)} threads" + "".join(
             f"\n- {v['thread']}: {v['title'] or '(untitled)'} (on {v['source']}, last {v['last_activity']})"
             for v in views[:50])
-        return Reply(text, {"threads": views})
+        return self._shown(Reply(text, {"threads": views}))
 
     async def restart_kernel(self, *, thread: str, scope: Scope) -> Reply:
         """Stop the thread's kept kernel, after the thread's running steps: its next Python step
@@ -265,15 +308,15 @@ class AnalystTools:
         def read(store: Any) -> dict[str, Any]:
             record = store.get_thread(thread, user=self.user)
             state = ThreadMemory(store, thread).state()
-            return {"thread": thread, "source": record.source, "title": record.title,
+            return {"thread": thread, "source": self.sources.name_of(record.source), "title": record.title,
                     "turns": [{"turn": t.turn_id, "prompt": t.prompt, "status": t.status} for t in store.turns(thread)],
                     "state": json.loads(state.model_dump_json())}
 
         data = await asyncio.to_thread(self._with_store, read)
         scope.threads.add(thread)
-        lines = [f"[thread {thread}] on {data['source']}, {len(data['turns'])} turns"]
+        lines = [f"{where(thread, data['source'])} {len(data['turns'])} turns"]
         lines += [f"- {t['status']}: {t['prompt'][:100]}" for t in data["turns"][-10:]]
-        return Reply("\n".join(lines), data)
+        return self._shown(Reply("\n".join(lines), data))
 
     async def verify(self, *, thread: str, scope: Scope) -> Reply:
         """Re-execute the thread's audit notebook and compare its fingerprints, in a process
@@ -286,9 +329,10 @@ class AnalystTools:
             ws.store.get_thread(thread, user=self.user), ws.notebook_path(thread)))
         scope.threads.add(thread)
         report = await verify_apart(notebook, record.source)
-        data = {"thread": thread, **report.to_json()}
-        text = f"[thread {thread}] " + _cut(format_report(report))
-        return Reply(text, data, error=report.verdict not in ("verified", "nothing_to_verify"))
+        name = self.sources.name_of(record.source)
+        data = {**report.to_json(), "thread": thread, "source": name, "notebook": NOTEBOOK_SCHEME + thread}
+        text = f"{where(thread, name)} " + _cut(format_report(report))
+        return self._shown(Reply(text, data, error=report.verdict not in ("verified", "nothing_to_verify")))
 
     # ------------------------------------------------------------------ resources
 
@@ -347,24 +391,41 @@ class AnalystTools:
 
     # ------------------------------------------------------------------ internals
 
-    def _source_for(self, thread: str | None, name: str | None) -> str | None:
+    async def _source_for(self, thread: str | None, name: str | None) -> str | None:
         """The source a step opens: none for a thread (it keeps its own), else the configured
         one named, else the default.
 
         Raises:
-            ConfigError: ``unknown_source`` for a name not configured; ``source_of_thread``
-                when a thread is named too.
+            ConfigError: ``unknown_source`` for a name not configured (a path, a URL), checked
+                first; ``source_of_thread`` when a thread is named too, on another source.
         """
-        if name is None:
-            return None if thread else self.source
-        if thread:
+        if not name:  # left out (some clients send every optional parameter, empty)
+            return None if thread else self.sources.spec_of(None)
+        spec = self.sources.spec_of(name)
+        if thread and self.sources.name_of(await self._thread_source(thread)) != name:
             raise ConfigError("a thread keeps the source it was made on", reason="source_of_thread",
                               hint="leave out `source` to go on in the thread, or `thread` to start one on it")
-        if name not in self.sources:
-            shown = name if len(name) <= 80 else name[:77] + "..."
-            raise ConfigError(f"unknown source {shown!r}", reason="unknown_source",
-                              hint="choose one of: " + (", ".join(self.sources) or "(none configured)"))
-        return self.sources[name]
+        return None if thread else spec
+
+    async def _thread_source(self, thread: str) -> str | None:
+        """The spec the user's ``thread`` runs on (``thread_not_found`` for anyone else's)."""
+        record = await asyncio.to_thread(self._with_store, lambda s: s.get_thread(thread, user=self.user))
+        return record.source
+
+    def _shown(self, reply: Reply) -> Reply:
+        """``reply`` as a client is sent it: a configured source's path or URL, quoted by an
+        engine's message, said by the source's name (the result's own fields already are); a
+        thread's audit notebook by its URI, and the workspace's folder by no path."""
+        def said(text: str) -> str:
+            text = self.sources.redact(text)
+            if self._root in text:
+                text = self._notebook.sub(lambda m: NOTEBOOK_SCHEME + m.group(1), text)
+                text = text.replace(self._root, "<workspace>")
+            return text
+
+        reply.text = said(reply.text)
+        reply.data = _redacted(reply.data, said)
+        return reply
 
     def _queued(self, thread: str | None) -> contextlib.AbstractAsyncContextManager[None]:
         """The thread held for one step, after those before it (a new thread: nothing to wait for)."""
@@ -398,20 +459,36 @@ def _refused_before_running(step: ToolStep) -> bool:
     return not step.ok and calls.get("blocked", 0) > 0 and not calls.get("executed") and not step.reused
 
 
-def _step_reply(tool: str, step: ToolStep, *, thread: str | None, new: bool = False) -> Reply:
+def _step_reply(tool: str, step: ToolStep, *, thread: str | None, source: str | None, new: bool = False) -> Reply:
     """A step's result as text and structured content: artifacts by URI, never their bytes;
-    ``thread`` the one it ran in (``None``: refused before running, no thread kept)."""
+    ``thread`` the one it ran in (``None``: refused before running, no thread kept) and
+    ``source`` the name of its source."""
     views = [_artifact_view(a) for a in step.artifacts]
     result = {k: v for k, v in step.result.items() if k not in ("artifacts",)}
-    data = {"thread": thread, "tool": tool, "status": step.status, "reused": step.reused,
+    data = {"thread": thread, "source": source, "tool": tool, "status": step.status, "reused": step.reused,
             "result": result, "artifacts": views}
     if thread is None:
         return Reply(f"{tool} {step.status}: {step.error}\n(nothing ran, and no thread was made)", data, error=True)
-    where = continuing(thread, new=new)
+    going_on = continuing(thread, new=new)
     if not step.ok:
-        return Reply(f"[thread {thread}] {tool} {step.status}: {step.error}\n{where}", data, error=True)
+        return Reply(f"{where(thread, source)} {tool} {step.status}: {step.error}\n{going_on}", data, error=True)
     body = json.dumps(result, default=str, ensure_ascii=False)
-    text = f"[thread {thread}] {tool} ok" + (" (reused)" if step.reused else "") + "\n" + _cut(body)
+    text = f"{where(thread, source)} {tool} ok" + (" (reused)" if step.reused else "") + "\n" + _cut(body)
     text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
-    return Reply(text + "\n" + where, data)
+    return Reply(text + "\n" + going_on, data)
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` (JSON-like) with ``redact`` applied to every string in it.
+
+    >>> _redacted({"a": ["x/p", 1, {"b": "p"}]}, lambda s: s.replace("p", "P"))
+    {'a': ['x/P', 1, {'b': 'P'}]}
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v, redact) for v in value]
+    return value
 

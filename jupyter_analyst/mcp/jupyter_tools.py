@@ -6,24 +6,49 @@ each function finds the running server's own analyst (its settings, its sources,
 it keeps between turns: the service the panel uses) and works as the server's user: ``local``
 on a single-user server, as the panel's API says it, or the Hub's user of this server.
 Their names start with ``analyst_``, beside the tools Jupyter AI registers there.
+
+A step on a thread whose panel turn is running waits for it (as for the thread's steps
+before it, :mod:`.queueing`), look-ups run beside it; a call whose client sent a progress
+token is told the step's progress, as by the analyst's own server (FastMCP's context, which
+the extension's server runs each call in).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any
 
 from mcp_types import CallToolResult
+from pydantic import Field
 
 from ..errors import AnalystError, ConfigError
-from .engine import AnalystTools, Reply, Scope, error_reply
+from .engine import AnalystTools, Reply, Scope
+from .reporting import progress
 from .results import tool_result
 
 _cached: tuple[Any, AnalystTools] | None = None
 _scope = Scope()
 
-TOOLS = ("list_sources", "list_tables", "describe_table", "run_sql", "run_python", "list_artifacts",
+# Each parameter as the client's model reads it in the tool's schema.
+Thread = Annotated[str | None, Field(description=(
+    "The analyst thread to run in (thr_...), as an earlier result named it: its datasets, kernel and history. "
+    "Leave it out only to start a new thread."))]
+NamedThread = Annotated[str, Field(description="The analyst thread (thr_...), as an earlier result named it.")]
+Source = Annotated[str | None, Field(description=(
+    "The data source to start a new thread on, by name, as analyst_list_sources lists them (default: the "
+    "first). Never a path or URL. Leave it out to go on in a `thread`, which stays on its own source."))]
+Sql = Annotated[str, Field(description="One read-only SELECT (or WITH ... SELECT) in the source's SQL dialect.")]
+Name = Annotated[str, Field(description=(
+    "The dataset's name: a Python identifier, the DataFrame's name in the thread's Python."))]
+Code = Annotated[str, Field(description="Python to run in the thread's kernel.")]
+Table = Annotated[str, Field(description="A table or view name, as analyst_list_tables gives it.")]
+Prompt = Annotated[str, Field(description="The question, in plain words.")]
+Rerun = Annotated[bool, Field(description=(
+    "Run it again even when the thread already ran the same step (by default its result is reused)."))]
+
+TOOLS = ("list_sources", "threads", "list_tables", "describe_table", "run_sql", "run_python", "list_artifacts",
          "thread_state", "ask")
 
 
@@ -51,59 +76,99 @@ def _tools() -> AnalystTools:
                                "c.AnalystApp.jupyter_mcp_tools = True")
     if _cached is None or _cached[0] is not service:
         user = os.environ.get("JUPYTERHUB_USER") or "local"
-        tools = AnalystTools(service.config, source=service.catalog.spec_of(None), model=service.model, user=user,
-                             live=service.live, sources=dict(service.catalog.sources))
+        # Only the configured sources, by name, even where the panel may open any path.
+        tools = AnalystTools(service.config, sources=dict(service.catalog.sources), model=service.model, user=user,
+                             live=service.live, wait_s=service.jupyter_mcp_wait_s, host_turn=service.running_turn)
         _cached = (service, tools)
     return _cached[1]
+
+
+@contextlib.asynccontextmanager
+async def _told(what: str) -> AsyncIterator[Any]:
+    """The call's progress sink: FastMCP's context of this call, when there is one."""
+    try:
+        from fastmcp.server.dependencies import get_context
+
+        context = get_context()
+    except (ImportError, RuntimeError):  # called outside a FastMCP request: nobody to tell
+        yield None
+        return
+    async with progress(context, what) as on_event:
+        yield on_event
 
 
 async def _answer(work: Callable[[AnalystTools], Awaitable[Reply]]) -> CallToolResult:
     """The reply of ``work`` on the server's analyst as an MCP result, as the analyst's own
     server gives it (a failed step ``isError``); a call refused as a whole says why."""
+    tools: AnalystTools | None = None
     try:
-        return tool_result(await work(_tools()))
+        tools = _tools()
+        return tool_result(await work(tools))
     except AnalystError as exc:
-        return tool_result(error_reply(exc))
+        return tool_result(tools.refused(exc) if tools is not None else _plain(exc))
+
+
+def _plain(exc: AnalystError) -> Reply:
+    from .engine import error_reply
+
+    return error_reply(exc)
+
+
+async def _step(tool: str, arguments: dict[str, Any], *, thread: str | None, source: str | None = None,
+                rerun: bool = False) -> CallToolResult:
+    async with _told(tool) as on_event:
+        return await _answer(lambda tools: tools.step(tool, arguments, thread=thread, scope=_scope, source=source,
+                                                      rerun=rerun, on_event=on_event))
 
 
 async def analyst_list_sources() -> CallToolResult:
-    """The analyst's data sources: the server's default, and those of your threads."""
+    """The data sources you may name as `source` (the default first), each with its kind, tables and row
+    counts; and your analyst threads, each with its source's name."""
     return await _answer(lambda tools: tools.list_sources(scope=_scope))
 
 
-async def analyst_list_tables(thread: str | None = None, source: str | None = None) -> CallToolResult:
-    """The source's tables and views, with row counts (a new analyst thread when none is given, on the
-    configured `source` named, as analyst_list_sources lists them, else the default)."""
-    return await _answer(lambda tools: tools.step("list_tables", {}, thread=thread, scope=_scope, source=source))
+async def analyst_threads() -> CallToolResult:
+    """Your analyst threads, the most recently active first: each one's id, title, source and last activity."""
+    return await _answer(lambda tools: tools.threads(scope=_scope))
 
 
-async def analyst_describe_table(table: str, thread: str | None = None) -> CallToolResult:
+async def analyst_list_tables(thread: Thread = None, source: Source = None) -> CallToolResult:
+    """The source's tables and views, with row counts. Without `thread` a new analyst thread starts, on
+    `source` (a name analyst_list_sources lists); a thread stays on its own source."""
+    return await _step("list_tables", {}, thread=thread, source=source)
+
+
+async def analyst_describe_table(table: Table, thread: Thread = None, source: Source = None) -> CallToolResult:
     """A table's columns, types and sample rows."""
-    return await _answer(lambda tools: tools.step("describe_table", {"table": table}, thread=thread, scope=_scope))
+    return await _step("describe_table", {"table": table}, thread=thread, source=source)
 
 
-async def analyst_run_sql(sql: str, name: str, thread: str | None = None, source: str | None = None,
-                          rerun: bool = False) -> CallToolResult:
-    """Run a read-only SELECT into the dataset `name` of an analyst thread (reused when asked again)."""
-    return await _answer(lambda tools: tools.step("run_sql", {"sql": sql, "name": name}, thread=thread, scope=_scope,
-                                                  source=source, rerun=rerun))
+async def analyst_run_sql(sql: Sql, name: Name, thread: Thread = None, source: Source = None,
+                          rerun: Rerun = False) -> CallToolResult:
+    """Run a read-only SELECT into the dataset `name` of an analyst thread (reused when asked again). A step
+    waits for the thread's running turn, the panel's too, up to a bound."""
+    return await _step("run_sql", {"sql": sql, "name": name}, thread=thread, source=source, rerun=rerun)
 
 
-async def analyst_run_python(code: str, thread: str | None = None) -> CallToolResult:
-    """Run Python in the analyst thread's sandboxed kernel; its datasets are DataFrames by name."""
-    return await _answer(lambda tools: tools.step("run_python", {"code": code}, thread=thread, scope=_scope))
+async def analyst_run_python(code: Code, thread: Thread = None, source: Source = None,
+                             rerun: Rerun = False) -> CallToolResult:
+    """Run Python in the analyst thread's sandboxed kernel; its datasets are DataFrames by name. A step
+    waits for the thread's running turn, the panel's too, up to a bound."""
+    return await _step("run_python", {"code": code}, thread=thread, source=source, rerun=rerun)
 
 
-async def analyst_list_artifacts(thread: str | None = None) -> CallToolResult:
+async def analyst_list_artifacts(thread: Thread = None) -> CallToolResult:
     """An analyst thread's datasets, charts and files."""
     return await _answer(lambda tools: tools.list_artifacts(thread=thread, scope=_scope))
 
 
-async def analyst_thread_state(thread: str) -> CallToolResult:
+async def analyst_thread_state(thread: NamedThread) -> CallToolResult:
     """An analyst thread's turns and agent state."""
     return await _answer(lambda tools: tools.thread_state(thread=thread, scope=_scope))
 
 
-async def analyst_ask(prompt: str, thread: str | None = None) -> CallToolResult:
+async def analyst_ask(prompt: Prompt, thread: Thread = None, source: Source = None) -> CallToolResult:
     """Ask the data analyst a whole question: it plans, queries, analyses and answers."""
-    return await _answer(lambda tools: tools.ask(prompt, thread=thread, scope=_scope))
+    async with _told("ask") as on_event:
+        return await _answer(lambda tools: tools.ask(prompt, thread=thread, scope=_scope, source=source,
+                                                     on_event=on_event))

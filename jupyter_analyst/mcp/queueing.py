@@ -5,13 +5,18 @@ step waits for the thread's step before it (first come, first run) instead of be
 refused, within bounds: at most :data:`MAX_WAITING` wait on one thread, each at most
 ``wait_s`` seconds; past either, the call is refused with ``turn_in_progress`` and says so.
 Look-ups (:data:`LOOKUP_TOOLS`) wait for nothing: they run beside a thread's step.
+
+Inside Jupyter a thread's turn may also be the panel's, which runs outside these queues: a
+step there waits for it too (``host_turn``), within the same bound, and a step past it is
+refused saying it waited for the panel's turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 
 from ..errors import AnalystError
 
@@ -22,6 +27,9 @@ LOOKUP_TOOLS = frozenset({"list_tables", "describe_table", "list_artifacts", "fi
 MAX_WAITING = 16
 #: How long a step waits for the thread's steps before it, by default.
 WAIT_S = 600.0
+
+#: The host's own running turn on a thread (its task), or ``None`` when none runs.
+Waiting = Callable[[str], "asyncio.Future[object] | None"]
 
 
 class ThreadQueues:
@@ -53,8 +61,9 @@ class ThreadQueues:
     'turn_in_progress'
     """
 
-    def __init__(self, *, wait_s: float = WAIT_S, max_waiting: int = MAX_WAITING) -> None:
-        self.wait_s, self.max_waiting = wait_s, max_waiting
+    def __init__(self, *, wait_s: float = WAIT_S, max_waiting: int = MAX_WAITING,
+                 host_turn: Waiting | None = None) -> None:
+        self.wait_s, self.max_waiting, self.host_turn = wait_s, max_waiting, host_turn
         self._locks: dict[str, asyncio.Lock] = {}
         self._users: dict[str, int] = {}
 
@@ -74,6 +83,7 @@ class ThreadQueues:
         if users > self.max_waiting:
             raise AnalystError(f"{users} calls already run or wait on thread {thread}", reason="turn_in_progress")
         self._users[thread] = users + 1
+        deadline = time.monotonic() + self.wait_s
         try:
             try:
                 await asyncio.wait_for(lock.acquire(), self.wait_s)
@@ -82,6 +92,7 @@ class ThreadQueues:
                     f"the thread's step before this one still ran after {self.wait_s:g} s of waiting: "
                     "nothing ran", reason="turn_in_progress") from None
             try:
+                await self._after_host_turn(thread, deadline)
                 yield
             finally:
                 lock.release()
@@ -89,3 +100,19 @@ class ThreadQueues:
             self._users[thread] -= 1
             if not self._users[thread]:
                 del self._users[thread], self._locks[thread]
+
+    async def _after_host_turn(self, thread: str, deadline: float) -> None:
+        """Return once the host runs no turn of ``thread`` (a turn that ends may be followed
+        by another: each is waited for, all within ``deadline``). Never cancels the host's turn.
+
+        Raises:
+            AnalystError: ``turn_in_progress`` when one still runs at ``deadline``.
+        """
+        while self.host_turn is not None and (running := self.host_turn(thread)) is not None and not running.done():
+            left = deadline - time.monotonic()
+            if left > 0:
+                await asyncio.wait([running], timeout=left)  # wait() does not cancel it at the timeout
+            if not running.done():
+                raise AnalystError(
+                    f"the panel's turn on thread {thread} still ran after {self.wait_s:g} s of waiting: "
+                    "nothing ran", reason="turn_in_progress")

@@ -25,6 +25,7 @@ class ArtifactOut(_Open):
 
 class StepOut(_Open):
     thread: str | None
+    source: str | None = None
     tool: str
     status: str
     reused: bool
@@ -34,6 +35,7 @@ class StepOut(_Open):
 
 class AskOut(_Open):
     thread: str
+    source: str | None = None
     turn: str | None = None
     status: str
     answer: str | None = None
@@ -41,9 +43,25 @@ class AskOut(_Open):
     notebook: str | None = None
 
 
+class TableOut(_Open):
+    name: str
+    rows: int | None = None
+
+
+class SourceOut(_Open):
+    """A configured source, by name: never its path or URL."""
+
+    name: str
+    default: bool
+    kind: str | None = None
+    tables: list[TableOut]
+    more_tables: int | None = None
+    error: str | None = None
+
+
 class SourcesOut(_Open):
     default: str | None
-    sources: list[str]
+    sources: list[SourceOut]
     threads: list[dict[str, Any]]
 
 

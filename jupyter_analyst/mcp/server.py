@@ -2,17 +2,16 @@
 :class:`~.engine.AnalystTools`, artifacts and audit notebooks as resources (read with their own
 MIME type; the user's recent artifacts listed), over stdio or streamable HTTP.
 
-Each tool call's events become progress notifications (and a beat every second while a step
-runs, so a long Python step shows it is alive); a client that cancels the call cancels the
-step's task, which stops it as the panel's Stop does (the kernel interrupted, the query
-cancelled) and ends the turn ``interrupted``.
+Each tool call's events become progress notifications, with a beat every second while a step
+runs (:mod:`.reporting`); a client that cancels the call cancels the step's task, which stops
+it as the panel's Stop does (the kernel interrupted, the query cancelled) and ends the turn
+``interrupted``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import anyio
@@ -24,7 +23,8 @@ from pydantic import Field
 
 from .._version import __version__
 from ..errors import AnalystError
-from .engine import ARTIFACT_SCHEME, AnalystTools, Reply, Scope, error_reply
+from .engine import ARTIFACT_SCHEME, NOTEBOOK_SCHEME, AnalystTools, Reply, Scope
+from .reporting import progress as _progress
 from .results import tool_result
 from .schemas import (
     ArtifactOut,
@@ -40,7 +40,6 @@ from .schemas import (
 
 LOOKUP = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 STEP = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-BEAT_S = 1.0
 
 # Each tool's result, with the output schema of its structured content (checked by the SDK).
 StepResult = Annotated[CallToolResult, StepOut]
@@ -53,7 +52,6 @@ ArtifactResult = Annotated[CallToolResult, ArtifactOut]
 StateResult = Annotated[CallToolResult, StateOut]
 VerifyResult = Annotated[CallToolResult, VerifyOut]
 
-NOTEBOOK_SCHEME = "analyst://notebook/"
 IPYNB = "application/x-ipynb+json"
 
 # Each parameter as the client's model reads it in the tool's schema.
@@ -71,6 +69,18 @@ Rerun = Annotated[bool, Field(description=(
     "Run it again even when the thread already ran the same step (by default its result is reused)."))]
 Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha256:...), as a result gave it.")]
 
+
+def source_parameter(names: list[str]) -> Any:
+    """The ``source`` parameter, naming this server's sources (its schema is the server's own).
+
+    >>> source_parameter(["sales", "crm"]).__metadata__[0].description.split(". ")[0]
+    'The data source to start a new thread on, by name: one of sales, crm (default sales)'
+    """
+    choice = f"one of {', '.join(names)} (default {names[0]})" if names else "none is configured"
+    return Annotated[str | None, Field(description=(
+        f"The data source to start a new thread on, by name: {choice}. list_sources lists them with their "
+        "tables. Never a path or URL. Leave it out to go on in a `thread`, which stays on its own source."))]
+
 INSTRUCTIONS = (
     "A data analyst over the user's database. Look up tables with list_tables/describe_table, query with "
     "run_sql (into a named dataset), analyse with run_python (datasets are pandas DataFrames by name), or ask "
@@ -78,7 +88,8 @@ INSTRUCTIONS = (
     "(its datasets and Python variables are there); without `thread` a new thread starts. Datasets, charts "
     "and files are resources analyst://artifact/<fingerprint> (a chart also comes back as an image); a thread's "
     "audit notebook is analyst://notebook/<thread>. Calls on one thread run one after another; look-ups run "
-    "at once."
+    "at once. The user configured the sources by name (list_sources lists them with their tables): pass one as "
+    "`source` to start a thread on it; a thread stays on its source."
 )
 
 
@@ -121,48 +132,8 @@ class _AnalystServer(MCPServer):
             else:
                 return await super().read_resource(uri, context)
         except AnalystError as exc:  # the client is told why, as a resource error
-            raise ResourceError(str(exc)) from exc
+            raise ResourceError(self.analyst.sources.redact(str(exc))) from exc
         return [ReadResourceContents(content=data, mime_type=mime)]
-
-
-@contextlib.asynccontextmanager
-async def _progress(ctx: Context, what: str) -> AsyncIterator[Callable[[Any], Awaitable[None]]]:
-    """An event sink that turns the step's events into progress notifications, and a beat
-    each second while the step runs."""
-    count = 0
-    lock = asyncio.Lock()
-    stopped = False
-
-    async def tell(message: str) -> None:
-        nonlocal count
-        if stopped:  # the call was cancelled: its client waits for nothing more
-            return
-        async with lock:
-            count += 1
-            await ctx.report_progress(count, message=message)
-
-    async def beat() -> None:
-        seconds = 0
-        while True:
-            await asyncio.sleep(BEAT_S)
-            seconds += 1
-            await tell(f"{what} running ({seconds} s)")
-
-    async def on_event(event: Any) -> None:
-        kind = getattr(event, "type", "event")
-        detail = getattr(event, "to_state", None) or getattr(event, "tool", None) or getattr(event, "status", None)
-        await tell(f"{kind}: {detail}" if detail else kind)
-
-    beating = asyncio.create_task(beat())
-    try:
-        yield on_event
-    except asyncio.CancelledError:
-        stopped = True
-        raise
-    finally:
-        beating.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beating
 
 
 async def _stoppable(work: Awaitable[Reply]) -> Reply:
@@ -193,36 +164,45 @@ def build_server(tools: AnalystTools) -> MCPServer:
         try:
             return tool_result(await _stoppable(work))
         except AnalystError as exc:  # bad input: a clear error, nothing lost
-            return tool_result(error_reply(exc))
+            return tool_result(tools.refused(exc))
 
-    async def step(ctx: Context, tool: str, thread: str | None, rerun: bool = False,
+    async def step(ctx: Context, tool: str, thread: str | None, source: str | None, rerun: bool = False,
                    **arguments: Any) -> CallToolResult:
         async with _progress(ctx, tool) as on_event:
             return await guarded(tools.step(tool, arguments, thread=thread, scope=scopes.of(ctx), on_event=on_event,
-                                            rerun=rerun))
+                                            rerun=rerun, source=source))
+
+    # The tools that may start a thread take `source`, whose schema names this server's sources.
+    choosing = _choosing(source_parameter(tools.sources.names))
 
     @server.tool(title="List tables", annotations=LOOKUP)
-    async def list_tables(ctx: Context, thread: Thread = None) -> StepResult:
+    @choosing
+    async def list_tables(ctx: Context, thread: Thread = None, source: str | None = None) -> StepResult:
         """The source's tables and views, with row counts. Without thread, a new thread is made."""
-        return await step(ctx, "list_tables", thread)
+        return await step(ctx, "list_tables", thread, source)
 
     @server.tool(title="Describe a table", annotations=LOOKUP)
-    async def describe_table(table: Table, ctx: Context, thread: Thread = None) -> StepResult:
+    @choosing
+    async def describe_table(table: Table, ctx: Context, thread: Thread = None,
+                             source: str | None = None) -> StepResult:
         """A table's columns, types and sample rows."""
-        return await step(ctx, "describe_table", thread, table=table)
+        return await step(ctx, "describe_table", thread, source, table=table)
 
     @server.tool(title="Run SQL into a dataset", annotations=STEP)
-    async def run_sql(sql: Sql, name: Name, ctx: Context, thread: Thread = None,
+    @choosing
+    async def run_sql(sql: Sql, name: Name, ctx: Context, thread: Thread = None, source: str | None = None,
                       rerun: Rerun = False) -> StepResult:
         """Run a read-only SELECT on the source into the dataset `name` (a Parquet artifact, loaded in the
         thread's Python as a DataFrame). The same query again is reused, not re-run (unless rerun)."""
-        return await step(ctx, "run_sql", thread, rerun, sql=sql, name=name)
+        return await step(ctx, "run_sql", thread, source, rerun, sql=sql, name=name)
 
     @server.tool(title="Run Python", annotations=STEP)
-    async def run_python(code: Code, ctx: Context, thread: Thread = None, rerun: Rerun = False) -> StepResult:
+    @choosing
+    async def run_python(code: Code, ctx: Context, thread: Thread = None, source: str | None = None,
+                         rerun: Rerun = False) -> StepResult:
         """Run Python in the thread's sandboxed kernel (its datasets are DataFrames by name; charts shown and
         files written under outputs/ become artifacts; a chart comes back as an image too)."""
-        return await step(ctx, "run_python", thread, rerun, code=code)
+        return await step(ctx, "run_python", thread, source, rerun, code=code)
 
     @server.tool(title="Restart a thread's kernel", annotations=STEP)
     async def restart_kernel(thread: NamedThread, ctx: Context) -> RestartResult:
@@ -231,13 +211,25 @@ def build_server(tools: AnalystTools) -> MCPServer:
         return await guarded(tools.restart_kernel(thread=thread, scope=scopes.of(ctx)))
 
     @server.tool(title="Ask the analyst", annotations=STEP)
-    async def ask(prompt: Prompt, ctx: Context, thread: Thread = None) -> AskResult:
+    @choosing
+    async def ask(prompt: Prompt, ctx: Context, thread: Thread = None, source: str | None = None) -> AskResult:
         """Ask this product's own analyst a whole question: it plans, queries, analyses and answers."""
         async with _progress(ctx, "ask") as on_event:
-            return await guarded(tools.ask(prompt, thread=thread, scope=scopes.of(ctx), on_event=on_event))
+            return await guarded(tools.ask(prompt, thread=thread, scope=scopes.of(ctx), on_event=on_event,
+                                           source=source))
 
     _lookups(server, tools, scopes, guarded)
     return server
+
+
+def _choosing(parameter: Any) -> Callable[[Any], Any]:
+    """A decorator giving a tool's ``source`` parameter the schema ``parameter`` (made per server:
+    it names the server's sources)."""
+    def give(handler: Any) -> Any:
+        handler.__annotations__["source"] = parameter
+        return handler
+
+    return give
 
 
 def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
@@ -246,7 +238,8 @@ def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
 
     @server.tool(title="List sources and threads", annotations=LOOKUP)
     async def list_sources(ctx: Context) -> SourcesResult:
-        """The data sources: the server's default, and those of your threads."""
+        """The data sources you may name as `source` (the default first), each with its kind, tables and row
+        counts; and your threads, each with its source's name."""
         return await guarded(tools.list_sources(scope=scopes.of(ctx)))
 
     @server.tool(title="List your threads", annotations=LOOKUP)

@@ -42,6 +42,10 @@ class AnalystApp(ExtensionApp):
                                   "That server listens on a port of its own, outside the Jupyter server's token: any "
                                   "process of any user of this machine that reaches it may call them. Off: they are "
                                   "listed there but refuse to run.")
+    jupyter_mcp_wait = Float(600.0, min=0.0, config=True,
+                             help="Seconds a step of the analyst's tools in Jupyter's MCP server waits for the "
+                                  "thread's running turn (the panel's, or its own earlier steps) before it is "
+                                  "refused (turn_in_progress) with nothing run.")
     max_prompt_bytes = Int(100_000, min=1, config=True,
                            help="Largest prompt a turn takes, in bytes of UTF-8 (larger: 413 prompt_too_large).")
     max_body_bytes = Int(1 << 20, min=1, config=True,
@@ -146,7 +150,7 @@ class AnalystApp(ExtensionApp):
                     "gateway's process proxy's, not bubblewrap's; datasets and files travel over the kernel "
                     "protocol", remote_kernel)
             service = ThreadService(
-                jupyter_mcp_tools=self.jupyter_mcp_tools,
+                jupyter_mcp_tools=self.jupyter_mcp_tools, jupyter_mcp_wait_s=self.jupyter_mcp_wait,
                 config=config, model=model, sources=dict(self.sources), allow_any_source=self.allow_any_source,
                 launcher=ServerKernelLauncher(self.serverapp.kernel_manager, remote_kernel=remote_kernel),
                 pool_size=self.pool_size,

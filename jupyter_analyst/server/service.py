@@ -48,6 +48,7 @@ class ThreadService:
         sources: dict[str, str],
         allow_any_source: bool = False,
         jupyter_mcp_tools: bool = False,
+        jupyter_mcp_wait_s: float = 600.0,
         launcher: KernelLauncher | None = None,
         pool_size: int = 0,
         pool_idle_s: float = 600.0,
@@ -61,6 +62,8 @@ class ThreadService:
         self.catalog = SourceCatalog(sources, allow_any=allow_any_source)
         #: Whether the analyst's tools in Jupyter's own MCP server may run (see AnalystApp.jupyter_mcp_tools).
         self.jupyter_mcp_tools = jupyter_mcp_tools
+        #: How long one of those tools' steps waits for the thread's running turn.
+        self.jupyter_mcp_wait_s = jupyter_mcp_wait_s
         self.launcher = launcher
         self.workspace = Workspace.of(config)
         # Opened now: a blob store that cannot be used (no bucket, no credentials, server
@@ -201,6 +204,12 @@ class ThreadService:
         """Whether a turn is running on the thread."""
         task = self._active.get(thread_id)
         return task is not None and not task.done()
+
+    def running_turn(self, thread_id: str) -> asyncio.Task[TurnSummary] | None:
+        """The turn running on the thread (its task), if one runs: another surface of this
+        server (Jupyter's MCP tools) waits for it rather than be refused."""
+        task = self._active.get(thread_id)
+        return task if task is not None and not task.done() else None
 
     # ------------------------------------------------------------------ turns
 

@@ -222,3 +222,11 @@ def test_mcp_without_the_mcp_extra_says_which_extra_in_one_line(tmp_path, sales_
     assert out.stderr.splitlines() == [
         "error: the MCP server needs the mcp extra (mcp is not installed): pip install 'jupyter-analyst[mcp]'"]
     assert not (tmp_path / "ws").exists()  # refused before anything opened
+
+
+def test_mcp_refuses_one_source_name_given_twice_in_one_line(tmp_path, sales_db):
+    out = run_cli("mcp", "--workspace", str(tmp_path / "ws"), "--source", f"sales={sales_db}",
+                  "--source", f"sales={tmp_path / 'other.duckdb'}")
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.splitlines() == ["error: the source name 'sales' is given twice"]
+    assert not (tmp_path / "ws").exists()  # refused before anything opened

@@ -52,7 +52,7 @@ def test_a_call_refused_before_it_runs_makes_no_thread(tmp_path, sales_db):
     assert "no thread was made" in refused[0].content[0].text
     assert after.structured_content["threads"] == []  # a client looping on a bad call fills nothing
     unknown = refused[3].content[0].text
-    assert "list_sources" in unknown and "--thread" not in unknown and "jupyter analyst" not in unknown
+    assert "threads lists your threads" in unknown and "--thread" not in unknown and "jupyter analyst" not in unknown
     # A refusal in a thread that goes on stays in its history, as any turn does.
     assert kept.is_error and kept.structured_content["thread"] == made.structured_content["thread"]
     assert len(state.structured_content["turns"]) == 2

@@ -52,19 +52,26 @@ def test_jupyters_mcp_server_lists_and_runs_the_analysts_tools(tmp_path, sales_d
 
         tools, tables, failed, sources, chosen, unknown = asyncio.run(session())
     names = {tool.name for tool in tools}
-    assert {"analyst_run_sql", "analyst_run_python", "analyst_list_tables", "analyst_ask"} <= names
+    assert {"analyst_run_sql", "analyst_run_python", "analyst_list_tables", "analyst_ask", "analyst_threads"} <= names
+    for tool in tools:  # every parameter of the analyst's tools says what it is
+        if tool.name.startswith("analyst_"):
+            for name, schema in tool.input_schema["properties"].items():
+                assert schema.get("description"), f"{tool.name}.{name}"
+    assert all("source" in t.input_schema["properties"] for t in tools if t.name in (
+        "analyst_list_tables", "analyst_describe_table", "analyst_run_sql", "analyst_run_python", "analyst_ask"))
     assert not tables.is_error, tables.content
     thread = tables.structured_content["thread"]
     # The result's text once, as the analyst's own server gives it: not the text and the
     # facts JSON-encoded together into one string.
     text = tables.content[0].text
-    assert text.startswith(f"[thread {thread}] list_tables ok") and '\\"' not in text
+    assert text.startswith(f"[thread {thread}, source sales] list_tables ok") and '\\"' not in text
     assert not text.lstrip().startswith("{") and len(tables.content) == 1
     assert failed.is_error and "boom" in failed.content[0].text
     assert failed.structured_content["status"] == "error" and failed.structured_content["thread"] == thread
     assert {"orders", "regions", "products"} <= {t["name"] for t in tables.structured_content["result"]["tables"]}
     # A client chooses among the configured sources by name, and only among them.
-    assert sources.structured_content["configured"] == ["sales", "joins"]
+    assert [s["name"] for s in sources.structured_content["sources"]] == ["sales", "joins"]
+    assert chosen.structured_content["source"] == "joins" and tables.structured_content["source"] == "sales"
     assert not chosen.is_error and {t["name"] for t in chosen.structured_content["result"]["tables"]} == {"a", "b"}
     assert unknown.is_error and unknown.structured_content["error"]["reason"] == "unknown_source"
     assert "sales, joins" in unknown.content[0].text
