@@ -43,7 +43,7 @@ from .preparation import Preparation
 from .qualify import mapping_schema
 
 
-class SchemaSource(Protocol):
+class _SchemaSource(Protocol):
     """What a query is checked against (a ``DataSource``: the sources module builds its
     engine's walls from this package's function lists, so it is never imported back)."""
 
@@ -119,7 +119,7 @@ def prepare_sql(
         ) from None
 
 
-def prepare_query(sql: str, source: SchemaSource) -> PreparedQuery:
+def prepare_query(sql: str, source: _SchemaSource) -> PreparedQuery:
     """Check ``sql`` against ``source`` (in this process; see :func:`prepare_sql`).
 
     Raises:
