@@ -20,7 +20,9 @@ the guard wrongly clears still cannot leave the source:
   (whatever a session held, advisory locks included, ends with it).
 
 A query that runs past its time is stopped in the engine (``interrupt`` for DuckDB and
-SQLite, a cancel request for PostgreSQL), never left to run on in a thread.
+SQLite, a cancel request for PostgreSQL), never left to run on in a thread. The model's
+DuckDB queries run in a second instance, sealed the same, in a worker process of the
+source's (``engine_process.py``), whose memory the operating system caps.
 """
 
 from __future__ import annotations
