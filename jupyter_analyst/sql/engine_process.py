@@ -278,6 +278,14 @@ class EngineProcess:
                 self.started += 1
         return process
 
+    def warm(self) -> None:
+        """Start the worker now, without waiting for it, so that the first query does not wait
+        for it to import DuckDB (never raises: a worker that cannot start fails that query)."""
+        try:
+            self._current()
+        except QueryFailed:
+            pass
+
     def submit(self, sql: str, *, fetch: bool = False) -> EngineJob:
         """Send one statement to the worker (started, or replaced, first; waits until it is ready).
 
