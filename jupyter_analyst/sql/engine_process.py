@@ -20,7 +20,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -168,15 +167,19 @@ class _Process:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         pending = b""
-        while True:
-            select.select([fd], [], [])
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            pending += chunk
-            while b"\n" in pending:
-                line, _, pending = pending.partition(b"\n")
-                self._take(json.loads(line))
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                pending += chunk
+                while b"\n" in pending:
+                    line, _, pending = pending.partition(b"\n")
+                    try:
+                        reply = json.loads(line)
+                    except ValueError:  # not a reply of the protocol's: the worker is not to be trusted
+                        self.kill("it wrote something that is not a reply")
+                        continue
+                    self._take(reply)
+        except OSError:  # its pipe went: as if it had closed
+            pass
         try:
             self.status = self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:  # pragma: no cover - its stdout closed but it runs on

@@ -286,6 +286,10 @@ class QueryRunner:
             raise QueryFailed(f"the query failed: {message}", reason="query_failed") from exc
 
 
+#: Why a worker was killed, as the other queries running in it are told.
+_KILLED = "to stop a statement that took no interrupt"
+
+
 class _Running:
     """The statement one DuckDB query has in its engine worker now: its progress, and the ways
     to stop it (an interrupt; killing its worker). Once killed, it starts no statement more."""
@@ -306,7 +310,7 @@ class _Running:
             self.job = job
             killed = self._killed
         if killed:
-            self.engine.kill(job, "a statement of it took no interrupt")
+            self.engine.kill(job, _KILLED)
         return job.rows()
 
     def progress(self) -> float:
@@ -324,7 +328,7 @@ class _Running:
             self._killed = True
             job = self.job
         if job is not None:
-            self.engine.kill(job, "a statement of it took no interrupt")
+            self.engine.kill(job, _KILLED)
 
 
 class _Staging:

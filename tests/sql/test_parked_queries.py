@@ -176,6 +176,34 @@ def test_a_worker_killed_under_its_query_fails_it_clearly_and_the_next_query_run
         src.close()
 
 
+def test_a_query_running_beside_a_stubborn_one_is_told_why_its_engine_ended(stubborn_db, tmp_path):
+    """Both in the source's one worker: killing it for the stubborn call ends the other query
+    too, which says so (and the next query runs in a new worker)."""
+    src = open_source(str(stubborn_db))
+    try:
+        async def scenario():
+            long = "SELECT COUNT(*) AS n FROM range(100000000000) AS r(x) WHERE x % 7 = 1"
+            beside = asyncio.ensure_future(_query(src, long, tmp_path / "b.parquet", timeout_s=600))
+            while not _in_engine():
+                await asyncio.sleep(0.01)
+            with pytest.raises(QueryFailed) as stubborn:
+                await _query(src, STUBBORN, tmp_path / "a.parquet", **SHORT)
+            with pytest.raises(QueryFailed) as other:
+                await beside
+            after = await _query(src, "SELECT 42 AS x", tmp_path / "c.parquet")
+            return stubborn.value, other.value, after
+
+        stubborn, other, after = asyncio.run(scenario())
+        assert stubborn.reason == "query_timeout"
+        assert other.reason == "query_failed"
+        assert other.message == ("the query's engine process was ended (to stop a statement that took no "
+                                 "interrupt) while the query ran")
+        assert after.sample == [{"x": 42}]
+        assert not (tmp_path / "a.parquet").exists() and not (tmp_path / "b.parquet").exists()
+    finally:
+        src.close()
+
+
 def _in_engine() -> int:
     """Threads of sources' own executors waiting for a statement their engine worker runs now."""
     import sys
