@@ -42,6 +42,8 @@ THREAD_BYTES = 8 * MB
 #: How long a new worker may take to import DuckDB and open the source.
 STARTUP_TIMEOUT_S = 60.0
 
+#: The host's environment variables a worker is given (and ``LC_*``).
+_ENVIRONMENT = frozenset({"PATH", "PYTHONPATH", "PYTHONHOME", "LANG", "TZ", "TMPDIR", "HOME"})
 _QUERY_HINT = "aggregate or filter in SQL, or build smaller values (no strings or lists grown by repetition)"
 
 
@@ -108,7 +110,9 @@ class _Process:
 
     def __init__(self, opening: dict[str, Any], limits: EngineLimits) -> None:
         package_root = str(Path(__file__).resolve().parents[2])
-        env = dict(os.environ)
+        # Only what the interpreter and DuckDB need: none of the host's secrets (API keys,
+        # database URLs) is in the environment of the process that runs the model's SQL.
+        env = {k: v for k, v in os.environ.items() if k in _ENVIRONMENT or k.startswith("LC_")}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         env["JUPYTER_ANALYST_ENGINE_DATA_MB"] = str(data_limit(limits) // MB)
         env["JUPYTER_ANALYST_HOST_PID"] = str(os.getpid())
@@ -242,9 +246,9 @@ class _Process:
                 f"the query's engine process was ended ({self.killed_for}) while the query ran",
                 reason="query_failed", hint="run it again: a new engine process runs the next query",
             )
-        if self.status in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS):
-            # An allocation the memory cap refused where DuckDB cannot raise (a bad_alloc in a
-            # thread of its own ends the process).
+        if self.status == -signal.SIGABRT:
+            # An allocation the memory cap refused where DuckDB cannot raise: a bad_alloc no
+            # one catches ends the process through std::terminate.
             return memory_error(self.limits, f"its engine process ended: {self.death_reason()}")
         return QueryFailed(
             f"the query's engine process ended while the query ran ({self.death_reason()})",

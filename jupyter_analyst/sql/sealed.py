@@ -62,7 +62,9 @@ class EngineLimits(BaseModel):
 
     memory_bytes: int | None = Field(default=None, ge=64 * MB)
     """DuckDB's memory limit; default a quarter of the machine's memory (DuckDB's own
-    default is 80%, which one query can take from everything else on the machine)."""
+    default is 80%, which one query can take from everything else on the machine). With a
+    fixed overhead, also the cap on the memory of the source's engine worker, the process the
+    model's queries run in (``engine_process.data_limit``)."""
     threads: int | None = Field(default=None, ge=1)
     """Threads one query may use; default the cores this process may run on."""
     spill_bytes: int = Field(default=4 * GB, ge=0)

@@ -177,6 +177,20 @@ def test_the_engine_reads_no_file_but_the_sources_own(tmp_path, sales_db, monkey
             source.close()
 
 
+def test_the_engine_worker_holds_none_of_the_hosts_secrets(sales_db, tmp_path, monkeypatch):
+    """The process that runs the model's SQL is given only what Python and DuckDB need."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("ANALYST_DATABASE_URL", f"postgresql://u:{SECRET}@db/x")
+    source = open_source(str(sales_db))
+    try:
+        assert _run(source, "SELECT 1 AS one", tmp_path / "one.parquet").rows == 1
+        environ = Path(f"/proc/{source.engine.pid()}/environ").read_bytes()
+        assert SECRET.encode() not in environ
+        assert b"JUPYTER_ANALYST_ENGINE_DATA_MB=" in environ
+    finally:
+        source.close()
+
+
 def test_each_kind_of_duckdb_source_is_sealed(tmp_path, sales_db):
     """The engine settings, read back from each kind of DuckDB source: the host's own engine
     (its look-ups) and the worker the model's queries run in."""
