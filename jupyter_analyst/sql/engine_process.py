@@ -264,7 +264,10 @@ class EngineProcess:
         self.private = private
         private.mkdir(mode=0o700, exist_ok=True)
         self.limits = limits or EngineLimits()
-        self._opening = {**opening, "private": str(private), "limits": self.limits.model_dump()}
+        # The host's figures, so that the worker's engine has the very limits its own would.
+        figures = {"memory": self.limits.memory(), "threads": self.limits.thread_count(),
+                   "spill": self.limits.spill_bytes}
+        self._opening = {**opening, "private": str(private), "limits": figures}
         self._lock = threading.Lock()
         self._process: _Process | None = None
         self._ids = itertools.count(1)

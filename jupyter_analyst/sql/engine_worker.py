@@ -9,9 +9,9 @@ by the host from the source's ``EngineLimits``): an allocation past it fails her
 host is told (``{"error": {"kind": "memory"}}``) or sees this process end.
 
 The protocol is JSON lines. The first line on stdin opens the engine, sealed as the host's
-own (``sealed.seal_duckdb``: the source attached read-only, no file reachable but its data
+own (``sealing.seal``: the source attached read-only, no file reachable but its data
 files and a private folder, limits locked):
-``{"open": {"database", "name", "files", "private", "limits"}}``, answered ``{"ready": true}``
+``{"open": {"database", "name", "files", "private", "limits": {"memory", "threads", "spill"}}}``, answered ``{"ready": true}``
 or ``{"failed": {"message"}}``. Then each ``{"id": n, "sql": statement, "fetch": bool}`` runs
 on a connection of its own, in a thread of its own, and is answered ``{"id": n, "rows": [...]}``
 (``fetch``: the rows as JSON, else ``[]``) or ``{"id": n, "error": {"message", "kind"}}``
@@ -60,17 +60,18 @@ class Engine:
     def __init__(self, opening: dict[str, Any], send) -> None:
         import duckdb
 
-        from .sealed import DUCKDB_CONNECT_CONFIG, EngineLimits, seal_duckdb
+        from .sealing import DUCKDB_CONNECT_CONFIG, literal, seal
 
         self.send = send
         self.conn = duckdb.connect(":memory:", config=DUCKDB_CONNECT_CONFIG)
         name = _identifier(opening["name"])
-        self.conn.execute(f"ATTACH {_literal(opening['database'])} AS {name} (READ_ONLY)")
+        self.conn.execute(f"ATTACH {literal(opening['database'])} AS {name} (READ_ONLY)")
         self.conn.execute(f"USE {name}")
         self._use = f"USE {name}"
         private = Path(opening["private"])
-        self._sessions = seal_duckdb(self.conn, private, files=[Path(f) for f in opening["files"]],
-                                     limits=EngineLimits(**opening["limits"]), sessions=SESSIONS)
+        limits = opening["limits"]
+        self._sessions = seal(self.conn, private, files=[Path(f) for f in opening["files"]], memory=limits["memory"],
+                              threads=limits["threads"], spill=limits["spill"], sessions=SESSIONS)
         for session in self._sessions:
             session.execute(self._use)
         self._lock = threading.Lock()
@@ -147,10 +148,6 @@ def _error(job_id: int, kind: str, message: str) -> dict[str, Any]:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _identifier(name: str) -> str:

@@ -36,19 +36,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .sealing import literal, seal
+
 MB = 2**20
 GB = 2**30
-
-#: Extensions DuckDB would otherwise load (or download) when a query names one of their
-#: functions: ``httpfs`` reaches the network, ``postgres`` other databases.
-DUCKDB_CONNECT_CONFIG: dict[str, Any] = {
-    "autoload_known_extensions": False,
-    "autoinstall_known_extensions": False,
-    "allow_community_extensions": False,
-    "allow_unsigned_extensions": False,
-    "allow_persistent_secrets": False,
-}
-
 
 def _physical_memory() -> int:
     try:
@@ -85,15 +76,6 @@ class EngineLimits(BaseModel):
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _literal(text: str) -> str:
-    """A SQL string literal (settings take no parameters).
-
-    >>> _literal("/tmp/it's")
-    "'/tmp/it''s'"
-    """
-    return "'" + text.replace("'", "''") + "'"
-
-
 class PrivateFolder:
     """A folder of the host's, mode 0700, for one source's engine: the only place its
     DuckDB may touch besides the source's own files; removed when the source closes."""
@@ -106,52 +88,18 @@ class PrivateFolder:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-#: A connection's own settings that make the engine estimate a running query's progress
-#: (``query_progress()``) without drawing a progress bar anywhere.
-_PROGRESS_SESSION = (("enable_progress_bar", "true"), ("enable_progress_bar_print", "false"))
-
-
 def seal_duckdb(
     conn: Any, private: Path, *, files: Iterable[Path] = (), limits: EngineLimits | None = None, sessions: int = 0,
 ) -> list[Any]:
-    """Seal a DuckDB instance: only ``files`` and ``private`` reachable, limits set, locked.
+    """Seal a DuckDB instance: only ``files`` and ``private`` reachable, ``limits`` set, locked
+    (see ``sealing.seal``, which the engine worker calls with the figures of its host's limits).
 
-    Runs once, before the instance is handed out; afterwards no statement can change a
-    setting (``lock_configuration``). Returns ``sessions`` connections (cursors of ``conn``)
-    opened just before the lock with the engine's progress estimate on: a connection's own
-    setting, which no connection opened after the lock can turn on.
+    Returns ``sessions`` connections opened just before the lock with the engine's progress
+    estimate on.
     """
     limits = limits or EngineLimits()
-    spill = private / "spill"
-    allowed_files = ", ".join(_literal(str(f)) for f in files)
-    for name, value in (
-        ("allowed_directories", f"[{_literal(str(private) + os.sep)}]"),
-        ("allowed_paths", f"[{allowed_files}]"),
-        ("temp_directory", _literal(str(spill))),
-        ("max_temp_directory_size", f"'{limits.spill_bytes}B'"),
-        ("memory_limit", f"'{limits.memory()}B'"),
-        ("threads", str(limits.thread_count())),
-        ("home_directory", _literal(str(private))),
-        ("secret_directory", _literal(str(private / "secrets"))),
-        # INSTALL would download from DuckDB's repository: it looks in an empty folder instead.
-        ("custom_extension_repository", _literal(str(private / "no-extensions"))),
-        ("autoinstall_extension_repository", _literal(str(private / "no-extensions"))),
-        ("enable_external_access", "false"),
-    ):
-        # GLOBAL: a setting of the instance, which every cursor opened later inherits.
-        conn.execute(f"SET GLOBAL {name} = {value}")
-    opened = []
-    try:
-        for _ in range(sessions):
-            opened.append(conn.cursor())
-            for name, value in _PROGRESS_SESSION:
-                opened[-1].execute(f"SET {name} = {value}")
-        conn.execute("SET GLOBAL lock_configuration = true")
-    except BaseException:
-        for cursor in opened:
-            cursor.close()
-        raise
-    return opened
+    return seal(conn, private, files=files, memory=limits.memory(), threads=limits.thread_count(),
+                spill=limits.spill_bytes, sessions=sessions)
 
 
 #: What ``read_settings`` reads back, to show a source is sealed (tests, ``doctor``).
@@ -163,7 +111,7 @@ SEALED_SETTINGS = ("enable_external_access", "lock_configuration", "autoload_kno
 
 def duckdb_settings(conn: Any) -> dict[str, str]:
     """The sealing settings of a DuckDB connection, as the engine reports them."""
-    names = ", ".join(_literal(n) for n in SEALED_SETTINGS)
+    names = ", ".join(literal(n) for n in SEALED_SETTINGS)
     rows = conn.execute(f"SELECT name, value FROM duckdb_settings() WHERE name IN ({names})").fetchall()
     return {str(name): str(value) for name, value in rows}
 

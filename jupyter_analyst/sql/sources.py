@@ -20,7 +20,8 @@ from ..errors import SourceError, SqlRejected
 from .engine_process import EngineProcess
 from .model import ColumnInfo, TableDescription, TableInfo
 from .parking import Parking
-from .sealed import DUCKDB_CONNECT_CONFIG, EngineLimits, PrivateFolder, engine_arguments, harden_engine, seal_duckdb
+from .sealed import EngineLimits, PrivateFolder, engine_arguments, harden_engine, seal_duckdb
+from .sealing import DUCKDB_CONNECT_CONFIG
 
 _DATA_SUFFIXES = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet",
                   ".json": "read_json_auto", ".ndjson": "read_json_auto", ".jsonl": "read_json_auto"}
