@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ OVERHEAD_BYTES = 512 * MB
 THREAD_BYTES = 8 * MB
 #: How long a new worker may take to import DuckDB and open the source.
 STARTUP_TIMEOUT_S = 60.0
+#: How often a query waiting for its worker to start looks whether it was given up.
+_READY_POLL_S = 0.05
 
 #: The host's environment variables a worker is given (and ``LC_*``).
 _ENVIRONMENT = frozenset({"PATH", "PYTHONPATH", "PYTHONHOME", "LANG", "TZ", "TMPDIR", "HOME"})
@@ -156,10 +159,17 @@ class _Process:
     def interrupt(self, job: EngineJob) -> None:
         self._send({"interrupt": job.id})
 
-    def wait_ready(self, timeout_s: float) -> None:
-        if not self.ready.wait(timeout_s) and not self.dead:
-            self.kill("it did not start in time")
-            self.ready.wait(5)
+    def wait_ready(self, timeout_s: float, given_up: threading.Event | None = None) -> None:
+        """Wait until the worker is ready (at most ``timeout_s``; then it is killed), or until
+        ``given_up`` is set: a query given up while its worker starts waits no longer."""
+        deadline = time.monotonic() + timeout_s
+        while not self.ready.wait(_READY_POLL_S):
+            if given_up is not None and given_up.is_set():
+                raise QueryFailed("the query was given up while its engine process started", reason="query_timeout")
+            if time.monotonic() >= deadline:
+                self.kill("it did not start in time")
+                self.ready.wait(5)
+                break
         if self.failed is not None or self.dead:
             raise QueryFailed(
                 f"the query engine could not be started: {self.failed or self.death_reason()}",
@@ -296,14 +306,16 @@ class EngineProcess:
         except QueryFailed:
             pass
 
-    def submit(self, sql: str, *, fetch: bool = False) -> EngineJob:
-        """Send one statement to the worker (started, or replaced, first; waits until it is ready).
+    def submit(self, sql: str, *, fetch: bool = False, given_up: threading.Event | None = None) -> EngineJob:
+        """Send one statement to the worker (started, or replaced, first; waits until it is
+        ready, or until ``given_up`` is set).
 
         Raises:
-            QueryFailed: ``query_failed`` when no worker could be started.
+            QueryFailed: ``query_failed`` when no worker could be started, ``query_timeout``
+                when ``given_up`` was set while it started.
         """
         process = self._current()
-        process.wait_ready(STARTUP_TIMEOUT_S)
+        process.wait_ready(STARTUP_TIMEOUT_S, given_up)
         return process.submit(next(self._ids), sql, fetch)
 
     def run(self, sql: str, *, fetch: bool = False) -> list[list[Any]]:

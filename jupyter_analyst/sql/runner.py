@@ -292,23 +292,23 @@ _KILLED = "to stop a statement that took no interrupt"
 
 class _Running:
     """The statement one DuckDB query has in its engine worker now: its progress, and the ways
-    to stop it (an interrupt; killing its worker). Once killed, it starts no statement more."""
+    to stop it (an interrupt; killing its worker). Once killed, it starts no statement more,
+    nor waits any longer for a worker to start."""
 
     def __init__(self, engine: EngineProcess) -> None:
         self.engine = engine
         self.job: EngineJob | None = None
         self._lock = threading.Lock()
-        self._killed = False
+        self._killed = threading.Event()
 
     def run(self, sql: str, *, fetch: bool = False) -> list[list[Any]]:
         """Run one statement in the worker and wait for its rows."""
-        with self._lock:
-            if self._killed:
-                raise QueryFailed("the query was given up before its statement started", reason="query_timeout")
-        job = self.engine.submit(sql, fetch=fetch)
+        if self._killed.is_set():
+            raise QueryFailed("the query was given up before its statement started", reason="query_timeout")
+        job = self.engine.submit(sql, fetch=fetch, given_up=self._killed)
         with self._lock:
             self.job = job
-            killed = self._killed
+            killed = self._killed.is_set()
         if killed:
             self.engine.kill(job, _KILLED)
         return job.rows()
@@ -325,7 +325,7 @@ class _Running:
 
     def kill(self) -> None:
         with self._lock:
-            self._killed = True
+            self._killed.set()
             job = self.job
         if job is not None:
             self.engine.kill(job, _KILLED)

@@ -85,6 +85,8 @@ def test_as_many_stubborn_calls_as_come_end_and_the_source_never_refuses(stubbor
     try:
         async def scenario():
             for n in range(6):
+                # Its worker started first: the call, not the start, is what the timeout meets.
+                assert (await _query(src, "SELECT 1 AS x", tmp_path / f"w{n}.parquet")).rows == 1
                 with pytest.raises(QueryFailed) as info:
                     await _query(src, STUBBORN, tmp_path / f"a{n}.parquet", **SHORT)
                 assert info.value.reason == "query_timeout"
