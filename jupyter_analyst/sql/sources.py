@@ -170,6 +170,10 @@ class DuckDBSource:
     def _databases(self) -> set[str]:
         return {row[0] for row in self.conn.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
 
+    def warm_engine(self) -> None:
+        """A query is coming: start the engine worker now, without waiting for it."""
+        self.engine.warm()
+
     @property
     def private_dir(self) -> Path:
         """The folder of the host's that the engine may write to (and nothing else)."""

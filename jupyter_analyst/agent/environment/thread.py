@@ -97,9 +97,9 @@ class ThreadEnvironment:
         """A query is coming: start the SQL checker's workers and the source's engine worker
         (a DuckDB source's, see ``sql/engine_process.py``) now, without waiting for them."""
         self.preparer.warm(side_by_side=side_by_side)
-        engine = getattr(self.source, "engine", None)
-        if engine is not None:
-            engine.warm()
+        warm_engine = getattr(self.source, "warm_engine", None)  # a source that has a worker to start
+        if warm_engine is not None:
+            warm_engine()
 
     @property
     def runner(self) -> QueryRunner:
