@@ -9,10 +9,14 @@ the second ends when its worker is killed. The host's own look-ups (``list_table
 ``describe_table``, ``schema``, the outline, ``find``, samples) run on the source's in-process
 engine: their SQL is the product's, bounded by its own construction.
 
-The worker is started on the source's first query (so a turn that reuses every step starts
-none) and replaced, on the next query, when it has died: killed because a statement of it
-took no interrupt, or ended by its memory cap. Every statement of a dead worker fails with
-an error saying so; the next runs in a new one.
+The worker is started when the model begins a ``run_sql`` or ``plan`` call (``warm``) or by
+the source's first query, never by opening the source (a turn without SQL starts none), and
+replaced, on the next query, when it has died: killed because a statement took no interrupt,
+or ended by its memory cap. The queries of one source run in its one worker side by side
+(each on a connection of its own, as they did in the host), sharing its memory limit as they
+shared the host engine's; so killing it for one stubborn call ends the others running then,
+each told why. Every statement of a dead worker fails with an error saying so; the next runs
+in a new one.
 """
 
 from __future__ import annotations
