@@ -40,6 +40,7 @@ BENCHES: dict[str, str] = {
     "gateway": "bench_gateway:bench_gateway",
     "real_model": "bench_real_model:bench_real_model",
     "eval": "bench_eval:bench_eval",
+    "engine": "bench_engine:bench_engine",
 }
 
 

@@ -159,6 +159,12 @@ class SqlRejected(ToolRetry):
 
 
 class QueryFailed(ToolRetry):
-    """SQL that passed the guard but failed in the engine (or timed out)."""
+    """SQL that passed the guard but failed in the engine (or timed out).
+
+    Reason codes: ``query_failed`` (an engine error, or its engine worker died under it),
+    ``query_timeout``, ``query_memory`` (past the memory its engine worker may use:
+    ``sql/engine_process.py``), ``engine_busy`` (a SQLAlchemy source with as many calls set
+    aside as it may have: ``sql/parking.py``).
+    """
 
     reason = "query_failed"

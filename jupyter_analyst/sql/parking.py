@@ -1,12 +1,16 @@
 """Engine calls that outlive their query: set aside until they return, and only so many.
 
-DuckDB stops a query between vectors; one call that builds a single huge value (a long
-``regexp_replace``, a huge ``repeat``) takes no interrupt until it returns, and SQLite's
-C functions likewise. The runner stops waiting for such a query at its timeout, but the
-connection it ran on is busy until the call returns: closing it then fails (DuckDB refuses
-a busy connection), and handing it to the next query would queue that query behind it. So
-the connection is *parked*: never closed nor reused while its call runs, and released (back
-to the source's pool, or closed) by the thread that ran the call, the moment it returns.
+SQLite's C functions take no interrupt until they return (a ``replace`` over one long value),
+and a PostgreSQL cancel may not land. The runner stops waiting for such a query at its
+timeout, but the connection it ran on is busy until the call returns: handing it to the
+next query would queue that query behind it. So the connection is *parked*: never closed nor
+reused while its call runs, and closed by the thread that ran the call, the moment it returns.
+
+DuckDB sources park nothing: their queries run in an engine worker process, which is killed
+when a call takes no interrupt (``engine_process.py``). SQLAlchemy sources keep parking: the
+driver's connection lives in the host (a worker per SQLAlchemy source would need the
+driver, its credentials and a network connection per process), and SQLite's values are
+bounded by the size check, which refuses any size not a constant within the cap.
 
 Each parked call holds one of the source's query threads and some of its engine's memory,
 so a source parks at most :data:`PARKED_LIMIT`; while that many are parked a new query is

@@ -8,6 +8,11 @@ from the file's footer and first rows, never from a second run of the query.
 
 Rows past the row cap are dropped, never silently: the result says how many (counted
 within a time allowance; past it, only that there were more).
+
+On a DuckDB source every statement of the model's query (the ``COPY``, the count, the
+``DESCRIBE`` of the file) runs in the source's engine worker process (``engine_process.py``):
+a value it compounds past the worker's memory cap fails there (``query_memory``), not in the
+host, and a call that takes no interrupt ends when the worker is killed.
 """
 
 from __future__ import annotations
@@ -24,12 +29,12 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..artifacts import sha256_file
 from ..errors import QueryFailed
+from .engine_process import EngineJob, EngineProcess
 from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult
 from .progress import QueryProgress
 from .sealed import QueryGuard
@@ -50,12 +55,16 @@ _TEMPORAL = ("DATE", "TIMESTAMP", "TIME")
 _INTERRUPT_EVERY_S = 0.05
 #: How long a query's thread is waited for once it is stopped (past its timeout, or no longer
 #: wanted): an interrupt lands within a vector, so a call still running by then is one that
-#: takes none (a single huge value), and its connection is parked until it returns.
+#: takes none (a single huge value). On DuckDB its engine process is then killed; on other
+#: engines its connection is parked until it returns (``parking.py``).
 GIVE_UP_S = 2.0
+#: How long a thread is waited for once its engine process was killed (its calls fail at once).
+KILLED_LETS_GO_S = 5.0
 
 
 class QueryRunner:
-    """Runs queries of one source in worker threads, with a timeout and a row cap."""
+    """Runs queries of one source in worker threads (on DuckDB, waiting on the source's engine
+    worker process), with a timeout and a row cap."""
 
     def __init__(
         self, source: DataSource, *, timeout_s: float = 60.0, row_cap: int = 1_000_000, give_up_s: float = GIVE_UP_S,
@@ -73,12 +82,15 @@ class QueryRunner:
         file's fingerprint. When the query fails, nothing is left at ``dest``. While it runs,
         ``progress`` has the engine's estimate of it, where the engine makes one (DuckDB).
 
-        A query whose engine call takes no interrupt (see ``parking.py``) ends at its timeout
-        all the same; its connection is set aside until the call returns.
+        On DuckDB the query runs in the source's engine worker (``engine_process.py``), under
+        a memory cap of its own. A query whose engine call takes no interrupt ends at its
+        timeout all the same: on DuckDB its worker is killed (the next query starts another),
+        on other engines its connection is set aside until the call returns (``parking.py``).
 
         Raises:
-            QueryFailed: ``query_timeout`` past the timeout, ``query_failed`` on an engine error,
-                ``engine_busy`` while the source has as many calls set aside as it may.
+            QueryFailed: ``query_timeout`` past the timeout, ``query_memory`` past the engine
+                worker's memory, ``query_failed`` on an engine error (or its worker's death),
+                ``engine_busy`` while a SQLAlchemy source has as many calls set aside as it may.
             FileExistsError: ``dest`` exists.
         """
         parking = getattr(self.source, "parking", None)
@@ -104,21 +116,24 @@ class QueryRunner:
     async def _duckdb(
         self, query: PreparedQuery | ClearedQuery, tmp: Path, started: float, progress: QueryProgress | None
     ) -> QueryResult:
+        """The query in the source's engine worker (``engine_process.py``): a value it builds
+        past the worker's memory cap fails there, and a call that takes no interrupt ends with
+        the worker, killed at the give-up wait."""
         assert isinstance(self.source, DuckDBSource)
-        cursor = self.source.query_cursor()
-        runs: list[Future] = []  # what ran on the cursor: it is reused only once all let go
+        engine = self.source.engine
         staging = _Staging(tmp)
         cap = int(self.row_cap)
         order = "" if query.has_order else " ORDER BY ALL"
         capped = f"SELECT * FROM ({query.executable}) AS _q{order} LIMIT {cap}"
+        running = _Running(engine)
 
-        # The engine writes only into the source's private folder (it can reach nothing else):
-        # a named pipe there, drained into ``tmp``; or, without pipes, a file there moved to ``tmp``.
-        private = self.source.private_dir
+        # The engine writes only into its private folder (it can reach nothing else): a named
+        # pipe there, drained into ``tmp``; or, without pipes, a file there moved to ``tmp``.
+        private = engine.private
 
         def copy(target: str) -> None:
             path = target.replace("'", "''")
-            cursor.execute(f"COPY ({capped}) TO '{path}' ({_PARQUET_OPTIONS})")
+            running.run(f"COPY ({capped}) TO '{path}' ({_PARQUET_OPTIONS})")
 
         def work() -> QueryResult:
             if PIPES:
@@ -136,48 +151,45 @@ class QueryRunner:
             with pq.ParquetFile(tmp, pre_buffer=False) as written:
                 columns = _file_columns(written.schema_arrow)
                 if columns is None:  # a type whose name only DuckDB can tell: it reads the file
-                    columns = _described(cursor, tmp, private)
+                    columns = _described(running, tmp, private)
                 return QueryResult(
                     rows=written.metadata.num_rows, columns=columns, elapsed_s=0.0, sample=_head(written),
                     fingerprint=fingerprint, size=size, row_cap=cap,
                     time_range=_time_range(written.metadata, columns),
                 )
 
+        runs: list[Future] = []
         try:
             if progress is not None:
                 # Read on the event loop while the statement runs; never after this returns.
-                progress.watch(cursor.query_progress)
+                progress.watch(running.progress)
             try:
-                result = await self._with_timeout(work, cancel=cursor.interrupt, runs=runs)
+                result = await self._with_timeout(work, cancel=running.interrupt, kill=running.kill, runs=runs)
             finally:
                 if progress is not None:
                     progress.unwatch()
             if result.rows >= cap:
-                total = await self._count(cursor, query, started, runs)
+                total = await self._count(running, query, started, runs)
                 _cap_dropped(result, total, cap)
             return result
         finally:
-            running = [run for run in runs if not run.done()]
-            if running:
+            if any(not run.done() for run in runs):  # pragma: no cover - its worker was killed
                 staging.give_up()
-                self.source.park(cursor, running)
-            else:
-                self.source.release(cursor)
 
     async def _count(
-        self, cursor: duckdb.DuckDBPyConnection, query: PreparedQuery | ClearedQuery, started: float,
-        runs: list[Future],
+        self, running: _Running, query: PreparedQuery | ClearedQuery, started: float, runs: list[Future],
     ) -> int | None:
         """All the rows of ``query``, or ``None`` when counting takes longer than allowed."""
         spent = time.perf_counter() - started
         allowance = min(max(COUNT_ALLOWANCE_S, spent), max(self.timeout_s - spent, 0.0))
 
         def work() -> int:
-            (total,) = cursor.execute(f"SELECT COUNT(*) FROM ({query.executable}) AS _q").fetchone() or (0,)
+            ((total,),) = running.run(f"SELECT COUNT(*) FROM ({query.executable}) AS _q", fetch=True) or [[0]]
             return int(total)
 
         try:
-            return await self._with_timeout(work, cancel=cursor.interrupt, timeout_s=allowance, runs=runs)
+            return await self._with_timeout(work, cancel=running.interrupt, kill=running.kill, timeout_s=allowance,
+                                            runs=runs)
         except QueryFailed:
             return None
 
@@ -244,11 +256,12 @@ class QueryRunner:
     # ------------------------------------------------------------------ shared
 
     async def _with_timeout(
-        self, work, *, cancel, timeout_s: float | None = None, runs: list[Future] | None = None
+        self, work, *, cancel, kill=None, timeout_s: float | None = None, runs: list[Future] | None = None
     ) -> Any:
         """Run ``work`` in one of the source's threads; past the timeout ``cancel`` stops it in
         the engine and ``query_timeout`` is raised once its thread has let go, or after
-        ``give_up_s`` when it does not (``runs`` gets the thread's call: whether it let go)."""
+        ``give_up_s`` when it does not: then ``kill`` (when given) ends its engine process, and
+        the thread lets go (``runs`` gets the thread's call: whether it let go)."""
         seconds = self.timeout_s if timeout_s is None else timeout_s
         call = self.source.executor.submit(work)
         if runs is not None:
@@ -257,19 +270,65 @@ class QueryRunner:
         try:
             done, _ = await asyncio.wait([returned], timeout=seconds)
             if not done:
-                raise _timeout(seconds, stopped=await _stop(call, returned, cancel, give_up_s=self.give_up_s))
+                raise _timeout(seconds, await _stop(call, returned, cancel, kill=kill, give_up_s=self.give_up_s))
             return call.result()
         except asyncio.CancelledError:
             # A query nobody wants any more (a stopped turn, a run started early and then not
-            # needed): stopped, and its thread done with its files before this returns, or set
-            # aside like a timed-out query's when its call takes no interrupt.
-            await asyncio.shield(_stop(call, returned, cancel, give_up_s=self.give_up_s))
+            # needed): stopped, and its thread done with its files before this returns; when
+            # its call takes no interrupt, its engine process killed, or (SQLAlchemy) its
+            # connection set aside like a timed-out query's.
+            await asyncio.shield(_stop(call, returned, cancel, kill=kill, give_up_s=self.give_up_s))
             raise
         except QueryFailed:
             raise
-        except (duckdb.InterruptException, duckdb.Error, Exception) as exc:
+        except Exception as exc:  # the engine's own errors (SQLAlchemy's, the drivers')
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise QueryFailed(f"the query failed: {message}", reason="query_failed") from exc
+
+
+#: Why a worker was killed, as the other queries running in it are told.
+_KILLED = "to stop a statement that took no interrupt"
+
+
+class _Running:
+    """The statement one DuckDB query has in its engine worker now: its progress, and the ways
+    to stop it (an interrupt; killing its worker). Once killed, it starts no statement more,
+    nor waits any longer for a worker to start."""
+
+    def __init__(self, engine: EngineProcess) -> None:
+        self.engine = engine
+        self.job: EngineJob | None = None
+        self._lock = threading.Lock()
+        self._killed = threading.Event()
+
+    def run(self, sql: str, *, fetch: bool = False) -> list[list[Any]]:
+        """Run one statement in the worker and wait for its rows."""
+        if self._killed.is_set():
+            raise QueryFailed("the query was given up before its statement started", reason="query_timeout")
+        job = self.engine.submit(sql, fetch=fetch, given_up=self._killed)
+        with self._lock:
+            self.job = job
+            killed = self._killed.is_set()
+        if killed:
+            self.engine.kill(job, _KILLED)
+        return job.rows()
+
+    def progress(self) -> float:
+        """The worker's latest estimate of the running statement (a percentage; -1: none)."""
+        job = self.job
+        return -1.0 if job is None or job.done.is_set() else job.progress
+
+    def interrupt(self) -> None:
+        job = self.job
+        if job is not None:
+            self.engine.interrupt(job)
+
+    def kill(self) -> None:
+        with self._lock:
+            self._killed.set()
+            job = self.job
+        if job is not None:
+            self.engine.kill(job, _KILLED)
 
 
 class _Staging:
@@ -318,23 +377,29 @@ def _returned(call: Future) -> asyncio.Future:
     return returned
 
 
-async def _stop(call: Future, returned: asyncio.Future, cancel: Any, *, give_up_s: float) -> bool:
-    """Stop the statement ``call`` runs; whether its thread let go.
+async def _stop(call: Future, returned: asyncio.Future, cancel: Any, *, give_up_s: float, kill: Any = None) -> str:
+    """Stop the statement ``call`` runs: ``"stopped"`` when its thread let go, ``"killed"``
+    when its engine process had to be ended for it, ``"left"`` when it runs on.
 
     A call still queued for a thread never starts. An interruption that comes before the
     statement has begun is lost, so it is repeated until the thread is done; past
-    ``give_up_s`` (a call that takes no interrupt) the thread is left to end on its own.
+    ``give_up_s`` (a call that takes no interrupt) ``kill`` ends its engine process, whose
+    statements then fail at once, or without one the thread is left to end on its own.
     """
     if call.cancel():
-        return True
+        return "stopped"
     loop = asyncio.get_running_loop()
     deadline = loop.time() + give_up_s
     while not call.done():
         if loop.time() >= deadline:
-            return False
+            if kill is None:
+                return "left"
+            kill()
+            await asyncio.wait([returned], timeout=KILLED_LETS_GO_S)
+            return "killed" if call.done() else "left"
         cancel()
         await asyncio.wait([returned], timeout=_INTERRUPT_EVERY_S)
-    return True
+    return "stopped"
 
 
 #: Arrow types of a DuckDB Parquet file whose DuckDB type, read back, is certain.
@@ -370,7 +435,7 @@ def _file_columns(schema: pa.Schema) -> list[ColumnInfo] | None:
     return columns
 
 
-def _described(cursor: duckdb.DuckDBPyConnection, written: Path, private: Path) -> list[ColumnInfo]:
+def _described(running: _Running, written: Path, private: Path) -> list[ColumnInfo]:
     """The columns of a result file as DuckDB reads them back; the engine reads only its private
     folder, so the file is linked there (copied across file systems) for the look."""
     seen = private / f"describe-{uuid.uuid4().hex}.parquet"
@@ -380,7 +445,7 @@ def _described(cursor: duckdb.DuckDBPyConnection, written: Path, private: Path) 
         except OSError:
             shutil.copyfile(written, seen)
         path = str(seen).replace("'", "''")
-        described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet('{path}')").fetchall()
+        described = running.run(f"DESCRIBE SELECT * FROM read_parquet('{path}')", fetch=True)
     finally:
         seen.unlink(missing_ok=True)
     return [ColumnInfo(name=r[0], type=str(r[1])) for r in described]
@@ -425,20 +490,26 @@ def _cap_dropped(result: QueryResult, total: int | None, cap: int) -> None:
     result.dropped = None if total is None else total - cap
 
 
-def _timeout(seconds: float, *, stopped: bool) -> QueryFailed:
-    """The error of a query past its time limit: ``stopped`` in its engine, or still finishing
-    a call that takes no interrupt (its connection set aside until it returns).
+def _timeout(seconds: float, how: str) -> QueryFailed:
+    """The error of a query past its time limit: ``how`` it ended (see :func:`_stop`).
 
-    >>> _timeout(2, stopped=False).message
+    >>> _timeout(2, "killed").message
+    'the query ran past 2 s; its engine call took no interrupt, so its engine process was ended'
+    >>> _timeout(2, "left").message
     'the query ran past 2 s; it was given up, and its engine call is still finishing (its connection is set aside)'
     """
-    if stopped:
+    if how == "stopped":
         return QueryFailed(f"the query ran past {seconds:g} s and was stopped", reason="query_timeout",
                            hint="aggregate in SQL, filter, or add a LIMIT")
+    hint = ("a single value built in one call (a huge string, list or regular-expression replace) "
+            "cannot be stopped midway: build smaller values, aggregate in SQL, filter, or add a LIMIT")
+    if how == "killed":
+        return QueryFailed(
+            f"the query ran past {seconds:g} s; its engine call took no interrupt, so its engine process was ended",
+            reason="query_timeout", hint=hint,
+        )
     return QueryFailed(
         f"the query ran past {seconds:g} s; it was given up, and its engine call is still finishing "
         "(its connection is set aside)",
-        reason="query_timeout",
-        hint="a single value built in one call (a huge string, list or regular-expression replace) "
-             "cannot be stopped midway: build smaller values, aggregate in SQL, filter, or add a LIMIT",
+        reason="query_timeout", hint=hint,
     )

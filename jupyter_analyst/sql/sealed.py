@@ -20,7 +20,9 @@ the guard wrongly clears still cannot leave the source:
   (whatever a session held, advisory locks included, ends with it).
 
 A query that runs past its time is stopped in the engine (``interrupt`` for DuckDB and
-SQLite, a cancel request for PostgreSQL), never left to run on in a thread.
+SQLite, a cancel request for PostgreSQL), never left to run on in a thread. The model's
+DuckDB queries run in a second instance, sealed the same, in a worker process of the
+source's (``engine_process.py``), whose memory the operating system caps.
 """
 
 from __future__ import annotations
@@ -34,19 +36,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .sealing import literal, seal
+
 MB = 2**20
 GB = 2**30
-
-#: Extensions DuckDB would otherwise load (or download) when a query names one of their
-#: functions: ``httpfs`` reaches the network, ``postgres`` other databases.
-DUCKDB_CONNECT_CONFIG: dict[str, Any] = {
-    "autoload_known_extensions": False,
-    "autoinstall_known_extensions": False,
-    "allow_community_extensions": False,
-    "allow_unsigned_extensions": False,
-    "allow_persistent_secrets": False,
-}
-
 
 def _physical_memory() -> int:
     try:
@@ -60,7 +53,9 @@ class EngineLimits(BaseModel):
 
     memory_bytes: int | None = Field(default=None, ge=64 * MB)
     """DuckDB's memory limit; default a quarter of the machine's memory (DuckDB's own
-    default is 80%, which one query can take from everything else on the machine)."""
+    default is 80%, which one query can take from everything else on the machine). With a
+    fixed overhead, also the cap on the memory of the source's engine worker, the process the
+    model's queries run in (``engine_process.data_limit``)."""
     threads: int | None = Field(default=None, ge=1)
     """Threads one query may use; default the cores this process may run on."""
     spill_bytes: int = Field(default=4 * GB, ge=0)
@@ -81,15 +76,6 @@ class EngineLimits(BaseModel):
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _literal(text: str) -> str:
-    """A SQL string literal (settings take no parameters).
-
-    >>> _literal("/tmp/it's")
-    "'/tmp/it''s'"
-    """
-    return "'" + text.replace("'", "''") + "'"
-
-
 class PrivateFolder:
     """A folder of the host's, mode 0700, for one source's engine: the only place its
     DuckDB may touch besides the source's own files; removed when the source closes."""
@@ -102,52 +88,18 @@ class PrivateFolder:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-#: A connection's own settings that make the engine estimate a running query's progress
-#: (``query_progress()``) without drawing a progress bar anywhere.
-_PROGRESS_SESSION = (("enable_progress_bar", "true"), ("enable_progress_bar_print", "false"))
-
-
 def seal_duckdb(
     conn: Any, private: Path, *, files: Iterable[Path] = (), limits: EngineLimits | None = None, sessions: int = 0,
 ) -> list[Any]:
-    """Seal a DuckDB instance: only ``files`` and ``private`` reachable, limits set, locked.
+    """Seal a DuckDB instance: only ``files`` and ``private`` reachable, ``limits`` set, locked
+    (see ``sealing.seal``, which the engine worker calls with the figures of its host's limits).
 
-    Runs once, before the instance is handed out; afterwards no statement can change a
-    setting (``lock_configuration``). Returns ``sessions`` connections (cursors of ``conn``)
-    opened just before the lock with the engine's progress estimate on: a connection's own
-    setting, which no connection opened after the lock can turn on.
+    Returns ``sessions`` connections opened just before the lock with the engine's progress
+    estimate on.
     """
     limits = limits or EngineLimits()
-    spill = private / "spill"
-    allowed_files = ", ".join(_literal(str(f)) for f in files)
-    for name, value in (
-        ("allowed_directories", f"[{_literal(str(private) + os.sep)}]"),
-        ("allowed_paths", f"[{allowed_files}]"),
-        ("temp_directory", _literal(str(spill))),
-        ("max_temp_directory_size", f"'{limits.spill_bytes}B'"),
-        ("memory_limit", f"'{limits.memory()}B'"),
-        ("threads", str(limits.thread_count())),
-        ("home_directory", _literal(str(private))),
-        ("secret_directory", _literal(str(private / "secrets"))),
-        # INSTALL would download from DuckDB's repository: it looks in an empty folder instead.
-        ("custom_extension_repository", _literal(str(private / "no-extensions"))),
-        ("autoinstall_extension_repository", _literal(str(private / "no-extensions"))),
-        ("enable_external_access", "false"),
-    ):
-        # GLOBAL: a setting of the instance, which every cursor opened later inherits.
-        conn.execute(f"SET GLOBAL {name} = {value}")
-    opened = []
-    try:
-        for _ in range(sessions):
-            opened.append(conn.cursor())
-            for name, value in _PROGRESS_SESSION:
-                opened[-1].execute(f"SET {name} = {value}")
-        conn.execute("SET GLOBAL lock_configuration = true")
-    except BaseException:
-        for cursor in opened:
-            cursor.close()
-        raise
-    return opened
+    return seal(conn, private, files=files, memory=limits.memory(), threads=limits.thread_count(),
+                spill=limits.spill_bytes, sessions=sessions)
 
 
 #: What ``read_settings`` reads back, to show a source is sealed (tests, ``doctor``).
@@ -159,7 +111,7 @@ SEALED_SETTINGS = ("enable_external_access", "lock_configuration", "autoload_kno
 
 def duckdb_settings(conn: Any) -> dict[str, str]:
     """The sealing settings of a DuckDB connection, as the engine reports them."""
-    names = ", ".join(_literal(n) for n in SEALED_SETTINGS)
+    names = ", ".join(literal(n) for n in SEALED_SETTINGS)
     rows = conn.execute(f"SELECT name, value FROM duckdb_settings() WHERE name IN ({names})").fetchall()
     return {str(name): str(value) for name, value in rows}
 

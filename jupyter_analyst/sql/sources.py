@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -17,9 +17,11 @@ import duckdb
 
 from .._text import json_safe, nearest
 from ..errors import SourceError, SqlRejected
+from .engine_process import EngineProcess
 from .model import ColumnInfo, TableDescription, TableInfo
 from .parking import Parking
-from .sealed import DUCKDB_CONNECT_CONFIG, EngineLimits, PrivateFolder, engine_arguments, harden_engine, seal_duckdb
+from .sealed import EngineLimits, PrivateFolder, engine_arguments, harden_engine, seal_duckdb
+from .sealing import DUCKDB_CONNECT_CONFIG
 
 _DATA_SUFFIXES = {".csv": "read_csv_auto", ".tsv": "read_csv_auto", ".parquet": "read_parquet",
                   ".json": "read_json_auto", ".ndjson": "read_json_auto", ".jsonl": "read_json_auto"}
@@ -98,7 +100,9 @@ class DuckDBSource:
 
     Each source is a DuckDB instance of its own, sealed before it is handed out (see
     ``sealed.py``): the database attached read-only, no file reachable but the source's own
-    data files and a private folder, limits set and locked.
+    data files and a private folder, limits set and locked. The model's queries run in a
+    second instance, sealed the same, in a worker process of the source's own
+    (:attr:`engine`, see ``engine_process.py``); this one serves the host's own look-ups.
     """
 
     dialect = "duckdb"
@@ -119,15 +123,14 @@ class DuckDBSource:
             self.conn = duckdb.connect(":memory:", config=DUCKDB_CONNECT_CONFIG)
             self._database = self._attach()
             readable = [self.path] if self.path is not None else self._files
-            # The query runner's connections, which report a running query's progress.
-            self._sessions = seal_duckdb(self.conn, self.private.path, files=readable, limits=limits,
-                                         sessions=QUERY_THREADS)
-            for session in self._sessions:
-                session.execute(f"USE {_identifier(self._database)}")
-            self._progress = {id(session) for session in self._sessions}
-            self._closed = False
-            #: Connections whose calls outlived their queries (see ``parking.py``).
-            self.parking = Parking()
+            seal_duckdb(self.conn, self.private.path, files=readable, limits=limits)
+            #: The worker process the model's queries run in: the same database, read-only, sealed
+            #: the same, its private folder inside this one's (started on the first query).
+            self.engine = EngineProcess(
+                {"database": str(self.path if self.path is not None else self.private.path / "source.duckdb"),
+                 "name": self._database, "files": [str(f) for f in readable]},
+                self.private.path / "query", limits,
+            )
         except BaseException:
             self.private.remove()
             raise
@@ -167,6 +170,10 @@ class DuckDBSource:
     def _databases(self) -> set[str]:
         return {row[0] for row in self.conn.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
 
+    def warm_engine(self) -> None:
+        """A query is coming: start the engine worker now, without waiting for it."""
+        self.engine.warm()
+
     @property
     def private_dir(self) -> Path:
         """The folder of the host's that the engine may write to (and nothing else)."""
@@ -178,30 +185,6 @@ class DuckDBSource:
             cursor = self.conn.cursor()
         cursor.execute(f"USE {_identifier(self._database)}")  # a new connection starts in the default one
         return cursor
-
-    def query_cursor(self) -> duckdb.DuckDBPyConnection:
-        """A connection for one query of the runner's: one that reports the query's progress
-        while one is free (as many as queries may run at once), else a plain one."""
-        with self._lock:
-            if self._sessions:
-                return self._sessions.pop()
-        return self.cursor()
-
-    def release(self, cursor: duckdb.DuckDBPyConnection) -> None:
-        """A connection from :meth:`query_cursor` that nothing runs on any more: kept for the
-        next query when it reports progress, else closed."""
-        with self._lock:
-            if id(cursor) in self._progress and not self._closed:
-                self._sessions.append(cursor)
-                return
-            self._progress.discard(id(cursor))
-        cursor.close()
-
-    def park(self, cursor: duckdb.DuckDBPyConnection, calls: Sequence[Future]) -> None:
-        """A connection from :meth:`query_cursor` whose ``calls`` still run after their query
-        was given up: set aside (a busy DuckDB connection refuses to close, and the next
-        query must not wait behind it) and released when the last of them returns."""
-        self.parking.hold(calls, lambda: self.release(cursor))
 
     def data_version(self) -> str:
         """Changes whenever the database file or a data file changes."""
@@ -265,18 +248,10 @@ class DuckDBSource:
         return TableDescription(name=match, columns=columns, rows=int(count), sample=sample)
 
     def close(self) -> None:
-        """Close the engine; while parked calls still run, once the last of them returns (a
-        DuckDB instance with a busy connection refuses to close, and its private folder
-        holds what those calls write)."""
+        """Close the engines: the worker killed (its running queries fail at once), then this
+        process's instance and the private folder."""
         self.executor.shutdown(wait=False, cancel_futures=True)
-        with self._lock:
-            self._closed = True
-            for session in self._sessions:
-                session.close()
-            self._sessions.clear()
-        self.parking.when_idle(self._close_engine)
-
-    def _close_engine(self) -> None:
+        self.engine.close()
         with self._lock:
             self.conn.close()
         self.private.remove()

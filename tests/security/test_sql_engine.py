@@ -18,11 +18,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from jupyter_analyst.errors import SqlRejected
+from jupyter_analyst.errors import QueryFailed, SqlRejected
 from jupyter_analyst.sql import QueryRunner, open_source, prepare_query
 from jupyter_analyst.sql.prepare.functions import allowed
 from jupyter_analyst.sql.model import ClearedQuery
-from jupyter_analyst.sql.sealed import EngineLimits, duckdb_settings
+from jupyter_analyst.sql.sealed import SEALED_SETTINGS, EngineLimits, duckdb_settings
 from jupyter_analyst.testing import sql_step, text_step
 
 from .conftest import results_of, scripted
@@ -166,49 +166,79 @@ def test_the_engine_reads_no_file_but_the_sources_own(tmp_path, sales_db, monkey
                        for part in own.strip("[]").split(", ") if part), own
             elsewhere = [v for v in map(str, settings.values()) if v.startswith(("/", "[/")) and private not in v]
             assert not elsewhere, elsewhere
+            # The same of the worker the model's queries run in.
+            settings = dict(source.engine.run("SELECT name, value FROM duckdb_settings()", fetch=True))
+            own = settings.pop("allowed_paths")
+            assert all(part.startswith((str(sales_db), str(folder), private))
+                       for part in own.strip("[]").split(", ") if part), own
+            elsewhere = [v for v in map(str, settings.values()) if v.startswith(("/", "[/")) and private not in v]
+            assert not elsewhere, elsewhere
         finally:
             source.close()
 
 
+def test_the_engine_worker_holds_none_of_the_hosts_secrets(sales_db, tmp_path, monkeypatch):
+    """The process that runs the model's SQL is given only what Python and DuckDB need."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("ANALYST_DATABASE_URL", f"postgresql://u:{SECRET}@db/x")
+    source = open_source(str(sales_db))
+    try:
+        assert _run(source, "SELECT 1 AS one", tmp_path / "one.parquet").rows == 1
+        environ = Path(f"/proc/{source.engine.pid()}/environ").read_bytes()
+        assert SECRET.encode() not in environ
+        assert b"JUPYTER_ANALYST_ENGINE_DATA_MB=" in environ
+    finally:
+        source.close()
+
+
 def test_each_kind_of_duckdb_source_is_sealed(tmp_path, sales_db):
-    """The engine settings, read back from each kind of DuckDB source."""
+    """The engine settings, read back from each kind of DuckDB source: the host's own engine
+    (its look-ups) and the worker the model's queries run in."""
     folder = tmp_path / "files"
     folder.mkdir()
     (folder / "a.csv").write_text("a\n1\n")
     limits = EngineLimits(memory_bytes=512 * 2**20, threads=1, spill_bytes=2**30)
     for spec in (str(sales_db), str(folder), ":memory:"):
         source = open_source(spec, limits=limits)
-        # The query runner's connections were opened before the lock (to estimate progress):
-        # sealed the same, their settings as fixed.
-        connections = (source.cursor(), source.query_cursor())
         try:
-            for connection in connections:
-                settings = duckdb_settings(connection)
-                assert settings == duckdb_settings(connections[0])
-                for change in ("SET memory_limit = '100GB'", "SET enable_external_access = true",
-                               "SET enable_progress_bar = false", "RESET enable_progress_bar_print"):
-                    with pytest.raises(duckdb.Error, match="locked"):
-                        connection.execute(change)
-            settings = duckdb_settings(source.cursor())
-            assert settings["enable_external_access"] == "false"
-            assert settings["lock_configuration"] == "true"
-            assert settings["autoload_known_extensions"] == "false"
-            assert settings["autoinstall_known_extensions"] == "false"
-            assert settings["allow_community_extensions"] == "false"
-            assert settings["memory_limit"] in ("512.0 MiB", "512.0MiB"), settings["memory_limit"]
-            assert settings["threads"] == "1"
-            assert settings["max_temp_directory_size"].startswith("1.0")
             private = str(source.private_dir)
-            assert settings["temp_directory"].startswith(private)
-            assert settings["allowed_directories"] == f"[{private}/, {private}/spill/]"
+            worker = str(source.engine.private)
+            assert worker.startswith(private + os.sep)
+            for settings, own in ((duckdb_settings(source.cursor()), private), (_worker_settings(source), worker)):
+                assert settings["enable_external_access"] == "false"
+                assert settings["lock_configuration"] == "true"
+                assert settings["autoload_known_extensions"] == "false"
+                assert settings["autoinstall_known_extensions"] == "false"
+                assert settings["allow_community_extensions"] == "false"
+                assert settings["memory_limit"] in ("512.0 MiB", "512.0MiB"), settings["memory_limit"]
+                assert settings["threads"] == "1"
+                assert settings["max_temp_directory_size"].startswith("1.0")
+                assert settings["temp_directory"].startswith(own)
+                assert settings["allowed_directories"] == f"[{own}/, {own}/spill/]"
             with pytest.raises(duckdb.Error, match="locked"):
                 source.cursor().execute("SET memory_limit = '100GB'")
-            with pytest.raises(duckdb.Error):  # the data is read-only at the engine
-                source.cursor().execute("CREATE TABLE main.x AS SELECT 1 AS a")
+            # The worker's connections, opened before the lock (to estimate progress), are as fixed.
+            for change in ("SET memory_limit = '100GB'", "SET enable_external_access = true",
+                           "SET enable_progress_bar = false", "RESET enable_progress_bar_print",
+                           "SET GLOBAL lock_configuration = false"):
+                with pytest.raises(QueryFailed, match="locked"):
+                    source.engine.run(change)
+            for write in ("CREATE TABLE main.x AS SELECT 1 AS a", "ATTACH '/tmp/x.duckdb' AS x", "INSTALL httpfs"):
+                with pytest.raises(duckdb.Error):  # the data is read-only at the engine
+                    source.cursor().execute(write)
+                with pytest.raises(QueryFailed):
+                    source.engine.run(write)
+            assert not Path("/tmp/x.duckdb").exists()
         finally:
-            source.release(connections[1])
             source.close()
         assert not Path(private).exists(), "the private folder goes with the source"
+
+
+def _worker_settings(source) -> dict[str, str]:
+    """The sealing settings of the source's engine worker, as its engine reports them."""
+    names = ", ".join(f"'{n}'" for n in SEALED_SETTINGS)
+    rows = source.engine.run(f"SELECT name, value FROM duckdb_settings() WHERE name IN ({names})", fetch=True)
+    return {str(name): str(value) for name, value in rows}
 
 
 def test_a_query_past_the_memory_limit_fails_clearly_without_taking_the_machine(sales_db, tmp_path):

@@ -7,6 +7,10 @@ Now a constant size over the cap is refused before anything runs (the same query
 ``prepare_query`` and the ``QueryRunner`` of a source limited to 256 MB: VmHWM 161 -> 161 MiB,
 ``sql_value_too_large``), and a size the data sets fails the query in the engine before the
 value is built (``repeat('x', quantity * 100000000)`` over the orders: 161 -> 165 MiB).
+
+Values each within the cap still compound (``s||s||...`` over CTEs: 163 -> 3,632 MiB of the
+host's); the model's queries therefore run in the source's engine worker, under a memory cap
+of its own, and fail there with ``query_memory`` (``sql/engine_process.py``).
 """
 
 from __future__ import annotations
@@ -212,25 +216,58 @@ _MEASURE = textwrap.dedent("""
 
     source = open_source(sys.argv[1], limits=EngineLimits(memory_bytes=256 * 2**20))
     prepare_query("SELECT 1 AS one", source)
-    before, outcome = peak(), "ran"
+    before, outcome, message, hint = peak(), "ran", "", ""
     try:
         prepared = prepare_query(sys.argv[2], source)
         asyncio.run(QueryRunner(source, timeout_s=60).run_to_parquet(prepared, Path(sys.argv[3])))
     except Exception as exc:
         outcome = getattr(exc, "reason", type(exc).__name__)
-    print(json.dumps({"before": before, "after": peak(), "outcome": outcome}))
+        message, hint = getattr(exc, "message", str(exc)), getattr(exc, "hint", "") or ""
+    after = peak()
+    nxt = asyncio.run(QueryRunner(source).run_to_parquet(prepare_query("SELECT 1 AS one", source),
+                                                         Path(sys.argv[3] + ".next")))
+    print(json.dumps({"before": before, "after": after, "outcome": outcome, "message": message, "hint": hint,
+                      "next": "ran" if nxt.sample == [{"one": 1}] else "failed"}))
 """)
+
+
+_EIGHTFOLD = "s||s||s||s||s||s||s||s"
+#: Values each within the cap, compounded past it: one statement, no size to check.
+COMPOUNDING = {
+    "concatenated over CTEs": (
+        "WITH t AS (SELECT range AS id FROM range(3000)), a AS (SELECT repeat('x', 60000 + id) AS s FROM t), "
+        f"b AS (SELECT {_EIGHTFOLD} AS s FROM a), c AS (SELECT {_EIGHTFOLD} AS s FROM b) "
+        "SELECT length(s) AS n FROM c"),
+    "five nested CTEs": (
+        "WITH a AS (SELECT repeat('x', 60000) AS s), "
+        + ", ".join(f"{n} AS (SELECT {_EIGHTFOLD} AS s FROM {p})" for p, n in zip("abcde", "bcdef"))
+        + " SELECT length(s) AS n FROM f"),
+    "string_agg": "SELECT length(string_agg(repeat('x', 60000), '')) AS n FROM range(60000)",
+    "list_concat over CTEs": (
+        "WITH a AS (SELECT range(0, 9000 + id) AS l FROM range(1000) AS t(id)), "
+        "b AS (SELECT list_concat(l, l, l, l, l, l, l, l) AS l FROM a), "
+        "c AS (SELECT list_concat(l, l, l, l, l, l, l, l) AS l FROM b) SELECT list_sum(l) AS n FROM c"),
+}
 
 
 @pytest.mark.parametrize("sql, outcome", [
     (RED_TEAM, "sql_value_too_large"),
     ("SELECT length(repeat('x', quantity * 100000000)) AS n FROM orders", "query_failed"),
-], ids=["constant", "from the data"])
+    *((sql, "query_memory") for sql in COMPOUNDING.values()),
+], ids=["constant", "from the data", *COMPOUNDING])
 def test_the_huge_value_no_longer_takes_the_memory(sales_db, tmp_path, sql, outcome):
     """In a fresh process whose engine is limited to 256 MB: the peak resident memory (VmHWM)
-    before and after the attempt, which took it to 2.3 GB before the fix."""
+    before and after the attempt, which took it to 2.3 GB before the fix. Values compounded
+    within the cap took it from 163 to 3,632 MiB (over CTEs), 1,105 MiB (five nested CTEs),
+    352 MiB (``string_agg``) and 308 MiB (``list_concat``) while the query ran in the host;
+    in the source's engine worker they fail against its memory cap, and the host's memory
+    does not move (181 -> 182 MiB)."""
     run = subprocess.run([sys.executable, "-c", _MEASURE, str(sales_db), sql, str(tmp_path / "v.parquet")],
                          capture_output=True, text=True, timeout=300, check=True)
     measured = json.loads(run.stdout.strip().splitlines()[-1])
     assert measured["outcome"] == outcome, measured
     assert measured["after"] - measured["before"] < 128, measured
+    if outcome == "query_memory":
+        assert "needed more memory than its engine may use (the memory limit is 256 MiB)" in measured["message"]
+        assert "build smaller values" in measured["hint"]
+        assert measured["next"] == "ran", "the engine serves the next query"

@@ -93,6 +93,14 @@ class ThreadEnvironment:
         #: What the running kernel holds, and how it is brought to the ledger (see rehydrate.py).
         self.rehydration = Rehydration(self)
 
+    def warm_sql(self, *, side_by_side: bool) -> None:
+        """A query is coming: start the SQL checker's workers and the source's engine worker
+        (a DuckDB source's, see ``sql/engine_process.py``) now, without waiting for them."""
+        self.preparer.warm(side_by_side=side_by_side)
+        warm_engine = getattr(self.source, "warm_engine", None)  # a source that has a worker to start
+        if warm_engine is not None:
+            warm_engine()
+
     @property
     def runner(self) -> QueryRunner:
         """Runs the thread's queries against its current source (made on first use)."""

@@ -245,5 +245,5 @@ PLAN = ToolSpec(
     extra_keys=frozenset({"steps"}),  # steps sent without stages are staged by their inputs
     drive=run_staged_plan,
     # A plan's queries are checked side by side: all the checker's workers start now.
-    named=lambda env: env.preparer.warm(side_by_side=True),
+    named=lambda env: env.warm_sql(side_by_side=True),
 )

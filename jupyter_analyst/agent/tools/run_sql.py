@@ -213,7 +213,8 @@ RUN_SQL = ToolSpec(
     check=lambda args: check_dataset_name(str(args.get("name") or "")),
     plan=plan_sql,
     run=run_sql,
-    # A query is coming: the SQL checker starts now (it takes a moment to import).
-    named=lambda env: env.preparer.warm(side_by_side=False),
+    # A query is coming: the SQL checker and the source's engine worker start now (they take
+    # a moment to import).
+    named=lambda env: env.warm_sql(side_by_side=False),
     reused=_reused,
 )

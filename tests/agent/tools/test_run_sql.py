@@ -4,6 +4,7 @@ still checked; the run is kept by its step, or stopped and cleaned up when not w
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import uuid
 from pathlib import Path
@@ -198,3 +199,25 @@ def test_a_plain_query_run_stopped_midway_lets_go_of_the_source(sales_db, tmp_pa
     assert not (tmp_path / "x.parquet").exists() and list(tmp_path.iterdir()) == []
     with pytest.raises(duckdb.ConnectionException):
         source.conn.execute("SELECT 1")
+
+
+@pytest.mark.parametrize("tool", ["run_sql", "plan"])
+def test_naming_a_query_tool_starts_the_sources_engine_worker_and_its_checker(tmp_path, sales_db, tool):
+    """A DuckDB source's worker starts when the model names the tool, not when its first query
+    waits for it; a SQLAlchemy source (its ``engine`` is SQLAlchemy's) has none to start."""
+    from jupyter_analyst.agent.environment import ThreadEnvironment
+    from jupyter_analyst.agent.tools.contract import spec_of
+
+    sqlite_db = tmp_path / "shop.sqlite"
+    with sqlite3.connect(sqlite_db) as con:
+        con.execute("CREATE TABLE t (i INTEGER)")
+    for spec in (str(sales_db), f"sqlite:///{sqlite_db}"):
+        source = open_source(spec)
+        env = ThreadEnvironment(thread_id="t1", source=source, artifacts=None, workdir=tmp_path / "k")
+        try:
+            spec_of(tool).named(env)
+            if spec == str(sales_db):
+                assert source.engine.pid() is not None and source.engine.started == 1
+        finally:
+            asyncio.run(env.close())
+            source.close()
