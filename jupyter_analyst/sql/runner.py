@@ -37,7 +37,7 @@ from ..errors import QueryFailed
 from .engine_process import EngineJob, EngineProcess
 from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult
 from .progress import QueryProgress
-from .sealed import QueryGuard
+from .sealed import MB, QueryGuard
 from .sources import DataSource, DuckDBSource, SQLAlchemySource
 from .._text import json_safe
 from .stream import PIPES, HashingFile, copy_hashed
@@ -215,7 +215,7 @@ class QueryRunner:
                 running.append(QueryGuard(conn, self.source.dialect, self.timeout_s))
                 result = conn.execution_options(stream_results=True).execute(sqlalchemy.text(query.executable))
                 names = list(result.keys())
-                fetched = result.fetchmany(cap)
+                fetched = _fetch_within(result, cap, self.source.limits.memory() // RESULT_SHARE)
                 # The rest is counted as it streams past, within the allowance.
                 deadline = started + max(COUNT_ALLOWANCE_S, time.perf_counter() - started)
                 while more := result.fetchmany(10_000):
@@ -329,6 +329,36 @@ class _Running:
             job = self.job
         if job is not None:
             self.engine.kill(job, _KILLED)
+
+
+#: The share of a source's memory limit that the values of one result may take in this
+#: process: they are held as Python objects, then copied into Arrow to be written (about
+#: four times their bytes at the peak).
+RESULT_SHARE = 4
+
+
+def _fetch_within(result: Any, cap: int, budget: int) -> list[Any]:
+    """Up to ``cap`` rows of ``result``, fetched in batches while their values come to at most
+    ``budget`` bytes: an engine elsewhere (SQLite, PostgreSQL) hands each row to this process,
+    and a query can make each value as large as the engine allows (``s || s`` nested: 16 MiB
+    on SQLite, 1 GB on PostgreSQL).
+
+    Raises:
+        QueryFailed: ``query_memory`` past ``budget``.
+    """
+    rows: list[Any] = []
+    held, size = 0, 1  # a first row to learn how large rows are, then as many as fit
+    while len(rows) < cap and (batch := result.fetchmany(min(size, cap - len(rows)))):
+        held += sum(len(v) if isinstance(v, (str, bytes, bytearray, memoryview)) else 8 for row in batch for v in row)
+        size = max(1, min(10_000, (budget - held) * (len(rows) + len(batch)) // max(held, 1)))
+        if held > budget:
+            raise QueryFailed(
+                f"the query's rows came to more than {budget // MB:,} MiB before its row {len(rows) + len(batch):,} "
+                f"(a query's result may take {budget // MB:,} MiB here)",
+                reason="query_memory", hint="aggregate in SQL, filter, select fewer or smaller columns, or add a LIMIT",
+            )
+        rows += batch
+    return rows
 
 
 class _Staging:

@@ -271,7 +271,7 @@ class SQLAlchemySource:
     kind = "sqlalchemy"
     interruptible = False
 
-    def __init__(self, spec: str, *, url: Any = None) -> None:
+    def __init__(self, spec: str, *, url: Any = None, limits: EngineLimits | None = None) -> None:
         """Connect to ``spec``; ``url`` (a ``sqlalchemy.URL``) when it is not the spec itself.
 
         The engine is read-only at the database too (see ``sealed.py``): SQLite files open
@@ -281,6 +281,9 @@ class SQLAlchemySource:
         import sqlalchemy
 
         self.spec = spec
+        #: What its queries may take here: the rows a query returns are held in this process
+        #: (the engine runs elsewhere), so their size is what the memory limit bounds.
+        self.limits = limits or EngineLimits()
         #: The database file of a file-backed database (SQLite), else ``None``.
         self.path: Path | None = None
         try:
@@ -439,17 +442,17 @@ register_source("duckdb", lambda s: s.removeprefix("duckdb:///") == ":memory:"
                 lambda s, limits: DuckDBSource(s.removeprefix("duckdb:///"), limits=limits))
 register_source("files", lambda s: _data_files(s) is not None,
                 lambda s, limits: DuckDBSource(s, files=_data_files(s), limits=limits))
-def _sqlite_file(spec: str, _limits: EngineLimits | None) -> DataSource:
+def _sqlite_file(spec: str, limits: EngineLimits | None) -> DataSource:
     from sqlalchemy.engine import URL
 
     # Built as a URL object: a file name may hold '?' or '#', which URL text would split.
     url = URL.create("sqlite", database=str(Path(spec).expanduser().resolve()))
-    return SQLAlchemySource(spec, url=url)
+    return SQLAlchemySource(spec, url=url, limits=limits)
 
 
 register_source("sqlite-file", _is_sqlite_file, _sqlite_file)
 register_source("sqlalchemy", lambda s: "://" in s and not s.startswith("duckdb://"),
-                lambda s, _limits: SQLAlchemySource(s))
+                lambda s, limits: SQLAlchemySource(s, limits=limits))
 
 
 def open_source(spec: str, *, limits: EngineLimits | None = None) -> DataSource:

@@ -201,6 +201,20 @@ def test_sqlite_values_grown_by_concatenation_fail_before_they_take_the_memory(s
     assert measured["after"] - measured["before"] < 256, measured
 
 
+def test_sqlite_rows_that_add_up_past_the_memory_limit_fail_before_they_take_it(sqlite_source, tmp_path):
+    """Each value within SQLite's 16 MiB, but a thousand of them: the rows come into this
+    process (SQLite runs here, PostgreSQL's arrive over the wire), so a query's result is
+    held to a share of the source's memory limit (256 MB here: 64 MB of values)."""
+    eight = " || ".join(["s"] * 8)
+    sql = (f"WITH l0 AS (SELECT printf('%60000d', a.id) AS s FROM orders a, orders b, orders c), "
+           f"l1 AS (SELECT {eight} AS s FROM l0), l2 AS (SELECT {eight} AS s FROM l1) SELECT s FROM l2")
+    run = subprocess.run([sys.executable, "-c", _MEASURE, sqlite_source.spec, sql, str(tmp_path / "v.parquet")],
+                         capture_output=True, text=True, timeout=300, check=True)
+    measured = json.loads(run.stdout.strip().splitlines()[-1])
+    assert measured["outcome"] == "query_memory", measured
+    assert measured["after"] - measured["before"] < 256, measured
+
+
 # ------------------------------------------------------------------ the memory it takes
 
 _MEASURE = textwrap.dedent("""
