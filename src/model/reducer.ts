@@ -66,6 +66,7 @@ function newTurn(turnId: string): TurnView {
     states: [],
     items: [],
     thinking: null,
+    starting: null,
     context: [],
     counters: {},
     end: null,
@@ -446,9 +447,17 @@ export function reduce(view: ThreadView, event: AnalystEvent): ThreadView {
   }
   const next = apply({ ...view, lastSeq: event.seq }, event);
   const turn = next.turns.find(t => t.turnId === event.turn_id);
-  return turn !== undefined && turn.thinking !== null && endsThought(event)
-    ? withTurn(next, event.turn_id, thoughtOver)
-    : next;
+  const thought =
+    turn !== undefined && turn.thinking !== null && endsThought(event)
+      ? withTurn(next, event.turn_id, thoughtOver)
+      : next;
+  // What was starting has started once the turn tells anything else of its own.
+  return turn !== undefined &&
+    turn.starting !== null &&
+    event.type !== 'starting' &&
+    event.type !== 'memory'
+    ? withTurn(thought, event.turn_id, t => ({ ...t, starting: null }))
+    : thought;
 }
 
 /** `event` applied to `applied` (the view with its `lastSeq` already moved on). */
@@ -462,6 +471,11 @@ function apply(applied: ThreadView, event: AnalystEvent): ThreadView {
       return withTurn(applied, event.turn_id, t => onText(t, event));
     case 'thinking':
       return withTurn(applied, event.turn_id, t => onThinking(t, event));
+    case 'starting':
+      return withTurn(applied, event.turn_id, t => ({
+        ...t,
+        starting: { what: event.what, message: event.message, since: event.ts }
+      }));
     case 'tool_call':
       return withTurn(applied, event.turn_id, t => onToolCall(t, event));
     case 'tool_result':
