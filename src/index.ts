@@ -99,6 +99,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
             submitOnEnter: panel.submitOnEnter,
             area: 'main'
           });
+          content.listRefreshMs = panel.listRefreshMs;
           main = new MainAreaWidget({ content });
           main.id = `${content.id}-tab`;
           main.title.label = 'Data analyst';
@@ -150,8 +151,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
           }
           const apply = (): void => {
             panel.submitOnEnter = settings.get('submitOnEnter').composite as boolean;
+            panel.listRefreshMs = (settings.get('threadListRefresh').composite as number) * 1000;
             if (main !== null && !main.isDisposed) {
               main.content.submitOnEnter = panel.submitOnEnter;
+              main.content.listRefreshMs = panel.listRefreshMs;
             }
           };
           apply();
