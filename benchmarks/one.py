@@ -28,6 +28,7 @@ BENCHES: dict[str, str] = {
     "continue": "bench_continue:bench_continue",
     "sandbox": "bench_sandbox:bench_sandbox",
     "server": "bench_server:bench_server",
+    "first_turn": "bench_first_turn:bench_first_turn",
     "server_start": "bench_startup:bench_server_start",
     "context": "bench_context:bench_context",
     "verify": "bench_verify:bench_verify",

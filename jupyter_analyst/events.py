@@ -81,6 +81,38 @@ class ModelThinking(_Event):
     neither shown nor kept): told once per model call, so a long silence reads as work."""
 
 
+StartingWhat = Literal["engine", "sql_checker", "kernel"]
+
+
+class Starting(_Event):
+    type: Literal["starting"] = "starting"
+    what: StartingWhat
+    """What the turn waits for while it starts: ``engine`` (the analyst's code, loaded at the
+    first turn of a server whose panel had not asked for it yet), ``sql_checker`` (the worker
+    process that checks the model's SQL, at the first query of a process) or ``kernel`` (the
+    thread's sandboxed Python kernel, when no running or warm one can be used). Told only when
+    it has to start, so a long wait reads as what it is."""
+    message: str
+    """What a client says meanwhile, e.g. "Starting the sandboxed Python kernel…"."""
+
+
+#: What a client says while each of them starts.
+STARTING_MESSAGES: dict[str, str] = {
+    "engine": "Loading the analyst (the server's first question)…",
+    "sql_checker": "Starting the SQL checker…",
+    "kernel": "Starting the sandboxed Python kernel…",
+}
+
+
+def starting(what: StartingWhat, *, thread_id: str = "", turn_id: str = "") -> Starting:
+    """The event saying ``what`` starts, with its message.
+
+    >>> starting("kernel").message
+    'Starting the sandboxed Python kernel…'
+    """
+    return Starting(what=what, message=STARTING_MESSAGES[what], thread_id=thread_id, turn_id=turn_id)
+
+
 class ToolCallStarted(_Event):
     type: Literal["tool_call"] = "tool_call"
     call_id: str
@@ -290,6 +322,7 @@ Event = Annotated[
     | StateChanged
     | TextDelta
     | ModelThinking
+    | Starting
     | ToolCallStarted
     | ToolResult
     | StepOutput

@@ -13,6 +13,7 @@ from .events import (
     AnswerReady,
     MemoryUpdated,
     ModelThinking,
+    Starting,
     ArtifactRecorded,
     Event,
     Guarded,
@@ -82,6 +83,8 @@ class ProgressPrinter:
                 self.out.flush()
             case ModelThinking():
                 self._line("  model: thinking...")
+            case Starting():
+                self._line(f"  {event.message}")
             case ToolCallStarted():
                 detail = event.arguments.get("sql") or event.arguments.get("code") or ""
                 name = event.arguments.get("name") or event.arguments.get("table") or ""

@@ -13,6 +13,7 @@ import { AnalystClient } from './transport/api';
 import { AREA_COMMANDS, PROMPT_COMMAND } from './components/Sidebar';
 import { AnalystPanel } from './widgets/AnalystPanel';
 import { AreaMemory } from './widgets/panelArea';
+import { listenForThreadLinks } from './widgets/threadLinks';
 
 const PLUGIN_ID = 'jupyter-analyst:plugin';
 
@@ -70,6 +71,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
     palette?.addItem({ command: CommandIDs.open, category: 'Data analyst' });
+    // A chat's link to a thread (`#jupyter-analyst-thread=ID`) opens it here without the
+    // command linker's trust dialog (see widgets/threadLinks.ts); the shell first restored.
+    void app.restored.then(() =>
+      listenForThreadLinks(threadId => {
+        void app.commands.execute(CommandIDs.open, { thread: threadId });
+      })
+    );
 
     // The same panel with room to read: a tab of the main area. It opens on the thread the
     // sidebar had open (the open thread is remembered per server), and goes back on demand.
@@ -91,6 +99,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
             submitOnEnter: panel.submitOnEnter,
             area: 'main'
           });
+          content.listRefreshMs = panel.listRefreshMs;
           main = new MainAreaWidget({ content });
           main.id = `${content.id}-tab`;
           main.title.label = 'Data analyst';
@@ -142,8 +151,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
           }
           const apply = (): void => {
             panel.submitOnEnter = settings.get('submitOnEnter').composite as boolean;
+            panel.listRefreshMs = (settings.get('threadListRefresh').composite as number) * 1000;
             if (main !== null && !main.isDisposed) {
               main.content.submitOnEnter = panel.submitOnEnter;
+              main.content.listRefreshMs = panel.listRefreshMs;
             }
           };
           apply();

@@ -82,6 +82,11 @@ class KernelPool:
                 await session.start()
                 self._ready.append(_Warm(session, time.monotonic()))
 
+    def serves(self, workdir: Path) -> bool:
+        """Whether :meth:`acquire` would hand ``workdir`` a warm kernel now (one waits, and
+        the folder is new), rather than start one."""
+        return bool(self._ready) and not holds_files(Path(workdir))
+
     async def acquire(self, workdir: Path) -> KernelSession:
         """A started kernel working in ``workdir``: a warm one when ``workdir`` is new."""
         workdir = Path(workdir)

@@ -12,9 +12,7 @@ Pure: the persona (analyst.py) feeds it events and posts :attr:`ChatReply.body`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from html import escape
 from typing import Any
 from urllib.parse import quote
 
@@ -23,6 +21,8 @@ from ..untrusted import code_span, markdown_block, markdown_inline
 
 #: The panel's command (src/index.ts): opens the Data analyst panel, on a thread when given ``{thread}``.
 PANEL_COMMAND = "jupyter-analyst:open"
+#: A link's target that opens the panel on the thread named after it (src/widgets/threadLinks.ts).
+PANEL_LINK = "#jupyter-analyst-thread="
 
 #: What each kind of artifact is called in the message.
 _KIND = {"dataset": "dataset", "image": "chart", "file": "file", "text": "text"}
@@ -113,7 +113,7 @@ class ChatReply:
         parts = [p for p in (self.said, "\n".join(self.cards), *self.tables, self.ended) if p]
         parts.append(f"*Thread `{self.thread_id}`: its datasets, charts and plans are in the Data analyst panel "
                      f"(command `{PANEL_COMMAND}`).*")
-        parts.append(open_button(self.thread_id))
+        parts.append(open_link(self.thread_id))
         return "\n\n".join(parts)
 
 
@@ -151,17 +151,20 @@ def dataset_table(result: dict[str, Any]) -> str:
     return "\n".join([head, "", line(shown), "| " + " | ".join("---" for _ in shown) + " |", *map(line, cells)])
 
 
-def open_button(thread_id: str) -> str:
-    """A button that runs the panel's command on the thread when clicked: JupyterLab's command
-    linker runs a ``data-commandlinker-command`` of a button in rendered markdown (its
-    sanitizer keeps those two attributes on buttons; an untrusted document asks first).
+def open_link(thread_id: str) -> str:
+    """A link that opens the Data analyst panel on the thread: its target is only a fragment,
+    ``#jupyter-analyst-thread=ID``, which the panel's extension takes when the link is clicked
+    (src/widgets/threadLinks.ts), and from the address when the link opened a new page.
 
-    >>> print(open_button("thr_1"))
-    <button data-commandlinker-command="jupyter-analyst:open" data-commandlinker-args="{&quot;thread&quot;: &quot;thr_1&quot;}">Open in the Data analyst panel</button>
+    Not a command link: JupyterLab asks before it runs a command from untrusted content (a
+    chat's message is), with a dialog saying the document is not trusted. Opening one of the
+    user's own threads runs nothing, so the panel does it without asking; a link to any other
+    thread opens nothing (the server answers only the owner's threads).
+
+    >>> print(open_link("thr_1"))
+    [Open in the Data analyst panel](#jupyter-analyst-thread=thr_1)
     """
-    args = escape(json.dumps({"thread": thread_id}), quote=True)
-    return (f'<button data-commandlinker-command="{PANEL_COMMAND}" data-commandlinker-args="{args}">'
-            "Open in the Data analyst panel</button>")
+    return f"[Open in the Data analyst panel]({PANEL_LINK}{quote(thread_id, safe='')})"
 
 
 def usage_of(event: ContextUsage) -> dict[str, int] | None:

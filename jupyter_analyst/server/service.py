@@ -14,16 +14,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
-from .._text import masked
+from .._text import masked, valid_text
 from .._version import __version__
 from ..errors import AnalystError, ConfigError
-from ..events import Event, TurnEnded, TurnStarted
+from ..events import Event, TurnEnded, TurnStarted, starting
 from ..kernel import KernelLauncher, KernelPool, KernelSession
 from ..sql import absolute_spec
 from ..store import Thread, ThreadBusy, Turn, TurnLeases
 from ..workspace import Workspace
 from .catalog import SourceCatalog
-from .engine import EngineLoader
+from .engine import EngineLoader, import_engine_warm
 from .verifications import Verifications
 
 if TYPE_CHECKING:
@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from ..notebooks import AttachedNotebook
     from .event_feed import EventFeed
 
+
+#: How long a turn waits for the imports begun with the engine (then it imports what it needs itself).
+WARM_WAIT_S = 60.0
 
 #: How a server gets a model (the sidebar's banner and a refused turn say it).
 NO_MODEL_HINT = ("set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers) in the server's environment, or "
@@ -94,7 +97,7 @@ class ThreadService:
                                                   datasets_root=datasets),
             )
         #: What turns run with: imported at the first need, not at the server's start (see engine.py).
-        self.engine = EngineLoader()
+        self.engine = EngineLoader(import_engine_warm)
         self._live_limits = {"idle_s": kernel_idle_s, "max_total": max_kernels, "max_per_user": max_kernels_per_user}
         self._live: LiveThreads | None = None
         self._active: dict[str, asyncio.Task[TurnSummary]] = {}
@@ -221,8 +224,12 @@ class ThreadService:
 
         Without ``source`` the turn runs on the thread's own source; a configured source
         named here switches the thread to it (later turns stay on it). Nothing outside the
-        configured sources is opened unless the server allows any source. The engine is
-        imported here if it is not yet: on the event loop, await ``engine.ready()`` first.
+        configured sources is opened unless the server allows any source.
+
+        The turn is announced at once, engine or not. When the engine is not imported yet
+        (a turn asked before anything else of the API, or while the import the panel's
+        opening began still runs), the turn says so (``starting``: ``engine``) and runs once
+        it is: its client sees why it waits, not a silence of seconds.
         """
         if self.is_active(thread.thread_id):
             raise ThreadBusy("a turn is already running on this thread", hint="wait for it, or cancel it")
@@ -231,28 +238,41 @@ class ThreadService:
         if self.model is None:
             raise ConfigError("no model is configured for the server", reason="no_model", hint=NO_MODEL_HINT)
         spec = self.catalog.for_thread(thread.source) if source is None else self.catalog.spec_of(source)
-        engine = self.engine.now()
-        request = engine.turn_request(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun,
-                                      user=thread.user, attached=attached)
+        loaded = self.engine.loaded and self.engine.now().warmed.is_set()
+        # As TurnRequest keeps it (it is made once the engine is there).
+        prompt = valid_text(prompt)
         # The turn starts, and says so, while the request is answered: its client sees it
         # begin at once (one small transaction), before the engine opens anything.
         model = self.model.model
         turn, started = self.workspace.store.announce_turn(
-            thread.thread_id, request.prompt,
+            thread.thread_id, prompt,
             lambda t: TurnStarted(thread_id=t.thread_id, turn_id=t.turn_id, prompt=t.prompt, model=model, rerun=rerun),
             lease_s=self.leases.lease_s if self.leases is not None else None,
         )
         if self.leases is not None:
             self.leases.hold(turn)
         self._publish(started)
-        task = asyncio.create_task(
-            engine.run_turn(request, config=self.config, model=self.model, on_event=self._publish,
-                            launcher=self.launcher, pool=self.pool, background=self.background, live=self.live,
-                            turn=turn)
-        )
+        if not loaded:
+            self.engine.start()
+            self._publish(self.workspace.store.append_event(
+                starting("engine", thread_id=turn.thread_id, turn_id=turn.turn_id)))
+        task = asyncio.create_task(self._run(turn, thread, prompt, spec, rerun=rerun, attached=attached))
         self._active[thread.thread_id] = task
         task.add_done_callback(lambda t: self._finished(turn, t))
         return task
+
+    async def _run(self, turn: Turn, thread: Thread, prompt: str, spec: str | None, *, rerun: bool,
+                   attached: AttachedNotebook | None) -> TurnSummary:
+        """The announced turn, run by the engine (awaited here when its import still runs)."""
+        assert self.model is not None
+        engine = await self.engine.ready()
+        if not engine.warmed.is_set():  # what a turn imports at its first use: begun with the engine
+            await asyncio.to_thread(engine.warmed.wait, WARM_WAIT_S)
+        request = engine.turn_request(prompt=prompt, thread_id=thread.thread_id, source=spec, rerun=rerun,
+                                      user=thread.user, attached=attached)
+        return await engine.run_turn(request, config=self.config, model=self.model, on_event=self._publish,
+                                     launcher=self.launcher, pool=self.pool, background=self.background,
+                                     live=self.live, turn=turn)
 
     def _finished(self, turn: Turn, task: asyncio.Task[Any]) -> None:
         thread_id = turn.thread_id

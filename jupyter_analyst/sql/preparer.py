@@ -92,18 +92,43 @@ class _Worker:
             start_new_session=True,
         )
         self.ready = False
+        #: Held while the worker's first line (that it is ready) is read: by the job that
+        #: waits for it, or by a look that must not block (:meth:`seen_ready`).
+        self._starting = threading.Lock()
         self._pending = b""
         #: Keys of the schemas sent to this worker: later jobs name them instead of carrying them.
         self.schemas: set[str] = set()
 
     def wait_ready(self) -> None:
         """Block until the worker has imported what it needs."""
+        with self._starting:
+            self._read_ready()
+
+    def _read_ready(self) -> None:
         if not self.ready:
             reply = self._read(time.monotonic() + STARTUP_TIMEOUT_S)
             if reply.get("ready") is not True:
                 self.stop()
                 raise _WorkerGone("it did not start")
             self.ready = True
+
+    def seen_ready(self) -> bool:
+        """Whether the worker has said it is ready, looking without waiting (its line is read
+        when it is there; nobody else is reading it then)."""
+        if self.ready:
+            return True
+        if not self._starting.acquire(blocking=False):
+            return False  # a job waits for it: it is still starting
+        try:
+            assert self.proc.stdout is not None
+            if b"\n" not in self._pending and not select.select([self.proc.stdout.fileno()], [], [], 0)[0]:
+                return False
+            self._read_ready()
+        except (_WorkerGone, OSError, ValueError):
+            return False
+        finally:
+            self._starting.release()
+        return self.ready
 
     def ask(
         self, job: dict[str, Any], timeout_s: float, on_cleared: Cleared | None = None,
@@ -137,6 +162,8 @@ class _Worker:
 
     def _read(self, deadline: float) -> dict[str, Any]:
         assert self.proc.stdout is not None
+        if self.proc.stdout.closed:  # stopped already (a look at whether it was ready saw it end)
+            raise _WorkerGone("it stopped")
         fd = self.proc.stdout.fileno()
         while b"\n" not in self._pending:
             left = deadline - time.monotonic()
@@ -191,6 +218,13 @@ class WorkerPool:
             self._all.update(started)
         for worker in started:
             self._idle.put(worker)
+
+    @property
+    def started(self) -> bool:
+        """Whether a worker has finished starting (imports done): a job need not wait for one."""
+        with self._lock:
+            workers = list(self._all)
+        return any(worker.seen_ready() for worker in workers)
 
     def _acquire(self) -> _Worker:
         try:
@@ -351,6 +385,12 @@ class SqlPreparer:
     def __init__(self, *, max_chars: int = DEFAULT_MAX_CHARS, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.max_chars = max_chars
         self.timeout_s = timeout_s
+
+    @property
+    def cold(self) -> bool:
+        """Whether no worker of this process has started yet: the first query waits for one
+        to import what it needs (seconds), unless its check is answered from the cache."""
+        return not worker_pool().started
 
     def warm(self, *, side_by_side: bool = False) -> None:
         """Start a worker now, so that the first query does not wait for it to import; with

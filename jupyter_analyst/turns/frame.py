@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 from .. import sql
 from ..agent import EventSink, EventWriter, ThreadEnvironment, ThreadMemory
 from ..errors import AnalystError, ConfigError
-from ..events import TurnEnded, TurnStarted
+from ..events import StartingWhat, TurnEnded, TurnStarted
+from ..events import starting as starting_event
 from ..notebooks import write_thread_notebook
 from ..store import Thread, ThreadStore, Turn, renewing
 from ..workspace import Workspace
@@ -91,6 +92,14 @@ class TurnFrame:
             self.turn = await asyncio.to_thread(
                 self.store.start_turn, self.thread.thread_id, self.prompt, lease_s=self.lease_s
             )
+        turn = self.turn
+        events = self.events
+
+        async def starting(what: StartingWhat) -> None:
+            await events.append(starting_event(what, thread_id=turn.thread_id, turn_id=turn.turn_id))
+
+        # What the turn waits for while it starts (its kernel, the SQL checker) is told as it starts.
+        self.environment.on_starting = starting
         try:
             self.running = True
             async with renewing(self.store, self.turn, self.lease_s):
@@ -98,6 +107,8 @@ class TurnFrame:
         except BaseException:
             self.keep = False
             raise
+        finally:
+            self.environment.on_starting = None
 
 
 @contextlib.asynccontextmanager

@@ -13,6 +13,8 @@ import { ThreadList } from './ThreadList';
 export interface ISidebarProps {
   client: AnalystClient;
   submitOnEnter?: boolean;
+  /** How often the shown thread list is read again (ms; the settings' `threadListRefresh`). */
+  listRefreshMs?: number;
   /** Where the panel is: it offers to move to the other place. */
   area?: 'sidebar' | 'main';
   /** A thread to open, asked for from outside the panel. */
@@ -43,6 +45,7 @@ export const PROMPT_COMMAND = 'jupyter-analyst:focus-prompt';
 export function Sidebar({
   client,
   submitOnEnter,
+  listRefreshMs,
   area = 'sidebar',
   opening,
   focusRequest = 0
@@ -62,7 +65,7 @@ export function Sidebar({
     rename,
     remove,
     clearError
-  } = useThreadList(client, opening ?? null);
+  } = useThreadList(client, opening ?? null, listRefreshMs);
 
   const thread = threads.find(t => t.thread_id === selected);
   const home = React.useRef<HTMLDivElement>(null);

@@ -17,13 +17,21 @@ export function TurnStatus({ view, connection, stopping }: ITurnStatusProps): JS
     text = 'Stopping…';
   } else if (connection === 'reconnecting') {
     text = 'Connection lost: reconnecting…';
+  } else if (turn?.starting) {
+    // What the turn waits for, as the server tells it ("Starting the sandboxed Python kernel…").
+    text = turn.starting.message;
   } else if (connection === 'sending') {
     text = 'Asking…';
   } else if (turn?.state) {
     text = `${STATE_LABEL[turn.state]}…`;
   }
   return (
-    <div className="jp-AnalystConversation-status" role="status" data-connection={connection}>
+    <div
+      className="jp-AnalystConversation-status"
+      role="status"
+      data-connection={connection}
+      data-starting={turn?.starting?.what}
+    >
       {text}
     </div>
   );

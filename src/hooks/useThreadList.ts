@@ -85,12 +85,14 @@ function remember(key: string, threadId: string | null): void {
   }
 }
 
-/** How often the shown list of threads is read again (ms). */
+/** How often the shown list of threads is read again (ms), unless the settings say otherwise
+ * (`threadListRefresh`, schema/plugin.json). */
 export const LIST_REFRESH_MS = 15_000;
 
 export function useThreadList(
   client: AnalystClient,
-  opening: IThreadRequest | null = null
+  opening: IThreadRequest | null = null,
+  refreshMs: number = LIST_REFRESH_MS
 ): IThreadList {
   const [sources, setSources] = React.useState<ISource[]>([]);
   const [threads, setThreads] = React.useState<IThread[]>([]);
@@ -129,21 +131,26 @@ export function useThreadList(
     }
   }, [client, key]);
 
-  // While the list is shown, it is read again now and then (and on coming back to it): a
-  // thread made elsewhere (a chat's Analyst persona, an MCP client, another tab) appears
-  // without a reload. Not while the page is hidden.
+  // While the list is shown, it is read again now and then (and on coming back to it, and
+  // when the page comes back into view): a thread made elsewhere (a chat's Analyst persona,
+  // an MCP client, another tab) appears without a reload. Not while the page is hidden.
   React.useEffect(() => {
     if (selected !== null) {
       return;
     }
     void refresh();
-    const timer = window.setInterval(() => {
+    const again = (): void => {
       if (document.visibilityState !== 'hidden') {
         void refresh();
       }
-    }, LIST_REFRESH_MS);
-    return () => window.clearInterval(timer);
-  }, [selected, refresh]);
+    };
+    const timer = window.setInterval(again, Math.max(1_000, refreshMs));
+    document.addEventListener('visibilitychange', again);
+    return () => {
+      window.clearInterval(timer);
+      document.removeEventListener('visibilitychange', again);
+    };
+  }, [selected, refresh, refreshMs]);
 
   React.useEffect(() => {
     if (opening) {

@@ -85,6 +85,22 @@ export interface ModelThinking extends EventBase {
   type: 'thinking';
 }
 
+/** What a turn waits for while it starts (jupyter_analyst/events.py `STARTING_MESSAGES`). */
+export const STARTING_WHAT = ['engine', 'sql_checker', 'kernel'] as const;
+export type StartingWhat = (typeof STARTING_WHAT)[number];
+
+/**
+ * Something the turn needs starts now (told only when it has to start): the analyst's engine,
+ * the SQL checker, the thread's sandboxed Python kernel.
+ */
+export interface Starting extends EventBase {
+  type: 'starting';
+  /** What starts. */
+  what: StartingWhat;
+  /** What to say meanwhile ("Starting the sandboxed Python kernel…"). */
+  message: string;
+}
+
 export interface ToolCallStarted extends EventBase {
   type: 'tool_call';
   /** The tool call's id. */
@@ -332,6 +348,7 @@ export type AnalystEvent =
   | StateChanged
   | TextDelta
   | ModelThinking
+  | Starting
   | ToolCallStarted
   | ToolResult
   | StepOutput
@@ -395,6 +412,7 @@ const FIELDS: { [T in EventType]: Record<string, FieldSpec> } = {
   },
   text_delta: { text: str },
   thinking: {},
+  starting: { what: oneOf(STARTING_WHAT), message: str },
   tool_call: {
     call_id: str,
     tool: str,

@@ -19,6 +19,8 @@
 import type {
   AnalystEvent,
   AnswerReady,
+  CountedBy,
+  LedgerTokens,
   ArtifactRecorded,
   ContextUsage,
   Guarded,
@@ -64,6 +66,7 @@ function newTurn(turnId: string): TurnView {
     states: [],
     items: [],
     thinking: null,
+    starting: null,
     context: [],
     counters: {},
     end: null,
@@ -344,7 +347,47 @@ function thoughtOver(turn: TurnView): TurnView {
   return turn.thinking === null ? turn : { ...turn, thinking: null };
 }
 
+type CallTokens = LedgerTokens & { calls: number };
+
+const NO_CALL: CallTokens = {
+  calls: 0,
+  prompt_tokens: 0,
+  completion_tokens: 0,
+  counted_by: 'none',
+  cost_usd: null
+};
+
+/** Two sets of calls together, as the ledger adds them: a cost only when both have one. */
+export function plusCalls(a: CallTokens, b: CallTokens): CallTokens {
+  const empty = (t: CallTokens): boolean =>
+    t.counted_by === 'none' && t.prompt_tokens === 0 && t.completion_tokens === 0;
+  const kinds = new Set([a.counted_by, b.counted_by].filter(k => k !== 'none'));
+  const counted_by: CountedBy =
+    kinds.size === 1 ? [...kinds][0] : kinds.size === 0 ? 'none' : 'mixed';
+  const cost_usd = empty(a)
+    ? b.cost_usd
+    : empty(b)
+      ? a.cost_usd
+      : a.cost_usd === null || b.cost_usd === null
+        ? null
+        : a.cost_usd + b.cost_usd;
+  return {
+    calls: a.calls + b.calls,
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    counted_by,
+    cost_usd
+  };
+}
+
 function onMemory(turn: TurnView, e: MemoryUpdated): TurnView {
+  // The summarizer's call comes after the turn's end: it joins the turn's ledger, kept
+  // apart (`summarizer`) so the footer can say which calls answered and which summarized.
+  const end = turn.end;
+  if (e.usage !== null && end !== null && end.ledger !== null) {
+    const summarizer = plusCalls(end.ledger.summarizer ?? NO_CALL, e.usage);
+    turn = { ...turn, end: { ...end, ledger: { ...end.ledger, summarizer } } };
+  }
   const notice: MemoryNotice = {
     status: e.status,
     version: e.version,
@@ -404,9 +447,17 @@ export function reduce(view: ThreadView, event: AnalystEvent): ThreadView {
   }
   const next = apply({ ...view, lastSeq: event.seq }, event);
   const turn = next.turns.find(t => t.turnId === event.turn_id);
-  return turn !== undefined && turn.thinking !== null && endsThought(event)
-    ? withTurn(next, event.turn_id, thoughtOver)
-    : next;
+  const thought =
+    turn !== undefined && turn.thinking !== null && endsThought(event)
+      ? withTurn(next, event.turn_id, thoughtOver)
+      : next;
+  // What was starting has started once the turn tells anything else of its own.
+  return turn !== undefined &&
+    turn.starting !== null &&
+    event.type !== 'starting' &&
+    event.type !== 'memory'
+    ? withTurn(thought, event.turn_id, t => ({ ...t, starting: null }))
+    : thought;
 }
 
 /** `event` applied to `applied` (the view with its `lastSeq` already moved on). */
@@ -420,6 +471,11 @@ function apply(applied: ThreadView, event: AnalystEvent): ThreadView {
       return withTurn(applied, event.turn_id, t => onText(t, event));
     case 'thinking':
       return withTurn(applied, event.turn_id, t => onThinking(t, event));
+    case 'starting':
+      return withTurn(applied, event.turn_id, t => ({
+        ...t,
+        starting: { what: event.what, message: event.message, since: event.ts }
+      }));
     case 'tool_call':
       return withTurn(applied, event.turn_id, t => onToolCall(t, event));
     case 'tool_result':

@@ -9,6 +9,7 @@ import type {
   JsonObject,
   PlanStepStatus,
   ReasonCode,
+  StartingWhat,
   State,
   ToolStatus,
   TurnEndStatus,
@@ -71,6 +72,14 @@ export interface ContextUsageView {
   /** The reply's size as the model server counted it (null as `promptTokens`). */
   completionTokens: number | null;
   at: string;
+}
+
+/** Something the turn needs, starting: what, and what to say meanwhile. */
+export interface StartingView {
+  what: StartingWhat;
+  message: string;
+  /** When the server told it (the event's time). */
+  since: string;
 }
 
 /** The model thinking before it answers: since when (its thoughts are never sent). */
@@ -229,6 +238,11 @@ export interface TurnView {
    * step of the turn since (null otherwise, and once the turn has ended).
    */
   thinking: ThinkingView | null;
+  /**
+   * What the turn waits for while it starts (its kernel, the SQL checker, the engine), from
+   * the `starting` event until the turn's next event (null otherwise).
+   */
+  starting: StartingView | null;
   /** Context usage per model call, in call order. */
   context: ContextUsageView[];
   /** Reason-code and step counters: counted from guards while running, the server's at the end. */

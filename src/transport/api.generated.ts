@@ -568,7 +568,7 @@ export interface components {
         };
         /** @description ``GET threads/{thread_id}/events`` as JSON. */
         EventsReply: {
-            events: (components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ModelThinking"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["StepOutput"] | components["schemas"]["StepProgress"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"])[];
+            events: (components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ModelThinking"] | components["schemas"]["Starting"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["StepOutput"] | components["schemas"]["StepProgress"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"])[];
         };
         /** @description What a tool call said it would produce, and whether it did. */
         Expectation: {
@@ -871,6 +871,23 @@ export interface components {
         SourcesReply: {
             sources: components["schemas"]["SourceInfo"][];
         };
+        Starting: {
+            /** @default 0 */
+            seq?: number;
+            /** @default  */
+            thread_id?: string;
+            /** @default  */
+            turn_id?: string;
+            ts?: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "starting";
+            /** @enum {string} */
+            what: "engine" | "sql_checker" | "kernel";
+            message: string;
+        };
         StateChanged: {
             /** @default 0 */
             seq?: number;
@@ -1167,7 +1184,7 @@ export interface components {
             ok: boolean;
         };
         /** @description Every event of a turn, told apart by `type`. */
-        Event: components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ModelThinking"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["StepOutput"] | components["schemas"]["StepProgress"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"];
+        Event: components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ModelThinking"] | components["schemas"]["Starting"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["StepOutput"] | components["schemas"]["StepProgress"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"];
     };
     responses: never;
     parameters: never;

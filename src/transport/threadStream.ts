@@ -86,7 +86,19 @@ export interface IThreadStreamOptions {
   wait?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Whether an error is final (a refusal) rather than a lost connection worth retrying. */
   isFinal?: (error: unknown) => boolean;
+  /**
+   * After a turn's end, when to read its events again for the summarizer's note (its
+   * `memory` event, with the call's cost for the footer), which comes after the end: ms
+   * after the end, in order, until it has come (`SUMMARY_WAITS_MS`; [] never).
+   */
+  summaryWaits?: readonly number[];
 }
+
+/** When a turn's summarizer note is looked for after its end (ms): its call takes a second or more. */
+export const SUMMARY_WAITS_MS: readonly number[] = [500, 2_000, 8_000, 30_000];
+
+/** The turn's ends after which the summarizer runs (jupyter_analyst/turns/run.py). */
+const SUMMARIZED: readonly string[] = ['completed', 'needs_input', 'step_limited', 'no_answer'];
 
 /** 0.5 s, 1 s, 2 s, ... up to 10 s. */
 export function defaultBackoff(attempt: number): number {
@@ -135,6 +147,7 @@ export class ThreadStream {
   private readonly _abort = new AbortController();
   private readonly _backoff: (attempt: number) => number;
   private readonly _wait: (ms: number, signal: AbortSignal) => Promise<void>;
+  private readonly _summaryWaits: readonly number[];
   private readonly _isFinal: (error: unknown) => boolean;
   /** Stop was asked before the server had the turn: cancel again when its stream opens. */
   private _cancelPending = false;
@@ -147,6 +160,7 @@ export class ThreadStream {
   ) {
     this._backoff = options.backoff ?? defaultBackoff;
     this._wait = options.wait ?? defaultWait;
+    this._summaryWaits = options.summaryWaits ?? SUMMARY_WAITS_MS;
     this._isFinal = options.isFinal ?? defaultIsFinal;
   }
 
@@ -305,6 +319,39 @@ export class ThreadStream {
     if (!signal.aborted) {
       this._cancelPending = false;
       this._set({ running: false, connection: 'idle', stopping: false, attempts: 0 });
+      void this._awaitSummary();
+    }
+  }
+
+  /**
+   * The ended turn's summarizer note, read when it comes: the stream ends with the turn, and
+   * the note (what the summarizer's call cost, for the footer) follows it. Looked for a few
+   * times (`summaryWaits`), until it is there, another turn runs, or the thread is closed.
+   */
+  private async _awaitSummary(): Promise<void> {
+    const signal = this._abort.signal;
+    const turns = this._snapshot.model.view.turns;
+    const ended = turns[turns.length - 1];
+    if (ended?.end === null || ended === undefined || !SUMMARIZED.includes(ended.end.status)) {
+      return;
+    }
+    for (const ms of this._summaryWaits) {
+      if (ended.memory.length > 0) {
+        return;
+      }
+      await defaultWait(ms, signal);
+      if (signal.aborted || this.disposed || this._snapshot.running) {
+        return; // closed, or a new turn's stream brings it
+      }
+      try {
+        await this._catchUp(this._lastSeq());
+      } catch {
+        return; // the server is away: the next turn or a reload shows it
+      }
+      const now = this._snapshot.model.view.turns.find(t => t.turnId === ended.turnId);
+      if (now === undefined || now.memory.length > 0) {
+        return;
+      }
     }
   }
 

@@ -33,6 +33,7 @@ export class AnalystPanel extends ReactWidget {
   readonly services: IAnalystServices;
   readonly area: PanelArea;
   private _submitOnEnter: boolean;
+  private _listRefreshMs: number | undefined = undefined;
   private _opening: IThreadRequest | null = null;
   private _focusRequest = 0;
 
@@ -66,6 +67,18 @@ export class AnalystPanel extends ReactWidget {
     }
   }
 
+  /** How often the shown thread list is read again, in ms (the settings' `threadListRefresh`). */
+  get listRefreshMs(): number | undefined {
+    return this._listRefreshMs;
+  }
+
+  set listRefreshMs(value: number | undefined) {
+    if (value !== this._listRefreshMs) {
+      this._listRefreshMs = value;
+      this.update();
+    }
+  }
+
   /** Open the thread `threadId` (the list is read again first, so a thread made elsewhere is found). */
   openThread(threadId: string): void {
     this._opening = { threadId, serial: (this._opening?.serial ?? 0) + 1 };
@@ -89,6 +102,7 @@ export class AnalystPanel extends ReactWidget {
         <Sidebar
           client={this.services.client}
           submitOnEnter={this._submitOnEnter}
+          listRefreshMs={this._listRefreshMs}
           area={this.area}
           opening={this._opening}
           focusRequest={this._focusRequest}

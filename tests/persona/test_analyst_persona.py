@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("jupyter_ai_persona_manager", reason="the jupyter-ai extra is not installed here: "
                     "`make persona-venv` runs these tests in .venv-jupyter-ai")
 
-from jupyter_analyst.persona.reply import open_button  # noqa: E402
+from jupyter_analyst.persona.reply import open_link  # noqa: E402
 from jupyter_analyst.testing import ScriptedModelServer, python_step, sql_step, text_step  # noqa: E402
 from jupyter_analyst.testing.servers.jupyter import analyst_server_config  # noqa: E402
 
@@ -119,7 +119,7 @@ async def test_a_chat_message_runs_a_turn_of_the_chats_own_thread(jp_serverapp, 
     assert "`by_region`, first 5 of 5 rows:\n\n| region\\_id | revenue |\n| --- | --- |\n| 1 | " in body
 
     (thread,) = (await _api(jp_fetch, "threads"))["threads"]
-    assert f"Thread `{thread['thread_id']}`" in body and body.endswith(open_button(thread["thread_id"]))
+    assert f"Thread `{thread['thread_id']}`" in body and body.endswith(open_link(thread["thread_id"]))
     assert thread["source"] == "sales" and thread["title"] == "revenue by region"
 
     # The same chat goes on with the same thread: the query is reused, not run again.

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from jupyter_analyst.events import AnswerReady, ArtifactRecorded, PlanMade, PlanStageView, PlanStepView, StateChanged, TextDelta, ToolResult, TurnEnded
-from jupyter_analyst.persona.reply import PANEL_COMMAND, ChatReply, open_button
+from jupyter_analyst.persona.reply import PANEL_COMMAND, PANEL_LINK, ChatReply, open_link
 from jupyter_analyst.untrusted import markdown_inline
 
 
@@ -25,7 +23,7 @@ def test_the_message_lists_what_the_turn_made_with_the_thread_to_open():
         "- dataset `by_region` (new, `art_1`)\n- chart `outputs/chart.png` (reused, `art_2`)\n"
         "- plan of 2 steps in 1 stages: compare regions",
         f"*Thread `thr_1`: its datasets, charts and plans are in the Data analyst panel (command `{PANEL_COMMAND}`).*",
-        open_button("thr_1"),
+        open_link("thr_1"),
     ]
 
 
@@ -36,7 +34,9 @@ def test_names_and_messages_the_model_wrote_are_inert():
     reply.apply(ToolResult(call_id="c", tool="run_python", status="error",
                            result={"error": {"message": "[click](http://attacker.example) <script>"}}))
     reply.apply(TurnEnded(status="interrupted", message="cancelled <b>now</b>"))
-    body = reply.body
+    # The one link is the message's own, last: none in what the model wrote.
+    body, own = reply.body.rsplit("\n\n", 1)
+    assert own == open_link("thr_1")
     assert "<img" not in body and "<script>" not in body and "](" not in body and "<b>" not in body
     assert f"*The turn ended: interrupted ({markdown_inline('cancelled <b>now</b>')})*" in body
 
@@ -49,20 +49,16 @@ def test_the_answer_replaces_the_streamed_words():
     assert reply.body.startswith("North leads.\n\n")
 
 
-def test_the_button_runs_the_panels_command_on_the_thread():
-    from html.parser import HTMLParser
-
-    found: list[dict] = []
-
-    class Buttons(HTMLParser):
-        def handle_starttag(self, tag, attrs):
-            if tag == "button":
-                found.append(dict(attrs))
-
-    Buttons().feed(open_button("thr_1"))
-    (button,) = found
-    assert button["data-commandlinker-command"] == "jupyter-analyst:open"
-    assert json.loads(button["data-commandlinker-args"]) == {"thread": "thr_1"}
+def test_the_open_link_is_a_fragment_the_panel_takes_not_a_command_link():
+    """A command link in a chat's message (untrusted content) makes JupyterLab ask "Run
+    Command?" with a not-trusted warning; the link is a plain fragment the panel's extension
+    takes (src/widgets/threadLinks.ts reads the same prefix: ``PANEL_LINK``)."""
+    body = ChatReply("thr_1").body
+    assert "commandlinker" not in body and "<button" not in body
+    assert body.endswith("\n\n[Open in the Data analyst panel](#jupyter-analyst-thread=thr_1)")
+    assert open_link("thr_1") == f"[Open in the Data analyst panel]({PANEL_LINK}thr_1)"
+    # Whatever a thread id holds, it stays inside the link's target.
+    assert open_link("t)](http://x") == "[Open in the Data analyst panel](#jupyter-analyst-thread=t%29%5D%28http%3A%2F%2Fx)"
 
 
 def test_a_chart_is_shown_from_the_servers_own_content_route_and_a_dataset_as_a_table():

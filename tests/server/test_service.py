@@ -22,6 +22,12 @@ async def service(tmp_path, sales_db):
     await svc.close()
 
 
+async def _engine_ready(service: ThreadService) -> None:
+    """The engine imported, with what a first turn imports (a turn then waits for nothing)."""
+    engine = await service.engine.ready()
+    await asyncio.to_thread(engine.warmed.wait, 60)
+
+
 def _types(service: ThreadService, thread_id: str) -> list[str]:
     return [e.type for e in service.workspace.store.events(thread_id)]
 
@@ -31,10 +37,13 @@ async def test_the_turn_is_stored_and_announced_before_start_returns(service):
     thread = service.create_thread("alice", "sales", None)
     with service.listen(thread.thread_id) as queue:
         task = service.start_turn(thread, "how many orders?")
-        # Nothing of the engine has run yet: the announcement is already stored and sent.
-        assert _types(service, thread.thread_id) == ["turn_started"]
-        first = queue.get_nowait()
+        # Nothing of the engine has run yet (it is not even imported): the announcement is
+        # already stored and sent, and that the turn waits for the engine to load.
+        assert _types(service, thread.thread_id) == ["turn_started", "starting"]
+        first, waiting = queue.get_nowait(), queue.get_nowait()
         assert (first.type, first.seq, first.prompt, first.model) == ("turn_started", 1, "how many orders?", MODEL.model)
+        assert (waiting.seq, waiting.turn_id, waiting.what) == (2, first.turn_id, "engine")
+        assert waiting.message.startswith("Loading the analyst")
         (turn,) = service.workspace.store.turns(thread.thread_id)
         assert (turn.status, first.turn_id) == ("running", turn.turn_id)
         task.cancel()
@@ -45,6 +54,7 @@ async def test_the_turn_is_stored_and_announced_before_start_returns(service):
 @pytest.mark.asyncio
 async def test_a_turn_cancelled_before_it_ran_is_ended_as_interrupted(service):
     thread = service.create_thread("alice", "sales", None)
+    await _engine_ready(service)
     with service.listen(thread.thread_id) as queue:
         task = service.start_turn(thread, "q")
         assert await service.cancel(thread.thread_id)
@@ -65,6 +75,7 @@ async def test_a_turn_whose_source_cannot_open_is_ended_once_with_the_error(tmp_
                         sources={"gone": str(gone)})
     try:
         thread = svc.create_thread("alice", "gone", None)
+        await _engine_ready(svc)
         gone.unlink()
         task = svc.start_turn(thread, "q")
         with pytest.raises(Exception) as failure:

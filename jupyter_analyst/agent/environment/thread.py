@@ -13,11 +13,12 @@ attaches its own source and stores to it, and the kernel and what it holds carry
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...artifacts import ArtifactStore
+from ...events import StartingWhat
 from ...kernel import OutputCaps
 from ...sql import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
 from ..dataflow import rebound_names
@@ -92,6 +93,9 @@ class ThreadEnvironment:
         self.ledger = NameLedger(thread_id, artifacts)
         #: What the running kernel holds, and how it is brought to the ledger (see rehydrate.py).
         self.rehydration = Rehydration(self)
+        #: Told what the running turn waits for while it starts (the kernel, the SQL checker):
+        #: set by the turn (turns/frame.py) while it runs, so its client can say it.
+        self.on_starting: Callable[[StartingWhat], Awaitable[None]] | None = None
 
     def warm_sql(self, *, side_by_side: bool) -> None:
         """A query is coming: start the SQL checker's workers and the source's engine worker
@@ -233,6 +237,8 @@ class ThreadEnvironment:
         await self.settle()
         if self._kernel is not None and self._kernel.is_started:
             return self._kernel
+        if self._kernel is not None or self._pool is None or not self._pool.serves(self.workdir):
+            await self.starting("kernel")  # no warm kernel for it: one starts now (seconds)
         try:
             if self._kernel is None and self._pool is not None:
                 self._kernel = await self._pool.acquire(self.workdir)
@@ -246,6 +252,11 @@ class ThreadEnvironment:
         # A kernel that ran only its set-up: it holds nothing of the thread yet.
         self.rehydration.fresh(complete=not self.bindings())
         return self._kernel
+
+    async def starting(self, what: StartingWhat) -> None:
+        """Tell the running turn that ``what`` starts now (nothing when no turn listens)."""
+        if self.on_starting is not None:
+            await self.on_starting(what)
 
     async def restart_kernel(self) -> None:
         """Replace a dead kernel with a fresh one, rehydrated lazily (none is kept if it fails)."""

@@ -61,6 +61,8 @@ async def plan_sql(env: ThreadEnvironment, args: dict[str, Any]) -> StepPlan:
         unless=partial(env.artifacts.sql_asked_before, env.thread_id, args["sql"], args["name"]),
     ) if getattr(env.source, "interruptible", False) else None
     early = None
+    if env.preparer.cold:
+        await env.starting("sql_checker")  # the first query of the process waits for its worker
     try:
         prepared = await env.preparer.prepare(
             args["sql"], env.source, on_cleared=start,

@@ -29,7 +29,8 @@ class TurnsHandler(AnalystHandler):
         except InvalidRequest as exc:
             raise self.refuse(exc) from None
         attached = await self.attached_notebook(request.notebook) if request.notebook is not None else None
-        await self.service.engine.ready()  # imported off the loop, the first time
+        # Not awaited here: a turn asked while the engine is still being imported is announced
+        # at once and says that it waits for it (ThreadService.start_turn).
         with self.service.listen(thread_id) as queue:
             before = self.service.workspace.store.last_seq(thread_id)
             try:

@@ -25,12 +25,16 @@ function ledger(usage: object, saved: object = {}): object {
   };
 }
 
-/** One whole turn ending with `ended`'s fields. */
-function turn(ended: Record<string, unknown>): AnalystEvent[] {
+/** One whole turn ending with `ended`'s fields, then the summarizer's events (`after`). */
+function turn(
+  ended: Record<string, unknown>,
+  after: Record<string, unknown>[] = []
+): AnalystEvent[] {
   const bodies: Record<string, unknown>[] = [
     { type: 'turn_started', prompt: 'revenue by region', model: 'm', rerun: false },
     { type: 'answer', text: 'North leads.', flagged: [] },
-    { type: 'turn_ended', status: 'completed', message: null, counters: { executed: 1 }, ...ended }
+    { type: 'turn_ended', status: 'completed', message: null, counters: { executed: 1 }, ...ended },
+    ...after
   ];
   return bodies.map((body, i) => {
     const event = parseEvent({
@@ -47,9 +51,12 @@ function turn(ended: Record<string, unknown>): AnalystEvent[] {
   });
 }
 
-function footer(ended: Record<string, unknown>): Element | null {
+function footer(
+  ended: Record<string, unknown>,
+  after: Record<string, unknown>[] = []
+): Element | null {
   const host = renderStatic(
-    <TurnList view={reduceAll(initialThreadView(), turn(ended))} threadId="thr_1" />
+    <TurnList view={reduceAll(initialThreadView(), turn(ended, after))} threadId="thr_1" />
   );
   return host.querySelector('[data-summary="cost"]');
 }
@@ -104,6 +111,53 @@ describe('the turn footer cost', () => {
     expect(
       parseEvent({ seq: 1, type: 'turn_ended', status: 'completed', ledger: { usage: 3 } })
     ).toBeNull();
+  });
+
+  it("counts the summarizer's call after the answer, and says it apart", () => {
+    const memory = (usage: object | null): Record<string, unknown> => ({
+      type: 'memory',
+      origin: 'summarizer',
+      status: 'applied',
+      version: 2,
+      changes: {},
+      summarized_through: 1,
+      message: null,
+      usage: usage === null ? null : { ...TOKENS, ...usage }
+    });
+    const answered = {
+      calls: 2,
+      prompt_tokens: 2200,
+      completion_tokens: 131,
+      counted_by: 'server',
+      cost_usd: 0.002
+    };
+    const shown = footer({ ledger: ledger(answered) }, [
+      memory({
+        calls: 1,
+        prompt_tokens: 800,
+        completion_tokens: 40,
+        counted_by: 'server',
+        cost_usd: 0.0005
+      })
+    ]);
+    expect(shown?.querySelector('[data-cost="usage"]')?.textContent).toBe(
+      '3 model calls · 3,000 prompt + 171 completion tokens (counted by the model server) · $0.0025'
+    );
+    expect(shown?.querySelector('[data-cost="summarizer"]')?.textContent).toBe(
+      "of which the thread's summary, updated after the answer: 1 model call · 800 prompt + " +
+        '40 completion tokens (counted by the model server) · $0.0005'
+    );
+    // A summarizer that sent no call (nothing to summarize) adds nothing, and says nothing.
+    const none = footer({ ledger: ledger(answered) }, [memory(null)]);
+    expect(none?.querySelector('[data-cost="usage"]')?.textContent).toContain('2 model calls');
+    expect(none?.querySelector('[data-cost="summarizer"]')).toBeNull();
+    // A priced answer and an unpriced summary: no total cost is made up.
+    const unpriced = footer({ ledger: ledger(answered) }, [
+      memory({ calls: 1, prompt_tokens: 800, completion_tokens: 40, counted_by: 'estimate' })
+    ]);
+    expect(unpriced?.querySelector('[data-cost="usage"]')?.textContent).toBe(
+      '3 model calls · 3,000 prompt + 171 completion tokens (partly estimated)'
+    );
   });
 
   it('writes money as the CLI does', () => {

@@ -10,7 +10,7 @@ describe('parseEvent', () => {
     }
   });
 
-  it('knows the sixteen event types the server emits', () => {
+  it('knows the seventeen event types the server emits', () => {
     expect([...EVENT_TYPES].sort()).toEqual(
       [
         'answer',
@@ -20,6 +20,7 @@ describe('parseEvent', () => {
         'memory',
         'plan',
         'plan_step',
+        'starting',
         'state',
         'step_output',
         'step_progress',
