@@ -185,7 +185,8 @@ class AnalystTools:
 
         spec = await self._source_for(thread, source)
         request = ToolStepRequest(tool=tool, arguments={k: v for k, v in arguments.items() if v is not None},
-                                  thread_id=thread, source=spec, user=self.user, rerun=rerun)
+                                  thread_id=thread, source=spec, user=self.user, rerun=rerun,
+                                  beside=tool in LOOKUP_TOOLS)
         if tool in LOOKUP_TOOLS:
             step = await run_tool_step(request, config=self.config, on_event=on_event)
         else:

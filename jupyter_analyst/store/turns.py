@@ -78,11 +78,12 @@ class TurnLog(EventLog):
     first and last events are stored with it, in its transaction."""
 
 
-    def start_turn(self, thread_id: str, prompt: str, *, lease_s: float | None = None) -> Turn:
+    def start_turn(self, thread_id: str, prompt: str, *, lease_s: float | None = None, beside: bool = False) -> Turn:
         """Open a new turn; turns left running by a dead process are marked interrupted
-        (``lease_s`` as for :meth:`announce_turn`)."""
+        (``lease_s`` as for :meth:`announce_turn`). ``beside``: the turn runs beside the
+        thread's running one (a look-up a host sends while a step runs), which it leaves be."""
         with self._tx() as cur:
-            return self._open_turn(cur, thread_id, prompt, lease_s)
+            return self._open_turn(cur, thread_id, prompt, lease_s, beside=beside)
 
     def announce_turn(self, thread_id: str, prompt: str, started: Callable[[Turn], Event], *,
                       lease_s: float | None = None) -> tuple[Turn, Event]:
@@ -99,19 +100,21 @@ class TurnLog(EventLog):
             (event,) = self._insert_events(cur, [started(turn)])
         return turn, event
 
-    def _open_turn(self, cur: Any, thread_id: str, prompt: str, lease_s: float | None = None) -> Turn:
+    def _open_turn(self, cur: Any, thread_id: str, prompt: str, lease_s: float | None = None, *,
+                   beside: bool = False) -> Turn:
         self.backend.lock_thread(cur, thread_id)
         now = utc_now()
-        if cur.execute(
-            "SELECT 1 FROM turns WHERE thread_id = ? AND status = 'running' AND lease_until > ?", (thread_id, now),
-        ).fetchone():
-            raise ThreadBusy("a turn is already running on this thread, in another process sharing the store",
-                             hint="wait for it, or cancel it where it runs")
-        cur.execute(
-            "UPDATE turns SET status = 'interrupted', ended_at = ? "
-            "WHERE thread_id = ? AND status = 'running'",
-            (now, thread_id),
-        )
+        if not beside:
+            if cur.execute(
+                "SELECT 1 FROM turns WHERE thread_id = ? AND status = 'running' AND lease_until > ?", (thread_id, now),
+            ).fetchone():
+                raise ThreadBusy("a turn is already running on this thread, in another process sharing the store",
+                                 hint="wait for it, or cancel it where it runs")
+            cur.execute(
+                "UPDATE turns SET status = 'interrupted', ended_at = ? "
+                "WHERE thread_id = ? AND status = 'running'",
+                (now, thread_id),
+            )
         (number,) = cur.execute(
             "SELECT COALESCE(MAX(number), 0) + 1 FROM turns WHERE thread_id = ?", (thread_id,)
         ).fetchone()

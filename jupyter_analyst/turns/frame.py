@@ -183,7 +183,8 @@ async def _resolve(
     if turn is None and thread is not None:
         # A thread that goes on: its turn starts, and says so, before the source is
         # connected, so a client sees it begin at once.
-        turn = await asyncio.to_thread(store.start_turn, thread.thread_id, request.prompt, lease_s=lease_s)
+        turn = await asyncio.to_thread(store.start_turn, thread.thread_id, request.prompt, lease_s=lease_s,
+                                       beside=getattr(request, "beside", False))
     return TurnFrame(workspace=workspace, events=events, prompt=request.prompt, thread=thread, turn=turn,
                      spec=spec, announced=turn is not None, lease_s=lease_s)
 

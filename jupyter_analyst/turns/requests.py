@@ -138,6 +138,9 @@ class ToolStepRequest(_StepRequest):
 
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    beside: bool = False
+    """A look-up run beside the thread's running turn (an MCP host's parallel calls): its own
+    turn opens without closing that one, which is live, not left by a dead process."""
 
     @property
     def prompt(self) -> str:

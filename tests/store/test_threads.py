@@ -92,6 +92,17 @@ def test_a_turn_left_running_is_marked_interrupted(store):
     assert store.turns(t.thread_id)[1].answer == "done"
 
 
+def test_a_turn_opened_beside_a_running_one_leaves_it_running(store):
+    t = store.create_thread()
+    step = store.start_turn(t.thread_id, "run_sql ...")  # live: a host's step, still running
+    lookup = store.start_turn(t.thread_id, "describe_table ...", beside=True)
+    assert [(x.turn_id, x.status) for x in store.turns(t.thread_id)] == [(step.turn_id, "running"),
+                                                                         (lookup.turn_id, "running")]
+    store.end_turn(lookup.turn_id, "completed")
+    store.end_turn(step.turn_id, "completed")
+    assert [x.status for x in store.turns(t.thread_id)] == ["completed", "completed"]
+
+
 def test_a_leased_turn_is_not_cut_by_another_until_its_lease_runs_out(store):
     from jupyter_analyst.events import TurnEnded, TurnStarted
     from jupyter_analyst.store import ThreadBusy

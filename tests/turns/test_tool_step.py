@@ -70,3 +70,22 @@ def test_a_tool_that_cannot_be_asked_for_is_refused_before_anything_opens(tmp_pa
         asyncio.run(run_tool_step(ToolStepRequest(tool="plan", source="nowhere.duckdb"),
                                   config=AnalystConfig(workspace=tmp_path / "ws")))
     assert not (tmp_path / "ws").exists()
+
+
+def test_a_look_up_beside_a_running_turn_leaves_that_turn_running(tmp_path, sales_db):
+    """A host's parallel calls: a look-up opens its own turn while the thread's step runs,
+    and that step's turn stays running in the store the panel reads (it was marked
+    interrupted, as if its process had died, until it ended)."""
+    config = AnalystConfig(workspace=tmp_path / "ws", summarizer=False)
+    workspace = Workspace(tmp_path / "ws")
+    try:
+        thread = workspace.store.create_thread(source=str(sales_db))
+        running = workspace.store.start_turn(thread.thread_id, "run_python {...}")
+        step = asyncio.run(run_tool_step(ToolStepRequest(tool="describe_table", thread_id=thread.thread_id,
+                                                         arguments={"table": "orders"}, beside=True), config=config))
+        assert step.ok
+        statuses = {t.turn_id: t.status for t in workspace.store.turns(thread.thread_id)}
+        assert statuses[running.turn_id] == "running"
+        assert list(statuses.values()) == ["running", "completed"]
+    finally:
+        workspace.close()
