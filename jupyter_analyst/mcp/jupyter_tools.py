@@ -25,13 +25,14 @@ from pydantic import Field
 
 from ..errors import AnalystError, ConfigError
 from .engine import AnalystTools, Reply, Scope
+from .parameters import Code, Name, Prompt, Rerun, Sql
 from .reporting import progress
 from .results import tool_result
 
 _cached: tuple[Any, AnalystTools] | None = None
 _scope = Scope()
 
-# Each parameter as the client's model reads it in the tool's schema.
+# Each parameter as the client's model reads it in the tool's schema (those both surfaces share: parameters.py).
 Thread = Annotated[str | None, Field(description=(
     "The analyst thread to run in (thr_...), as an earlier result named it: its datasets, kernel and history. "
     "Leave it out only to start a new thread."))]
@@ -39,14 +40,7 @@ NamedThread = Annotated[str, Field(description="The analyst thread (thr_...), as
 Source = Annotated[str | None, Field(description=(
     "The data source to start a new thread on, by name, as analyst_list_sources lists them (default: the "
     "first). Never a path or URL. Leave it out to go on in a `thread`, which stays on its own source."))]
-Sql = Annotated[str, Field(description="One read-only SELECT (or WITH ... SELECT) in the source's SQL dialect.")]
-Name = Annotated[str, Field(description=(
-    "The dataset's name: a Python identifier, the DataFrame's name in the thread's Python."))]
-Code = Annotated[str, Field(description="Python to run in the thread's kernel.")]
 Table = Annotated[str, Field(description="A table or view name, as analyst_list_tables gives it.")]
-Prompt = Annotated[str, Field(description="The question, in plain words.")]
-Rerun = Annotated[bool, Field(description=(
-    "Run it again even when the thread already ran the same step (by default its result is reused)."))]
 
 TOOLS = ("list_sources", "threads", "list_tables", "describe_table", "run_sql", "run_python", "list_artifacts",
          "thread_state", "ask")

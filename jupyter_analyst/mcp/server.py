@@ -24,6 +24,7 @@ from pydantic import Field
 from .._version import __version__
 from ..errors import AnalystError
 from .engine import ARTIFACT_SCHEME, NOTEBOOK_SCHEME, AnalystTools, Reply, Scope
+from .parameters import Code, Name, Prompt, Rerun, Sql
 from .reporting import progress as _progress
 from .results import tool_result
 from .schemas import (
@@ -54,19 +55,12 @@ VerifyResult = Annotated[CallToolResult, VerifyOut]
 
 IPYNB = "application/x-ipynb+json"
 
-# Each parameter as the client's model reads it in the tool's schema.
+# Each parameter as the client's model reads it in the tool's schema (those both surfaces share: parameters.py).
 Thread = Annotated[str | None, Field(description=(
     "The thread to run in (thr_...), as an earlier result named it: its datasets, kernel and history. "
     "Leave it out only to start a new thread."))]
 NamedThread = Annotated[str, Field(description="The thread (thr_...), as an earlier result or list_sources named it.")]
-Sql = Annotated[str, Field(description="One read-only SELECT (or WITH ... SELECT) in the source's SQL dialect.")]
-Name = Annotated[str, Field(description=(
-    "The dataset's name: a Python identifier, the DataFrame's name in the thread's Python."))]
-Code = Annotated[str, Field(description="Python to run in the thread's kernel.")]
 Table = Annotated[str, Field(description="A table or view name, as list_tables gives it.")]
-Prompt = Annotated[str, Field(description="The question, in plain words.")]
-Rerun = Annotated[bool, Field(description=(
-    "Run it again even when the thread already ran the same step (by default its result is reused)."))]
 Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha256:...), as a result gave it.")]
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 from ..errors import QueryFailed
 from .sealed import MB, EngineLimits
+from .workers import close_pipes
 
 #: What a worker needs besides its engine's memory limit: the interpreter and DuckDB's library
 #: (135 MiB of data segment once open), the threads of the statements it runs, and the values
@@ -209,12 +210,7 @@ class _Process:
         self.ready.set()
         for job in jobs:
             job.settle({"died": True})
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            try:
-                if pipe is not None:
-                    pipe.close()
-            except OSError:
-                pass
+        close_pipes(self.proc)
 
     def _take(self, reply: dict[str, Any]) -> None:
         if "ready" in reply:

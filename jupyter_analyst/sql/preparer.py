@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AnalystError, SqlRejected
 from .model import ClearedQuery, PreparedQuery
+from .workers import close_pipes
 
 if TYPE_CHECKING:
     from .sources import DataSource
@@ -187,12 +188,7 @@ class _Worker:
             self.proc.kill()
         except OSError:
             pass
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            try:
-                if pipe is not None:
-                    pipe.close()
-            except OSError:
-                pass
+        close_pipes(self.proc)
         try:
             return self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - a process that ignores SIGKILL
