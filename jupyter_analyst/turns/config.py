@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
@@ -55,7 +56,9 @@ class ModelSettings(BaseModel):
     async def client(self, *, summarizer: bool = False) -> AsyncIterator[LLMClient]:
         """A client of the endpoint (of the summarizer's model with ``summarizer``), closed after."""
         model = (self.summary_model or self.model) if summarizer else self.model
-        llm = LLMClient(model=model, base_url=self.base_url, api_key=self.api_key)
+        # Made off the event loop: the first in a process imports the SDK and builds its TLS
+        # context (a second and more), which would hold up everything else the loop serves.
+        llm = await asyncio.to_thread(LLMClient, model=model, base_url=self.base_url, api_key=self.api_key)
         try:
             yield llm
         finally:
