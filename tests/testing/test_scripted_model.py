@@ -248,3 +248,23 @@ def test_the_lab_demo_says_which_questions_it_answers_and_each_one_is_answered()
     for prompt in suggested:
         reply = script.reply_for([{"role": "user", "content": prompt}])
         assert reply.content != help_text and "no scripted reply" not in (reply.content or ""), prompt
+
+
+@pytest.mark.parametrize("name", ["demo_script.json", "lab_script.json"])
+def test_the_shipped_scripts_resolve_the_next_step_only_after_the_user_said_continue(name):
+    """Their unmatched answer lists "continue" among the questions to try: a thread whose first
+    question was unmatched adds the next step (its summary once failed: 'no items entry
+    next-step to update'); only a turn the user began with "continue" resolves it."""
+    from importlib import resources
+
+    from jupyter_analyst.agent import SUMMARIZER_MARKER
+
+    script = load_script(json.loads((resources.files("jupyter_analyst") / "data" / name).read_text()))
+    system = {"role": "system", "content": SUMMARIZER_MARKER + " ..."}
+    unmatched = (script.unmatched or "Try: continue, or another question").format(prompt="how are sales?")
+    first = {"role": "user", "content": f"--- turn 1\nuser: how are sales?\nassistant: {unmatched}"}
+    then = {"role": "user", "content": f"--- turn 1\nuser: Revenue by region\nassistant: done\n--- turn 2\nuser: continue\n"
+                                       "assistant: the same steps, reused"}
+    assert '"id": "next-step"' in script.summarizer_reply([system, first]).content
+    assert '"add"' in script.summarizer_reply([system, first]).content
+    assert '"update"' in script.summarizer_reply([system, then]).content
