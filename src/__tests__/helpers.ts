@@ -50,3 +50,21 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** Events of thread ``thr_1``'s turn ``turn_1`` from their bodies, numbered in order (a body
+ * the parser would not read fails the spec). */
+export function eventsOf(bodies: Record<string, unknown>[]): AnalystEvent[] {
+  return bodies.map((body, i) => {
+    const event = parseEvent({
+      seq: i + 1,
+      thread_id: 'thr_1',
+      turn_id: 'turn_1',
+      ts: '',
+      ...body
+    });
+    if (event === null) {
+      throw new Error(`not an event: ${JSON.stringify(body)}`);
+    }
+    return event;
+  });
+}

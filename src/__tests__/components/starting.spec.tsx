@@ -10,22 +10,11 @@ import { TurnStatus } from '../../components/TurnStatus';
 import { parseEvent, type AnalystEvent } from '../../model/events';
 import { reduceAll } from '../../model/reducer';
 import { initialThreadView, type ThreadView } from '../../model/view';
+import { eventsOf } from '../helpers';
 import { renderStatic } from '../staticMarkup';
 
 function events(bodies: Record<string, unknown>[]): AnalystEvent[] {
-  return bodies.map((body, i) => {
-    const event = parseEvent({
-      seq: i + 1,
-      thread_id: 'thr_1',
-      turn_id: 'turn_1',
-      ts: '',
-      ...body
-    });
-    if (event === null) {
-      throw new Error(`not an event: ${JSON.stringify(body)}`);
-    }
-    return event;
-  });
+  return eventsOf(bodies);
 }
 
 function status(view: ThreadView): Element | null {

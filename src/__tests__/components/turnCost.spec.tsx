@@ -11,6 +11,7 @@ import { TurnList } from '../../components/TurnList';
 import { parseEvent, type AnalystEvent } from '../../model/events';
 import { reduceAll } from '../../model/reducer';
 import { initialThreadView } from '../../model/view';
+import { eventsOf } from '../helpers';
 import { renderStatic } from '../staticMarkup';
 
 const TOKENS = { prompt_tokens: 0, completion_tokens: 0, counted_by: 'none', cost_usd: null };
@@ -36,19 +37,7 @@ function turn(
     { type: 'turn_ended', status: 'completed', message: null, counters: { executed: 1 }, ...ended },
     ...after
   ];
-  return bodies.map((body, i) => {
-    const event = parseEvent({
-      seq: i + 1,
-      thread_id: 'thr_1',
-      turn_id: 'turn_1',
-      ts: '',
-      ...body
-    });
-    if (event === null) {
-      throw new Error(`not an event: ${JSON.stringify(body)}`);
-    }
-    return event;
-  });
+  return eventsOf(bodies);
 }
 
 function footer(
