@@ -33,8 +33,8 @@ def panel_turn_held(tmp_path: Path, sales_db: Path,
     request ended with (once it has)."""
     port = free_port()
     with ScriptedModelServer(SCRIPT) as model:
-        server = JupyterServerProcess(tmp_path, sources={"sales": str(sales_db)}, model_url=model.base_url, mcp=True,
-                                      extra=[f"--MCPExtensionApp.mcp_port={port}", "--AnalystApp.jupyter_mcp_tools=True",
+        server = JupyterServerProcess(tmp_path, sources={"sales": str(sales_db)}, model_url=model.base_url, mcp_port=port,
+                                      extra=["--AnalystApp.jupyter_mcp_tools=True",
                                              "--AnalystApp.summarizer=False", *extra])
         with server:
             thread = server.request("/analyst/api/threads", method="POST", body={"source": "sales"})["thread_id"]

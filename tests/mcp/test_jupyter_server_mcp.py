@@ -18,7 +18,7 @@ def test_the_analysts_tools_refuse_to_run_there_unless_the_owner_allows_them(tmp
     local user reaching it could run code as the owner. Off by default, said plainly."""
     port = free_port()
     with JupyterServerProcess(tmp_path, sources={"sales": str(sales_db)}, model_url="http://127.0.0.1:9/v1",
-                              extra=[f"--MCPExtensionApp.mcp_port={port}"], mcp=True):
+                              mcp_port=port):
         async def session():
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 return await client.call_tool("analyst_run_python", {"code": "print(open('/etc/hostname').read())"})
@@ -35,10 +35,10 @@ def test_the_analysts_tools_refuse_to_run_there_unless_the_owner_allows_them(tmp
 
 def test_jupyters_mcp_server_lists_and_runs_the_analysts_tools(tmp_path, sales_db):
     port = free_port()
-    extra = [f"--MCPExtensionApp.mcp_port={port}", "--AnalystApp.jupyter_mcp_tools=True"]
+    extra = ["--AnalystApp.jupyter_mcp_tools=True"]
     joins = build_join_db(tmp_path / "joins.duckdb")
     with JupyterServerProcess(tmp_path, sources={"sales": str(sales_db), "joins": str(joins)},
-                              model_url="http://127.0.0.1:9/v1", extra=extra, mcp=True):
+                              model_url="http://127.0.0.1:9/v1", extra=extra, mcp_port=port):
         async def session():
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 tools = (await client.list_tools()).tools

@@ -72,7 +72,7 @@ class JupyterServerProcess:
     """``jupyter server`` with ``jupyter_analyst.server`` enabled, token-authenticated."""
 
     def __init__(self, root: Path, *, sources: dict[str, str], model_url: str, token: str = "analyst-test-token",
-                 extra: list[str] | None = None, ready_path: str = "/api/status", mcp: bool = False) -> None:
+                 extra: list[str] | None = None, ready_path: str = "/api/status", mcp_port: int | None = None) -> None:
         self.root = Path(root)
         self.token = token
         self.port = free_port()
@@ -81,7 +81,9 @@ class JupyterServerProcess:
             "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={self.root}",
             # Jupyter's MCP server (jupyter-server-mcp enables itself where it is installed) only
             # where a test asks for it: it listens on a port of its own.
-            f"--ServerApp.jpserver_extensions={{'jupyter_analyst.server': True, 'jupyter_server_mcp': {mcp}}}",
+            f"--ServerApp.jpserver_extensions={{'jupyter_analyst.server': True, "
+            f"'jupyter_server_mcp': {mcp_port is not None}}}",
+            *([f"--MCPExtensionApp.mcp_port={mcp_port}"] if mcp_port is not None else []),
             f"--AnalystApp.workspace={self.root / 'ws'}", "--AnalystApp.sources=" + json.dumps(sources),
             f"--AnalystApp.model_base_url={model_url}", "--AnalystApp.api_key=scripted",
             f"--AnalystApp.model={MODEL_NAME}", *(extra or []),
@@ -91,6 +93,8 @@ class JupyterServerProcess:
         #: What answers once the server is up (``/api/status`` asks the kernel manager, which a
         #: server whose gateway is down cannot answer).
         self.ready_path = ready_path
+        #: Jupyter's MCP server starts its own listener after the server answers: ready when both do.
+        self.mcp_port = mcp_port
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -107,6 +111,8 @@ class JupyterServerProcess:
         while time.monotonic() < deadline:
             try:
                 self.request(self.ready_path, raw=True, timeout=5)
+                if self.mcp_port is not None:
+                    socket.create_connection(("127.0.0.1", self.mcp_port), timeout=5).close()
                 return self
             except (urllib.error.URLError, ConnectionError):
                 if self.proc.poll() is not None:
