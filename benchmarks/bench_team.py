@@ -177,7 +177,7 @@ def run_team(root: Path, *, processes: int, threads: int, model_url: str, databa
 
 
 def bench_team(report: Report, *, rows: int, repeat: int) -> None:
-    from jupyter_analyst.testing.servers.postgres import postgres_server
+    from jupyter_analyst.testing.servers.postgres_server import postgres_server
 
     processes, threads = (QUICK_PROCESSES, QUICK_THREADS) if report.quick else (PROCESSES, THREADS)
     with tempfile.TemporaryDirectory(prefix="bench-team-") as tmp, _scripted_model(Path(tmp), SCRIPT) as model_url:

@@ -162,7 +162,7 @@ def analyst(tmp_path, sales_db) -> Callable[[dict], Any]:
 @pytest.fixture(scope="session")
 def postgres(tmp_path_factory):
     """One PostgreSQL server for the session (skipped, loudly, where it is not installed)."""
-    from jupyter_analyst.testing.servers.postgres import INSTALL_HINT, PostgresUnavailable, postgres_server
+    from jupyter_analyst.testing.servers.postgres_server import INSTALL_HINT, PostgresUnavailable, postgres_server
 
     # Not under pytest's own temporary folder: that one is private to root, and the server
     # runs as the postgres user when the suite runs as root.
@@ -199,7 +199,7 @@ def store_location(store_backend, tmp_path, request):
 @pytest.fixture(scope="session")
 def s3_server():
     """One S3-compatible server (moto) for the session (skipped, loudly, where it cannot run)."""
-    from jupyter_analyst.testing.servers.s3 import S3Unavailable, s3_server
+    from jupyter_analyst.testing.servers.s3_server import S3Unavailable, s3_server
 
     server_cm = s3_server()
     try:
@@ -213,7 +213,7 @@ def s3_server():
 @pytest.fixture
 def s3_env(monkeypatch):
     """The test credentials in the environment, and nothing of the machine's AWS set-up."""
-    from jupyter_analyst.testing.servers.s3 import CREDENTIALS
+    from jupyter_analyst.testing.servers.s3_server import CREDENTIALS
 
     for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
         monkeypatch.delenv(key, raising=False)

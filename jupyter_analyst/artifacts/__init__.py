@@ -9,7 +9,7 @@ from .deterministic import content_fingerprint
 from .fingerprints import canonical_python, sha256_file, step_key
 from .inventory import ArtifactStore
 from .model import Artifact, ArtifactNotFound, ArtifactType, StepRecord
-from .names import csv_name, download_name
+from .file_names import csv_name, download_name
 from .preview import MAX_PREVIEW_ROWS, PREVIEW_ROWS, table_bundle
 from .preview import preview as preview_artifact
 

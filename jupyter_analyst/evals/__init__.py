@@ -16,7 +16,7 @@ from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .gold import regenerate as regenerate_gold
-    from .sources import build_named as build_named_source, parse_source_option
+    from .suite_sources import build_named as build_named_source, parse_source_option
     from .harness import compare_reports, evaluate, outputs, suite_path
 
 _HOME = {
@@ -25,8 +25,8 @@ _HOME = {
     "outputs": "harness",
     "suite_path": "harness",
     "regenerate_gold": "gold:regenerate",
-    "build_named_source": "sources:build_named",
-    "parse_source_option": "sources",
+    "build_named_source": "suite_sources:build_named",
+    "parse_source_option": "suite_sources",
 }
 
 __all__ = ["build_named_source", "compare_reports", "evaluate", "outputs", "parse_source_option", "regenerate_gold",

@@ -30,7 +30,7 @@ from typing import Any
 from ..errors import AnalystError, ConfigError, SqlRejected
 from ..turns import AnalystConfig
 from ..untrusted import terminal_text
-from .sources import SourcePolicy, parse_source_option
+from .suite_sources import SourcePolicy, parse_source_option
 from .suite import read_records
 
 

@@ -16,8 +16,8 @@ from ..turns import AnalystConfig, ModelSettings
 from .progress_file import ResumeFile
 from .report import compare, load_report, markdown
 from .results import TaskResult
-from .runner import EvalSettings, SuiteRun
-from .sources import SourcePolicy
+from .suite_runner import EvalSettings, SuiteRun
+from .suite_sources import SourcePolicy
 from .suite import load_suite
 
 

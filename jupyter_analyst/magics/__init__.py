@@ -13,6 +13,6 @@ __all__ = ["load_ipython_extension"]
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics in ``ipython`` (what ``%load_ext`` calls)."""
-    from .commands import AnalystMagics
+    from .analyst_magics import AnalystMagics
 
     ipython.register_magics(AnalystMagics)

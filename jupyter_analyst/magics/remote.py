@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..events import Event
     from ..turns import TurnSummary
     from ..artifacts import Artifact
-    from .session import AskResult
+    from .magic_session import AskResult
 
 #: The server ``%%ask`` uses when no ``--server`` is given (unset: the local engine).
 SERVER_URL_ENV = "JUPYTER_ANALYST_SERVER_URL"
@@ -267,7 +267,7 @@ class ServerThreads:
         """One turn on the server, which makes its thread the current one there; ``notebook``
         as for :meth:`AnalystServer.turn`."""
         from ..events import ArtifactRecorded, ToolResult
-        from .session import AskResult
+        from .magic_session import AskResult
 
         server.check_model()
         thread_id, turn_source = self.target(server, thread=thread, source=source)

@@ -10,18 +10,18 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .engine import AnalystTools
+    from .analyst_tools import AnalystTools
     from .serve import new_token, require_sdk, serve_http, serve_stdio
-    from .sources import named_sources, parse_named
+    from .source_choice import named_sources, parse_named
 
 _HOME = {
-    "AnalystTools": "engine",
+    "AnalystTools": "analyst_tools",
     "new_token": "serve",
     "require_sdk": "serve",
     "serve_http": "serve",
     "serve_stdio": "serve",
-    "named_sources": "sources",
-    "parse_named": "sources",
+    "named_sources": "source_choice",
+    "parse_named": "source_choice",
 }
 
 __all__ = ["AnalystTools", "named_sources", "new_token", "parse_named", "require_sdk", "serve_http", "serve_stdio"]

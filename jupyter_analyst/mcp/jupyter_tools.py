@@ -24,10 +24,10 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..errors import AnalystError, ConfigError
-from .engine import AnalystTools, Reply, Scope
+from .analyst_tools import AnalystTools, Reply, Scope
 from .parameters import Code, Name, Prompt, Rerun, Sql
 from .reporting import progress
-from .results import tool_result
+from .tool_results import tool_result
 
 _cached: tuple[Any, AnalystTools] | None = None
 _scope = Scope()
@@ -103,7 +103,7 @@ async def _answer(work: Callable[[AnalystTools], Awaitable[Reply]]) -> CallToolR
 
 
 def _plain(exc: AnalystError) -> Reply:
-    from .engine import error_reply
+    from .analyst_tools import error_reply
 
     return error_reply(exc)
 

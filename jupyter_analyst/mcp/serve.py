@@ -15,7 +15,7 @@ import socket
 from typing import Any
 
 from ..errors import ConfigError
-from .engine import AnalystTools
+from .analyst_tools import AnalystTools
 
 TOKEN_ENV = "ANALYST_MCP_TOKEN"
 EXTRA_HINT = "pip install 'jupyter-analyst[mcp]'"

@@ -23,10 +23,10 @@ from pydantic import Field
 
 from .._version import __version__
 from ..errors import AnalystError
-from .engine import ARTIFACT_SCHEME, NOTEBOOK_SCHEME, AnalystTools, Reply, Scope
+from .analyst_tools import ARTIFACT_SCHEME, NOTEBOOK_SCHEME, AnalystTools, Reply, Scope
 from .parameters import Code, Name, Prompt, Rerun, Sql
 from .reporting import progress as _progress
-from .results import tool_result
+from .tool_results import tool_result
 from .schemas import (
     ArtifactOut,
     ArtifactsOut,

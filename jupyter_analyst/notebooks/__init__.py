@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from .ipynb import dumps as notebook_json
     from .ipynb import new_markdown_cell
     from .outline import MAX_NOTEBOOK_BYTES, AttachedNotebook, attached_text, context_section, load_attached, read_cells
-    from .render import default_output, file_stem
-    from .render import render as render_notebook
+    from .page_export import default_output, file_stem
+    from .page_export import render as render_notebook
     from .trail import ARTIFACT_MIME, META, RESULTS_ENV, connect_source, parameter_values, read_notebook, step_source
     from .verify import ArtifactCheck, VerifyReport, format_report, verify_notebook
     from .verify import Status as CheckStatus
@@ -44,9 +44,9 @@ _HOME = {
     "context_section": "outline",
     "load_attached": "outline",
     "read_cells": "outline",
-    "default_output": "render",
-    "file_stem": "render",
-    "render_notebook": "render:render",
+    "default_output": "page_export",
+    "file_stem": "page_export",
+    "render_notebook": "page_export:render",
     "ARTIFACT_MIME": "trail",
     "META": "trail",
     "RESULTS_ENV": "trail",

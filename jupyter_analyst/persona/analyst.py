@@ -25,8 +25,8 @@ from jupyterlab_chat.models import Message, NewMessage
 from ..errors import AnalystError
 from ..events import ContextUsage, Event, TurnEnded
 from ..untrusted import markdown_inline
-from .host import analyst_service, base_url_of
-from .reply import ChatReply, usage_of
+from .service_finder import analyst_service, base_url_of
+from .chat_message import ChatReply, usage_of
 
 #: The host a chat's binding to its thread is stored under.
 HOST = "jupyter-ai"

@@ -109,7 +109,7 @@ class AnalystApp(ExtensionApp):
         from ..kernel import SandboxPolicy, kernels_dir
         from ..sql import EngineLimits
         from .inputs import ApiLimits
-        from .launcher import ServerKernelLauncher, is_gateway
+        from .manager_launcher import ServerKernelLauncher, is_gateway
         from .service import ThreadService
 
         try:

@@ -23,7 +23,7 @@ from ..sql import absolute_spec
 from ..store import Thread, ThreadBusy, Turn, TurnLeases
 from ..workspace import Workspace
 from .catalog import SourceCatalog
-from .engine import EngineLoader, import_engine_warm
+from .lazy_engine import EngineLoader, import_engine_warm
 from .verifications import Verifications
 
 if TYPE_CHECKING:

@@ -17,12 +17,12 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .intent import DataIntent, data_intent
     from .paths import absolute_spec, display_spec, local_path, model_spec
-    from .model import ClearedQuery, PreparedQuery, QueryResult
+    from .query_model import ClearedQuery, PreparedQuery, QueryResult
     from .prepare import prepare_query
-    from .progress import QueryProgress
-    from .outline import OUTLINE_COLUMNS, OUTLINE_TABLES, SourceOutline, source_outline
+    from .query_progress import QueryProgress
+    from .schema_outline import OUTLINE_COLUMNS, OUTLINE_TABLES, SourceOutline, source_outline
     from .preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
-    from .runner import QueryRunner
+    from .query_runner import QueryRunner
     from .sealed import EngineLimits
     from .sources import DataSource, open_source, register_source
 
@@ -33,19 +33,19 @@ _HOME = {
     "local_path": "paths",
     "DataIntent": "intent",
     "data_intent": "intent",
-    "OUTLINE_COLUMNS": "outline",
-    "OUTLINE_TABLES": "outline",
-    "SourceOutline": "outline",
-    "source_outline": "outline",
-    "ClearedQuery": "model",
-    "PreparedQuery": "model",
-    "QueryResult": "model",
+    "OUTLINE_COLUMNS": "schema_outline",
+    "OUTLINE_TABLES": "schema_outline",
+    "SourceOutline": "schema_outline",
+    "source_outline": "schema_outline",
+    "ClearedQuery": "query_model",
+    "PreparedQuery": "query_model",
+    "QueryResult": "query_model",
     "prepare_query": "prepare",
-    "QueryProgress": "progress",
+    "QueryProgress": "query_progress",
     "SqlPreparer": "preparer",
     "DEFAULT_MAX_CHARS": "preparer",
     "DEFAULT_TIMEOUT_S": "preparer",
-    "QueryRunner": "runner",
+    "QueryRunner": "query_runner",
     "EngineLimits": "sealed",
     "DataSource": "sources",
     "open_source": "sources",

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel, Field
 
-from .model import ELIDED, QueryShape, Relation, Rows
+from .query_model import ELIDED, QueryShape, Relation, Rows
 
 #: The most characters a description takes (every prompt lists the thread's datasets).
 LINE_CHARS = 480

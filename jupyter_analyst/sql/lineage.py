@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .model import Relation, Rows
+from .query_model import Relation, Rows
 from .terms import brief, by_name, conditions, joins_tables
 
 #: How deep derived tables are read (deeper ones are named only).

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AnalystError, SqlRejected
-from .model import ClearedQuery, PreparedQuery
+from .query_model import ClearedQuery, PreparedQuery
 from .workers import close_pipes
 
 if TYPE_CHECKING:

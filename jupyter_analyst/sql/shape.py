@@ -22,7 +22,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .lineage import Lineage
-from .model import QueryShape, Rows
+from .query_model import QueryShape, Rows
 from .terms import BRIEF_CHARS, ELIDED, SHORT_CHARS, brief, by_name, conditions
 
 

@@ -18,7 +18,7 @@ import duckdb
 from .._text import json_safe, nearest
 from ..errors import SourceError, SqlRejected
 from .engine_process import EngineProcess
-from .model import ColumnInfo, TableDescription, TableInfo
+from .query_model import ColumnInfo, TableDescription, TableInfo
 from .parking import Parking
 from .sealed import EngineLimits, PrivateFolder, engine_arguments, harden_engine, seal_duckdb
 from .sealing import DUCKDB_CONNECT_CONFIG

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .model import ELIDED
+from .query_model import ELIDED
 
 #: A term longer than this gets a short form (whole sub-expressions elided).
 BRIEF_CHARS = 60

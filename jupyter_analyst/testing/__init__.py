@@ -6,8 +6,8 @@ The demo, our tests and anyone else's can drive the real ``openai`` SDK path off
 from .script import (
     LABEL, Script, ScriptedCall, ScriptedTurn, Step, call_step, load_script, python_step, sql_step, text_step,
 )
-from .runner import TurnRunner
-from .server import MODEL_NAME, ScriptedModelServer
+from .in_process import TurnRunner
+from .model_server import MODEL_NAME, ScriptedModelServer
 
 __all__ = [
     "LABEL", "MODEL_NAME", "Script", "ScriptedCall", "ScriptedModelServer", "ScriptedTurn", "Step",

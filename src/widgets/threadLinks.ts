@@ -1,6 +1,6 @@
 /**
  * Links that open the panel on a thread: `#jupyter-analyst-thread=ID`, as a chat's Analyst
- * persona ends its messages (jupyter_analyst/persona/reply.py, `PANEL_LINK`).
+ * persona ends its messages (jupyter_analyst/persona/chat_message.py, `PANEL_LINK`).
  *
  * Not a command link: JupyterLab's command linker asks before it runs a command from
  * untrusted content (a chat's message is), with a dialog warning that the document is not

@@ -91,7 +91,7 @@ def test_importing_a_module_of_sql_from_outside_breaks_its_face(tmp_path):
     ("kernel/session.py", "from .sandbox.kernelspec import kernels_dir",
      "Face: jupyter_analyst.kernel.sandbox is imported through its __init__ BROKEN"),
     # The throwaway test services, imported by the package at all (even through their face).
-    ("testing/runner.py", "from .servers import jupyter", "Face: jupyter_analyst.testing.servers is imported by tests only BROKEN"),
+    ("testing/in_process.py", "from .servers import jupyter", "Face: jupyter_analyst.testing.servers is imported by tests only BROKEN"),
 ])
 def test_reaching_past_a_nested_face_breaks_its_contract(tmp_path, module, line, broken):
     copy = _copy(tmp_path)

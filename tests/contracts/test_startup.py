@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from jupyter_analyst.server.engine import EngineLoader, import_engine
+from jupyter_analyst.server.lazy_engine import EngineLoader, import_engine
 from jupyter_analyst.testing import sql_step, text_step
 
 #: Imported only by the work that needs them: a kernel, a query run, a notebook read by nbformat.

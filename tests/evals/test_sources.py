@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_analyst.errors import ConfigError
-from jupyter_analyst.evals.sources import SourcePolicy, parse_source_option
+from jupyter_analyst.evals.suite_sources import SourcePolicy, parse_source_option
 
 
 def test_a_name_the_user_maps_is_read_as_what_it_maps_to(tmp_path):

@@ -223,7 +223,7 @@ def scripted():
 
 
 def ask_cell(scripted: Any, options: str = "") -> str:
-    from jupyter_analyst.testing.server import MODEL_NAME
+    from jupyter_analyst.testing.model_server import MODEL_NAME
 
     return f"%%ask --base-url {scripted.base_url} --model {MODEL_NAME} --no-summarizer {options}\nrevenue by region"
 

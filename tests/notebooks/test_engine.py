@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jupyter_analyst.kernel.sandbox.command import find_bwrap
+from jupyter_analyst.kernel.sandbox.bwrap_command import find_bwrap
 
 pytestmark = [
     pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed (make installs it)"),

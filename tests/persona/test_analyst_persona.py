@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("jupyter_ai_persona_manager", reason="the jupyter-ai extra is not installed here: "
                     "`make persona-venv` runs these tests in .venv-jupyter-ai")
 
-from jupyter_analyst.persona.reply import open_link  # noqa: E402
+from jupyter_analyst.persona.chat_message import open_link  # noqa: E402
 from jupyter_analyst.testing import ScriptedModelServer, python_step, sql_step, text_step  # noqa: E402
 from jupyter_analyst.testing.servers.jupyter import analyst_server_config  # noqa: E402
 

@@ -19,7 +19,7 @@ def test_without_the_extra_the_package_imports_and_only_the_persona_module_needs
     code = textwrap.dedent("""
         import json, sys
         sys.modules["jupyter_ai_persona_manager"] = None
-        import jupyter_analyst, jupyter_analyst.persona, jupyter_analyst.persona.reply, jupyter_analyst.persona.host
+        import jupyter_analyst, jupyter_analyst.persona, jupyter_analyst.persona.chat_message, jupyter_analyst.persona.service_finder
         import jupyter_analyst.server, jupyter_analyst.cli, jupyter_analyst.magics
         try:
             import jupyter_analyst.persona.analyst

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jupyter_analyst.events import AnswerReady, ArtifactRecorded, PlanMade, PlanStageView, PlanStepView, StateChanged, TextDelta, ToolResult, TurnEnded
-from jupyter_analyst.persona.reply import PANEL_COMMAND, PANEL_LINK, ChatReply, open_link
+from jupyter_analyst.persona.chat_message import PANEL_COMMAND, PANEL_LINK, ChatReply, open_link
 from jupyter_analyst.untrusted import markdown_inline
 
 

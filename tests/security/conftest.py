@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_analyst.kernel.sandbox.command import find_bwrap
+from jupyter_analyst.kernel.sandbox.bwrap_command import find_bwrap
 from jupyter_analyst.testing import ScriptedModelServer, TurnRunner
 
 

@@ -193,7 +193,7 @@ def test_ask_shows_the_answer_without_executable_html(attacked, tmp_path, sales_
     """``%%ask`` in a real kernel: every output of the cell is inspected as JupyterLab
     would render it (trusted, as the cell was just run)."""
     from jupyter_analyst.testing import ScriptedModelServer
-    from jupyter_analyst.testing.server import MODEL_NAME
+    from jupyter_analyst.testing.model_server import MODEL_NAME
 
     with ScriptedModelServer(SCRIPT) as server, started_kernel(tmp_path) as run:
         outputs, reply = run(f"%%ask --base-url {server.base_url} --model {MODEL_NAME} --no-summarizer "

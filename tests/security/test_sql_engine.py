@@ -21,7 +21,7 @@ import pytest
 from jupyter_analyst.errors import QueryFailed, SqlRejected
 from jupyter_analyst.sql import QueryRunner, open_source, prepare_query
 from jupyter_analyst.sql.prepare.functions import allowed
-from jupyter_analyst.sql.model import ClearedQuery
+from jupyter_analyst.sql.query_model import ClearedQuery
 from jupyter_analyst.sql.sealed import SEALED_SETTINGS, EngineLimits, duckdb_settings
 from jupyter_analyst.testing import sql_step, text_step
 

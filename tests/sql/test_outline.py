@@ -7,7 +7,7 @@ import sqlite3
 import time
 
 from jupyter_analyst.sql import open_source
-from jupyter_analyst.sql.outline import probe, read_outline, source_outline
+from jupyter_analyst.sql.schema_outline import probe, read_outline, source_outline
 
 
 def test_a_look_up_past_its_time_is_stopped_in_the_engine_and_gives_no_figure(sales_db):

@@ -11,7 +11,7 @@ import pytest
 
 from jupyter_analyst.artifacts import sha256_file
 from jupyter_analyst.sql import QueryRunner, open_source, prepare_query
-from jupyter_analyst.sql import runner as runner_module
+from jupyter_analyst.sql import query_runner as runner_module
 from jupyter_analyst.testing import sql_step, text_step
 
 

@@ -82,11 +82,11 @@ def step_budget_note(max_steps: int) -> dict[str, str]:
 
 def schema_summary(schema: dict[str, dict[str, str]], outline: SourceOutline | None = None) -> str:
     """A compact listing of tables and their columns, with each table's row count and notes
-    on columns a model would misread, where the source's outline has them (sql/outline.py).
+    on columns a model would misread, where the source's outline has them (sql/schema_outline.py).
 
     >>> print(schema_summary({"sales": {"region": "VARCHAR", "amount": "DOUBLE"}}))
     - sales(region VARCHAR, amount DOUBLE)
-    >>> from jupyter_analyst.sql.outline import TableOutline
+    >>> from jupyter_analyst.sql.schema_outline import TableOutline
     >>> outline = SourceOutline(tables={"sales": TableOutline(rows=2400, date_text={"day": "2025-01-01"},
     ...                                                       times={"day": "dates"})})
     >>> print(schema_summary({"sales": {"day": "VARCHAR", "amount": "DOUBLE"}}, outline))

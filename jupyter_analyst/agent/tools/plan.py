@@ -1,7 +1,7 @@
 """The ``plan`` tool: a checked staged plan (see staged_plan.py), run step by step.
 
 Stages run in order. A ``parallel`` stage starts its queries together, at most
-``concurrency`` at a time, each on its own cursor or connection (see sql/runner.py), then
+``concurrency`` at a time, each on its own cursor or connection (see sql/query_runner.py), then
 runs its Python steps one after another: the thread has one kernel. A ``sequence`` stage
 runs its steps in the order given. Each step is a call of its own (its own call id
 ``<plan call>.<step id>``, its own events, its own reuse by step key), run by the loop's

@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .command import SandboxPolicy
+    from .bwrap_command import SandboxPolicy
     from .doctor import main as run_doctor
     from .kernelspec import SANDBOX_KERNEL, install_kernelspec, kernels_dir, notebook_metadata
     from .provisioner import SETTINGS_ENV, SandboxSettings
 
 _HOME = {
-    "SandboxPolicy": "command",
+    "SandboxPolicy": "bwrap_command",
     "run_doctor": "doctor:main",
     "SANDBOX_KERNEL": "kernelspec",
     "install_kernelspec": "kernelspec",

@@ -11,10 +11,10 @@ from pydantic import BaseModel
 
 from . import quiescence, seccomp
 from .cgroups import cgroup_support, freezer_support
-from .identity import leases_in_use
+from .uids import leases_in_use
 from ..outputs import OutputCaps
 from .reach import remedy
-from .command import SandboxPolicy, find_bwrap, interpreter_paths, out_of_reach, running_as_root
+from .bwrap_command import SandboxPolicy, find_bwrap, interpreter_paths, out_of_reach, running_as_root
 
 
 class Check(BaseModel):

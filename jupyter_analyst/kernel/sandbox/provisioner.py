@@ -23,9 +23,9 @@ from pydantic import BaseModel
 
 from . import quiescence, seccomp
 from .cgroups import KernelCgroup
-from .identity import KernelIdentity, lease
+from .uids import KernelIdentity, lease
 from .relay import Relay
-from .command import (
+from .bwrap_command import (
     NO_BWRAP_WARNING,
     SandboxPolicy,
     bwrap_command,

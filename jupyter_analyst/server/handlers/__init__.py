@@ -5,8 +5,8 @@ threads (and their source's tables), turns (and their events), artifacts, the au
 from .artifacts import ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, ThreadArtifactsHandler
 from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerificationHandler, VerifyHandler
 from .meta import ConfigHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler
-from .threads import StateHandler, TablesHandler, ThreadHandler, ThreadsHandler
-from .turns import CancelHandler, EventsHandler, TurnsHandler
+from .thread_routes import StateHandler, TablesHandler, ThreadHandler, ThreadsHandler
+from .turn_routes import CancelHandler, EventsHandler, TurnsHandler
 
 __all__ = [
     "ArtifactContentHandler", "ArtifactHandler", "ArtifactPreviewHandler", "CancelHandler", "ConfigHandler",

@@ -36,7 +36,7 @@ from sqlglot.schema import MappingSchema
 
 from ..._text import lone_surrogate, valid_text
 from ...errors import SqlRejected
-from ..model import ClearedQuery, PreparedQuery
+from ..query_model import ClearedQuery, PreparedQuery
 from . import canonical, cleared, guard, parse, pivot, qualify, sizes
 from .functions import allowed as allowed_functions
 from .preparation import Preparation

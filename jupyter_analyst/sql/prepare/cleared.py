@@ -13,7 +13,7 @@ from sqlglot.errors import SqlglotError, UnsupportedError
 
 from ...errors import SqlRejected
 from ..shape import query_shape
-from ..model import ClearedQuery, QueryShape
+from ..query_model import ClearedQuery, QueryShape
 from .preparation import Preparation
 from .sizes import checked
 

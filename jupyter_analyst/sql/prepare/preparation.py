@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..model import ClearedQuery, PreparedQuery, QueryShape
+from ..query_model import ClearedQuery, PreparedQuery, QueryShape
 
 if TYPE_CHECKING:
     from sqlglot import exp

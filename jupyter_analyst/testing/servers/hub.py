@@ -24,7 +24,7 @@ from typing import Any
 
 from ...errors import AnalystError
 from .jupyter import free_port, stop_process
-from ..server import MODEL_NAME
+from ..model_server import MODEL_NAME
 
 INSTALL_HINT = "pip install jupyterhub and npm install -g configurable-http-proxy"
 

@@ -20,7 +20,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Self
 
-from ..server import MODEL_NAME
+from ..model_server import MODEL_NAME
 
 
 def stop_process(proc: subprocess.Popen[Any] | None, grace_s: float = 20.0) -> None:

@@ -63,7 +63,7 @@ describe('links to a thread', () => {
 
   it("are the persona's own link, read back as the thread it names", () => {
     const reply = fs.readFileSync(
-      path.join(__dirname, '../../../jupyter_analyst/persona/reply.py'),
+      path.join(__dirname, '../../../jupyter_analyst/persona/chat_message.py'),
       'utf-8'
     );
     expect(reply).toContain(`PANEL_LINK = "${THREAD_LINK}"`);

@@ -103,7 +103,7 @@ def test_continue_after_an_interrupted_turn_says_where_it_stopped(analyst):
 
 def test_continue_after_a_turn_stopped_midway_says_after_which_step(analyst):
     """Stopped as the server stops a turn (its task cancelled) while the second step starts."""
-    from jupyter_analyst.testing.server import MODEL_NAME
+    from jupyter_analyst.testing.model_server import MODEL_NAME
     from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
 
     monthly = "SELECT DATE_TRUNC('month', order_date) AS month, SUM(revenue) AS revenue FROM orders GROUP BY 1"

@@ -171,7 +171,7 @@ def test_an_object_deleted_from_the_bucket_is_missing(s3_store, s3_server, bucke
 
 
 def test_server_down_is_a_clear_error(tmp_path, s3_env):
-    from jupyter_analyst.testing.servers.s3 import s3_server
+    from jupyter_analyst.testing.servers.s3_server import s3_server
 
     with s3_server() as server:
         name = server.new_bucket()

@@ -6,7 +6,7 @@ from jupyter_analyst.kernel.sandbox import SandboxPolicy
 
 
 def test_command_layers(tmp_path):
-    from jupyter_analyst.kernel.sandbox.command import bwrap_command
+    from jupyter_analyst.kernel.sandbox.bwrap_command import bwrap_command
 
     cmd = bwrap_command(["python", "-m", "ipykernel_launcher"], bwrap="/usr/bin/bwrap", workdir=tmp_path / "w",
                         writable=[tmp_path / "sock"], readable=[tmp_path / "blobs"], policy=SandboxPolicy(),
@@ -24,7 +24,7 @@ def test_command_layers(tmp_path):
 
 
 def test_mounts_cover_a_private_folder_above_a_bind_and_report_a_private_bind(tmp_path):
-    from jupyter_analyst.kernel.sandbox.command import kernel_mounts, out_of_reach
+    from jupyter_analyst.kernel.sandbox.bwrap_command import kernel_mounts, out_of_reach
 
     uid = (900000123, 900000123)
     shared = tmp_path / "shared"
@@ -50,7 +50,7 @@ def test_mounts_cover_a_private_folder_above_a_bind_and_report_a_private_bind(tm
 
 
 def test_a_staged_folder_is_mounted_from_its_copy_and_counts_as_the_kernels_own(tmp_path):
-    from jupyter_analyst.kernel.sandbox.command import kernel_mounts, out_of_reach, unreadable
+    from jupyter_analyst.kernel.sandbox.bwrap_command import kernel_mounts, out_of_reach, unreadable
 
     uid = (900000123, 900000123)
     user = tmp_path / "clone"  # a user's 0700 folder, a venv in it: the kernel's working folder
@@ -76,7 +76,7 @@ def test_a_staged_folder_is_mounted_from_its_copy_and_counts_as_the_kernels_own(
 
 
 def test_environment_allow_list(tmp_path):
-    from jupyter_analyst.kernel.sandbox.command import scrub_environment
+    from jupyter_analyst.kernel.sandbox.bwrap_command import scrub_environment
 
     env = {"PATH": "/usr/bin", "OPENAI_API_KEY": "sk", "DATABASE_URL": "postgres://u:p@h/d", "JUPYTER_TOKEN": "t",
            "AWS_SECRET_ACCESS_KEY": "a", "LC_ALL": "C.UTF-8", "SOURCE_DATE_EPOCH": "0"}

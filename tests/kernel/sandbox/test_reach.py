@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 import jupyter_analyst
-from jupyter_analyst.kernel.sandbox.command import find_bwrap
+from jupyter_analyst.kernel.sandbox.bwrap_command import find_bwrap
 
 pytestmark = [
     pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap builds the views (make installs it)"),

@@ -14,7 +14,7 @@ import pytest_asyncio
 
 from jupyter_analyst.kernel import KernelSession
 from jupyter_analyst.kernel.sandbox import SandboxPolicy
-from jupyter_analyst.kernel.sandbox.command import find_bwrap
+from jupyter_analyst.kernel.sandbox.bwrap_command import find_bwrap
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),

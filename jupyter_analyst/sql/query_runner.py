@@ -35,8 +35,8 @@ import pyarrow.parquet as pq
 from ..artifacts import sha256_file
 from ..errors import QueryFailed
 from .engine_process import EngineJob, EngineProcess
-from .model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult
-from .progress import QueryProgress
+from .query_model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult
+from .query_progress import QueryProgress
 from .sealed import MB, QueryGuard
 from .sources import DataSource, DuckDBSource, SQLAlchemySource
 from .._text import json_safe

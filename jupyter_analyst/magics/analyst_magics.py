@@ -17,10 +17,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 
 from ..errors import AnalystError
-from . import render
+from . import cell_output
 from .notebook import local_notebook, server_notebook
 from .remote import SERVER_URL_ENV, TOKEN_ENV, ServerThreads, server_of
-from .session import AskResult, MagicSession
+from .magic_session import AskResult, MagicSession
 
 if TYPE_CHECKING:
     from ..artifacts import Artifact
@@ -115,7 +115,7 @@ class AnalystMagics(Magics):
         except AnalystError as exc:
             raise refusal(exc) from None
         self.shell.user_ns[args.name] = frame
-        render.show(render.bound_line(args.name, step.dataset, len(frame), step.reused))
+        cell_output.show(cell_output.bound_line(args.name, step.dataset, len(frame), step.reused))
 
     # ------------------------------------------------------------------ %%ask
 
@@ -142,14 +142,14 @@ class AnalystMagics(Magics):
                                      f"run the turn (add --local to run it here)")
                 notebook = None if args.no_attach else server_notebook(server, args.notebook)
                 result = self.servers.ask(server, prompt, thread=args.thread, source=args.source, rerun=args.rerun,
-                                          on_event=render.LiveProgress(), notebook=notebook)
+                                          on_event=cell_output.LiveProgress(), notebook=notebook)
                 frames = {name: server.dataset(a) for name, a in result.datasets.items()}
                 self._answer(result, frames, lambda a: server.content(a))
                 return
             model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
             result = self.session.ask(
                 prompt, thread=args.thread, source=args.source, workspace=args.workspace, model=model,
-                rerun=args.rerun, summarizer=not args.no_summarizer, on_event=render.LiveProgress(),
+                rerun=args.rerun, summarizer=not args.no_summarizer, on_event=cell_output.LiveProgress(),
                 attached=None if args.no_attach else local_notebook(args.notebook),
             )
             frames = {name: self.session.load(a, args.workspace) for name, a in result.datasets.items()}
@@ -162,17 +162,17 @@ class AnalystMagics(Magics):
         from IPython.display import Image, display
 
         summary = result.summary
-        render.show(render.answer(summary.answer))
+        cell_output.show(cell_output.answer(summary.answer))
         reused = summary.tool_calls["executed"] == 0
         for name, frame in frames.items():
             self.shell.user_ns[name] = frame
-            render.show(render.bound_line(name, result.datasets[name], len(frame), reused))
+            cell_output.show(cell_output.bound_line(name, result.datasets[name], len(frame), reused))
         if result.artifacts:
-            render.show(render.artifact_rows(result.artifacts))
+            cell_output.show(cell_output.artifact_rows(result.artifacts))
         for artifact in result.artifacts:
             if artifact.type == "image" and artifact.mime in ("image/png", "image/jpeg"):
                 display(Image(data=image(artifact)))
-        render.show({"text/plain": render.summary_line(summary)})
+        cell_output.show({"text/plain": cell_output.summary_line(summary)})
         if summary.status not in ("completed", "needs_input"):
             raise refusal(summary.error or {"message": f"the turn ended {summary.status}: {summary.message}"
                                             if summary.message else f"the turn ended: {summary.status}"})
@@ -197,7 +197,7 @@ class AnalystMagics(Magics):
                     self.session.use(workspace=args.workspace, thread=args.thread, source=args.source)
                     self.session.sandbox = not args.no_sandbox
                     where = self.session.thread_id or f"a new thread on {self.session.source or '(no source yet)'}"
-                    render.show({"text/plain": f"workspace {self.session.workspace_path()}; current: {where}"})
+                    cell_output.show({"text/plain": f"workspace {self.session.workspace_path()}; current: {where}"})
                 case "threads" | "artifacts" | "state" | "verify":
                     parser = _Parser(prog=f"%analyst {command}", add_help=False)
                     parser.add_argument("--thread", metavar="ID")
@@ -219,7 +219,7 @@ class AnalystMagics(Magics):
 
         threads = self.session.read(lambda ws: ws.store.list_threads(), args.workspace)
         current = self.session.thread_id
-        render.show(render.table(
+        cell_output.show(cell_output.table(
             ["", "thread", "created", "source", "title"],
             [["*" if t.thread_id == current else "", t.thread_id, t.created_at,
               display_spec(t.source) if t.source else "-", t.title or ""] for t in threads],
@@ -228,7 +228,7 @@ class AnalystMagics(Magics):
     def _artifacts(self, args: argparse.Namespace) -> None:
         thread = self.session.current(args.thread)
         items = self.session.read(lambda ws: ws.artifacts.list(thread), args.workspace)
-        render.show(render.artifact_rows(items) if items else {"text/plain": f"(no artifacts in {thread})"})
+        cell_output.show(cell_output.artifact_rows(items) if items else {"text/plain": f"(no artifacts in {thread})"})
 
     def _state(self, args: argparse.Namespace) -> None:
         from ..agent import state_summary
@@ -239,13 +239,13 @@ class AnalystMagics(Magics):
         text = f"agent state of {thread}, version {state.version}\n" + state_summary(state, ttl_s=float("inf"), cap=100_000)
         if state.summary.text:
             text += f"\nSummary of turns 1-{state.summary.through_turn}:\n{state.summary.text}"
-        render.show({"text/plain": text})
+        cell_output.show({"text/plain": text})
 
     def _verify(self, args: argparse.Namespace) -> None:
         from ..notebooks import format_report
 
         report = self.session.verify(args.notebook, thread=args.thread, workspace=args.workspace)
-        render.show({"text/plain": format_report(report)})
+        cell_output.show({"text/plain": format_report(report)})
         if report.verdict == "nothing_to_verify":
             raise UsageError(f"{report.notebook}: nothing to verify (it records no artifact)")
         if not report.ok:

@@ -24,7 +24,7 @@ from .progress_file import ResumeFile
 from ..ledger import Ledger, Price
 from .results import TaskResult, TurnResult, totals
 from .scoring import gold_pairs, score
-from .sources import SourcePolicy
+from .suite_sources import SourcePolicy
 from .suite import Suite, Task, Turn
 
 ANSWER_RULES = (

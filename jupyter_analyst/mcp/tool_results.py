@@ -10,7 +10,7 @@ import base64
 
 from mcp_types import CallToolResult, ContentBlock, ImageContent, ResourceLink, TextContent
 
-from .engine import Reply
+from .analyst_tools import Reply
 
 
 def tool_result(reply: Reply) -> CallToolResult:

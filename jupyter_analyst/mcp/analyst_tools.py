@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AnalystError, ConfigError
 from .queueing import LOOKUP_TOOLS, WAIT_S, ThreadQueues, Waiting
-from .sources import SourceList
+from .source_choice import SourceList
 
 if TYPE_CHECKING:
     from ..agent import EventSink

@@ -62,7 +62,7 @@ def import_engine() -> TurnEngine:
 
 #: What a turn imports at its first use, past the engine: the model's SDK (``openai``, its
 #: HTTP stack: a second or two), the query runner (DuckDB, Arrow), the kernel's loader.
-FIRST_TURN_MODULES = ("openai", "openai.types.chat.chat_completion_chunk", "jupyter_analyst.sql.runner",
+FIRST_TURN_MODULES = ("openai", "openai.types.chat.chat_completion_chunk", "jupyter_analyst.sql.query_runner",
                       "jupyter_analyst.kernel.loader")
 
 

@@ -21,7 +21,7 @@ class TurnRunner:
     def run(self, prompt: str, *, thread: str | None = None, rerun: bool = False, attached: Any = None,
             **config: Any):
         from jupyter_analyst.turns import AnalystConfig, ModelSettings, TurnRequest, run_turn
-        from jupyter_analyst.testing.server import MODEL_NAME
+        from jupyter_analyst.testing.model_server import MODEL_NAME
 
         request = TurnRequest(
             prompt=prompt, source=None if thread else str(self.source), thread_id=thread, rerun=rerun,
