@@ -173,7 +173,7 @@ $(BENCH_STAMP): $(STAMP)
 	touch $(BENCH_STAMP)
 
 ## Speed and memory, as ratios against the raw floor and the peers (JupySQL, stock papermill)
-## measured in the same run; writes benchmarks/results.json and the table of benchmarks/README.md from it.
+## measured in the same run; writes benchmarks/results.json and the table of docs/benchmarks.md from it.
 bench: $(BENCH_STAMP) $(LLM_STAMP) sandbox-deps
 	$(PY) -m benchmarks; status=$$?; $(PY) -m benchmarks --readme; exit $$status
 
