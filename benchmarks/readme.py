@@ -1,7 +1,7 @@
-"""The benchmark table of benchmarks/README.md, written from ``benchmarks/results.json`` and nothing else.
+"""The benchmark table of docs/benchmarks.md, written from ``benchmarks/results.json`` and nothing else.
 
-The table sits between two markers in benchmarks/README.md; ``python -m benchmarks --readme`` rewrites
-it, and a test checks that it still matches the results file.
+The table sits between two markers in docs/benchmarks.md (``harness.PAGE``); ``python -m
+benchmarks --readme`` rewrites it, and a test checks that it still matches the results file.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ class OutputCaps(BaseModel):
     """Artifacts one thread may hold (datasets included)."""
 
     def describe(self) -> str:
-        """One line for ``doctor`` and the README.
+        """One line for ``doctor`` and the sandbox's page of the docs (docs/sandbox.md).
 
         >>> OutputCaps().describe()
         'per step 256 MB in 100 files; per thread 4096 MB in 2000 artifacts'

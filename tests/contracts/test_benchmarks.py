@@ -1,4 +1,4 @@
-"""The benchmark harness: each benchmark isolated, results kept, the README generated from them."""
+"""The benchmark harness: each benchmark isolated, results kept, the docs' table generated from them."""
 
 from __future__ import annotations
 
@@ -54,11 +54,12 @@ def test_a_partial_run_keeps_the_other_figures(tmp_path):
     assert benches["run_sql"]["notes"] == ["kept"] and benches["benchmarks.selftest:fine"]["status"] == "ok"
 
 
-def test_readme_table_is_the_one_generated_from_the_results_file():
+def test_the_docs_table_is_the_one_generated_from_the_results_file():
     results = harness.load(harness.RESULTS)
     assert results["benches"], "benchmarks/results.json holds no run: run `make bench`"
-    assert readme.current(harness.ROOT / "benchmarks" / "README.md") == readme.render(results), (
-        "benchmarks/README.md's table differs from benchmarks/results.json: run `python -m benchmarks --readme`")
+    assert harness.PAGE == harness.ROOT / "docs" / "benchmarks.md"
+    assert readme.current(harness.PAGE) == readme.render(results), (
+        "docs/benchmarks.md's table differs from benchmarks/results.json: run `python -m benchmarks --readme`")
 
 
 def test_render_shows_peer_ratio_and_unfinished_benchmarks():
