@@ -14,13 +14,13 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .._clock import new_id
 from .._text import model_json
 from ..errors import AnalystError, DiskUnavailable, ModelError
-from ..events import AnswerReady, StateChanged, TurnEnded, TurnEndStatus, TurnStarted
-from ..ledger import Price
+from ..events import AnswerReady, StateChanged, TurnEnded, TurnEndStatus
+from ..ledger import Ledger, Price
 from ..store import ThreadStore, Turn
 from .calls import CallPipeline, NormalisedCall, normalise
 from .context import ContextBudget, ContextPack, step_budget_note
@@ -35,6 +35,14 @@ from .tools import StepOutcome, registered, spec_of, tool_schemas
 from .turn_record import USER_DRIVEN, TurnRun, TurnSummary, TurnTrace, step_line
 
 __all__ = ["USER_DRIVEN", "AgentLoop", "TurnSummary", "TurnTrace"]
+
+class TurnEnding(Protocol):
+    """The ``turn_ended`` of a turn the loop ran, made by the turns' one owner of a turn's
+    life (``turns/life.py``): the loop says how the turn ended, not in what words."""
+
+    def __call__(self, turn: Turn, status: TurnEndStatus, message: str | None = None, *,
+                 counters: dict[str, int] | None = None, ledger: Ledger | None = None) -> TurnEnded: ...
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -65,6 +73,7 @@ class AgentLoop:
         environment: ThreadEnvironment,
         llm: LLMClient | None,
         model: str,
+        ending: TurnEnding,
         emit: EventSink | None = None,
         max_steps: int = 16,
         budget: ContextBudget | None = None,
@@ -79,8 +88,9 @@ class AgentLoop:
         #: ``None`` for a loop that only runs the user's calls (:meth:`run_call`).
         self.llm = llm
         self.model = model
-        #: The one writer of this loop's events (see eventlog.py); the caller's when the turn
-        #: was announced before the loop was made.
+        self.ending = ending
+        #: The one writer of this loop's events (see eventlog.py); the caller's, which told
+        #: the turn's start before the loop took it.
         self._events = events or EventWriter(store, emit)
         self.max_steps = max_steps
         self.budget = budget or ContextBudget()
@@ -90,14 +100,11 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ turns
 
-    async def run(self, turn: Turn, *, rerun: bool = False, announced: bool = False) -> tuple[TurnSummary, TurnTrace]:
-        """Answer ``turn.prompt``; every event is persisted before it is emitted.
-
-        ``announced``: the caller has already emitted the turn's ``turn_started`` (through
-        this loop's event writer).
-        """
+    async def run(self, turn: Turn, *, rerun: bool = False) -> tuple[TurnSummary, TurnTrace]:
+        """Answer ``turn.prompt``, a turn whose start the caller has told; every event is
+        persisted before it is emitted."""
         assert self.llm is not None, "a loop without a model runs only the user's calls"
-        async with self._turn(turn, rerun=rerun, announced=announced, speaker=self.model) as run:
+        async with self._turn(turn, rerun=rerun, speaker=self.model) as run:
             chat = classify(turn.prompt) == "chat"
             if chat:
                 await run.guard("chat_mode", "a greeting or a question about the assistant: answered without tools")
@@ -116,16 +123,16 @@ class AgentLoop:
         return run.summary, run.trace
 
     async def run_call(
-        self, turn: Turn, tool: str, arguments: dict[str, Any], *, rerun: bool = False, announced: bool = False
+        self, turn: Turn, tool: str, arguments: dict[str, Any], *, rerun: bool = False
     ) -> tuple[TurnSummary, TurnTrace, StepOutcome]:
         """Run ``tool`` with ``arguments`` as the one step of ``turn``, as the user asked;
-        every event is persisted before it is emitted, as in :meth:`run` (``announced`` too).
+        every event is persisted before it is emitted, as in :meth:`run`.
 
         Returns the turn's summary, its trace (for the notebook) and the call's outcome; a
         refused or failed call ends the turn with status ``error`` and its message.
         """
         outcome: StepOutcome | None = None
-        async with self._turn(turn, rerun=rerun, announced=announced, speaker=USER_DRIVEN) as run:
+        async with self._turn(turn, rerun=rerun, speaker=USER_DRIVEN) as run:
             call = normalise(ToolCall(id=new_id("call"), name=tool, arguments=model_json(arguments)))
             # Recorded as a call in the conversation, so the model's next turn sees what was fetched.
             await run.keep({"role": "assistant", "content": None, "tool_calls": [
@@ -151,15 +158,13 @@ class AgentLoop:
         return run.summary, run.trace, outcome
 
     @contextlib.asynccontextmanager
-    async def _turn(self, turn: Turn, *, rerun: bool, announced: bool, speaker: str) -> AsyncIterator[TurnRun]:
-        """The frame of every turn: its memory opened and its prompt kept, ``turn_started``
-        (unless ``announced``) and the first state told; on the way out, however the body
-        ends, ``turn_ended`` told and the turn closed in the store, with its summary in
+    async def _turn(self, turn: Turn, *, rerun: bool, speaker: str) -> AsyncIterator[TurnRun]:
+        """The frame of every turn: its memory opened and its prompt kept, and the first
+        state told; on the way out, however the body ends, ``turn_ended`` told (in the words
+        of :attr:`ending`) and the turn closed in the store, with its summary in
         ``run.summary``. A failure of the product ends the turn in error; a full or
         read-only workspace, and a stop, end it and go up."""
         run = await self._open(turn, rerun=rerun, speaker=speaker)
-        if not announced:
-            await run.emit(TurnStarted(prompt=turn.prompt, model=speaker, rerun=rerun))
         await run.emit(StateChanged(from_state=None, to_state="planning"))
         try:
             await asyncio.to_thread(run.open)
@@ -178,7 +183,7 @@ class AgentLoop:
                 await run.enter("error")
         except asyncio.CancelledError:
             # Stopped by the user: everything done so far is kept; the turn is marked.
-            await self._end(run, "interrupted", message="cancelled by the user")
+            await self._end(run, "interrupted", message=None)
             raise
         status = run.end_status()
         await self._end(run, status, message=run.message)
@@ -199,7 +204,7 @@ class AgentLoop:
         # Steps a cut-off reply had run still get their cost.
         await self._settle(run)
         ledger = run.meter.ledger()
-        await run.emit(TurnEnded(status=status, message=message, counters=dict(run.counters), ledger=ledger))
+        await run.emit(self.ending(run.turn, status, message, counters=run.counters, ledger=ledger))
         # Ending a turn checkpoints the database (a file sync): off the event loop.
         await asyncio.to_thread(self.store.end_turn, run.turn.turn_id, status, answer=run.answer or None,
                                 ledger=ledger)

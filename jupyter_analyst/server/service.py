@@ -12,15 +12,16 @@ import asyncio
 import contextlib
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .._text import masked, valid_text
 from .._version import __version__
 from ..errors import AnalystError, ConfigError
-from ..events import Event, TurnEnded, TurnStarted, starting
+from ..events import Event, starting
 from ..kernel import KernelLauncher, KernelPool, KernelSession
 from ..sql import absolute_spec
 from ..store import Thread, ThreadBusy, Turn, TurnLeases
+from ..turns import TurnLife, abandoned_turn, cut_turn
 from ..workspace import Workspace
 from .catalog import SourceCatalog
 from .lazy_engine import EngineLoader, import_engine_warm
@@ -79,7 +80,7 @@ class ThreadService:
             self.workspace.store.interrupt_running()
         else:
             # Another server may be running a turn marked running: only those whose lease ran out are cut.
-            self.leases = TurnLeases(self.workspace.store, config.turn_lease_s, self._publish)
+            self.leases = TurnLeases(self.workspace.store, config.turn_lease_s, self._publish, cut_turn)
             self.leases.sweep()
         #: On a shared store, events other processes write (see event_feed.py).
         self._feed: EventFeed | None = None
@@ -243,10 +244,8 @@ class ThreadService:
         prompt = valid_text(prompt)
         # The turn starts, and says so, while the request is answered: its client sees it
         # begin at once (one small transaction), before the engine opens anything.
-        model = self.model.model
         turn, started = self.workspace.store.announce_turn(
-            thread.thread_id, prompt,
-            lambda t: TurnStarted(thread_id=t.thread_id, turn_id=t.turn_id, prompt=t.prompt, model=model, rerun=rerun),
+            thread.thread_id, prompt, TurnLife(self.model.model, rerun).started,
             lease_s=self.leases.lease_s if self.leases is not None else None,
         )
         if self.leases is not None:
@@ -283,13 +282,8 @@ class ThreadService:
         if task.cancelled() or task.exception() is not None:
             # A turn stopped before the engine could close it (cancelled before it ran, a
             # thread without a source): closed here, so no turn stays "running" unended.
-            cancelled = task.cancelled() or isinstance(task.exception(), asyncio.CancelledError)
-            status: Literal["interrupted", "error"] = "interrupted" if cancelled else "error"
-            message = "cancelled by the user" if cancelled else str(task.exception())
-            ended = self.workspace.store.abandon_turn(
-                turn.turn_id, TurnEnded(thread_id=thread_id, turn_id=turn.turn_id, status=status, message=message),
-                status,
-            )
+            end = abandoned_turn(turn, None if task.cancelled() else task.exception())
+            ended = self.workspace.store.abandon_turn(turn.turn_id, end, end.status)
             if ended is not None:
                 self._publish(ended)
         if not task.cancelled() and task.exception() is not None:

@@ -18,25 +18,20 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 
-from ..events import Event, TurnEnded
+from ..events import Event
 from .threads import ThreadStore, Turn
 
 log = logging.getLogger(__name__)
-
-#: What a turn cut this way says, in its ``turn_ended`` and the thread's history.
-CUT = "the process running this turn stopped (its lease in the shared store ran out)"
-
-
-def cut_turn(turn: Turn) -> TurnEnded:
-    """The ``turn_ended`` of a turn whose server stopped renewing its lease."""
-    return TurnEnded(thread_id=turn.thread_id, turn_id=turn.turn_id, status="interrupted", message=CUT)
 
 
 class TurnLeases:
     """This server's running turns' leases, renewed on a timer; expired ones swept."""
 
-    def __init__(self, store: ThreadStore, lease_s: float, publish: Callable[[Event], None]) -> None:
+    def __init__(self, store: ThreadStore, lease_s: float, publish: Callable[[Event], None],
+                 cut: Callable[[Turn], Event]) -> None:
         self.store = store
+        #: The ``turn_ended`` of a turn whose lease ran out (told by the turns' one owner).
+        self._cut = cut
         self.lease_s = lease_s
         self._publish = publish
         self._held: set[str] = set()
@@ -58,7 +53,7 @@ class TurnLeases:
 
     def sweep(self) -> list[Event]:
         """Close the turns whose lease ran out; their stored ``turn_ended`` events (blocking)."""
-        return self.store.expire_leases(cut_turn)
+        return self.store.expire_leases(self._cut)
 
     async def _keep(self) -> None:
         while True:

@@ -2,7 +2,7 @@
 turn. ``run_turn`` asks the model (run.py), ``run_sql_step`` runs the user's own query and
 ``run_tool_step`` one call of a named tool (user_step.py); all in one frame (frame.py) that
 resolves the thread and source, lends the turn the host's kernels (host.py, live.py) and
-writes the audit notebook after. Playbooks (playbook.py) run a notebook of prompts as turns.
+writes the audit notebook after; a turn's start and end are told in one module (life.py). Playbooks (playbook.py) run a notebook of prompts as turns.
 
 The names below are imported on first use, so ``import jupyter_analyst`` stays cheap.
 """
@@ -16,6 +16,7 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .config import AnalystConfig, ModelSettings
     from .host import BackgroundWork
+    from .life import TurnLife, abandoned_turn, cut_turn
     from .live import LiveThreads
     from .playbook import PromptProgress, plan_playbook, run_playbook
     from .requests import SqlStep, SqlStepRequest, ToolStep, ToolStepRequest, TurnRequest, TurnSummary
@@ -36,6 +37,9 @@ _HOME = {
     "ModelSettings": "config",
     "BackgroundWork": "host",
     "LiveThreads": "live",
+    "TurnLife": "life",
+    "abandoned_turn": "life",
+    "cut_turn": "life",
     "run_playbook": "playbook",
     "plan_playbook": "playbook",
     "PromptProgress": "playbook",
@@ -44,7 +48,8 @@ _HOME = {
 __all__ = [
     "ToolStep", "ToolStepRequest", "run_tool_step",
     "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",
-    "SqlStepRequest", "TurnRequest", "TurnSummary", "plan_playbook", "run_playbook", "run_sql_step", "run_turn",
+    "SqlStepRequest", "TurnLife", "TurnRequest", "TurnSummary", "abandoned_turn", "cut_turn", "plan_playbook",
+    "run_playbook", "run_sql_step", "run_turn",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

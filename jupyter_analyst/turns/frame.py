@@ -18,18 +18,19 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from .. import sql
 from ..agent import EventSink, EventWriter, ThreadEnvironment, ThreadMemory
 from ..errors import AnalystError, ConfigError
-from ..events import StartingWhat, TurnEnded, TurnStarted
+from ..events import StartingWhat
 from ..events import starting as starting_event
 from ..notebooks import write_thread_notebook
 from ..store import Thread, ThreadStore, Turn, renewing
 from ..workspace import Workspace
 from .config import AnalystConfig
 from .host import TurnHost
+from .life import TurnLife, abandoned_turn
 
 if TYPE_CHECKING:
     from ..notebooks import AttachedNotebook
@@ -66,8 +67,8 @@ class TurnFrame:
     turn: Turn | None
     spec: str
     """The source, stored absolute: the thread goes on, and its notebook re-runs, from any folder."""
-    announced: bool
-    """The turn was announced (``turn_started`` told) before the loop takes it."""
+    life: TurnLife
+    """How the turn's start and end are told."""
     lease_s: float | None
     source: DataSource | None = None
     environment: ThreadEnvironment | None = None
@@ -84,14 +85,15 @@ class TurnFrame:
         return self.workspace.store
 
     async def run(self, body: Callable[[Turn], Awaitable[T]]) -> T:
-        """Run the turn: started now when it was not announced (a new thread's), its lease
-        renewed while ``body`` runs; a body cancelled or failed midway keeps nothing of its
-        kernel (a step may have been cut in the middle)."""
+        """Run the turn: started and told now when it was not yet (a new thread's), its
+        lease renewed while ``body`` runs; a body cancelled or failed midway keeps nothing of
+        its kernel (a step may have been cut in the middle)."""
         assert self.thread is not None and self.environment is not None
         if self.turn is None:
             self.turn = await asyncio.to_thread(
                 self.store.start_turn, self.thread.thread_id, self.prompt, lease_s=self.lease_s
             )
+            await self.events.append(self.life.started(self.turn))
         turn = self.turn
         events = self.events
 
@@ -128,13 +130,10 @@ async def open_turn(
     """
     workspace = Workspace.of(config)
     try:
-        frame = await _resolve(request, config, workspace, on_event, announced)
+        frame = await _resolve(request, config, workspace, on_event, announced, TurnLife(speaker, request.rerun))
         try:
             if frame.turn is not None and announced is None:
-                await frame.events.append(TurnStarted(
-                    thread_id=frame.turn.thread_id, turn_id=frame.turn.turn_id, prompt=frame.turn.prompt,
-                    model=speaker, rerun=request.rerun,
-                ))
+                await frame.events.append(frame.life.started(frame.turn))
             # Connecting (a DuckDB file: some 20 ms) runs off the event loop, which other turns share.
             # (The engines are imported by the first turn that opens a source, not at a server's start.)
             frame.source = await asyncio.to_thread(partial(sql.open_source, frame.spec, limits=config.engine))
@@ -159,7 +158,8 @@ async def open_turn(
 
 
 async def _resolve(
-    request: Ask, config: AnalystConfig, workspace: Workspace, on_event: EventSink | None, announced: Turn | None
+    request: Ask, config: AnalystConfig, workspace: Workspace, on_event: EventSink | None, announced: Turn | None,
+    life: TurnLife,
 ) -> TurnFrame:
     """The workspace's blob store, the thread, the source's spec, and the turn when it is
     announced: by the caller, or here on a thread that goes on (a new thread is made only
@@ -186,7 +186,7 @@ async def _resolve(
         turn = await asyncio.to_thread(store.start_turn, thread.thread_id, request.prompt, lease_s=lease_s,
                                        beside=getattr(request, "beside", False))
     return TurnFrame(workspace=workspace, events=events, prompt=request.prompt, thread=thread, turn=turn,
-                     spec=spec, announced=turn is not None, lease_s=lease_s)
+                     spec=spec, life=life, lease_s=lease_s)
 
 
 def _thread_on(store: ThreadStore, thread: Thread | None, request: Ask, spec: str) -> Thread:
@@ -279,8 +279,7 @@ def data_version_of(source: DataSource | None) -> str | None:
 async def _abandon(events: EventWriter, store: ThreadStore, turn: Turn, exc: BaseException) -> None:
     """End a turn that was announced but could not start (its source did not open, say):
     ``turn_ended`` says why, and the turn is closed, as the loop closes the turns it ran."""
-    status: Literal["error", "interrupted"] = "interrupted" if isinstance(exc, asyncio.CancelledError) else "error"
-    message = "cancelled by the user" if status == "interrupted" else str(exc)
+    ended = abandoned_turn(turn, exc)
     with contextlib.suppress(AnalystError):  # the first error is the one to tell
-        await events.append(TurnEnded(thread_id=turn.thread_id, turn_id=turn.turn_id, status=status, message=message))
-        await asyncio.to_thread(store.end_turn, turn.turn_id, status)
+        await events.append(ended)
+        await asyncio.to_thread(store.end_turn, turn.turn_id, ended.status)

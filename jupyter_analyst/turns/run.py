@@ -46,7 +46,7 @@ async def run_turn(
     next; without it the kernel stops when the turn ends. A turn cancelled or failed
     midway keeps nothing of its kernel (a step may have been cut in the middle).
 
-    ``turn``: the turn, already started and announced by the caller on the request's
+    ``turn``: the turn, already started and told by the caller on the request's
     thread (the server does so while it answers the request: its client sees the turn begin
     at once, see :meth:`ThreadStore.announce_turn`).
 
@@ -61,8 +61,8 @@ async def run_turn(
         model.client() as llm,
     ):
         loop = AgentLoop(store=frame.store, environment=frame.environment, llm=llm, model=model.model,
-                         events=frame.events, price=config.price_of(model.model), **config.loop_settings())
-        summary, _trace = await frame.run(lambda t: loop.run(t, rerun=request.rerun, announced=frame.announced))
+                         ending=frame.life.ended, events=frame.events, price=config.price_of(model.model), **config.loop_settings())
+        summary, _trace = await frame.run(lambda t: loop.run(t, rerun=request.rerun))
     if config.summarizer and summary.status in ("completed", "needs_input", "step_limited", "no_answer"):
         assert frame.turn is not None
         work = _summarize(config, model, frame.turn, on_event)

@@ -77,8 +77,8 @@ async def _one_call(
     """One user-driven turn whose one step is ``tool(arguments)``, in the turn's frame."""
     async with open_turn(request, config, host, speaker=USER_DRIVEN, on_event=on_event) as frame:
         loop = AgentLoop(store=frame.store, environment=frame.environment, llm=None, model=USER_DRIVEN,
-                         events=frame.events, **config.loop_settings())
+                         ending=frame.life.ended, events=frame.events, **config.loop_settings())
         summary, _trace, outcome = await frame.run(
-            lambda turn: loop.run_call(turn, tool, arguments, rerun=request.rerun, announced=frame.announced)
+            lambda turn: loop.run_call(turn, tool, arguments, rerun=request.rerun)
         )
     return summary, outcome, frame

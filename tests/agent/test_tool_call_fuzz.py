@@ -195,12 +195,14 @@ def test_dispatcher_answers_every_call_and_the_turn_completes(dispatcher, calls)
     from jupyter_analyst.agent import LLMClient
     from jupyter_analyst.agent import AgentLoop
     from jupyter_analyst.testing import ScriptedModelServer
+    from jupyter_analyst.turns import TurnLife
 
     workspace, runtime, loop = dispatcher
     script = {"turns": [{"steps": [{"tool_calls": calls}, {"content": "fuzzed"}]}]}
     with ScriptedModelServer(script) as server:
         llm = LLMClient(model="scripted", base_url=server.base_url, api_key="x", max_retries=0)
-        agent = AgentLoop(store=workspace.store, environment=runtime, llm=llm, model="scripted", max_steps=3)
+        agent = AgentLoop(store=workspace.store, environment=runtime, llm=llm, model="scripted", max_steps=3,
+                          ending=TurnLife("scripted").ended)
         turn = workspace.store.start_turn(runtime.thread_id, "fuzz")
         try:
             summary, _ = loop.run_until_complete(agent.run(turn))
