@@ -10,7 +10,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import type { components, operations } from './api.generated';
+import type { components, operations } from '../model/api.generated';
 
 /** The path of the API under the server's base URL. */
 export const API_PATH = 'analyst/api';
