@@ -59,7 +59,7 @@ module.exports = tseslint.config(
       'ui-tests/playwright-report/',
       '.venv*/',
       // Generated from jupyter_analyst/server/openapi.yaml (npm run gen:api).
-      'src/transport/api.generated.ts'
+      'src/model/api.generated.ts'
     ]
   },
   js.configs.recommended,

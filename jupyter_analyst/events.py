@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ._clock import utc_now
 from .ledger import Ledger, Usage
@@ -41,6 +41,10 @@ ReasonCode = Literal[
 
 
 class _Event(BaseModel):
+    # The fields' docstrings are their descriptions in the OpenAPI description, and so in
+    # the panel's generated event types (src/model/api.generated.ts).
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     seq: int = 0
     """Thread-scoped sequence number, assigned by the store when the event is persisted."""
     thread_id: str = ""
@@ -76,9 +80,10 @@ class TextDelta(_Event):
 
 
 class ModelThinking(_Event):
-    type: Literal["thinking"] = "thinking"
     """The model has begun to think before it answers (a reasoning model's monologue, which is
     neither shown nor kept): told once per model call, so a long silence reads as work."""
+
+    type: Literal["thinking"] = "thinking"
 
 
 StartingWhat = Literal["engine", "sql_checker", "kernel"]
@@ -254,6 +259,8 @@ class ContextUsage(_Event):
 
 
 class PlanStepView(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     id: str
     """The step's id in the plan (what other steps' ``inputs`` name)."""
     call_id: str
@@ -267,6 +274,8 @@ class PlanStepView(BaseModel):
 
 
 class PlanStageView(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     mode: Literal["parallel", "sequence"]
     """``parallel``: the stage's queries run together; ``sequence``: its steps run in order."""
     steps: list[PlanStepView]

@@ -45,7 +45,7 @@ export function costLines(ledger: TurnLedger): {
   saved: string | null;
 } {
   const extra = ledger.summarizer;
-  const summarized = extra !== undefined && extra.calls > 0;
+  const summarized = extra.calls > 0;
   const cost = callsAndTokens(summarized ? plusCalls(ledger.usage, extra) : ledger.usage);
   const summarizer = summarized
     ? `of which the thread's summary, updated after the answer: ${callsAndTokens(extra)}`

@@ -1,7 +1,7 @@
 /**
  * Plain words for the codes the cards show: what a guard did (a ReasonCode), the state
- * a turn is in, and how a turn ended. A Python test (tests/contracts/test_ui_event_types.py)
- * checks that every ReasonCode of the server has its words here.
+ * a turn is in, and how a turn ended. The codes are the generated event types' unions, so the
+ * compiler refuses a table that leaves one of the server's codes out.
  */
 
 import type { ReasonCode, State, TurnEndStatus } from './events';

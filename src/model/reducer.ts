@@ -19,8 +19,8 @@
 import type {
   AnalystEvent,
   AnswerReady,
+  CallTokens,
   CountedBy,
-  LedgerTokens,
   ArtifactRecorded,
   ContextUsage,
   Guarded,
@@ -347,16 +347,6 @@ function thoughtOver(turn: TurnView): TurnView {
   return turn.thinking === null ? turn : { ...turn, thinking: null };
 }
 
-type CallTokens = LedgerTokens & { calls: number };
-
-const NO_CALL: CallTokens = {
-  calls: 0,
-  prompt_tokens: 0,
-  completion_tokens: 0,
-  counted_by: 'none',
-  cost_usd: null
-};
-
 /** Two sets of calls together, as the ledger adds them: a cost only when both have one. */
 export function plusCalls(a: CallTokens, b: CallTokens): CallTokens {
   const empty = (t: CallTokens): boolean =>
@@ -385,7 +375,7 @@ function onMemory(turn: TurnView, e: MemoryUpdated): TurnView {
   // apart (`summarizer`) so the footer can say which calls answered and which summarized.
   const end = turn.end;
   if (e.usage !== null && end !== null && end.ledger !== null) {
-    const summarizer = plusCalls(end.ledger.summarizer ?? NO_CALL, e.usage);
+    const summarizer = plusCalls(end.ledger.summarizer, e.usage);
     turn = { ...turn, end: { ...end, ledger: { ...end.ledger, summarizer } } };
   }
   const notice: MemoryNotice = {

@@ -7,7 +7,10 @@
  * raw JSON is always kept beside it (`ToolResultView.raw`).
  */
 
-import type { JsonObject, JsonValue, ToolStatus } from './events';
+import type { JsonObject, ToolResult, ToolStatus } from './events';
+
+/** A result as its event carries it: free-form (read from JSON, so each value a JSON value). */
+type FreeObject = ToolResult['result'];
 
 /** A tool's error (an AnalystError's `to_dict()`): reason code, message, maybe a hint. */
 export interface ToolError {
@@ -115,26 +118,26 @@ export interface ToolResultView {
   error?: ToolError;
   expectation?: ExpectationView;
   /** The result exactly as it came. */
-  raw: JsonObject;
+  raw: FreeObject;
 }
 
-function isObject(value: JsonValue | undefined): value is JsonObject {
+function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function text(value: JsonValue | undefined): string | undefined {
+function text(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function count(value: JsonValue | undefined): number | undefined {
+function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
-function objects(value: JsonValue | undefined): JsonObject[] {
+function objects(value: unknown): JsonObject[] {
   return Array.isArray(value) ? value.filter(isObject) : [];
 }
 
-function strings(value: JsonValue | undefined): string[] {
+function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
 
@@ -149,7 +152,7 @@ function defined<T extends object>(view: T): T {
   return out as T;
 }
 
-function columns(value: JsonValue | undefined): ColumnView[] {
+function columns(value: unknown): ColumnView[] {
   const out: ColumnView[] = [];
   for (const c of objects(value)) {
     const name = text(c.name);
@@ -160,7 +163,7 @@ function columns(value: JsonValue | undefined): ColumnView[] {
   return out;
 }
 
-function readError(value: JsonValue | undefined): ToolError | undefined {
+function readError(value: unknown): ToolError | undefined {
   if (!isObject(value)) {
     return undefined;
   }
@@ -178,7 +181,7 @@ function readError(value: JsonValue | undefined): ToolError | undefined {
   });
 }
 
-function readDetail(tool: string, r: JsonObject): ResultDetail {
+function readDetail(tool: string, r: FreeObject): ResultDetail {
   switch (tool) {
     case 'run_sql': {
       const cap = isObject(r.row_cap) ? r.row_cap : undefined;
@@ -276,7 +279,7 @@ function readDetail(tool: string, r: JsonObject): ResultDetail {
  * detail is `other` unless the tool's fields are there (a failed Python step still has
  * its stdout).
  */
-export function readResult(tool: string, status: ToolStatus, result: JsonObject): ToolResultView {
+export function readResult(tool: string, status: ToolStatus, result: FreeObject): ToolResultView {
   const expectation = isObject(result.expectation)
     ? {
         status: text(result.expectation.status) ?? '',

@@ -6,14 +6,17 @@
  */
 
 import type {
-  JsonObject,
+  PlanStageView,
   PlanStepStatus,
+  PlanStepView,
   ReasonCode,
   StartingWhat,
   State,
+  ToolCallStarted,
   ToolStatus,
   TurnEndStatus,
-  TurnLedger
+  TurnLedger,
+  TurnStarted
 } from './events';
 import type { ToolResultView } from './results';
 
@@ -106,13 +109,9 @@ export interface TextItem {
 export type CardStatus = 'pending' | ToolStatus | 'unfinished';
 
 /** One step of a staged plan and where it stands. */
-export interface PlanStepItem {
-  id: string;
+export interface PlanStepItem extends Omit<PlanStepView, 'call_id'> {
   /** The call id of the step's own card. */
   callId: string;
-  tool: 'run_sql' | 'run_python';
-  summary: string;
-  inputs: string[];
   /** `pending` until it starts. */
   status: 'pending' | PlanStepStatus;
   reused: boolean;
@@ -123,7 +122,7 @@ export interface PlanStepItem {
 /** A staged plan, on the card of its `plan` call. */
 export interface PlanView {
   goal: string;
-  stages: { mode: 'parallel' | 'sequence'; steps: PlanStepItem[] }[];
+  stages: { mode: PlanStageView['mode']; steps: PlanStepItem[] }[];
 }
 
 /** The lines a running step printed so far. */
@@ -145,7 +144,7 @@ export interface ToolCard {
   callId: string;
   /** The tool's name ('' until the call or its result says; a guard may come first). */
   tool: string;
-  arguments: JsonObject;
+  arguments: ToolCallStarted['arguments'];
   /** The query of a run_sql call. */
   sql?: string;
   /** The code of a run_python call. */
@@ -219,12 +218,9 @@ export interface MemoryNotice {
   seq: number;
 }
 
-export interface TurnView {
+/** A turn: what its start said (its `prompt` '' when the view began after the turn started) and all since. */
+export interface TurnView extends Pick<TurnStarted, 'prompt' | 'model' | 'rerun'> {
   turnId: string;
-  /** What the user asked ('' when the view began after the turn started). */
-  prompt: string;
-  model: string;
-  rerun: boolean;
   startedAt: string | null;
   /** `running` until the turn's end arrives. */
   status: 'running' | TurnEndStatus;

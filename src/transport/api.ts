@@ -10,7 +10,8 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import type { components, operations } from './api.generated';
+import type { EventBase } from '../model';
+import type { components, operations } from '../model/api.generated';
 
 /** The path of the API under the server's base URL. */
 export const API_PATH = 'analyst/api';
@@ -41,17 +42,11 @@ export type IThreadDeleted = Schemas['ThreadDeleted'];
 export type IThreadDetail = Schemas['ThreadReply'];
 
 /**
- * An event as it comes off the wire: its sequence number, type and the fields of that
- * type (jupyter_analyst/events.py). The typed union lives in the view model.
+ * An event as it comes off the wire, before the view model's guard (`parseEvent`) reads it:
+ * only its sequence number and type are checked here (a type this client does not know is
+ * skipped there). The typed union is the view model's (src/model/events.ts).
  */
-export interface IRawEvent {
-  seq: number;
-  type: string;
-  thread_id: string;
-  turn_id: string;
-  ts: string;
-  [field: string]: unknown;
-}
+export type IRawEvent = Pick<EventBase, 'seq'> & { type: string; [field: string]: unknown };
 
 /** An artifact of the inventory. */
 export type IArtifact = Schemas['Artifact'];

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, TypeAdapter
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 from tornado import web
 
 from ..._version import __version__
@@ -81,6 +81,15 @@ def _input_models() -> list[type[inputs._Input]]:
                   key=lambda m: m.__name__)
 
 
+class _EveryFieldSent(GenerateJsonSchema):
+    """Event schemas as the server sends events: the store and the stream send each event's
+    ``model_dump_json()``, every field with its default included, so every field is required
+    (a client's types then say what it reads, not what it could leave out when sending)."""
+
+    def field_is_required(self, field: Any, total: bool) -> bool:
+        return self.mode == "serialization" or super().field_is_required(field, total)
+
+
 def _schemas() -> dict[str, Any]:
     """Component schemas: every model named by an operation, the event union and Error."""
     models = {op.ok for op in OPERATIONS.values() if isinstance(op.ok, type)} | {op.body for op in OPERATIONS.values() if op.body}
@@ -89,7 +98,7 @@ def _schemas() -> dict[str, Any]:
              for m in sorted(models, key=lambda m: m.__name__)]
     _, top = models_json_schema(pairs, ref_template=REF)
     schemas = dict(top.get("$defs", {}))
-    event = TypeAdapter(Event).json_schema(ref_template=REF, mode="serialization")
+    event = TypeAdapter(Event).json_schema(ref_template=REF, mode="serialization", schema_generator=_EveryFieldSent)
     schemas.update(event.pop("$defs", {}))
     schemas["Event"] = {"description": "Every event of a turn, told apart by `type`.", **event}
     schemas["Error"]["properties"]["reason"]["description"] = "One of: " + ", ".join(reason_codes())

@@ -405,21 +405,35 @@ export interface components {
             summary?: components["schemas"]["RollingSummary"];
         };
         AnswerReady: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "answer";
+            /** @description The final answer shown to the user. */
             text: string;
-            /** @default [] */
-            flagged?: string[];
+            /**
+             * @description Ids or names the answer cites that do not exist.
+             * @default []
+             */
+            flagged: string[];
         };
         /** @description Sizes the API accepts (``c.AnalystApp.max_body_bytes``, ``max_prompt_bytes``). */
         ApiLimits: {
@@ -464,25 +478,43 @@ export interface components {
             note?: string | null;
         };
         ArtifactRecorded: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "artifact";
+            /** @description The artifact's inventory id. */
             artifact_id: string;
+            /** @description Its dataset variable or file name. */
             name: string;
+            /** @description ``dataset``, ``image``, ``file`` or ``text``. */
             artifact_type: string;
+            /** @description ``sha256:`` of its bytes. */
             fingerprint: string;
+            /** @description False when an equivalent artifact already existed and was reused. */
             created: boolean;
-            /** @default null */
-            call_id?: string | null;
+            /**
+             * @description The tool call that recorded it (several run at once in a staged plan).
+             * @default null
+             */
+            call_id: string | null;
         };
         /** @description ``GET threads/{thread_id}/artifacts``. */
         ArtifactsReply: {
@@ -510,33 +542,60 @@ export interface components {
             limits: components["schemas"]["ApiLimits"];
         };
         ContextUsage: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "context_usage";
+            /** @description The model call of the turn this prompt was for (1, 2, ...). */
             call: number;
+            /** @description The prompt's estimated size in tokens (four characters each). */
             tokens: number;
+            /** @description The token budget it was held to. */
             budget: number;
+            /** @description Tokens per part: rules, summary, pinned, notebook, state, history, current. */
             parts: {
                 [key: string]: number;
             };
+            /** @description Messages sent. */
             messages: number;
+            /** @description Earlier turns sent as messages. */
             turns: number[];
+            /** @description Earlier turns left out to stay within the budget. */
             dropped_turns: number;
+            /** @description The last turn the rolling summary covers (0 for none). */
             summarized_through: number;
+            /** @description Time spent assembling the prompt. */
             assembly_ms: number;
-            /** @default null */
-            prompt_tokens?: number | null;
-            /** @default null */
-            completion_tokens?: number | null;
+            /**
+             * @description The prompt's size in tokens as the model server counted it (its ``usage``). Told in a
+             *     second ``context_usage`` of the same call once the reply is in; ``None`` before, and when
+             *     the server reports no usage.
+             * @default null
+             */
+            prompt_tokens: number | null;
+            /**
+             * @description The reply's size in tokens as the model server counted it; ``None`` as ``prompt_tokens``.
+             * @default null
+             */
+            completion_tokens: number | null;
         };
         /** @description Something the agent knows exists, e.g. ``dataset:revenue`` derived from ``table:orders``. */
         Entity: {
@@ -605,23 +664,40 @@ export interface components {
             artifacts: number;
         };
         Guarded: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "guard";
-            /** @enum {string} */
+            /**
+             * @description The reason code; each is also counted.
+             * @enum {string}
+             */
             reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode" | "plan_refused" | "answer_cut_short" | "model_refused";
+            /** @description A readable explanation. */
             message: string;
-            /** @default null */
-            call_id?: string | null;
+            /**
+             * @description The tool call concerned, if any.
+             * @default null
+             */
+            call_id: string | null;
         };
         /** @description A tentative idea about the data, not yet tested. */
         Hypothesis: {
@@ -665,11 +741,11 @@ export interface components {
              *       "calls": 0
              *     }
              */
-            usage?: components["schemas"]["Usage"];
+            usage: components["schemas"]["Usage"];
             /** @default 0 */
-            steps?: number;
+            steps: number;
             /** @default 0 */
-            execution_s?: number;
+            execution_s: number;
             /**
              * @default {
              *       "prompt_tokens": 0,
@@ -681,9 +757,9 @@ export interface components {
              *       "untracked": 0
              *     }
              */
-            saved?: components["schemas"]["Saved"];
+            saved: components["schemas"]["Saved"];
             /** @default null */
-            price?: components["schemas"]["Price"] | null;
+            price: components["schemas"]["Price"] | null;
             /**
              * @default {
              *       "prompt_tokens": 0,
@@ -693,37 +769,68 @@ export interface components {
              *       "calls": 0
              *     }
              */
-            summarizer?: components["schemas"]["Usage"];
+            summarizer: components["schemas"]["Usage"];
         };
         MemoryUpdated: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "memory";
-            /** @constant */
+            /**
+             * @description What changed the agent state off the hot path.
+             * @constant
+             */
             origin: "summarizer";
-            /** @enum {string} */
+            /**
+             * @description Whether the change was applied.
+             * @enum {string}
+             */
             status: "applied" | "failed";
-            /** @default 0 */
-            version?: number;
-            /** @default {} */
-            changes?: {
+            /**
+             * @description The agent state's version after the change.
+             * @default 0
+             */
+            version: number;
+            /**
+             * @description How many entries were added, updated, removed and fields patched.
+             * @default {}
+             */
+            changes: {
                 [key: string]: number;
             };
-            /** @default 0 */
-            summarized_through?: number;
-            /** @default null */
-            message?: string | null;
-            /** @default null */
-            usage?: components["schemas"]["Usage"] | null;
+            /**
+             * @description The last turn the rolling summary covers after the change.
+             * @default 0
+             */
+            summarized_through: number;
+            /**
+             * @description Why it failed.
+             * @default null
+             */
+            message: string | null;
+            /**
+             * @description What the summarizer's call cost (added to its turn's ledger); ``None`` when none was sent.
+             * @default null
+             */
+            usage: components["schemas"]["Usage"] | null;
         };
         /** @description The model the server's turns use (never its key). */
         ModelInfo: {
@@ -733,14 +840,28 @@ export interface components {
             scripted: boolean;
             hint: string | null;
         };
+        /**
+         * @description The model has begun to think before it answers (a reasoning model's monologue, which is
+         *     neither shown nor kept): told once per model call, so a long silence reads as work.
+         */
         ModelThinking: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -765,59 +886,109 @@ export interface components {
             notebook?: string | null;
         };
         PlanMade: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "plan";
+            /** @description The ``plan`` call this is the checked plan of. */
             call_id: string;
-            /** @default  */
-            goal?: string;
+            /**
+             * @description What the plan is for, as the model put it.
+             * @default
+             */
+            goal: string;
+            /** @description The stages, in the order they run. */
             stages: components["schemas"]["PlanStageView"][];
         };
         PlanStageView: {
-            /** @enum {string} */
+            /**
+             * @description ``parallel``: the stage's queries run together; ``sequence``: its steps run in order.
+             * @enum {string}
+             */
             mode: "parallel" | "sequence";
+            /** @description The stage's steps, in the order they start. */
             steps: components["schemas"]["PlanStepView"][];
         };
         PlanStepChanged: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "plan_step";
+            /** @description The ``plan`` call the step belongs to. */
             call_id: string;
+            /** @description The step's id in the plan. */
             step_id: string;
+            /** @description The call id of the step's own events. */
             step_call_id: string;
-            /** @enum {string} */
+            /**
+             * @description ``running`` when it starts; then how it ended. ``skipped``: a step it needs did not succeed.
+             * @enum {string}
+             */
             status: "running" | "ok" | "error" | "refused" | "skipped";
-            /** @default false */
-            reused?: boolean;
-            /** @default null */
-            message?: string | null;
+            /**
+             * @description True when an earlier identical step's result was used.
+             * @default false
+             */
+            reused: boolean;
+            /**
+             * @description Why it did not succeed.
+             * @default null
+             */
+            message: string | null;
         };
         PlanStepView: {
+            /** @description The step's id in the plan (what other steps' ``inputs`` name). */
             id: string;
+            /** @description The call id its own ``tool_call`` and ``tool_result`` events carry. */
             call_id: string;
-            /** @enum {string} */
+            /**
+             * @description The tool the step calls.
+             * @enum {string}
+             */
             tool: "run_sql" | "run_python";
+            /** @description What it does in a few words (the dataset a query makes, a code's first line). */
             summary: string;
-            /** @default [] */
-            inputs?: string[];
+            /**
+             * @description The steps it needs.
+             * @default []
+             */
+            inputs: string[];
         };
         /** @description ``GET artifacts/{artifact_id}/preview``: a notebook output's MIME bundle. */
         Preview: {
@@ -844,22 +1015,22 @@ export interface components {
         /** @description What reused steps saved: the recorded cost of the steps they reuse. */
         Saved: {
             /** @default 0 */
-            prompt_tokens?: number;
+            prompt_tokens: number;
             /** @default 0 */
-            completion_tokens?: number;
+            completion_tokens: number;
             /**
              * @default none
              * @enum {string}
              */
-            counted_by?: "server" | "estimate" | "mixed" | "none";
+            counted_by: "server" | "estimate" | "mixed" | "none";
             /** @default null */
-            cost_usd?: number | null;
+            cost_usd: number | null;
             /** @default 0 */
-            steps?: number;
+            steps: number;
             /** @default 0 */
-            execution_s?: number;
+            execution_s: number;
             /** @default 0 */
-            untracked?: number;
+            untracked: number;
         };
         /** @description A configured source: its name and whether it is a URL or a path (never either itself). */
         SourceInfo: {
@@ -872,37 +1043,69 @@ export interface components {
             sources: components["schemas"]["SourceInfo"][];
         };
         Starting: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "starting";
-            /** @enum {string} */
+            /**
+             * @description What the turn waits for while it starts: ``engine`` (the analyst's code, loaded at the
+             *     first turn of a server whose panel had not asked for it yet), ``sql_checker`` (the worker
+             *     process that checks the model's SQL, at the first query of a process) or ``kernel`` (the
+             *     thread's sandboxed Python kernel, when no running or warm one can be used). Told only when
+             *     it has to start, so a long wait reads as what it is.
+             * @enum {string}
+             */
             what: "engine" | "sql_checker" | "kernel";
+            /** @description What a client says meanwhile, e.g. "Starting the sandboxed Python kernel…". */
             message: string;
         };
         StateChanged: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "state";
+            /** @description The state left (``None`` at the start of a turn). */
             from_state: ("planning" | "data_fetching" | "analyzing" | "presenting" | "completed" | "error") | null;
-            /** @enum {string} */
+            /**
+             * @description The state entered.
+             * @enum {string}
+             */
             to_state: "planning" | "data_fetching" | "analyzing" | "presenting" | "completed" | "error";
         };
         /** @description ``GET threads/{thread_id}/steps/{call_id}/cell``. */
@@ -915,41 +1118,74 @@ export interface components {
             setup: string;
         };
         StepOutput: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "step_output";
+            /** @description The running step (its tool call). */
             call_id: string;
             /** @enum {string} */
             stream: "stdout" | "stderr";
+            /** @description What the step printed on ``stream`` since the last of these events, as it came. */
             text: string;
+            /** @description Seconds since the step started. */
             elapsed_s: number;
-            /** @default 0 */
-            omitted?: number;
+            /**
+             * @description Characters it printed past what a step shows live: they reach its result only (kept
+             *     head and tail there).
+             * @default 0
+             */
+            omitted: number;
         };
         StepProgress: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "step_progress";
+            /** @description The running step (its tool call). */
             call_id: string;
+            /**
+             * @description How much of its query is done, as the engine estimates it (whole percent, rising; never
+             *     100 before the step's result). Told only by an engine that estimates it (DuckDB).
+             */
             percent: number;
+            /** @description Seconds since the query began to run. */
             elapsed_s: number;
         };
         /** @description A table of a thread's source, as the model's outline lists it. */
@@ -965,18 +1201,29 @@ export interface components {
             suggestions: string[];
         };
         TextDelta: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "text_delta";
+            /** @description A piece of the model's streamed text. */
             text: string;
         };
         /** @description One conversation about one data source. */
@@ -1026,52 +1273,93 @@ export interface components {
             threads: components["schemas"]["Thread"][];
         };
         ToolCallStarted: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "tool_call";
+            /** @description The tool call's id (reconciled from the stream). */
             call_id: string;
+            /** @description The tool's name. */
             tool: string;
+            /** @description The arguments after normalisation. */
             arguments: {
                 [key: string]: unknown;
             };
-            /** @default null */
-            step_key?: string | null;
+            /**
+             * @description The step's logical key, when it has one.
+             * @default null
+             */
+            step_key: string | null;
         };
         ToolResult: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "tool_result";
+            /** @description The tool call this answers. */
             call_id: string;
+            /** @description The tool's name. */
             tool: string;
-            /** @enum {string} */
+            /**
+             * @description ``ok``; ``error`` when the tool ran and failed; ``refused`` when a guard stopped it.
+             * @enum {string}
+             */
             status: "ok" | "error" | "refused";
-            /** @default false */
-            reused?: boolean;
+            /**
+             * @description True when the result came from an earlier identical step instead of running again.
+             * @default false
+             */
+            reused: boolean;
+            /** @description What the model was told. */
             result: {
                 [key: string]: unknown;
             };
-            /** @default [] */
-            artifact_ids?: string[];
-            /** @default 0 */
-            duration_s?: number;
+            /**
+             * @description Artifacts the step produced or reused.
+             * @default []
+             */
+            artifact_ids: string[];
+            /**
+             * @description Time spent executing (0 for a reused step).
+             * @default 0
+             */
+            duration_s: number;
         };
         /** @description One prompt and everything done to answer it. */
         Turn: {
@@ -1090,62 +1378,102 @@ export interface components {
             ledger?: components["schemas"]["Ledger"] | null;
         };
         TurnEnded: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "turn_ended";
-            /** @enum {string} */
+            /**
+             * @description How the turn ended: ``needs_input`` when it waits for the user's answer to a question,
+             *     ``step_limited`` when its step budget ran out, ``no_answer`` when the model said nothing.
+             * @enum {string}
+             */
             status: "completed" | "needs_input" | "step_limited" | "no_answer" | "error" | "interrupted";
-            /** @default null */
-            message?: string | null;
-            /** @default {} */
-            counters?: {
+            /**
+             * @description Why, when it did not complete.
+             * @default null
+             */
+            message: string | null;
+            /**
+             * @description Reason-code and step counters for the turn.
+             * @default {}
+             */
+            counters: {
                 [key: string]: number;
             };
-            /** @default null */
-            ledger?: components["schemas"]["Ledger"] | null;
+            /**
+             * @description What the turn cost: model calls and tokens, cost where priced, steps run, what reuse
+             *     saved (see jupyter_analyst/ledger.py). ``None`` for a turn closed without running to its
+             *     end (its process was gone).
+             * @default null
+             */
+            ledger: components["schemas"]["Ledger"] | null;
         };
         TurnStarted: {
-            /** @default 0 */
-            seq?: number;
-            /** @default  */
-            thread_id?: string;
-            /** @default  */
-            turn_id?: string;
-            ts?: string;
+            /**
+             * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
+             * @default 0
+             */
+            seq: number;
+            /**
+             * @description The thread the event belongs to.
+             * @default
+             */
+            thread_id: string;
+            /**
+             * @description The turn that produced the event.
+             * @default
+             */
+            turn_id: string;
+            /** @description When the event was made (UTC). */
+            ts: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "turn_started";
+            /** @description What the user asked. */
             prompt: string;
+            /** @description The model answering (``jupyter-analyst-scripted`` for the scripted model). */
             model: string;
-            /** @default false */
-            rerun?: boolean;
+            /**
+             * @description Whether the user asked to re-execute steps that could be reused.
+             * @default false
+             */
+            rerun: boolean;
         };
         /** @description Model calls and their tokens. */
         Usage: {
             /** @default 0 */
-            prompt_tokens?: number;
+            prompt_tokens: number;
             /** @default 0 */
-            completion_tokens?: number;
+            completion_tokens: number;
             /**
              * @default none
              * @enum {string}
              */
-            counted_by?: "server" | "estimate" | "mixed" | "none";
+            counted_by: "server" | "estimate" | "mixed" | "none";
             /** @default null */
-            cost_usd?: number | null;
+            cost_usd: number | null;
             /** @default 0 */
-            calls?: number;
+            calls: number;
         };
         /**
          * @description ``POST threads/{thread_id}/verify`` (202, at once) and ``GET
