@@ -54,6 +54,8 @@ module.exports = tseslint.config(
       '**/node_modules/',
       'lib/',
       'coverage/',
+      // The documentation site (make docs).
+      'build/',
       'jupyter_analyst/labextension/',
       'ui-tests/test-results/',
       'ui-tests/playwright-report/',
