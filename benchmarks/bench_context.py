@@ -25,7 +25,8 @@ from jupyter_analyst.agent.context.pack import estimate_tokens
 from jupyter_analyst.agent.context.sections import RULES, schema_summary
 from jupyter_analyst.agent.environment import ThreadEnvironment
 from jupyter_analyst.agent.memory import ThreadMemory, TurnMemory
-from jupyter_analyst.agent.tools import tool_schemas
+import jupyter_analyst.agent.tools  # noqa: F401 - registers the built-in tools
+from jupyter_analyst.agent.spec import tool_schemas
 from jupyter_analyst.agent_state import ActiveValue, Addition, StateDelta, StatePatch
 from jupyter_analyst._clock import utc_now
 from jupyter_analyst.cli.demo import build_sample_database

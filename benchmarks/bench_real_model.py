@@ -16,7 +16,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from jupyter_analyst.agent.tools import tool_schemas
+import jupyter_analyst.agent.tools  # noqa: F401 - registers the built-in tools
+from jupyter_analyst.agent.spec import tool_schemas
 from jupyter_analyst.cli.demo import build_sample_database
 from jupyter_analyst.testing import TurnRunner
 from jupyter_analyst.testing.servers.llama import MODEL_NAME, LlamaModelServer, llama_environment

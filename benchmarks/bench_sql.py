@@ -31,7 +31,8 @@ from pathlib import Path
 import duckdb
 
 from jupyter_analyst.agent.environment import ThreadEnvironment
-from jupyter_analyst.agent.tools import CallContext, ToolBox
+from jupyter_analyst.agent.spec import CallContext
+from jupyter_analyst.agent.tools import ToolBox
 from jupyter_analyst.workspace import Workspace
 
 from .common import Report, median_time, median_time_async

@@ -32,7 +32,8 @@ from itertools import count
 from pathlib import Path
 
 from jupyter_analyst.agent.environment import ThreadEnvironment
-from jupyter_analyst.agent.tools import CallContext, ToolBox
+from jupyter_analyst.agent.spec import CallContext
+from jupyter_analyst.agent.tools import ToolBox
 from jupyter_analyst.workspace import Workspace
 
 from . import tpch

@@ -19,14 +19,14 @@ if TYPE_CHECKING:
     from .llm import SCRIPTED_MODEL, LLMClient
     from .loop import AgentLoop
     from .memory import SUMMARIZER_MARKER, ThreadMemory, summarize_turn
-    from .tools import StepOutcome
+    from .spec import StepOutcome
     from .turn_record import USER_DRIVEN, TurnSummary
 
 _HOME = {
     "AgentLoop": "loop",
     "TurnSummary": "turn_record",
     "USER_DRIVEN": "turn_record",
-    "StepOutcome": "tools",
+    "StepOutcome": "spec",
     "ThreadEnvironment": "environment",
     "ThreadMemory": "memory",
     "summarize_turn": "memory",

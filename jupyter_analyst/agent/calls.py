@@ -31,16 +31,8 @@ from ..events import (
 )
 from .guards import Refusal, invented_names, payload_refusal, state_refusal, unreadable
 from .llm import ToolCall
-from .tools import (
-    CallContext,
-    StepOutcome,
-    StepPlan,
-    ToolBox,
-    ToolSpec,
-    normalize_arguments_verbose,
-    registered,
-    spec_of,
-)
+from .spec import CallContext, StepOutcome, StepPlan, ToolSpec, registered, spec_of
+from .tools import ToolBox, normalize_arguments_verbose
 from .turn_record import StepTrace, TurnRun
 
 if TYPE_CHECKING:
@@ -268,7 +260,7 @@ class CallPipeline:
 
 class _Host:
     """What a tool that runs its own course (``clarify``, ``plan``) is given: its call, the
-    turn's counters and state, and the pipeline's own moves (see tools/contract.py)."""
+    turn's counters and state, and the pipeline's own moves (see spec/contract.py)."""
 
     def __init__(self, pipeline: CallPipeline, run: TurnRun, call: NormalisedCall) -> None:
         self._pipeline = pipeline

@@ -31,7 +31,7 @@ from .llm import LLMClient, ToolCall
 from .memory import ThreadMemory, TurnMemory
 from .meter import TurnMeter, served_usage
 from .modes import classify
-from .tools import StepOutcome, registered, spec_of, tool_schemas
+from .spec import StepOutcome, registered, spec_of, tool_schemas
 from .turn_record import USER_DRIVEN, TurnRun, TurnSummary, TurnTrace, step_line
 
 __all__ = ["USER_DRIVEN", "AgentLoop", "TurnSummary", "TurnTrace"]

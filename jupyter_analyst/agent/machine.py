@@ -6,7 +6,7 @@
 ``presenting -> completed | analyzing | error``;
 ``error -> planning | completed``.
 
-Each tool's spec names the state it runs in (see tools/contract.py): tools that only read
+Each tool's spec names the state it runs in (see spec/contract.py): tools that only read
 metadata (``list_tables``, ``describe_table``, ``list_artifacts``) do not move the machine;
 ``run_sql`` needs ``data_fetching`` and ``run_python`` needs ``analyzing``. A tool whose
 state cannot be reached from the current one is refused with ``invalid_state`` and never

@@ -16,7 +16,7 @@ from ..events import Event, Guarded, ModelThinking, ReasonCode, State, StateChan
 from ..ledger import Ledger, Usage
 from .machine import TurnStateMachine
 from .meter import TurnMeter
-from .tools import StepOutcome
+from .spec import StepOutcome
 
 if TYPE_CHECKING:
     from ..store import Turn

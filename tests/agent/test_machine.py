@@ -5,7 +5,7 @@ from typing import get_args
 
 import pytest
 
-from jupyter_analyst.agent.tools.contract import tool_states
+from jupyter_analyst.agent.spec.contract import tool_states
 from jupyter_analyst.events import State
 from jupyter_analyst.agent.machine import (
     TRANSITIONS,

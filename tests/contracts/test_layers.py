@@ -67,7 +67,7 @@ def test_an_upward_import_for_type_checkers_only_breaks_the_contract(tmp_path):
     copy = _copy(tmp_path)
     refusals = copy / "jupyter_analyst" / "agent" / "guards" / "refusals.py"
     refusals.write_text(refusals.read_text().replace(
-        "if TYPE_CHECKING:\n", "if TYPE_CHECKING:\n    from ..tools import ToolSpec  # noqa: F401\n", 1))
+        "if TYPE_CHECKING:\n", "if TYPE_CHECKING:\n    from ..tools import ToolBox  # noqa: F401\n", 1))
     result = _lint(copy)
     assert result.returncode != 0
     assert "jupyter_analyst.agent.guards.refusals -> jupyter_analyst.agent.tools" in result.stdout

@@ -57,7 +57,7 @@ EXTENSION_POINTS = {
     "jupyter_analyst.artifacts": {"register_blob_store", "Blobs"},
     "jupyter_analyst.sql": {"register_source"},
     "jupyter_analyst.store": {"register_backend"},
-    "jupyter_analyst.agent.tools": {"register", "unregister", "CallHost"},
+    "jupyter_analyst.agent.spec": {"register", "unregister", "CallHost"},
 }
 
 

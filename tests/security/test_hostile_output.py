@@ -17,7 +17,7 @@ import sys
 
 import nbformat
 
-from jupyter_analyst.agent.tools.outcome import MODEL_TEXT_CAP
+from jupyter_analyst.agent.spec.outcome import MODEL_TEXT_CAP
 from jupyter_analyst.kernel.outputs import MB
 from jupyter_analyst.testing import ScriptedModelServer, python_step, text_step
 

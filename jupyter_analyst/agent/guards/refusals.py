@@ -8,38 +8,15 @@ the state it runs in.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ...errors import AnalystError, InvalidArguments
-from ...events import ReasonCode, State
+from ...events import ReasonCode
+from ..spec import ToolSpec
 
 if TYPE_CHECKING:
     from ..machine import TurnStateMachine
-
-
-class GuardedTool(Protocol):
-    """What the guards read of a tool (a ``ToolSpec`` of the tools room above, which they
-    never import): its name, the state it runs in, its payload and that payload's check."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def state(self) -> State | None: ...
-
-    @property
-    def payload(self) -> str | None: ...
-
-    @property
-    def step(self) -> bool: ...
-
-    @property
-    def empty_reason(self) -> ReasonCode: ...
-
-    @property
-    def check(self) -> Callable[[dict[str, Any]], None] | None: ...
 
 
 @dataclass(frozen=True)
@@ -57,7 +34,7 @@ def unreadable(problem: AnalystError) -> Refusal:
 
 
 def payload_refusal(
-    spec: GuardedTool, args: dict[str, Any], retried: set[str], counters: Counter[str]
+    spec: ToolSpec, args: dict[str, Any], retried: set[str], counters: Counter[str]
 ) -> Refusal | None:
     """A step sent without its payload (one guided retry per tool and turn, then a plain
     refusal), or a payload no analysis could handle, or names that would clobber Python or
@@ -83,7 +60,7 @@ def payload_refusal(
     return None
 
 
-def state_refusal(machine: TurnStateMachine, spec: GuardedTool, *, in_plan: bool) -> Refusal | None:
+def state_refusal(machine: TurnStateMachine, spec: ToolSpec, *, in_plan: bool) -> Refusal | None:
     """A tool whose state the turn cannot move to now (a plan's step after a failed one is
     first planned again), told as what happened and what to do, not as the machine's states."""
     if machine.may_run(spec.state, replan=in_plan):

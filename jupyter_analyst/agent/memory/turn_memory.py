@@ -22,7 +22,7 @@ from .thread_memory import ThreadMemory
 if TYPE_CHECKING:
     from ...store import Turn
     from ..environment import ThreadEnvironment
-    from ..tools import StepOutcome
+    from ..spec import StepOutcome
 
 #: Entities of each kind read for a turn (the prompt shows the newest of them).
 RECENT_ENTITIES = 2 * STATE_ENTRIES

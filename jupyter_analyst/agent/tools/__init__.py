@@ -1,5 +1,5 @@
-"""The tools the model may call: one :class:`ToolSpec` per tool in one registry, and the
-:class:`ToolBox` that plans, reuses or runs a call by its spec.
+"""The tools the model may call, each a :class:`~..spec.ToolSpec` in the registry of
+``agent/spec/``, and the :class:`ToolBox` that plans, reuses or runs a call by its spec.
 
 The built-in tools are registered here, in the order the model is shown them; a tool is
 added by registering its spec (:func:`register`).
@@ -7,8 +7,7 @@ added by registering its spec (:func:`register`).
 
 from . import clarify, find, metadata, plan, run_python, run_sql
 from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, normalize_arguments_verbose, strip_fence
-from .contract import CallHost, ToolSpec, register, registered, spec_of, tool_schemas, unregister
-from .outcome import CallContext, StepOutcome, StepPlan
+from ..spec import ToolSpec, register
 from .toolbox import ToolBox
 
 #: The built-in tools, in the order the model is shown them.
@@ -24,7 +23,6 @@ TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in BUILTIN)
 TOOLS: list[dict] = [spec.schema() for spec in BUILTIN]
 
 __all__ = [
-    "BUILTIN", "MAX_ARGUMENT_DEPTH", "TOOLS", "TOOL_NAMES", "CallContext", "CallHost", "StepOutcome", "StepPlan",
-    "ToolBox", "ToolSpec", "nested_deeper_than", "normalize_arguments_verbose", "register", "registered", "spec_of",
-    "strip_fence", "tool_schemas", "unregister",
+    "BUILTIN", "MAX_ARGUMENT_DEPTH", "TOOLS", "TOOL_NAMES", "ToolBox", "nested_deeper_than",
+    "normalize_arguments_verbose", "strip_fence",
 ]

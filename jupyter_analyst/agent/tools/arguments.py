@@ -27,7 +27,7 @@ from typing import Any
 
 from ..._text import find_lone_surrogate, valid_text
 from ...errors import InvalidArguments
-from .contract import spec_of
+from ..spec import spec_of
 
 #: The longest argument text accepted (characters); SQL has its own, smaller limit.
 MAX_ARGUMENT_CHARS = 1_000_000

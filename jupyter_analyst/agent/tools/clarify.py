@@ -11,8 +11,8 @@ from typing import Any
 from ...agent_state import Addition, Item, StateDelta
 from ...errors import InvalidArguments
 from ...events import ToolCallStarted, ToolResult
-from .contract import CallHost, ToolSpec
-from .outcome import StepOutcome
+from ..spec import CallHost, ToolSpec
+from ..spec import StepOutcome
 
 
 async def ask_user(host: CallHost, args: dict[str, Any]) -> StepOutcome:

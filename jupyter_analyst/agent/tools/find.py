@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from ...artifacts import Artifact
 from ...errors import InvalidArguments
-from .contract import ToolSpec
-from .outcome import CallContext, StepOutcome, StepPlan
+from ..spec import ToolSpec
+from ..spec import CallContext, StepOutcome, StepPlan
 from .provenance import CODE_ITEMS, CODE_PROPERTY, made_by, step_text, steps_by_key, wants_code
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from ..._text import json_safe
 from ...errors import InvalidArguments
 from ...sql import OUTLINE_TABLES
-from .contract import ToolSpec
-from .outcome import CallContext, StepOutcome, StepPlan
+from ..spec import ToolSpec
+from ..spec import CallContext, StepOutcome, StepPlan
 from .provenance import CODE_ITEMS, CODE_PROPERTY, made_by, steps_by_key, wants_code
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ from ...events import (
     ToolResult,
 )
 from ..llm import ToolCall
-from .contract import CallHost, ToolSpec
-from .outcome import StepOutcome
+from ..spec import CallHost, ToolSpec
+from ..spec import StepOutcome
 from .staged_plan import PlanStep, StagedPlan, read_plan
 
 #: A step's status as the plan reports it.

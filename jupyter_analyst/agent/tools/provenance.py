@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...artifacts import Artifact, StepRecord
-from .outcome import clip
+from ..spec import clip
 
 #: Characters of one step's code or SQL handed back.
 CODE_CHARS = 4_000

@@ -17,9 +17,9 @@ from ...errors import InvalidArguments, KernelError, StorageError
 from ...kernel import collect_outputs, figure_file_names
 from ..environment import inputs_of
 from ..guards import check_python_code
-from .contract import ToolSpec, expect_schema
+from ..spec import ToolSpec, expect_schema
 from .live_output import LiveOutput
-from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
+from ..spec import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
 from .python_errors import model_error
 from .run_sql import staging
 

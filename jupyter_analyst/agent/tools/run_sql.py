@@ -22,11 +22,11 @@ from ...errors import InvalidArguments, QueryFailed, StorageError
 from ...kernel import over_thread_cap
 from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryProgress, QueryResult, data_intent
 from ..guards import check_dataset_name
-from .contract import ToolSpec, expect_schema
+from ..spec import ToolSpec, expect_schema
 from .early_run import EarlyStart
 from .live_progress import LiveProgress
-from .outcome import CallContext, StepOutcome, StepPlan
-from .shown import rows_shown, shown_line, table_rows
+from ..spec import CallContext, StepOutcome, StepPlan
+from ..spec import rows_shown, shown_line, table_rows
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment

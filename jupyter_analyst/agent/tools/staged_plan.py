@@ -33,7 +33,7 @@ from ...errors import InvalidArguments
 from ...events import State
 from ..machine import allowed
 from .arguments import normalize_arguments_verbose
-from .contract import spec_of
+from ..spec import spec_of
 
 #: The most stages, and steps in all, one plan may hold.
 MAX_STAGES = 8

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ..._clock import utc_now
 from ...artifacts import StepRecord
 from ...errors import AnalystError, DiskUnavailable, InvalidArguments, ToolRetry
-from .contract import spec_of
-from .outcome import CallContext, StepOutcome, StepPlan, without_verdict
+from ..spec import spec_of
+from ..spec import CallContext, StepOutcome, StepPlan, without_verdict
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment

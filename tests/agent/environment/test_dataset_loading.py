@@ -15,7 +15,7 @@ SQL = "SELECT region_id, COUNT(*) AS n FROM orders GROUP BY region_id"
 
 
 async def _step(tools, tool: str, args: dict, call_id: str):
-    from jupyter_analyst.agent.tools import CallContext
+    from jupyter_analyst.agent.spec import CallContext
 
     ctx = CallContext(tools.environment.thread_id, "turn", call_id)
     return await tools.call(tool, args, ctx, await tools.plan(tool, args))

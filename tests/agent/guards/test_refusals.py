@@ -6,7 +6,8 @@ import pytest
 
 from jupyter_analyst.agent.guards import state_refusal
 from jupyter_analyst.agent.machine import TurnStateMachine
-from jupyter_analyst.agent.tools import spec_of
+import jupyter_analyst.agent.tools  # noqa: F401 - registers the built-in tools
+from jupyter_analyst.agent.spec import spec_of
 
 
 @pytest.mark.parametrize("path", [["data_fetching", "error"], ["presenting"], ["presenting", "completed"]])

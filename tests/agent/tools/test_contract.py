@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from jupyter_analyst.agent.tools import (
+import jupyter_analyst.agent.tools  # noqa: F401 - registers the built-in tools
+from jupyter_analyst.agent.spec import (
     StepOutcome,
     ToolSpec,
     register,

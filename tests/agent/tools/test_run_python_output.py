@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from jupyter_analyst.agent.tools.outcome import MODEL_TEXT_CAP
+from jupyter_analyst.agent.spec.outcome import MODEL_TEXT_CAP
 from jupyter_analyst.testing import python_step, text_step
 
 

@@ -91,7 +91,7 @@ def toolbox(thread_tools):
 
 
 def _ctx(tools, call_id: str):
-    from jupyter_analyst.agent.tools import CallContext
+    from jupyter_analyst.agent.spec import CallContext
 
     return CallContext(tools.environment.thread_id, "turn_early", call_id)
 
@@ -206,7 +206,7 @@ def test_naming_a_query_tool_starts_the_sources_engine_worker_and_its_checker(tm
     """A DuckDB source's worker starts when the model names the tool, not when its first query
     waits for it; a SQLAlchemy source (its ``engine`` is SQLAlchemy's) has none to start."""
     from jupyter_analyst.agent.environment import ThreadEnvironment
-    from jupyter_analyst.agent.tools.contract import spec_of
+    from jupyter_analyst.agent.spec.contract import spec_of
 
     sqlite_db = tmp_path / "shop.sqlite"
     with sqlite3.connect(sqlite_db) as con:

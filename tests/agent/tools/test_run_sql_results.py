@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from jupyter_analyst.agent.tools.shown import RESULT_CHARS
+from jupyter_analyst.agent.spec.shown import RESULT_CHARS
 from jupyter_analyst.testing import sql_step, text_step
 
 # 5 regions x 7 months: the row that answers a question may be any of the 35.

@@ -7,7 +7,8 @@ import json
 
 import duckdb
 
-from jupyter_analyst.agent.tools import tool_schemas
+import jupyter_analyst.agent.tools  # noqa: F401 - registers the built-in tools
+from jupyter_analyst.agent.spec import tool_schemas
 from jupyter_analyst.agent.tools.arguments import normalize_arguments
 from jupyter_analyst.notebooks.outline import AttachedNotebook
 from jupyter_analyst.sql import OUTLINE_TABLES

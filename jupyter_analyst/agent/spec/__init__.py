@@ -1,0 +1,17 @@
+"""What a tool is and what its result means: one :class:`ToolSpec` per tool in one registry,
+a call's outcome (:class:`StepOutcome`) and how a result is shown to the model.
+
+The room sits below the guards, the context and the memory, so each of them asks a tool's
+spec what its result means instead of naming the tool; the tools themselves (``agent/tools/``)
+are registered from above.
+"""
+
+from .contract import CallHost, ToolSpec, expect_schema, register, registered, spec_of, tool_schemas, unregister
+from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip, without_verdict
+from .shown import rows_shown, shown_line, table_rows
+
+__all__ = [
+    "MODEL_TEXT_CAP", "CallContext", "CallHost", "StepOutcome", "StepPlan", "ToolSpec", "clip", "expect_schema",
+    "register", "registered", "rows_shown", "shown_line", "spec_of", "table_rows", "tool_schemas", "unregister",
+    "without_verdict",
+]
