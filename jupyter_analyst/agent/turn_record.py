@@ -16,7 +16,7 @@ from ..events import Event, Guarded, ModelThinking, ReasonCode, State, StateChan
 from ..ledger import Ledger, Usage
 from .machine import TurnStateMachine
 from .meter import TurnMeter
-from .spec import StepOutcome
+from .spec import StepOutcome, spec_of
 
 if TYPE_CHECKING:
     from ..store import Turn
@@ -224,15 +224,15 @@ class TurnRun:
 
 
 def step_line(tool: str, outcome: StepOutcome) -> str:
-    """One line saying what the step left behind, a user-driven turn's answer.
+    """One line saying what the step left behind, a user-driven turn's answer (its tool's
+    ``answered``; else "<tool> done"), or why it did not run.
 
+    >>> import jupyter_analyst.agent.tools  # the built-in tools
     >>> step_line("run_sql", StepOutcome(status="ok", result={"dataset": "revenue", "rows": 4}, reused=True))
     '`revenue`: 4 rows (reused)'
     """
     if outcome.status != "ok":
         error = outcome.result.get("error")
         return str(error.get("message")) if isinstance(error, dict) else f"{tool} did not run"
-    if tool == "run_sql":
-        how = "reused" if outcome.reused else "executed"
-        return f"`{outcome.result.get('dataset')}`: {outcome.result.get('rows')} rows ({how})"
-    return f"{tool} done"
+    spec = spec_of(tool)
+    return spec.answered(outcome) if spec is not None and spec.answered is not None else f"{tool} done"

@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 from ..._text import head_and_tail, model_json
 from ...events import ContextUsage
 from ...sql import model_spec, source_outline
+from ..spec import spec_of
 from .previous import previous_turn_line
 from .sections import CHAT_RULES, INVENTORY_LIMIT, system_text
 
@@ -253,11 +254,18 @@ def well_formed(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _asks(tool: object) -> bool:
+    """Whether a call of ``tool`` asked the user a question (its spec's ``asks``)."""
+    spec = spec_of(tool) if isinstance(tool, str) else None
+    return spec is not None and spec.asks
+
+
 def without_asked(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages without a ``clarify`` exchange that the turn's answer says again: the
     answer asks the question with its numbered candidates, as the user read it, and the next
     turn's system message quotes it; the call and its ``{"asked": true}`` would make three.
 
+    >>> import jupyter_analyst.agent.tools  # the built-in tools, clarify among them
     >>> call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"name": "clarify"}}]}
     >>> asked = [{"role": "user"}, call, {"role": "tool", "tool_call_id": "c1"}, {"role": "assistant", "content": "1. a"}]
     >>> [m["role"] for m in without_asked(asked)], len(without_asked(asked[:3]))
@@ -267,7 +275,7 @@ def without_asked(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return list(messages)  # no answer says the question again
     dropped = {c.get("id") for m in messages for c in m.get("tool_calls") or ()
                if m.get("role") == "assistant" and not m.get("content")
-               and all((x.get("function") or {}).get("name") == "clarify" for x in m["tool_calls"])}
+               and all(_asks((x.get("function") or {}).get("name")) for x in m["tool_calls"])}
     return [m for m in messages
             if not (m.get("tool_calls") and {c.get("id") for c in m["tool_calls"]} <= dropped)
             and not (m.get("role") == "tool" and m.get("tool_call_id") in dropped)]

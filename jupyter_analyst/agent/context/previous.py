@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..spec import failed_mark, spec_of
+
 if TYPE_CHECKING:
     from ...agent_state import Item
     from ...store import Turn
@@ -58,8 +60,10 @@ def offered_next(answer: str) -> str:
 
 
 def finished_steps(messages: Sequence[dict[str, Any]]) -> list[str]:
-    """The steps of a turn that have a result, in order, each in a few words.
+    """The steps of a turn that have a result, in order, each in a few words (as each
+    call's tool names them: its spec's ``finished``).
 
+    >>> import jupyter_analyst.agent.tools  # the built-in tools
     >>> call = {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "run_sql",
     ...     "arguments": '{"name": "revenue", "sql": "SELECT 1"}'}}]}
     >>> finished_steps([call, {"role": "tool", "tool_call_id": "c1", "content": '{"dataset": "revenue", "rows": 4}'}])
@@ -88,25 +92,11 @@ def finished_steps(messages: Sequence[dict[str, Any]]) -> list[str]:
             except json.JSONDecodeError:
                 result = {}
             result = result if isinstance(result, dict) else {}
-            if name == "plan" and isinstance(result.get("steps"), list):
-                # A plan is one call of several steps: each that ran is a step of the turn.
-                steps += [_plan_step(step) for step in result["steps"]
-                          if isinstance(step, dict) and step.get("status") != "skipped"]
-                continue
-            made = result.get("dataset") or arguments.get("name")
-            label = f"{name} `{made}`" if name == "run_sql" and made else name
-            steps.append(label + (" (failed)" if "error" in result else ""))
+            # A call is one step, or several (a plan's, each that ran), as its tool names them.
+            spec = spec_of(name)
+            steps += (spec.finished(arguments, result) if spec is not None and spec.finished is not None
+                      else [name + failed_mark(result)])
     return steps
-
-
-def _plan_step(step: dict[str, Any]) -> str:
-    """A plan's step in a few words: its tool and id, and whether it failed.
-
-    >>> _plan_step({"step": 2, "id": "q2", "tool": "run_sql", "status": "error"})
-    'run_sql q2 of the plan (failed)'
-    """
-    failed = " (failed)" if step.get("status") not in ("ok", None) else ""
-    return f"{step.get('tool')} {step.get('id')} of the plan{failed}"
 
 
 def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], question: Item | None) -> str:

@@ -24,21 +24,7 @@ from ...agent_state import (
     StateDelta,
 )
 from ...artifacts import Artifact
-
-
-@dataclass(frozen=True)
-class Observed:
-    """The structured facts of one step's result that expectations are checked against."""
-
-    artifact_ids: tuple[str, ...] = ()
-    artifact_types: tuple[str, ...] = ()
-    count: int | None = None
-    """Rows for a dataset query; the number of artifacts made for a Python step."""
-    columns: tuple[str, ...] | None = None
-
-    @property
-    def structured(self) -> bool:
-        return bool(self.artifact_ids) or self.count is not None or self.columns is not None
+from ..spec import Observed, spec_of
 
 
 @dataclass(frozen=True)
@@ -49,18 +35,11 @@ class Verdict:
 
 
 def observe(tool: str, status: str, result: dict[str, Any], artifacts: Sequence[Artifact]) -> Observed:
-    """What a step produced, as the matcher compares it."""
-    if status != "ok":
+    """What a step produced, as the matcher compares it (its tool's ``observed``)."""
+    spec = spec_of(tool)
+    if status != "ok" or spec is None or spec.observed is None:
         return Observed()
-    ids = tuple(a.artifact_id for a in artifacts)
-    types = tuple(a.type for a in artifacts)
-    if tool == "run_sql":
-        columns = tuple(str(c["name"]) for c in result.get("columns", []))
-        rows = result.get("rows")
-        return Observed(ids, types, rows if isinstance(rows, int) else None, columns)
-    if tool == "run_python":
-        return Observed(ids, types, len(ids) if ids else None, None)
-    return Observed()
+    return spec.observed(result, artifacts)
 
 
 def match(expect: dict[str, Any], seen: Observed) -> Verdict:

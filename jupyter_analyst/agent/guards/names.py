@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..._text import nearest
 from ...errors import InvalidArguments
 from ..dataflow import undefined_names
+from ..spec import spec_of
 
 if TYPE_CHECKING:
     from ...agent_state import AgentState
@@ -104,36 +105,15 @@ def _step(call_id: str) -> str:
 def invented_names(env: ThreadEnvironment, tool: str, arguments: dict[str, Any]) -> InvalidArguments | None:
     """Why a call must be refused for naming something that does not exist, if it must.
 
-    SQL is checked by the SQL layer when its key is computed; this covers the dataset
-    and variable names Python reads, the table ``describe_table`` names, and the
-    artifact ids an ``expect`` names (ids are random: only existing ones can be expected).
+    SQL is checked by the SQL layer when its key is computed; the names a tool's own
+    payload reads (the dataset and variable names Python reads, the table a description
+    names) are checked by its spec's ``invented``; the artifact ids an ``expect`` names are
+    checked here for every tool (ids are random: only existing ones can be expected).
     Blocking (it reads the thread's steps): call it off the event loop.
     """
-    if tool == "run_python":
-        datasets = set(env.dataset_ids())
-        known = datasets | env.python_names()
-        missing = undefined_names(arguments.get("code", ""), known)
-        unrun = {n: env.not_run[n] for n in missing if n in env.not_run}
-        if unrun:
-            names = ", ".join(repr(n) for n in unrun)
-            calls = ", ".join(dict.fromkeys(_step(c) for c in unrun.values()))
-            return _unknown(
-                f"run_python reads {names}, which {calls} would have defined, but that step did not "
-                f"run (no kernel could start)", sorted(unrun),
-                "run that step's code again first (or in this step), or answer without it",
-            )
-        if missing:
-            near = list(dict.fromkeys(n for name in missing for n in nearest(name, known))) or sorted(datasets)[:10]
-            return _unknown(
-                f"run_python reads {', '.join(repr(n) for n in missing)}, which no dataset, earlier step or "
-                f"this code defines", near, "use a dataset listed in the agent state, or fetch it first with run_sql",
-            )
-    if tool == "describe_table":
-        schema = env.source.schema()
-        table = str(arguments.get("table") or "")
-        if table and table.lower() not in {t.lower() for t in schema}:
-            return _unknown(f"there is no table {table!r}", nearest(table, schema) or sorted(schema)[:10],
-                            "use one of these, or call find")
+    spec = spec_of(tool)
+    if spec is not None and spec.invented is not None and (refused := spec.invented(env, arguments)) is not None:
+        return refused
     ids = (arguments.get("expect") or {}).get("artifact_ids") or []
     if ids:
         known_ids = {a.artifact_id for a in env.artifacts.list(env.thread_id)}
@@ -144,6 +124,40 @@ def invented_names(env: ThreadEnvironment, tool: str, arguments: dict[str, Any])
                 [n for i in missing for n in nearest(i, known_ids, n=1)],
                 "expect only ids from the inventory (new artifacts get new ids), or leave artifact_ids out",
             )
+    return None
+
+
+def unknown_python_names(env: ThreadEnvironment, tool: str, code: str) -> InvalidArguments | None:
+    """Why ``code`` (of a call to ``tool``) must be refused for reading names that no
+    dataset, earlier step or the code itself defines, if it must; a name a step that could
+    not run would have defined is said so."""
+    datasets = set(env.dataset_ids())
+    known = datasets | env.python_names()
+    missing = undefined_names(code, known)
+    unrun = {n: env.not_run[n] for n in missing if n in env.not_run}
+    if unrun:
+        names = ", ".join(repr(n) for n in unrun)
+        calls = ", ".join(dict.fromkeys(_step(c) for c in unrun.values()))
+        return _unknown(
+            f"{tool} reads {names}, which {calls} would have defined, but that step did not "
+            f"run (no kernel could start)", sorted(unrun),
+            "run that step's code again first (or in this step), or answer without it",
+        )
+    if missing:
+        near = list(dict.fromkeys(n for name in missing for n in nearest(name, known))) or sorted(datasets)[:10]
+        return _unknown(
+            f"{tool} reads {', '.join(repr(n) for n in missing)}, which no dataset, earlier step or "
+            f"this code defines", near, "use a dataset listed in the agent state, or fetch it first with run_sql",
+        )
+    return None
+
+
+def unknown_table(env: ThreadEnvironment, table: str) -> InvalidArguments | None:
+    """Why a call naming ``table`` must be refused (the source has no such table), if it must."""
+    schema = env.source.schema()
+    if table and table.lower() not in {t.lower() for t in schema}:
+        return _unknown(f"there is no table {table!r}", nearest(table, schema) or sorted(schema)[:10],
+                        "use one of these, or call find")
     return None
 
 

@@ -9,7 +9,7 @@ and dataset), without any model call, as each result arrives.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..._clock import utc_now
@@ -25,16 +25,12 @@ from ...agent_state import (
     Update,
 )
 from ...artifacts import Artifact
+from ..spec import StepSeen, entity, spec_of
 
 #: A prompt longer than this is treated as pasted text, kept verbatim while it is discussed.
 PASTE_CHARS = 1_500
 #: A question the user has not taken up this many turns after the turn that raised it is closed.
 QUESTION_TURNS = 2
-
-
-def _entity(kind: str, name: str, *, derived_from: Iterable[str] = (), **detail: Any) -> Addition:
-    value = Entity(id=f"{kind}:{name}", kind=kind, name=name, derived_from=list(derived_from), detail=detail)  # type: ignore[arg-type]
-    return Addition(section="entities", value=value.model_dump())
 
 
 def observe_step(
@@ -46,61 +42,24 @@ def observe_step(
     result: dict[str, Any],
     artifacts: Sequence[Artifact],
     source_label: str,
-    datasets_used: Sequence[str] = (),
+    datasets: Callable[[], Iterable[str]] = tuple,
 ) -> StateDelta:
-    """The state change one tool result implies (empty for errors and refusals)."""
+    """The state change one tool result implies (empty for errors and refusals): the source
+    it ran on, and what its tool's ``remembers`` says it added and moved.
+
+    ``datasets``: the thread's dataset names, read only when the tool asks.
+    """
     if status != "ok":
         return StateDelta()
-    now = utc_now()
-    source_id = f"source:{source_label}"
-    add: list[Addition] = []
+    seen = StepSeen(state=state, arguments=arguments, result=result, artifacts=artifacts,
+                    source_label=source_label, now=utc_now(), datasets=datasets)
+    add: list[Addition] = [entity("source", source_label)]
     active: dict[str, ActiveValue | None] = {}
-    add.append(_entity("source", source_label))
-    if tool == "list_tables":
-        for table in result.get("tables", []):
-            name = table.get("name")
-            if name:
-                add.append(_entity("table", name, derived_from=[source_id], rows=table.get("rows")))
-    elif tool == "describe_table":
-        name = result.get("name") or arguments.get("table")
-        if name:
-            columns = [c.get("name") for c in result.get("columns", []) if isinstance(c, dict)]
-            add.append(_entity("table", name, derived_from=[source_id], rows=result.get("rows"), columns=columns))
-    elif tool == "run_sql":
-        name = str(result.get("dataset") or arguments.get("name"))
-        intent = result.get("intent") or {}
-        tables = intent.get("tables", [])
-        for table in tables:
-            add.append(_entity("table", table, derived_from=[source_id]))
-        add.append(
-            _entity(
-                "dataset", name, derived_from=[f"table:{t}" for t in tables],
-                artifact_id=result.get("artifact_id"), rows=result.get("rows"),
-                columns=[c["name"] for c in result.get("columns", [])], intent=result.get("intent_note"),
-            )
-        )
-        active["dataset"] = ActiveValue(
-            value=name, detail=f"{result.get('artifact_id')}: {result.get('intent_note') or ''}".strip(": "),
-            last_used=now,
-        )
-        active["source"] = ActiveValue(value=source_label, last_used=now)
-    elif tool == "run_python":
-        inputs = [f"dataset:{d}" for d in datasets_used]
-        for artifact in artifacts:
-            add.append(
-                _entity(
-                    "artifact", artifact.artifact_id, derived_from=inputs,
-                    file=artifact.name, type=artifact.type, fingerprint=artifact.fingerprint,
-                )
-            )
-        if datasets_used:
-            last = datasets_used[-1]
-            known = state.entities.get(f"dataset:{last}")
-            # Said as every other active dataset is (its id, then its description): one form,
-            # which an earlier result that made it points to.
-            detail = (f"{known.detail.get('artifact_id') or ''}: {known.detail.get('intent') or ''}".strip(": ")
-                      if known else None)
-            active["dataset"] = ActiveValue(value=last, detail=detail or None, last_used=now)
+    spec = spec_of(tool)
+    if spec is not None and spec.remembers is not None:
+        more, moved = spec.remembers(seen)
+        add += more
+        active.update(moved)
     return StateDelta(add=add, patch=StatePatch(active=active))  # type: ignore[arg-type]
 
 
@@ -248,19 +207,19 @@ def turn_answered(state: AgentState, answer: str) -> StateDelta:
     'by_month'
     """
     cited: list[tuple[int, int, Entity]] = []
-    for entity in state.entities.values():
-        if entity.kind != "dataset":
+    for known in state.entities.values():
+        if known.kind != "dataset":
             continue
-        names = [re.escape(entity.name)] + ([re.escape(str(entity.detail["artifact_id"]))] if entity.detail.get("artifact_id") else [])
+        names = [re.escape(known.name)] + ([re.escape(str(known.detail["artifact_id"]))] if known.detail.get("artifact_id") else [])
         found = list(re.finditer(r"(?<![\w.])(?:" + "|".join(names) + r")(?!\w)", answer))
         if found:
-            cited.append((-len(found), found[0].start(), entity))
+            cited.append((-len(found), found[0].start(), known))
     if not cited:
         return StateDelta()
     # An answer that lists several is about the one it keeps coming back to (the first on a tie).
-    *_, entity = min(cited, key=lambda c: (c[0], c[1]))
-    detail = f"{entity.detail.get('artifact_id') or ''}: {entity.detail.get('intent') or ''}".strip(": ")
-    return StateDelta(patch=StatePatch(active={"dataset": ActiveValue(value=entity.name, detail=detail, last_used=utc_now())}))
+    *_, chosen = min(cited, key=lambda c: (c[0], c[1]))
+    detail = f"{chosen.detail.get('artifact_id') or ''}: {chosen.detail.get('intent') or ''}".strip(": ")
+    return StateDelta(patch=StatePatch(active={"dataset": ActiveValue(value=chosen.name, detail=detail, last_used=utc_now())}))
 
 
 def stamped(delta: StateDelta, turn_number: int) -> StateDelta:

@@ -40,6 +40,7 @@ from ...ledger import Price, Usage
 from ..context import ContextBudget, answers_only, compact_value, offered_next, turn_span, well_formed
 from ..llm import split_reply
 from ..meter import counted, estimate, served_usage
+from ..spec import spec_of
 from ..tools import MAX_ARGUMENT_DEPTH, nested_deeper_than, strip_fence
 from .observations import QUESTION_TURNS, stamped
 from .thread_memory import ThreadMemory
@@ -192,7 +193,8 @@ def _result_text(tool: str, result: dict[str, Any]) -> str:
         parts.append(_found(result["matches"]))
     artifacts = [_artifact(a) for a in result.get("artifacts") or () if isinstance(a, dict)]
     if artifacts:
-        verb = "lists" if tool == "list_artifacts" else "reused" if result.get("reused") else "made"
+        spec = spec_of(tool)
+        verb = "lists" if spec is None or not spec.step else "reused" if result.get("reused") else "made"
         parts.append(f"{verb} " + ", ".join(str(a) for a in artifacts[:8]))
     if not parts and not result.get("stdout") and not result.get("result"):
         parts.append(_plain(compact_value(result)) or "nothing to show")
@@ -273,17 +275,9 @@ def call_line(tool: str, arguments: str) -> str:
     except json.JSONDecodeError:
         args = {}
     args = args if isinstance(args, dict) else {}
-    if tool == "run_sql" and args.get("name"):
-        return f"[run_sql → {str(args['name'])[:80]}]"
-    if tool == "plan":
-        stages = args.get("stages") if isinstance(args.get("stages"), list) else [{"steps": args.get("steps") or []}]
-        ids = [str(step.get("id")) for stage in stages if isinstance(stage, dict)
-               for step in stage.get("steps") or () if isinstance(step, dict)]
-        goal = f" {json.dumps(str(args['goal'])[:120], ensure_ascii=False)}" if args.get("goal") else ""
-        return f"[plan{goal}: {', '.join(ids[:16])}]"
-    if tool == "run_python" and isinstance(args.get("code"), str):
-        lines = [line.strip() for line in args["code"].splitlines() if line.strip() and not line.strip().startswith("#")]
-        return f"[run_python: {lines[0][:120]}{' …' if len(lines) > 1 else ''}]" if lines else "[run_python]"
+    spec = spec_of(tool)
+    if spec is not None and spec.summarized is not None and (named := spec.summarized(args)) is not None:
+        return f"[{named}]"
     # Any other call in words: what it looks for (quoted), then its options as "key value".
     words = [json.dumps(str(value)[:120], ensure_ascii=False) if key in _PAYLOADS
              else key if value is True else f"{key} {value}"
@@ -313,11 +307,11 @@ def _transcript(
                 names[str(call.get("id"))] = call["function"]["name"]
             if message.get("role") == "tool":
                 tool = names.get(str(message.get("tool_call_id")), "tool")
-                if tool != "clarify":
+                if not _asks(tool):
                     lines.append(f"result of {tool}: {result_line(tool, message.get('content') or '')}")
                 continue
             body = message.get("content") or ""
-            shown = [c for c in calls if c["function"]["name"] != "clarify"]
+            shown = [c for c in calls if not _asks(c["function"]["name"])]
             if calls and not shown and not body:
                 continue
             body += " ".join(call_line(c["function"]["name"], c["function"].get("arguments") or "") for c in shown)
@@ -500,3 +494,9 @@ async def summarize_turn(
     stored = await events.append(event.model_copy(update={"thread_id": turn.thread_id, "turn_id": turn.turn_id,
                                                           "usage": usage}))
     return stored  # type: ignore[return-value]
+
+
+def _asks(tool: str) -> bool:
+    """Whether ``tool``'s call asked the user a question: left out, the answer asks it."""
+    spec = spec_of(tool)
+    return spec is not None and spec.asks

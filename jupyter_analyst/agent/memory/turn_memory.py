@@ -14,8 +14,8 @@ from ..._clock import utc_now
 from ...agent_state import AgentState, Item, StateDelta
 from ...sql import model_spec
 from ..context import STATE_ENTRIES
-from ..dataflow import names_used
 from ..guards import Verdict, expectation_delta, match, observe
+from ..spec import spec_of
 from .observations import observe_step, stamped, turn_answered, turn_opened
 from .thread_memory import ThreadMemory
 
@@ -82,7 +82,7 @@ class TurnMemory:
             return None
         for message in reversed(self.previous_messages):
             for call in message.get("tool_calls") or ():
-                if (call.get("function") or {}).get("name") == "clarify":
+                if _asks((call.get("function") or {}).get("name")):
                     item = next((i for i in self.state.items.values() if i.ref.get("call") == call.get("id")),
                                 self.state.items.get(f"question:{call.get('id')}"))  # as states kept it before
                     if item is not None:
@@ -109,13 +109,9 @@ class TurnMemory:
     ) -> Verdict | None:
         """Apply what a tool result establishes; check its expectation, if it stated one."""
         artifacts = [a for a, _ in outcome.artifacts]
-        used = []
-        if tool == "run_python":
-            code_names = names_used(arguments.get("code", ""))
-            used = [name for name in self.environment.dataset_ids() if name in code_names]
         delta = observe_step(
             self.state, tool=tool, arguments=arguments, status=outcome.status, result=outcome.result,
-            artifacts=artifacts, source_label=self.source_label, datasets_used=used,
+            artifacts=artifacts, source_label=self.source_label, datasets=lambda: self.environment.dataset_ids(),
         )
         verdict = None
         expect = arguments.get("expect")
@@ -126,3 +122,9 @@ class TurnMemory:
             )
         self.apply(delta, "tool")
         return verdict
+
+
+def _asks(tool: object) -> bool:
+    """Whether a call of ``tool`` asked the user a question (its spec's ``asks``)."""
+    spec = spec_of(tool) if isinstance(tool, str) else None
+    return spec is not None and spec.asks

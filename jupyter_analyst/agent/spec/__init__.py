@@ -7,11 +7,13 @@ are registered from above.
 """
 
 from .contract import CallHost, ToolSpec, expect_schema, register, registered, spec_of, tool_schemas, unregister
+from .meaning import Observed, StateChange, StepSeen, entity, failed_mark
 from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip, without_verdict
 from .shown import rows_shown, shown_line, table_rows
 
 __all__ = [
-    "MODEL_TEXT_CAP", "CallContext", "CallHost", "StepOutcome", "StepPlan", "ToolSpec", "clip", "expect_schema",
+    "MODEL_TEXT_CAP", "CallContext", "CallHost", "Observed", "StateChange", "StepOutcome", "StepPlan", "StepSeen",
+    "ToolSpec", "clip", "entity", "expect_schema", "failed_mark",
     "register", "registered", "rows_shown", "shown_line", "spec_of", "table_rows", "tool_schemas", "unregister",
     "without_verdict",
 ]

@@ -18,7 +18,7 @@ registered by the package, in the order the model is shown them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,8 +31,11 @@ if TYPE_CHECKING:
     from ...agent_state import StateDelta
     from ...errors import AnalystError
     from ..environment import ThreadEnvironment
+    from ...artifacts import Artifact
+    from ...errors import InvalidArguments
     from ..llm import ToolCall
-    from .outcome import CallContext, StepOutcome, StepPlan
+    from .meaning import Observed, StateChange, StepSeen
+    from .outcome import CallContext, StepOutcome, StepPlan  # noqa: F401 - named in the aliases below
 
 #: The checks a step's ``expect`` may hold, each written once; a tool offers those that
 #: apply to its results (see :func:`expect_schema`). The normaliser reads them all for any
@@ -132,6 +135,28 @@ class ToolSpec:
     """Whether the model is offered the tool on a request of this thread (``None``: always).
     A tool that could do nothing there (read a notebook when none is attached) costs every
     request its schema; one that is not offered still runs when called (it says why not)."""
+
+    # What the tool's result means. Each hook is read where the product once asked for the
+    # tool by name; ``None``: the tool's calls mean nothing there.
+    asks: bool = False
+    """The call ends the turn with a question to the user: its call and result are left out
+    of what is shown again (the answer that follows asks the question)."""
+    invented: Callable[[ThreadEnvironment, dict[str, Any]], InvalidArguments | None] | None = None
+    """Why the call names something that does not exist (a table, a Python name), if it
+    does: the call is refused before it runs. Blocking: it may read the thread's steps."""
+    observed: Callable[[Mapping[str, Any], Sequence[Artifact]], Observed] | None = None
+    """What an ok result's ``expect`` is checked against (rows and columns, artifacts made)."""
+    remembers: Callable[[StepSeen], StateChange] | None = None
+    """What an ok result adds to the agent state (entities, the active dataset)."""
+    summarized: Callable[[Mapping[str, Any]], str | None] | None = None
+    """The call as the summarizer's transcript names it, from its arguments (``run_sql →
+    revenue``); ``None`` from the hook or no hook: the tool and its plain arguments."""
+    finished: Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]] | None = None
+    """The steps a call finished, from its arguments and result, as the next turn's
+    opening line counts them (a plan: each of its steps); no hook: the tool, once."""
+    answered: Callable[[StepOutcome], str] | None = None
+    """A user-driven turn's answer when the call was its one step and ran ok (no hook:
+    "<tool> done")."""
 
     def __post_init__(self) -> None:
         if (self.run is None) == (self.drive is None):

@@ -64,4 +64,5 @@ CLARIFY = ToolSpec(
     payload="question",
     aliases={"options": "candidates", "choices": "candidates", "interpretations": "candidates"},
     drive=ask_user,
+    asks=True,
 )

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from ..._text import json_safe
 from ...errors import InvalidArguments
 from ...sql import OUTLINE_TABLES
-from ..spec import ToolSpec
+from ..guards import unknown_table
+from ..spec import StateChange, StepSeen, ToolSpec, entity
 from ..spec import CallContext, StepOutcome, StepPlan
 from .provenance import CODE_ITEMS, CODE_PROPERTY, made_by, steps_by_key, wants_code
 
@@ -86,11 +87,27 @@ def _notebook_readable(env: ThreadEnvironment) -> bool:
     return env.attached is not None and not env.attached.problem
 
 
+def _tables_seen(seen: StepSeen) -> StateChange:
+    """Each table listed, with its row count."""
+    return [entity("table", t["name"], derived_from=[seen.source_id], rows=t.get("rows"))
+            for t in seen.result.get("tables", []) if isinstance(t, dict) and t.get("name")], {}
+
+
+def _table_seen(seen: StepSeen) -> StateChange:
+    """The table described, with its row count and columns."""
+    name = seen.result.get("name") or seen.arguments.get("table")
+    if not name:
+        return [], {}
+    columns = [c.get("name") for c in seen.result.get("columns", []) if isinstance(c, dict)]
+    return [entity("table", name, derived_from=[seen.source_id], rows=seen.result.get("rows"), columns=columns)], {}
+
+
 LIST_TABLES = ToolSpec(
     name="list_tables",
     description=f"Every table and view with its row count (the system message lists the first {OUTLINE_TABLES}).",
     run=list_tables,
     offered=_tables_not_all_listed,
+    remembers=_tables_seen,
 )
 
 DESCRIBE_TABLE = ToolSpec(
@@ -101,6 +118,8 @@ DESCRIBE_TABLE = ToolSpec(
     payload="table",
     aliases={"table_name": "table", "name": "table"},
     run=describe_table,
+    invented=lambda env, args: unknown_table(env, str(args.get("table") or "")),
+    remembers=_table_seen,
 )
 
 LIST_ARTIFACTS = ToolSpec(

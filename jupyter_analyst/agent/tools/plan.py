@@ -12,8 +12,9 @@ they are skipped, never run on missing inputs; steps that do not need it still r
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,8 +29,10 @@ from ...events import (
     ToolResult,
 )
 from ..llm import ToolCall
-from ..spec import CallHost, ToolSpec
+from ..spec import CallHost, ToolSpec, failed_mark
 from ..spec import StepOutcome
+from .run_python import RUN_PYTHON
+from .run_sql import RUN_SQL
 from .staged_plan import PlanStep, StagedPlan, read_plan
 
 #: A step's status as the plan reports it.
@@ -209,6 +212,27 @@ async def run_staged_plan(host: CallHost, args: dict[str, Any]) -> StepOutcome:
     return outcome
 
 
+# ------------------------------------------------------------------ what its result means
+
+def _summarized(args: Mapping[str, Any]) -> str:
+    """``plan "monthly delays": q1, c1``: its goal and its steps' ids."""
+    stages = args.get("stages") if isinstance(args.get("stages"), list) else [{"steps": args.get("steps") or []}]
+    ids = [str(step.get("id")) for stage in stages if isinstance(stage, dict)
+           for step in stage.get("steps") or () if isinstance(step, dict)]
+    goal = f" {json.dumps(str(args['goal'])[:120], ensure_ascii=False)}" if args.get("goal") else ""
+    return f"plan{goal}: {', '.join(ids[:16])}"
+
+
+def _finished(args: Mapping[str, Any], result: Mapping[str, Any]) -> list[str]:
+    """Each of its steps that ran, as a step of the turn: its tool and id, and whether it failed."""
+    steps = result.get("steps")
+    if not isinstance(steps, list):
+        return ["plan" + failed_mark(result)]
+    return [f"{step.get('tool')} {step.get('id')} of the plan"
+            + (" (failed)" if step.get("status") not in ("ok", None) else "")
+            for step in steps if isinstance(step, dict) and step.get("status") != "skipped"]
+
+
 PLAN = ToolSpec(
     name="plan",
     description="Several run_sql/run_python steps in one call, checked before any runs. Stages run in order; a "
@@ -228,7 +252,7 @@ PLAN = ToolSpec(
                             "type": "object",
                             "properties": {
                                 "id": {"type": "string", "description": "unique, e.g. q1"},
-                                "tool": {"type": "string", "enum": ["run_sql", "run_python"]},
+                                "tool": {"type": "string", "enum": [RUN_SQL.name, RUN_PYTHON.name]},
                                 "arguments": {"type": "object", "description": "the tool's arguments"},
                                 "inputs": {"type": "array", "items": {"type": "string"},
                                            "description": "ids of earlier steps it needs"},
@@ -246,4 +270,6 @@ PLAN = ToolSpec(
     drive=run_staged_plan,
     # A plan's queries are checked side by side: all the checker's workers start now.
     named=lambda env: env.warm_sql(side_by_side=True),
+    summarized=_summarized,
+    finished=_finished,
 )

@@ -8,16 +8,19 @@ it reads, so identical code on the same inputs is reused.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..._disk import unavailable
+from ...agent_state import ActiveValue
 from ...artifacts import Artifact, canonical_python, step_key
 from ...errors import InvalidArguments, KernelError, StorageError
 from ...kernel import collect_outputs, figure_file_names
+from ..dataflow import names_used
 from ..environment import inputs_of
-from ..guards import check_python_code
-from ..spec import ToolSpec, expect_schema
+from ..guards import check_python_code, unknown_python_names
+from ..spec import Observed, StateChange, StepSeen, ToolSpec, entity, expect_schema
 from .live_output import LiveOutput
 from ..spec import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
 from .python_errors import model_error
@@ -203,6 +206,41 @@ async def _reused(env: ThreadEnvironment, args: dict[str, Any], outcome: StepOut
         env.python_reused(args["code"], outcome.step_key)
 
 
+# ------------------------------------------------------------------ what its result means
+
+def _observed(result: Mapping[str, Any], artifacts: Sequence[Artifact]) -> Observed:
+    """The figures and files it made, and how many."""
+    ids = tuple(a.artifact_id for a in artifacts)
+    return Observed(ids, tuple(a.type for a in artifacts), len(ids) if ids else None, None)
+
+
+def _remembers(seen: StepSeen) -> StateChange:
+    """Each artifact it made, from the datasets its code read; the last of those becomes
+    the active dataset."""
+    read = names_used(str(seen.arguments.get("code", "")))
+    used = [name for name in seen.datasets() if name in read]
+    inputs = [f"dataset:{d}" for d in used]
+    add = [entity("artifact", a.artifact_id, derived_from=inputs, file=a.name, type=a.type, fingerprint=a.fingerprint)
+           for a in seen.artifacts]
+    if not used:
+        return add, {}
+    last = used[-1]
+    known = seen.state.entities.get(f"dataset:{last}")
+    # Said as every other active dataset is (its id, then its description): one form, which
+    # an earlier result that made it points to.
+    detail = (f"{known.detail.get('artifact_id') or ''}: {known.detail.get('intent') or ''}".strip(": ")
+              if known else None)
+    return add, {"dataset": ActiveValue(value=last, detail=detail or None, last_used=seen.now)}
+
+
+def _summarized(args: Mapping[str, Any]) -> str | None:
+    """``run_python: fig, ax = plt.subplots() …``: its first line of code."""
+    if not isinstance(args.get("code"), str):
+        return None
+    lines = [line.strip() for line in args["code"].splitlines() if line.strip() and not line.strip().startswith("#")]
+    return f"run_python: {lines[0][:120]}{' …' if len(lines) > 1 else ''}" if lines else "run_python"
+
+
 RUN_PYTHON = ToolSpec(
     name="run_python",
     description="Python in the kernel (plt is matplotlib.pyplot). Print what you need to see; fetch data with "
@@ -222,4 +260,8 @@ RUN_PYTHON = ToolSpec(
     plan=plan_python,
     run=run_python,
     reused=_reused,
+    invented=lambda env, args: unknown_python_names(env, "run_python", str(args.get("code", ""))),
+    observed=_observed,
+    remembers=_remembers,
+    summarized=_summarized,
 )

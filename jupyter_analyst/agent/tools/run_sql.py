@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._disk import unavailable
 from ..._text import json_safe
+from ...agent_state import ActiveValue
 from ...artifacts import Artifact, step_key, table_bundle
 from ...errors import InvalidArguments, QueryFailed, StorageError
 from ...kernel import over_thread_cap
 from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryProgress, QueryResult, data_intent
 from ..guards import check_dataset_name
-from ..spec import ToolSpec, expect_schema
+from ..spec import Observed, StateChange, StepSeen, ToolSpec, entity, expect_schema, failed_mark
 from .early_run import EarlyStart
 from .live_progress import LiveProgress
 from ..spec import CallContext, StepOutcome, StepPlan
@@ -197,6 +199,48 @@ async def _reused(env: ThreadEnvironment, args: dict[str, Any], outcome: StepOut
         await env.dataset_fetched(args["name"], outcome.artifacts[0][0].fingerprint)
 
 
+# ------------------------------------------------------------------ what its result means
+
+def _observed(result: Mapping[str, Any], artifacts: Sequence[Artifact]) -> Observed:
+    """Its rows and columns, and the dataset it made."""
+    rows = result.get("rows")
+    return Observed(tuple(a.artifact_id for a in artifacts), tuple(a.type for a in artifacts),
+                    rows if isinstance(rows, int) else None, tuple(str(c["name"]) for c in result.get("columns", [])))
+
+
+def _remembers(seen: StepSeen) -> StateChange:
+    """The tables it read and the dataset made from them, which becomes the active one."""
+    result = seen.result
+    name = str(result.get("dataset") or seen.arguments.get("name"))
+    tables = (result.get("intent") or {}).get("tables", [])
+    add = [entity("table", table, derived_from=[seen.source_id]) for table in tables]
+    add.append(entity(
+        "dataset", name, derived_from=[f"table:{t}" for t in tables], artifact_id=result.get("artifact_id"),
+        rows=result.get("rows"), columns=[c["name"] for c in result.get("columns", [])],
+        intent=result.get("intent_note"),
+    ))
+    detail = f"{result.get('artifact_id')}: {result.get('intent_note') or ''}".strip(": ")
+    return add, {"dataset": ActiveValue(value=name, detail=detail, last_used=seen.now),
+                 "source": ActiveValue(value=seen.source_label, last_used=seen.now)}
+
+
+def _summarized(args: Mapping[str, Any]) -> str | None:
+    """``run_sql → revenue``: the dataset it makes."""
+    return f"run_sql → {str(args['name'])[:80]}" if args.get("name") else None
+
+
+def _finished(args: Mapping[str, Any], result: Mapping[str, Any]) -> list[str]:
+    """``run_sql `revenue```: the step, by the dataset it made."""
+    made = result.get("dataset") or args.get("name")
+    return [(f"run_sql `{made}`" if made else "run_sql") + failed_mark(result)]
+
+
+def _answered(outcome: StepOutcome) -> str:
+    """```revenue``: 4 rows (reused)``: the dataset the user's own query made."""
+    how = "reused" if outcome.reused else "executed"
+    return f"`{outcome.result.get('dataset')}`: {outcome.result.get('rows')} rows ({how})"
+
+
 RUN_SQL = ToolSpec(
     name="run_sql",
     description="One read-only SELECT (CTEs allowed); no writes, DDL or several statements.",
@@ -219,4 +263,9 @@ RUN_SQL = ToolSpec(
     # a moment to import).
     named=lambda env: env.warm_sql(side_by_side=False),
     reused=_reused,
+    observed=_observed,
+    remembers=_remembers,
+    summarized=_summarized,
+    finished=_finished,
+    answered=_answered,
 )

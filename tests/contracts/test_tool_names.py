@@ -1,0 +1,111 @@
+"""A tool's meaning lives in its own module: no other module of the package names a tool.
+
+What a tool's result adds to the agent state, what its ``expect`` is checked against, how
+the summarizer and the next turn name its calls, what a user-driven turn answers with it,
+what it refuses as invented: each is a hook of its :class:`ToolSpec`, read by the guards,
+the memory and the context without naming the tool. So a tool-name string in another
+module is a branch on one tool that a new tool would have to find and copy.
+
+``STILL_NAMING`` lists the modules that still branch on the step tools by name, each with
+what it reads; it may only shrink (a module that stops naming tools must leave it).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import jupyter_analyst.agent.tools  # noqa: F401 - registers the built-in tools
+from jupyter_analyst.agent.spec import registered
+
+PACKAGE = Path(__file__).resolve().parents[2] / "jupyter_analyst"
+
+#: Modules that still name tools, and why; emptied as their branches become hooks.
+STILL_NAMING: dict[str, str] = {
+    "agent/tools/plan.py": "a plan's steps: queries run side by side, Python in turn",
+    "agent/tools/staged_plan.py": "a plan's steps: which tools a plan may hold and their aliases",
+    "agent/tools/provenance.py": "a recorded step's payload (sql or code)",
+    "agent/environment/bindings.py": "the names a recorded step binds (below the spec: reads step records)",
+    "notebooks/export.py": "a recorded step's cell (SQL or Python), below the agent",
+    "notebooks/trail.py": "a recorded step's cell source, below the agent",
+    "notebooks/reproduction.py": "what a re-run step made, below the agent",
+    "events.py": "the tool a user-driven step event names",
+    "server/replies.py": "the tools a user may run as a step",
+    "server/handlers/audit.py": "the steps an audit lists",
+    "turns/requests.py": "the tools a user may run as a step",
+    "turns/user_step.py": "the user's own query",
+    "magics/remote.py": "the dataset a user's query bound",
+    "magics/magic_session.py": "the dataset a user's query bound",
+    "mcp/server.py": "the MCP tools that run one tool as a step",
+    "mcp/jupyter_tools.py": "the MCP tools that run one tool as a step",
+    "mcp/queueing.py": "the tools that only look",
+}
+
+#: Modules where a tool's name is no branch on the tool.
+NOT_A_BRANCH: dict[str, str] = {
+    "testing/script.py": "the scripted model writes calls by name, as a model does",
+    "notebooks/__init__.py": "read_cells: the name of the face's function the tool calls",
+    "sql/intent.py": "find: the tool a shortened description's hint tells the model to call",
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the nodes that are docstrings (their examples name tools as a reader would)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def naming(root: Path, names: set[str]) -> dict[str, set[str]]:
+    """Which modules under ``root`` hold a string that is one of ``names``: ``{module: names}``
+    (docstrings left aside)."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for path in sorted(root.rglob("*.py")):
+        if "labextension" in path.parts:
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names \
+                    and id(node) not in docs:
+                found[str(path.relative_to(root))].add(node.value)
+    return dict(found)
+
+
+def _homes() -> dict[str, str]:
+    """Each built-in tool's own module, where its spec is made."""
+    homes = {}
+    for spec in registered():
+        module = spec.run.__module__ if spec.run is not None else spec.drive.__module__  # type: ignore[union-attr]
+        homes[spec.name] = module.removeprefix("jupyter_analyst.").replace(".", "/") + ".py"
+    return homes
+
+
+def test_no_module_but_a_tools_own_names_it():
+    homes = _homes()
+    assert {"run_sql", "run_python", "clarify", "plan"} <= set(homes)
+    strays = {}
+    for module, names in naming(PACKAGE, set(homes)).items():
+        foreign = {n for n in names if homes[n] != module}
+        if foreign and module not in STILL_NAMING and module not in NOT_A_BRANCH:
+            strays[module] = sorted(foreign)
+    assert not strays, f"modules naming tools not their own (give the tool's spec a hook instead): {strays}"
+
+
+def test_the_list_of_modules_still_naming_tools_only_shrinks():
+    homes = _homes()
+    still = {m for m, names in naming(PACKAGE, set(homes)).items() if any(homes[n] != m for n in names)}
+    gone = sorted(set(STILL_NAMING) - still)
+    assert not gone, f"these modules name no tool any more: take them off STILL_NAMING: {gone}"
+
+
+def test_the_finder_sees_a_name_outside_a_docstring(tmp_path):
+    (tmp_path / "memory.py").write_text('"""Reads run_sql."""\n\ndef f(tool):\n    """>>> f("run_sql")"""\n'
+                                        '    return tool == "run_sql"\n')
+    (tmp_path / "quiet.py").write_text('"""Only "run_sql" in prose."""\n')
+    assert naming(tmp_path, {"run_sql"}) == {"memory.py": {"run_sql"}}
