@@ -291,10 +291,8 @@ class AnalystTools:
 
         return await asyncio.to_thread(self._with_workspace, read)
 
-    async def list_artifacts(self, *, thread: str | None, scope: Scope) -> Reply:
-        if thread is None:
-            return Reply("no thread given: pass `thread` (thr_...) as a result named it; list_sources lists "
-                         "your threads", {"thread": None, "artifacts": []})
+    async def list_artifacts(self, *, thread: str, scope: Scope) -> Reply:
+        """The thread's datasets, charts and files (a look-up: it starts no thread, so it needs one)."""
         await asyncio.to_thread(self._with_store, lambda s: s.get_thread(thread, user=self.user))
         scope.threads.add(thread)
         views = [_artifact_view(a) for a in await asyncio.to_thread(self._artifacts, thread)]

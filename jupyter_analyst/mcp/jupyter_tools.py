@@ -151,7 +151,7 @@ async def analyst_run_python(code: Code, thread: Thread = None, source: Source =
     return await _step("run_python", {"code": code}, thread=thread, source=source, rerun=rerun)
 
 
-async def analyst_list_artifacts(thread: Thread = None) -> CallToolResult:
+async def analyst_list_artifacts(thread: NamedThread) -> CallToolResult:
     """An analyst thread's datasets, charts and files."""
     return await _answer(lambda tools: tools.list_artifacts(thread=thread, scope=_scope))
 

@@ -242,7 +242,7 @@ def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
         return await guarded(tools.threads(scope=scopes.of(ctx)))
 
     @server.tool(title="List a thread's artifacts", annotations=LOOKUP)
-    async def list_artifacts(ctx: Context, thread: Thread = None) -> ArtifactsResult:
+    async def list_artifacts(thread: NamedThread, ctx: Context) -> ArtifactsResult:
         """The thread's datasets, charts and files, each with its resource URI."""
         return await guarded(tools.list_artifacts(thread=thread, scope=scopes.of(ctx)))
 
