@@ -471,7 +471,10 @@ def _step_reply(tool: str, step: ToolStep, *, thread: str | None, source: str | 
     going_on = continuing(thread, new=new)
     if not step.ok:
         return Reply(f"{where(thread, source)} {tool} {step.status}: {step.error}\n{going_on}", data, error=True)
-    body = json.dumps(result, default=str, ensure_ascii=False)
+    # The text is the result as the agent's own model is sent it (rows as lists, floats and
+    # long values as it shows them, nothing said twice); the structured content is all of it.
+    shown = {k: v for k, v in (step.shown or result).items() if k not in ("artifacts", "reused")}
+    body = json.dumps(shown, default=str, ensure_ascii=False)
     text = f"{where(thread, source)} {tool} ok" + (" (reused)" if step.reused else "") + "\n" + _cut(body)
     text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
     return Reply(text + "\n" + going_on, data)

@@ -87,6 +87,26 @@ def test_sql_then_python_chart_read_back_as_a_resource_and_reuse(tmp_path, sales
         workspace.close()
 
 
+def test_a_datasets_text_is_what_the_agents_model_is_sent_and_its_facts_are_whole(tmp_path, sales_db):
+    """The text says each thing once (the intent's note, not its object too) and shows values as the
+    agent's own results do (a float's sum noise rounded); the structured content keeps everything."""
+    sql = "SELECT 150581.0899999998::DOUBLE AS revenue, 'north' AS region"
+
+    async def session():
+        async with Client(server(tmp_path / "ws", sales_db)) as client:
+            return await client.call_tool("run_sql", {"sql": sql, "name": "total"})
+
+    result = run(session())
+    text = result.content[0].text
+    assert not result.is_error, text
+    facts = result.structured_content["result"]
+    assert facts["intent"] and facts["intent_note"] and facts["sample"] == [{"revenue": 150581.0899999998,
+                                                                             "region": "north"}]
+    assert '"intent"' not in text and text.count(facts["intent_note"]) == 1
+    assert "150581.09" in text and "150581.0899999998" not in text
+    assert '"truncated"' not in text and '"data": [[150581.09, "north"]]' in text
+
+
 def test_a_hostile_query_is_refused_with_the_guards_message(tmp_path, sales_db):
     async def session():
         async with Client(server(tmp_path / "ws", sales_db)) as client:
