@@ -34,12 +34,10 @@ _scope = Scope()
 
 # Each parameter as the client's model reads it in the tool's schema (those both surfaces share: parameters.py).
 Thread = Annotated[str | None, Field(description=(
-    "The analyst thread to run in (thr_...), as an earlier result named it: its datasets, kernel and history. "
-    "Leave it out only to start a new thread."))]
+    "The analyst thread (thr_...) to go on in; left out, a new thread starts."))]
 NamedThread = Annotated[str, Field(description="The analyst thread (thr_...), as an earlier result named it.")]
 Source = Annotated[str | None, Field(description=(
-    "The data source to start a new thread on, by name, as analyst_list_sources lists them (default: the "
-    "first). Never a path or URL. Leave it out to go on in a `thread`, which stays on its own source."))]
+    "The source to start a new thread on, by name as analyst_list_sources lists them (default the first)."))]
 Table = Annotated[str, Field(description="A table or view name, as analyst_list_tables gives it.")]
 
 TOOLS = ("list_sources", "threads", "list_tables", "describe_table", "run_sql", "run_python", "list_artifacts",

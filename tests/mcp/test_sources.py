@@ -62,7 +62,7 @@ def test_a_client_lists_the_sources_by_name_and_starts_threads_on_them(tmp_path,
     # The schema names the sources a client may choose.
     for name in ("list_tables", "describe_table", "run_sql", "run_python", "ask"):
         described = tools[name].input_schema["properties"]["source"]["description"]
-        assert "sales, joins (default sales)" in described and "Never a path" in described, name
+        assert "sales, joins (default sales)" in described and "never a path" in described, name
     sources = listed.structured_content["sources"]
     assert listed.structured_content["default"] == "sales"
     assert [(s["name"], s["kind"], s["default"]) for s in sources] == [("sales", "duckdb", True),

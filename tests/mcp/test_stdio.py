@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import sys
 import time
 from pathlib import Path
@@ -46,6 +47,13 @@ def test_tools_are_listed_with_their_annotations(tmp_path, sales_db):
         "list_sources", "threads", "list_tables", "describe_table", "list_artifacts", "get_artifact", "thread_state",
         "verify"}
     assert "thread" in tools["run_sql"].input_schema["properties"]
+    # Each parameter in one sentence: the long form of `thread` and `source` is the instructions'
+    # once, not a paragraph repeated in every tool's schema.
+    for tool in tools.values():
+        for name, schema in tool.input_schema["properties"].items():
+            said = schema["description"]
+            one_sentence = said.endswith(".") and not re.search(r"\w\. [A-Z]", said)
+            assert len(said) <= 120 and one_sentence, (tool.name, name, said)
     # Each result's structured content has its schema, for a client to rely on.
     assert all(tool.output_schema and tool.output_schema["type"] == "object" for tool in tools.values())
     assert {"thread", "status", "reused", "result", "artifacts"} <= set(tools["run_sql"].output_schema["properties"])
