@@ -30,6 +30,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._text import how_many
 from ..errors import AnalystError, ConfigError
 from .queueing import LOOKUP_TOOLS, WAIT_S, ThreadQueues, Waiting
 from .source_choice import SourceList
@@ -246,12 +247,12 @@ class AnalystTools:
         else:
             text = "sources (pass one's name as `source` to start a new thread on it):"
             for view in described:
-                tables = ", ".join(f"{t['name']} ({t['rows']} rows)" if t["rows"] is not None else t["name"]
+                tables = ", ".join(f"{t['name']} ({how_many(t['rows'], 'row')})" if t["rows"] is not None else t["name"]
                                    for t in view["tables"])
                 more = f" and {view['more_tables']} more" if view.get("more_tables") else ""
                 said = view.get("error") or f"{view['kind']}: {tables or 'no tables'}{more}"
                 text += f"\n- {view['name']}{' (default)' if view['default'] else ''}, {said}"
-        text += f"\n{len(threads)} threads (see threads)"
+        text += f"\nyou have {how_many(len(threads), 'thread')} (the threads tool lists them)"
         return self._shown(Reply(text, data))
 
     async def threads(self, *, scope: Scope) -> Reply:
@@ -259,7 +260,7 @@ class AnalystTools:
         found = await asyncio.to_thread(self._with_store, lambda s: s.list_threads(user=self.user))
         views = [{"thread": t.thread_id, "title": t.title, "source": self.sources.name_of(t.source),
                   "last_activity": t.last_activity, "running": bool(t.running)} for t in found]
-        text = f"{len(views)} threads" + "".join(
+        text = how_many(len(views), "thread") + "".join(
             f"\n- {v['thread']}: {v['title'] or '(untitled)'} (on {v['source']}, last {v['last_activity']})"
             for v in views[:50])
         return self._shown(Reply(text, {"threads": views}))
@@ -296,8 +297,8 @@ class AnalystTools:
         await asyncio.to_thread(self._with_store, lambda s: s.get_thread(thread, user=self.user))
         scope.threads.add(thread)
         views = [_artifact_view(a) for a in await asyncio.to_thread(self._artifacts, thread)]
-        text = f"[thread {thread}] {len(views)} artifacts" + "".join(
-            f"\n- {v['name']} ({v['type']}, {v['size']} bytes): {v['uri']}" for v in views)
+        text = f"[thread {thread}] {how_many(len(views), 'artifact')}" + "".join(
+            f"\n- {v['name']} ({v['type']}, {how_many(v['size'], 'byte')}): {v['uri']}" for v in views)
         return Reply(text, {"thread": thread, "artifacts": views})
 
     async def thread_state(self, *, thread: str, scope: Scope) -> Reply:
@@ -313,7 +314,7 @@ class AnalystTools:
 
         data = await asyncio.to_thread(self._with_store, read)
         scope.threads.add(thread)
-        lines = [f"{where(thread, data['source'])} {len(data['turns'])} turns"]
+        lines = [f"{where(thread, data['source'])} {how_many(len(data['turns']), 'turn')}"]
         lines += [f"- {t['status']}: {t['prompt'][:100]}" for t in data["turns"][-10:]]
         return self._shown(Reply("\n".join(lines), data))
 
@@ -339,7 +340,7 @@ class AnalystTools:
         """Where an artifact is (its resource URI), with its type, MIME type and size."""
         found = await asyncio.to_thread(self._with_workspace, lambda ws: self._find(ws, fingerprint, scope))
         view = _artifact_view(found)
-        return Reply(f"{view['uri']} ({view['mime']}, {view['size']} bytes): read it as a resource", view)
+        return Reply(f"{view['uri']} ({view['mime']}, {how_many(view['size'], 'byte')}): read it as a resource", view)
 
     async def read_artifact(self, fingerprint: str, *, scope: Scope) -> tuple[bytes, str]:
         """An artifact's bytes (checked against its fingerprint) and MIME type, when a thread of

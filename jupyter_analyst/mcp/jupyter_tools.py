@@ -35,7 +35,8 @@ _scope = Scope()
 # Each parameter as the client's model reads it in the tool's schema (those both surfaces share: parameters.py).
 Thread = Annotated[str | None, Field(description=(
     "The analyst thread (thr_...) to go on in; left out, a new thread starts."))]
-NamedThread = Annotated[str, Field(description="The analyst thread (thr_...), as an earlier result named it.")]
+NamedThread = Annotated[str, Field(description=(
+    "The analyst thread (thr_...), as a result or analyst_threads named it."))]
 Source = Annotated[str | None, Field(description=(
     "The source to start a new thread on, by name as analyst_list_sources lists them (default the first)."))]
 Table = Annotated[str, Field(description="A table or view name, as analyst_list_tables gives it.")]
@@ -115,7 +116,7 @@ async def _step(tool: str, arguments: dict[str, Any], *, thread: str | None, sou
 
 async def analyst_list_sources() -> CallToolResult:
     """The data sources you may name as `source` (the default first), each with its kind, tables and row
-    counts; and your analyst threads, each with its source's name."""
+    counts; and how many analyst threads you have (analyst_threads lists them)."""
     return await _answer(lambda tools: tools.list_sources(scope=_scope))
 
 

@@ -59,7 +59,7 @@ IPYNB = "application/x-ipynb+json"
 # The long form of `thread` and `source` is the server's instructions' (INSTRUCTIONS): each
 # tool's schema says them in one sentence, not the same paragraph in every tool.
 Thread = Annotated[str | None, Field(description="The thread (thr_...) to go on in; left out, a new thread starts.")]
-NamedThread = Annotated[str, Field(description="The thread (thr_...), as an earlier result or list_sources named it.")]
+NamedThread = Annotated[str, Field(description="The thread (thr_...), as a result or the threads tool named it.")]
 Table = Annotated[str, Field(description="A table or view name, as list_tables gives it.")]
 Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha256:...), as a result gave it.")]
 
@@ -233,7 +233,7 @@ def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
     @server.tool(title="List sources and threads", annotations=LOOKUP)
     async def list_sources(ctx: Context) -> SourcesResult:
         """The data sources you may name as `source` (the default first), each with its kind, tables and row
-        counts; and your threads, each with its source's name."""
+        counts; and how many threads you have (the threads tool lists them)."""
         return await guarded(tools.list_sources(scope=scopes.of(ctx)))
 
     @server.tool(title="List your threads", annotations=LOOKUP)

@@ -69,7 +69,12 @@ def test_a_client_lists_the_sources_by_name_and_starts_threads_on_them(tmp_path,
                                                                       ("joins", "duckdb", False)]
     assert {t["name"]: t["rows"] for t in sources[1]["tables"]} == {"a": 100_000, "b": 1_000}
     assert {"orders", "regions", "products"} <= {t["name"] for t in sources[0]["tables"]}
-    assert "- joins, duckdb: a (100000 rows), b (1000 rows)" in listed.content[0].text
+    # Counts as the agent's own prompt says them; the description's promise kept.
+    assert "- joins, duckdb: a (100,000 rows), b (1,000 rows)" in listed.content[0].text
+    assert "you have 0 threads (the threads tool lists them)" in listed.content[0].text
+    assert "you have 2 threads" in again.content[0].text and "how many threads" in tools["list_sources"].description
+    for name in ("thread_state", "verify", "list_artifacts", "restart_kernel"):  # list_sources names no thread
+        assert "list_sources" not in tools[name].input_schema["properties"]["thread"]["description"], name
     # Each result says its thread and its source, in its text and its facts.
     assert default.structured_content["source"] == "sales" and chosen.structured_content["source"] == "joins"
     thread = chosen.structured_content["thread"]
@@ -86,6 +91,24 @@ def test_a_client_lists_the_sources_by_name_and_starts_threads_on_them(tmp_path,
     # Names only: no path of this machine reaches the client (nor its model provider).
     for result in (listed, default, chosen, stays, same, other, threads, state, again):
         assert str(tmp_path) not in sent(result) and str(sales_db.parent) not in sent(result)
+
+
+def test_one_row_is_said_one_row(tmp_path):
+    import duckdb
+
+    with duckdb.connect(str(tmp_path / "one.duckdb")) as conn:
+        conn.execute("CREATE TABLE demo_script AS SELECT 1 AS step")
+        conn.execute("CREATE TABLE steps AS SELECT i FROM range(2400) t(i)")
+
+    async def session():
+        params = StdioServerParameters(command=sys.executable, args=[
+            "-m", "jupyter_analyst.cli", "mcp", "--workspace", str(tmp_path / "ws"), "--no-summarizer",
+            "--db", str(tmp_path / "one.duckdb")])
+        async with Client(params) as client:
+            return await client.call_tool("list_sources", {})
+
+    text = asyncio.run(session()).content[0].text
+    assert "demo_script (1 row)" in text and "steps (2,400 rows)" in text, text
 
 
 def test_sources_are_chosen_by_name_over_http(tmp_path, sales_db):
