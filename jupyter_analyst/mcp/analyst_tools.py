@@ -66,15 +66,23 @@ MCP_HINTS = {
 
 
 def error_reply(exc: AnalystError) -> Reply:
-    """A call refused as a whole (nothing ran), its reason and what to do, in MCP words.
+    """A call refused as a whole (nothing ran), its reason and what to do, in MCP words. A
+    refusal that names the client's thread (its context's ``thread`` and ``source``) is headed
+    by them, as that thread's results are.
 
     >>> error_reply(ConfigError("unknown thread 'thr_x'", reason="thread_not_found")).text
     "unknown thread 'thr_x' (hint: threads lists your threads; leave out `thread` to start a new one)"
+    >>> error_reply(ConfigError("it is on sales", reason="source_of_thread", thread="thr_1", source="sales")).text
+    '[thread thr_1, source sales] it is on sales'
     """
     error = {**exc.to_dict(), "hint": MCP_HINTS.get(exc.reason, exc.hint)}
     if error["hint"] is None:
         del error["hint"]
     hint = f" (hint: {error['hint']})" if "hint" in error else ""
+    thread, source = exc.context.get("thread"), exc.context.get("source")
+    if isinstance(thread, str):
+        return Reply(f"{where(thread, source)} {exc.message}{hint}", {"thread": thread, "source": source,
+                                                                      "error": error}, error=True)
     return Reply(exc.message + hint, {"thread": None, "error": error}, error=True)
 
 
@@ -402,9 +410,12 @@ class AnalystTools:
         if not name:  # left out (some clients send every optional parameter, empty)
             return None if thread else self.sources.spec_of(None)
         spec = self.sources.spec_of(name)
-        if thread and self.sources.name_of(await self._thread_source(thread)) != name:
-            raise ConfigError("a thread keeps the source it was made on", reason="source_of_thread",
-                              hint="leave out `source` to go on in the thread, or `thread` to start one on it")
+        own = self.sources.name_of(await self._thread_source(thread)) if thread else None
+        if thread and own != name:
+            raise ConfigError(f"thread {thread} is on source {own}, not {name}: a thread keeps the source it was "
+                              "made on", reason="source_of_thread", thread=thread, source=own,
+                              hint=f"leave out `source` to go on in the thread on {own}, or `thread` to start one "
+                                   f"on {name}")
         return None if thread else spec
 
     async def _thread_source(self, thread: str) -> str | None:

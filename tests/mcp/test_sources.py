@@ -84,6 +84,10 @@ def test_a_client_lists_the_sources_by_name_and_starts_threads_on_them(tmp_path,
     assert not stays.is_error and stays.structured_content["source"] == "joins"
     assert not same.is_error and {t["name"] for t in same.structured_content["result"]["tables"]} == {"a", "b"}
     assert other.is_error and other.structured_content["error"]["reason"] == "source_of_thread"
+    # The refusal is headed by the thread and its source, as the thread's results are, and says which it is on.
+    assert other.content[0].text.startswith(f"[thread {thread}, source joins] thread {thread} is on source joins, "
+                                            "not sales"), other.content[0].text
+    assert (other.structured_content["thread"], other.structured_content["source"]) == (thread, "joins")
     assert {t["thread"]: t["source"] for t in threads.structured_content["threads"]} == {
         thread: "joins", default.structured_content["thread"]: "sales"}
     assert state.structured_content["source"] == "joins"
