@@ -115,6 +115,26 @@ def test_a_datasets_text_is_what_the_agents_model_is_sent_and_its_facts_are_whol
     assert '"truncated"' not in text and '"data": [[150581.09, "north"]]' in text
 
 
+def test_a_tables_long_sample_values_are_cut_in_the_text_as_the_agents_model_is_sent_them(tmp_path):
+    import duckdb
+
+    document = "{" + ", ".join(f'"field_{i}": "{"v" * 30}"' for i in range(100)) + "}"  # about 4 KB of JSON
+    path = tmp_path / "docs.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE docs AS SELECT ?::VARCHAR AS body, 'short' AS tag", [document])
+
+    async def session():
+        async with Client(server(tmp_path / "ws", path)) as client:
+            return await client.call_tool("describe_table", {"table": "docs"})
+
+    result = run(session())
+    text = result.content[0].text
+    assert not result.is_error, text
+    assert f"... (cut here: {len(document):,} characters in all)" in text and document[:400] not in text
+    assert len(text) < 1_500
+    assert result.structured_content["result"]["sample"][0]["body"] == document  # the facts stay whole
+
+
 def test_a_hostile_query_is_refused_with_the_guards_message(tmp_path, sales_db):
     async def session():
         async with Client(server(tmp_path / "ws", sales_db)) as client:
