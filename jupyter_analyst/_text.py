@@ -1,5 +1,5 @@
 """Text that can be stored and sent: valid Unicode, JSON-safe values, masked secrets, near names,
-long text cut to its head and tail.
+long text cut to its head and tail, counts said as the model reads them.
 
 A Python string may hold lone surrogates (U+D800..U+DFFF): JSON decoders produce them from
 escapes such as ``"\\ud800"``, and the model's replies are decoded JSON. UTF-8 cannot encode
@@ -186,3 +186,13 @@ def head_and_tail(text: str, cap: int, *, how: str = "") -> str:
     if len(marker) >= len(hidden):  # the marker would cost more than what it hides
         return text
     return f"{head}{marker}{tail}"
+
+
+def how_many(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` of ``noun``, as every surface tells the model a count: thousands grouped,
+    the noun singular for one.
+
+    >>> how_many(1, "row"), how_many(2400, "row"), how_many(0, "thread"), how_many(3, "match", "matches")
+    ('1 row', '2,400 rows', '0 threads', '3 matches')
+    """
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"

@@ -30,6 +30,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._text import how_many
 from ..errors import AnalystError, ConfigError
 from .queueing import LOOKUP_TOOLS, WAIT_S, ThreadQueues, Waiting
 from .source_choice import SourceList
@@ -65,15 +66,23 @@ MCP_HINTS = {
 
 
 def error_reply(exc: AnalystError) -> Reply:
-    """A call refused as a whole (nothing ran), its reason and what to do, in MCP words.
+    """A call refused as a whole (nothing ran), its reason and what to do, in MCP words. A
+    refusal that names the client's thread (its context's ``thread`` and ``source``) is headed
+    by them, as that thread's results are.
 
     >>> error_reply(ConfigError("unknown thread 'thr_x'", reason="thread_not_found")).text
     "unknown thread 'thr_x' (hint: threads lists your threads; leave out `thread` to start a new one)"
+    >>> error_reply(ConfigError("it is on sales", reason="source_of_thread", thread="thr_1", source="sales")).text
+    '[thread thr_1, source sales] it is on sales'
     """
     error = {**exc.to_dict(), "hint": MCP_HINTS.get(exc.reason, exc.hint)}
     if error["hint"] is None:
         del error["hint"]
     hint = f" (hint: {error['hint']})" if "hint" in error else ""
+    thread, source = exc.context.get("thread"), exc.context.get("source")
+    if isinstance(thread, str):
+        return Reply(f"{where(thread, source)} {exc.message}{hint}", {"thread": thread, "source": source,
+                                                                      "error": error}, error=True)
     return Reply(exc.message + hint, {"thread": None, "error": error}, error=True)
 
 
@@ -246,12 +255,12 @@ class AnalystTools:
         else:
             text = "sources (pass one's name as `source` to start a new thread on it):"
             for view in described:
-                tables = ", ".join(f"{t['name']} ({t['rows']} rows)" if t["rows"] is not None else t["name"]
+                tables = ", ".join(f"{t['name']} ({how_many(t['rows'], 'row')})" if t["rows"] is not None else t["name"]
                                    for t in view["tables"])
                 more = f" and {view['more_tables']} more" if view.get("more_tables") else ""
                 said = view.get("error") or f"{view['kind']}: {tables or 'no tables'}{more}"
                 text += f"\n- {view['name']}{' (default)' if view['default'] else ''}, {said}"
-        text += f"\n{len(threads)} threads (see threads)"
+        text += f"\nyou have {how_many(len(threads), 'thread')} (the threads tool lists them)"
         return self._shown(Reply(text, data))
 
     async def threads(self, *, scope: Scope) -> Reply:
@@ -259,7 +268,7 @@ class AnalystTools:
         found = await asyncio.to_thread(self._with_store, lambda s: s.list_threads(user=self.user))
         views = [{"thread": t.thread_id, "title": t.title, "source": self.sources.name_of(t.source),
                   "last_activity": t.last_activity, "running": bool(t.running)} for t in found]
-        text = f"{len(views)} threads" + "".join(
+        text = how_many(len(views), "thread") + "".join(
             f"\n- {v['thread']}: {v['title'] or '(untitled)'} (on {v['source']}, last {v['last_activity']})"
             for v in views[:50])
         return self._shown(Reply(text, {"threads": views}))
@@ -291,15 +300,13 @@ class AnalystTools:
 
         return await asyncio.to_thread(self._with_workspace, read)
 
-    async def list_artifacts(self, *, thread: str | None, scope: Scope) -> Reply:
-        if thread is None:
-            return Reply("no thread given: pass `thread` (thr_...) as a result named it; list_sources lists "
-                         "your threads", {"thread": None, "artifacts": []})
+    async def list_artifacts(self, *, thread: str, scope: Scope) -> Reply:
+        """The thread's datasets, charts and files (a look-up: it starts no thread, so it needs one)."""
         await asyncio.to_thread(self._with_store, lambda s: s.get_thread(thread, user=self.user))
         scope.threads.add(thread)
         views = [_artifact_view(a) for a in await asyncio.to_thread(self._artifacts, thread)]
-        text = f"[thread {thread}] {len(views)} artifacts" + "".join(
-            f"\n- {v['name']} ({v['type']}, {v['size']} bytes): {v['uri']}" for v in views)
+        text = f"[thread {thread}] {how_many(len(views), 'artifact')}" + "".join(
+            f"\n- {v['name']} ({v['type']}, {how_many(v['size'], 'byte')}): {v['uri']}" for v in views)
         return Reply(text, {"thread": thread, "artifacts": views})
 
     async def thread_state(self, *, thread: str, scope: Scope) -> Reply:
@@ -315,7 +322,7 @@ class AnalystTools:
 
         data = await asyncio.to_thread(self._with_store, read)
         scope.threads.add(thread)
-        lines = [f"{where(thread, data['source'])} {len(data['turns'])} turns"]
+        lines = [f"{where(thread, data['source'])} {how_many(len(data['turns']), 'turn')}"]
         lines += [f"- {t['status']}: {t['prompt'][:100]}" for t in data["turns"][-10:]]
         return self._shown(Reply("\n".join(lines), data))
 
@@ -341,7 +348,7 @@ class AnalystTools:
         """Where an artifact is (its resource URI), with its type, MIME type and size."""
         found = await asyncio.to_thread(self._with_workspace, lambda ws: self._find(ws, fingerprint, scope))
         view = _artifact_view(found)
-        return Reply(f"{view['uri']} ({view['mime']}, {view['size']} bytes): read it as a resource", view)
+        return Reply(f"{view['uri']} ({view['mime']}, {how_many(view['size'], 'byte')}): read it as a resource", view)
 
     async def read_artifact(self, fingerprint: str, *, scope: Scope) -> tuple[bytes, str]:
         """An artifact's bytes (checked against its fingerprint) and MIME type, when a thread of
@@ -403,9 +410,12 @@ class AnalystTools:
         if not name:  # left out (some clients send every optional parameter, empty)
             return None if thread else self.sources.spec_of(None)
         spec = self.sources.spec_of(name)
-        if thread and self.sources.name_of(await self._thread_source(thread)) != name:
-            raise ConfigError("a thread keeps the source it was made on", reason="source_of_thread",
-                              hint="leave out `source` to go on in the thread, or `thread` to start one on it")
+        own = self.sources.name_of(await self._thread_source(thread)) if thread else None
+        if thread and own != name:
+            raise ConfigError(f"thread {thread} is on source {own}, not {name}: a thread keeps the source it was "
+                              "made on", reason="source_of_thread", thread=thread, source=own,
+                              hint=f"leave out `source` to go on in the thread on {own}, or `thread` to start one "
+                                   f"on {name}")
         return None if thread else spec
 
     async def _thread_source(self, thread: str) -> str | None:
@@ -473,7 +483,10 @@ def _step_reply(tool: str, step: ToolStep, *, thread: str | None, source: str | 
     going_on = continuing(thread, new=new)
     if not step.ok:
         return Reply(f"{where(thread, source)} {tool} {step.status}: {step.error}\n{going_on}", data, error=True)
-    body = json.dumps(result, default=str, ensure_ascii=False)
+    # The text is the result as the agent's own model is sent it (rows as lists, floats and
+    # long values as it shows them, nothing said twice); the structured content is all of it.
+    shown = {k: v for k, v in (step.shown or result).items() if k not in ("artifacts", "reused")}
+    body = json.dumps(shown, default=str, ensure_ascii=False)
     text = f"{where(thread, source)} {tool} ok" + (" (reused)" if step.reused else "") + "\n" + _cut(body)
     text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
     return Reply(text + "\n" + going_on, data)

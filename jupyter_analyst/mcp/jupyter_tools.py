@@ -34,12 +34,11 @@ _scope = Scope()
 
 # Each parameter as the client's model reads it in the tool's schema (those both surfaces share: parameters.py).
 Thread = Annotated[str | None, Field(description=(
-    "The analyst thread to run in (thr_...), as an earlier result named it: its datasets, kernel and history. "
-    "Leave it out only to start a new thread."))]
-NamedThread = Annotated[str, Field(description="The analyst thread (thr_...), as an earlier result named it.")]
+    "The analyst thread (thr_...) to go on in; left out, a new thread starts."))]
+NamedThread = Annotated[str, Field(description=(
+    "The analyst thread (thr_...), as a result or analyst_threads named it."))]
 Source = Annotated[str | None, Field(description=(
-    "The data source to start a new thread on, by name, as analyst_list_sources lists them (default: the "
-    "first). Never a path or URL. Leave it out to go on in a `thread`, which stays on its own source."))]
+    "The source to start a new thread on, by name as analyst_list_sources lists them (default the first)."))]
 Table = Annotated[str, Field(description="A table or view name, as analyst_list_tables gives it.")]
 
 TOOLS = ("list_sources", "threads", "list_tables", "describe_table", "run_sql", "run_python", "list_artifacts",
@@ -117,7 +116,7 @@ async def _step(tool: str, arguments: dict[str, Any], *, thread: str | None, sou
 
 async def analyst_list_sources() -> CallToolResult:
     """The data sources you may name as `source` (the default first), each with its kind, tables and row
-    counts; and your analyst threads, each with its source's name."""
+    counts; and how many analyst threads you have (analyst_threads lists them)."""
     return await _answer(lambda tools: tools.list_sources(scope=_scope))
 
 
@@ -151,7 +150,7 @@ async def analyst_run_python(code: Code, thread: Thread = None, source: Source =
     return await _step("run_python", {"code": code}, thread=thread, source=source, rerun=rerun)
 
 
-async def analyst_list_artifacts(thread: Thread = None) -> CallToolResult:
+async def analyst_list_artifacts(thread: NamedThread) -> CallToolResult:
     """An analyst thread's datasets, charts and files."""
     return await _answer(lambda tools: tools.list_artifacts(thread=thread, scope=_scope))
 

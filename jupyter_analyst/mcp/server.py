@@ -56,10 +56,10 @@ VerifyResult = Annotated[CallToolResult, VerifyOut]
 IPYNB = "application/x-ipynb+json"
 
 # Each parameter as the client's model reads it in the tool's schema (those both surfaces share: parameters.py).
-Thread = Annotated[str | None, Field(description=(
-    "The thread to run in (thr_...), as an earlier result named it: its datasets, kernel and history. "
-    "Leave it out only to start a new thread."))]
-NamedThread = Annotated[str, Field(description="The thread (thr_...), as an earlier result or list_sources named it.")]
+# The long form of `thread` and `source` is the server's instructions' (INSTRUCTIONS): each
+# tool's schema says them in one sentence, not the same paragraph in every tool.
+Thread = Annotated[str | None, Field(description="The thread (thr_...) to go on in; left out, a new thread starts.")]
+NamedThread = Annotated[str, Field(description="The thread (thr_...), as a result or the threads tool named it.")]
 Table = Annotated[str, Field(description="A table or view name, as list_tables gives it.")]
 Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha256:...), as a result gave it.")]
 
@@ -67,13 +67,12 @@ Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha2
 def source_parameter(names: list[str]) -> Any:
     """The ``source`` parameter, naming this server's sources (its schema is the server's own).
 
-    >>> source_parameter(["sales", "crm"]).__metadata__[0].description.split(". ")[0]
-    'The data source to start a new thread on, by name: one of sales, crm (default sales)'
+    >>> source_parameter(["sales", "crm"]).__metadata__[0].description
+    'The source to start a new thread on, by name (never a path): one of sales, crm (default sales).'
     """
     choice = f"one of {', '.join(names)} (default {names[0]})" if names else "none is configured"
     return Annotated[str | None, Field(description=(
-        f"The data source to start a new thread on, by name: {choice}. list_sources lists them with their "
-        "tables. Never a path or URL. Leave it out to go on in a `thread`, which stays on its own source."))]
+        f"The source to start a new thread on, by name (never a path): {choice}."))]
 
 INSTRUCTIONS = (
     "A data analyst over the user's database. Look up tables with list_tables/describe_table, query with "
@@ -83,7 +82,8 @@ INSTRUCTIONS = (
     "and files are resources analyst://artifact/<fingerprint> (a chart also comes back as an image); a thread's "
     "audit notebook is analyst://notebook/<thread>. Calls on one thread run one after another; look-ups run "
     "at once. The user configured the sources by name (list_sources lists them with their tables): pass one as "
-    "`source` to start a thread on it; a thread stays on its source."
+    "`source` to start a thread on it, never a path or URL; a thread stays on its source (leave `source` out to "
+    "go on in a `thread`)."
 )
 
 
@@ -233,7 +233,7 @@ def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
     @server.tool(title="List sources and threads", annotations=LOOKUP)
     async def list_sources(ctx: Context) -> SourcesResult:
         """The data sources you may name as `source` (the default first), each with its kind, tables and row
-        counts; and your threads, each with its source's name."""
+        counts; and how many threads you have (the threads tool lists them)."""
         return await guarded(tools.list_sources(scope=scopes.of(ctx)))
 
     @server.tool(title="List your threads", annotations=LOOKUP)
@@ -242,7 +242,7 @@ def _lookups(server: MCPServer, tools: AnalystTools, scopes: Scopes,
         return await guarded(tools.threads(scope=scopes.of(ctx)))
 
     @server.tool(title="List a thread's artifacts", annotations=LOOKUP)
-    async def list_artifacts(ctx: Context, thread: Thread = None) -> ArtifactsResult:
+    async def list_artifacts(thread: NamedThread, ctx: Context) -> ArtifactsResult:
         """The thread's datasets, charts and files, each with its resource URI."""
         return await guarded(tools.list_artifacts(thread=thread, scope=scopes.of(ctx)))
 

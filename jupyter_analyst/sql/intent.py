@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel, Field
 
+from .._text import how_many
 from .query_model import ELIDED, QueryShape, Relation, Rows
 
 #: The most characters a description takes (every prompt lists the thread's datasets).
@@ -201,7 +202,7 @@ class _Fitting:
             parts.append("having: " + " AND ".join(i.having))  # few, and each says which groups are kept
         if i.limit:
             parts.append(i.limit)
-        parts.append(f"{i.rows} row" if i.rows == 1 else f"{i.rows} rows")
+        parts.append(how_many(i.rows, "row"))
         for column, (first, last) in list(i.time_range.items())[: self.times]:
             parts.append(f"{column} {first} .. {last}")
         if self.saying_cut or self.cut():

@@ -172,7 +172,10 @@ class ToolStep(BaseModel):
     status: str
     """The call's: ``ok``, ``error`` or ``refused``."""
     result: dict[str, Any]
-    """The call's result as the model would see it (or the error, with the guard's message)."""
+    """The call's result, every field of it (or the error, with the guard's message)."""
+    shown: dict[str, Any] = Field(default_factory=dict)
+    """The result as the model is sent it: a dataset's rows as lists, its floats and long
+    values as the agent shows them, no field said twice (the agent's ``model_view``)."""
     reused: bool = False
     artifacts: list[Artifact] = Field(default_factory=list)
     """The artifacts the step made or reused (datasets, charts, files)."""
@@ -196,6 +199,7 @@ class ToolStep(BaseModel):
     def of(cls, summary: TurnSummary, outcome: StepOutcome, *, thread_id: str, notebook: Path | None) -> ToolStep:
         return cls(
             summary=summary.model_copy(update={"notebook": str(notebook)}), thread_id=thread_id,
-            status=outcome.status, result=outcome.public_result, reused=outcome.reused,
+            status=outcome.status, result=outcome.public_result, shown=outcome.model_result,
+            reused=outcome.reused,
             artifacts=[artifact for artifact, _ in outcome.artifacts],
         )

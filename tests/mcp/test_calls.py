@@ -73,6 +73,38 @@ def test_every_result_names_its_thread_and_how_to_continue_in_it(tmp_path, sales
     assert "new thread" not in second.content[0].text
 
 
+SAMPLES = {"table": "orders", "sql": "SELECT 1 AS one", "name": "one", "code": "print(1)", "prompt": "Revenue?"}
+
+
+def test_a_tool_whose_thread_may_be_left_out_starts_one_and_the_others_require_it(tmp_path, sales_db, monkeypatch):
+    """The schema is true: `thread` is optional only where leaving it out starts a new thread."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    unreachable = f"http://127.0.0.1:{free_port()}/v1"  # ask starts its thread, then fails to reach a model
+
+    async def session():
+        async with Client(server(tmp_path / "ws", sales_db, "--base-url", unreachable)) as client:
+            tools = (await client.list_tools()).tools
+            optional = {}
+            for tool in tools:
+                schema = tool.input_schema
+                if "thread" in schema["properties"] and "thread" not in schema.get("required", []):
+                    arguments = {k: SAMPLES[k] for k in schema.get("required", [])}
+                    optional[tool.name] = await client.call_tool(tool.name, arguments)
+            left_out = await client.call_tool("list_artifacts", {})
+            return tools, optional, left_out
+
+    tools, optional, left_out = asyncio.run(session())
+    for name, result in optional.items():
+        assert str(result.structured_content["thread"]).startswith("thr_"), (name, result.content[0].text)
+    assert len({r.structured_content["thread"] for r in optional.values()}) == len(optional)
+    assert set(optional) == {"list_tables", "describe_table", "run_sql", "run_python", "ask"}
+    for tool in tools:
+        if tool.name not in optional and "thread" in tool.input_schema["properties"]:
+            assert "thread" in tool.input_schema["required"], tool.name
+            assert "Leave it out" not in tool.input_schema["properties"]["thread"]["description"], tool.name
+    assert left_out.is_error  # the SDK holds the client to the schema
+
+
 def test_ask_says_why_it_failed(tmp_path, sales_db, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     unreachable = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there

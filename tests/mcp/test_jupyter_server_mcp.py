@@ -5,6 +5,7 @@ one runs on the server's own analyst (its sources, its workspace) as its user.""
 from __future__ import annotations
 
 import asyncio
+import re
 
 from mcp.client import Client
 
@@ -56,7 +57,14 @@ def test_jupyters_mcp_server_lists_and_runs_the_analysts_tools(tmp_path, sales_d
     for tool in tools:  # every parameter of the analyst's tools says what it is
         if tool.name.startswith("analyst_"):
             for name, schema in tool.input_schema["properties"].items():
-                assert schema.get("description"), f"{tool.name}.{name}"
+                said = schema.get("description") or ""
+                one_sentence = not re.search(r"\w\. [A-Z]", said)
+                assert said and len(said) <= 120 and one_sentence, f"{tool.name}.{name}: {said}"
+    # `thread` is optional only where leaving it out starts a new thread.
+    optional = {t.name for t in tools if "thread" in t.input_schema["properties"]
+                and "thread" not in t.input_schema.get("required", [])}
+    assert optional == {"analyst_list_tables", "analyst_describe_table", "analyst_run_sql", "analyst_run_python",
+                        "analyst_ask"}
     assert all("source" in t.input_schema["properties"] for t in tools if t.name in (
         "analyst_list_tables", "analyst_describe_table", "analyst_run_sql", "analyst_run_python", "analyst_ask"))
     assert not tables.is_error, tables.content

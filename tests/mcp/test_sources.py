@@ -62,14 +62,19 @@ def test_a_client_lists_the_sources_by_name_and_starts_threads_on_them(tmp_path,
     # The schema names the sources a client may choose.
     for name in ("list_tables", "describe_table", "run_sql", "run_python", "ask"):
         described = tools[name].input_schema["properties"]["source"]["description"]
-        assert "sales, joins (default sales)" in described and "Never a path" in described, name
+        assert "sales, joins (default sales)" in described and "never a path" in described, name
     sources = listed.structured_content["sources"]
     assert listed.structured_content["default"] == "sales"
     assert [(s["name"], s["kind"], s["default"]) for s in sources] == [("sales", "duckdb", True),
                                                                       ("joins", "duckdb", False)]
     assert {t["name"]: t["rows"] for t in sources[1]["tables"]} == {"a": 100_000, "b": 1_000}
     assert {"orders", "regions", "products"} <= {t["name"] for t in sources[0]["tables"]}
-    assert "- joins, duckdb: a (100000 rows), b (1000 rows)" in listed.content[0].text
+    # Counts as the agent's own prompt says them; the description's promise kept.
+    assert "- joins, duckdb: a (100,000 rows), b (1,000 rows)" in listed.content[0].text
+    assert "you have 0 threads (the threads tool lists them)" in listed.content[0].text
+    assert "you have 2 threads" in again.content[0].text and "how many threads" in tools["list_sources"].description
+    for name in ("thread_state", "verify", "list_artifacts", "restart_kernel"):  # list_sources names no thread
+        assert "list_sources" not in tools[name].input_schema["properties"]["thread"]["description"], name
     # Each result says its thread and its source, in its text and its facts.
     assert default.structured_content["source"] == "sales" and chosen.structured_content["source"] == "joins"
     thread = chosen.structured_content["thread"]
@@ -79,6 +84,10 @@ def test_a_client_lists_the_sources_by_name_and_starts_threads_on_them(tmp_path,
     assert not stays.is_error and stays.structured_content["source"] == "joins"
     assert not same.is_error and {t["name"] for t in same.structured_content["result"]["tables"]} == {"a", "b"}
     assert other.is_error and other.structured_content["error"]["reason"] == "source_of_thread"
+    # The refusal is headed by the thread and its source, as the thread's results are, and says which it is on.
+    assert other.content[0].text.startswith(f"[thread {thread}, source joins] thread {thread} is on source joins, "
+                                            "not sales"), other.content[0].text
+    assert (other.structured_content["thread"], other.structured_content["source"]) == (thread, "joins")
     assert {t["thread"]: t["source"] for t in threads.structured_content["threads"]} == {
         thread: "joins", default.structured_content["thread"]: "sales"}
     assert state.structured_content["source"] == "joins"
@@ -86,6 +95,24 @@ def test_a_client_lists_the_sources_by_name_and_starts_threads_on_them(tmp_path,
     # Names only: no path of this machine reaches the client (nor its model provider).
     for result in (listed, default, chosen, stays, same, other, threads, state, again):
         assert str(tmp_path) not in sent(result) and str(sales_db.parent) not in sent(result)
+
+
+def test_one_row_is_said_one_row(tmp_path):
+    import duckdb
+
+    with duckdb.connect(str(tmp_path / "one.duckdb")) as conn:
+        conn.execute("CREATE TABLE demo_script AS SELECT 1 AS step")
+        conn.execute("CREATE TABLE steps AS SELECT i FROM range(2400) t(i)")
+
+    async def session():
+        params = StdioServerParameters(command=sys.executable, args=[
+            "-m", "jupyter_analyst.cli", "mcp", "--workspace", str(tmp_path / "ws"), "--no-summarizer",
+            "--db", str(tmp_path / "one.duckdb")])
+        async with Client(params) as client:
+            return await client.call_tool("list_sources", {})
+
+    text = asyncio.run(session()).content[0].text
+    assert "demo_script (1 row)" in text and "steps (2,400 rows)" in text, text
 
 
 def test_sources_are_chosen_by_name_over_http(tmp_path, sales_db):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import sys
 import time
 from pathlib import Path
@@ -46,6 +47,13 @@ def test_tools_are_listed_with_their_annotations(tmp_path, sales_db):
         "list_sources", "threads", "list_tables", "describe_table", "list_artifacts", "get_artifact", "thread_state",
         "verify"}
     assert "thread" in tools["run_sql"].input_schema["properties"]
+    # Each parameter in one sentence: the long form of `thread` and `source` is the instructions'
+    # once, not a paragraph repeated in every tool's schema.
+    for tool in tools.values():
+        for name, schema in tool.input_schema["properties"].items():
+            said = schema["description"]
+            one_sentence = said.endswith(".") and not re.search(r"\w\. [A-Z]", said)
+            assert len(said) <= 120 and one_sentence, (tool.name, name, said)
     # Each result's structured content has its schema, for a client to rely on.
     assert all(tool.output_schema and tool.output_schema["type"] == "object" for tool in tools.values())
     assert {"thread", "status", "reused", "result", "artifacts"} <= set(tools["run_sql"].output_schema["properties"])
@@ -85,6 +93,46 @@ def test_sql_then_python_chart_read_back_as_a_resource_and_reuse(tmp_path, sales
         assert [t.status for t in workspace.store.turns(first.structured_content["thread"])] == ["completed"] * 3
     finally:
         workspace.close()
+
+
+def test_a_datasets_text_is_what_the_agents_model_is_sent_and_its_facts_are_whole(tmp_path, sales_db):
+    """The text says each thing once (the intent's note, not its object too) and shows values as the
+    agent's own results do (a float's sum noise rounded); the structured content keeps everything."""
+    sql = "SELECT 150581.0899999998::DOUBLE AS revenue, 'north' AS region"
+
+    async def session():
+        async with Client(server(tmp_path / "ws", sales_db)) as client:
+            return await client.call_tool("run_sql", {"sql": sql, "name": "total"})
+
+    result = run(session())
+    text = result.content[0].text
+    assert not result.is_error, text
+    facts = result.structured_content["result"]
+    assert facts["intent"] and facts["intent_note"] and facts["sample"] == [{"revenue": 150581.0899999998,
+                                                                             "region": "north"}]
+    assert '"intent"' not in text and text.count(facts["intent_note"]) == 1
+    assert "150581.09" in text and "150581.0899999998" not in text
+    assert '"truncated"' not in text and '"data": [[150581.09, "north"]]' in text
+
+
+def test_a_tables_long_sample_values_are_cut_in_the_text_as_the_agents_model_is_sent_them(tmp_path):
+    import duckdb
+
+    document = "{" + ", ".join(f'"field_{i}": "{"v" * 30}"' for i in range(100)) + "}"  # about 4 KB of JSON
+    path = tmp_path / "docs.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE docs AS SELECT ?::VARCHAR AS body, 'short' AS tag", [document])
+
+    async def session():
+        async with Client(server(tmp_path / "ws", path)) as client:
+            return await client.call_tool("describe_table", {"table": "docs"})
+
+    result = run(session())
+    text = result.content[0].text
+    assert not result.is_error, text
+    assert f"... (cut here: {len(document):,} characters in all)" in text and document[:400] not in text
+    assert len(text) < 1_500
+    assert result.structured_content["result"]["sample"][0]["body"] == document  # the facts stay whole
 
 
 def test_a_hostile_query_is_refused_with_the_guards_message(tmp_path, sales_db):

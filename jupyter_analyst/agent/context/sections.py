@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..._text import how_many
 from ...agent_state import AgentState
 from ...artifacts import Artifact
 from ...sql import OUTLINE_COLUMNS, OUTLINE_TABLES, SourceOutline
@@ -102,7 +103,7 @@ def schema_summary(schema: dict[str, dict[str, str]], outline: SourceOutline | N
         more = f", ... {len(columns) - COLUMN_LIMIT} more" if len(columns) > COLUMN_LIMIT else ""
         read = outline.tables.get(table)
         if read is not None and read.rows is not None:
-            lines.append(f"- {table} ({read.rows:,} {'row' if read.rows == 1 else 'rows'}): {cols}{more}")
+            lines.append(f"- {table} ({how_many(read.rows, 'row')}): {cols}{more}")
         else:
             lines.append(f"- {table}({cols}{more})")
         for column, example in (read.date_text.items() if read is not None else ()):

@@ -17,11 +17,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..._text import how_many
+
 #: Rows of a dataset shown to the model at most...
 RESULT_ROWS = 50
 #: ...and the characters they may take (as JSON); a result within both comes back whole.
 RESULT_CHARS = 4_000
-#: A longer text value in a shown row is cut to this many characters (and that is said).
+#: A longer value in a shown row (text, or a nested value as JSON) is cut to this many
+#: characters, saying so and its whole length: a dataset's rows and a table's sample alike.
 CELL_CHARS = 200
 #: Rows shown of a result that does not come back whole: a preview, the rest a print away.
 PREVIEW_ROWS = 10
@@ -30,16 +33,31 @@ FLOAT_DIGITS = 12
 
 
 def shown_value(value: Any) -> tuple[Any, bool]:
-    """A cell as the model sees it, and whether it was cut.
+    """A cell as the model sees it, and whether it was cut: the one place every surface
+    that shows the model a value of the data (a dataset's rows, a table's sample) goes through.
 
-    >>> shown_value(113624.7700000001), shown_value("x" * 300)[0][-22:], shown_value(None)
-    ((113624.77, False), '... (300 characters)', (None, False))
+    >>> shown_value(113624.7700000001), shown_value("x" * 300)[0][-40:], shown_value(None)
+    ((113624.77, False), 'xxx... (cut here: 300 characters in all)', (None, False))
+    >>> shown_value({"k": "v" * 3_900})[0][-42:]
+    'vvv... (cut here: 3,909 characters in all)'
     """
     if isinstance(value, float) and value == value and abs(value) != float("inf"):
         return float(f"{value:.{FLOAT_DIGITS}g}"), False
-    if isinstance(value, str) and len(value) > CELL_CHARS:
-        return f"{value[:CELL_CHARS]}... ({len(value)} characters)", True
+    text = value if isinstance(value, str) else None
+    if isinstance(value, dict | list):  # a STRUCT, MAP or LIST: as long as its JSON
+        text = json.dumps(value, default=str, ensure_ascii=False)
+    if text is not None and len(text) > CELL_CHARS:
+        return f"{text[:CELL_CHARS]}... (cut here: {how_many(len(text), 'character')} in all)", True
     return value, False
+
+
+def sample_rows(sample: list[Any]) -> list[Any]:
+    """A table's sample rows (objects by column) with each value as the model sees it.
+
+    >>> sample_rows([{"a": 0.30000000000000004, "b": "x" * 300}])[0]["b"][-8:]
+    ' in all)'
+    """
+    return [{k: shown_value(v)[0] for k, v in row.items()} if isinstance(row, dict) else row for row in sample]
 
 
 def table_rows(columns: list[str], sample: list[dict[str, Any]]) -> tuple[list[list[Any]], bool]:
@@ -105,7 +123,7 @@ def shown_line(name: str, shown: int, total: int, *, dropped: str = "", cut: boo
                 f"you need with run_python (e.g. print({name}.iloc[{shown}:{shown + 40}].to_string())), "
                 "or aggregate or filter in SQL")
     if cut:
-        line += f"; text values longer than {CELL_CHARS} characters are cut here (whole in the DataFrame)"
+        line += f"; values longer than {CELL_CHARS} characters are cut here (whole in the DataFrame)"
     if dropped:
         line += f"; {dropped}"
     return line
@@ -119,7 +137,8 @@ _NOT_FOR_MODEL = ("truncated", "row_cap", "intent")
 
 def model_view(result: dict[str, Any]) -> dict[str, Any]:
     """The result as the model is sent it (see the module docstring); results other than a
-    dataset's are sent as they are, but for ``reused``, said only when true.
+    dataset's are sent as they are, but for ``reused``, said only when true, and a table's
+    sample (``describe_table``), its values shown as a dataset's are.
 
     >>> model_view({"dataset": "d", "rows": 1, "columns": [{"name": "a", "type": "INTEGER"}],
     ...             "sample": [{"a": 1}], "shown": "the one row", "truncated": False, "reused": False})
@@ -128,6 +147,8 @@ def model_view(result: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in result.items() if not (k == "reused" and v is False)}
     columns, sample = out.get("columns"), out.get("sample")
     if "shown" not in out or not isinstance(columns, list) or not isinstance(sample, list):
+        if isinstance(sample, list):
+            out["sample"] = sample_rows(sample)
         return out
     names = [str(c.get("name")) for c in columns if isinstance(c, dict)]
     view: dict[str, Any] = {}

@@ -29,7 +29,7 @@ def test_the_request_reads_results_in_one_line_and_labels_turns_right(analyst):
         a.run("all orders", thread=first.thread_id, context=ContextBudget(summarize_turns=2, tool_output_turns=1))
     requests = a.server.summarizer_requests
     text = [r["messages"][1]["content"] for r in requests]
-    assert all(re.search(r"result of run_sql: all_orders art_\w+: from orders; columns: \*; 2400 rows;", t) for t in text)
+    assert all(re.search(r"result of run_sql: all_orders art_\w+: from orders; columns: \*; 2,400 rows;", t) for t in text)
     assert not any('"sample"' in t or "turns 1-0" in t for t in text)
     assert "The turn that just finished (turn 1)" in text[0]
     folds = [t for t in text if "to fold" in t]

@@ -1,5 +1,6 @@
 """What the model is told of a table by ``describe_table``, read from the request it receives
-next: a column's nullability only where it tells something (a ``NOT NULL`` column)."""
+next: a column's nullability only where it tells something (a ``NOT NULL`` column); a long
+sample value cut, saying so and its length."""
 
 from __future__ import annotations
 
@@ -8,6 +9,16 @@ import json
 import duckdb
 
 from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, call_step, text_step
+
+DOCUMENT = "{" + ", ".join(f'"field_{i}": "{"v" * 30}"' for i in range(100)) + "}"  # about 4 KB of JSON
+
+
+def build_documents(path):
+    """A table whose sample holds a 4 KB JSON document, a long list and a short value."""
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE docs AS SELECT ?::VARCHAR AS body, range(0, 2000) AS ids, 'short' AS tag",
+                     [DOCUMENT])
+    return path
 
 
 def told(server) -> dict:
@@ -55,3 +66,17 @@ def test_a_database_through_sqlalchemy_says_its_not_null_columns_too(tmp_path):
     finally:
         source.close()
     assert [(c.name, c.nullable) for c in columns] == [("id", False), ("note", None)]
+
+
+def test_a_long_sample_value_is_cut_saying_its_whole_length(tmp_path):
+    path = build_documents(tmp_path / "docs.duckdb")
+    server = ScriptedModelServer(
+        {"turns": [{"steps": [call_step("describe_table", table="docs"), text_step()]}]}).start()
+    try:
+        assert TurnRunner(tmp_path / "ws", server, path).run("what is in docs?").status == "completed"
+        row = told(server)["sample"][0]
+    finally:
+        server.stop()
+    assert row["tag"] == "short"
+    assert row["body"] == DOCUMENT[:200] + f"... (cut here: {len(DOCUMENT):,} characters in all)"
+    assert len(row["ids"]) < 250 and row["ids"].endswith(" characters in all)")  # a LIST, cut as its JSON

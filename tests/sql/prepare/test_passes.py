@@ -7,15 +7,20 @@ canonical text, a refused one its reason, refused on its way through that module
 
 from __future__ import annotations
 
+import ast
+import re
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jupyter_analyst.errors import SqlRejected
 from jupyter_analyst.sql import open_source, prepare_query
 from jupyter_analyst.sql.prepare import prepare_sql
+from jupyter_analyst.sql.prepare.parse import parse_one
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "sql" / "prepare"
 MODULES = ("parse", "guard", "functions", "sizes", "qualify", "pivot", "canonical")
@@ -263,6 +268,62 @@ def test_text_that_is_not_sql_is_a_syntax_error_with_where(source, sql, near, li
     assert caught.value.reason == "sql_parse_error"
     assert caught.value.message.startswith(f"syntax error near {near!r} at line {line}, column {column}")
     assert "not allowed" not in caught.value.message
+
+
+LONG = "SELECT " + ", ".join(f"col{i}" for i in range(40))
+
+
+@pytest.mark.parametrize(("sql", "near", "line", "column"), [
+    (LONG + " FROM t WHERE ORDER x", "ORDER", 1, 290),               # DuckDB cuts the line's start to "..."
+    (LONG + " FROM t WHERE ORDER " + LONG[7:], "ORDER", 1, 290),     # and its end
+    ("SELECT a,\n" + LONG[7:] + " FROM t WHERE ORDER x", "ORDER", 2, 283),
+    ("\n\n  SELECT a FROM t WHERE ORDER x", "ORDER", 3, 25),          # the blanks the model sent count
+    ("SELECT '日本語' AS x FROM t WHERE ORDER x", "ORDER", 1, 32),     # a character is a column, wide or not
+    ("SELECT\t\ta FROM t WHERE ORDER x", "ORDER", 1, 24),
+    ("SELECT 'e\u0301e\u0301' AS x FROM t WHERE ORDER x", "ORDER", 1, 33),
+    ("SELECT '" + "日本語" * 20 + "' AS x FROM t WHERE ORDER x", "ORDER", 1, 89),
+])
+def test_a_syntax_error_says_the_column_of_its_text_in_the_line_sent(sql, near, line, column):
+    """DuckDB shows a long line cut short, with a caret counted in screen widths: the
+    column said is the one of ``near`` in the model's own line."""
+    with pytest.raises(SqlRejected) as caught:
+        parse_one(sql, "duckdb")
+    assert caught.value.message.startswith(f"syntax error near {near!r} at line {line}, column {column}")
+
+
+def test_a_syntax_error_placed_nowhere_for_sure_says_no_column():
+    """The excerpt DuckDB shows fits two places of the line: the line alone is said."""
+    sql = "SELECT " + ", ".join(["a"] * 30) + " ORDER BY " + ", ".join(["a"] * 30) + " ORDER"
+    with pytest.raises(SqlRejected) as caught:
+        parse_one(sql, "duckdb")
+    assert caught.value.message.startswith("syntax error near 'ORDER'")
+    assert "column" not in caught.value.message.split(" (hint")[0]
+
+
+_WORDS = st.text(alphabet=st.sampled_from("abcxyz_éß日本語"), min_size=1, max_size=12)
+_LITERALS = st.text(alphabet=st.sampled_from("ab 日本\te\u0301🙂é,'"), max_size=30).map(
+    lambda t: "'" + t.replace("'", "''") + "'")
+_BROKEN = [" WHERE ORDER x", " WHERE (a > 1", " GROUP", " FROM FROM t", " WHERE a = = 1", " LIMIT ORDER"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.lists(st.one_of(_WORDS, _LITERALS), min_size=1, max_size=60),
+       breaks=st.lists(st.booleans(), max_size=60), blanks=st.sampled_from(["", "  ", "\n", "\n\t "]),
+       broken=st.sampled_from(_BROKEN), dialect=st.sampled_from(["duckdb", "postgres", "sqlite"]))
+def test_the_column_said_points_at_the_text_said(items, breaks, blanks, broken, dialect):
+    """Whichever parser says it (DuckDB's, or sqlglot's for another dialect), on long,
+    multi-line and unicode SQL: the line and column said are where the near text is."""
+    parts = [item + (",\n" if i < len(breaks) and breaks[i] else ", ") for i, item in enumerate(items)]
+    sql = blanks + "SELECT " + "".join(parts).rstrip(", \n") + " FROM t" + broken
+    try:
+        parse_one(sql, dialect)
+    except SqlRejected as exc:
+        found = re.match(r"syntax error near ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\") at line (\d+), column (\d+)",
+                         exc.message)
+        if found is None:
+            return
+        near, line, column = ast.literal_eval(found[1]), int(found[2]), int(found[3])
+        assert sql.split("\n")[line - 1][column - 1:].startswith(near), (sql, exc.message)
 
 
 def test_a_real_statement_that_is_not_a_query_is_still_refused(source):
