@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .llm import SCRIPTED_MODEL, LLMClient
     from .loop import AgentLoop
     from .memory import SUMMARIZER_MARKER, ThreadMemory, summarize_turn
-    from .tools import StepOutcome
+    from .tools import StepOutcome, ToolError, result_models
     from .turn_record import USER_DRIVEN, TurnSummary
 
 _HOME = {
@@ -27,6 +27,8 @@ _HOME = {
     "TurnSummary": "turn_record",
     "USER_DRIVEN": "turn_record",
     "StepOutcome": "tools",
+    "ToolError": "tools",
+    "result_models": "tools",
     "ThreadEnvironment": "environment",
     "ThreadMemory": "memory",
     "summarize_turn": "memory",
@@ -53,7 +55,9 @@ __all__ = [
     "StepOutcome",
     "ThreadEnvironment",
     "ThreadMemory",
+    "ToolError",
     "TurnSummary",
+    "result_models",
     "state_summary",
     "summarize_turn",
 ]

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     import asyncio
     from collections import Counter
 
+    from pydantic import BaseModel
+
     from ...agent_state import StateDelta
     from ...errors import AnalystError
     from ..environment import ThreadEnvironment
@@ -132,6 +134,9 @@ class ToolSpec:
     """Whether the model is offered the tool on a request of this thread (``None``: always).
     A tool that could do nothing there (read a notebook when none is attached) costs every
     request its schema; one that is not offered still runs when called (it says why not)."""
+    result_model: type[BaseModel] | None = None
+    """What an ``ok`` result of the tool holds (results.py); its refusals and failures are a
+    ``ToolError``. The panel's types are generated from it (the OpenAPI document)."""
 
     def __post_init__(self) -> None:
         if (self.run is None) == (self.drive is None):

@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..._text import json_safe
 from ...errors import InvalidArguments
-from ...sql import OUTLINE_TABLES
+from ...artifacts import ArtifactType
+from ...sql import OUTLINE_TABLES, ColumnInfo, TableInfo
 from .contract import ToolSpec
 from .outcome import CallContext, StepOutcome, StepPlan
-from .provenance import CODE_ITEMS, CODE_PROPERTY, made_by, steps_by_key, wants_code
+from .provenance import CODE_ITEMS, CODE_PROPERTY, MadeBy, made_by, steps_by_key, wants_code
+from .results import ResultModel
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -86,11 +88,62 @@ def _notebook_readable(env: ThreadEnvironment) -> bool:
     return env.attached is not None and not env.attached.problem
 
 
+class ListTablesResult(ResultModel):
+    """Every table and view of the source."""
+
+    tables: list[TableInfo]
+
+
+class DescribeTableResult(ResultModel):
+    """One table: its columns, row count and first rows."""
+
+    name: str
+    columns: list[ColumnInfo]
+    rows: int | None = None
+    sample: list[dict[str, Any]]
+
+
+class ListedArtifact(MadeBy):
+    """An artifact as the model can name it, with the step that made it when asked."""
+
+    id: str
+    name: str
+    type: ArtifactType
+
+
+class ListArtifactsResult(ResultModel):
+    """The thread's artifacts, newest last."""
+
+    artifacts: list[ListedArtifact]
+    code_note: str | None = None
+    """Which of them have their code given, when not all."""
+
+
+class CellRead(ResultModel):
+    """One cell of the attached notebook."""
+
+    id: str
+    index: int
+    type: str | None
+    source: str
+    outputs: str
+    """A short text of a code cell's outputs."""
+
+
+class ReadCellsResult(ResultModel):
+    """The cells asked for, and the ids that are not in the notebook."""
+
+    cells: list[CellRead]
+    unknown: list[str]
+    note: str | None = None
+
+
 LIST_TABLES = ToolSpec(
     name="list_tables",
     description=f"Every table and view with its row count (the system message lists the first {OUTLINE_TABLES}).",
     run=list_tables,
     offered=_tables_not_all_listed,
+    result_model=ListTablesResult,
 )
 
 DESCRIBE_TABLE = ToolSpec(
@@ -101,6 +154,7 @@ DESCRIBE_TABLE = ToolSpec(
     payload="table",
     aliases={"table_name": "table", "name": "table"},
     run=describe_table,
+    result_model=DescribeTableResult,
 )
 
 LIST_ARTIFACTS = ToolSpec(
@@ -114,6 +168,7 @@ LIST_ARTIFACTS = ToolSpec(
     aliases={"kind": "type", "artifact_type": "type", "code": "with_code", "include_code": "with_code"},
     run=list_artifacts,
     offered=_has_artifacts,
+    result_model=ListArtifactsResult,
 )
 
 READ_CELLS = ToolSpec(
@@ -131,4 +186,5 @@ READ_CELLS = ToolSpec(
     aliases={"ids": "cell_ids", "cells": "cell_ids", "cell_id": "cell_ids", "id": "cell_ids"},
     run=read_cells,
     offered=_notebook_readable,
+    result_model=ReadCellsResult,
 )

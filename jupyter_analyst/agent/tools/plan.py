@@ -30,6 +30,7 @@ from ...events import (
 from ..llm import ToolCall
 from .contract import CallHost, ToolSpec
 from .outcome import StepOutcome
+from .results import ResultModel
 from .staged_plan import PlanStep, StagedPlan, read_plan
 
 #: A step's status as the plan reports it.
@@ -209,6 +210,31 @@ async def run_staged_plan(host: CallHost, args: dict[str, Any]) -> StepOutcome:
     return outcome
 
 
+class PlanStepResult(ResultModel):
+    """One step of a plan as the model is told it (:meth:`StepReport.public`)."""
+
+    step: int
+    """Its number in the plan, from 1."""
+    id: str
+    tool: str
+    does: str
+    status: PlanStepStatus
+    result: dict[str, Any] | None = None
+    """The step's own result as the model was sent it (shown.py's view: a dataset's rows as
+    lists), or its error; its own ``tool_result`` event has it whole."""
+    not_run_because: list[str] | None = None
+
+
+class PlanResult(ResultModel):
+    """Each step's result and the counts; a plan with a step that did not succeed is an ``error``."""
+
+    steps: list[PlanStepResult]
+    succeeded: int
+    failed: int
+    skipped: int
+    note: str | None = None
+
+
 PLAN = ToolSpec(
     name="plan",
     description="Several run_sql/run_python steps in one call, checked before any runs. Stages run in order; a "
@@ -246,4 +272,5 @@ PLAN = ToolSpec(
     drive=run_staged_plan,
     # A plan's queries are checked side by side: all the checker's workers start now.
     named=lambda env: env.warm_sql(side_by_side=True),
+    result_model=PlanResult,
 )

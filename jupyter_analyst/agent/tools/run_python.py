@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..._disk import unavailable
-from ...artifacts import Artifact, canonical_python, step_key
+from ...artifacts import Artifact, ArtifactType, canonical_python, step_key
 from ...errors import InvalidArguments, KernelError, StorageError
 from ...kernel import collect_outputs, figure_file_names
 from ..environment import inputs_of
@@ -21,6 +21,7 @@ from .contract import ToolSpec, expect_schema
 from .live_output import LiveOutput
 from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
 from .python_errors import model_error
+from .results import ExpectationVerdict, ResultModel, ToolErrorDetail
 from .run_sql import staging
 
 if TYPE_CHECKING:
@@ -203,6 +204,38 @@ async def _reused(env: ThreadEnvironment, args: dict[str, Any], outcome: StepOut
         env.python_reused(args["code"], outcome.step_key)
 
 
+class MadeArtifact(ResultModel):
+    """A figure or file a step made, as the model can name it."""
+
+    id: str
+    name: str
+    type: ArtifactType
+
+
+class FileNotStored(ResultModel):
+    """A file under outputs/ that was not stored, and why."""
+
+    path: str
+    reason: str
+
+
+class RunPythonResult(ResultModel):
+    """What a Python step printed and made; a step that raised (status ``error``) says so in ``error``."""
+
+    stdout: str
+    reused: bool
+    artifacts: list[MadeArtifact]
+    files_not_stored: list[FileNotStored] | None = None
+    files_note: str | None = None
+    stderr: str | None = None
+    result: str | None = None
+    """The repr of the code's last expression."""
+    output_notes: list[str] | None = None
+    """What the kernel's output held that is not shown (a widget, a too large figure)."""
+    error: ToolErrorDetail | None = None
+    expectation: ExpectationVerdict | None = None
+
+
 RUN_PYTHON = ToolSpec(
     name="run_python",
     description="Python in the kernel (plt is matplotlib.pyplot). Print what you need to see; fetch data with "
@@ -222,4 +255,5 @@ RUN_PYTHON = ToolSpec(
     plan=plan_python,
     run=run_python,
     reused=_reused,
+    result_model=RunPythonResult,
 )

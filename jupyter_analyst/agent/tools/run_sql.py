@@ -26,6 +26,7 @@ from .contract import ToolSpec, expect_schema
 from .early_run import EarlyStart
 from .live_progress import LiveProgress
 from .outcome import CallContext, StepOutcome, StepPlan
+from .results import ExpectationVerdict, ResultModel
 from .shown import rows_shown, shown_line, table_rows
 
 if TYPE_CHECKING:
@@ -197,6 +198,43 @@ async def _reused(env: ThreadEnvironment, args: dict[str, Any], outcome: StepOut
         await env.dataset_fetched(args["name"], outcome.artifacts[0][0].fingerprint)
 
 
+class ResultColumn(ResultModel):
+    """A column of a dataset: its name and the engine's type name."""
+
+    name: str
+    type: str
+
+
+class RowCap(ResultModel):
+    """What the row cap kept of a result and what it dropped."""
+
+    cap: int | None
+    kept: int
+    dropped: int | None
+    """``None``: too many to count quickly."""
+
+
+class RunSqlResult(ResultModel):
+    """A query's dataset: its name and artifact, its shape, its first rows, what it means."""
+
+    dataset: str
+    """The DataFrame's variable name in the kernel."""
+    artifact_id: str
+    rows: int
+    columns: list[ResultColumn]
+    sample: list[dict[str, Any]]
+    """The first rows, as many as the model is shown (``shown`` says which)."""
+    shown: str
+    truncated: bool
+    """The row cap cut the result (``row_cap`` says how)."""
+    reused: bool
+    intent: DataIntent
+    intent_note: str
+    """``intent`` in one line."""
+    row_cap: RowCap | None = None
+    expectation: ExpectationVerdict | None = None
+
+
 RUN_SQL = ToolSpec(
     name="run_sql",
     description="One read-only SELECT (CTEs allowed); no writes, DDL or several statements.",
@@ -219,4 +257,5 @@ RUN_SQL = ToolSpec(
     # a moment to import).
     named=lambda env: env.warm_sql(side_by_side=False),
     reused=_reused,
+    result_model=RunSqlResult,
 )
