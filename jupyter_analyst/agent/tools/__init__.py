@@ -9,7 +9,7 @@ from . import clarify, find, metadata, plan, run_python, run_sql
 from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, normalize_arguments_verbose, strip_fence
 from .contract import CallHost, ToolSpec, register, registered, spec_of, tool_schemas, unregister
 from .outcome import CallContext, StepOutcome, StepPlan
-from .results import ToolError, result_models
+from .result_models import ToolError, result_models
 from .toolbox import ToolBox
 
 #: The built-in tools, in the order the model is shown them.

@@ -13,7 +13,7 @@ from ...errors import InvalidArguments
 from ...events import ToolCallStarted, ToolResult
 from .contract import CallHost, ToolSpec
 from .outcome import StepOutcome
-from .results import ResultModel
+from .result_models import ResultModel
 
 
 async def ask_user(host: CallHost, args: dict[str, Any]) -> StepOutcome:

@@ -135,7 +135,7 @@ class ToolSpec:
     A tool that could do nothing there (read a notebook when none is attached) costs every
     request its schema; one that is not offered still runs when called (it says why not)."""
     result_model: type[BaseModel] | None = None
-    """What an ``ok`` result of the tool holds (results.py); its refusals and failures are a
+    """What an ``ok`` result of the tool holds (result_models.py); its refusals and failures are a
     ``ToolError``. The panel's types are generated from it (the OpenAPI document)."""
 
     def __post_init__(self) -> None:

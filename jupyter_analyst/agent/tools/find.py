@@ -21,7 +21,7 @@ from ...errors import InvalidArguments
 from .contract import ToolSpec
 from .outcome import CallContext, StepOutcome, StepPlan
 from .provenance import CODE_ITEMS, CODE_PROPERTY, MadeBy, made_by, step_text, steps_by_key, wants_code
-from .results import ResultModel
+from .result_models import ResultModel
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment

@@ -16,7 +16,7 @@ from ...sql import OUTLINE_TABLES, ColumnInfo, TableInfo
 from .contract import ToolSpec
 from .outcome import CallContext, StepOutcome, StepPlan
 from .provenance import CODE_ITEMS, CODE_PROPERTY, MadeBy, made_by, steps_by_key, wants_code
-from .results import ResultModel
+from .result_models import ResultModel
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment

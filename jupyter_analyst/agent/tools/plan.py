@@ -30,7 +30,7 @@ from ...events import (
 from ..llm import ToolCall
 from .contract import CallHost, ToolSpec
 from .outcome import StepOutcome
-from .results import ResultModel
+from .result_models import ResultModel
 from .staged_plan import PlanStep, StagedPlan, read_plan
 
 #: A step's status as the plan reports it.

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...artifacts import Artifact, StepRecord
 from .outcome import clip
-from .results import ResultModel
+from .result_models import ResultModel
 
 #: Characters of one step's code or SQL handed back.
 CODE_CHARS = 4_000

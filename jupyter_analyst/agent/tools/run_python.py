@@ -21,7 +21,7 @@ from .contract import ToolSpec, expect_schema
 from .live_output import LiveOutput
 from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
 from .python_errors import model_error
-from .results import ExpectationVerdict, ResultModel, ToolErrorDetail
+from .result_models import ExpectationVerdict, ResultModel, ToolErrorDetail
 from .run_sql import staging
 
 if TYPE_CHECKING:

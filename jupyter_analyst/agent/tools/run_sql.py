@@ -26,7 +26,7 @@ from .contract import ToolSpec, expect_schema
 from .early_run import EarlyStart
 from .live_progress import LiveProgress
 from .outcome import CallContext, StepOutcome, StepPlan
-from .results import ExpectationVerdict, ResultModel
+from .result_models import ExpectationVerdict, ResultModel
 from .shown import rows_shown, shown_line, table_rows
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Every tool's result is what its model says: real turns (the demo's script, then a turn that
 calls every built-in tool, its refusals and failures too) and each ``tool_result`` event's
-result validated against its tool's model (agent/tools/results.py)."""
+result validated against its tool's model (agent/tools/result_models.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from jupyter_analyst.agent.tools import BUILTIN, TOOL_NAMES
-from jupyter_analyst.agent.tools.results import ToolError, result_model_for, result_models
+from jupyter_analyst.agent.tools.result_models import ToolError, result_model_for, result_models
 from jupyter_analyst.notebooks.outline import AttachedNotebook
 from jupyter_analyst.testing import call_step, text_step
 

@@ -4,7 +4,7 @@ the one model of a call that was refused or failed before it could say more.
 A result is built as a dict by its tool (``StepOutcome.result``) and sent as it is, to the
 model and in the ``tool_result`` event; its model says what that dict holds, for the panel
 (the OpenAPI document's components, the panel's generated types) and for the tests, which
-validate every result of real turns against it (tests/agent/tools/test_results.py): a model
+validate every result of real turns against it (tests/agent/tools/test_result_models.py): a model
 that drifts from the code that builds the result fails there. Models refuse keys they do
 not name, so a field added to a result must be added to its model.
 """
