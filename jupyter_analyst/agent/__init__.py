@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .llm import SCRIPTED_MODEL, LLMClient
     from .loop import AgentLoop
     from .memory import SUMMARIZER_MARKER, ThreadMemory, summarize_turn
-    from .tools import StepOutcome, ToolError, result_models
+    from .tools import StepOutcome, ToolError, result_models_by_tool
     from .turn_record import USER_DRIVEN, TurnSummary
 
 _HOME = {
@@ -28,7 +28,7 @@ _HOME = {
     "USER_DRIVEN": "turn_record",
     "StepOutcome": "tools",
     "ToolError": "tools",
-    "result_models": "tools",
+    "result_models_by_tool": "tools",
     "ThreadEnvironment": "environment",
     "ThreadMemory": "memory",
     "summarize_turn": "memory",
@@ -57,7 +57,7 @@ __all__ = [
     "ThreadMemory",
     "ToolError",
     "TurnSummary",
-    "result_models",
+    "result_models_by_tool",
     "state_summary",
     "summarize_turn",
 ]

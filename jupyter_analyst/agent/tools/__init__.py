@@ -9,7 +9,7 @@ from . import clarify, find, metadata, plan, run_python, run_sql
 from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, normalize_arguments_verbose, strip_fence
 from .contract import CallHost, ToolSpec, register, registered, spec_of, tool_schemas, unregister
 from .outcome import CallContext, StepOutcome, StepPlan
-from .result_models import ToolError, result_models
+from .result_models import ToolError, result_models_by_tool
 from .toolbox import ToolBox
 
 #: The built-in tools, in the order the model is shown them.
@@ -27,5 +27,5 @@ TOOLS: list[dict] = [spec.schema() for spec in BUILTIN]
 __all__ = [
     "BUILTIN", "MAX_ARGUMENT_DEPTH", "TOOLS", "TOOL_NAMES", "CallContext", "CallHost", "StepOutcome", "StepPlan",
     "ToolBox", "ToolError", "ToolSpec", "nested_deeper_than", "normalize_arguments_verbose", "register", "registered",
-    "result_models", "spec_of", "strip_fence", "tool_schemas", "unregister",
+    "result_models_by_tool", "spec_of", "strip_fence", "tool_schemas", "unregister",
 ]

@@ -57,7 +57,7 @@ class ToolError(ResultModel):
     expectation: ExpectationVerdict | None = None
 
 
-def result_models() -> dict[str, type[BaseModel]]:
+def result_models_by_tool() -> dict[str, type[BaseModel]]:
     """The result model of every registered tool that has one, by tool name."""
     return {spec.name: spec.result_model for spec in registered() if spec.result_model is not None}
 

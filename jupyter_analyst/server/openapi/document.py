@@ -95,9 +95,9 @@ def _schemas() -> dict[str, Any]:
     each tool's result holds (``ToolResults``)."""
     # Imported here, not with the module: serving the description reads the shipped file,
     # and a server's start imports no tool.
-    from ...agent import ToolError, result_models
+    from ...agent import ToolError, result_models_by_tool
 
-    tools = result_models()
+    tools = result_models_by_tool()
     models = {op.ok for op in OPERATIONS.values() if isinstance(op.ok, type)} | {op.body for op in OPERATIONS.values() if op.body}
     models |= {replies.Error, ToolError, *tools.values()}
     pairs = [(m, "validation" if issubclass(m, inputs._Input) else "serialization")

@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from jupyter_analyst.agent.tools import BUILTIN, TOOL_NAMES
-from jupyter_analyst.agent.tools.result_models import ToolError, result_model_for, result_models
+from jupyter_analyst.agent.tools.result_models import ToolError, result_model_for, result_models_by_tool
 from jupyter_analyst.notebooks.outline import AttachedNotebook
 from jupyter_analyst.testing import call_step, text_step
 
@@ -58,7 +58,7 @@ def _script() -> dict:
 
 
 def test_every_builtin_tool_has_a_result_model():
-    assert set(result_models()) >= set(TOOL_NAMES)
+    assert set(result_models_by_tool()) >= set(TOOL_NAMES)
     assert all(issubclass(spec.result_model, BaseModel) for spec in BUILTIN)
 
 
