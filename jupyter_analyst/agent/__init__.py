@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .loop import AgentLoop
     from .memory import SUMMARIZER_MARKER, ThreadMemory, summarize_turn
     from .spec import StepOutcome
+    from .tools import ToolError, result_models_by_tool
     from .turn_record import USER_DRIVEN, TurnSummary
 
 _HOME = {
@@ -27,6 +28,8 @@ _HOME = {
     "TurnSummary": "turn_record",
     "USER_DRIVEN": "turn_record",
     "StepOutcome": "spec",
+    "ToolError": "tools",
+    "result_models_by_tool": "tools",
     "ThreadEnvironment": "environment",
     "ThreadMemory": "memory",
     "summarize_turn": "memory",
@@ -53,7 +56,9 @@ __all__ = [
     "StepOutcome",
     "ThreadEnvironment",
     "ThreadMemory",
+    "ToolError",
     "TurnSummary",
+    "result_models_by_tool",
     "state_summary",
     "summarize_turn",
 ]

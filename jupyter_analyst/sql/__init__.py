@@ -17,7 +17,7 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .intent import DataIntent, data_intent
     from .paths import absolute_spec, display_spec, local_path, model_spec
-    from .query_model import ClearedQuery, PreparedQuery, QueryResult
+    from .query_model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult, TableInfo
     from .prepare import prepare_query
     from .query_progress import QueryProgress
     from .schema_outline import OUTLINE_COLUMNS, OUTLINE_TABLES, SourceOutline, source_outline
@@ -40,6 +40,8 @@ _HOME = {
     "ClearedQuery": "query_model",
     "PreparedQuery": "query_model",
     "QueryResult": "query_model",
+    "ColumnInfo": "query_model",
+    "TableInfo": "query_model",
     "prepare_query": "prepare",
     "QueryProgress": "query_progress",
     "SqlPreparer": "preparer",
@@ -53,9 +55,9 @@ _HOME = {
 }
 
 __all__ = [
-    "ClearedQuery", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
+    "ClearedQuery", "ColumnInfo", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
     "OUTLINE_COLUMNS", "OUTLINE_TABLES", "PreparedQuery", "QueryProgress", "QueryResult", "QueryRunner", "SourceOutline",
-    "SqlPreparer", "absolute_spec", "data_intent", "display_spec", "local_path", "model_spec", "open_source",
+    "SqlPreparer", "TableInfo", "absolute_spec", "data_intent", "display_spec", "local_path", "model_spec", "open_source",
     "prepare_query", "register_source", "source_outline",
 ]
 

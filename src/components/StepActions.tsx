@@ -1,9 +1,9 @@
 import * as React from 'react';
 
 import { useInsertStep } from '../hooks/useInsertStep';
-import type { CardStatus } from '../model';
+import { toolModel, type CardStatus } from '../model';
 
-/** What a SQL or Python card offers to do with its step ("Insert as cell"). */
+/** What a card of a step that is a notebook cell offers to do with it ("Insert as cell"). */
 export interface IStepActionsProps {
   threadId: string;
   callId: string;
@@ -12,13 +12,11 @@ export interface IStepActionsProps {
   status: CardStatus;
 }
 
-/** The tools whose steps are notebook cells. */
-const CELL_TOOLS = ['run_sql', 'run_python'];
-
-/** Whether a step is offered as a cell: a SQL or Python step that succeeded (a refused
- * DELETE, a failed or running step would insert a cell that fails). */
+/** Whether a step is offered as a cell: a step of a tool whose steps are cells (its model's
+ * `makesCell`) that succeeded (a refused DELETE, a failed or running step would insert a
+ * cell that fails). */
 export function canInsert(tool: string, status: CardStatus): boolean {
-  return CELL_TOOLS.includes(tool) && status === 'ok';
+  return toolModel(tool)?.makesCell === true && status === 'ok';
 }
 
 /**

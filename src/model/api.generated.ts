@@ -534,6 +534,27 @@ export interface components {
         };
         /** @description ``POST threads/{id}/cancel``: no fields. */
         CancelTurn: Record<string, never>;
+        /** @description One cell of the attached notebook. */
+        CellRead: {
+            id: string;
+            index: number;
+            type: string | null;
+            source: string;
+            outputs: string;
+        };
+        /** @description The question the turn ends with, and its candidate answers. */
+        ClarifyResult: {
+            asked: string;
+            candidates: string[];
+            question_for_user: string;
+        };
+        /** @description A column: its name and the engine's type name. */
+        ColumnInfo: {
+            name: string;
+            type: string;
+            /** @default null */
+            nullable?: boolean | null;
+        };
         /** @description ``GET config``. */
         ConfigReply: {
             version: string;
@@ -597,6 +618,39 @@ export interface components {
              */
             completion_tokens: number | null;
         };
+        /** @description What one dataset holds, as far as its query and its rows say. */
+        DataIntent: {
+            tables: string[];
+            /** @default null */
+            source?: components["schemas"]["Rows"] | null;
+            /** @default [] */
+            also?: components["schemas"]["Relation"][];
+            /** @default [] */
+            measures?: string[];
+            /** @default [] */
+            dimensions?: string[];
+            /** @default [] */
+            filters?: string[];
+            /** @default [] */
+            having?: string[];
+            /** @default  */
+            limit?: string;
+            rows: number;
+            /** @default {} */
+            time_range?: {
+                [key: string]: string[];
+            };
+        };
+        /** @description One table: its columns, row count and first rows. */
+        DescribeTableResult: {
+            name: string;
+            columns: components["schemas"]["ColumnInfo"][];
+            /** @default null */
+            rows?: number | null;
+            sample: {
+                [key: string]: unknown;
+            }[];
+        };
         /** @description Something the agent knows exists, e.g. ``dataset:revenue`` derived from ``table:orders``. */
         Entity: {
             id: string;
@@ -652,6 +706,13 @@ export interface components {
             /** @default null */
             detail?: string | null;
         };
+        /** @description The verdict on the ``expect`` of the call (guards/expectations.py), added to its result. */
+        ExpectationVerdict: {
+            /** @enum {string} */
+            status: "pending" | "confirmed" | "failed" | "skipped";
+            rule: string | null;
+            detail: string;
+        };
         /** @description ``POST threads/{id}/export``: where in the user's Jupyter folder to write the notebook. */
         ExportNotebook: {
             /** @default null */
@@ -662,6 +723,40 @@ export interface components {
             path: string;
             cells: number;
             artifacts: number;
+        };
+        /** @description A file under outputs/ that was not stored, and why. */
+        FileNotStored: {
+            path: string;
+            reason: string;
+        };
+        /** @description The best matches for the user's words, and a note when none is good. */
+        FindResult: {
+            query: string;
+            matches: components["schemas"]["FoundMatch"][];
+            /** @default null */
+            note?: string | null;
+        };
+        /**
+         * @description A match as the result gives it (fields that are ``None`` left out), with the step that
+         *     made it when its code is asked for.
+         */
+        FoundMatch: {
+            /** @default null */
+            made_by?: string | null;
+            /** @default null */
+            sql?: string | null;
+            /** @default null */
+            code?: string | null;
+            /** @enum {string} */
+            kind: "table" | "column" | "dataset" | "artifact";
+            name: string;
+            score: number;
+            /** @default null */
+            id?: string | null;
+            /** @default null */
+            detail?: string | null;
+            /** @default null */
+            weak?: boolean | null;
         };
         Guarded: {
             /**
@@ -770,6 +865,36 @@ export interface components {
              *     }
              */
             summarizer: components["schemas"]["Usage"];
+        };
+        /** @description The thread's artifacts, newest last. */
+        ListArtifactsResult: {
+            artifacts: components["schemas"]["ListedArtifact"][];
+            /** @default null */
+            code_note?: string | null;
+        };
+        /** @description Every table and view of the source. */
+        ListTablesResult: {
+            tables: components["schemas"]["TableInfo"][];
+        };
+        /** @description An artifact as the model can name it, with the step that made it when asked. */
+        ListedArtifact: {
+            /** @default null */
+            made_by?: string | null;
+            /** @default null */
+            sql?: string | null;
+            /** @default null */
+            code?: string | null;
+            id: string;
+            name: string;
+            /** @enum {string} */
+            type: "dataset" | "image" | "file" | "text";
+        };
+        /** @description A figure or file a step made, as the model can name it. */
+        MadeArtifact: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            type: "dataset" | "image" | "file" | "text";
         };
         MemoryUpdated: {
             /**
@@ -918,6 +1043,15 @@ export interface components {
             /** @description The stages, in the order they run. */
             stages: components["schemas"]["PlanStageView"][];
         };
+        /** @description Each step's result and the counts; a plan with a step that did not succeed is an ``error``. */
+        PlanResult: {
+            steps: components["schemas"]["PlanStepResult"][];
+            succeeded: number;
+            failed: number;
+            skipped: number;
+            /** @default null */
+            note?: string | null;
+        };
         PlanStageView: {
             /**
              * @description ``parallel``: the stage's queries run together; ``sequence``: its steps run in order.
@@ -972,6 +1106,21 @@ export interface components {
              */
             message: string | null;
         };
+        /** @description One step of a plan as the model is told it (:meth:`StepReport.public`). */
+        PlanStepResult: {
+            step: number;
+            id: string;
+            tool: string;
+            does: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "ok" | "error" | "refused" | "skipped";
+            /** @default null */
+            result?: {
+                [key: string]: unknown;
+            } | null;
+            /** @default null */
+            not_run_because?: string[] | null;
+        };
         PlanStepView: {
             /** @description The step's id in the plan (what other steps' ``inputs`` name). */
             id: string;
@@ -1005,12 +1154,105 @@ export interface components {
             prompt: number;
             completion: number;
         };
+        /** @description The cells asked for, and the ids that are not in the notebook. */
+        ReadCellsResult: {
+            cells: components["schemas"]["CellRead"][];
+            unknown: string[];
+            /** @default null */
+            note?: string | null;
+        };
+        /**
+         * @description One relation a query reads, as its description says it: a table by its name, or a CTE
+         *     or derived table by its name with what it reads (said once, where it is first read).
+         */
+        Relation: {
+            /** @default  */
+            join?: string;
+            name: string;
+            /** @default null */
+            body?: components["schemas"]["Rows"] | null;
+            /** @default  */
+            on?: string;
+            /** @default  */
+            keys?: string;
+        };
+        /** @description A column of a dataset: its name and the engine's type name. */
+        ResultColumn: {
+            name: string;
+            type: string;
+        };
         /** @description Older turns folded into one text by the summarizer. */
         RollingSummary: {
             /** @default  */
             text?: string;
             /** @default 0 */
             through_turn?: number;
+        };
+        /** @description What the row cap kept of a result and what it dropped. */
+        RowCap: {
+            cap: number | null;
+            kept: number;
+            dropped: number | null;
+        };
+        /** @description The rows one SELECT (or set operation) makes, each filter where it applies. */
+        Rows: {
+            /** @default [] */
+            reads?: components["schemas"]["Relation"][];
+            /** @default [] */
+            filters?: string[];
+            /** @default [] */
+            keys?: string[];
+            /** @default [] */
+            having?: string[];
+            /** @default  */
+            limit?: string;
+            /** @default  */
+            distinct?: string;
+            /** @default [] */
+            columns?: string[];
+            /** @default  */
+            op?: string;
+            /** @default [] */
+            parts?: components["schemas"]["Rows"][];
+        };
+        /** @description What a Python step printed and made; a step that raised (status ``error``) says so in ``error``. */
+        RunPythonResult: {
+            stdout: string;
+            reused: boolean;
+            artifacts: components["schemas"]["MadeArtifact"][];
+            /** @default null */
+            files_not_stored?: components["schemas"]["FileNotStored"][] | null;
+            /** @default null */
+            files_note?: string | null;
+            /** @default null */
+            stderr?: string | null;
+            /** @default null */
+            result?: string | null;
+            /** @default null */
+            output_notes?: string[] | null;
+            /** @default null */
+            error?: components["schemas"]["ToolErrorDetail"] | null;
+            /** @default null */
+            expectation?: components["schemas"]["ExpectationVerdict"] | null;
+        };
+        /** @description A query's dataset: its name and artifact, its shape, its first rows, what it means. */
+        RunSqlResult: {
+            dataset: string;
+            artifact_id: string;
+            rows: number;
+            columns: components["schemas"]["ResultColumn"][];
+            sample: {
+                [key: string]: unknown;
+            }[];
+            shown: string;
+            truncated: boolean;
+            reused: boolean;
+            intent: components["schemas"]["DataIntent"];
+            intent_note: string;
+            /** @default null */
+            row_cap?: components["schemas"]["RowCap"] | null;
+            /** @default null */
+            expectation?: components["schemas"]["ExpectationVerdict"] | null;
         };
         /** @description What reused steps saved: the recorded cost of the steps they reuse. */
         Saved: {
@@ -1193,6 +1435,14 @@ export interface components {
             name: string;
             rows: number | null;
         };
+        /** @description A table or view of a source. */
+        TableInfo: {
+            name: string;
+            /** @default table */
+            kind?: string;
+            /** @default null */
+            rows?: number | null;
+        };
         /** @description ``GET threads/{thread_id}/tables``: what an empty thread offers to start from. */
         TablesReply: {
             source: string | null;
@@ -1308,6 +1558,27 @@ export interface components {
              * @default null
              */
             step_key: string | null;
+        };
+        /**
+         * @description The result of a call that was refused, or failed before its tool could say more: its
+         *     error alone (a tool that ran and failed may say what it did, in its own model: a Python
+         *     step's output, a plan's steps).
+         */
+        ToolError: {
+            error: components["schemas"]["ToolErrorDetail"];
+            /** @default null */
+            expectation?: components["schemas"]["ExpectationVerdict"] | null;
+        };
+        /** @description An error as the model is told it (``AnalystError.to_dict()``). */
+        ToolErrorDetail: {
+            reason: string;
+            message: string;
+            /** @default null */
+            hint?: string | null;
+            /** @default null */
+            suggestions?: string[] | null;
+        } & {
+            [key: string]: unknown;
         };
         ToolResult: {
             /**
@@ -1510,6 +1781,18 @@ export interface components {
                 [key: string]: number;
             };
             ok: boolean;
+        };
+        /** @description What the `result` of a `tool_result` event holds, by its `tool`, when its `status` is `ok` (and when a tool that ran says what it did before it failed); a refused or failed call's result is a `ToolError`. The event carries it as free-form JSON. */
+        ToolResults: {
+            list_tables: components["schemas"]["ListTablesResult"];
+            describe_table: components["schemas"]["DescribeTableResult"];
+            run_sql: components["schemas"]["RunSqlResult"];
+            run_python: components["schemas"]["RunPythonResult"];
+            plan: components["schemas"]["PlanResult"];
+            list_artifacts: components["schemas"]["ListArtifactsResult"];
+            find: components["schemas"]["FindResult"];
+            read_cells: components["schemas"]["ReadCellsResult"];
+            clarify: components["schemas"]["ClarifyResult"];
         };
         /** @description Every event of a turn, told apart by `type`. */
         Event: components["schemas"]["TurnStarted"] | components["schemas"]["StateChanged"] | components["schemas"]["TextDelta"] | components["schemas"]["ModelThinking"] | components["schemas"]["Starting"] | components["schemas"]["ToolCallStarted"] | components["schemas"]["ToolResult"] | components["schemas"]["StepOutput"] | components["schemas"]["StepProgress"] | components["schemas"]["ArtifactRecorded"] | components["schemas"]["Guarded"] | components["schemas"]["AnswerReady"] | components["schemas"]["TurnEnded"] | components["schemas"]["ContextUsage"] | components["schemas"]["MemoryUpdated"] | components["schemas"]["PlanMade"] | components["schemas"]["PlanStepChanged"];

@@ -6,6 +6,7 @@
 export * from './events';
 export * from './sse';
 export * from './results';
+export * from './tools';
 export * from './view';
 export * from './reasons';
 export * from './reducer';

@@ -39,6 +39,7 @@ import type {
 } from './events';
 import { reasonText } from './reasons';
 import { readResult } from './results';
+import { toolModel } from './tools';
 import type {
   AnswerItem,
   ArtifactView,
@@ -191,8 +192,9 @@ function onToolCall(turn: TurnView, e: ToolCallStarted): TurnView {
     if (typeof args.code === 'string') {
       next.code = args.code;
     }
-    if (e.tool === 'run_sql' && typeof args.name === 'string') {
-      next.datasetName = args.name;
+    const bound = toolModel(e.tool)?.binds?.(args);
+    if (bound !== undefined) {
+      next.datasetName = bound;
     }
     return next;
   });

@@ -145,11 +145,11 @@ export interface ToolCard {
   /** The tool's name ('' until the call or its result says; a guard may come first). */
   tool: string;
   arguments: ToolCallStarted['arguments'];
-  /** The query of a run_sql call. */
+  /** The query of a call that has one (its `sql` argument). */
   sql?: string;
-  /** The code of a run_python call. */
+  /** The code of a call that has some (its `code` argument). */
   code?: string;
-  /** The dataset name a run_sql call binds. */
+  /** The name a call binds in the kernel (its tool's `binds`: a query's dataset). */
   datasetName?: string;
   stepKey: string | null;
   status: CardStatus;

@@ -15,6 +15,7 @@
 
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 
+import { toolModel } from '../model';
 import { IStepCell } from '../transport/api';
 
 /** The set-up cell's first line, as in exported notebooks. */
@@ -53,12 +54,12 @@ export function needsSetup(cells: readonly ICellText[], active: number): boolean
 
 /**
  * The sources of the cells to insert: the set-up cell when needed, then the step's cell,
- * which opens with {@link MODEL_WRITTEN_COMMENT}. A SQL step's cell ends with its
- * dataset's name, so running it shows the DataFrame.
+ * which opens with {@link MODEL_WRITTEN_COMMENT}. The cell of a step that binds a dataset
+ * (a query) ends with its name, so running it shows the DataFrame.
  */
 export function stepCellSources(step: IStepCell, withSetup: boolean): string[] {
   let source = `${MODEL_WRITTEN_COMMENT}\n${step.source.replace(/\s+$/, '')}`;
-  if (step.tool === 'run_sql' && step.name) {
+  if (step.name && toolModel(step.tool)?.binds !== undefined) {
     source += `\n${step.name}`;
   }
   return withSetup ? [`${SETUP_COMMENT}\n${step.setup}`, source] : [source];

@@ -26,3 +26,17 @@ def test_the_ui_fixtures_are_events_the_server_would_send(fixture):
     for raw in raws:
         read = json.loads(events.parse_event(raw).model_dump_json())
         assert {key: read.get(key) for key in raw} == raw  # fields added since take their defaults
+
+
+@pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*-turn.json")), ids=lambda p: p.name)
+def test_the_ui_fixtures_tool_results_are_what_their_tools_models_hold(fixture):
+    """The results the specs' cards read are instances of their tools' result models (the
+    panel's generated ``ToolResults`` types)."""
+    from jupyter_analyst.agent.tools.result_models import result_model_for
+
+    results = [raw for raw in json.loads(fixture.read_text(encoding="utf-8")) if raw["type"] == "tool_result"]
+    assert results
+    for raw in results:
+        model = result_model_for(raw["tool"], raw["status"], raw["result"])
+        assert model is not None, raw["tool"]
+        model.model_validate(raw["result"])

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     import asyncio
     from collections import Counter
 
+    from pydantic import BaseModel
+
     from ...agent_state import StateDelta
     from ...errors import AnalystError
     from ..environment import ThreadEnvironment
@@ -135,6 +137,9 @@ class ToolSpec:
     """Whether the model is offered the tool on a request of this thread (``None``: always).
     A tool that could do nothing there (read a notebook when none is attached) costs every
     request its schema; one that is not offered still runs when called (it says why not)."""
+    result_model: type[BaseModel] | None = None
+    """What an ``ok`` result of the tool holds (result_models.py); its refusals and failures are a
+    ``ToolError``. The panel's types are generated from it (the OpenAPI document)."""
 
     # What the tool's result means. Each hook is read where the product once asked for the
     # tool by name; ``None``: the tool's calls mean nothing there.

@@ -8,6 +8,7 @@ added by registering its spec (:func:`register`).
 from . import clarify, find, metadata, plan, run_python, run_sql
 from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, normalize_arguments_verbose, strip_fence
 from ..spec import ToolSpec, register
+from .result_models import ToolError, result_models_by_tool
 from .toolbox import ToolBox
 
 #: The built-in tools, in the order the model is shown them.
@@ -23,6 +24,6 @@ TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in BUILTIN)
 TOOLS: list[dict] = [spec.schema() for spec in BUILTIN]
 
 __all__ = [
-    "BUILTIN", "MAX_ARGUMENT_DEPTH", "TOOLS", "TOOL_NAMES", "ToolBox", "nested_deeper_than",
-    "normalize_arguments_verbose", "strip_fence",
+    "BUILTIN", "MAX_ARGUMENT_DEPTH", "TOOLS", "TOOL_NAMES", "ToolBox", "ToolError", "nested_deeper_than",
+    "normalize_arguments_verbose", "result_models_by_tool", "strip_fence",
 ]

@@ -13,6 +13,7 @@ from ...errors import InvalidArguments
 from ...events import ToolCallStarted, ToolResult
 from ..spec import CallHost, ToolSpec
 from ..spec import StepOutcome
+from .result_models import ResultModel
 
 
 async def ask_user(host: CallHost, args: dict[str, Any]) -> StepOutcome:
@@ -53,6 +54,15 @@ def question_text(question: str, candidates: list[str]) -> str:
     return f"{question}\n\n{options}" if options else question
 
 
+class ClarifyResult(ResultModel):
+    """The question the turn ends with, and its candidate answers."""
+
+    asked: str
+    candidates: list[str]
+    question_for_user: str
+    """The question as the user reads it, the candidates numbered."""
+
+
 CLARIFY = ToolSpec(
     name="clarify",
     description="Ask the user to choose between interpretations; the turn ends with the question.",
@@ -65,4 +75,5 @@ CLARIFY = ToolSpec(
     aliases={"options": "candidates", "choices": "candidates", "interpretations": "candidates"},
     drive=ask_user,
     asks=True,
+    result_model=ClarifyResult,
 )

@@ -20,7 +20,8 @@ from ...artifacts import Artifact
 from ...errors import InvalidArguments
 from ..spec import ToolSpec
 from ..spec import CallContext, StepOutcome, StepPlan
-from .provenance import CODE_ITEMS, CODE_PROPERTY, made_by, step_text, steps_by_key, wants_code
+from .provenance import CODE_ITEMS, CODE_PROPERTY, MadeBy, made_by, step_text, steps_by_key, wants_code
+from .result_models import ResultModel
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -240,6 +241,19 @@ def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, pla
     return StepOutcome(status="ok", result=result)
 
 
+class FoundMatch(Match, MadeBy):
+    """A match as the result gives it (fields that are ``None`` left out), with the step that
+    made it when its code is asked for."""
+
+
+class FindResult(ResultModel):
+    """The best matches for the user's words, and a note when none is good."""
+
+    query: str
+    matches: list[FoundMatch]
+    note: str | None = None
+
+
 FIND = ToolSpec(
     name="find",
     description="Fuzzy search of tables, columns, datasets and artifacts (names, titles, code): the best "
@@ -254,4 +268,5 @@ FIND = ToolSpec(
     aliases={"q": "query", "name": "query", "text": "query", "search": "query", "type": "kind",
              "code": "with_code", "include_code": "with_code"},
     run=run_find,
+    result_model=FindResult,
 )

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..._text import json_safe
 from ...errors import InvalidArguments
-from ...sql import OUTLINE_TABLES
+from ...sql import OUTLINE_TABLES, ColumnInfo, TableInfo
 from ..guards import unknown_table
 from ..spec import StateChange, StepSeen, ToolSpec, entity
 from ..spec import CallContext, StepOutcome, StepPlan
-from .provenance import CODE_ITEMS, CODE_PROPERTY, made_by, steps_by_key, wants_code
+from .provenance import CODE_ITEMS, CODE_PROPERTY, MadeBy, made_by, steps_by_key, wants_code
+from ...artifacts import ArtifactType
+from .result_models import ResultModel
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -100,6 +102,54 @@ def _table_seen(seen: StepSeen) -> StateChange:
         return [], {}
     columns = [c.get("name") for c in seen.result.get("columns", []) if isinstance(c, dict)]
     return [entity("table", name, derived_from=[seen.source_id], rows=seen.result.get("rows"), columns=columns)], {}
+class ListTablesResult(ResultModel):
+    """Every table and view of the source."""
+
+    tables: list[TableInfo]
+
+
+class DescribeTableResult(ResultModel):
+    """One table: its columns, row count and first rows."""
+
+    name: str
+    columns: list[ColumnInfo]
+    rows: int | None = None
+    sample: list[dict[str, Any]]
+
+
+class ListedArtifact(MadeBy):
+    """An artifact as the model can name it, with the step that made it when asked."""
+
+    id: str
+    name: str
+    type: ArtifactType
+
+
+class ListArtifactsResult(ResultModel):
+    """The thread's artifacts, newest last."""
+
+    artifacts: list[ListedArtifact]
+    code_note: str | None = None
+    """Which of them have their code given, when not all."""
+
+
+class CellRead(ResultModel):
+    """One cell of the attached notebook."""
+
+    id: str
+    index: int
+    type: str | None
+    source: str
+    outputs: str
+    """A short text of a code cell's outputs."""
+
+
+class ReadCellsResult(ResultModel):
+    """The cells asked for, and the ids that are not in the notebook."""
+
+    cells: list[CellRead]
+    unknown: list[str]
+    note: str | None = None
 
 
 LIST_TABLES = ToolSpec(
@@ -108,6 +158,7 @@ LIST_TABLES = ToolSpec(
     run=list_tables,
     offered=_tables_not_all_listed,
     remembers=_tables_seen,
+    result_model=ListTablesResult,
 )
 
 DESCRIBE_TABLE = ToolSpec(
@@ -120,6 +171,7 @@ DESCRIBE_TABLE = ToolSpec(
     run=describe_table,
     invented=lambda env, args: unknown_table(env, str(args.get("table") or "")),
     remembers=_table_seen,
+    result_model=DescribeTableResult,
 )
 
 LIST_ARTIFACTS = ToolSpec(
@@ -133,6 +185,7 @@ LIST_ARTIFACTS = ToolSpec(
     aliases={"kind": "type", "artifact_type": "type", "code": "with_code", "include_code": "with_code"},
     run=list_artifacts,
     offered=_has_artifacts,
+    result_model=ListArtifactsResult,
 )
 
 READ_CELLS = ToolSpec(
@@ -150,4 +203,5 @@ READ_CELLS = ToolSpec(
     aliases={"ids": "cell_ids", "cells": "cell_ids", "cell_id": "cell_ids", "id": "cell_ids"},
     run=read_cells,
     offered=_notebook_readable,
+    result_model=ReadCellsResult,
 )

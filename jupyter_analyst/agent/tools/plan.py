@@ -33,6 +33,7 @@ from ..spec import CallHost, ToolSpec, failed_mark
 from ..spec import StepOutcome
 from .run_python import RUN_PYTHON
 from .run_sql import RUN_SQL
+from .result_models import ResultModel
 from .staged_plan import PlanStep, StagedPlan, read_plan
 
 #: A step's status as the plan reports it.
@@ -231,6 +232,29 @@ def _finished(args: Mapping[str, Any], result: Mapping[str, Any]) -> list[str]:
     return [f"{step.get('tool')} {step.get('id')} of the plan"
             + (" (failed)" if step.get("status") not in ("ok", None) else "")
             for step in steps if isinstance(step, dict) and step.get("status") != "skipped"]
+class PlanStepResult(ResultModel):
+    """One step of a plan as the model is told it (:meth:`StepReport.public`)."""
+
+    step: int
+    """Its number in the plan, from 1."""
+    id: str
+    tool: str
+    does: str
+    status: PlanStepStatus
+    result: dict[str, Any] | None = None
+    """The step's own result as the model was sent it (shown.py's view: a dataset's rows as
+    lists), or its error; its own ``tool_result`` event has it whole."""
+    not_run_because: list[str] | None = None
+
+
+class PlanResult(ResultModel):
+    """Each step's result and the counts; a plan with a step that did not succeed is an ``error``."""
+
+    steps: list[PlanStepResult]
+    succeeded: int
+    failed: int
+    skipped: int
+    note: str | None = None
 
 
 PLAN = ToolSpec(
@@ -272,4 +296,5 @@ PLAN = ToolSpec(
     named=lambda env: env.warm_sql(side_by_side=True),
     summarized=_summarized,
     finished=_finished,
+    result_model=PlanResult,
 )

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...artifacts import Artifact, StepRecord
 from ..spec import clip
+from .result_models import ResultModel
 
 #: Characters of one step's code or SQL handed back.
 CODE_CHARS = 4_000
@@ -53,3 +54,12 @@ def made_by(artifact: Artifact, steps: dict[str, StepRecord]) -> dict[str, Any]:
         return {"made_by": "no recorded step (its code is not known)"}
     key = "sql" if step.tool == "run_sql" else "code"
     return {"made_by": step.tool, key: clip(step_text(step), CODE_CHARS)}
+
+
+class MadeBy(ResultModel):
+    """What :func:`made_by` adds to an artifact listed or found, when its code is asked for."""
+
+    made_by: str | None = None
+    """The tool of the step that made it, or that no step is recorded."""
+    sql: str | None = None
+    code: str | None = None

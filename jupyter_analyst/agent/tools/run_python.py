@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..._disk import unavailable
 from ...agent_state import ActiveValue
-from ...artifacts import Artifact, canonical_python, step_key
+from ...artifacts import Artifact, ArtifactType, canonical_python, step_key
 from ...errors import InvalidArguments, KernelError, StorageError
 from ...kernel import collect_outputs, figure_file_names
 from ..dataflow import names_used
@@ -24,6 +24,7 @@ from ..spec import Observed, StateChange, StepSeen, ToolSpec, entity, expect_sch
 from .live_output import LiveOutput
 from ..spec import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
 from .python_errors import model_error
+from .result_models import ExpectationVerdict, ResultModel, ToolErrorDetail
 from .run_sql import staging
 
 if TYPE_CHECKING:
@@ -239,6 +240,36 @@ def _summarized(args: Mapping[str, Any]) -> str | None:
         return None
     lines = [line.strip() for line in args["code"].splitlines() if line.strip() and not line.strip().startswith("#")]
     return f"run_python: {lines[0][:120]}{' …' if len(lines) > 1 else ''}" if lines else "run_python"
+class MadeArtifact(ResultModel):
+    """A figure or file a step made, as the model can name it."""
+
+    id: str
+    name: str
+    type: ArtifactType
+
+
+class FileNotStored(ResultModel):
+    """A file under outputs/ that was not stored, and why."""
+
+    path: str
+    reason: str
+
+
+class RunPythonResult(ResultModel):
+    """What a Python step printed and made; a step that raised (status ``error``) says so in ``error``."""
+
+    stdout: str
+    reused: bool
+    artifacts: list[MadeArtifact]
+    files_not_stored: list[FileNotStored] | None = None
+    files_note: str | None = None
+    stderr: str | None = None
+    result: str | None = None
+    """The repr of the code's last expression."""
+    output_notes: list[str] | None = None
+    """What the kernel's output held that is not shown (a widget, a too large figure)."""
+    error: ToolErrorDetail | None = None
+    expectation: ExpectationVerdict | None = None
 
 
 RUN_PYTHON = ToolSpec(
@@ -264,4 +295,5 @@ RUN_PYTHON = ToolSpec(
     observed=_observed,
     remembers=_remembers,
     summarized=_summarized,
+    result_model=RunPythonResult,
 )

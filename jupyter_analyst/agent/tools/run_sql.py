@@ -29,6 +29,7 @@ from .early_run import EarlyStart
 from .live_progress import LiveProgress
 from ..spec import CallContext, StepOutcome, StepPlan
 from ..spec import rows_shown, shown_line, table_rows
+from .result_models import ExpectationVerdict, ResultModel
 
 if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
@@ -239,6 +240,41 @@ def _answered(outcome: StepOutcome) -> str:
     """```revenue``: 4 rows (reused)``: the dataset the user's own query made."""
     how = "reused" if outcome.reused else "executed"
     return f"`{outcome.result.get('dataset')}`: {outcome.result.get('rows')} rows ({how})"
+class ResultColumn(ResultModel):
+    """A column of a dataset: its name and the engine's type name."""
+
+    name: str
+    type: str
+
+
+class RowCap(ResultModel):
+    """What the row cap kept of a result and what it dropped."""
+
+    cap: int | None
+    kept: int
+    dropped: int | None
+    """``None``: too many to count quickly."""
+
+
+class RunSqlResult(ResultModel):
+    """A query's dataset: its name and artifact, its shape, its first rows, what it means."""
+
+    dataset: str
+    """The DataFrame's variable name in the kernel."""
+    artifact_id: str
+    rows: int
+    columns: list[ResultColumn]
+    sample: list[dict[str, Any]]
+    """The first rows, as many as the model is shown (``shown`` says which)."""
+    shown: str
+    truncated: bool
+    """The row cap cut the result (``row_cap`` says how)."""
+    reused: bool
+    intent: DataIntent
+    intent_note: str
+    """``intent`` in one line."""
+    row_cap: RowCap | None = None
+    expectation: ExpectationVerdict | None = None
 
 
 RUN_SQL = ToolSpec(
@@ -268,4 +304,5 @@ RUN_SQL = ToolSpec(
     summarized=_summarized,
     finished=_finished,
     answered=_answered,
+    result_model=RunSqlResult,
 )

@@ -91,13 +91,27 @@ class _EveryFieldSent(GenerateJsonSchema):
 
 
 def _schemas() -> dict[str, Any]:
-    """Component schemas: every model named by an operation, the event union and Error."""
+    """Component schemas: every model named by an operation, the event union, Error, and what
+    each tool's result holds (``ToolResults``)."""
+    # Imported here, not with the module: serving the description reads the shipped file,
+    # and a server's start imports no tool.
+    from ...agent import ToolError, result_models_by_tool
+
+    tools = result_models_by_tool()
     models = {op.ok for op in OPERATIONS.values() if isinstance(op.ok, type)} | {op.body for op in OPERATIONS.values() if op.body}
-    models.add(replies.Error)
+    models |= {replies.Error, ToolError, *tools.values()}
     pairs = [(m, "validation" if issubclass(m, inputs._Input) else "serialization")
              for m in sorted(models, key=lambda m: m.__name__)]
     _, top = models_json_schema(pairs, ref_template=REF)
     schemas = dict(top.get("$defs", {}))
+    schemas["ToolResults"] = {
+        "description": "What the `result` of a `tool_result` event holds, by its `tool`, when its `status` is "
+                       "`ok` (and when a tool that ran says what it did before it failed); a refused or failed "
+                       "call's result is a `ToolError`. The event carries it as free-form JSON.",
+        "type": "object",
+        "properties": {name: {"$ref": REF.format(model=model.__name__)} for name, model in tools.items()},
+        "required": list(tools),
+    }
     event = TypeAdapter(Event).json_schema(ref_template=REF, mode="serialization", schema_generator=_EveryFieldSent)
     schemas.update(event.pop("$defs", {}))
     schemas["Event"] = {"description": "Every event of a turn, told apart by `type`.", **event}

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { SqlCard } from '../../components/cards/SqlCard';
+import { SqlCard } from '../../components/tools/run_sql';
 import { StepProgress } from '../../components/cards/StepProgress';
 import { parseEvent, type AnalystEvent, type EventBase } from '../../model/events';
 import { reduceAll } from '../../model/reducer';
@@ -138,7 +138,9 @@ describe('a running SQL step', () => {
     const view = reduceAll(initialThreadView(), events);
     const card = findCard(view, 'c1');
     expect(card?.percent).toBe(43);
-    const html = renderStatic(<SqlCard card={card as ToolCard} view={view} threadId="thr_t" />);
+    const html = renderStatic(
+      <SqlCard card={card as ToolCard} detail={null} view={view} threadId="thr_t" />
+    );
     expect(html.querySelector('.jp-AnalystStepProgress-running')?.textContent).toMatch(
       /^Running · .+ · 43 %$/
     );

@@ -15,6 +15,7 @@ import {
   type ThreadView
 } from '../../model/view';
 import { readResult } from '../../model/results';
+import type { RunPythonView, RunSqlView } from '../../model/tools';
 import { deepFreeze, demoTurn } from '../helpers';
 
 type Without<E> = E extends AnalystEvent ? Omit<E, keyof EventBase> : never;
@@ -101,8 +102,7 @@ describe('reduce: a real turn of the scripted demo', () => {
     expect(sql.reused).toBe(false);
     expect(sql.durationS).toBeGreaterThan(0);
     expect(sql.modelCall).toBe(2);
-    expect(sql.result?.detail).toMatchObject({
-      kind: 'sql',
+    expect(sql.result?.view).toMatchObject({
       dataset: 'revenue_by_region',
       rows: 60,
       columns: [
@@ -112,7 +112,7 @@ describe('reduce: a real turn of the scripted demo', () => {
       ],
       truncated: false
     });
-    expect(sql.result?.detail.kind === 'sql' && sql.result.detail.sample).toHaveLength(5);
+    expect((sql.result?.view as RunSqlView).sample).toHaveLength(5);
     expect(sql.artifacts.map(a => [a.name, a.artifactType, a.created])).toEqual([
       ['revenue_by_region', 'dataset', true]
     ]);
@@ -123,8 +123,7 @@ describe('reduce: a real turn of the scripted demo', () => {
   it('shows the Python card: its code, stdout and the chart and file it made', () => {
     const py = turn.items[3] as ToolCard;
     expect(py.code).toContain('plt.show()');
-    expect(py.result?.detail).toMatchObject({ kind: 'python' });
-    expect(py.result?.detail.kind === 'python' && py.result.detail.stdout).toContain('Central');
+    expect((py.result?.view as RunPythonView).stdout).toContain('Central');
     expect(py.artifacts.map(a => a.artifactType)).toEqual(['image', 'file']);
     expect(py.artifactIds).toEqual(py.artifacts.map(a => a.artifactId));
     expect(Object.keys(view.artifacts)).toHaveLength(3);
@@ -263,7 +262,7 @@ describe('reduce: each event type', () => {
       reason: 'python_error',
       message: 'ZeroDivisionError: division by zero'
     });
-    expect(c.result?.detail).toMatchObject({ kind: 'python', stdout: 'partial' });
+    expect(c.result?.view).toMatchObject({ stdout: 'partial' });
     expect(done.turns[0].items).toHaveLength(1);
   });
 
@@ -382,7 +381,7 @@ describe('reduce: each event type', () => {
         text: 'refused: this step cannot run at this point of the turn'
       })
     ]);
-    expect(refused.result?.detail).toEqual({ kind: 'other' });
+    expect(refused.result?.view).toBeNull();
     expect(refused.result?.error?.reason).toBe('invalid_state');
     const notice = view.turns[0].items[1];
     expect(notice).toMatchObject({
@@ -692,13 +691,12 @@ describe('reduce: each event type', () => {
 });
 
 describe('readResult', () => {
-  it('reads each tool result into its card view', () => {
+  it('reads each tool result into its view, by its tool model', () => {
     expect(
       readResult('list_tables', 'ok', {
         tables: [{ name: 'orders', kind: 'table', rows: 2400 }, { name: 'v' }]
-      }).detail
+      }).view
     ).toEqual({
-      kind: 'tables',
       tables: [
         { name: 'orders', kind: 'table', rows: 2400 },
         { name: 'v', kind: 'table' }
@@ -710,9 +708,8 @@ describe('readResult', () => {
         columns: [{ name: 'id', type: 'INTEGER', nullable: false }],
         rows: 3,
         sample: [{ id: 1 }]
-      }).detail
+      }).view
     ).toEqual({
-      kind: 'describe',
       name: 'orders',
       columns: [{ name: 'id', type: 'INTEGER' }],
       rows: 3,
@@ -720,35 +717,25 @@ describe('readResult', () => {
     });
     expect(
       readResult('list_artifacts', 'ok', {
-        artifacts: [
-          { id: 'a', name: 'n', type: 'image', fingerprint: 'abc', size: 10, producer: 'python' }
-        ]
-      }).detail
-    ).toEqual({
-      kind: 'artifacts',
-      artifacts: [{ id: 'a', name: 'n', type: 'image', fingerprint: 'abc', size: 10 }]
-    });
+        artifacts: [{ id: 'a', name: 'n', type: 'image', made_by: 'run_python', code: 'x' }]
+      }).view
+    ).toEqual({ artifacts: [{ id: 'a', name: 'n', type: 'image', made_by: 'run_python' }] });
     expect(
       readResult('find', 'ok', {
         query: 'sales',
         matches: [{ kind: 'table', name: 'orders', score: 0.9 }]
-      }).detail
-    ).toEqual({
-      kind: 'find',
-      query: 'sales',
-      matches: [{ kind: 'table', name: 'orders', score: 0.9 }]
-    });
+      }).view
+    ).toEqual({ query: 'sales', matches: [{ kind: 'table', name: 'orders', score: 0.9 }] });
     expect(
       readResult('clarify', 'ok', {
         asked: 'Which year?',
         candidates: ['2024', '2025'],
         question_for_user: 'Which year: 2024 or 2025?'
-      }).detail
+      }).view
     ).toEqual({
-      kind: 'clarify',
-      question: 'Which year?',
+      asked: 'Which year?',
       candidates: ['2024', '2025'],
-      text: 'Which year: 2024 or 2025?'
+      question_for_user: 'Which year: 2024 or 2025?'
     });
     expect(
       readResult('run_sql', 'ok', {
@@ -756,12 +743,8 @@ describe('readResult', () => {
         truncated: true,
         row_cap: { cap: 5, kept: 5, dropped: 7 },
         columns: []
-      }).detail
-    ).toMatchObject({
-      kind: 'sql',
-      truncated: true,
-      rowCap: { cap: 5, kept: 5, dropped: 7 }
-    });
+      }).view
+    ).toMatchObject({ truncated: true, row_cap: { cap: 5, kept: 5, dropped: 7 } });
     expect(
       readResult('run_python', 'ok', {
         stdout: '',
@@ -769,15 +752,14 @@ describe('readResult', () => {
         stderr: 'warn',
         files_not_stored: [{ path: 'x.bin', reason: 'too big' }],
         files_note: '1 file'
-      }).detail
+      }).view
     ).toEqual({
-      kind: 'python',
       stdout: '',
-      value: '42',
+      result: '42',
       stderr: 'warn',
       artifacts: [],
-      filesNotStored: [{ path: 'x.bin', reason: 'too big' }],
-      filesNote: '1 file'
+      files_not_stored: [{ path: 'x.bin', reason: 'too big' }],
+      files_note: '1 file'
     });
   });
 
@@ -789,16 +771,16 @@ describe('readResult', () => {
       expectation: { status: 'failed', rule: 'non_empty', detail: '0 rows' }
     };
     const view = readResult('run_sql', 'ok', odd);
-    expect(view.detail).toEqual({ kind: 'sql', columns: [], sample: [], truncated: false });
+    expect(view.view).toEqual({ columns: [], sample: [], truncated: false });
     expect(view.expectation).toEqual({ status: 'failed', rule: 'non_empty', detail: '0 rows' });
     expect(view.raw).toBe(odd);
-    expect(readResult('a_new_tool', 'ok', { x: 1 }).detail).toEqual({ kind: 'other' });
+    expect(readResult('a_new_tool', 'ok', { x: 1 }).view).toBeNull();
     expect(
       readResult('run_sql', 'error', {
         error: { reason: 'unknown_column', message: 'no column x', hint: 'h', suggestions: ['y'] }
       })
     ).toEqual({
-      detail: { kind: 'other' },
+      view: null,
       error: { reason: 'unknown_column', message: 'no column x', hint: 'h', suggestions: ['y'] },
       raw: {
         error: { reason: 'unknown_column', message: 'no column x', hint: 'h', suggestions: ['y'] }

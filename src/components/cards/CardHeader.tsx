@@ -1,24 +1,12 @@
 import * as React from 'react';
 
-import { isRefusal, type ToolCard } from '../../model';
+import { isRefusal, toolModel, type ToolCard } from '../../model';
 import { ReusedBadge, StatusBadge } from './Badges';
 import { InfoTip } from './InfoTip';
 
-/** The names of the tools, as a card's title says them. */
-const TOOL_LABEL: Record<string, string> = {
-  run_sql: 'SQL',
-  run_python: 'Python',
-  list_tables: 'Tables',
-  describe_table: 'Table description',
-  list_artifacts: 'Artifacts',
-  find: 'Search',
-  clarify: 'Question',
-  read_cells: 'Notebook cells',
-  plan: 'Plan'
-};
-
+/** A tool's name as a card's title says it (its model's label). */
 export function toolLabel(tool: string): string {
-  return TOOL_LABEL[tool] ?? (tool || 'Step');
+  return toolModel(tool)?.label ?? (tool || 'Step');
 }
 
 function seconds(duration: number | null): string | null {

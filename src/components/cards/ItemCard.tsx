@@ -5,10 +5,8 @@ import { ArtifactCard } from './ArtifactCard';
 import { ChartCard } from './ChartCard';
 import { contextTitleOf } from './contextTitle';
 import { GuardNote } from './GuardNote';
+import { cardOf } from '../tools';
 import { OtherToolCard } from './OtherToolCard';
-import { PlanCard } from './PlanCard';
-import { PythonCard } from './PythonCard';
-import { SqlCard } from './SqlCard';
 import { TextCard } from './TextCard';
 
 export interface IItemCardProps {
@@ -54,16 +52,20 @@ export function ItemCard({
       );
     case 'tool': {
       const context = contextTitleOf(turn, item.modelCall);
-      if (item.tool === 'run_sql') {
-        return <SqlCard card={item} view={view} threadId={threadId} context={context} />;
+      // The tool's own card (components/tools/), given its view of the result; the generic one otherwise.
+      const Card = cardOf(item.tool);
+      if (Card === undefined) {
+        return <OtherToolCard card={item} context={context} />;
       }
-      if (item.tool === 'run_python') {
-        return <PythonCard card={item} view={view} threadId={threadId} context={context} />;
-      }
-      if (item.tool === 'plan') {
-        return <PlanCard card={item} context={context} />;
-      }
-      return <OtherToolCard card={item} context={context} />;
+      return (
+        <Card
+          card={item}
+          detail={item.result?.view ?? null}
+          view={view}
+          threadId={threadId}
+          context={context}
+        />
+      );
     }
   }
 }

@@ -1,44 +1,35 @@
 import * as React from 'react';
 
-import type { ResultDetail, ToolCard } from '../../model';
+import type { ToolCard } from '../../model';
+import type { IToolCardProps, ToolCardComponent } from '../tools/registry';
 import { ToolCardFrame } from './ToolCardFrame';
 import { ToolError } from './ToolError';
 
-/** One line on what a lookup step found. */
-function summary(detail: ResultDetail): string | null {
-  switch (detail.kind) {
-    case 'tables':
-      return detail.tables
-        .map(t =>
-          t.rows === undefined ? t.name : `${t.name} (${t.rows.toLocaleString('en-US')} rows)`
-        )
-        .join(', ');
-    case 'describe':
-      return `${detail.name ?? ''}: ${detail.columns.map(c => c.name).join(', ')}`;
-    case 'artifacts':
-      return detail.artifacts.map(a => a.name).join(', ') || 'no artifacts yet';
-    case 'find':
-      return detail.matches.map(m => m.name).join(', ') || detail.note || 'nothing found';
-    case 'clarify':
-      return detail.text ?? detail.question ?? null;
-    default:
-      return null;
-  }
-}
-
-/** A step that looks things up (tables, a description, a search) or asks the user. */
+/**
+ * A step that looks things up (tables, a description, a search) or asks the user, and the
+ * card of a tool without one of its own: its title, a line on what it found, its error.
+ */
 export function OtherToolCard({
   card,
-  context
+  context,
+  line
 }: {
   card: ToolCard;
   context?: string;
+  /** One line on what the step found. */
+  line?: string | null;
 }): JSX.Element {
-  const line = card.result ? summary(card.result.detail) : null;
   return (
     <ToolCardFrame kind="tool" variant="other" card={card} context={context}>
       {line && <div className="jp-AnalystCard-summary">{line}</div>}
       {card.result?.error && <ToolError error={card.result.error} />}
     </ToolCardFrame>
   );
+}
+
+/** The card of a tool whose result says one line (`summary` of its view). */
+export function summaryCard<View>(summary: (view: View) => string | null): ToolCardComponent<View> {
+  return function SummaryCard({ card, detail, context }: IToolCardProps<View>): JSX.Element {
+    return <OtherToolCard card={card} context={context} line={detail ? summary(detail) : null} />;
+  };
 }

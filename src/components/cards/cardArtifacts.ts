@@ -4,7 +4,7 @@
  * as the events recorded them in an earlier turn).
  */
 
-import type { ArtifactView, ThreadView, ToolCard } from '../../model';
+import { toolModel, type ArtifactView, type ThreadView, type ToolCard } from '../../model';
 
 /** An artifact on a card, and whether it was reused rather than made by this step. */
 export interface CardArtifact {
@@ -22,7 +22,9 @@ export function cardArtifacts(card: ToolCard, view: ThreadView): CardArtifact[] 
     }
   };
   card.artifacts.forEach(add);
-  const named = card.result?.detail.kind === 'python' ? card.result.detail.artifacts : [];
+  const model = toolModel(card.tool);
+  const shown = card.result?.view;
+  const named = shown != null && model?.named !== undefined ? model.named(shown) : [];
   for (const id of card.artifactIds) {
     const known = view.artifacts[id];
     if (known !== undefined) {
@@ -33,7 +35,7 @@ export function cardArtifacts(card: ToolCard, view: ThreadView): CardArtifact[] 
     add({
       artifactId: id,
       name: fromResult?.name ?? id,
-      artifactType: fromResult?.type ?? (card.tool === 'run_sql' ? 'dataset' : 'file'),
+      artifactType: fromResult?.type ?? model?.makes ?? 'file',
       fingerprint: '',
       shortFingerprint: '',
       created: false,

@@ -7,6 +7,7 @@
 
 import {
   saidByHeading,
+  toolModel,
   type GuardNotice,
   type ToolCard,
   type ToolError,
@@ -74,20 +75,9 @@ export function artifactTitle(name: string, numbers: ReadonlyMap<string, number>
   return `Figure ${figure[2]}` + (step === undefined ? '' : ` of step ${step}`);
 }
 
-/** What a step is for, in a few words: its dataset's name, or its code's first comment. */
+/** What a step is for, in a few words (its tool's `purpose`: a dataset's name, a code's first comment). */
 export function stepPurpose(card: ToolCard): string | null {
-  if (card.tool === 'run_sql') {
-    return card.datasetName ?? null;
-  }
-  if (card.tool === 'run_python' && card.code !== undefined) {
-    const first = card.code.replace(/^\s+/, '').split('\n')[0];
-    const comment = /^#\s*(.+)$/.exec(first);
-    if (comment !== null) {
-      const words = comment[1].trim();
-      return words.length > 60 ? words.slice(0, 59) + '…' : words;
-    }
-  }
-  return null;
+  return toolModel(card.tool)?.purpose?.(card.arguments) ?? null;
 }
 
 /**

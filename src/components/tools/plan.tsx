@@ -1,8 +1,9 @@
 import * as React from 'react';
 
-import { PLAN_STEP_LABEL, type PlanStepItem, type ToolCard } from '../../model';
-import { ToolCardFrame } from './ToolCardFrame';
-import { ToolError } from './ToolError';
+import { PLAN, PLAN_STEP_LABEL, type PlanResultView, type PlanStepItem } from '../../model';
+import { ToolCardFrame } from '../cards/ToolCardFrame';
+import { ToolError } from '../cards/ToolError';
+import { registerCard, type IToolCardProps } from './registry';
 
 /** One step of the plan: its id, what it does, what it needs, where it stands. */
 function PlanStepRow({ step }: { step: PlanStepItem }): JSX.Element {
@@ -30,7 +31,7 @@ function PlanStepRow({ step }: { step: PlanStepItem }): JSX.Element {
  * A staged plan: what it is for, its stages in order (queries of a "together" stage run at
  * the same time) and where each step stands. Each step's own card follows this one.
  */
-export function PlanCard({ card, context }: { card: ToolCard; context?: string }): JSX.Element {
+export function PlanCard({ card, context }: IToolCardProps<PlanResultView>): JSX.Element {
   const plan = card.plan;
   const steps: PlanStepItem[] = plan
     ? ([] as PlanStepItem[]).concat(...plan.stages.map(s => s.steps))
@@ -64,3 +65,5 @@ export function PlanCard({ card, context }: { card: ToolCard; context?: string }
     </ToolCardFrame>
   );
 }
+
+registerCard(PLAN, PlanCard);

@@ -1,17 +1,23 @@
 import * as React from 'react';
 
+import { RUN_PYTHON, type RunPythonView } from '../../model';
+import { cardArtifacts } from '../cards/cardArtifacts';
+import { StepArtifacts } from '../cards/StepArtifacts';
+import { StepProgress } from '../cards/StepProgress';
+import { ToolCardFrame } from '../cards/ToolCardFrame';
+import { ToolError } from '../cards/ToolError';
 import { StepActions } from '../StepActions';
 import { Printed } from '../WideBlock';
-import { cardArtifacts } from './cardArtifacts';
-import type { IStepCardProps } from './SqlCard';
-import { StepArtifacts } from './StepArtifacts';
-import { StepProgress } from './StepProgress';
-import { ToolCardFrame } from './ToolCardFrame';
-import { ToolError } from './ToolError';
+import { registerCard, type IToolCardProps } from './registry';
 
 /** A Python step: its code (highlighted, collapsible), what it printed, its errors, its charts and files. */
-export function PythonCard({ card, view, threadId, context }: IStepCardProps): JSX.Element {
-  const detail = card.result?.detail.kind === 'python' ? card.result.detail : null;
+export function PythonCard({
+  card,
+  detail,
+  view,
+  threadId,
+  context
+}: IToolCardProps<RunPythonView>): JSX.Element {
   return (
     <ToolCardFrame
       kind="python"
@@ -31,9 +37,9 @@ export function PythonCard({ card, view, threadId, context }: IStepCardProps): J
       {detail?.stderr && (
         <Printed className="jp-AnalystCard-stderr" label="Errors printed" text={detail.stderr} />
       )}
-      {detail?.value && <Printed className="jp-AnalystCard-value" text={detail.value} />}
+      {detail?.result && <Printed className="jp-AnalystCard-value" text={detail.result} />}
       {card.result?.error && <ToolError error={card.result.error} />}
-      {detail?.filesNotStored.map(f => (
+      {detail?.files_not_stored?.map(f => (
         <div key={f.path} className="jp-AnalystCard-note">
           {f.path} was not stored: {f.reason}
         </div>
@@ -43,3 +49,5 @@ export function PythonCard({ card, view, threadId, context }: IStepCardProps): J
     </ToolCardFrame>
   );
 }
+
+registerCard(RUN_PYTHON, PythonCard);

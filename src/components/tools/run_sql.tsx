@@ -1,24 +1,17 @@
 import * as React from 'react';
 
-import type { SqlResultView, ThreadView, ToolCard } from '../../model';
+import { RUN_SQL, type RunSqlView } from '../../model';
+import { ArtifactPreview } from '../cards/ArtifactPreview';
+import { cardArtifacts } from '../cards/cardArtifacts';
+import { StepArtifacts } from '../cards/StepArtifacts';
+import { StepProgress } from '../cards/StepProgress';
+import { ToolCardFrame } from '../cards/ToolCardFrame';
+import { ToolError } from '../cards/ToolError';
 import { StepActions } from '../StepActions';
-import { ArtifactPreview } from './ArtifactPreview';
-import { cardArtifacts } from './cardArtifacts';
-import { StepArtifacts } from './StepArtifacts';
-import { StepProgress } from './StepProgress';
-import { ToolCardFrame } from './ToolCardFrame';
-import { ToolError } from './ToolError';
-
-export interface IStepCardProps {
-  card: ToolCard;
-  view: ThreadView;
-  threadId: string;
-  /** The size of the prompt of the model call that asked for the step (an ⓘ explains it). */
-  context?: string;
-}
+import { registerCard, type IToolCardProps } from './registry';
 
 /** "60 rows × 3 columns", and whether the row cap cut it. */
-function shape(detail: SqlResultView): string {
+function shape(detail: RunSqlView): string {
   const rows =
     detail.rows === undefined
       ? ''
@@ -29,11 +22,16 @@ function shape(detail: SqlResultView): string {
 }
 
 /** A SQL step: the query (highlighted, collapsible), its shape and columns, the table. */
-export function SqlCard({ card, view, threadId, context }: IStepCardProps): JSX.Element {
-  const detail = card.result?.detail.kind === 'sql' ? card.result.detail : null;
+export function SqlCard({
+  card,
+  detail,
+  view,
+  threadId,
+  context
+}: IToolCardProps<RunSqlView>): JSX.Element {
   const artifacts = cardArtifacts(card, view);
   const tableId =
-    detail?.artifactId ??
+    detail?.artifact_id ??
     artifacts.find(a => a.artifact.artifactType === 'dataset')?.artifact.artifactId;
   const others = artifacts.filter(a => a.artifact.artifactId !== tableId);
   return (
@@ -43,7 +41,7 @@ export function SqlCard({ card, view, threadId, context }: IStepCardProps): JSX.
       label={`SQL step ${card.datasetName ?? ''}`.trim()}
       context={context}
       subject={detail?.dataset ?? card.datasetName}
-      details={[['What the query reads', detail?.intentNote]]}
+      details={[['What the query reads', detail?.intent_note ?? undefined]]}
       code={
         card.sql !== undefined ? { text: card.sql, language: 'sql', summary: 'Query' } : undefined
       }
@@ -52,7 +50,7 @@ export function SqlCard({ card, view, threadId, context }: IStepCardProps): JSX.
       {detail && (
         <div
           className="jp-AnalystCard-shape"
-          data-rows={detail.rows}
+          data-rows={detail.rows ?? undefined}
           data-columns={detail.columns.length}
         >
           {shape(detail)}
@@ -77,3 +75,5 @@ export function SqlCard({ card, view, threadId, context }: IStepCardProps): JSX.
     </ToolCardFrame>
   );
 }
+
+registerCard(RUN_SQL, SqlCard);

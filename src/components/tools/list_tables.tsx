@@ -1,0 +1,13 @@
+import { LIST_TABLES } from '../../model';
+import { summaryCard } from '../cards/OtherToolCard';
+import { registerCard } from './registry';
+
+/** `list_tables`: the tables, with their row counts. */
+registerCard(
+  LIST_TABLES,
+  summaryCard(view =>
+    view.tables
+      .map(t => (t.rows == null ? t.name : `${t.name} (${t.rows.toLocaleString('en-US')} rows)`))
+      .join(', ')
+  )
+);
