@@ -388,7 +388,10 @@ async def test_magics_work_in_a_kernel_the_jupyter_server_started(jp_fetch, jp_s
         return Cell(reply, outputs)
 
     try:
-        await client.wait_for_ready(timeout=CELL_LIMIT_S)
+        # Ready when it answers kernel_info on its shell (the request waits in ZMQ while it
+        # starts), not when its heartbeat beats: a slow start reads as a dead kernel there.
+        client.kernel_info()
+        await client.get_shell_msg(timeout=CELL_LIMIT_S)
         loaded = await run("%load_ext jupyter_analyst", cwd="__import__('os').getcwd()")
         cell = await run(f"%analyst_sql --source {sales_db} revenue << {REVENUE}", shape="list(revenue.shape)")
         refused = await run("%analyst_sql gone << DROP TABLE orders")
@@ -564,7 +567,8 @@ def test_ask_on_a_jupyter_server_attaches_the_notebook_whose_kernel_runs_it(serv
     client.load_connection_file(str(jupyter.root / "rt" / f"kernel-{session['kernel']['id']}.json"))
     client.start_channels()
     try:
-        client.wait_for_ready(timeout=CELL_LIMIT_S)
+        client.kernel_info()  # answered once it has started (see above)
+        client.get_shell_msg(timeout=CELL_LIMIT_S)
         kernel = Kernel(client)
         assert kernel.run("%load_ext jupyter_analyst").ok
         asked = kernel.run(f"%%ask --server {jupyter.url} --token {jupyter.token} --source sales\nrevenue by region",
