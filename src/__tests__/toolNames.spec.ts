@@ -12,25 +12,11 @@
  * on an event's `type`), which its tool shares.
  */
 
-import * as fs from 'fs';
 import * as path from 'path';
 import * as ts from 'typescript';
 
 import { toolModel } from '../model';
-
-const SRC = path.resolve(__dirname, '..');
-const GENERATED = path.join(SRC, 'model', 'api.generated.ts');
-
-function parse(file: string, code = fs.readFileSync(file, 'utf8')): ts.SourceFile {
-  return ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true);
-}
-
-function nameOf(node: ts.Node): string | undefined {
-  const name = (node as { name?: ts.Node }).name;
-  return name !== undefined && (ts.isIdentifier(name) || ts.isStringLiteral(name))
-    ? name.text
-    : undefined;
-}
+import { GENERATED, nameOf, parse, SRC, sources, where } from './panelSources';
 
 /** The property names of the generated `ToolResults` schema: the built-in tools. */
 function toolNames(): string[] {
@@ -74,24 +60,12 @@ function namesIn(source: ts.SourceFile): string[] {
       !ownModule(source.fileName, node.text) &&
       !eventTypeCase(node)
     ) {
-      const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-      out.push(`${path.relative(SRC, source.fileName)}:${line} '${node.text}'`);
+      out.push(`${where(node)} '${node.text}'`);
     }
     ts.forEachChild(node, visit);
   };
   visit(source);
   return out;
-}
-
-/** The panel's sources: src/ but its tests and the generated file. */
-function sources(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap(entry => {
-    const at = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      return entry.name === '__tests__' ? [] : sources(at);
-    }
-    return /\.tsx?$/.test(entry.name) && at !== GENERATED ? [at] : [];
-  });
 }
 
 describe("a tool's name", () => {
@@ -130,6 +104,6 @@ describe("a tool's name", () => {
   });
 
   it("is in no source of src/ but that tool's own modules", () => {
-    expect(sources(SRC).flatMap(file => namesIn(parse(file)))).toEqual([]);
+    expect(sources().flatMap(file => namesIn(parse(file)))).toEqual([]);
   });
 });

@@ -14,9 +14,7 @@ import * as path from 'path';
 import * as ts from 'typescript';
 
 import { FIELDS, RECORD_FIELDS, type Fields } from '../../model/events';
-
-const SRC = path.resolve(__dirname, '..', '..');
-const GENERATED = path.join(SRC, 'model', 'api.generated.ts');
+import { GENERATED, nameOf, parse, sources, SRC } from '../panelSources';
 
 /** The fields every event carries, which the guard reads on its own. */
 const BASE = ['seq', 'thread_id', 'turn_id', 'ts'];
@@ -31,13 +29,6 @@ interface IProperty {
 }
 
 type Schema = Map<string, IProperty>;
-
-function nameOf(node: ts.Node): string | undefined {
-  const name = (node as { name?: ts.Node }).name;
-  return name !== undefined && (ts.isIdentifier(name) || ts.isStringLiteral(name))
-    ? name.text
-    : undefined;
-}
 
 /** The schemas `node` names (`components["schemas"]["X"]`). */
 function refsIn(node: ts.Node): string[] {
@@ -59,12 +50,7 @@ function refsIn(node: ts.Node): string[] {
 
 /** The generated schemas that are objects, by name, and the members of the `Event` union. */
 function readGenerated(): { schemas: Map<string, Schema>; events: string[] } {
-  const file = ts.createSourceFile(
-    GENERATED,
-    fs.readFileSync(GENERATED, 'utf8'),
-    ts.ScriptTarget.Latest,
-    true
-  );
+  const file = parse(GENERATED);
   let members: ts.NodeArray<ts.TypeElement> | undefined;
   file.forEachChild(node => {
     if (ts.isInterfaceDeclaration(node) && node.name.text === 'components') {
@@ -153,7 +139,7 @@ function carried(): string[] {
  * or more (a copy the schema has outgrown).
  */
 function copiesIn(code: string, fileName = 'probe.ts'): string[] {
-  const file = ts.createSourceFile(fileName, code, ts.ScriptTarget.Latest, true);
+  const file = parse(fileName, code);
   const byLiteral = new Map(EVENT_SCHEMAS.map(name => [typeOf(name), name]));
   const fieldSets: [string, string[]][] = [
     ...EVENT_SCHEMAS.map((name): [string, string[]] => [
@@ -198,17 +184,6 @@ function copiesIn(code: string, fileName = 'probe.ts'): string[] {
   return [...out];
 }
 
-/** The panel's sources: src/ but its tests and the generated file. */
-function sources(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap(entry => {
-    const at = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      return entry.name === '__tests__' ? [] : sources(at);
-    }
-    return /\.tsx?$/.test(entry.name) && at !== GENERATED ? [at] : [];
-  });
-}
-
 describe('the generated schemas this spec reads', () => {
   it('are the seventeen events and the records they carry', () => {
     expect(EVENT_SCHEMAS).toHaveLength(17);
@@ -225,7 +200,7 @@ describe('the generated schemas this spec reads', () => {
 
 describe('no hand-written event type', () => {
   it('is declared anywhere in the panel’s sources', () => {
-    const found = sources(SRC).flatMap(file =>
+    const found = sources().flatMap(file =>
       copiesIn(fs.readFileSync(file, 'utf8'), file).map(
         copy => `${path.relative(SRC, file)}: ${copy}`
       )

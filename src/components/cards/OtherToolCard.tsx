@@ -1,7 +1,7 @@
 import * as React from 'react';
 
 import type { ToolCard } from '../../model';
-import type { IToolCardProps, ToolCardComponent } from '../tools/registry';
+import type { IToolCardProps, ToolCardComponent } from '../tools/card';
 import { ToolCardFrame } from './ToolCardFrame';
 import { ToolError } from './ToolError';
 

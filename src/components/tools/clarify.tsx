@@ -1,9 +1,9 @@
 import { CLARIFY } from '../../model';
 import { summaryCard } from '../cards/OtherToolCard';
-import { registerCard } from './registry';
+import { toolCard } from './card';
 
 /** `clarify`: the question as the user reads it. */
-registerCard(
+export const CLARIFY_CARD = toolCard(
   CLARIFY,
   summaryCard(view => view.question_for_user ?? view.asked ?? null)
 );

@@ -1,16 +1,4 @@
-/**
- * The cards of the built-in tools, each registered by its tool's module; a tool without a
- * card of its own (`read_cells`) gets the generic one.
- */
-
-import './clarify';
-import './describe_table';
-import './find';
-import './list_artifacts';
-import './list_tables';
-import './plan';
-import './run_python';
-import './run_sql';
+/** The cards of the tools: the built-ins' (builtin.ts) and any a plugin registers. */
 
 export { cardOf, registerCard, registerToolCard, unregisterCard } from './registry';
 export type { IToolCardProps, ToolCardComponent } from './registry';

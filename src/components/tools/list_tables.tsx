@@ -1,9 +1,9 @@
 import { LIST_TABLES } from '../../model';
 import { summaryCard } from '../cards/OtherToolCard';
-import { registerCard } from './registry';
+import { toolCard } from './card';
 
 /** `list_tables`: the tables, with their row counts. */
-registerCard(
+export const LIST_TABLES_CARD = toolCard(
   LIST_TABLES,
   summaryCard(view =>
     view.tables

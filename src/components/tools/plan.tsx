@@ -3,7 +3,7 @@ import * as React from 'react';
 import { PLAN, PLAN_STEP_LABEL, type PlanResultView, type PlanStepItem } from '../../model';
 import { ToolCardFrame } from '../cards/ToolCardFrame';
 import { ToolError } from '../cards/ToolError';
-import { registerCard, type IToolCardProps } from './registry';
+import { toolCard, type IToolCardProps } from './card';
 
 /** One step of the plan: its id, what it does, what it needs, where it stands. */
 function PlanStepRow({ step }: { step: PlanStepItem }): JSX.Element {
@@ -66,4 +66,4 @@ export function PlanCard({ card, context }: IToolCardProps<PlanResultView>): JSX
   );
 }
 
-registerCard(PLAN, PlanCard);
+export const PLAN_CARD = toolCard(PLAN, PlanCard);

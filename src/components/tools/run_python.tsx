@@ -8,7 +8,7 @@ import { ToolCardFrame } from '../cards/ToolCardFrame';
 import { ToolError } from '../cards/ToolError';
 import { StepActions } from '../StepActions';
 import { Printed } from '../WideBlock';
-import { registerCard, type IToolCardProps } from './registry';
+import { toolCard, type IToolCardProps } from './card';
 
 /** A Python step: its code (highlighted, collapsible), what it printed, its errors, its charts and files. */
 export function PythonCard({
@@ -50,4 +50,4 @@ export function PythonCard({
   );
 }
 
-registerCard(RUN_PYTHON, PythonCard);
+export const RUN_PYTHON_CARD = toolCard(RUN_PYTHON, PythonCard);

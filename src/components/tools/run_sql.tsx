@@ -8,7 +8,7 @@ import { StepProgress } from '../cards/StepProgress';
 import { ToolCardFrame } from '../cards/ToolCardFrame';
 import { ToolError } from '../cards/ToolError';
 import { StepActions } from '../StepActions';
-import { registerCard, type IToolCardProps } from './registry';
+import { toolCard, type IToolCardProps } from './card';
 
 /** "60 rows × 3 columns", and whether the row cap cut it. */
 function shape(detail: RunSqlView): string {
@@ -76,4 +76,4 @@ export function SqlCard({
   );
 }
 
-registerCard(RUN_SQL, SqlCard);
+export const RUN_SQL_CARD = toolCard(RUN_SQL, SqlCard);

@@ -9,6 +9,7 @@
 
 import type { components } from '../api.generated';
 import type { ToolCallStarted, ToolResult } from '../events';
+import { BUILTIN_TOOLS } from './builtin';
 
 /** What each built-in tool's `ok` result holds, by tool name (the server's result models). */
 export type ToolResults = components['schemas']['ToolResults'];
@@ -59,7 +60,10 @@ export type BuiltinTool<
   tool: K;
 };
 
-const REGISTRY = new Map<string, ToolModel>();
+// Stored without their views' types: each tool's parse makes the view its own parts read.
+const REGISTRY = new Map<string, ToolModel>(
+  BUILTIN_TOOLS.map(model => [model.tool, model as unknown as ToolModel])
+);
 
 /** Make `model` what the panel knows of its tool (replacing what it knew). */
 export function registerTool<View>(model: ToolModel<View>): ToolModel<View> {

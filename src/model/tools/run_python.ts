@@ -1,7 +1,7 @@
 /** The `run_python` tool: what a step printed and made; its steps are notebook cells. */
 
 import { defined, holds, objects, strings, text } from './read';
-import { type ToolArguments } from './registry';
+import type { ToolArguments } from './registry';
 import { builtin, type ViewOf } from './view';
 
 export type RunPythonView = ViewOf<'run_python', 'stdout' | 'artifacts'>;

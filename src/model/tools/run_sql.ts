@@ -1,7 +1,7 @@
 /** The `run_sql` tool: a query's dataset; its steps are notebook cells, and bind a dataset. */
 
 import { columns, count, defined, holds, isObject, objects, text } from './read';
-import { type ToolArguments } from './registry';
+import type { ToolArguments } from './registry';
 import { builtin, type ViewOf } from './view';
 
 export type RunSqlView = ViewOf<'run_sql', 'columns' | 'sample' | 'truncated'>;
