@@ -154,7 +154,7 @@ def test_active_dataset_answers_it_and_expires(analyst):
     first = b.run("revenue by region", active_ttl_s=0.0)
     b.run("plot it", thread=first.thread_id, active_ttl_s=0.0)
     (request,) = requests_for(b.server, "plot it")
-    assert "- active dataset:" not in system_of(request) and "- no active dataset:" in system_of(request)
+    assert "- active dataset:" not in system_of(request) and "- no active dataset when this turn began:" in system_of(request)
     # Expired context is gone from the prompt, not from the record.
     assert "Datasets (DataFrames in the kernel)" in system_of(request)
 

@@ -267,7 +267,7 @@ def state_summary(
             detail = f" ({_whole_parts(value.detail)})" if value.detail else ""
             active_lines.append(f"- active {slot}: `{value.value}`{detail}")
     if for_model and active.get("dataset") is None:  # type: ignore[call-overload]
-        active_lines.append("- no active dataset: ask or use find when the user refers to something loosely")
+        active_lines.append("- no active dataset when this turn began: ask or use find when the user refers to something loosely")
     elif not active_lines:
         active_lines.append("- (none)")
     items = []
@@ -286,7 +286,9 @@ def state_summary(
     live = [a for a in state.assumptions.values() if a.confidence > 0][-STATE_ENTRIES:]
     shown = [  # in the order they are shown
         _Part("", [_clip(previous, 1_000)] if previous else [], protected=True),
-        _Part("Active context (authoritative; wins over older messages):", active_lines),
+        # The system message is made at a turn's first call and kept for its prompt cache: what
+        # the turn's own steps make is in their results, so this says when it held.
+        _Part("Active context when this turn began (authoritative; wins over older messages):", active_lines),
         _Part("Open items:", items, protected=True),
         _Part("Tentative hypotheses:", [f"- {_clip(h.text, 200)}" for h in list(state.hypotheses.values())[-STATE_ENTRIES:]],
               protected=True),

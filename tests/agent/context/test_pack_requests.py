@@ -329,7 +329,7 @@ def test_the_state_names_no_host_notebook_path_and_says_when_no_dataset_is_activ
     (request,) = requests_for(a.server, "How many products are there?")
     system = system_of(request)
     assert "notebook.ipynb" not in system and str(a.workspace) not in system
-    assert "- no active dataset: ask or use find when the user refers to something loosely" in system
+    assert "- no active dataset when this turn began: ask or use find when the user refers to something loosely" in system
     assert "`by_region`" in system  # still listed among the datasets
 
 
