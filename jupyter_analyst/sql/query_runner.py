@@ -520,19 +520,27 @@ def _cap_dropped(result: QueryResult, total: int | None, cap: int) -> None:
     result.dropped = None if total is None else total - cap
 
 
+_SLOW_HINT = ("read fewer rows: filter before joining (a WHERE on a date or a key), join on keys, "
+              "aggregate before a join; a LIMIT only shortens what is returned")
+
+
 def _timeout(seconds: float, how: str) -> QueryFailed:
     """The error of a query past its time limit: ``how`` it ended (see :func:`_stop`).
 
     >>> _timeout(2, "killed").message
     'the query ran past 2 s; its engine call took no interrupt, so its engine process was ended'
+    >>> _timeout(2, "stopped").hint
+    'read fewer rows: filter before joining (a WHERE on a date or a key), join on keys, aggregate before a join; a LIMIT only shortens what is returned'
     >>> _timeout(2, "left").message
     'the query ran past 2 s; it was given up, and its engine call is still finishing (its connection is set aside)'
     """
+    # The time goes into the rows a query reads and joins, not the rows it returns: a LIMIT
+    # does not shorten a count or a sum, so the hint names what does.
     if how == "stopped":
         return QueryFailed(f"the query ran past {seconds:g} s and was stopped", reason="query_timeout",
-                           hint="aggregate in SQL, filter, or add a LIMIT")
+                           hint=_SLOW_HINT)
     hint = ("a single value built in one call (a huge string, list or regular-expression replace) "
-            "cannot be stopped midway: build smaller values, aggregate in SQL, filter, or add a LIMIT")
+            "cannot be stopped midway: build smaller values; " + _SLOW_HINT)
     if how == "killed":
         return QueryFailed(
             f"the query ran past {seconds:g} s; its engine call took no interrupt, so its engine process was ended",
