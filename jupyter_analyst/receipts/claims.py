@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import date
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -82,6 +82,10 @@ _GLUED_BEFORE = set("_.#@/\\&^")
 _MARKER_PREFIX = set(" \t#>*+-")
 #: The rest of a word, up to a space or the punctuation that separates values (a table's ``|``).
 _CHUNK = re.compile(r"[^\s|()\[\]{}<>,;\"']*+")
+
+
+#: A claim found, but for its text (the answer's, not the blanked prose's).
+_Found = dict[str, Any]
 
 
 class Claim(BaseModel, frozen=True, extra="forbid"):
@@ -147,11 +151,11 @@ def read_claims(text: str) -> Iterator[Claim]:
         if isinstance(found, int):
             resume = found
         elif found is not None:
-            resume = found.end
-            yield found.model_copy(update={"text": text[found.start:found.end]})
+            resume = found["end"]
+            yield Claim(text=text[found["start"]:found["end"]], **found)
 
 
-def _date(body: str, start: int) -> Claim | int | None:
+def _date(body: str, start: int) -> _Found | int | None:
     """A date or month at the run starting at ``start``; the end of a day beside a month
     with no year (not a claim, skipped); or None when the run is no date."""
     if _glued_before(body, start):
@@ -182,13 +186,13 @@ def _date(body: str, start: int) -> Claim | int | None:
     return None
 
 
-def _dated(body: str, start: int, end: int, year: int, month: int, day: int, kind: ClaimKind) -> Claim | int:
+def _dated(body: str, start: int, end: int, year: int, month: int, day: int, kind: ClaimKind) -> _Found | int:
     """The date claim, or ``end`` (skip it) when the numbers name no date."""
     try:
         value = date(year, month, day)
     except ValueError:
         return end
-    return Claim(start=start, end=end, text=body[start:end], kind=kind, value=value)
+    return {"start": start, "end": end, "kind": kind, "value": value}
 
 
 def _month(name: str) -> int:
@@ -205,7 +209,7 @@ def _glued_before(body: str, position: int) -> bool:
     return before == ":" and position >= 2 and body[position - 2].isdigit()  # the minutes of 10:30
 
 
-def _number(body: str, run: re.Match[str]) -> Claim | int | None:
+def _number(body: str, run: re.Match[str]) -> _Found | int | None:
     """The number at ``run``, or its end when it is not a claim (the module's rules)."""
     start, token = run.start(), run[0].rstrip(".,")
     end = start + len(token)
@@ -214,7 +218,7 @@ def _number(body: str, run: re.Match[str]) -> Claim | int | None:
         return run.end()
     position, sign, currency = start, "", None
     for _ in range(2):
-        before = body[position - 1] if position else ""
+        before = body[position - 1] if position else " "
         if before in _CURRENCIES and currency is None:
             currency, position = before, position - 1
         elif before in _SIGNS and not sign and (position < 2 or not (body[position - 2].isalnum() or body[position - 2]
@@ -250,8 +254,8 @@ def _number(body: str, run: re.Match[str]) -> Claim | int | None:
     elif kind == "number" and not (sign or places or approximate or scale != 1 or "," in written[1]) \
             and len(whole) == 4 and 1900 <= value <= 2100:
         kind = "year"
-    return Claim(start=position, end=end, text=body[position:end], kind=kind, value=-value if sign == "-" else value,
-                 precision=precision * scale, signed=bool(sign), currency=currency)
+    return {"start": position, "end": end, "kind": kind, "value": -value if sign == "-" else value,
+            "precision": precision * scale, "signed": bool(sign), "currency": currency}
 
 
 def _glued_after(body: str, end: int) -> bool:

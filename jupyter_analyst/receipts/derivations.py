@@ -12,9 +12,10 @@ Two rules keep this from explaining invented numbers by chance:
 * the target must be written to at least two significant figures (its interval no wider
   than a tenth of its value): with many pairs and operations, a wide interval ("3", "5%")
   would be hit by some combination;
-* only the :data:`NEAREST` cited numbers around the target (by position in the answer) are
-  operands, as a writer computes from figures nearby. This also bounds the work: at most
-  ``NEAREST * (NEAREST - 1)`` pairs a target, whatever the answer's length.
+* only the :data:`NEAREST` cited numbers around the target (by position in the answer) and
+  in its paragraph (``within``, the caller's) are operands, as a writer computes from
+  figures nearby. This also bounds the work: at most ``NEAREST * (NEAREST - 1)`` pairs a
+  target, whatever the answer's length.
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ class Derived:
     value: float
 
 
-def derive(target: Claim, operands: Sequence[Operand]) -> Derived | None:
-    """The best derivation of ``target`` from ``operands`` (sorted by position), if any.
+def derive(target: Claim, operands: Sequence[Operand], within: tuple[int, int] | None = None) -> Derived | None:
+    """The best derivation of ``target`` from ``operands`` (sorted by position; those
+    standing ``within`` these bounds of the answer, if given), if any.
 
     Best: from the values as held before as written, then nearest the value written, then
     in the order of :data:`Operation`'s operations, then from the nearer pair.
@@ -83,7 +85,7 @@ def derive(target: Claim, operands: Sequence[Operand]) -> Derived | None:
     low, high = low - slack, high + slack
     percent = target.kind == "percent"
     best: tuple[tuple[float, ...], Derived] | None = None
-    for a, b in permutations(_nearest(target.start, operands), 2):
+    for a, b in permutations(_nearest(target.start, operands, within), 2):
         if a.percent != b.percent:
             continue
         for mode, (x, y) in enumerate(((a.held, b.held), (a.written, b.written))):
@@ -98,10 +100,12 @@ def derive(target: Claim, operands: Sequence[Operand]) -> Derived | None:
     return best[1] if best else None
 
 
-def _nearest(position: int, operands: Sequence[Operand]) -> list[Operand]:
-    """The :data:`NEAREST` operands nearest ``position``, from a window around it."""
-    i = bisect_left([o.position for o in operands], position)
-    window = operands[max(0, i - NEAREST):i + NEAREST]
+def _nearest(position: int, operands: Sequence[Operand], within: tuple[int, int] | None) -> list[Operand]:
+    """The :data:`NEAREST` operands nearest ``position`` (``within`` bounds), from a window around it."""
+    positions = [o.position for o in operands]
+    low, high = (bisect_left(positions, within[0]), bisect_left(positions, within[1])) if within else (0, len(operands))
+    i = bisect_left(positions, position)
+    window = operands[max(low, i - NEAREST):min(high, i + NEAREST)]
     return sorted(window, key=lambda o: (abs(o.position - position), o.position))[:NEAREST]
 
 
