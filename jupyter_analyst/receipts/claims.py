@@ -78,7 +78,7 @@ _SCALES = {"k": 1e3, "K": 1e3, "thousand": 1e3, "M": 1e6, "MM": 1e6, "mn": 1e6, 
            "B": 1e9, "bn": 1e9, "billion": 1e9, "trillion": 1e12}
 _CURRENCIES = "$€£¥"
 _SIGNS = {"-": "-", "−": "-", "+": "+"}
-_GLUED_BEFORE = set("_.#@/\\&^")
+_GLUED_BEFORE = set(".#@/\\&^")
 _MARKER_PREFIX = set(" \t#>*+-")
 #: The rest of a word, up to a space or the punctuation that separates values (a table's ``|``).
 _CHUNK = re.compile(r"[^\s|()\[\]{}<>,;\"']*+")
@@ -206,6 +206,8 @@ def _glued_before(body: str, position: int) -> bool:
         return True
     if before == "-" and position >= 2 and body[position - 2].isalpha():
         return True  # COVID-19, step-2
+    if before == "_":
+        return position >= 2 and (body[position - 2].isalnum() or body[position - 2] == "_")  # call_1, not _1,620_
     return before == ":" and position >= 2 and body[position - 2].isdigit()  # the minutes of 10:30
 
 
@@ -262,8 +264,10 @@ def _glued_after(body: str, end: int) -> bool:
     """Whether what follows makes the number part of something else (``3rd``, ``3/4``,
     ``10:30``, ``3-day``)."""
     after, then = body[end:end + 1], body[end + 1:end + 2]
-    if after.isalnum() or after == "_":
+    if after.isalnum():
         return True
+    if after == "_":
+        return then.isalnum() or then == "_"  # 1_000, 2_b; not the emphasis of _1,620_
     return (after in "/:" and then.isdigit()) or (after == "-" and then.isalpha())
 
 
