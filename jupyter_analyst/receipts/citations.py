@@ -43,7 +43,8 @@ class Citation(BaseModel, frozen=True, extra="forbid"):
     """What the answer states there; ``name`` for a text value (a carrier's name) cited
     because it stands on the same line as a number cited from its row."""
     value: int | float | str | datetime | date
-    """The supporting value as the result held it; for a derived number, the value computed."""
+    """The supporting value as the result held it; for a derived number, the value computed.
+    In JSON a date or time travels as its ISO text (and is read back as text)."""
     call_id: str | None
     """The tool call whose result holds the value; None for a derived number (see ``derived``)."""
     artifact_id: str | None = None

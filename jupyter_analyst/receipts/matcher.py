@@ -75,7 +75,7 @@ def receipts(answer: str, evidence: Sequence[Evidence]) -> Receipts:
         if number not in direct and claim.numeric \
                 and (found := derive(claim, operands, _paragraph(body, claim.start, claim.end))) is not None:
             derived[number] = found
-    names = _names(answer, body, claims, direct, index)
+    names = _names(body, claims, direct, index)
     return _assemble(answer, claims, direct, derived, names, index, truncated or index.truncated)
 
 
@@ -175,7 +175,7 @@ def _word_nearest(line: str, word: str, position: int) -> int | None:
     return best
 
 
-def _names(answer: str, body: str, claims: list[Claim], direct: dict[int, tuple[CellRef, float]],
+def _names(body: str, claims: list[Claim], direct: dict[int, tuple[CellRef, float]],
            index: CellIndex) -> list[tuple[int, int, CellRef, int]]:
     """The text cells cited beside the numbers cited from their rows: span, the number's
     cell, the text's column; a span once, none over a claim."""

@@ -185,3 +185,16 @@ def test_a_number_is_derived_only_from_numbers_cited_in_its_paragraph():
     assert [u.text for u in receipts(answer, [DELAYS]).unsupported] == ["1,210"]
     assert [c.derived.operation for c in receipts(answer.replace("\n\n", " "), [DELAYS]).citations if c.derived] == [
         "difference"]
+
+
+def test_without_results_every_claim_but_a_year_is_unsupported():
+    assert receipts("", []) == Receipts()
+    found = receipts("In 2024, 1,620 flights on 2024-03-01 (45%).", [])
+    assert found.citations == [] and [u.kind for u in found.unsupported] == ["number", "date", "percent"]
+
+
+def test_a_cited_date_travels_in_json_as_its_iso_text():
+    found = receipts("on 2024-03-01", [_sql("c", ["day"], [[date(2024, 3, 1)]])])
+    again = Receipts.model_validate_json(found.model_dump_json())
+    assert found.citations[0].value == date(2024, 3, 1) and again.citations[0].value == "2024-03-01"
+    assert again.model_dump(mode="json") == found.model_dump(mode="json")
