@@ -16,7 +16,7 @@ What is not a claim (so is never cited nor reported unsupported):
 * a list marker (``1.`` or ``2)`` starting a line, after any ``#``, ``>`` or bullet);
 * a label's number: ``Step 2``, ``Table 1``, ``row 5``, ``#4`` (:data:`LABELS`);
 * a day written beside a month without a year (``March 1``): without its year it names no
-  date a result could hold.
+  date a result could hold; nor a date that is no day (``2024-02-30``).
 
 Years: a bare whole number from 1900 to 2100 (no sign, separator, decimals, unit or ``about``)
 is read as a year (``kind="year"``). It is cited when a result holds it (a ``year`` column),
@@ -25,7 +25,8 @@ result. The cost is a count in that range written without a separator (``2000 or
 which goes unchecked; ``2,000 orders`` is checked.
 
 Dates: ISO days (``2024-03-01``) and months (``2024-03``), ``March 2024``, ``March 1, 2024``
-and ``1 March 2024`` (English month names, full or three letters).
+and ``1 March 2024`` (English month names, full or three letters), in the years a bare
+number is read as one (``1620-30`` is a range of numbers).
 
 The answer is an attacker's: the text read is cut at :data:`MAX_ANSWER_CHARS`, every pattern
 is linear (possessive runs, bounded look-arounds on slices of a few characters), a token
@@ -56,6 +57,8 @@ LABELS = ("step", "figure", "fig", "table", "section", "chapter", "part", "item"
           "cell", "turn", "version", "phase", "option", "query", "call", "row", "column", "note", "question",
           "example", "no", "number")
 
+#: The years a bare four-digit number, an ISO date or a month's name is read as.
+_YEARS = (1900, 2100)
 _MONTHS = ("jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
            "|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?")
 _MONTH_NUMBER = {name: i for i, name in enumerate(
@@ -160,7 +163,7 @@ def _date(body: str, start: int) -> _Found | int | None:
     with no year (not a claim, skipped); or None when the run is no date."""
     if _glued_before(body, start):
         return _chunk_end(body, start)
-    if iso := _ISO.match(body, start):
+    if (iso := _ISO.match(body, start)) and _YEARS[0] <= int(iso[1]) <= _YEARS[1]:
         year, month, day = int(iso[1]), int(iso[2]), int(iso[3] or 1)
         return _dated(body, start, iso.end(), year, month, day, "date" if iso[3] else "month")
     if month := _MONTH_BEFORE.search(body[max(0, start - 12):start]):
@@ -168,7 +171,7 @@ def _date(body: str, start: int) -> _Found | int | None:
         digits = _RUN.match(body, start)
         assert digits is not None
         token = digits[0].rstrip(".,")
-        if len(token) == 4 and token.isdigit():
+        if len(token) == 4 and token.isdigit() and _YEARS[0] <= int(token) <= _YEARS[1]:
             return _dated(body, month_start, start + 4, int(token), _month(month[1]), 1, "month")
         if len(token) <= 2 and token.isdigit():
             year = _DAY_YEAR_AFTER.match(body, start + len(token))
@@ -254,7 +257,7 @@ def _number(body: str, run: re.Match[str]) -> _Found | int | None:
     if kind == "number" and currency:
         kind = "money"
     elif kind == "number" and not (sign or places or approximate or scale != 1 or "," in written[1]) \
-            and len(whole) == 4 and 1900 <= value <= 2100:
+            and len(whole) == 4 and _YEARS[0] <= value <= _YEARS[1]:
         kind = "year"
     return {"start": position, "end": end, "kind": kind, "value": -value if sign == "-" else value,
             "precision": precision * scale, "signed": bool(sign), "currency": currency}
