@@ -7,15 +7,18 @@ gives a value its written precision accepts. Only numbers already cited count (a
 number is never an operand), each pair in both orders, and each operand both as the result
 held it and as the answer wrote it (a writer may compute from the rounded figures).
 
-Two rules keep this from explaining invented numbers by chance:
+Three rules keep this from explaining invented numbers by chance (with ten operands and a
+target of two significant figures, some pair and operation hits a random number about one
+time in five):
 
 * the target must be written to at least two significant figures (its interval no wider
-  than a tenth of its value): with many pairs and operations, a wide interval ("3", "5%")
-  would be hit by some combination;
-* only the :data:`NEAREST` cited numbers around the target (by position in the answer) and
-  in its paragraph (``within``, the caller's) are operands, as a writer computes from
-  figures nearby. This also bounds the work: at most ``NEAREST * (NEAREST - 1)`` pairs a
-  target, whatever the answer's length.
+  than a tenth of its value): a wide interval ("3", "5%") would be hit by some combination;
+* one operand must stand in the target's sentence (``sentence``, the caller's): a writer
+  states a computed figure beside one it comes from ("4.2 minutes above UA's 17.7",
+  "58.7k flights, 17% of all");
+* the other is one of the :data:`NEAREST` cited numbers around the target, by position,
+  within the caller's bounds (``within``). This also bounds the work: at most
+  ``NEAREST * (NEAREST - 1)`` pairs a target, whatever the answer's length.
 """
 
 from __future__ import annotations
@@ -59,9 +62,11 @@ class Derived:
     value: float
 
 
-def derive(target: Claim, operands: Sequence[Operand], within: tuple[int, int] | None = None) -> Derived | None:
+def derive(target: Claim, operands: Sequence[Operand], within: tuple[int, int] | None = None,
+           sentence: tuple[int, int] | None = None) -> Derived | None:
     """The best derivation of ``target`` from ``operands`` (sorted by position; those
-    standing ``within`` these bounds of the answer, if given), if any.
+    standing ``within`` these bounds of the answer, one of each pair in ``sentence``, where
+    given), if any.
 
     Best: from the values as held before as written, then nearest the value written, then
     in the order of :data:`Operation`'s operations, then from the nearer pair.
@@ -86,7 +91,7 @@ def derive(target: Claim, operands: Sequence[Operand], within: tuple[int, int] |
     percent = target.kind == "percent"
     best: tuple[tuple[float, ...], Derived] | None = None
     for a, b in permutations(_nearest(target.start, operands, within), 2):
-        if a.percent != b.percent:
+        if a.percent != b.percent or (sentence and not any(sentence[0] <= o.position < sentence[1] for o in (a, b))):
             continue
         for mode, (x, y) in enumerate(((a.held, b.held), (a.written, b.written))):
             for operation, value in _results(x, y, a.claim < b.claim, a.percent, percent):

@@ -18,7 +18,7 @@ is cited too, as ``kind="name"``.
 A date is supported by a cell holding that day; a month by a cell within it, its first day
 or ``YYYY-MM`` text first. A year in prose is cited when a result holds it and is otherwise
 left out (``claims.py`` says why). A number nothing supports may be derived
-(``derivations.py``: from two numbers cited in its paragraph); otherwise it is unsupported.
+(``derivations.py``: from two cited numbers, one in its sentence); otherwise it is unsupported.
 
 The work is bounded whatever the answer: at most :data:`MAX_CLAIMS` claims are matched
 (``Receipts.truncated`` says when there were more), each by a few bisections of the cell index.
@@ -40,8 +40,8 @@ from .evidence import Evidence
 MAX_CLAIMS = 500
 #: How far either side of a claim its line is read for names (a long line is not read whole).
 LINE_WINDOW = 300
-#: How far either side of a claim its paragraph is read for a derivation's operands.
-PARAGRAPH_WINDOW = 600
+#: How far either side of a derived number its operands may stand.
+OPERAND_WINDOW = 1000
 #: What ends a sentence or a line (a period in ``21.9`` is followed by a digit, not a space).
 _ENDS = ("\n", ". ", "! ", "? ", "; ")
 
@@ -72,8 +72,11 @@ def receipts(answer: str, evidence: Sequence[Evidence]) -> Receipts:
                 for i, (_, held) in sorted(direct.items()) if claims[i].numeric and claims[i].kind != "year"]
     derived: dict[int, Derived] = {}
     for number, claim in enumerate(claims):
-        if number not in direct and claim.numeric \
-                and (found := derive(claim, operands, _paragraph(body, claim.start, claim.end))) is not None:
+        if number in direct or not claim.numeric:
+            continue
+        line_start, line = _line(body, claim.start, claim.end)
+        near = (max(0, claim.start - OPERAND_WINDOW), claim.end + OPERAND_WINDOW)
+        if (found := derive(claim, operands, near, (line_start, line_start + len(line)))) is not None:
             derived[number] = found
     names = _names(body, claims, direct, index)
     return _assemble(answer, claims, direct, derived, names, index, truncated or index.truncated)
@@ -143,18 +146,6 @@ def _line(body: str, start: int, end: int) -> tuple[int, str]:
     ends = [at for at in (body.find(mark, end, high) for mark in _ENDS) if at >= 0]
     high = min(ends) + 1 if ends else high
     return low, body[low:high]
-
-
-def _paragraph(body: str, start: int, end: int) -> tuple[int, int]:
-    """Where the claim's paragraph starts and ends, at most :data:`PARAGRAPH_WINDOW`
-    characters either side (the operands a derived number may follow from stand there).
-
-    >>> _paragraph("AA 1,620.\\n\\nUA 410, 1,210 fewer.\\n\\nDL 12.", 15, 18)
-    (11, 31)
-    """
-    low, high = max(0, start - PARAGRAPH_WINDOW), min(len(body), end + PARAGRAPH_WINDOW)
-    before, after = body.rfind("\n\n", low, start), body.find("\n\n", end, high)
-    return (before + 2 if before >= 0 else low), (after if after >= 0 else high)
 
 
 def _word_nearest(line: str, word: str, position: int) -> int | None:

@@ -71,3 +71,15 @@ def test_only_the_nearest_cited_numbers_are_operands():
 
 def test_dates_and_years_are_not_derived():
     assert derive(_target("2024"), _operands(2000, 24)) is None
+
+
+def test_one_operand_must_stand_in_the_target_s_sentence():
+    operands = _operands(1620, 410)  # at 0 and 10
+    assert derive(_target("1,210"), operands, sentence=(5, 2000)).operation == "difference"
+    assert derive(_target("1,210"), operands, sentence=(20, 2000)) is None
+
+
+def test_operands_are_taken_within_the_bounds_given():
+    operands = _operands(1620, 410)
+    assert derive(_target("1,210"), operands, within=(0, 2000)) is not None
+    assert derive(_target("1,210"), operands, within=(5, 2000)) is None

@@ -180,11 +180,18 @@ def test_a_megabyte_of_hostile_answer_is_matched_within_the_caps(unit):
     assert all(answer[c.start:c.end] == c.text for c in [*found.citations, *found.unsupported])
 
 
-def test_a_number_is_derived_only_from_numbers_cited_in_its_paragraph():
-    answer = "AA flew 1,620 flights and UA 410.\n\nDL had 1,210 delays."
+def test_a_number_is_derived_only_beside_one_of_the_numbers_it_follows_from():
+    answer = "AA flew 1,620 flights. UA flew 410.\n\nDL had 1,210 delays."
     assert [u.text for u in receipts(answer, [DELAYS]).unsupported] == ["1,210"]
-    assert [c.derived.operation for c in receipts(answer.replace("\n\n", " "), [DELAYS]).citations if c.derived] == [
-        "difference"]
+    beside = "AA flew 1,620 flights.\n\nUA flew 410, 1,210 fewer."
+    assert [(c.text, c.derived.operation) for c in receipts(beside, [DELAYS]).citations if c.derived] == [
+        ("1,210", "difference")]
+
+
+def test_a_share_of_a_total_stated_earlier_is_derived():
+    answer = "Across 2,030 flights in all:\n\n- AA and UA fly most.\n- UA flies 410 of them, 20.2% of all flights."
+    found = receipts(answer, [DELAYS, _sql("call_3", ["total"], [[2030]])])
+    assert [(c.text, c.derived.operation) for c in found.citations if c.derived] == [("20.2%", "share")]
 
 
 def test_without_results_every_claim_but_a_year_is_unsupported():
