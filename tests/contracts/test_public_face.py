@@ -51,6 +51,7 @@ FOR_USERS = {
     "jupyter_analyst",  # run_turn and the turn API
     "jupyter_analyst.cli",  # main: the console script
     "jupyter_analyst.testing",  # the scripted model, for anyone's tests
+    "jupyter_analyst.receipts",  # receipts(answer, evidence): anyone's check of an answer against results
 }
 #: Names a face exports for code outside the package to plug in, though nothing inside imports them.
 EXTENSION_POINTS = {

@@ -1,0 +1,85 @@
+"""What the receipts of an answer say: each claim cited, derived, or unsupported.
+
+These are the models later stages carry (the turn's event, the panel's marks, the audit
+notebook's table), so each field says what it holds and nothing needs the evidence again to
+be shown: a citation names its step's call id, its artifact, and the row and column of the
+cell where there is one.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from .claims import ClaimKind
+
+#: How a derived number follows from two cited ones ``a`` and ``b`` (``of`` in that order):
+#: ``a - b``, ``a + b``, ``a / b``, ``(a - b) / b`` as a percentage (the change from ``b`` to
+#: ``a``), and ``a / b`` as a percentage (``a``'s share of ``b``).
+Operation = Literal["difference", "sum", "ratio", "percent_change", "share"]
+
+
+class Derivation(BaseModel, frozen=True, extra="forbid"):
+    """How a number the answer computed follows from two numbers it cited."""
+
+    operation: Operation
+    """The one arithmetic operation (see :data:`Operation`)."""
+    of: tuple[int, int]
+    """The indexes in :attr:`Receipts.citations` of ``a`` and ``b``, in the operation's order."""
+
+
+class Citation(BaseModel, frozen=True, extra="forbid"):
+    """A span of the answer and the value of a result that supports it."""
+
+    start: int
+    """Where the cited text starts in the answer (a character index)."""
+    end: int
+    """Where it ends (exclusive)."""
+    text: str
+    """The answer's text: ``answer[start:end]``."""
+    kind: ClaimKind | Literal["name"]
+    """What the answer states there; ``name`` for a text value (a carrier's name) cited
+    because it stands on the same line as a number cited from its row."""
+    value: int | float | str | datetime | date
+    """The supporting value as the result held it; for a derived number, the value computed.
+    In JSON a date or time travels as its ISO text (and is read back as text)."""
+    call_id: str | None
+    """The tool call whose result holds the value; None for a derived number (see ``derived``)."""
+    artifact_id: str | None = None
+    """The artifact that result made or showed, if any."""
+    row: int | None = None
+    """The row of the result's table holding the value (from 0), if it is a table's cell."""
+    column: str | None = None
+    """The column holding the value, or the name of a named value (``row_count``)."""
+    derived: Derivation | None = None
+    """How the number follows from two other citations, when no result holds it itself."""
+
+
+class UnsupportedClaim(BaseModel, frozen=True, extra="forbid"):
+    """A number or date the answer states that no result it was shown supports."""
+
+    start: int
+    """Where the claim starts in the answer."""
+    end: int
+    """Where it ends (exclusive)."""
+    text: str
+    """The answer's text of it."""
+    kind: ClaimKind
+    """What it states."""
+    value: float | date
+    """The value as written, units applied (``1.2M`` is 1200000.0)."""
+
+
+class Receipts(BaseModel, frozen=True, extra="forbid"):
+    """An answer's claims matched against the results of its thread, in the answer's order."""
+
+    citations: list[Citation] = Field(default_factory=list)
+    """The spans supported by a result, or derived from two that are."""
+    unsupported: list[UnsupportedClaim] = Field(default_factory=list)
+    """The claims nothing supports. A year in prose is never listed (see ``claims.py``)."""
+    truncated: bool = False
+    """Not everything was read: the answer held more claims than are matched, was longer
+    than is read, or the results held more cells than are indexed. What was read is right;
+    what was not is neither cited nor unsupported."""
