@@ -6,6 +6,13 @@ what it refuses as invented: each is a hook of its :class:`ToolSpec`, read by th
 the memory and the context without naming the tool. So a tool-name string in another
 module is a branch on one tool that a new tool would have to find and copy.
 
+A step's tool is also a string in what outlives the call (the inventory's step records, the
+events, the notebooks), read below the agent where no spec is at hand. What such a recorded
+step is (a query or a code step: the argument its text is in, its cell's language, what it
+binds) is said once in the vocabulary layer, ``step_kinds.py``, which is so the second home
+of the two step tools' names: their specs say they record those kinds (``recorded_as``), and
+``test_step_kinds.py`` holds the two to agree.
+
 ``STILL_NAMING`` lists the modules that still branch on the step tools by name, each with
 what it reads; it may only shrink (a module that stops naming tools must leave it).
 """
@@ -77,12 +84,19 @@ def naming(root: Path, names: set[str]) -> dict[str, set[str]]:
     return dict(found)
 
 
-def _homes() -> dict[str, str]:
-    """Each built-in tool's own module, where its spec is made."""
+def _path(module: str) -> str:
+    return module.removeprefix("jupyter_analyst.").replace(".", "/") + ".py"
+
+
+def _homes() -> dict[str, set[str]]:
+    """Each built-in tool's homes: its own module, where its spec is made; and, for a tool
+    whose calls are recorded steps, the module saying what those steps are."""
     homes = {}
     for spec in registered():
         module = spec.run.__module__ if spec.run is not None else spec.drive.__module__  # type: ignore[union-attr]
-        homes[spec.name] = module.removeprefix("jupyter_analyst.").replace(".", "/") + ".py"
+        homes[spec.name] = {_path(module)}
+        if spec.recorded_as is not None:
+            homes[spec.name].add(_path(type(spec.recorded_as).__module__))
     return homes
 
 
@@ -91,7 +105,7 @@ def test_no_module_but_a_tools_own_names_it():
     assert {"run_sql", "run_python", "clarify", "plan"} <= set(homes)
     strays = {}
     for module, names in naming(PACKAGE, set(homes)).items():
-        foreign = {n for n in names if homes[n] != module}
+        foreign = {n for n in names if module not in homes[n]}
         if foreign and module not in STILL_NAMING and module not in NOT_A_BRANCH:
             strays[module] = sorted(foreign)
     assert not strays, f"modules naming tools not their own (give the tool's spec a hook instead): {strays}"
@@ -99,7 +113,7 @@ def test_no_module_but_a_tools_own_names_it():
 
 def test_the_list_of_modules_still_naming_tools_only_shrinks():
     homes = _homes()
-    still = {m for m, names in naming(PACKAGE, set(homes)).items() if any(homes[n] != m for n in names)}
+    still = {m for m, names in naming(PACKAGE, set(homes)).items() if any(m not in homes[n] for n in names)}
     gone = sorted(set(STILL_NAMING) - still)
     assert not gone, f"these modules name no tool any more: take them off STILL_NAMING: {gone}"
 
