@@ -60,8 +60,9 @@ from .trail import META, MODEL_WRITTEN_TAG, step_cell, write_atomically
 #: execution counts, interrupted and failed turns).
 EXPORT_FORMAT = 2
 _STEP_TOOLS = ("run_sql", "run_python")
-#: The events the notebook is made of (the store holds many more: text deltas above all).
-_EVENT_TYPES = ("turn_started", "state", "tool_call", "tool_result", "turn_ended", "plan", "plan_step")
+#: The events the notebook is made of (the store holds many more: text deltas above all), by their type.
+_EVENT_TYPES = tuple(model.model_fields["type"].default for model in (
+    TurnStarted, StateChanged, ToolCallStarted, ToolResult, TurnEnded, PlanMade, PlanStepChanged))
 #: How a plan's markdown cell shows where each step ended.
 _PLAN_MARKS = {"ok": "✅ ok", "error": "❌ failed", "refused": "⛔ refused", "skipped": "⏭️ not run",
                "running": "⏳ cut off", "pending": "⏳ not started"}
@@ -286,7 +287,7 @@ class _Build:
                     models.append(event.model)
                 case PlanMade():
                     plans[event.call_id] = (new_markdown_cell(), event, {})
-                    plans[event.call_id][0].metadata[META] = {"role": "plan", "call_id": event.call_id}
+                    plans[event.call_id][0].metadata[META] = {"role": event.type, "call_id": event.call_id}  # the plan event's cell
                     self.cells.append(plans[event.call_id][0])
                 case PlanStepChanged() if event.call_id in plans:
                     plans[event.call_id][2][event.step_id] = event

@@ -68,15 +68,27 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
+def _type_tags(tree: ast.AST) -> set[int]:
+    """The ids of the strings of a model's ``type`` tag (``type: Literal["plan"] = "plan"``):
+    they name the kind of event, which may share a tool's name (the ``plan`` event)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for field in node.body:
+                if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and field.target.id == "type":
+                    found |= {id(n) for n in ast.walk(field) if isinstance(n, ast.Constant)}
+    return found
+
+
 def naming(root: Path, names: set[str]) -> dict[str, set[str]]:
     """Which modules under ``root`` hold a string that is one of ``names``: ``{module: names}``
-    (docstrings left aside)."""
+    (docstrings and events' type tags left aside)."""
     found: dict[str, set[str]] = defaultdict(set)
     for path in sorted(root.rglob("*.py")):
         if "labextension" in path.parts:
             continue
         tree = ast.parse(path.read_text(), filename=str(path))
-        docs = _docstrings(tree)
+        docs = _docstrings(tree) | _type_tags(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names \
                     and id(node) not in docs:
@@ -123,3 +135,10 @@ def test_the_finder_sees_a_name_outside_a_docstring(tmp_path):
                                         '    return tool == "run_sql"\n')
     (tmp_path / "quiet.py").write_text('"""Only "run_sql" in prose."""\n')
     assert naming(tmp_path, {"run_sql"}) == {"memory.py": {"run_sql"}}
+
+
+def test_an_events_type_tag_is_no_tools_name_but_its_other_fields_are(tmp_path):
+    (tmp_path / "events.py").write_text('class PlanMade:\n    type: Literal["plan"] = "plan"\n'
+                                        'class Step:\n    tool: Literal["plan"] = "plan"\n')
+    (tmp_path / "tags.py").write_text('class PlanMade:\n    type: Literal["plan"] = "plan"\n')
+    assert naming(tmp_path, {"plan"}) == {"events.py": {"plan"}}
