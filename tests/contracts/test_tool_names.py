@@ -32,11 +32,6 @@ PACKAGE = Path(__file__).resolve().parents[2] / "jupyter_analyst"
 STILL_NAMING: dict[str, str] = {
     "agent/tools/plan.py": "a plan's steps: queries run side by side, Python in turn",
     "agent/tools/staged_plan.py": "a plan's steps: which tools a plan may hold and their aliases",
-    "turns/requests.py": "the tools a user may run as a step",
-    "turns/user_step.py": "the user's own query",
-    "mcp/server.py": "the MCP tools that run one tool as a step",
-    "mcp/jupyter_tools.py": "the MCP tools that run one tool as a step",
-    "mcp/queueing.py": "the tools that only look",
 }
 
 #: Modules where a tool's name is no branch on the tool.

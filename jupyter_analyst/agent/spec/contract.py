@@ -126,6 +126,13 @@ class ToolSpec:
     recorded_as: StepKind | None = None
     """The kind of step its calls are recorded as (``step_kinds.py``: a query, a code step),
     which the layers below the agent read from a step's record without this spec."""
+    user_step: bool = False
+    """A user or a client agent may ask for one call of it by name, a turn of its own
+    (``turns.run_tool_step``: the MCP tools, ``%analyst_sql``): it fetches or computes. A tool
+    that speaks to the model's own work (a plan, a question, a search of that work) is not."""
+    looks_only: bool = False
+    """It reads only the source's schema and the store, never the kernel nor the data: a call
+    asked for by name runs beside the thread's running step, on an environment of its own."""
     empty_reason: ReasonCode = "empty_payload_refused"
     """The reason code of the first refusal of an empty payload (a step's)."""
     check: Callable[[dict[str, Any]], None] | None = None

@@ -286,6 +286,7 @@ RUN_PYTHON = ToolSpec(
     payload="code",
     aliases={"source": "code", "script": "code", "python": "code", "python_code": "code", "program": "code"},
     step=True,
+    user_step=True,
     recorded_as=CODE_STEP,
     empty_reason="empty_python_payload_retried",
     # What no analysis could handle is refused before anything parses the code.

@@ -292,6 +292,7 @@ RUN_SQL = ToolSpec(
     aliases={"query": "sql", "statement": "sql", "sql_query": "sql",
              "dataset": "name", "dataset_name": "name", "variable": "name", "df_name": "name"},
     step=True,
+    user_step=True,
     recorded_as=QUERY_STEP,
     # Names that would clobber Python or the kernel are refused before the query is parsed.
     check=lambda args: check_dataset_name(str(args.get("name") or "")),
