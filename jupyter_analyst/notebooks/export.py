@@ -287,7 +287,8 @@ class _Build:
                     models.append(event.model)
                 case PlanMade():
                     plans[event.call_id] = (new_markdown_cell(), event, {})
-                    plans[event.call_id][0].metadata[META] = {"role": event.type, "call_id": event.call_id}  # the plan event's cell
+                    # The plan's cell, named by its event's type.
+                    plans[event.call_id][0].metadata[META] = {"role": event.type, "call_id": event.call_id}
                     self.cells.append(plans[event.call_id][0])
                 case PlanStepChanged() if event.call_id in plans:
                     plans[event.call_id][2][event.step_id] = event

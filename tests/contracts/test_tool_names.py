@@ -30,8 +30,6 @@ PACKAGE = Path(__file__).resolve().parents[2] / "jupyter_analyst"
 
 #: Modules that still name tools, and why; emptied as their branches become hooks.
 STILL_NAMING: dict[str, str] = {
-    "agent/tools/plan.py": "a plan's steps: queries run side by side, Python in turn",
-    "agent/tools/staged_plan.py": "a plan's steps: which tools a plan may hold and their aliases",
 }
 
 #: Modules where a tool's name is no branch on the tool.
@@ -60,7 +58,8 @@ def _type_tags(tree: ast.AST) -> set[int]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             for field in node.body:
-                if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and field.target.id == "type":
+                tag = isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and field.target.id == "type"
+                if tag:
                     found |= {id(n) for n in ast.walk(field) if isinstance(n, ast.Constant)}
     return found
 
