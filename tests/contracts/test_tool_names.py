@@ -13,8 +13,8 @@ binds) is said once in the vocabulary layer, ``step_kinds.py``, which is so the 
 of the two step tools' names: their specs say they record those kinds (``recorded_as``), and
 ``test_step_kinds.py`` holds the two to agree.
 
-``STILL_NAMING`` lists the modules that still branch on the step tools by name, each with
-what it reads; it may only shrink (a module that stops naming tools must leave it).
+``STILL_NAMING`` lists the modules that still branch on a tool by name, each with what it
+reads; it is empty, and may only stay so (a module that stops naming tools must leave it).
 """
 
 from __future__ import annotations
