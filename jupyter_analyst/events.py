@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ._clock import utc_now
 from .ledger import Ledger, Usage
+from .step_kinds import StepTool
 
 #: The states of one turn (DESIGN.md, decision 4).
 State = Literal["planning", "data_fetching", "analyzing", "presenting", "completed", "error"]
@@ -265,7 +266,7 @@ class PlanStepView(BaseModel):
     """The step's id in the plan (what other steps' ``inputs`` name)."""
     call_id: str
     """The call id its own ``tool_call`` and ``tool_result`` events carry."""
-    tool: Literal["run_sql", "run_python"]
+    tool: StepTool
     """The tool the step calls."""
     summary: str
     """What it does in a few words (the dataset a query makes, a code's first line)."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .loop import AgentLoop
     from .memory import SUMMARIZER_MARKER, ThreadMemory, summarize_turn
     from .spec import StepOutcome
-    from .tools import ToolError, result_models_by_tool
+    from .tools import ToolError, looks_only, result_models_by_tool, user_steps
     from .turn_record import USER_DRIVEN, TurnSummary
 
 _HOME = {
@@ -30,6 +30,8 @@ _HOME = {
     "StepOutcome": "spec",
     "ToolError": "tools",
     "result_models_by_tool": "tools",
+    "user_steps": "tools",
+    "looks_only": "tools",
     "ThreadEnvironment": "environment",
     "ThreadMemory": "memory",
     "summarize_turn": "memory",
@@ -58,9 +60,11 @@ __all__ = [
     "ThreadMemory",
     "ToolError",
     "TurnSummary",
+    "looks_only",
     "result_models_by_tool",
     "state_summary",
     "summarize_turn",
+    "user_steps",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

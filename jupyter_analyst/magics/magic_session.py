@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..step_kinds import is_query_step
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ class MagicSession:
         fetched = {
             e.result["dataset"]: e.artifact_ids[0]
             for e in mine
-            if isinstance(e, ToolResult) and e.tool == "run_sql" and e.status == "ok" and e.artifact_ids
+            if isinstance(e, ToolResult) and is_query_step(e.tool) and e.status == "ok" and e.artifact_ids
         }
         recorded = list(dict.fromkeys(e.artifact_id for e in mine if isinstance(e, ArtifactRecorded)))
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from http.client import HTTPResponse
 from typing import TYPE_CHECKING, Any
 
+from ..step_kinds import is_query_step
 from ..errors import AnalystError, ConfigError, StorageError
 
 if TYPE_CHECKING:
@@ -277,7 +278,7 @@ class ServerThreads:
         fetched = {
             e.result["dataset"]: e.artifact_ids[0]
             for e in events
-            if isinstance(e, ToolResult) and e.tool == "run_sql" and e.status == "ok" and e.artifact_ids
+            if isinstance(e, ToolResult) and is_query_step(e.tool) and e.status == "ok" and e.artifact_ids
         }
         recorded = list(dict.fromkeys(e.artifact_id for e in events if isinstance(e, ArtifactRecorded)))
         made = {a: server.artifact(a) for a in dict.fromkeys([*recorded, *fetched.values()])}

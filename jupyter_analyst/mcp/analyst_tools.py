@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._text import how_many
 from ..errors import AnalystError, ConfigError
-from .queueing import LOOKUP_TOOLS, WAIT_S, ThreadQueues, Waiting
+from .queueing import WAIT_S, ThreadQueues, Waiting, runs_beside
 from .source_choice import SourceList
 
 if TYPE_CHECKING:
@@ -193,10 +193,10 @@ class AnalystTools:
         from ..turns import ToolStepRequest, run_tool_step
 
         spec = await self._source_for(thread, source)
+        beside = runs_beside(tool)
         request = ToolStepRequest(tool=tool, arguments={k: v for k, v in arguments.items() if v is not None},
-                                  thread_id=thread, source=spec, user=self.user, rerun=rerun,
-                                  beside=tool in LOOKUP_TOOLS)
-        if tool in LOOKUP_TOOLS:
+                                  thread_id=thread, source=spec, user=self.user, rerun=rerun, beside=beside)
+        if beside:
             step = await run_tool_step(request, config=self.config, on_event=on_event)
         else:
             async with self._queued(thread):

@@ -41,13 +41,13 @@ Source = Annotated[str | None, Field(description=(
     "The source to start a new thread on, by name as analyst_list_sources lists them (default the first)."))]
 Table = Annotated[str, Field(description="A table or view name, as analyst_list_tables gives it.")]
 
-TOOLS = ("list_sources", "threads", "list_tables", "describe_table", "run_sql", "run_python", "list_artifacts",
-         "thread_state", "ask")
+#: The prefix of each tool's name, beside Jupyter AI's tools.
+PREFIX = "analyst_"
 
 
 def tool_specs() -> list[str]:
     """What the ``jupyter_server_mcp.tools`` entry point lists: ``module:function`` of each tool."""
-    return [f"{__name__}:analyst_{name}" for name in TOOLS]
+    return [f"{__name__}:{tool.__name__}" for tool in TOOLS]
 
 
 def _tools() -> AnalystTools:
@@ -107,8 +107,10 @@ def _plain(exc: AnalystError) -> Reply:
     return error_reply(exc)
 
 
-async def _step(tool: str, arguments: dict[str, Any], *, thread: str | None, source: str | None = None,
-                rerun: bool = False) -> CallToolResult:
+async def _step(handler: Callable[..., Any], arguments: dict[str, Any], *, thread: str | None,
+                source: str | None = None, rerun: bool = False) -> CallToolResult:
+    """One call of the analyst's tool that ``handler`` is named after (``analyst_run_sql``: ``run_sql``)."""
+    tool = handler.__name__.removeprefix(PREFIX)
     async with _told(tool) as on_event:
         return await _answer(lambda tools: tools.step(tool, arguments, thread=thread, scope=_scope, source=source,
                                                       rerun=rerun, on_event=on_event))
@@ -128,26 +130,26 @@ async def analyst_threads() -> CallToolResult:
 async def analyst_list_tables(thread: Thread = None, source: Source = None) -> CallToolResult:
     """The source's tables and views, with row counts. Without `thread` a new analyst thread starts, on
     `source` (a name analyst_list_sources lists); a thread stays on its own source."""
-    return await _step("list_tables", {}, thread=thread, source=source)
+    return await _step(analyst_list_tables, {}, thread=thread, source=source)
 
 
 async def analyst_describe_table(table: Table, thread: Thread = None, source: Source = None) -> CallToolResult:
     """A table's columns, types and sample rows."""
-    return await _step("describe_table", {"table": table}, thread=thread, source=source)
+    return await _step(analyst_describe_table, {"table": table}, thread=thread, source=source)
 
 
 async def analyst_run_sql(sql: Sql, name: Name, thread: Thread = None, source: Source = None,
                           rerun: Rerun = False) -> CallToolResult:
     """Run a read-only SELECT into the dataset `name` of an analyst thread (reused when asked again). A step
     waits for the thread's running turn, the panel's too, up to a bound."""
-    return await _step("run_sql", {"sql": sql, "name": name}, thread=thread, source=source, rerun=rerun)
+    return await _step(analyst_run_sql, {"sql": sql, "name": name}, thread=thread, source=source, rerun=rerun)
 
 
 async def analyst_run_python(code: Code, thread: Thread = None, source: Source = None,
                              rerun: Rerun = False) -> CallToolResult:
     """Run Python in the analyst thread's sandboxed kernel; its datasets are DataFrames by name. A step
     waits for the thread's running turn, the panel's too, up to a bound."""
-    return await _step("run_python", {"code": code}, thread=thread, source=source, rerun=rerun)
+    return await _step(analyst_run_python, {"code": code}, thread=thread, source=source, rerun=rerun)
 
 
 async def analyst_list_artifacts(thread: NamedThread) -> CallToolResult:
@@ -165,3 +167,8 @@ async def analyst_ask(prompt: Prompt, thread: Thread = None, source: Source = No
     async with _told("ask") as on_event:
         return await _answer(lambda tools: tools.ask(prompt, thread=thread, scope=_scope, source=source,
                                                      on_event=on_event))
+
+
+#: The tools, in the order they are listed.
+TOOLS = (analyst_list_sources, analyst_threads, analyst_list_tables, analyst_describe_table, analyst_run_sql,
+         analyst_run_python, analyst_list_artifacts, analyst_thread_state, analyst_ask)

@@ -4,7 +4,7 @@ Models call tools in parallel; a thread's kernel and its turns go one at a time.
 step waits for the thread's step before it (first come, first run) instead of being
 refused, within bounds: at most :data:`MAX_WAITING` wait on one thread, each at most
 ``wait_s`` seconds; past either, the call is refused with ``turn_in_progress`` and says so.
-Look-ups (:data:`LOOKUP_TOOLS`) wait for nothing: they run beside a thread's step.
+Look-ups (:func:`runs_beside`) wait for nothing: they run beside a thread's step.
 
 Inside Jupyter a thread's turn may also be the panel's, which runs outside these queues: a
 step there waits for it too (``host_turn``), within the same bound, and a step past it is
@@ -20,9 +20,6 @@ from collections.abc import AsyncIterator, Callable
 
 from ..errors import AnalystError
 
-#: The tools that read only the source's schema and the store, never the kernel nor the
-#: data: they run beside a thread's running step, on an environment of their own.
-LOOKUP_TOOLS = frozenset({"list_tables", "describe_table", "list_artifacts", "find"})
 #: Steps waiting on one thread at most, beyond the one that runs.
 MAX_WAITING = 16
 #: How long a step waits for the thread's steps before it, by default.
@@ -30,6 +27,15 @@ WAIT_S = 600.0
 
 #: The host's own running turn on a thread (its task), or ``None`` when none runs.
 Waiting = Callable[[str], "asyncio.Future[object] | None"]
+
+
+def runs_beside(tool: str) -> bool:
+    """Whether a call of ``tool`` runs beside a thread's running step, on an environment of its
+    own, instead of waiting for it: a look-up, reading only the source's schema and the store,
+    never the kernel nor the data (its spec's ``looks_only``)."""
+    from ..agent import looks_only
+
+    return looks_only(tool)
 
 
 class ThreadQueues:

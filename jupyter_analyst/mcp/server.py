@@ -160,8 +160,10 @@ def build_server(tools: AnalystTools) -> MCPServer:
         except AnalystError as exc:  # bad input: a clear error, nothing lost
             return tool_result(tools.refused(exc))
 
-    async def step(ctx: Context, tool: str, thread: str | None, source: str | None, rerun: bool = False,
-                   **arguments: Any) -> CallToolResult:
+    async def step(ctx: Context, handler: Callable[..., Any], thread: str | None, source: str | None,
+                   rerun: bool = False, **arguments: Any) -> CallToolResult:
+        """One call of the analyst's tool that the MCP tool ``handler`` is named after."""
+        tool = handler.__name__
         async with _progress(ctx, tool) as on_event:
             return await guarded(tools.step(tool, arguments, thread=thread, scope=scopes.of(ctx), on_event=on_event,
                                             rerun=rerun, source=source))
@@ -173,14 +175,14 @@ def build_server(tools: AnalystTools) -> MCPServer:
     @choosing
     async def list_tables(ctx: Context, thread: Thread = None, source: str | None = None) -> StepResult:
         """The source's tables and views, with row counts. Without thread, a new thread is made."""
-        return await step(ctx, "list_tables", thread, source)
+        return await step(ctx, list_tables, thread, source)
 
     @server.tool(title="Describe a table", annotations=LOOKUP)
     @choosing
     async def describe_table(table: Table, ctx: Context, thread: Thread = None,
                              source: str | None = None) -> StepResult:
         """A table's columns, types and sample rows."""
-        return await step(ctx, "describe_table", thread, source, table=table)
+        return await step(ctx, describe_table, thread, source, table=table)
 
     @server.tool(title="Run SQL into a dataset", annotations=STEP)
     @choosing
@@ -188,7 +190,7 @@ def build_server(tools: AnalystTools) -> MCPServer:
                       rerun: Rerun = False) -> StepResult:
         """Run a read-only SELECT on the source into the dataset `name` (a Parquet artifact, loaded in the
         thread's Python as a DataFrame). The same query again is reused, not re-run (unless rerun)."""
-        return await step(ctx, "run_sql", thread, source, rerun, sql=sql, name=name)
+        return await step(ctx, run_sql, thread, source, rerun, sql=sql, name=name)
 
     @server.tool(title="Run Python", annotations=STEP)
     @choosing
@@ -196,7 +198,7 @@ def build_server(tools: AnalystTools) -> MCPServer:
                          rerun: Rerun = False) -> StepResult:
         """Run Python in the thread's sandboxed kernel (its datasets are DataFrames by name; charts shown and
         files written under outputs/ become artifacts; a chart comes back as an image too)."""
-        return await step(ctx, "run_python", thread, source, rerun, code=code)
+        return await step(ctx, run_python, thread, source, rerun, code=code)
 
     @server.tool(title="Restart a thread's kernel", annotations=STEP)
     async def restart_kernel(thread: NamedThread, ctx: Context) -> RestartResult:

@@ -49,6 +49,7 @@ from ..events import (
 from ..artifacts import Artifact, ArtifactStore, table_bundle
 from .._text import masked
 from ..ledger import Ledger, describe
+from ..step_kinds import CODE_STEP, STEP_TOOLS, is_query_step, step_kind
 from ..store import ThreadStore, Turn
 from ..untrusted import clean_html, code_span, fenced, markdown_block, markdown_inline
 from . import ipynb
@@ -59,9 +60,9 @@ from .trail import META, MODEL_WRITTEN_TAG, step_cell, write_atomically
 #: Bumped when the exported layout or metadata changes (2: summary, provenance cells,
 #: execution counts, interrupted and failed turns).
 EXPORT_FORMAT = 2
-_STEP_TOOLS = ("run_sql", "run_python")
-#: The events the notebook is made of (the store holds many more: text deltas above all).
-_EVENT_TYPES = ("turn_started", "state", "tool_call", "tool_result", "turn_ended", "plan", "plan_step")
+#: The events the notebook is made of (the store holds many more: text deltas above all), by their type.
+_EVENT_TYPES = tuple(model.model_fields["type"].default for model in (
+    TurnStarted, StateChanged, ToolCallStarted, ToolResult, TurnEnded, PlanMade, PlanStepChanged))
 #: How a plan's markdown cell shows where each step ended.
 _PLAN_MARKS = {"ok": "✅ ok", "error": "❌ failed", "refused": "⛔ refused", "skipped": "⏭️ not run",
                "running": "⏳ cut off", "pending": "⏳ not started"}
@@ -286,13 +287,14 @@ class _Build:
                     models.append(event.model)
                 case PlanMade():
                     plans[event.call_id] = (new_markdown_cell(), event, {})
-                    plans[event.call_id][0].metadata[META] = {"role": "plan", "call_id": event.call_id}
+                    # The plan's cell, named by its event's type.
+                    plans[event.call_id][0].metadata[META] = {"role": event.type, "call_id": event.call_id}
                     self.cells.append(plans[event.call_id][0])
                 case PlanStepChanged() if event.call_id in plans:
                     plans[event.call_id][2][event.step_id] = event
                 case StateChanged():
                     state = event.to_state
-                case ToolCallStarted() if event.tool in _STEP_TOOLS:
+                case ToolCallStarted() if event.tool in STEP_TOOLS:
                     calls[event.call_id] = event
                 case ToolResult() if event.call_id in calls:
                     self.step(calls.pop(event.call_id), event, state, turn.number)
@@ -313,7 +315,7 @@ class _Build:
             self.cells.append(_shown_not_run(call, f"did not succeed ({result.status})", message, state))
             return
         record = self.ledger.get(call.step_key or "")
-        if call.tool == "run_sql":
+        if is_query_step(call.tool):
             outputs = _sql_outputs(result.result)
         else:
             outputs = [inert_output(o) for o in record.result.get("_notebook", [])] if record is not None else []
@@ -371,7 +373,7 @@ def plan_markdown(plan: PlanMade, steps: Mapping[str, PlanStepChanged]) -> str:
 def _shown_not_run(call: ToolCallStarted, what: str, message: str | None, state: str) -> Node:
     code = call.arguments.get("sql") or call.arguments.get("code") or ""
     text = (f"*Step {code_span(call.call_id)} ({call.tool}) {what}; it is shown, not re-run:*\n\n"
-            + fenced(str(code), "sql" if call.tool == "run_sql" else "python"))
+            + fenced(str(code), (step_kind(call.tool) or CODE_STEP).language))
     if message:
         text += f"\n\n> {markdown_inline(str(message))}"
     cell = new_markdown_cell(text)

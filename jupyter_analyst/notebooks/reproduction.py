@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..artifacts import content_fingerprint
+from ..step_kinds import is_query_step
 from ..kernel import OutputCaps, WorkdirEntry, changed_outputs, collect_outputs, displayed_images, scan_workdir
 from .trail import META
 
@@ -47,7 +48,7 @@ def origin_of(name: str, tool: Any) -> Origin:
     >>> origin_of("call_1-figure-2.png", "run_python")
     'display'
     """
-    if tool == "run_sql":
+    if is_query_step(tool):
         return "query"
     return "file" if str(name).startswith("outputs/") else "display"
 

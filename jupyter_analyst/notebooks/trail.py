@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..step_kinds import CODE_STEP, step_kind
 from . import ipynb
 from .ipynb import new_code_cell, new_output
 
@@ -63,14 +64,16 @@ def connect_source(source: str) -> str:
 
 
 def step_source(tool: str, arguments: dict[str, Any]) -> str:
-    """The code of the cell that stands for a ``run_sql`` or ``run_python`` step.
+    """The code of the cell that stands for a ``run_sql`` or ``run_python`` step: a query
+    re-run into its dataset, or the code itself.
 
     >>> print(step_source("run_python", {"code": "revenue.head()"}))
     revenue.head()
     """
-    if tool == "run_sql":
-        return sql_cell_source(arguments["name"], arguments["sql"])
-    return arguments["code"]
+    kind = step_kind(tool) or CODE_STEP
+    if kind.is_query:
+        return sql_cell_source(arguments[kind.dataset_argument], arguments[kind.payload])
+    return arguments[kind.payload]
 
 
 def step_cell(

@@ -14,6 +14,7 @@ from ..events import Event
 from ..ledger import Ledger
 from ..artifacts import Artifact
 from ..notebooks import ArtifactCheck, CheckStatus, VerifyVerdict
+from ..step_kinds import StepTool
 from ..store import Thread, Turn
 from .inputs import ApiLimits
 
@@ -213,7 +214,7 @@ class Verification(BaseModel):
 class StepCell(BaseModel):
     """``GET threads/{thread_id}/steps/{call_id}/cell``."""
 
-    tool: Literal["run_sql", "run_python"]
+    tool: StepTool
     call_id: str
     name: str | None
     """The dataset's name, for SQL."""

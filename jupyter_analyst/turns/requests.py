@@ -126,11 +126,6 @@ class SqlStep(BaseModel):
         )
 
 
-#: The tools a step may be asked for by name: those that fetch or compute. The others
-#: (``plan``, ``clarify``, ``find``, ``read_cells``) speak to the model's own work.
-STEP_TOOLS = ("list_tables", "describe_table", "list_artifacts", "run_sql", "run_python")
-
-
 class ToolStepRequest(_StepRequest):
     """One call of a named tool into a thread, asked for by the user or a client agent."""
 
@@ -155,11 +150,15 @@ class ToolStepRequest(_StepRequest):
         """Refuse a tool that cannot be asked for, before anything opens.
 
         Raises:
-            ConfigError: the tool is not one of :data:`STEP_TOOLS`.
+            ConfigError: the tool's spec says no user may ask for it (``user_step``): it
+                speaks to the model's own work (a plan, a question), or there is no such tool.
         """
-        if self.tool not in STEP_TOOLS:
+        from ..agent import user_steps
+
+        asked = user_steps()
+        if self.tool not in asked:
             raise ConfigError(f"no step runs the tool {self.tool!r}", reason="unknown_tool",
-                              hint="one of " + ", ".join(STEP_TOOLS))
+                              hint="one of " + ", ".join(asked))
 
 
 class ToolStep(BaseModel):

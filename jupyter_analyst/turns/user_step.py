@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..agent import USER_DRIVEN, AgentLoop, EventSink, StepOutcome, TurnSummary
+from ..step_kinds import QUERY_TOOL
 from .config import AnalystConfig
 from .frame import Ask, TurnFrame, open_turn
 from .host import TurnHost
@@ -35,7 +36,7 @@ async def run_sql_step(request: SqlStepRequest, *, config: AnalystConfig, on_eve
         SourceError: the source does not open.
     """
     request.check()
-    summary, outcome, frame = await _one_call(request, "run_sql", request.arguments(), config, TurnHost.none(),
+    summary, outcome, frame = await _one_call(request, QUERY_TOOL, request.arguments(), config, TurnHost.none(),
                                               on_event)
     return SqlStep.of(summary, outcome, notebook=frame.notebook)
 

@@ -6,8 +6,15 @@ what it refuses as invented: each is a hook of its :class:`ToolSpec`, read by th
 the memory and the context without naming the tool. So a tool-name string in another
 module is a branch on one tool that a new tool would have to find and copy.
 
-``STILL_NAMING`` lists the modules that still branch on the step tools by name, each with
-what it reads; it may only shrink (a module that stops naming tools must leave it).
+A step's tool is also a string in what outlives the call (the inventory's step records, the
+events, the notebooks), read below the agent where no spec is at hand. What such a recorded
+step is (a query or a code step: the argument its text is in, its cell's language, what it
+binds) is said once in the vocabulary layer, ``step_kinds.py``, which is so the second home
+of the two step tools' names: their specs say they record those kinds (``recorded_as``), and
+``test_step_kinds.py`` holds the two to agree.
+
+``STILL_NAMING`` lists the modules that still branch on a tool by name, each with what it
+reads; it is empty, and may only stay so (a module that stops naming tools must leave it).
 """
 
 from __future__ import annotations
@@ -23,23 +30,6 @@ PACKAGE = Path(__file__).resolve().parents[2] / "jupyter_analyst"
 
 #: Modules that still name tools, and why; emptied as their branches become hooks.
 STILL_NAMING: dict[str, str] = {
-    "agent/tools/plan.py": "a plan's steps: queries run side by side, Python in turn",
-    "agent/tools/staged_plan.py": "a plan's steps: which tools a plan may hold and their aliases",
-    "agent/tools/provenance.py": "a recorded step's payload (sql or code)",
-    "agent/environment/bindings.py": "the names a recorded step binds (below the spec: reads step records)",
-    "notebooks/export.py": "a recorded step's cell (SQL or Python), below the agent",
-    "notebooks/trail.py": "a recorded step's cell source, below the agent",
-    "notebooks/reproduction.py": "what a re-run step made, below the agent",
-    "events.py": "the tool a user-driven step event names",
-    "server/replies.py": "the tools a user may run as a step",
-    "server/handlers/audit.py": "the steps an audit lists",
-    "turns/requests.py": "the tools a user may run as a step",
-    "turns/user_step.py": "the user's own query",
-    "magics/remote.py": "the dataset a user's query bound",
-    "magics/magic_session.py": "the dataset a user's query bound",
-    "mcp/server.py": "the MCP tools that run one tool as a step",
-    "mcp/jupyter_tools.py": "the MCP tools that run one tool as a step",
-    "mcp/queueing.py": "the tools that only look",
 }
 
 #: Modules where a tool's name is no branch on the tool.
@@ -61,15 +51,28 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
+def _type_tags(tree: ast.AST) -> set[int]:
+    """The ids of the strings of a model's ``type`` tag (``type: Literal["plan"] = "plan"``):
+    they name the kind of event, which may share a tool's name (the ``plan`` event)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for field in node.body:
+                tag = isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and field.target.id == "type"
+                if tag:
+                    found |= {id(n) for n in ast.walk(field) if isinstance(n, ast.Constant)}
+    return found
+
+
 def naming(root: Path, names: set[str]) -> dict[str, set[str]]:
     """Which modules under ``root`` hold a string that is one of ``names``: ``{module: names}``
-    (docstrings left aside)."""
+    (docstrings and events' type tags left aside)."""
     found: dict[str, set[str]] = defaultdict(set)
     for path in sorted(root.rglob("*.py")):
         if "labextension" in path.parts:
             continue
         tree = ast.parse(path.read_text(), filename=str(path))
-        docs = _docstrings(tree)
+        docs = _docstrings(tree) | _type_tags(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names \
                     and id(node) not in docs:
@@ -77,12 +80,19 @@ def naming(root: Path, names: set[str]) -> dict[str, set[str]]:
     return dict(found)
 
 
-def _homes() -> dict[str, str]:
-    """Each built-in tool's own module, where its spec is made."""
+def _path(module: str) -> str:
+    return module.removeprefix("jupyter_analyst.").replace(".", "/") + ".py"
+
+
+def _homes() -> dict[str, set[str]]:
+    """Each built-in tool's homes: its own module, where its spec is made; and, for a tool
+    whose calls are recorded steps, the module saying what those steps are."""
     homes = {}
     for spec in registered():
         module = spec.run.__module__ if spec.run is not None else spec.drive.__module__  # type: ignore[union-attr]
-        homes[spec.name] = module.removeprefix("jupyter_analyst.").replace(".", "/") + ".py"
+        homes[spec.name] = {_path(module)}
+        if spec.recorded_as is not None:
+            homes[spec.name].add(_path(type(spec.recorded_as).__module__))
     return homes
 
 
@@ -91,7 +101,7 @@ def test_no_module_but_a_tools_own_names_it():
     assert {"run_sql", "run_python", "clarify", "plan"} <= set(homes)
     strays = {}
     for module, names in naming(PACKAGE, set(homes)).items():
-        foreign = {n for n in names if homes[n] != module}
+        foreign = {n for n in names if module not in homes[n]}
         if foreign and module not in STILL_NAMING and module not in NOT_A_BRANCH:
             strays[module] = sorted(foreign)
     assert not strays, f"modules naming tools not their own (give the tool's spec a hook instead): {strays}"
@@ -99,7 +109,7 @@ def test_no_module_but_a_tools_own_names_it():
 
 def test_the_list_of_modules_still_naming_tools_only_shrinks():
     homes = _homes()
-    still = {m for m, names in naming(PACKAGE, set(homes)).items() if any(homes[n] != m for n in names)}
+    still = {m for m, names in naming(PACKAGE, set(homes)).items() if any(m not in homes[n] for n in names)}
     gone = sorted(set(STILL_NAMING) - still)
     assert not gone, f"these modules name no tool any more: take them off STILL_NAMING: {gone}"
 
@@ -109,3 +119,10 @@ def test_the_finder_sees_a_name_outside_a_docstring(tmp_path):
                                         '    return tool == "run_sql"\n')
     (tmp_path / "quiet.py").write_text('"""Only "run_sql" in prose."""\n')
     assert naming(tmp_path, {"run_sql"}) == {"memory.py": {"run_sql"}}
+
+
+def test_an_events_type_tag_is_no_tools_name_but_its_other_fields_are(tmp_path):
+    (tmp_path / "events.py").write_text('class PlanMade:\n    type: Literal["plan"] = "plan"\n'
+                                        'class Step:\n    tool: Literal["plan"] = "plan"\n')
+    (tmp_path / "tags.py").write_text('class PlanMade:\n    type: Literal["plan"] = "plan"\n')
+    assert naming(tmp_path, {"plan"}) == {"events.py": {"plan"}}

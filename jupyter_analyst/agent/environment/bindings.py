@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from ...artifacts import ArtifactStore, StepRecord
+from ...step_kinds import is_code_step, is_query_step, step_kind
 from ..dataflow import KERNEL_NAMES, assigned_names, free_names, rebound_names
 
 #: A dataset fingerprint (``sha256:...``) or a Python step key (``step:...``).
@@ -82,10 +83,14 @@ def replayed(steps: Iterable[StepRecord], fingerprints: Mapping[str, str]) -> di
     for step in steps:
         if step.status != "ok":
             continue
-        if step.tool == "run_sql" and step.artifact_ids:
-            bindings[step.arguments["name"]] = fingerprints[step.artifact_ids[0]]
-        elif step.tool == "run_python":
-            bindings.update(python_bindings(step.arguments["code"], step.step_key))
+        kind = step_kind(step.tool)
+        if kind is None:
+            continue
+        if kind.is_query:
+            if step.artifact_ids:
+                bindings[step.arguments[kind.dataset_argument]] = fingerprints[step.artifact_ids[0]]
+        else:
+            bindings.update(python_bindings(step.arguments[kind.payload], step.step_key))
     return bindings
 
 
@@ -140,7 +145,7 @@ class NameLedger:
             stored = self.artifacts.bindings(self.thread_id)
             if not stored:  # a thread recorded before bindings were: its ledger tells
                 steps = self.artifacts.steps(self.thread_id)
-                ids = {a for s in steps if s.tool == "run_sql" for a in s.artifact_ids}
+                ids = {a for s in steps if is_query_step(s.tool) for a in s.artifact_ids}
                 stored = replayed(steps, {a: self.artifacts.get(a).fingerprint for a in ids})
             self._bindings = stored
         return self._bindings
@@ -154,13 +159,14 @@ class NameLedger:
         """The thread's datasets: name -> artifact id (the latest fetch into a name wins)."""
         out: dict[str, str] = {}
         for step in self.artifacts.steps(self.thread_id):
-            if step.tool == "run_sql" and step.status == "ok" and step.artifact_ids:
-                out[step.arguments["name"]] = step.artifact_ids[0]
+            kind = step_kind(step.tool)
+            if kind is not None and kind.is_query and step.status == "ok" and step.artifact_ids:
+                out[step.arguments[kind.dataset_argument]] = step.artifact_ids[0]
         return out
 
     def python_steps(self) -> list[StepRecord]:
         """The thread's successful Python steps, in execution order."""
-        return [s for s in self.artifacts.steps(self.thread_id) if s.tool == "run_python" and s.status == "ok"]
+        return [s for s in self.artifacts.steps(self.thread_id) if is_code_step(s.tool) and s.status == "ok"]
 
     def python_names(self) -> set[str]:
         """Every name the thread's Python steps have defined in the kernel so far."""

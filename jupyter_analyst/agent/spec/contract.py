@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...events import Event, ReasonCode, State
+from ...step_kinds import StepKind
 
 if TYPE_CHECKING:
     import asyncio
@@ -122,6 +123,16 @@ class ToolSpec:
     step: bool = False
     """A step of the analysis: planned with a logical key, reused, recorded for the
     notebook; its payload may not be empty (one guided retry), and a plan may hold it."""
+    recorded_as: StepKind | None = None
+    """The kind of step its calls are recorded as (``step_kinds.py``: a query, a code step),
+    which the layers below the agent read from a step's record without this spec."""
+    user_step: bool = False
+    """A user or a client agent may ask for one call of it by name, a turn of its own
+    (``turns.run_tool_step``: the MCP tools, ``%analyst_sql``): it fetches or computes. A tool
+    that speaks to the model's own work (a plan, a question, a search of that work) is not."""
+    looks_only: bool = False
+    """It reads only the source's schema and the store, never the kernel nor the data: a call
+    asked for by name runs beside the thread's running step, on an environment of its own."""
     empty_reason: ReasonCode = "empty_payload_refused"
     """The reason code of the first refusal of an empty payload (a step's)."""
     check: Callable[[dict[str, Any]], None] | None = None
@@ -166,6 +177,8 @@ class ToolSpec:
     def __post_init__(self) -> None:
         if (self.run is None) == (self.drive is None):
             raise ValueError(f"tool {self.name!r} needs exactly one of run and drive")
+        if self.recorded_as is not None and (self.recorded_as.tool != self.name or not self.step):
+            raise ValueError(f"tool {self.name!r} is no step of the kind {self.recorded_as.tool!r} records")
 
     @property
     def allowed(self) -> frozenset[str]:

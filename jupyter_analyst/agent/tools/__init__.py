@@ -7,7 +7,7 @@ added by registering its spec (:func:`register`).
 
 from . import clarify, find, metadata, plan, run_python, run_sql
 from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, normalize_arguments_verbose, strip_fence
-from ..spec import ToolSpec, register
+from ..spec import ToolSpec, register, registered, spec_of
 from .result_models import ToolError, result_models_by_tool
 from .toolbox import ToolBox
 
@@ -23,7 +23,23 @@ for _spec in BUILTIN:
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in BUILTIN)
 TOOLS: list[dict] = [spec.schema() for spec in BUILTIN]
 
+
+def user_steps() -> list[str]:
+    """The tools a user or a client agent may ask one call of by name (their specs'
+    ``user_step``), in the order the model is shown them."""
+    return [spec.name for spec in registered() if spec.user_step]
+
+
+def looks_only(tool: str) -> bool:
+    """Whether ``tool`` reads only the source's schema and the store (its spec's ``looks_only``).
+
+    >>> looks_only("describe_table"), looks_only("run_python"), looks_only("no_such_tool")
+    (True, False, False)
+    """
+    spec = spec_of(tool)
+    return spec is not None and spec.looks_only
+
 __all__ = [
     "BUILTIN", "MAX_ARGUMENT_DEPTH", "TOOLS", "TOOL_NAMES", "ToolBox", "ToolError", "nested_deeper_than",
-    "normalize_arguments_verbose", "result_models_by_tool", "strip_fence",
+    "looks_only", "normalize_arguments_verbose", "result_models_by_tool", "strip_fence", "user_steps",
 ]

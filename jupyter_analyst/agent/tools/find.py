@@ -268,5 +268,6 @@ FIND = ToolSpec(
     aliases={"q": "query", "name": "query", "text": "query", "search": "query", "type": "kind",
              "code": "with_code", "include_code": "with_code"},
     run=run_find,
+    looks_only=True,
     result_model=FindResult,
 )

@@ -77,12 +77,14 @@ class StepReport:
         'python → printed output'
         """
         result = self.outcome.result if self.outcome is not None else {}
-        if self.step.tool == "run_python" and isinstance(result, dict):
+        kind = self.step.kind
+        if not kind.is_query and isinstance(result, dict):
             made = [a for a in result.get("artifacts") or () if isinstance(a, dict)]
             if made:
-                return "python → " + ", ".join(f'{a.get("type")} "{str(a.get("name"))[:80]}"' for a in made[:4])
+                shown = (f'{a.get("type")} "{str(a.get("name"))[:80]}"' for a in made[:4])
+                return f"{kind.language} → " + ", ".join(shown)
             if result.get("stdout"):
-                return "python → printed output"
+                return f"{kind.language} → printed output"
         return self.step.summary()
 
     def public(self, number: int) -> dict[str, Any]:
@@ -139,7 +141,7 @@ async def run_plan(
         await on_step(report)
 
     for stage in plan.stages:
-        queries = [reports[s.id] for s in stage.in_order() if stage.mode == "parallel" and s.tool == "run_sql"]
+        queries = [reports[s.id] for s in stage.in_order() if stage.mode == "parallel" and s.kind.is_query]
         if queries:
             # A task group: when one query ends the plan (a stop, a full disk), the others are stopped too.
             async with asyncio.TaskGroup() as group:

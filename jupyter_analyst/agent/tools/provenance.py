@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...artifacts import Artifact, StepRecord
+from ...step_kinds import CODE_STEP, StepKind, step_kind
 from ..spec import clip
 from .result_models import ResultModel
 
@@ -43,8 +44,7 @@ def step_text(step: StepRecord | None) -> str:
     """The code or SQL of a step, for searching (empty when there is none)."""
     if step is None:
         return ""
-    value = step.arguments.get("sql" if step.tool == "run_sql" else "code")
-    return value if isinstance(value, str) else ""
+    return _kind(step).text(step.arguments)
 
 
 def made_by(artifact: Artifact, steps: dict[str, StepRecord]) -> dict[str, Any]:
@@ -52,8 +52,12 @@ def made_by(artifact: Artifact, steps: dict[str, StepRecord]) -> dict[str, Any]:
     step = steps.get(artifact.logical_key or "")
     if step is None:
         return {"made_by": "no recorded step (its code is not known)"}
-    key = "sql" if step.tool == "run_sql" else "code"
-    return {"made_by": step.tool, key: clip(step_text(step), CODE_CHARS)}
+    return {"made_by": step.tool, _kind(step).payload: clip(step_text(step), CODE_CHARS)}
+
+
+def _kind(step: StepRecord) -> StepKind:
+    """The kind of ``step``; a step of a tool that records none kept its text as ``code``."""
+    return step_kind(step.tool) or CODE_STEP
 
 
 class MadeBy(ResultModel):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..._disk import unavailable
 from ...agent_state import ActiveValue
 from ...artifacts import Artifact, ArtifactType, canonical_python, step_key
+from ...step_kinds import CODE_STEP
 from ...errors import InvalidArguments, KernelError, StorageError
 from ...kernel import collect_outputs, figure_file_names
 from ..dataflow import names_used
@@ -285,6 +286,8 @@ RUN_PYTHON = ToolSpec(
     payload="code",
     aliases={"source": "code", "script": "code", "python": "code", "python_code": "code", "program": "code"},
     step=True,
+    user_step=True,
+    recorded_as=CODE_STEP,
     empty_reason="empty_python_payload_retried",
     # What no analysis could handle is refused before anything parses the code.
     check=lambda args: check_python_code(args["code"]),

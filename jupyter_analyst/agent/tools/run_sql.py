@@ -20,6 +20,7 @@ from ..._disk import unavailable
 from ..._text import json_safe
 from ...agent_state import ActiveValue
 from ...artifacts import Artifact, step_key, table_bundle
+from ...step_kinds import QUERY_STEP
 from ...errors import InvalidArguments, QueryFailed, StorageError
 from ...kernel import over_thread_cap
 from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryProgress, QueryResult, data_intent
@@ -291,6 +292,8 @@ RUN_SQL = ToolSpec(
     aliases={"query": "sql", "statement": "sql", "sql_query": "sql",
              "dataset": "name", "dataset_name": "name", "variable": "name", "df_name": "name"},
     step=True,
+    user_step=True,
+    recorded_as=QUERY_STEP,
     # Names that would clobber Python or the kernel are refused before the query is parsed.
     check=lambda args: check_dataset_name(str(args.get("name") or "")),
     plan=plan_sql,

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 from ...errors import InvalidArguments
 from ...events import State
+from ...step_kinds import STEP_KINDS, STEP_TOOLS, StepKind, StepTool
 from ..machine import allowed
 from .arguments import normalize_arguments_verbose
 from ..spec import spec_of
@@ -38,10 +39,10 @@ from ..spec import spec_of
 #: The most stages, and steps in all, one plan may hold.
 MAX_STAGES = 8
 MAX_STEPS = 16
-#: The tools a plan's steps may call.
-STEP_TOOLS = ("run_sql", "run_python")
 _STEP_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}")
-_TOOL_ALIASES = {"sql": "run_sql", "query": "run_sql", "python": "run_python", "code": "run_python"}
+#: A plan's steps are recorded steps (STEP_TOOLS: queries and code); a step may name its tool by
+#: its kind, its payload or its language ("query", "sql"; "code", "python").
+_TOOL_ALIASES = {alias: kind.tool for kind in STEP_KINDS.values() for alias in (kind.name, kind.payload, kind.language)}
 _MODE_ALIASES = {"parallel": "parallel", "concurrent": "parallel", "sequence": "sequence", "sequential": "sequence",
                  "serial": "sequence"}
 _HINT = ('send {"stages": [{"mode": "parallel", "steps": [{"id": "q1", "tool": "run_sql", "arguments": '
@@ -53,16 +54,23 @@ class PlanStep(BaseModel):
     """One step of a plan: a ``run_sql`` or ``run_python`` call and the steps it needs."""
 
     id: str
-    tool: Literal["run_sql", "run_python"]
+    tool: StepTool
     arguments: dict[str, Any]
     """Normalised as the same call made alone would be."""
     inputs: list[str] = []
 
+    @property
+    def kind(self) -> StepKind:
+        """What the step is: a query or a code step."""
+        return STEP_KINDS[self.tool]
+
     def summary(self) -> str:
         """What the step does, in a few words: the dataset a query makes, a code's first line."""
-        if self.tool == "run_sql":
-            return f"query → {self.arguments.get('name', '')}"
-        first = next((line.strip() for line in str(self.arguments.get("code", "")).splitlines() if line.strip()), "")
+        kind = self.kind
+        if kind.is_query:
+            return f"{kind.name} → {self.arguments.get(kind.dataset_argument, '')}"
+        text = str(self.arguments.get(kind.payload, ""))
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
         return first if len(first) <= 80 else first[:77] + "..."
 
 
@@ -77,7 +85,7 @@ class PlanStage(BaseModel):
         its Python steps (one kernel runs one step at a time)."""
         if self.mode == "sequence":
             return list(self.steps)
-        return [s for s in self.steps if s.tool == "run_sql"] + [s for s in self.steps if s.tool == "run_python"]
+        return [s for s in self.steps if s.kind.is_query] + [s for s in self.steps if not s.kind.is_query]
 
 
 class StagedPlan(BaseModel):
@@ -238,7 +246,7 @@ def _check_inputs(plan: StagedPlan, stage_of: dict[str, int]) -> None:
                         reason="plan_order", hint=f"move {step.id!r} to a stage after the one of {needed!r}",
                     )
         if stage.mode == "parallel":
-            names = [s.arguments["name"] for s in stage.steps if s.tool == "run_sql"]
+            names = [s.arguments[s.kind.dataset_argument] for s in stage.steps if s.kind.is_query]
             clash = sorted({n for n in names if names.count(n) > 1})
             if clash:
                 raise _invalid(f"queries of one parallel stage all bind {clash[0]!r}; give each its own name")

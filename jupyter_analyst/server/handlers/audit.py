@@ -31,13 +31,11 @@ from ...notebooks import (
     recorded_data_version,
     step_source,
 )
+from ...step_kinds import STEP_TOOLS
 from ...store import Thread
 from ..inputs import NOTEBOOK_FOLDER, ExportNotebook, VerifyNotebook
 from ..verifications import POLL_S, Verification, verify_notebook_text
 from .base import AnalystHandler
-
-#: The tools whose calls are notebook cells.
-STEP_TOOLS = ("run_sql", "run_python")
 
 
 def default_notebook_path(thread: Thread) -> str:

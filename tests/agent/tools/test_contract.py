@@ -83,3 +83,13 @@ def test_a_spec_runs_or_drives_never_both_nor_neither():
         ToolSpec(name="nothing", description="does nothing")
     with pytest.raises(ValueError, match="registered already"):
         register(spec_of("run_sql"))
+
+
+def test_the_built_in_tools_a_user_may_ask_for_and_those_that_only_look():
+    """What the surfaces read from the specs: which tools a user or a client agent may run as a
+    step (turns/requests.py) and which of those run beside a thread's step (mcp/queueing.py)."""
+    from jupyter_analyst.agent.tools import BUILTIN
+
+    assert [s.name for s in BUILTIN if s.user_step] == [
+        "list_tables", "describe_table", "run_sql", "run_python", "list_artifacts"]
+    assert {s.name for s in BUILTIN if s.looks_only} == {"list_tables", "describe_table", "list_artifacts", "find"}
