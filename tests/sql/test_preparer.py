@@ -125,7 +125,9 @@ def test_each_sql_step_is_prepared_once(analyst, monkeypatch):
     assert out.tool_calls["executed"] == 1
     # Then the fingerprint of the table it read, checked as any query is (table_fingerprints.py).
     assert asked[0] == sql and asked.count(sql) == 1 and len(asked) == 2 and "FROM \"regions\"" in asked[1]
-    assert preparation.prepared_count() - before == 2
+    # Each text went to a worker at most once (the fingerprint's may be answered from the
+    # cache: another test checked it on the same data).
+    assert 1 <= preparation.prepared_count() - before <= 2
 
 
 def test_a_query_checked_once_is_not_sent_to_a_worker_again_until_the_data_changes(tmp_path):
