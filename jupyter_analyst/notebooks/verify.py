@@ -13,6 +13,10 @@ step made it: a query's result, a displayed figure, a file under ``outputs/``. E
 the step failed, never ran, or left something the host would not read). The verdict is
 ``verified`` (everything matched), ``not_verified``, or ``nothing_to_verify`` when the
 manifest is empty: then no kernel starts, and the report says so rather than pass.
+
+Each artifact that did not match is then given its cause with the evidence for it: its code
+was edited, the tables its steps read changed, the recorded package versions moved, or a
+second run makes other bytes again (``verify_causes.py``).
 """
 
 from __future__ import annotations

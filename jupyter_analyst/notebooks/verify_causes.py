@@ -17,7 +17,9 @@ Each artifact that did not match is given the first cause that holds, in this or
    Last because only the elimination of the others and a second run establish it.
 
 What is left is *unexplained*: two runs agree with each other but not with the record, so
-something not recorded changed (a package not listed, the platform, fonts).
+something not recorded changed (a package not listed, the platform, fonts). An artifact that
+is missing (its cell failed or never ran) and none of the first three explains keeps its
+note: no second run is made for it.
 
 A step *depends on* the earlier step cells that last defined a name it reads (read from the
 cells' code; a name an import defines counts too), and on theirs in turn.
@@ -54,6 +56,8 @@ PACKAGES = ("pandas", "numpy", "matplotlib", "pyarrow", "duckdb")
 DIFF_LINES = 40
 #: A recorded version or table name is shown cut to this many characters.
 SHOWN_CHARS = 80
+#: A name longer than this is refused unread, and named by this much (``sql.table_prints``).
+NAME_CAP = 256
 
 
 class TableChange(BaseModel):
@@ -263,8 +267,10 @@ class Explainer:
             found = self.code(check.cell) or self.data(check.cell, pending) or self.environment()
             if found is not None:
                 check.cause, check.evidence = found
+        # Chance is told by bytes that differ again; an artifact nothing made (its cell
+        # failed) keeps its note rather than cost a second run.
         for check in pending:
-            if check.cause is None:
+            if check.cause is None and check.status == "changed":
                 self.by_second_run(check)
 
     def code(self, cell: int) -> tuple[Cause, Evidence] | None:
@@ -285,7 +291,7 @@ class Explainer:
             tables = sorted({t for c in pending for t in self._inputs(self.deps[c.cell])})
             self._now = {p.table: p for p in self.measure(tables)}
         changes = [change for table, (index, was) in recorded.items()
-                   if (change := _compare(table, was, self._now.get(table[:256]))) is not None]
+                   if (change := _compare(table, was, self._now.get(table[:NAME_CAP]))) is not None]
         if not changes:
             return None
         index = recorded[changes[0].table][0]
@@ -318,7 +324,7 @@ class Explainer:
                 summary=(f"not deterministic: the same code, data and versions made other bytes on a second run; "
                          f"fix the seed or the sort in cell {check.cell} or a cell it depends on"),
                 cell=check.cell, call_id=step.call_id, runs=[check.actual, again])
-        elif check.actual is not None:
+        else:
             check.cause, check.evidence = "unexplained", Evidence(
                 summary=("unexplained: the same code, data and recorded versions made the same other bytes twice; "
                          "something not recorded changed (another package, the platform, fonts)"),
