@@ -332,7 +332,19 @@ class Explainer:
 
 
 def _compare(table: str, was: Mapping[str, Any], now: Any) -> TableChange | None:
-    """A recorded table's change, or ``None`` when it is the same as far as can be told."""
+    """A recorded table's change, or ``None`` when it is the same as far as can be told.
+
+    >>> from jupyter_analyst.sql.table_fingerprints import TablePrint
+    >>> was = {"rows": 12, "content": "00ff", "hashed_by": "duckdb 2.0.1"}
+    >>> _compare("items", was, TablePrint(table="items", rows=12, content="0f0f", hashed_by="duckdb 2.0.1")).line()
+    'items: same count (12 rows), different content'
+    >>> _compare("items", was, TablePrint(table="items", rows=12, content="0f0f", hashed_by="duckdb 9.0.0")) is None
+    True
+    >>> _compare("items", was, TablePrint(table="items", note="refused: not a table of the source")).line()
+    'items: refused: not a table of the source'
+    >>> _compare("items", was, TablePrint(table="items", note="not measured: too slow")) is None
+    True
+    """
     shown = table[:SHOWN_CHARS]
     rows = was.get("rows") if isinstance(was.get("rows"), int) else None
     if now is None or now.rows is None:
