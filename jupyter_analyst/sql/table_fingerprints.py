@@ -18,6 +18,7 @@ is reported, never run.
 from __future__ import annotations
 
 import tempfile
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,10 @@ PRINT_TIMEOUT_S = 5.0
 MAX_TABLES = 32
 #: A table name longer than this is not a name of any real source's table: refused unread.
 MAX_NAME = 256
+
+
+#: How many measured fingerprints are kept (see ``_MEASURED``).
+KEEP = 512
 
 
 class TablePrint(BaseModel):
@@ -78,6 +83,21 @@ def engine_version(source: DataSource) -> str | None:
     return f"duckdb {version('duckdb')}"
 
 
+#: Fingerprints measured, by source, its data version and table: a table read by many steps
+#: is measured once while its files stay the same, so a step pays for it once, not each time.
+_MEASURED: OrderedDict[tuple[str, str, str], TablePrint] = OrderedDict()
+
+
+def settled(version: str) -> bool:
+    """Whether a source's data version says its data is the same while it is unchanged: a
+    version of files does; a live database's (``...:live``) or an in-memory one's does not.
+
+    >>> settled("/d/shop.duckdb:1024:1700000000.0"), settled("postgresql://u:***@h/db:live"), settled("memory")
+    (True, False, False)
+    """
+    return version != "memory" and not version.endswith(":live")
+
+
 async def table_prints(
     tables: Sequence[str], source: DataSource, *, preparer: SqlPreparer, folder: Path,
     timeout_s: float = PRINT_TIMEOUT_S,
@@ -100,9 +120,24 @@ async def table_prints(
         if name in seen:
             continue
         seen.add(name)
-        columns = list(schema[name])
-        prints.append(await _measure(name, columns, source, preparer, folder, timeout_s, hasher))
+        prints.append(await _remembered(name, list(schema[name]), source, preparer, folder, timeout_s, hasher))
     return prints
+
+
+async def _remembered(name: str, columns: list[str], source: DataSource, preparer: SqlPreparer, folder: Path,
+                      timeout_s: float, hasher: str | None) -> TablePrint:
+    """``name``'s fingerprint: measured, or as measured before on the same version of the data."""
+    version = source.data_version()
+    key = (source.spec, version, name)
+    if settled(version) and key in _MEASURED:
+        _MEASURED.move_to_end(key)
+        return _MEASURED[key]
+    measured = await _measure(name, columns, source, preparer, folder, timeout_s, hasher)
+    if settled(version) and measured.rows is not None:
+        _MEASURED[key] = measured
+        while len(_MEASURED) > KEEP:
+            _MEASURED.popitem(last=False)
+    return measured
 
 
 async def _measure(name: str, columns: list[str], source: DataSource, preparer: SqlPreparer, folder: Path,

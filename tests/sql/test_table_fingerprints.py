@@ -52,3 +52,20 @@ def test_a_name_that_is_not_a_table_of_the_source_is_refused_unrun(tmp_path):
     assert [(p.table, p.rows, p.note) for p in got[:3]] == [(n, None, "refused: not a table of the source")
                                                            for n in names[:3]]
     assert (got[3].table, got[3].rows) == ("t", 1)  # the source's own name for it
+
+
+def test_a_table_is_measured_once_while_its_data_stays_the_same(tmp_path):
+    db = tmp_path / "t.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE t AS SELECT 1 AS x")
+    source = open_source(str(db))
+    try:
+        first = asyncio.run(table_prints(["t"], source, preparer=SqlPreparer(), folder=tmp_path / "f"))
+        again = asyncio.run(table_prints(["t"], source, preparer=SqlPreparer(), folder=tmp_path / "f"))
+    finally:
+        source.close()
+    assert again[0] is first[0] and first[0].rows == 1  # the second step paid nothing
+    with duckdb.connect(str(db)) as con:
+        con.execute("INSERT INTO t VALUES (2)")
+    (changed,) = prints_of(str(db), ["t"], tmp_path / "f")
+    assert changed.rows == 2 and changed.content != first[0].content
