@@ -55,7 +55,8 @@ from ..untrusted import clean_html, code_span, fenced, markdown_block, markdown_
 from . import ipynb
 from ..kernel import notebook_metadata
 from .ipynb import Node, new_code_cell, new_markdown_cell, new_notebook, node
-from .trail import META, MODEL_WRITTEN_TAG, step_cell, write_atomically
+from .trail import META, MODEL_WRITTEN_TAG, step_cell, step_source, write_atomically
+from .verify_causes import package_versions
 
 #: Bumped when the exported layout or metadata changes (2: summary, provenance cells,
 #: execution counts, interrupted and failed turns).
@@ -324,11 +325,17 @@ class _Build:
             self.first_run.setdefault(call.step_key, (turn_number, result.duration_s))
         self.turn_of_call[call.call_id] = turn_number
         self.cells.append(self.provenance(call, result, record))
-        self.code(step_cell(
+        cell = self.code(step_cell(
             tool=call.tool, arguments=call.arguments, call_id=call.call_id, step_key=call.step_key, state=state,
             reused=result.reused, status=result.status, artifact_ids=result.artifact_ids,
             duration_s=result.duration_s, outputs=outputs,
         ))
+        # What verify explains a difference by: the step's code as it ran (the cell may be
+        # edited since) and the tables it read, as they were (verify_causes.py).
+        cell.metadata[META]["code"] = step_source(call.tool, call.arguments)
+        inputs = record.result.get("_inputs") if record is not None else None
+        if isinstance(inputs, list):
+            cell.metadata[META]["inputs"] = inputs
 
     def provenance(self, call: ToolCallStarted, result: ToolResult, record: Any) -> Node:
         """The step's one-line provenance note, for people (the cell's metadata has it for tools)."""
@@ -439,6 +446,8 @@ def export_thread(
         "ledger": Ledger.total([t.ledger for t in turns if t.ledger is not None]).model_dump(mode="json"),
         "parameters": dict(parameters or {}),
         "manifest": [entry.model_dump() for entry in manifest],
+        # The versions the artifacts' bytes depend on, so verify can name what moved.
+        "environment": package_versions(),
     }
     summary = new_markdown_cell(_summary(thread.title, meta, turns, manifest, build.turn_of_call, file_name))
     summary.metadata[META] = {"role": "summary"}

@@ -13,6 +13,10 @@ step made it: a query's result, a displayed figure, a file under ``outputs/``. E
 the step failed, never ran, or left something the host would not read). The verdict is
 ``verified`` (everything matched), ``not_verified``, or ``nothing_to_verify`` when the
 manifest is empty: then no kernel starts, and the report says so rather than pass.
+
+Each artifact that did not match is then given its cause with the evidence for it: its code
+was edited, the tables its steps read changed, the recorded package versions moved, or a
+second run makes other bytes again (``verify_causes.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pydantic import BaseModel
 from ..errors import ConfigError
 from .reproduction import Recorder, StepRun, origin_of
 from .trail import META, read_notebook
+from .verify_causes import Cause, Evidence, Explainer, measure_tables
 
 Status = Literal["matched", "changed", "missing"]
 Verdict = Literal["verified", "not_verified", "nothing_to_verify"]
@@ -52,6 +57,12 @@ class ArtifactCheck(BaseModel):
     note: str | None = None
     """Why it is missing, when there is more to say: its cell failed or was not reached, or
     the host would not read what it wrote (a link, over the caps)."""
+    cause: Cause | None = None
+    """Why it did not match, when it did not and a cause was found (``verify_causes.py``):
+    ``code_changed``, ``data_changed``, ``environment_changed``, ``not_deterministic``, or
+    ``unexplained`` (two runs agree with each other, not with the record)."""
+    evidence: Evidence | None = None
+    """What shows the cause: a diff, the tables that changed, the versions that moved, the two runs."""
 
 
 class VerifyReport(BaseModel):
@@ -145,15 +156,22 @@ def verify_notebook(
     if not manifest:
         return VerifyReport(notebook=str(path), source=None, verdict="nothing_to_verify", checks=[])
     resolved, readable = check_source(source)
-    with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
-        # The kernel's folder is hostile ground: the executed copy and the staged files are
-        # written beside it, never in it.
-        run_dir = Path(workdir) if workdir is not None else Path(tmp) / "run"
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (Path(tmp) / "staging").mkdir()
-        recorder = Recorder(run_dir, Path(tmp) / "staging", manifest)
-        error = _execute(path, Path(tmp) / "executed.ipynb", run_dir, resolved, readable, recorder, progress)
-    checks = _checks(original, manifest, recorder.runs, reached=error is None)
+
+    def run(workdir: Path | None) -> tuple[list[ArtifactCheck], Recorder, str | None]:
+        with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
+            # The kernel's folder is hostile ground: the executed copy and the staged files
+            # are written beside it, never in it.
+            run_dir = Path(workdir) if workdir is not None else Path(tmp) / "run"
+            run_dir.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / "staging").mkdir()
+            recorder = Recorder(run_dir, Path(tmp) / "staging", manifest)
+            error = _execute(path, Path(tmp) / "executed.ipynb", run_dir, resolved, readable, recorder, progress)
+        return _checks(original, manifest, recorder.runs, reached=error is None), recorder, error
+
+    checks, recorder, error = run(workdir)
+    # Each difference explained; a second run (in a folder of its own) only if one needs it.
+    Explainer(original, measure_tables(resolved),
+              lambda: {c.artifact_id: c.actual for c in run(None)[0]}).explain(checks)
     if error is not None:
         error = _failure(original, recorder.failed_cell, error)
     return VerifyReport(notebook=str(path), source=resolved, verdict=verdict_of(checks, error), checks=checks,
@@ -273,6 +291,15 @@ def format_report(report: VerifyReport) -> str:
     notes = [f"  {c.name}: {c.note}" for c in report.checks if c.note]
     if notes:
         lines += ["", "missing:", *notes]
+    causes = [c for c in report.checks if c.evidence is not None]
+    if causes:
+        lines += ["", "why:"]
+        for c in causes:
+            evidence = c.evidence or Evidence(summary="")
+            lines.append(f"  {c.name}: {evidence.summary}")
+            lines += [f"    {line}" for line in (evidence.diff or "").splitlines()]
+            if evidence.runs:
+                lines.append("    runs: " + " then ".join(r[7:19] if r else "nothing" for r in evidence.runs))
     counts = report.counts
     lines.append(f"\n{counts['matched']} matched, {counts['changed']} changed, {counts['missing']} missing"
                  + (f"; {report.error}" if report.error else ""))

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .query_runner import QueryRunner
     from .sealed import EngineLimits
     from .sources import DataSource, open_source, register_source
+    from .table_fingerprints import table_prints
 
 _HOME = {
     "absolute_spec": "paths",
@@ -52,13 +53,14 @@ _HOME = {
     "DataSource": "sources",
     "open_source": "sources",
     "register_source": "sources",
+    "table_prints": "table_fingerprints",
 }
 
 __all__ = [
     "ClearedQuery", "ColumnInfo", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
     "OUTLINE_COLUMNS", "OUTLINE_TABLES", "PreparedQuery", "QueryProgress", "QueryResult", "QueryRunner", "SourceOutline",
     "SqlPreparer", "TableInfo", "absolute_spec", "data_intent", "display_spec", "local_path", "model_spec", "open_source",
-    "prepare_query", "register_source", "source_outline",
+    "prepare_query", "register_source", "source_outline", "table_prints",
 ]
 
 

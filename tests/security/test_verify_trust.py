@@ -201,3 +201,37 @@ def test_the_papermill_engine_mounts_what_the_command_names_not_what_the_noteboo
     other.write_text("named by the user")
     other.chmod(0o644)
     assert run("-p", "secret", str(other)) == "read: named by the user\n"
+
+
+FORGED_TABLES = ["read_text('/etc/passwd')", "/etc/passwd", "'/etc/passwd'",
+                 'regions" UNION ALL SELECT content FROM read_text(\'/etc/passwd\') --']
+
+
+def test_a_table_a_forged_notebook_names_is_refused_and_reported_never_queried(exported, sales_db, tmp_path):
+    # The step's record of the tables it read, forged: a table function, host paths, a
+    # name that would close its quotes. The data differs, so verify looks for why.
+    nb = nbformat.read(exported, as_version=4)
+    step = next(c for c in nb.cells if c.metadata.get(META, {}).get("tool") == "run_sql")
+    assert [i["table"] for i in step.metadata[META]["inputs"]] == ["regions"]
+    step.metadata[META]["inputs"] = [{"table": name, "rows": 1} for name in FORGED_TABLES]
+    forged = tmp_path / "forged-inputs.ipynb"
+    nbformat.write(nb, forged)
+    changed = tmp_path / "changed.duckdb"
+    changed.write_bytes(sales_db.read_bytes())
+    with duckdb.connect(str(changed)) as con:
+        con.execute("UPDATE regions SET region = region || '!' WHERE region_id = 1")
+
+    run = cli("verify", str(forged), "--db", str(changed), "--json")
+    assert run.returncode == 1, run.stdout + run.stderr[-2000:]
+    report = json.loads(run.stdout)
+    (check,) = report["checks"]
+    assert check["status"] == "changed" and check["cause"] == "data_changed", check
+    # Each named, cut short, and refused: none was a table of the source, so none ran.
+    assert [t["table"] for t in check["evidence"]["tables"]] == [name[:80] for name in FORGED_TABLES]
+    assert all(t["note"] == "refused: not a table of the source" and t["rows_now"] is None
+               for t in check["evidence"]["tables"])
+    with open("/etc/passwd") as fh:
+        first_line = fh.readline().strip()
+    assert first_line not in run.stdout + run.stderr
+    with duckdb.connect(str(changed), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM regions").fetchone()[0] > 0

@@ -190,7 +190,10 @@ async def test_a_verification_under_way_is_stopped_with_the_server_and_its_proce
     me = psutil.Process()
 
     def verifying() -> list[psutil.Process]:
-        return [p for p in me.children(recursive=True) if "verify" in " ".join(p.cmdline())]
+        # The command's own word, or the folders it runs its kernel in (not any path that
+        # happens to hold the word, such as the checkout's).
+        return [p for p in me.children(recursive=True)
+                if any(arg == "verify" or "analyst-verify-" in arg for arg in p.cmdline())]
 
     # Under way once its process is there (started by the server's task, not by this test).
     deadline = asyncio.get_running_loop().time() + 60

@@ -123,7 +123,13 @@ def test_each_sql_step_is_prepared_once(analyst, monkeypatch):
     before = preparation.prepared_count()
     out = a.run("once")
     assert out.tool_calls["executed"] == 1
-    assert asked == [sql] and preparation.prepared_count() - before == 1
+    # Then the fingerprint of the table it read, checked as any query is (table_fingerprints.py),
+    # unless that table's fingerprint on this data was measured already in this process.
+    assert asked[0] == sql and asked.count(sql) == 1 and len(asked) <= 2
+    assert all("FROM \"regions\"" in other for other in asked[1:])
+    # Each text went to a worker at most once (the fingerprint's may be answered from the
+    # cache: another test checked it on the same data).
+    assert 1 <= preparation.prepared_count() - before <= 2
 
 
 def test_a_query_checked_once_is_not_sent_to_a_worker_again_until_the_data_changes(tmp_path):

@@ -23,7 +23,7 @@ from ...artifacts import Artifact, step_key, table_bundle
 from ...step_kinds import QUERY_STEP
 from ...errors import InvalidArguments, QueryFailed, StorageError
 from ...kernel import over_thread_cap
-from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryProgress, QueryResult, data_intent
+from ...sql import ClearedQuery, DataIntent, PreparedQuery, QueryProgress, QueryResult, data_intent, table_prints
 from ..guards import check_dataset_name
 from ..spec import Observed, StateChange, StepSeen, ToolSpec, entity, expect_schema, failed_mark
 from .early_run import EarlyStart
@@ -128,6 +128,10 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
     }
     if result.truncated:
         payload["row_cap"] = {"cap": result.row_cap, "kept": result.rows, "dropped": result.dropped}
+    # The tables it read, as they were: kept with the step (not shown to the model) for the
+    # audit notebook, where ``verify`` tells from them whether the data changed since.
+    inputs = await table_prints(prepared.tables, env.source, preparer=env.preparer, folder=staging(env))
+    payload["_inputs"] = [p.model_dump(exclude_none=True) for p in inputs]
     return StepOutcome(
         status="ok",
         result=payload,
