@@ -31,7 +31,7 @@ from pydantic import BaseModel
 from ..errors import ConfigError
 from .reproduction import Recorder, StepRun, origin_of
 from .trail import META, read_notebook
-from .verify_causes import Cause, Evidence, Explainer, measure_tables
+from .verify_causes import Cause, CauseEvidence, Explainer, measure_tables
 
 Status = Literal["matched", "changed", "missing"]
 Verdict = Literal["verified", "not_verified", "nothing_to_verify"]
@@ -61,7 +61,7 @@ class ArtifactCheck(BaseModel):
     """Why it did not match, when it did not and a cause was found (``verify_causes.py``):
     ``code_changed``, ``data_changed``, ``environment_changed``, ``not_deterministic``, or
     ``unexplained`` (two runs agree with each other, not with the record)."""
-    evidence: Evidence | None = None
+    evidence: CauseEvidence | None = None
     """What shows the cause: a diff, the tables that changed, the versions that moved, the two runs."""
 
 
@@ -295,7 +295,7 @@ def format_report(report: VerifyReport) -> str:
     if causes:
         lines += ["", "why:"]
         for c in causes:
-            evidence = c.evidence or Evidence(summary="")
+            evidence = c.evidence or CauseEvidence(summary="")
             lines.append(f"  {c.name}: {evidence.summary}")
             lines += [f"    {line}" for line in (evidence.diff or "").splitlines()]
             if evidence.runs:

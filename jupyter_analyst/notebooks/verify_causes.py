@@ -97,7 +97,7 @@ class VersionChange(BaseModel):
     now: str | None
 
 
-class Evidence(BaseModel):
+class CauseEvidence(BaseModel):
     """What shows a check's cause."""
 
     summary: str
@@ -273,17 +273,17 @@ class Explainer:
             if check.cause is None and check.status == "changed":
                 self.by_second_run(check)
 
-    def code(self, cell: int) -> tuple[Cause, Evidence] | None:
+    def code(self, cell: int) -> tuple[Cause, CauseEvidence] | None:
         for index in self.deps[cell]:
             step = self.cells[index]
             if step.recorded is not None and step.recorded.strip() != step.code.strip():
                 where = f"cell {index}" + ("" if index == cell else f" (a step cell {cell} depends on)")
-                return "code_changed", Evidence(
+                return "code_changed", CauseEvidence(
                     summary=f"code changed: {where} was edited since the step ran", cell=index,
                     call_id=step.call_id, diff=code_diff(step.recorded, step.code, f"cell {index}"))
         return None
 
-    def data(self, cell: int, pending: Sequence[Any]) -> tuple[Cause, Evidence] | None:
+    def data(self, cell: int, pending: Sequence[Any]) -> tuple[Cause, CauseEvidence] | None:
         recorded = self._inputs(self.deps[cell])
         if not recorded:
             return None
@@ -295,7 +295,7 @@ class Explainer:
         if not changes:
             return None
         index = recorded[changes[0].table][0]
-        return "data_changed", Evidence(
+        return "data_changed", CauseEvidence(
             summary="data changed: " + "; ".join(c.line() for c in changes), cell=index,
             call_id=self.cells[index].call_id, tables=changes)
 
@@ -307,12 +307,12 @@ class Explainer:
                 found.setdefault(str(entry["table"]), (index, entry))
         return found
 
-    def environment(self) -> tuple[Cause, Evidence] | None:
+    def environment(self) -> tuple[Cause, CauseEvidence] | None:
         changes = version_changes(self.recorded_versions, package_versions())
         if not changes:
             return None
         said = ", ".join(f"{c.package} {c.recorded or 'none'} -> {c.now or 'none'}" for c in changes)
-        return "environment_changed", Evidence(summary=f"environment changed: {said}", versions=changes)
+        return "environment_changed", CauseEvidence(summary=f"environment changed: {said}", versions=changes)
 
     def by_second_run(self, check: Any) -> None:
         if self._second is None:
@@ -320,12 +320,12 @@ class Explainer:
         again = self._second.get(check.artifact_id)
         step = self.cells[check.cell]
         if again != check.actual:
-            check.cause, check.evidence = "not_deterministic", Evidence(
+            check.cause, check.evidence = "not_deterministic", CauseEvidence(
                 summary=(f"not deterministic: the same code, data and versions made other bytes on a second run; "
                          f"fix the seed or the sort in cell {check.cell} or a cell it depends on"),
                 cell=check.cell, call_id=step.call_id, runs=[check.actual, again])
         else:
-            check.cause, check.evidence = "unexplained", Evidence(
+            check.cause, check.evidence = "unexplained", CauseEvidence(
                 summary=("unexplained: the same code, data and recorded versions made the same other bytes twice; "
                          "something not recorded changed (another package, the platform, fonts)"),
                 cell=check.cell, call_id=step.call_id, runs=[check.actual, again])

@@ -476,6 +476,10 @@ export interface components {
             status: "matched" | "changed" | "missing";
             /** @default null */
             note?: string | null;
+            /** @default null */
+            cause?: ("code_changed" | "data_changed" | "environment_changed" | "not_deterministic" | "unexplained") | null;
+            /** @default null */
+            evidence?: components["schemas"]["CauseEvidence"] | null;
         };
         ArtifactRecorded: {
             /**
@@ -534,6 +538,22 @@ export interface components {
         };
         /** @description ``POST threads/{id}/cancel``: no fields. */
         CancelTurn: Record<string, never>;
+        /** @description What shows a check's cause. */
+        CauseEvidence: {
+            summary: string;
+            /** @default null */
+            cell?: number | null;
+            /** @default null */
+            call_id?: string | null;
+            /** @default null */
+            diff?: string | null;
+            /** @default [] */
+            tables?: components["schemas"]["TableChange"][];
+            /** @default [] */
+            versions?: components["schemas"]["VersionChange"][];
+            /** @default [] */
+            runs?: (string | null)[];
+        };
         /** @description One cell of the attached notebook. */
         CellRead: {
             id: string;
@@ -1430,6 +1450,18 @@ export interface components {
             /** @description Seconds since the query began to run. */
             elapsed_s: number;
         };
+        /** @description A table a step read, as recorded and as it is now. */
+        TableChange: {
+            table: string;
+            /** @default null */
+            rows_recorded?: number | null;
+            /** @default null */
+            rows_now?: number | null;
+            /** @default null */
+            content_changed?: boolean | null;
+            /** @default null */
+            note?: string | null;
+        };
         /** @description A table of a thread's source, as the model's outline lists it. */
         TableEntry: {
             name: string;
@@ -1781,6 +1813,12 @@ export interface components {
                 [key: string]: number;
             };
             ok: boolean;
+        };
+        /** @description A package whose version moved since the export. */
+        VersionChange: {
+            package: string;
+            recorded: string | null;
+            now: string | null;
         };
         /** @description What the `result` of a `tool_result` event holds, by its `tool`, when its `status` is `ok` (and when a tool that ran says what it did before it failed); a refused or failed call's result is a `ToolError`. The event carries it as free-form JSON. */
         ToolResults: {

@@ -86,6 +86,29 @@ describe('VerifyReport', () => {
     expect(mounted.host().querySelectorAll('tbody tr')[1].textContent).toContain('—');
     expect(mounted.host().querySelector('[role="alert"]')!.textContent).toContain('NameError');
   });
+
+  it('says why each artifact differs: its cause, its evidence and the edit', () => {
+    const edited: IArtifactCheck = {
+      ...check('revenue', 'changed', FP('b')),
+      cause: 'code_changed',
+      evidence: { summary: 'cell 3 was edited', diff: '-x = 1\n+x = 2' }
+    };
+    const moved: IArtifactCheck = {
+      ...check('orders', 'changed', FP('c')),
+      cause: 'data_changed',
+      evidence: { summary: 'orders: 13 rows now, 12 recorded' }
+    };
+    act(() =>
+      mounted
+        .root()
+        .render(<VerifyReport report={report([edited, moved, check('x', 'matched', FP('a'))])} />)
+    );
+    const causes = Array.from(mounted.host().querySelectorAll('[aria-label="Why"] li'));
+    expect(causes.map(c => c.getAttribute('data-cause'))).toEqual(['code_changed', 'data_changed']);
+    expect(causes[0].textContent).toContain('revenue: code changed (cell 3 was edited)');
+    expect(causes[0].querySelector('pre')!.textContent).toBe('-x = 1\n+x = 2');
+    expect(causes[1].textContent).toBe('orders: data changed (orders: 13 rows now, 12 recorded)');
+  });
 });
 
 describe('a report that checked nothing', () => {

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import type { CheckStatus, IVerifyReport } from '../../transport/api';
+import type { CheckStatus, IArtifactCheck, IVerifyReport } from '../../transport/api';
 import { shortFingerprint } from '../artifacts/format';
 
 /** How each status reads. */
@@ -9,6 +9,41 @@ const STATUS_WORDS: Record<CheckStatus, string> = {
   changed: 'changed',
   missing: 'missing'
 };
+
+/** How each cause of a mismatch reads. */
+const CAUSE_WORDS: Record<NonNullable<IArtifactCheck['cause']>, string> = {
+  code_changed: 'code changed',
+  data_changed: 'data changed',
+  environment_changed: 'environment changed',
+  not_deterministic: 'not deterministic',
+  unexplained: 'unexplained'
+};
+
+/** Why each artifact that did not reproduce differs: its cause, what shows it, the edit. */
+function Causes({ checks }: { checks: IArtifactCheck[] }): JSX.Element | null {
+  const explained = checks.filter(c => c.status !== 'matched' && c.cause);
+  if (!explained.length) {
+    return null;
+  }
+  return (
+    <ul className="jp-AnalystVerify-causes" aria-label="Why">
+      {explained.map(check => (
+        <li key={check.artifact_id} data-cause={check.cause}>
+          <strong>{check.name}</strong>: {CAUSE_WORDS[check.cause!]}
+          {check.evidence?.summary && (
+            <span className="jp-AnalystVerify-evidence"> ({check.evidence.summary})</span>
+          )}
+          {check.evidence?.diff && (
+            <details>
+              <summary>The edit</summary>
+              <pre className="jp-AnalystVerify-diff">{check.evidence.diff}</pre>
+            </details>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
 
 /**
  * Whether the report checked nothing: a notebook that ran but whose thread made no artifact
@@ -40,8 +75,8 @@ export function verdict(report: IVerifyReport): string {
 
 /**
  * The verify report: each artifact of the notebook's manifest with its status and its
- * expected and re-computed fingerprints (short), then the overall result and any
- * execution error.
+ * expected and re-computed fingerprints (short), why each that differs does (its cause and
+ * evidence), then the overall result and any execution error.
  */
 export function VerifyReport({ report }: { report: IVerifyReport }): JSX.Element {
   return (
@@ -91,6 +126,7 @@ export function VerifyReport({ report }: { report: IVerifyReport }): JSX.Element
           </tbody>
         </table>
       )}
+      <Causes checks={report.checks} />
       {report.error && (
         <pre className="jp-AnalystVerify-error" role="alert">
           {report.error}
