@@ -92,12 +92,14 @@ class JupyterServerProcess:
     """``jupyter server`` with ``jupyter_analyst.server`` enabled, token-authenticated."""
 
     def __init__(self, root: Path, *, sources: dict[str, str], model_url: str, token: str | None = None,
-                 extra: list[str] | None = None, ready_path: str = "/api/status", mcp_port: int | None = None) -> None:
+                 extra: list[str] | None = None, ready_path: str = "/api/status", mcp_port: int | None = None,
+                 port: int | None = None) -> None:
         self.root = Path(root)
         # A token of its own: a readiness probe that reaches another test process's server
         # (on a port both were given) is refused, not taken for this one's answer.
         self.token = token or f"analyst-test-{uuid.uuid4().hex[:12]}"
-        self.port = free_port()
+        #: The first port tried (``port``, or one free now); another if it is taken by then.
+        self.port = port or free_port()
         self._options = [
             "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root}",
@@ -156,7 +158,9 @@ class JupyterServerProcess:
                 if self.mcp_port is not None:
                     socket.create_connection(("127.0.0.1", self.mcp_port), timeout=5).close()
                 return self
-            except (urllib.error.URLError, ConnectionError):
+            # A timeout too: the port may be taken by a process that answers nothing (the
+            # server then exits, and is started on another).
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if self.proc.poll() is not None:
                     said = log_path.read_bytes()[start:].decode(errors="replace")
                     if f"port {self.port} is not available" in said:

@@ -61,7 +61,7 @@ class PostgresServer:
 
     user = "analyst"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, port: int | None = None) -> None:
         try:
             import psycopg  # noqa: F401
         except ImportError as exc:
@@ -70,7 +70,8 @@ class PostgresServer:
         self.root = root
         self.data = root / "data"
         self.socket_dir = root / "sock"
-        self.port = _free_port()
+        #: The first port tried (``port``, or one free now); another if it is taken by then.
+        self.port = port or _free_port()
         # A password of its own: a readiness probe that reaches another test process's server
         # (on a port both were given) is refused, not taken for this one's answer.
         self.password = f"analyst-{uuid.uuid4().hex[:12]}"
@@ -160,9 +161,9 @@ class PostgresServer:
 
 
 @contextmanager
-def postgres_server(root: Path) -> Iterator[PostgresServer]:
-    """A running server for the duration of the block."""
-    server = PostgresServer(root)
+def postgres_server(root: Path, *, port: int | None = None) -> Iterator[PostgresServer]:
+    """A running server for the duration of the block (on ``port`` if it is free)."""
+    server = PostgresServer(root, port=port)
     try:
         yield server
     finally:
