@@ -151,6 +151,13 @@ class JupyterServerProcess:
         start = log_path.stat().st_size if log_path.exists() else 0
         with open(log_path, "ab") as log:
             self.proc = subprocess.Popen(self.args, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            return self._wait_ready(timeout, log_path, start)
+        except BaseException:
+            self.stop()  # a start that failed leaves no server behind to take its port later
+            raise
+
+    def _wait_ready(self, timeout: float, log_path: Path, start: int) -> JupyterServerProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
@@ -169,7 +176,6 @@ class JupyterServerProcess:
                     raise RuntimeError(f"the Jupyter server exited with {self.proc.returncode}:\n"
                                        + "\n".join(tail)) from None
                 time.sleep(0.1)
-        self.stop()  # not left running behind the test that gave up on it
         tail = (self.root / "server.log").read_text(errors="replace").splitlines()[-20:]
         raise RuntimeError(f"the Jupyter server did not answer {self.ready_path} in {timeout:g} s:\n" + "\n".join(tail))
 
