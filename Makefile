@@ -143,11 +143,26 @@ docs: $(STAMP)
 ## The whole test suite: the docs' build, Python, then the extension's unit tests, then the browser tests.
 test: docs test-python test-js test-ui
 
-## llama.cpp compiles (minutes, on a fresh clone) while the rest of the suite runs; the
+## The suite on PYTEST_WORKERS workers (pytest-xdist), a test file per worker at a time (its
+## module-scoped servers start once); then the tests marked `serial`, alone: they measure the
+## machine (peak memory, per-uid process limits, bounds in seconds). tests/README.md.
+PYTEST_WORKERS ?= 2
+XDIST := -n $(PYTEST_WORKERS) --dist loadfile
+
+## pytest on the tests the marker expression $(1) selects, in the two passes above; fails when
+## either fails (a pass that selects no test, pytest's 5, is not a failure).
+define pytest_in_two_passes
+$(PY) -m pytest $(XDIST) -m "$(1) and not serial"; a=$$?; \
+  $(PY) -m pytest -m "$(1) and serial"; b=$$?; \
+  [ $$a -eq 0 -o $$a -eq 5 ] && [ $$b -eq 0 -o $$b -eq 5 ]
+endef
+
+## llama.cpp compiles (about 12 minutes on 2 cores, on a machine whose pip cache does not hold
+## its wheel yet) while the rest of the suite runs, at a lower priority than the tests; the
 ## real-model tests run once it is built (its log: .venv-llm.log).
 test-python: $(EXT_STAMP) $(GATEWAY_STAMP) $(PERSONA_STAMP) sandbox-deps
-	@$(MAKE) --no-print-directory real-model > $(LLM_VENV).log 2>&1 & build=$$!; \
-	  $(PY) -m pytest -m "not real_model"; status=$$?; \
+	@nice -n 10 $(MAKE) --no-print-directory real-model > $(LLM_VENV).log 2>&1 & build=$$!; \
+	  { $(call pytest_in_two_passes,not real_model); }; status=$$?; \
 	  $(MAKE) --no-print-directory test-persona; persona=$$?; \
 	  wait $$build; cat $(LLM_VENV).log; \
 	  $(PY) -m pytest -m real_model; real=$$?; \
@@ -156,12 +171,12 @@ test-python: $(EXT_STAMP) $(GATEWAY_STAMP) $(PERSONA_STAMP) sandbox-deps
 ## The Python tests that start neither a server nor a kernel (tests/README.md): pure functions,
 ## the guards, parsing, packing, doctests, contracts; the quickest loop while working.
 test-unit: $(EXT_STAMP)
-	$(PY) -m pytest -m "not process and not kernel and not real_model"
+	@$(call pytest_in_two_passes,not process and not kernel and not real_model)
 
 ## The Python tests that start no server of their own (tests/README.md): the quick loop
 ## while working; `make test` (CI) runs everything.
 test-fast: $(EXT_STAMP) sandbox-deps
-	$(PY) -m pytest -m "not process"
+	@$(call pytest_in_two_passes,not process)
 
 test-js: $(NODE_STAMP)
 	$(NPM) test

@@ -43,6 +43,7 @@ def test_a_history_replays_to_its_last_bindings():
     assert replayed(steps, {"art_1": "sha256:r"}) == {"revenue": "step:a", "share": "step:c"}
 
 
+@pytest.mark.serial  # a ratio of two timings: on a machine not shared with another test
 def test_analysis_time_grows_linearly_with_the_length_of_the_code():
     """Long code is analysed on the event loop: sixteen times the statements may take about
     sixteen times as long, not the 250 times a quadratic analysis took."""

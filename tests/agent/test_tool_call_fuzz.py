@@ -138,6 +138,7 @@ def test_strip_fence_means_what_the_fence_pattern_meant(text):
     assert strip_fence(text) == (match.group(1) if match else text)
 
 
+@pytest.mark.serial  # a bound in seconds: on a machine not shared with another test
 def test_strip_fence_is_linear_on_long_input():
     import time
 

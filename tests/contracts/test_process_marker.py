@@ -5,6 +5,7 @@ so ``make test-unit`` (``-m "not process and not kernel"``) runs none."""
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -18,12 +19,39 @@ FILES = ("tests/server/test_users.py", "tests/store/test_threads.py", "tests/art
          "tests/agent/tools/test_run_sql.py", "tests/cli/test_cli_errors.py", "tests/sql/test_intent.py")
 
 
-def collected(marks: str) -> set[str]:
-    """The ids of the tests of ``FILES`` that ``-m marks`` selects."""
-    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                          "-m", marks, *FILES], cwd=ROOT, capture_output=True, text=True, timeout=300)
+#: Collects ``FILES`` once and prints each test's id with the markers the suite's conftest
+#: gave it (as ``-m`` reads them: every marker on the test, its class and its module).
+LIST_MARKS = """
+import sys, pytest
+
+class Marks:
+    def pytest_collection_finish(self, session):
+        for item in session.items:
+            print("MARKS", item.nodeid, ",".join(sorted({m.name for m in item.iter_markers()})), sep="\\t")
+
+sys.exit(pytest.main(["--collect-only", "-q", "-s", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[Marks()]))
+"""
+
+
+@functools.cache
+def marks_of_each_test() -> dict[str, frozenset[str]]:
+    """Each test of ``FILES`` and its markers, from one collection (a collection takes
+    seconds; each ``-m`` of the checks below is then a filter of it)."""
+    run = subprocess.run([sys.executable, "-c", LIST_MARKS, *FILES], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
-    return {line for line in run.stdout.splitlines() if "::" in line}
+    listed = [line.split("\t") for line in run.stdout.splitlines() if line.startswith("MARKS\t")]
+    return {parts[1]: frozenset(filter(None, parts[2].split(","))) for parts in listed}
+
+
+def collected(marks: str) -> set[str]:
+    """The ids of the tests of ``FILES`` that ``-m marks`` selects: ``process``, ``kernel``,
+    their negations, and ``and`` of those."""
+    def selects(names: frozenset[str]) -> bool:
+        return all((name.removeprefix("not ") not in names) if name.startswith("not ") else (name in names)
+                   for name in marks.split(" and "))
+
+    return {test for test, names in marks_of_each_test().items() if selects(names)}
 
 
 def test_each_way_of_starting_a_server_carries_the_marker():

@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 import nbformat
+import pytest
 
 from jupyter_analyst.agent.spec.outcome import MODEL_TEXT_CAP
 from jupyter_analyst.kernel.outputs import MB
@@ -76,6 +77,7 @@ def _status(key: str) -> int:
         return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(key + ":"))
 
 
+@pytest.mark.serial  # the host's peak memory while about 1 GB goes by: alone, not beside another test's
 def test_forty_displays_of_25_mb_leave_the_host_near_its_cap(tmp_path, sales_db):
     cap = 64 * MB
     turns = [{"match": "warm", "steps": [python_step("import matplotlib.pyplot as plt; plt.plot([1]); plt.show()"),
@@ -146,6 +148,7 @@ def test_an_exception_of_30_mb_is_capped_like_stdout(tmp_path, sales_db):
     assert stored < 5 * MB, f"{stored // MB} MB stored"
 
 
+@pytest.mark.serial  # the host's peak memory while about 1 GB goes by: alone, not beside another test's
 def test_one_message_of_fifty_20_mb_frames_is_cut_before_the_host_holds_it(tmp_path, sales_db):
     turns = [{"match": "warm", "steps": [python_step("print(1)"), text_step()]},
              {"match": "frames", "steps": [python_step(FRAMES), text_step()]}]

@@ -19,7 +19,8 @@ from jupyter_analyst.kernel import KernelSession, SandboxPolicy
 
 from .conftest import sandboxed_root
 
-pytestmark = [*sandboxed_root(), pytest.mark.asyncio]
+# Serial: 300 processes of nobody, a fork bomb up to its per-uid limit: no other test's kernels beside them.
+pytestmark = [*sandboxed_root(), pytest.mark.asyncio, pytest.mark.serial]
 
 POLICY = SandboxPolicy(processes=64)
 FORK_BOMB = textwrap.dedent("""

@@ -61,6 +61,7 @@ async def _turn(jp_fetch, prompt: str) -> tuple[list[dict], float]:
     return parse_events(response.body.decode()), time.perf_counter() - started
 
 
+@pytest.mark.serial  # an ordinary turn's time beside six runaway queries: on a machine not shared with another test
 async def test_six_runaway_queries_are_stopped_and_other_turns_go_on(jp_fetch):
     runaways = [asyncio.create_task(_turn(jp_fetch, f"runaway {i}")) for i in range(RUNAWAYS)]
     # Once every runaway query is running (their threads are busy), another turn is asked.

@@ -241,6 +241,7 @@ def _worker_settings(source) -> dict[str, str]:
     return {str(name): str(value) for name, value in rows}
 
 
+@pytest.mark.serial  # the process's peak memory: alone, not beside another test's
 def test_a_query_past_the_memory_limit_fails_clearly_without_taking_the_machine(sales_db, tmp_path):
     """The red team's guard-clean query reached 10 GB in the server; now it stops at the limit."""
     source = open_source(str(sales_db), limits=EngineLimits(memory_bytes=256 * 2**20, spill_bytes=64 * 2**20))
@@ -312,6 +313,7 @@ def test_a_sqlite_source_is_read_only_and_allows_only_listed_functions_at_the_en
         source.close()
 
 
+@pytest.mark.serial  # stopped within a second of its timeout: on a machine not shared with another test
 def test_a_runaway_sqlite_query_is_stopped_at_the_engine(tmp_path):
     """Before the fix it ran on in a thread of the loop's default executor for ever."""
     import time
@@ -329,6 +331,7 @@ def test_a_runaway_sqlite_query_is_stopped_at_the_engine(tmp_path):
         source.close()
 
 
+@pytest.mark.serial  # stopped within a second of its timeout: on a machine not shared with another test
 def test_a_runaway_duckdb_query_is_stopped_at_the_engine(sales_db, tmp_path):
     import time
 
@@ -398,6 +401,7 @@ def test_postgres_functions_the_red_team_ran_are_refused(pg_source_url, attack):
         source.close()
 
 
+@pytest.mark.serial  # stopped within a second of its timeout: on a machine not shared with another test
 def test_postgres_sessions_are_read_only_timed_and_never_reused(pg_source_url, tmp_path):
     """Behind the guard: a write fails in the engine, a lock does not outlive its query, a
     runaway statement is cancelled at the server within a second of its timeout."""

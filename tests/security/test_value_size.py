@@ -269,6 +269,7 @@ COMPOUNDING = {
     ("SELECT length(repeat('x', quantity * 100000000)) AS n FROM orders", "query_failed"),
     *((sql, "query_memory") for sql in COMPOUNDING.values()),
 ], ids=["constant", "from the data", *COMPOUNDING])
+@pytest.mark.serial  # peak memory of a process let grow to GBs before the fix: alone, not beside another test's
 def test_the_huge_value_no_longer_takes_the_memory(sales_db, tmp_path, sql, outcome):
     """In a fresh process whose engine is limited to 256 MB: the peak resident memory (VmHWM)
     before and after the attempt, which took it to 2.3 GB before the fix. Values compounded

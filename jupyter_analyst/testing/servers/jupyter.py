@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -61,24 +62,51 @@ class LoggedServer:
         self.stop()
 
 
+class PortTaken(RuntimeError):
+    """The port chosen for a server was taken before the server listened on it."""
+
+
+#: How many ports a server is started on before its start fails: a port :func:`free_port`
+#: gives is free when asked, and another process may take it before the server listens.
+PORT_ATTEMPTS = 3
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 nobody listens on now."""
+    """A TCP port on 127.0.0.1 nobody listens on now (the caller's server may find it taken
+    by the time it listens: :class:`JupyterServerProcess` retries on another)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
+#: Seconds a server is given to stop on SIGTERM (its kernels' shutdown) before SIGKILL.
+STOP_GRACE_S = 20.0
+#: What a server logs when its stop on SIGTERM failed, and with it its only way to exit:
+#: jupyter_client's ``shutdown_all`` raises ``InvalidStateError`` for a kernel whose start or
+#: shutdown is under way (``km.ready`` not done), the server's ``_stop`` task dies, and its
+#: event loop runs on.
+STOP_FAILED = b"ServerApp._stop()"
+
+
 class JupyterServerProcess:
     """``jupyter server`` with ``jupyter_analyst.server`` enabled, token-authenticated."""
 
-    def __init__(self, root: Path, *, sources: dict[str, str], model_url: str, token: str = "analyst-test-token",
-                 extra: list[str] | None = None, ready_path: str = "/api/status", mcp_port: int | None = None) -> None:
+    def __init__(self, root: Path, *, sources: dict[str, str], model_url: str, token: str | None = None,
+                 extra: list[str] | None = None, ready_path: str = "/api/status", mcp_port: int | None = None,
+                 port: int | None = None) -> None:
         self.root = Path(root)
-        self.token = token
-        self.port = free_port()
-        self.args = [
-            sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", f"--port={self.port}",
-            "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={self.root}",
+        # A token of its own: a readiness probe that reaches another test process's server
+        # (on a port both were given) is refused, not taken for this one's answer.
+        self.token = token or f"analyst-test-{uuid.uuid4().hex[:12]}"
+        #: The first port tried (``port``, or one free now); another if it is taken by then.
+        self.port = port or free_port()
+        self._options = [
+            "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            # A port taken meanwhile (by another test process that also asked the kernel for a
+            # free one) fails the start, which start() retries on a new port: without this the
+            # server would take the next port silently, where this object does not look.
+            "--ServerApp.port_retries=0",
             # Jupyter's MCP server (jupyter-server-mcp enables itself where it is installed) only
             # where a test asks for it: it listens on a port of its own.
             f"--ServerApp.jpserver_extensions={{'jupyter_analyst.server': True, "
@@ -101,12 +129,35 @@ class JupyterServerProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def args(self) -> list[str]:
+        """The server's command line, on :attr:`port`."""
+        return [sys.executable, "-m", "jupyter_server", f"--port={self.port}", *self._options]
+
     def start(self, timeout: float = 60.0) -> JupyterServerProcess:
-        """Start and wait until :attr:`ready_path` answers."""
+        """Start and wait until :attr:`ready_path` answers; on another port when the one
+        chosen was taken before the server could listen on it (a few times)."""
+        for _ in range(PORT_ATTEMPTS - 1):
+            try:
+                return self._start(timeout)
+            except PortTaken:
+                self.port = free_port()
+        return self._start(timeout)
+
+    def _start(self, timeout: float) -> JupyterServerProcess:
         self.root.mkdir(parents=True, exist_ok=True)
-        # Its log, for the error when it does not start.
-        with open(self.root / "server.log", "ab") as log:
+        # Its log, for the error when it does not start (and to tell a port taken).
+        log_path = self.root / "server.log"
+        start = log_path.stat().st_size if log_path.exists() else 0
+        with open(log_path, "ab") as log:
             self.proc = subprocess.Popen(self.args, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            return self._wait_ready(timeout, log_path, start)
+        except BaseException:
+            self.stop()  # a start that failed leaves no server behind to take its port later
+            raise
+
+    def _wait_ready(self, timeout: float, log_path: Path, start: int) -> JupyterServerProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
@@ -114,13 +165,17 @@ class JupyterServerProcess:
                 if self.mcp_port is not None:
                     socket.create_connection(("127.0.0.1", self.mcp_port), timeout=5).close()
                 return self
-            except (urllib.error.URLError, ConnectionError):
+            # A timeout too: the port may be taken by a process that answers nothing (the
+            # server then exits, and is started on another).
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if self.proc.poll() is not None:
-                    tail = (self.root / "server.log").read_text(errors="replace").splitlines()[-20:]
+                    said = log_path.read_bytes()[start:].decode(errors="replace")
+                    if f"port {self.port} is not available" in said:
+                        raise PortTaken(self.port) from None
+                    tail = said.splitlines()[-20:]
                     raise RuntimeError(f"the Jupyter server exited with {self.proc.returncode}:\n"
                                        + "\n".join(tail)) from None
                 time.sleep(0.1)
-        self.stop()  # not left running behind the test that gave up on it
         tail = (self.root / "server.log").read_text(errors="replace").splitlines()[-20:]
         raise RuntimeError(f"the Jupyter server did not answer {self.ready_path} in {timeout:g} s:\n" + "\n".join(tail))
 
@@ -142,8 +197,23 @@ class JupyterServerProcess:
         self.proc.wait(timeout=30)
 
     def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL)."""
-        stop_process(self.proc)
+        """Stop the server: SIGTERM, then SIGKILL past the grace, or at once when its stop
+        failed (see :data:`STOP_FAILED`): it would wait out the whole grace for nothing."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        log_path = self.root / "server.log"
+        start = log_path.stat().st_size if log_path.exists() else 0
+        self.proc.terminate()
+        deadline = time.monotonic() + STOP_GRACE_S
+        while self.proc.poll() is None and time.monotonic() < deadline:
+            try:
+                self.proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                if STOP_FAILED in log_path.read_bytes()[start:]:
+                    break
+        if self.proc.poll() is None:
+            self.proc.kill()  # its kernels end with it (bubblewrap's --die-with-parent)
+            self.proc.wait(timeout=10)
 
     def __enter__(self) -> JupyterServerProcess:
         return self.start()

@@ -40,6 +40,16 @@ def _binaries() -> Path:
     raise PostgresUnavailable(f"no PostgreSQL server binaries: {INSTALL_HINT}")
 
 
+class PortTaken(AnalystError):
+    """The server's port was taken before it listened on it."""
+
+    reason = "postgres_port_taken"
+
+
+#: How many ports the server is started on before its start fails.
+PORT_ATTEMPTS = 3
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -50,9 +60,8 @@ class PostgresServer:
     """One running cluster; :meth:`new_database` gives a ``postgresql://`` URL per test."""
 
     user = "analyst"
-    password = "analyst-secret"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, port: int | None = None) -> None:
         try:
             import psycopg  # noqa: F401
         except ImportError as exc:
@@ -61,7 +70,11 @@ class PostgresServer:
         self.root = root
         self.data = root / "data"
         self.socket_dir = root / "sock"
-        self.port = _free_port()
+        #: The first port tried (``port``, or one free now); another if it is taken by then.
+        self.port = port or _free_port()
+        # A password of its own: a readiness probe that reaches another test process's server
+        # (on a port both were given) is refused, not taken for this one's answer.
+        self.password = f"analyst-{uuid.uuid4().hex[:12]}"
         self._as: list[str] = []
         if os.geteuid() == 0:
             self._as = ["runuser", "-u", "postgres", "--"]
@@ -76,7 +89,16 @@ class PostgresServer:
         self._run([str(self.bin / "initdb"), "-D", str(self.data), "-U", self.user, "--pwfile", str(pwfile),
                    "-A", "scram-sha-256", "--auth-local=trust", "-E", "UTF8", "--no-sync"])
         self.process: subprocess.Popen[bytes] | None = None
-        self.start()
+        # The port was free when asked; another process may take it before the server
+        # listens: then on another port (a restart keeps the port, which its URLs name).
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                self.start()
+                break
+            except PortTaken:
+                if attempt == PORT_ATTEMPTS - 1:
+                    raise
+                self.port = _free_port()
         self._exec("CREATE DATABASE analyst_template")
 
     def _run(self, argv: list[str]) -> None:
@@ -100,9 +122,10 @@ class PostgresServer:
                 return
             except psycopg.OperationalError:
                 if self.process.poll() is not None:
-                    raise PostgresUnavailable(
-                        f"postgres exited: {self.process.stderr.read().decode() if self.process.stderr else ''}"
-                    ) from None
+                    said = self.process.stderr.read().decode() if self.process.stderr else ""
+                    if "Address already in use" in said:
+                        raise PortTaken(f"port {self.port} was taken: {said}") from None
+                    raise PostgresUnavailable(f"postgres exited: {said}") from None
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)  # polling the server's readiness, not timing a test
@@ -138,9 +161,9 @@ class PostgresServer:
 
 
 @contextmanager
-def postgres_server(root: Path) -> Iterator[PostgresServer]:
-    """A running server for the duration of the block."""
-    server = PostgresServer(root)
+def postgres_server(root: Path, *, port: int | None = None) -> Iterator[PostgresServer]:
+    """A running server for the duration of the block (on ``port`` if it is free)."""
+    server = PostgresServer(root, port=port)
     try:
         yield server
     finally:

@@ -7,7 +7,6 @@ client still needs some: :data:`CREDENTIALS` are set in the environment by the t
 
 from __future__ import annotations
 
-import socket
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,12 +33,6 @@ class S3Unavailable(AnalystError):
     reason = "s3_unavailable"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class S3Server:
     """One running moto server; ``endpoint_url`` is its address."""
 
@@ -50,10 +43,13 @@ class S3Server:
             from moto.server import ThreadedMotoServer
         except ImportError as exc:
             raise S3Unavailable(f"an S3-compatible server cannot run here ({exc.name} is missing): {INSTALL_HINT}") from exc
-        self.port = _free_port()
-        self.endpoint_url = f"http://127.0.0.1:{self.port}"
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        # Port 0: the server's socket is bound to a port the system picks, and kept (a port
+        # asked for first and bound later could be taken meanwhile by another test process,
+        # and moto's start would then wait for ever).
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._server.start()  # returns once the server listens
+        self.port = self._server.get_host_and_port()[1]
+        self.endpoint_url = f"http://127.0.0.1:{self.port}"
 
     def client(self) -> Any:
         """A boto3 S3 client of the server (as the tests' own eyes on the bucket)."""
