@@ -84,19 +84,25 @@ def test_as_many_stubborn_calls_as_come_end_and_the_source_never_refuses(stubbor
     src = open_source(str(stubborn_db))
     try:
         async def scenario():
+            killed = 0
             for n in range(6):
                 # Its worker started first: the call, not the start, is what the timeout meets.
                 assert (await _query(src, "SELECT 1 AS x", tmp_path / f"w{n}.parquet")).rows == 1
                 with pytest.raises(QueryFailed) as info:
                     await _query(src, STUBBORN, tmp_path / f"a{n}.parquet", **SHORT)
                 assert info.value.reason == "query_timeout"
+                # On a loaded machine the timeout can meet the statement before its long call
+                # starts, where the interrupt still lands: then its worker lives on.
+                killed += "took no interrupt" in info.value.message
             started = time.perf_counter()
             ok = await _query(src, "SELECT 1 AS x", tmp_path / "b.parquet")
-            return ok, time.perf_counter() - started
+            return ok, time.perf_counter() - started, killed
 
-        ok, waited = asyncio.run(scenario())
+        ok, waited, killed = asyncio.run(scenario())
         assert ok.rows == 1 and waited < 10.0
-        assert src.engine.started == 7
+        assert killed >= 1, "at least one call took no interrupt"
+        # One worker at the start, and a new one after each that was ended.
+        assert src.engine.started == 1 + killed
     finally:
         src.close()
 

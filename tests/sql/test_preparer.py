@@ -53,6 +53,7 @@ def _told(a) -> list[dict]:
     return [json.loads(m["content"]) for m in a.server.requests[-1]["messages"] if m["role"] == "tool"]
 
 
+@pytest.mark.serial  # a bound in seconds on the event loop's gaps: on a machine not shared with another test
 def test_a_query_past_the_time_limit_is_refused_while_the_loop_keeps_answering(analyst):
     a = analyst({"turns": [{"steps": [sql_step(HUGE_UNION, "arms"), text_step("done")]}]})
     started = time.perf_counter()

@@ -163,6 +163,7 @@ def test_a_paced_reasoning_streams_a_line_at_a_time_that_far_apart():
     with ScriptedModelServer(script) as srv:
         client = openai.OpenAI(base_url=srv.base_url, api_key="k", max_retries=0)
         seen: list[tuple[float, str, str]] = []
+        asked = time.monotonic()
         stream = client.chat.completions.create(model="m", messages=[user("x")], stream=True)
         for chunk in stream:
             delta = chunk.choices[0].delta.model_dump() if chunk.choices else {}
@@ -174,8 +175,10 @@ def test_a_paced_reasoning_streams_a_line_at_a_time_that_far_apart():
         "Which region?\n", "By month.\n", "Then chart it."]
     assert [field for _, field, _ in seen][3:] == ["content"] * (len(seen) - 3)
     assert "".join(text for _, field, text in seen if field == "content") == "Done."
-    gaps = [later[0] - earlier[0] for earlier, later in zip(seen[:2], seen[1:3])]
-    assert all(gap >= 0.25 for gap in gaps), gaps
+    # A line can reach the client late and the next one on time, so the gaps between arrivals
+    # say little; that the k-th line cannot arrive before k paces have passed says it all.
+    since = [round(t - asked, 3) for t, _, _ in seen[:3]]
+    assert since[1] >= 0.3 and since[2] >= 0.6, since
 
 
 def test_scripted_http_error():
