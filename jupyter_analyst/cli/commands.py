@@ -238,7 +238,10 @@ def artifacts_list(args: argparse.Namespace) -> int:
         return 0
     from ..untrusted import terminal_text
 
-    row = "{:<16}  {:<8} {:<7} {:>10}  {:<19}  {}"
+    # The ids set the first column's width: they grew past the header's once, and a fixed
+    # width pushed every row's columns out of line with it.
+    width = max(len("ARTIFACT"), *(len(a.artifact_id) for a in items))
+    row = "{:<%d}  {:<8} {:<7} {:>10}  {:<19}  {}" % width
     print(row.format("ARTIFACT", "TYPE", "MADE BY", "BYTES", "FINGERPRINT", "NAME"))
     for a in items:
         print(terminal_text(row.format(a.artifact_id, a.type, a.producer, a.size, a.fingerprint[:19], a.name)))

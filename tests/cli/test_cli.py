@@ -150,6 +150,10 @@ def test_the_demo_sends_a_newcomer_first_to_what_jupyterlab_can_open(tmp_path):
         if name == "inventory":
             header, *rows = pasted.stdout.splitlines()
             assert header.split()[:2] == ["ARTIFACT", "TYPE"] and rows and all(r.startswith("art_") for r in rows)
+            # Each column starts under its heading.
+            for r in rows:
+                kind = r.split()[1]
+                assert r.index(kind, len(r.split()[0])) == header.index("TYPE"), (header, r)
     check = after["audit"].split("(check it: ", 1)[1].rstrip(")")
     verified = subprocess.run(check, shell=True, cwd=tmp_path, env=bare, capture_output=True, text=True, timeout=300)
     assert verified.returncode == 0, verified.stdout[-2000:] + verified.stderr[-2000:]
