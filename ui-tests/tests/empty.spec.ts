@@ -6,7 +6,7 @@ import { DEMO_ANSWER, DEMO_QUESTION, SCREENSHOTS, newThread, openPanel } from '.
 /**
  * A new thread at JupyterLab's default sidebar width: it lists the sample source's tables
  * with their row counts and the scripted model's questions; one of them, picked, fills the
- * prompt box, whose placeholder is whole, and is answered when sent.
+ * prompt box, whose placeholder is whole, and is answered when sent; the model's name is whole.
  */
 test('an empty thread offers its tables and questions that fill the prompt box', async ({
   page
@@ -31,6 +31,12 @@ test('an empty thread offers its tables and questions that fill the prompt box',
     return sizes;
   });
   expect(scrolled).toBeLessThanOrEqual(shown);
+
+  // The model's name is read whole: wrapped, never cut or hidden behind an ellipsis.
+  const model = panel.locator('.jp-AnalystModel-name');
+  await expect(model).toContainText('scripted');
+  const [wide, room] = await model.evaluate((el: HTMLElement) => [el.scrollWidth, el.clientWidth]);
+  expect(wide).toBeLessThanOrEqual(room);
   await panel.screenshot({ path: path.join(SCREENSHOTS, 'empty-thread.png') });
 
   await suggestions.first().click();
