@@ -226,8 +226,8 @@ class AnalystTools:
                                      live=self.live)
         scope.threads.add(summary.thread_id)
         name = self.sources.name_of(spec if thread is None else await self._thread_source(summary.thread_id))
-        artifacts = await asyncio.to_thread(self._artifacts, summary.thread_id)
-        views = [_artifact_view(a) for a in artifacts if a.artifact_id not in before]
+        made = [a for a in await asyncio.to_thread(self._artifacts, summary.thread_id) if a.artifact_id not in before]
+        views = [_artifact_view(a) for a in made]
         data = {"thread": summary.thread_id, "source": name, "turn": summary.turn_id, "status": summary.status,
                 "answer": summary.answer, "artifacts": views,
                 "notebook": NOTEBOOK_SCHEME + summary.thread_id if summary.notebook else None,
@@ -238,7 +238,9 @@ class AnalystTools:
         text += f"\n{_cut(summary.answer or '')}" if summary.answer else ""
         text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
         text += "\n" + continuing(summary.thread_id, new=thread is None)
-        return self._shown(Reply(text, data, error=summary.status == "error"))
+        # The turn's charts come back as images, as a step's do.
+        return self._shown(Reply(text, data, error=summary.status == "error",
+                                 images=await asyncio.to_thread(self._images, made)))
 
     # ------------------------------------------------------------------ look-ups
 
