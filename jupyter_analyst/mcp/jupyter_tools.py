@@ -120,12 +120,13 @@ def _notebook_path(thread: str) -> str | None:
 
     if _cached is None or not ServerApp.initialized():
         return None
-    path = Workspace.of(_cached[1].config).notebook_path(thread)
+    # The thread's id comes from a result's text (a model's answer may hold any): a lookup
+    # that creates nothing.
+    path = Workspace.of(_cached[1].config).written_notebook(thread)
     try:
-        inside = path.relative_to(Path(ServerApp.instance().root_dir).expanduser().resolve())
+        return path.relative_to(Path(ServerApp.instance().root_dir).expanduser().resolve()).as_posix() if path else None
     except ValueError:
         return None
-    return inside.as_posix() if path.is_file() else None
 
 
 def _plain(exc: AnalystError) -> Reply:
