@@ -79,6 +79,11 @@ class Workspace:
         self._mkdir(path)
         return path
 
+    def written_notebook(self, thread_id: str) -> Path | None:
+        """The thread's audit notebook once it is written, else ``None`` (nothing is created)."""
+        path = self.root / "threads" / thread_id / "notebook.ipynb"
+        return path if path.is_file() else None
+
     def kernel_dir(self, thread_id: str) -> Path:
         """The thread's kernel working folder (created on demand; its content is the kernel's)."""
         path = self.root / "kernels" / thread_id

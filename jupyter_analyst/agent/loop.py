@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .._clock import new_id
-from .._text import model_json
+from .._text import how_many, model_json
 from ..errors import AnalystError, DiskUnavailable, ModelError
 from ..events import AnswerReady, StateChanged, TurnEnded, TurnEndStatus
 from ..ledger import Ledger, Price
@@ -226,7 +226,8 @@ class AgentLoop:
         final = number > self.max_steps
         current = run.conversation
         if final:
-            await run.guard("step_limit_reached", f"stopped after {self.max_steps} model calls; asking for an answer")
+            await run.guard("step_limit_reached",
+                            f"stopped after {how_many(self.max_steps, 'model call')} with tools; asking for an answer")
             run.limited = True
             calls = f"{self.max_steps} model call{'' if self.max_steps == 1 else 's'}"
             run.message = f"the step budget ({calls} with tools) ran out; the answer says what is unfinished"

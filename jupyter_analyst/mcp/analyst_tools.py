@@ -184,8 +184,8 @@ class AnalystTools:
                    on_event: EventSink | None = None, rerun: bool = False, source: str | None = None) -> Reply:
         """One call of ``tool`` as a step of ``thread`` (a new thread when ``None``).
 
-        A call refused before it ran (its arguments, a guard) on a new thread leaves no
-        thread behind: a client looping on a bad call does not fill the store.
+        A call refused before it ran (its arguments, a guard), or a look-up that failed, on a
+        new thread leaves no thread behind: a client looping on a bad call does not fill the store.
 
         Steps of one thread run one after another, in the order they came (:mod:`.queueing`);
         a look-up runs at once, beside them, on an environment of its own (no kernel).
@@ -201,7 +201,7 @@ class AnalystTools:
         else:
             async with self._queued(thread):
                 step = await run_tool_step(request, config=self.config, on_event=on_event, live=self.live)
-        if thread is None and _refused_before_running(step):
+        if thread is None and _left_nothing(step, looked=beside):
             await self._forget(step.thread_id)
             return self._shown(_step_reply(tool, step, thread=None, source=self.sources.name_of(spec)))
         scope.threads.add(step.thread_id)
@@ -226,8 +226,8 @@ class AnalystTools:
                                      live=self.live)
         scope.threads.add(summary.thread_id)
         name = self.sources.name_of(spec if thread is None else await self._thread_source(summary.thread_id))
-        artifacts = await asyncio.to_thread(self._artifacts, summary.thread_id)
-        views = [_artifact_view(a) for a in artifacts if a.artifact_id not in before]
+        made = [a for a in await asyncio.to_thread(self._artifacts, summary.thread_id) if a.artifact_id not in before]
+        views = [_artifact_view(a) for a in made]
         data = {"thread": summary.thread_id, "source": name, "turn": summary.turn_id, "status": summary.status,
                 "answer": summary.answer, "artifacts": views,
                 "notebook": NOTEBOOK_SCHEME + summary.thread_id if summary.notebook else None,
@@ -238,7 +238,9 @@ class AnalystTools:
         text += f"\n{_cut(summary.answer or '')}" if summary.answer else ""
         text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
         text += "\n" + continuing(summary.thread_id, new=thread is None)
-        return self._shown(Reply(text, data, error=summary.status == "error"))
+        # The turn's charts come back as images, as a step's do.
+        return self._shown(Reply(text, data, error=summary.status == "error",
+                                 images=await asyncio.to_thread(self._images, made)))
 
     # ------------------------------------------------------------------ look-ups
 
@@ -464,10 +466,13 @@ class AnalystTools:
         return self._with_workspace(lambda workspace: workspace.artifacts.list(thread))
 
 
-def _refused_before_running(step: ToolStep) -> bool:
-    """The call was refused before it ran: its arguments, or a guard (nothing executed or reused)."""
+def _left_nothing(step: ToolStep, *, looked: bool) -> bool:
+    """The failed call left nothing a thread should keep: it was refused before it ran (its
+    arguments, or a guard: nothing executed or reused), or it was a look-up (which reads only
+    the schema: a table that is not there, a name left empty)."""
     calls = step.summary.tool_calls
-    return not step.ok and calls.get("blocked", 0) > 0 and not calls.get("executed") and not step.reused
+    refused = calls.get("blocked", 0) > 0 and not calls.get("executed") and not step.reused
+    return not step.ok and (refused or looked)
 
 
 def _step_reply(tool: str, step: ToolStep, *, thread: str | None, source: str | None, new: bool = False) -> Reply:

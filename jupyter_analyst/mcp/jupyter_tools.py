@@ -11,12 +11,18 @@ A step on a thread whose panel turn is running waits for it (as for the thread's
 before it, :mod:`.queueing`), look-ups run beside it; a call whose client sent a progress
 token is told the step's progress, as by the analyst's own server (FastMCP's context, which
 the extension's server runs each call in).
+
+That server reads no resources: a result names each artifact by the call that fetches it
+(``analyst_get_artifact``, which gives its bytes in its result: a chart as an image), and a
+thread's audit notebook by its path under the Jupyter server's root, as the server's other
+tools name files (:func:`~.tool_results.fetched_by`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from pathlib import Path
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 
@@ -27,7 +33,7 @@ from ..errors import AnalystError, ConfigError
 from .analyst_tools import AnalystTools, Reply, Scope
 from .parameters import Code, Name, Prompt, Rerun, Sql
 from .reporting import progress
-from .tool_results import tool_result
+from .tool_results import artifact_result, fetched_by, tool_result
 
 _cached: tuple[Any, AnalystTools] | None = None
 _scope = Scope()
@@ -40,9 +46,12 @@ NamedThread = Annotated[str, Field(description=(
 Source = Annotated[str | None, Field(description=(
     "The source to start a new thread on, by name as analyst_list_sources lists them (default the first)."))]
 Table = Annotated[str, Field(description="A table or view name, as analyst_list_tables gives it.")]
+Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha256:...), as a result gave it.")]
 
 #: The prefix of each tool's name, beside Jupyter AI's tools.
 PREFIX = "analyst_"
+#: An artifact larger than this is not put in a result (its dataset is read in the thread's Python).
+EMBED_CAP = 5_000_000
 
 
 def tool_specs() -> list[str]:
@@ -96,9 +105,28 @@ async def _answer(work: Callable[[AnalystTools], Awaitable[Reply]]) -> CallToolR
     tools: AnalystTools | None = None
     try:
         tools = _tools()
-        return tool_result(await work(tools))
+        reply = await work(tools)
     except AnalystError as exc:
-        return tool_result(tools.refused(exc) if tools is not None else _plain(exc))
+        reply = tools.refused(exc) if tools is not None else _plain(exc)
+    return tool_result(fetched_by(reply, analyst_get_artifact.__name__, _notebook_path))
+
+
+def _notebook_path(thread: str) -> str | None:
+    """A thread's audit notebook as the Jupyter server names files: its path under the
+    server's root (``None`` when the workspace is outside it, or it is not written yet)."""
+    from jupyter_server.serverapp import ServerApp
+
+    from ..workspace import Workspace
+
+    if _cached is None or not ServerApp.initialized():
+        return None
+    # The thread's id comes from a result's text (a model's answer may hold any): a lookup
+    # that creates nothing.
+    path = Workspace.of(_cached[1].config).written_notebook(thread)
+    try:
+        return path.relative_to(Path(ServerApp.instance().root_dir).expanduser().resolve()).as_posix() if path else None
+    except ValueError:
+        return None
 
 
 def _plain(exc: AnalystError) -> Reply:
@@ -162,6 +190,39 @@ async def analyst_thread_state(thread: NamedThread) -> CallToolResult:
     return await _answer(lambda tools: tools.thread_state(thread=thread, scope=_scope))
 
 
+async def analyst_get_artifact(fingerprint: Fingerprint) -> CallToolResult:
+    """An artifact of your analyst threads, by fingerprint, in the result itself: a chart as an image, a file
+    as text, a dataset as its Parquet bytes (base64). A result names the call that fetches each artifact."""
+    fetched: list[tuple[dict[str, Any], bytes]] = []
+
+    async def fetch(tools: AnalystTools) -> Reply:
+        found = await tools.artifact(fingerprint, scope=_scope)
+        if found.data["size"] > EMBED_CAP:
+            raise ConfigError(f"{found.data['name']} is {found.data['size']:,} bytes, more than a result carries "
+                              f"({EMBED_CAP:,})", reason="artifact_too_large",
+                              hint="a dataset is a DataFrame by its name in its thread: analyst_run_python "
+                                   "can summarise it")
+        data, _mime = await tools.read_artifact(fingerprint, scope=_scope)
+        fetched.append((found.data, data))
+        return found
+
+    refused = await _answer(fetch)  # a refusal (unknown, another user's, too large) is said as others are
+    return artifact_result(*fetched[0]) if fetched else refused
+
+
+async def analyst_restart_kernel(thread: NamedThread) -> CallToolResult:
+    """Stop an analyst thread's Python kernel (after its running steps): the next analyst_run_python starts a
+    fresh one, where the thread's datasets and values are restored as steps read them."""
+    return await _answer(lambda tools: tools.restart_kernel(thread=thread, scope=_scope))
+
+
+async def analyst_verify(thread: NamedThread) -> CallToolResult:
+    """Re-execute an analyst thread's audit notebook and compare every artifact's fingerprint: whether its
+    results reproduce, and why one that does not differs."""
+    async with _told("verify"):
+        return await _answer(lambda tools: tools.verify(thread=thread, scope=_scope))
+
+
 async def analyst_ask(prompt: Prompt, thread: Thread = None, source: Source = None) -> CallToolResult:
     """Ask the data analyst a whole question: it plans, queries, analyses and answers."""
     async with _told("ask") as on_event:
@@ -171,4 +232,5 @@ async def analyst_ask(prompt: Prompt, thread: Thread = None, source: Source = No
 
 #: The tools, in the order they are listed.
 TOOLS = (analyst_list_sources, analyst_threads, analyst_list_tables, analyst_describe_table, analyst_run_sql,
-         analyst_run_python, analyst_list_artifacts, analyst_thread_state, analyst_ask)
+         analyst_run_python, analyst_restart_kernel, analyst_list_artifacts, analyst_get_artifact,
+         analyst_thread_state, analyst_verify, analyst_ask)

@@ -234,3 +234,30 @@ def test_mcp_refuses_one_source_name_given_twice_in_one_line(tmp_path, sales_db)
     assert out.returncode == 2, out.stderr
     assert out.stderr.splitlines() == ["error: the source name 'sales' is given twice"]
     assert not (tmp_path / "ws").exists()  # refused before anything opened
+
+
+def test_a_run_out_of_steps_says_so_and_exits_as_a_turn_that_did_not_complete(tmp_path, sales_db):
+    """``--max-steps 1`` on a model that wants more: the turn's line says it ran out, the exit
+    status is that of a turn that did not complete (docs/memory.md), ``--json`` says ``step_limited``."""
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    look = {"tool_calls": [{"name": "describe_table", "arguments": {"table": "orders"}}]}
+    partial = "[scripted model] orders is described; regions is unfinished."
+    script = {"turns": [{"match": "compare", "steps": [look, {"content": partial}]}]}
+    with ScriptedModelServer(script) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        common = ["run", "--db", str(sales_db), "--prompt", "compare the regions", "--no-summarizer",
+                  "--max-steps", "1"]
+        said = run_cli(*common, "--workspace", str(tmp_path / "a"), env=env)
+        as_json = run_cli(*common, "--workspace", str(tmp_path / "b"), "--json", env=env)
+        assert server.requests[0].get("tools") and not server.requests[1].get("tools")  # the last call: no tools
+    assert said.returncode == 1 and "Traceback" not in said.stderr, said.stderr[-2000:]
+    ended = ("turn step_limited: the step budget (1 model call with tools) ran out; "
+             "the answer says what is unfinished")
+    # Said under the answer (stdout) and at the end of the progress (stderr).
+    assert ended in said.stdout.splitlines() and said.stderr.splitlines()[-1] == ended, said.stderr[-2000:]
+    assert partial in said.stdout
+    assert "guard step_limit_reached: stopped after 1 model call with tools; asking for an answer" in said.stderr
+    assert as_json.returncode == 1, as_json.stderr[-2000:]
+    body = json.loads(as_json.stdout.strip().splitlines()[-1])
+    assert body["status"] == "step_limited" and body["message"].startswith("the step budget (1 model call")

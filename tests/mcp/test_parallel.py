@@ -46,6 +46,27 @@ def test_parallel_lookups_and_steps_on_one_thread_all_run(tmp_path, sales_db):
     assert "42" in _text(steps[1])
 
 
+async def look_up_beside_a_running_step(client: Client, thread: str, prefix: str = "") -> tuple[object, bool]:
+    """``describe_table`` on ``thread`` (of :func:`build_join_db`'s source) while its endless
+    ``run_sql`` runs (told by its progress), that step then cancelled: the look-up's result, and
+    whether the step had ended before it answered. ``prefix``: the tools' (``analyst_`` in Jupyter)."""
+    running = asyncio.Event()
+
+    async def progress(value, total, message):
+        if "run_sql running" in (message or ""):
+            running.set()
+
+    slow = asyncio.create_task(client.call_tool(
+        f"{prefix}run_sql", {"sql": ENDLESS, "name": "endless", "thread": thread}, progress_callback=progress))
+    await asyncio.wait_for(running.wait(), 120)
+    look = await asyncio.wait_for(client.call_tool(f"{prefix}describe_table", {"table": "b", "thread": thread}), 60)
+    ended_first = slow.done()
+    slow.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await slow
+    return look, ended_first
+
+
 def test_a_lookup_answers_beside_a_running_step(tmp_path):
     source = build_join_db(tmp_path / "join.duckdb")
 
@@ -53,20 +74,7 @@ def test_a_lookup_answers_beside_a_running_step(tmp_path):
         async with Client(server(tmp_path / "ws", source)) as client:
             made = await client.call_tool("list_tables", {})
             thread = made.structured_content["thread"]
-            running = asyncio.Event()
-
-            async def progress(value, total, message):
-                if "run_sql running" in (message or ""):
-                    running.set()
-
-            slow = asyncio.create_task(client.call_tool(
-                "run_sql", {"sql": ENDLESS, "name": "endless", "thread": thread}, progress_callback=progress))
-            await asyncio.wait_for(running.wait(), 120)
-            look = await asyncio.wait_for(client.call_tool("describe_table", {"table": "b", "thread": thread}), 60)
-            ended_first = slow.done()
-            slow.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await slow
+            look, ended_first = await look_up_beside_a_running_step(client, thread)
             return look, ended_first, thread
 
     look, ended_first, thread = asyncio.run(session())
