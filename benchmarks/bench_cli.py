@@ -10,6 +10,7 @@ notebook, the exit. Baselines: ``python -c "import jupyter_analyst"`` and ``pyth
 from __future__ import annotations
 
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -57,6 +58,7 @@ def bench_cli(report: Report, *, rows: int, repeat: int) -> None:
         if demo.returncode != 0:
             raise RuntimeError(f"the demo failed: {demo.stderr[-2000:]}")
         thread = json.loads(demo.stdout)["first"]["thread_id"]
+        load_before = os.getloadavg()[0]
         with ScriptedModelServer(DEMO_SCRIPT) as model:
             turn = [str(CLI), "run", "--workspace", str(out / ".analyst"), "--thread", thread,
                     "--prompt", "continue", "--base-url", model.base_url, "--json"]
@@ -70,6 +72,9 @@ def bench_cli(report: Report, *, rows: int, repeat: int) -> None:
                'python -c "import jupyter_analyst"')
     report.add("CLI 'continue' turn, every step reused (process wall), vs a bare interpreter", ours, bare,
                "python -c pass")
-    report.note(f"CLI turn: {ours:.2f} s wall ({ours_cpu:.2f} s CPU, with its SQL checker process), of which the "
-                f"agent loop (TurnSummary total_s) {inside:.2f} s; the rest is start-up, the notebook, the "
+    report.note(f"CLI turn: {ours:.2f} s wall ({ours_cpu:.2f} s CPU, with the helper processes it started), of "
+                f"which the agent loop (TurnSummary total_s) {inside:.2f} s; the rest is start-up, the notebook, the "
                 "end-of-turn summarizer and the exit; scripted model on 127.0.0.1")
+    # Wall time on a machine that may be shared: its load says how far it was from idle.
+    report.note(f"CLI turn: load average (1 min) on {os.cpu_count()} cores: {load_before:.1f} at the start, "
+                f"{os.getloadavg()[0]:.1f} at the end")

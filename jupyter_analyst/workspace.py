@@ -6,6 +6,7 @@ Layout (default ``.analyst/`` beside the notebooks)::
     artifacts/sha256/ab/...  content-addressed blobs (with ``--blobs s3://...``, the bucket holds
                              them and ``artifacts/cache/sha256/ab/...`` is its read-through cache)
     threads/<thread_id>/     the thread's audit notebook, ``notebook.ipynb`` (the host's only)
+    checks/ab/...            the SQL checks made, kept for other processes (``sql/check_cache.py``)
     kernels/<thread_id>/     the thread's kernel working folder (``outputs/`` inside): the only
                              place a kernel may write, so nothing the host trusts lives there
     kernels/.datasets/k-*/   per kernel, links to the blobs of its thread's datasets (read-only
@@ -89,6 +90,12 @@ class Workspace:
         path = self.root / "kernels" / thread_id
         self._mkdir(path)
         return path
+
+    @property
+    def checks_dir(self) -> Path:
+        """Where the SQL checks made are kept, so another process need not make them again
+        (the host's: no kernel sees it)."""
+        return self.root / "checks"
 
     @property
     def datasets_root(self) -> Path:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .context import STEP_BUDGET_MARKER, ContextBudget, state_summary
     from .environment import ThreadEnvironment
     from .eventlog import EventSink, EventWriter
-    from .llm import SCRIPTED_MODEL, LLMClient
+    from .llm import SCRIPTED_MODEL, LLMClient, start_sdk_import
     from .loop import AgentLoop
     from .memory import SUMMARIZER_MARKER, ThreadMemory, summarize_turn
     from .spec import StepOutcome
@@ -38,6 +38,7 @@ _HOME = {
     "SUMMARIZER_MARKER": "memory",
     "LLMClient": "llm",
     "SCRIPTED_MODEL": "llm",
+    "start_sdk_import": "llm",
     "EventWriter": "eventlog",
     "EventSink": "eventlog",
     "ContextBudget": "context",
@@ -62,6 +63,7 @@ __all__ = [
     "TurnSummary",
     "looks_only",
     "result_models_by_tool",
+    "start_sdk_import",
     "state_summary",
     "summarize_turn",
     "user_steps",

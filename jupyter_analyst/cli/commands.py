@@ -52,13 +52,16 @@ def summarizer_wait() -> float:
 
 def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -> int:
     """``run``: one turn of a thread, its progress on stderr as it goes (or one JSON object at the end);
-    ``started`` is called once the turn's engine is imported."""
-    from ..agent import ContextBudget
+    ``started`` is called once the turn's engine is imported, the model's SDK included."""
+    from ..agent import ContextBudget, start_sdk_import
     from ..turns import AnalystConfig, BackgroundWork, ModelSettings, TurnRequest, run_turn
     from ..events import MemoryUpdated
     from ..progress import ProgressPrinter, print_summary
 
-    started()
+    # The model's SDK is the command's last import, begun now on a thread of its own, so that
+    # it overlaps what the turn opens first; this process runs nothing but the turn, so the SDK
+    # may leave out what the turn never uses. ``started`` comes once it is loaded.
+    start_sdk_import(without_aiohttp=True, then=started)
 
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url, summary_model=args.summary_model)
     attached = None

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AnalystError, SqlRejected
+from .check_cache import CheckCache, settled
 from .query_model import ClearedQuery, PreparedQuery
 from .workers import close_pipes
 
@@ -360,6 +361,15 @@ async def _schema_of(source: DataSource, version: str) -> tuple[str, dict[str, d
     return entry
 
 
+def _key_of(sql: str, source: DataSource) -> tuple[tuple[str, ...], bool]:
+    """What a check depends on (the text, and the source as of its data version), and
+    whether the check holds in another process too (its source's data is settled)."""
+    version = source.data_version()
+    # A source without files (":memory:") is only itself: its own object is part of its identity.
+    identity = f"{version}@{id(source)}" if version == "memory" else version
+    return (sql, source.kind, source.spec, source.dialect, identity), settled(version)
+
+
 def worker_pool() -> WorkerPool:
     """This process's worker pool (created on first use, stopped at exit)."""
     global _pool
@@ -376,11 +386,17 @@ class SqlPreparer:
     Args:
         max_chars: longer SQL is refused unread (``sql_too_large``).
         timeout_s: preparation still running after this long is stopped (``sql_too_complex``).
+        kept: a folder where checks are kept across processes: a query another process
+            checked against the same data is answered from it, and no worker starts.
     """
 
-    def __init__(self, *, max_chars: int = DEFAULT_MAX_CHARS, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self, *, max_chars: int = DEFAULT_MAX_CHARS, timeout_s: float = DEFAULT_TIMEOUT_S, kept: Path | None = None,
+    ) -> None:
         self.max_chars = max_chars
         self.timeout_s = timeout_s
+        #: Where checks are kept for other processes (the workspace's, see ``check_cache.py``).
+        self.kept = CheckCache(kept) if kept is not None else None
 
     @property
     def cold(self) -> bool:
@@ -394,6 +410,20 @@ class SqlPreparer:
         (a worker started on demand would hold one of them up while it imports)."""
         pool = worker_pool()
         pool.warm(pool.size if side_by_side else 1)
+
+    async def remembers(self, sql: str, source: DataSource) -> bool:
+        """Whether ``sql`` against ``source`` as it is now was checked before, by this process
+        or (kept) by another: :meth:`prepare` then answers at once, with no worker."""
+        return isinstance(sql, str) and await self._known(*_key_of(sql, source)) is not None
+
+    async def _known(self, key: tuple[str, ...], lasting: bool) -> PreparedQuery | None:
+        """The check of ``key`` this process made, or one kept (then remembered here too)."""
+        known = _checked.get(key)
+        if known is None and self.kept is not None and lasting:
+            known = await asyncio.to_thread(self.kept.get, key)
+            if known is not None:
+                _checked.put(key, known)
+        return known
 
     async def prepare(
         self, sql: str, source: DataSource, *, on_cleared: Cleared | None = None,
@@ -422,11 +452,8 @@ class SqlPreparer:
                 hint="aggregate or filter in fewer words: a CTE, GROUP BY or IN (SELECT ...) "
                      "instead of spelling out every value or arm",
             )
-        version = source.data_version()
-        # A source without files (":memory:") is only itself: its own object is part of its identity.
-        identity = f"{version}@{id(source)}" if version == "memory" else version
-        key = (sql, source.kind, source.spec, source.dialect, identity)
-        known = _checked.get(key)
+        key, lasting = _key_of(sql, source)
+        known = await self._known(key, lasting)
         if known is not None:
             return known.model_copy(deep=True)
         schema_key, schema = await _schema_of(source, key[-1])
@@ -450,6 +477,8 @@ class SqlPreparer:
         if "prepared" in reply:
             prepared = PreparedQuery.model_validate(reply["prepared"])
             _checked.put(key, prepared.model_copy(deep=True))
+            if self.kept is not None and lasting:
+                await asyncio.to_thread(self.kept.put, key, prepared)
             return prepared
         rejected = reply.get("rejected") or {}
         raise SqlRejected(

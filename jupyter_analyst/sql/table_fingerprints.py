@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ..errors import AnalystError
+from .check_cache import settled
 
 if TYPE_CHECKING:
     from .preparer import SqlPreparer
@@ -86,16 +87,6 @@ def engine_version(source: DataSource) -> str | None:
 #: Fingerprints measured, by source, its data version and table: a table read by many steps
 #: is measured once while its files stay the same, so a step pays for it once, not each time.
 _MEASURED: OrderedDict[tuple[str, str, str], TablePrint] = OrderedDict()
-
-
-def settled(version: str) -> bool:
-    """Whether a source's data version says its data is the same while it is unchanged: a
-    version of files does; a live database's (``...:live``) or an in-memory one's does not.
-
-    >>> settled("/d/shop.duckdb:1024:1700000000.0"), settled("postgresql://u:***@h/db:live"), settled("memory")
-    (True, False, False)
-    """
-    return version != "memory" and not version.endswith(":live")
 
 
 async def table_prints(

@@ -233,6 +233,7 @@ def build_environment(
         python_timeout_s=config.python_timeout_s,
         sql_max_chars=config.sql_max_chars,
         sql_prepare_timeout_s=config.sql_prepare_timeout_s,
+        sql_checks=workspace.checks_dir,
         sandbox=config.sandbox,
         launcher=host.launcher,
         pool=host.pool,

@@ -10,6 +10,7 @@ from ..agent import (
     EventWriter,
     ThreadMemory,
     TurnSummary,
+    start_sdk_import,
     summarize_turn,
 )
 from ..workspace import Workspace
@@ -55,6 +56,9 @@ async def run_turn(
     before returning.
     """
     request.check()
+    # The model's SDK is imported while the workspace, thread and source open (the first turn
+    # of a process would otherwise wait for it after them).
+    start_sdk_import()
     host = TurnHost(launcher=launcher, pool=pool, live=live, background=background)
     async with (
         open_turn(request, config, host, speaker=model.model, on_event=on_event, announced=turn) as frame,

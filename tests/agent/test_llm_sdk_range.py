@@ -2,7 +2,8 @@
 and the last 2.x release let the HTTP library's errors out of a stream unwrapped (3.x wraps
 them), so the same turn is run under each, in its own interpreter, against the scripted model
 server: a call is read, a stream cut once is asked again, a stream cut twice and a server that
-never answers are each one clear error (never a raw ``httpx`` traceback)."""
+never answers are each one clear error (never a raw ``httpx`` traceback). The SDK is imported
+as the console script imports it (ahead, its aiohttp transport left out: ``agent/llm/sdk.py``)."""
 
 from __future__ import annotations
 
@@ -20,16 +21,20 @@ pytestmark = [pytest.mark.process, pytest.mark.timeout(300)]
 EDGES = ("1.40.0", "2.54.0")
 
 PROBE = textwrap.dedent("""
-    import asyncio, json, socket
-    import openai
-    from jupyter_analyst.agent import LLMClient
+    import asyncio, json, socket, sys
+    from jupyter_analyst.agent import LLMClient, start_sdk_import
+    from jupyter_analyst.agent.llm.sdk import AIOHTTP_TRANSPORTS, sdk
+
+    # As the console script imports it: ahead, on a thread of its own, its aiohttp transport left out.
+    start_sdk_import(without_aiohttp=True)
+    openai = sdk()
     from jupyter_analyst.agent.tools import TOOLS
     from jupyter_analyst.errors import ModelError
     from jupyter_analyst.testing import ScriptedModelServer
 
     USER = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "go"}]
     SCRIPT = {"turns": [{"steps": [{"tool_calls": [{"name": "list_tables", "arguments": {}}]}]}]}
-    seen = {"version": openai.__version__}
+    seen = {"version": openai.__version__, "transports": [m for m in AIOHTTP_TRANSPORTS if m in sys.modules]}
 
     async def ask(base_url, timeout=30):
         client = LLMClient(model="m", base_url=base_url, api_key="x", max_retries=0, timeout=timeout)
@@ -77,7 +82,7 @@ def test_each_major_the_package_allows_meets_a_cut_stream_with_one_clear_error(s
                          capture_output=True, text=True, timeout=240)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-3000:]
     seen = json.loads(out.stdout.strip().splitlines()[-1])
-    assert seen["version"] == version
+    assert seen["version"] == version and seen["transports"] == []
     assert seen["cut 0"] == seen["cut 1"] == ["list_tables"]
     assert seen["cut 2"]["reason"] == "model_connection_dropped"
     assert "broke twice mid-reply" in seen["cut 2"]["message"]

@@ -22,6 +22,8 @@ from jupyter_analyst.testing import sql_step, text_step
 HEAVY = ("pandas", "pyarrow", "jupyter_client", "nbformat", "jsonschema", "sqlglot", "matplotlib")
 #: What the engine needs and a Jupyter server's start does not (every JupyterLab user would pay for it).
 ENGINE = ("openai", "duckdb", "sqlglot", "pandas", "pyarrow")
+#: The model's SDK, and its optional aiohttp transport (3.x vendors it), which a turn never uses.
+SDK_WATCHED = ("openai", "aiohttp", "openai._vendor.httpx_aiohttp", "httpx_aiohttp")
 #: The Jupyter AI persona: imported by Jupyter AI's persona manager, when that runs, and by nothing else.
 PERSONA = ("jupyter_analyst.persona", "jupyter_ai_persona_manager", "jupyterlab_chat")
 
@@ -73,7 +75,16 @@ def test_a_turn_whose_steps_are_all_reused_imports_no_kernel_dataframe_or_sql_pa
     # A chat turn runs no SQL, so it starts no SQL checker; the reused turn then imports
     # nothing that only a kernel, a query run or a notebook conversion needs.
     report = _fresh(f"""
-        import contextlib, io, json, sys
+        import contextlib, io, json, sys, threading
+
+        importers = {{}}
+
+        class Watch:  # which thread imports the model's SDK, and its transports
+            def find_spec(self, name, path=None, target=None):
+                if name in {SDK_WATCHED!r}:
+                    importers.setdefault(name, threading.current_thread().name)
+
+        sys.meta_path.insert(0, Watch())
         from jupyter_analyst.cli import main
         from jupyter_analyst.sql import preparer
 
@@ -89,15 +100,20 @@ def test_a_turn_whose_steps_are_all_reused_imports_no_kernel_dataframe_or_sql_pa
         status2, reused = turn("continue")
         print(json.dumps({{
             "statuses": [status, status2], "chat": chat["tool_calls"], "reused": reused["tool_calls"],
-            "workers_after_chat": workers_after_chat,
+            "workers_after_chat": workers_after_chat, "checked_by_a_worker": preparer.prepared_count(),
             "heavy": sorted(m for m in {HEAVY!r} if m in sys.modules),
+            "sdk": sorted(m for m in {SDK_WATCHED!r} if m in sys.modules), "importers": importers,
         }}))
     """)
     assert report["statuses"] == [0, 0]
     assert report["chat"]["executed"] == report["chat"]["reused"] == 0
     assert report["workers_after_chat"] in (False, 0)
     assert report["reused"] == {"executed": 0, "reused": 1, "blocked": 0}
+    # The reused query's check was kept in the workspace by the first turn's process.
+    assert report["checked_by_a_worker"] == 0
     assert report["heavy"] == []
+    # The SDK was imported ahead, on a thread of its own, without the transport the turn never uses.
+    assert report["sdk"] == ["openai"] and report["importers"] == {"openai": "openai-import"}
 
 
 def test_the_console_script_collects_garbage_again_once_the_turn_has_started(analyst):

@@ -8,7 +8,7 @@ import select
 
 from jupyter_analyst.events import STARTING_MESSAGES
 from jupyter_analyst.sql.preparer import WorkerPool
-from jupyter_analyst.testing import python_step, text_step
+from jupyter_analyst.testing import python_step, sql_step, text_step
 
 CODE = "print(6 * 7)"
 
@@ -43,3 +43,28 @@ def test_the_sql_checker_is_cold_until_a_worker_has_said_it_is_ready():
         assert pool.started and worker.ready
     finally:
         pool.close()
+
+
+def test_a_query_the_workspace_checked_before_waits_for_no_checker_in_a_new_process(analyst, monkeypatch):
+    from jupyter_analyst.sql import preparer as preparation
+
+    sql = "SELECT region, COUNT(*) AS n FROM regions GROUP BY region"
+    a = analyst({"turns": [
+        {"match": "first", "steps": [sql_step(sql, "counts"), text_step()]},
+        {"match": "again", "steps": [sql_step(sql, "counts"), text_step()]},
+    ]})
+    first = a.run("first")
+    # As a new process on the same workspace: no check remembered in memory, no worker started.
+    monkeypatch.setattr(preparation, "_checked", preparation._Checked())
+    monkeypatch.setattr(preparation, "_pool", None)
+    before = preparation.prepared_count()
+    a.events.clear()
+    try:
+        a.run("again", thread=first.thread_id)
+    finally:
+        if preparation._pool is not None:
+            preparation._pool.close()
+    (result,) = a.of_type("tool_result")
+    assert result.reused
+    assert preparation.prepared_count() == before  # its check came from the workspace
+    assert [e.what for e in a.of_type("starting")] == []  # nothing said to be starting

@@ -54,6 +54,7 @@ class ThreadEnvironment:
         datasets_root: Path | None = None,
         sql_max_chars: int = DEFAULT_MAX_CHARS,
         sql_prepare_timeout_s: float = DEFAULT_TIMEOUT_S,
+        sql_checks: Path | None = None,
     ) -> None:
         self.thread_id = thread_id
         #: The user's notebook the turn works beside (read when it started), if one is attached:
@@ -66,8 +67,9 @@ class ThreadEnvironment:
         self._row_cap = row_cap
         self._runner: QueryRunner | None = None
         #: Checks the model's SQL in worker processes, within a size and a time limit (the
-        #: first query starts one: a turn without SQL starts no process).
-        self.preparer = SqlPreparer(max_chars=sql_max_chars, timeout_s=sql_prepare_timeout_s)
+        #: first query starts one: a turn without SQL starts no process), keeping its checks
+        #: in ``sql_checks`` (a turn whose queries were all checked before starts none).
+        self.preparer = SqlPreparer(max_chars=sql_max_chars, timeout_s=sql_prepare_timeout_s, kept=sql_checks)
         self.python_timeout_s = python_timeout_s
         self.output_caps = output_caps or OutputCaps()
         # The kernel reads its thread's datasets from a folder of its own, mounted read-only,

@@ -3,9 +3,9 @@
 This is where the model's words enter the engine, so its text is made valid Unicode here,
 once (see ``_text.py``); tool calls are assembled from the stream in ``reply.py``.
 
-The SDK is imported when the first client is made: a process that has asked no model yet
-(a server that has run no turn, the scripted model's server, the CLI's other commands) does
-not pay for it.
+The SDK is imported when the first client is made, or ahead of it by a turn about to need
+it (``sdk.py``): a process that has asked no model yet (a server that has run no turn, the
+scripted model's server, the CLI's other commands) does not pay for it.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from .provider_errors import (
 )
 from .reply import ModelReply, ToolCall, ToolCallAssembler, attr_or_key
 from .reply_text import AnswerStream, split_reply
+from .sdk import sdk
 from .wire import fold_system_messages, is_timeout, is_transport_error, reasoning_of
 
 if TYPE_CHECKING:
@@ -56,13 +57,6 @@ def _tls(base_url: str | None) -> ssl.SSLContext:
     except ImportError:
         from httpx import create_ssl_context
     return create_ssl_context()
-
-
-def _sdk() -> Any:
-    """The ``openai`` SDK, imported on first use (see the module's docstring)."""
-    import openai
-
-    return openai
 
 
 #: What the model is told after an empty reply, once, before the reply counts as a failure.
@@ -148,7 +142,7 @@ class LLMClient:
         #: Set once the server refused them: every later request goes without.
         self.fold_system = False
         self.stream_options = True
-        openai = _sdk()
+        openai = sdk()
         try:
             self._client = openai.AsyncOpenAI(
                 base_url=base_url, api_key=api_key, timeout=self.timeout, max_retries=max_retries,
@@ -242,7 +236,7 @@ class LLMClient:
         on_tool: Callable[[str], None] | None, thinking: _Once,
     ) -> _Attempt:
         """One request and its reply, read as it streams (or whole)."""
-        openai = _sdk()
+        openai = sdk()
         attempt = _Attempt()
         answer = AnswerStream()
         try:

@@ -65,7 +65,7 @@ async def plan_sql(env: ThreadEnvironment, args: dict[str, Any]) -> StepPlan:
         unless=partial(env.artifacts.sql_asked_before, env.thread_id, args["sql"], args["name"]),
     ) if getattr(env.source, "interruptible", False) else None
     early = None
-    if env.preparer.cold:
+    if env.preparer.cold and not await env.preparer.remembers(args["sql"], env.source):
         await env.starting("sql_checker")  # the first query of the process waits for its worker
     try:
         prepared = await env.preparer.prepare(
