@@ -208,8 +208,19 @@ describe('an answer with receipts', () => {
       'Row 4, column avg_delay',
       'the result holds 21.92'
     ]);
+    const flights = answerCard(host).querySelector<HTMLElement>('[aria-label^="1,620"]')!;
     act(() => {
-      link.dispatchEvent(
+      link.dispatchEvent(new MouseEvent('mouseout', { bubbles: true, relatedTarget: flights }));
+      flights.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+    });
+    // 1,620 is how the answer writes 1620: no "the result holds" for a separator.
+    expect(
+      [...answerCard(host).querySelector('.jp-AnalystReceipt-tip')!.children].map(
+        l => l.textContent
+      )
+    ).toEqual(['Step 2 · Python · flights of the worst carrier', 'Column flights']);
+    act(() => {
+      flights.dispatchEvent(
         new MouseEvent('mouseout', { bubbles: true, relatedTarget: document.body })
       );
     });

@@ -101,10 +101,17 @@ export function derivationWords(operation: string, a: string, b: string): string
   }
 }
 
-/** The value a citation's result holds, when the answer wrote it otherwise ("1.6k" for 1620). */
-function valueWords(citation: Citation): string | null {
-  const shown = String(citation.value);
-  return shown === citation.text ? null : `the result holds ${shown}`;
+/**
+ * The value a citation's result holds, when the answer wrote another number ("21.9" for
+ * 21.92, "1.6k" for 1620); null when only the writing differs ("1,620" for 1620), and for a
+ * name or a date.
+ */
+export function valueWords(citation: Citation): string | null {
+  if (typeof citation.value !== 'number') {
+    return null;
+  }
+  const written = Number(citation.text.replace(/[,\s$€£]/g, ''));
+  return written === citation.value ? null : `the result holds ${citation.value}`;
 }
 
 /**
