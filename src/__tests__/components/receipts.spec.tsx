@@ -313,10 +313,22 @@ describe('an answer with receipts', () => {
     expect(answerCard(host).querySelector('.jp-AnalystText-body')?.textContent).toBe(ANSWER);
   });
 
+  it('marks the streamed answer in place when the turn’s end brings the receipts', async () => {
+    const events = turnEvents();
+    const host = await conversation(events.slice(0, -1));
+    const body = answerCard(host).querySelector('.jp-AnalystText-body');
+    expect(marks(host)).toEqual([]);
+    await conversation(events);
+    // The same rendered node, now marked: the answer was not rendered again (no jump).
+    expect(answerCard(host).querySelector('.jp-AnalystText-body')).toBe(body);
+    expect(marks(host)).toHaveLength(6);
+  });
+
   it('shows the answer as before when the turn has no receipts', async () => {
     const host = await conversation(turnEvents([], []));
     expect(marks(host)).toEqual([]);
-    expect(answerCard(host).querySelector('.jp-AnalystReceipts')).toBeNull();
+    expect(answerCard(host).querySelector('.jp-AnalystReceipts-summary')).toBeNull();
+    expect(answerCard(host).querySelector('.jp-AnalystText-body')?.textContent).toBe(ANSWER);
   });
 });
 

@@ -68,7 +68,7 @@ export interface IAnswerBodyProps {
  * hover and focus; a click brings the step's card into view and marks the cell in its
  * table), a derived one saying what it follows from, an unsupported one marked as such.
  * The marks go on the rendered markdown (markAnswer.ts); a span that cannot be placed
- * stays plain text.
+ * stays plain text. Without receipts, it is the markdown alone.
  */
 export function AnswerBody({ text, receipts, className }: IAnswerBodyProps): JSX.Element {
   const { show } = useCitedFocus();
@@ -136,9 +136,8 @@ export function AnswerBody({ text, receipts, className }: IAnswerBodyProps): JSX
     }
   };
 
-  if (receipts === null) {
-    return <Markdown text={text} className={className} />;
-  }
+  // One structure with receipts or without: the streamed answer is not rendered again when
+  // its turn's end brings them (no jump), only marked.
   const shown = tip === null ? undefined : marks[tip.index];
   const summary = receiptsSummary(marks);
   return (
