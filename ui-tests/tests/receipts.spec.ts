@@ -77,8 +77,9 @@ function receiptsOf(answer: string, callId: string, artifactId: string) {
 }
 
 /**
- * The turn's stream with receipts on its end, where the server sent none: what the panel
- * does with them is tested here whether or not this server's matcher runs.
+ * The turn's stream with these receipts on its end, in place of any the server sent: what
+ * the panel does with receipts is tested here on its own, whether or not (and however) this
+ * server's matcher runs; the next test reads the server's own.
  */
 async function withReceipts(page: IJupyterLabPageFixture): Promise<void> {
   await page.route(/\/analyst\/api\/threads\/[^/]+\/turns/, async route => {
@@ -89,7 +90,7 @@ async function withReceipts(page: IJupyterLabPageFixture): Promise<void> {
     const body = frames
       .map(frame => {
         const data = frame.data;
-        if (data?.type === 'turn_ended' && call && answer && !(data.citations as [])?.length) {
+        if (data?.type === 'turn_ended' && call && answer) {
           const result = frames.find(
             f => f.data?.type === 'tool_result' && f.data.call_id === call.data?.call_id
           );
