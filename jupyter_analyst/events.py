@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ._clock import utc_now
 from .ledger import Ledger, Usage
+from .receipts import Citation, UnsupportedClaim
 from .step_kinds import StepTool
 
 #: The states of one turn (DESIGN.md, decision 4).
@@ -229,6 +230,10 @@ class TurnEnded(_Event):
     """What the turn cost: model calls and tokens, cost where priced, steps run, what reuse
     saved (see jupyter_analyst/ledger.py). ``None`` for a turn closed without running to its
     end (its process was gone)."""
+    citations: list[Citation] = Field(default_factory=list)
+    """Each number, date or name of the final answer matched to the step result that shows it."""
+    unsupported: list[UnsupportedClaim] = Field(default_factory=list)
+    """Numbers of the final answer no result supports."""
 
 
 class ContextUsage(_Event):

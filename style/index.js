@@ -2,3 +2,4 @@ import './base.css';
 import './notebook.css';
 import './table.css';
 import './cards.css';
+import './receipts.css';

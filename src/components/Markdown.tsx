@@ -7,12 +7,14 @@ import { WideCue } from './WideBlock';
 export interface IMarkdownProps {
   text: string;
   className?: string;
+  /** Called with the rendered node after each render (see MimeOutput). */
+  onRendered?: (node: HTMLElement) => void;
 }
 
 /** Markdown rendered by JupyterLab (code blocks highlighted), as in a notebook's markdown cell. */
-export function Markdown({ text, className }: IMarkdownProps): JSX.Element {
+export function Markdown({ text, className, onRendered }: IMarkdownProps): JSX.Element {
   const bundle = React.useMemo(() => ({ data: { 'text/markdown': text } }), [text]);
-  return <MimeOutput bundle={bundle} className={className} />;
+  return <MimeOutput bundle={bundle} className={className} onRendered={onRendered} />;
 }
 
 /**

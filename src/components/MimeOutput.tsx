@@ -9,6 +9,12 @@ import { useAnalyst } from '../context';
 export interface IMimeOutputProps {
   bundle: IMimeBundle;
   className?: string;
+  /**
+   * Called with the node that shows the bundle each time a render of it has finished (the
+   * rendered markdown, or its text when no renderer could): what marks up the rendered
+   * output (an answer's receipts) does it here, after the renderer wrote it.
+   */
+  onRendered?: (node: HTMLElement) => void;
 }
 
 /** Renders tried again after a failure, and the wait before the first retry. */
@@ -54,7 +60,8 @@ class RenderSlot {
 
   constructor(
     private readonly _host: HTMLElement,
-    private readonly _rendermime: IRenderMimeRegistry
+    private readonly _rendermime: IRenderMimeRegistry,
+    private readonly _rendered: (node: HTMLElement) => void
   ) {}
 
   show(bundle: IMimeBundle): void {
@@ -135,23 +142,30 @@ class RenderSlot {
       if (this._renderer !== renderer) {
         break; // disposed meanwhile
       }
+      if (this._next === null) {
+        this._rendered(renderer.node);
+      }
     }
     this._busy = false;
   }
 }
 
 /** A MIME bundle rendered as a notebook output renders it (JupyterLab's rendermime). */
-export function MimeOutput({ bundle, className }: IMimeOutputProps): JSX.Element {
+export function MimeOutput({ bundle, className, onRendered }: IMimeOutputProps): JSX.Element {
   const { rendermime } = useAnalyst();
   const host = React.useRef<HTMLDivElement>(null);
+  const plain = React.useRef<HTMLPreElement>(null);
   const slot = React.useRef<RenderSlot | null>(null);
+  // The latest callback, read when a render ends (a slot outlives the props it was made with).
+  const rendered = React.useRef(onRendered);
+  rendered.current = onRendered;
 
   // A layout effect: its cleanup runs before React takes the host out of the page.
   React.useLayoutEffect(() => {
     if (rendermime === null || host.current === null) {
       return;
     }
-    const made = new RenderSlot(host.current, rendermime);
+    const made = new RenderSlot(host.current, rendermime, node => rendered.current?.(node));
     slot.current = made;
     return () => {
       made.dispose();
@@ -161,13 +175,16 @@ export function MimeOutput({ bundle, className }: IMimeOutputProps): JSX.Element
 
   React.useEffect(() => {
     slot.current?.show(bundle);
+    if (rendermime === null && plain.current !== null) {
+      rendered.current?.(plain.current);
+    }
   }, [bundle, rendermime]);
 
   const classes = `jp-AnalystOutput ${className ?? ''}`.trim();
   if (rendermime === null) {
     return (
       <div className={classes}>
-        <pre>{plainText(bundle)}</pre>
+        <pre ref={plain}>{plainText(bundle)}</pre>
       </div>
     );
   }

@@ -5,6 +5,8 @@ import { TURN_END_LINE } from '../model/reasons';
 import { StepNumbersContext } from './cards/Details';
 import { ItemCard, itemKey } from './cards/ItemCard';
 import { stepNumbers, turnSummary } from './cards/stepNames';
+import type { IAnswerReceipts } from './receipts/AnswerReceipts';
+import { receiptSteps } from './receipts/receiptWords';
 import { StateStrip } from './StateStrip';
 import { ThinkingLine } from './ThinkingLine';
 import { TurnCost } from './TurnCost';
@@ -58,6 +60,29 @@ export function shownItems(items: readonly TurnItem[]): ShownItem[] {
   return out;
 }
 
+/**
+ * The receipts of a turn's answer, once its end gives them: null while it runs, and when
+ * it has no answer or no receipts.
+ */
+export function answerReceipts(turn: TurnView, turns: readonly TurnView[]): IAnswerReceipts | null {
+  const answer = turn.items.find(i => i.kind === 'answer');
+  const end = turn.end;
+  if (answer?.kind !== 'answer' || end === null) {
+    return null;
+  }
+  const { cited, unsupported } = end.receipts;
+  if (cited.length === 0 && unsupported.length === 0) {
+    return null;
+  }
+  return {
+    answer: answer.text,
+    citations: cited,
+    unsupported,
+    steps: receiptSteps(turns),
+    turn: turns.findIndex(t => t.turnId === turn.turnId) + 1
+  };
+}
+
 export interface ITurnProps {
   turn: TurnView;
   view: ThreadView;
@@ -68,6 +93,8 @@ export interface ITurnProps {
 export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
   const numbers = React.useMemo(() => stepNumbers(turn), [turn]);
   const summary = turn.status === 'running' ? null : turnSummary(turn.counters);
+  const turns = view.turns;
+  const receipts = React.useMemo(() => answerReceipts(turn, turns), [turn, turns]);
   return (
     <article
       className="jp-AnalystTurn"
@@ -87,6 +114,7 @@ export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
             threadId={threadId}
             isAnswer={isAnswer}
             flagged={flagged}
+            receipts={isAnswer ? receipts : null}
           />
         ))}
       </StepNumbersContext.Provider>

@@ -3,6 +3,7 @@ import * as React from 'react';
 import type { ThreadView } from '../model';
 import { TURN_END_LABEL } from '../model/reasons';
 import { useCardStops } from './cardStops';
+import { CitedFocusProvider } from './receipts/citedFocus';
 import { Turn } from './Turn';
 
 /**
@@ -38,9 +39,11 @@ export function TurnList({ view, threadId }: { view: ThreadView; threadId: strin
       <div className="jp-AnalystSrOnly" role="status">
         {turnAnnouncement(view)}
       </div>
-      {view.turns.map(turn => (
-        <Turn key={turn.turnId} turn={turn} view={view} threadId={threadId} />
-      ))}
+      <CitedFocusProvider>
+        {view.turns.map(turn => (
+          <Turn key={turn.turnId} turn={turn} view={view} threadId={threadId} />
+        ))}
+      </CitedFocusProvider>
     </div>
   );
 }

@@ -562,6 +562,23 @@ export interface components {
             source: string;
             outputs: string;
         };
+        /** @description A span of the answer and the value of a result that supports it. */
+        Citation: {
+            start: number;
+            end: number;
+            text: string;
+            kind: ("number" | "percent" | "money" | "multiple" | "year" | "date" | "month") | "name";
+            value: number | string;
+            call_id: string | null;
+            /** @default null */
+            artifact_id: string | null;
+            /** @default null */
+            row: number | null;
+            /** @default null */
+            column: string | null;
+            /** @default null */
+            derived: components["schemas"]["Derivation"] | null;
+        };
         /** @description The question the turn ends with, and its candidate answers. */
         ClarifyResult: {
             asked: string;
@@ -660,6 +677,15 @@ export interface components {
             time_range?: {
                 [key: string]: string[];
             };
+        };
+        /** @description How a number the answer computed follows from two numbers it cited. */
+        Derivation: {
+            /** @enum {string} */
+            operation: "difference" | "sum" | "ratio" | "percent_change" | "share";
+            of: [
+                number,
+                number
+            ];
         };
         /** @description One table: its columns, row count and first rows. */
         DescribeTableResult: {
@@ -1728,6 +1754,16 @@ export interface components {
              * @default null
              */
             ledger: components["schemas"]["Ledger"] | null;
+            /**
+             * @description Each number, date or name of the final answer matched to the step result that shows it.
+             * @default []
+             */
+            citations: components["schemas"]["Citation"][];
+            /**
+             * @description Numbers of the final answer no result supports.
+             * @default []
+             */
+            unsupported: components["schemas"]["UnsupportedClaim"][];
         };
         TurnStarted: {
             /**
@@ -1761,6 +1797,15 @@ export interface components {
              * @default false
              */
             rerun: boolean;
+        };
+        /** @description A number or date the answer states that no result it was shown supports. */
+        UnsupportedClaim: {
+            start: number;
+            end: number;
+            text: string;
+            /** @enum {string} */
+            kind: "number" | "percent" | "money" | "multiple" | "year" | "date" | "month";
+            value: number | string;
         };
         /** @description Model calls and their tokens. */
         Usage: {

@@ -42,6 +42,17 @@ export type PlanStepChanged = Schemas['PlanStepChanged'];
 export type PlanStepView = Schemas['PlanStepView'];
 export type PlanStageView = Schemas['PlanStageView'];
 
+/**
+ * An answer's receipts (jupyter_analyst/receipts/citations.py): a span of the final answer
+ * and the step result that shows its value, or derived from two that do; a number nothing
+ * supports. Spans are character offsets into the answer's text.
+ */
+export type Citation = Schemas['Citation'];
+export type Derivation = Schemas['Derivation'];
+export type UnsupportedClaim = Schemas['UnsupportedClaim'];
+/** What a claim states: a number, a percentage, money, a date...; `name` for a text value. */
+export type ClaimKind = Citation['kind'];
+
 /** What a turn cost (jupyter_analyst/ledger.py); model calls and their tokens. */
 export type TurnLedger = Schemas['Ledger'];
 export type CallTokens = Schemas['Usage'];
@@ -122,9 +133,13 @@ export const TURN_END_STATUSES = membersOf<TurnEndStatus>({
 
 /** How one value is checked. */
 export type Rule =
-  | { kind: 'string' | 'number' | 'integer' | 'boolean' | 'json' | 'counts' }
+  | { kind: 'string' | 'number' | 'integer' | 'boolean' | 'json' | 'counts' | 'scalar' }
   | { kind: 'enum'; values: readonly string[] }
-  | { kind: 'list'; of: Rule }
+  /**
+   * `lenient`: an item that does not fit is left out instead of refusing the list (for what
+   * only decorates an event, as an answer's receipts: one odd item must not drop a turn's end).
+   */
+  | { kind: 'list'; of: Rule; lenient?: boolean }
   | { kind: 'nullable'; rule: Rule }
   | { kind: 'record'; fields: Fields };
 
@@ -194,6 +209,46 @@ const LEDGER: FieldsOf<TurnLedger> = {
   price: { rule: nullable(record(PRICE)), fallback: null },
   summarizer: { rule: record(USAGE), fallback: defaultsOf(USAGE) }
 };
+const CLAIM_KINDS = membersOf<UnsupportedClaim['kind']>({
+  number: true,
+  percent: true,
+  money: true,
+  multiple: true,
+  year: true,
+  date: true,
+  month: true
+});
+const DERIVATION: FieldsOf<Derivation> = {
+  operation: {
+    rule: oneOf(
+      membersOf<Derivation['operation']>({
+        difference: true,
+        sum: true,
+        ratio: true,
+        percent_change: true,
+        share: true
+      })
+    )
+  },
+  of: { rule: { kind: 'list', of: { kind: 'integer' } } }
+};
+/** Where a claim is in the answer and what it says (a citation's and an unsupported claim's). */
+const SPAN = { start: int, end: int, text: str };
+const CITATION: FieldsOf<Citation> = {
+  ...SPAN,
+  kind: { rule: oneOf([...CLAIM_KINDS, 'name']) },
+  value: { rule: { kind: 'scalar' } },
+  call_id: { rule: nullable({ kind: 'string' }) },
+  artifact_id: optNullString,
+  row: optNullInt,
+  column: optNullString,
+  derived: { rule: nullable(record(DERIVATION)), fallback: null }
+};
+const UNSUPPORTED: FieldsOf<UnsupportedClaim> = {
+  ...SPAN,
+  kind: { rule: oneOf(CLAIM_KINDS) },
+  value: { rule: { kind: 'scalar' } }
+};
 const PLAN_STEP: FieldsOf<PlanStepView> = {
   id: str,
   call_id: str,
@@ -258,7 +313,9 @@ export const FIELDS: { [T in EventType]: OwnFieldsOf<T> } = {
     status: { rule: oneOf(TURN_END_STATUSES) },
     message: optNullString,
     counters: { rule: counts, fallback: {} },
-    ledger: { rule: nullable(record(LEDGER)), fallback: null }
+    ledger: { rule: nullable(record(LEDGER)), fallback: null },
+    citations: { rule: { kind: 'list', of: record(CITATION), lenient: true }, fallback: [] },
+    unsupported: { rule: { kind: 'list', of: record(UNSUPPORTED), lenient: true }, fallback: [] }
   },
   context_usage: {
     call: int,
@@ -314,7 +371,10 @@ export const RECORD_FIELDS: Record<string, Fields> = {
   Price: PRICE,
   Ledger: LEDGER,
   PlanStepView: PLAN_STEP,
-  PlanStageView: PLAN_STAGE
+  PlanStageView: PLAN_STAGE,
+  Citation: CITATION,
+  Derivation: DERIVATION,
+  UnsupportedClaim: UNSUPPORTED
 };
 
 /** The event types the server emits. */
@@ -342,6 +402,10 @@ function read(rule: Rule, value: unknown): unknown {
       return isInteger(value) ? value : REFUSED;
     case 'boolean':
       return typeof value === 'boolean' ? value : REFUSED;
+    case 'scalar':
+      return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+        ? value
+        : REFUSED;
     case 'json':
       return isObject(value) ? value : REFUSED;
     case 'counts':
@@ -355,6 +419,9 @@ function read(rule: Rule, value: unknown): unknown {
         return REFUSED;
       }
       const items = value.map(item => read(rule.of, item));
+      if (rule.lenient) {
+        return items.filter(item => item !== REFUSED);
+      }
       return items.includes(REFUSED) ? REFUSED : items;
     }
     case 'record':

@@ -11,3 +11,4 @@ export * from './view';
 export * from './reasons';
 export * from './reducer';
 export * from './delivery';
+export * from './receipts';

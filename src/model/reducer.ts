@@ -305,7 +305,14 @@ function onTurnEnded(turn: TurnView, e: TurnEnded): TurnView {
     items,
     status: e.status,
     counters: { ...e.counters },
-    end: { status: e.status, message: e.message, at: e.ts, seq: e.seq, ledger: e.ledger }
+    end: {
+      status: e.status,
+      message: e.message,
+      at: e.ts,
+      seq: e.seq,
+      ledger: e.ledger,
+      receipts: { cited: e.citations, unsupported: e.unsupported }
+    }
   };
 }
 

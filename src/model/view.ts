@@ -6,6 +6,7 @@
  */
 
 import type {
+  Citation,
   PlanStageView,
   PlanStepStatus,
   PlanStepView,
@@ -16,7 +17,8 @@ import type {
   ToolStatus,
   TurnEndStatus,
   TurnLedger,
-  TurnStarted
+  TurnStarted,
+  UnsupportedClaim
 } from './events';
 import type { ToolResultView } from './results';
 
@@ -205,6 +207,16 @@ export interface TurnEnd {
   seq: number;
   /** What the turn cost (null when it was closed without running to its end). */
   ledger: TurnLedger | null;
+  /** The final answer's receipts (none for a turn without an answer). */
+  receipts: AnswerReceiptsView;
+}
+
+/** An answer's receipts as its turn's end gives them (offsets into the answer's text). */
+export interface AnswerReceiptsView {
+  /** The spans and the step results that show them, or two cited numbers they follow from. */
+  cited: Citation[];
+  /** The numbers no step result supports. */
+  unsupported: UnsupportedClaim[];
 }
 
 /** A change the summarizer made to the thread's memory after a turn. */

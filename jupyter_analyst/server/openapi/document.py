@@ -89,6 +89,14 @@ class _EveryFieldSent(GenerateJsonSchema):
     def field_is_required(self, field: Any, total: bool) -> bool:
         return self.mode == "serialization" or super().field_is_required(field, total)
 
+    def get_default_value(self, schema: Any) -> Any:
+        # An empty list or dict made by its factory is a default a client can fall back to,
+        # as a literal ``[]`` is (a factory is only how a mutable default is written).
+        factory = schema.get("default_factory")
+        if factory in (list, dict) and not schema.get("default_factory_takes_data"):
+            return factory()
+        return super().get_default_value(schema)
+
 
 def _schemas() -> dict[str, Any]:
     """Component schemas: every model named by an operation, the event union, Error, and what

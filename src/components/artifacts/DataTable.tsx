@@ -35,12 +35,38 @@ export function tablePreviewOf(bundle: IMimeBundle): ITablePreview | null {
   };
 }
 
+/** A cell an answer's receipt points at: its row (from 0) and column, either unknown (null). */
+export interface ICitedAt {
+  row: number | null;
+  column: string | null;
+}
+
+/** Whether a receipt points at row `r` (a cell of it, or the row as a whole). */
+function rowCited(cited: readonly ICitedAt[], r: number): boolean {
+  return cited.some(c => c.row === r);
+}
+
+/** Whether a receipt points at the cell of row `r` and `column` (a column's cell when the row is unknown). */
+function cellCited(cited: readonly ICitedAt[], r: number, column: string): boolean {
+  return cited.some(c => c.column === column && (c.row === r || c.row === null));
+}
+
 /**
  * A dataset's first rows, formatted as pandas displays them (tableFormat.ts): numbers
  * right-aligned, every cell on one line, clipped, its whole text on hover; a click on a
- * clipped cell shows it whole (and a second click clips it again).
+ * clipped cell shows it whole (and a second click clips it again). The cells an answer's
+ * receipt points at are marked, and a row past the first rows is said to be.
  */
-export function DataTable({ table }: { table: ITablePreview }): JSX.Element {
+export function DataTable({
+  table,
+  cited = []
+}: {
+  table: ITablePreview;
+  cited?: readonly ICitedAt[];
+}): JSX.Element {
+  const unseen = cited
+    .map(c => c.row)
+    .filter((r): r is number => r !== null && r >= table.sample.length);
   const formatted = formatTable(table.columns, table.sample);
   const [open, setOpen] = React.useState<ReadonlySet<string>>(new Set());
   const toggle = (key: string): void =>
@@ -73,17 +99,24 @@ export function DataTable({ table }: { table: ITablePreview }): JSX.Element {
           </thead>
           <tbody>
             {formatted.rows.map((cells, r) => (
-              <tr key={r}>
+              <tr
+                key={r}
+                className={rowCited(cited, r) ? 'jp-mod-citedRow' : undefined}
+                data-row={r}
+              >
                 {cells.map((text, c) => {
                   const key = `${r}:${c}`;
                   const expanded = open.has(key);
+                  const marked = cellCited(cited, r, formatted.columns[c].name);
                   return (
                     <td
                       key={c}
                       className={
                         `jp-AnalystTable-${formatted.columns[c].align}` +
-                        (expanded ? ' jp-mod-expanded' : '')
+                        (expanded ? ' jp-mod-expanded' : '') +
+                        (marked ? ' jp-mod-cited' : '')
                       }
+                      aria-current={marked ? 'true' : undefined}
                       title={text}
                       onClick={() => toggle(key)}
                     >
@@ -95,6 +128,12 @@ export function DataTable({ table }: { table: ITablePreview }): JSX.Element {
             ))}
           </tbody>
         </table>
+        {unseen.length > 0 && (
+          <div className="jp-AnalystTable-citedPast" role="note">
+            The cited row {unseen.map(r => (r + 1).toLocaleString('en-US')).join(', ')} is past the
+            rows shown here.
+          </div>
+        )}
         {table.sample.length < table.rows && (
           <div className="jp-AnalystTable-more">
             first {table.sample.length} of {table.rows.toLocaleString('en-US')} rows

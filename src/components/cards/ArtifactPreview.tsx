@@ -4,10 +4,21 @@ import { useArtifactPreview } from '../../hooks/useArtifact';
 import type { IMimeBundle } from '../../transport/api';
 import { DataTable, tablePreviewOf } from '../artifacts/DataTable';
 import { MimeOutput } from '../MimeOutput';
+import { useCitedCells, type ICitedCell } from '../receipts/citedFocus';
 
-function ReadyPreview({ bundle }: { bundle: IMimeBundle }): JSX.Element {
+function ReadyPreview({
+  bundle,
+  cited
+}: {
+  bundle: IMimeBundle;
+  cited: ICitedCell[];
+}): JSX.Element {
   const table = tablePreviewOf(bundle);
-  return table !== null ? <DataTable table={table} /> : <MimeOutput bundle={bundle} />;
+  return table !== null ? (
+    <DataTable table={table} cited={cited} />
+  ) : (
+    <MimeOutput bundle={bundle} />
+  );
 }
 
 export interface IArtifactPreviewProps {
@@ -22,6 +33,7 @@ export interface IArtifactPreviewProps {
  */
 export function ArtifactPreview({ artifactId, label }: IArtifactPreviewProps): JSX.Element {
   const preview = useArtifactPreview(artifactId);
+  const cited = useCitedCells(artifactId);
   return (
     <div
       className="jp-AnalystPreview"
@@ -38,7 +50,7 @@ export function ArtifactPreview({ artifactId, label }: IArtifactPreviewProps): J
           The {label} cannot be shown: {preview.message}
         </div>
       )}
-      {preview.state === 'ready' && <ReadyPreview bundle={preview.value} />}
+      {preview.state === 'ready' && <ReadyPreview bundle={preview.value} cited={cited} />}
     </div>
   );
 }

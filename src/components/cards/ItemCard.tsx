@@ -7,6 +7,7 @@ import { contextTitleOf } from './contextTitle';
 import { GuardNote } from './GuardNote';
 import { cardOf } from '../tools';
 import { OtherToolCard } from './OtherToolCard';
+import type { IAnswerReceipts } from '../receipts/AnswerReceipts';
 import { TextCard } from './TextCard';
 
 export interface IItemCardProps {
@@ -18,6 +19,8 @@ export interface IItemCardProps {
   isAnswer?: boolean;
   /** For the answer: the names it cites that do not exist. */
   flagged?: string[];
+  /** For the answer: its receipts (null until the turn ends with them). */
+  receipts?: IAnswerReceipts | null;
 }
 
 /** The card of one item of a turn. */
@@ -27,7 +30,8 @@ export function ItemCard({
   view,
   threadId,
   isAnswer,
-  flagged
+  flagged,
+  receipts = null
 }: IItemCardProps): JSX.Element {
   switch (item.kind) {
     case 'text':
@@ -38,10 +42,19 @@ export function ItemCard({
           flagged={flagged}
           seq={item.firstSeq}
           context={contextTitleOf(turn, item.modelCall)}
+          receipts={isAnswer ? receipts : null}
         />
       );
     case 'answer':
-      return <TextCard text={item.text} answer flagged={item.flagged} seq={item.seq} />;
+      return (
+        <TextCard
+          text={item.text}
+          answer
+          flagged={item.flagged}
+          seq={item.seq}
+          receipts={receipts}
+        />
+      );
     case 'guard':
       return <GuardNote notice={item} />;
     case 'artifact':

@@ -1,6 +1,6 @@
 import * as React from 'react';
 
-import { Markdown } from '../Markdown';
+import { AnswerBody, type IAnswerReceipts } from '../receipts/AnswerReceipts';
 import { InfoTip } from './InfoTip';
 
 export interface ITextCardProps {
@@ -12,6 +12,8 @@ export interface ITextCardProps {
   /** The size of the prompt of the model call that wrote the text (an ⓘ explains it). */
   context?: string;
   seq: number;
+  /** For the answer: its receipts, once the turn's end has given them. */
+  receipts?: IAnswerReceipts | null;
 }
 
 /**
@@ -23,7 +25,8 @@ export function TextCard({
   answer = false,
   flagged = [],
   context,
-  seq
+  seq,
+  receipts = null
 }: ITextCardProps): JSX.Element {
   return (
     <div
@@ -34,7 +37,7 @@ export function TextCard({
       aria-label={answer ? 'Answer' : 'Text of the model'}
     >
       {context && <InfoTip label="Size of the prompt that wrote this text" text={context} />}
-      <Markdown text={text} className="jp-AnalystText-body" />
+      <AnswerBody text={text} receipts={answer ? receipts : null} className="jp-AnalystText-body" />
       {flagged.length > 0 && (
         <div className="jp-AnalystText-flagged" role="note">
           It cites what does not exist: {flagged.join(', ')}

@@ -2,6 +2,7 @@ import * as React from 'react';
 
 import type { ToolCard } from '../../model';
 import { Code } from '../Markdown';
+import { revealCard, useCitedFocus } from '../receipts/citedFocus';
 import { CardHeader, toolLabel } from './CardHeader';
 import { Details, type DetailEntry, useStepNumbers } from './Details';
 import { GuardNote } from './GuardNote';
@@ -45,6 +46,15 @@ export function ToolCardFrame({
 }: IToolCardFrameProps): JSX.Element {
   const step = useStepNumbers().get(card.callId);
   const collapsed = card.reused && card.status === 'ok';
+  const { focus } = useCitedFocus();
+  const cited = focus?.callIds.includes(card.callId) ?? false;
+  const section = React.useRef<HTMLElement>(null);
+  // After the cells of its table are marked (a child's render), the card a receipt leads to.
+  React.useEffect(() => {
+    if (focus !== null && focus.callIds[0] === card.callId && section.current !== null) {
+      revealCard(section.current);
+    }
+  }, [focus, card.callId]);
   const header = (
     <CardHeader
       card={card}
@@ -70,7 +80,8 @@ export function ToolCardFrame({
   );
   return (
     <section
-      className={`jp-AnalystCard jp-AnalystCard-${variant ?? kind}`}
+      ref={section}
+      className={`jp-AnalystCard jp-AnalystCard-${variant ?? kind}${cited ? ' jp-mod-cited' : ''}`}
       data-card={kind}
       data-tool={card.tool}
       data-call-id={card.callId}
