@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ._clock import utc_now
 from .ledger import Ledger, Usage
+from .receipts import Citation, UnsupportedClaim
 from .step_kinds import StepTool
 
 #: The states of one turn (DESIGN.md, decision 4).
@@ -32,6 +33,7 @@ ReasonCode = Literal[
     "arguments_normalized",
     "unknown_name_refused",
     "invented_name_flagged",
+    "unsupported_claim_flagged",
     "expectation_failed",
     "clarification_asked",
     "chat_mode",
@@ -229,6 +231,12 @@ class TurnEnded(_Event):
     """What the turn cost: model calls and tokens, cost where priced, steps run, what reuse
     saved (see jupyter_analyst/ledger.py). ``None`` for a turn closed without running to its
     end (its process was gone)."""
+    citations: list[Citation] = []
+    """The answer's numbers, dates and names tied to the step result that holds each (call
+    id, artifact, row, column), or derived from two of them; spans index the answer's text."""
+    unsupported: list[UnsupportedClaim] = []
+    """The answer's numbers and dates that no result the thread holds supports (the model was
+    told of them once, and kept them)."""
 
 
 class ContextUsage(_Event):

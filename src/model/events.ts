@@ -42,6 +42,14 @@ export type PlanStepChanged = Schemas['PlanStepChanged'];
 export type PlanStepView = Schemas['PlanStepView'];
 export type PlanStageView = Schemas['PlanStageView'];
 
+/**
+ * An answer's receipts (jupyter_analyst/receipts): a span cited to the result value that
+ * holds it (or derived from two cited ones), and a number no result supports.
+ */
+export type Citation = Schemas['Citation'];
+export type Derivation = Schemas['Derivation'];
+export type UnsupportedClaim = Schemas['UnsupportedClaim'];
+
 /** What a turn cost (jupyter_analyst/ledger.py); model calls and their tokens. */
 export type TurnLedger = Schemas['Ledger'];
 export type CallTokens = Schemas['Usage'];
@@ -101,6 +109,7 @@ export const REASON_CODES = membersOf<ReasonCode>({
   arguments_normalized: true,
   unknown_name_refused: true,
   invented_name_flagged: true,
+  unsupported_claim_flagged: true,
   expectation_failed: true,
   clarification_asked: true,
   chat_mode: true,
@@ -194,6 +203,50 @@ const LEDGER: FieldsOf<TurnLedger> = {
   price: { rule: nullable(record(PRICE)), fallback: null },
   summarizer: { rule: record(USAGE), fallback: defaultsOf(USAGE) }
 };
+const CLAIM_KINDS = membersOf<UnsupportedClaim['kind']>({
+  number: true,
+  percent: true,
+  money: true,
+  multiple: true,
+  year: true,
+  date: true,
+  month: true
+});
+const DERIVATION: FieldsOf<Derivation> = {
+  operation: {
+    rule: oneOf(
+      membersOf<Derivation['operation']>({
+        difference: true,
+        sum: true,
+        ratio: true,
+        percent_change: true,
+        share: true
+      })
+    )
+  },
+  of: { rule: { kind: 'list', of: { kind: 'integer' } } }
+};
+/** A value as the result held it: a number, a text, or a date as its ISO text. */
+const CITED_VALUE: FieldSpec = { rule: { kind: 'json' } };
+const CITATION: FieldsOf<Citation> = {
+  start: int,
+  end: int,
+  text: str,
+  kind: { rule: oneOf([...CLAIM_KINDS, 'name']) },
+  value: CITED_VALUE,
+  call_id: { rule: nullable({ kind: 'string' }) },
+  artifact_id: optNullString,
+  row: optNullInt,
+  column: optNullString,
+  derived: { rule: nullable(record(DERIVATION)), fallback: null }
+};
+const UNSUPPORTED: FieldsOf<UnsupportedClaim> = {
+  start: int,
+  end: int,
+  text: str,
+  kind: { rule: oneOf(CLAIM_KINDS) },
+  value: CITED_VALUE
+};
 const PLAN_STEP: FieldsOf<PlanStepView> = {
   id: str,
   call_id: str,
@@ -258,7 +311,9 @@ export const FIELDS: { [T in EventType]: OwnFieldsOf<T> } = {
     status: { rule: oneOf(TURN_END_STATUSES) },
     message: optNullString,
     counters: { rule: counts, fallback: {} },
-    ledger: { rule: nullable(record(LEDGER)), fallback: null }
+    ledger: { rule: nullable(record(LEDGER)), fallback: null },
+    citations: { rule: { kind: 'list', of: record(CITATION) }, fallback: [] },
+    unsupported: { rule: { kind: 'list', of: record(UNSUPPORTED) }, fallback: [] }
   },
   context_usage: {
     call: int,
@@ -313,6 +368,9 @@ export const RECORD_FIELDS: Record<string, Fields> = {
   Saved: SAVED,
   Price: PRICE,
   Ledger: LEDGER,
+  Citation: CITATION,
+  Derivation: DERIVATION,
+  UnsupportedClaim: UNSUPPORTED,
   PlanStepView: PLAN_STEP,
   PlanStageView: PLAN_STAGE
 };

@@ -89,7 +89,9 @@ describe('a running step', () => {
         status: 'interrupted',
         message: 'cancelled by the user',
         counters: {},
-        ledger: null
+        ledger: null,
+        citations: [],
+        unsupported: []
       }
     ]);
     expect(stopped.status).toBe('unfinished');

@@ -188,11 +188,14 @@ describe('the generated schemas this spec reads', () => {
   it('are the seventeen events and the records they carry', () => {
     expect(EVENT_SCHEMAS).toHaveLength(17);
     expect(carried()).toEqual([
+      'Citation',
+      'Derivation',
       'Ledger',
       'PlanStageView',
       'PlanStepView',
       'Price',
       'Saved',
+      'UnsupportedClaim',
       'Usage'
     ]);
   });

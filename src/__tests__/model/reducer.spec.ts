@@ -458,7 +458,7 @@ describe('reduce: each event type', () => {
     const view = reduceAll(initialThreadView(), [
       e({ type: 'turn_started', prompt: 'show revenue', model: 'm', rerun: false }),
       e({ type: 'answer', text: 'Which revenue do you mean?', flagged: [] }),
-      e({ type: 'turn_ended', status: 'needs_input', message: null, counters: {}, ledger: null })
+      e({ type: 'turn_ended', status: 'needs_input', message: null, counters: {}, ledger: null, citations: [], unsupported: [] })
     ]);
     const [turn] = view.turns;
     expect(turn.status).toBe('needs_input');
@@ -482,7 +482,9 @@ describe('reduce: each event type', () => {
         status: 'interrupted',
         message: 'cancelled by the user',
         counters: { executed: 1 },
-        ledger: null
+        ledger: null,
+        citations: [],
+        unsupported: []
       })
     ]);
     const [turn] = view.turns;
@@ -605,7 +607,7 @@ describe('reduce: each event type', () => {
       e(usage(2, 9)), // 11: the reply is in
       e(usage(3, null)), // 12
       e({ type: 'thinking' }), // 13
-      e({ type: 'turn_ended', status: 'interrupted', message: null, counters: {}, ledger: null }) // 14
+      e({ type: 'turn_ended', status: 'interrupted', message: null, counters: {}, ledger: null, citations: [], unsupported: [] }) // 14
     ];
     const thinkingAfter = (count: number) =>
       reduceAll(deepFreeze(initialThreadView()), deepFreeze(events.slice(0, count))).turns[0]
@@ -678,7 +680,7 @@ describe('reduce: each event type', () => {
     const b = turnOf('turn_b', 3);
     const view = reduceAll(initialThreadView(), [
       a({ type: 'turn_started', prompt: 'one', model: 'm', rerun: false }),
-      a({ type: 'turn_ended', status: 'completed', message: null, counters: {}, ledger: null }),
+      a({ type: 'turn_ended', status: 'completed', message: null, counters: {}, ledger: null, citations: [], unsupported: [] }),
       b({ type: 'turn_started', prompt: 'two', model: 'm', rerun: false }),
       b({ type: 'text_delta', text: 'x' })
     ]);
