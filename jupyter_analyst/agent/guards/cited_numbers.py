@@ -62,16 +62,18 @@ def answer_check(answer: str, unsupported: Sequence[UnsupportedClaim]) -> dict[s
     >>> from ...receipts import UnsupportedClaim
     >>> claim = UnsupportedClaim(start=12, end=14, text="30", kind="number", value=30.0)
     >>> print(answer_check("AA 21.9, DL 30.", [claim])["content"])
-    [answer check] No result you were shown holds "30" (in "AA 21.9, DL 30."). Correct it, compute it with a step, or keep it (it is then marked unsupported to the reader). Reply with your whole final answer; this check is not repeated.
+    [answer check] This number of your answer is in no result you were shown, nor one operation away from numbers that are: "30" (in "AA 21.9, DL 30."). Correct it, compute it with a step, or keep it (it is then marked unsupported to the reader). Reply with your whole final answer; this check is not repeated.
     """
     spans = [f'"{c.text}" (in "{_around(answer, c.start, c.end)}")' for c in unsupported[:NAMED_SPANS]]
     more = len(unsupported) - len(spans)
     named = ", ".join(spans) + (f" and {more} more" if more > 0 else "")
-    it, them = ("it", "it is") if len(unsupported) == 1 else ("them", "they are")
+    one = len(unsupported) == 1
+    these, it, it_is = ("This number", "it", "it is") if one else ("These numbers", "them", "they are")
     return {"role": "user", "content": (
-        f"{ANSWER_CHECK_MARKER} No result you were shown holds {named}. Correct {it}, compute {it} with a step, or "
-        f"keep {it} ({them} then marked unsupported to the reader). Reply with your whole final answer; this check "
-        "is not repeated.")}
+        f"{ANSWER_CHECK_MARKER} {these} of your answer {'is' if one else 'are'} in no result you were shown, nor one "
+        f"operation away from numbers that are: {named}. Correct {it}, compute {it} with a step, or keep {it} "
+        f"({it_is} then marked unsupported to the reader). Reply with your whole final answer; this check is not "
+        "repeated.")}
 
 
 def _around(answer: str, start: int, end: int) -> str:
