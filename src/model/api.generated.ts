@@ -611,7 +611,7 @@ export interface components {
             tokens: number;
             /** @description The token budget it was held to. */
             budget: number;
-            /** @description Tokens per part: rules, summary, pinned, notebook, state, history, current. */
+            /** @description Tokens per part: rules, team, summary, pinned, notebook, state, history, current. */
             parts: {
                 [key: string]: number;
             };
@@ -768,7 +768,7 @@ export interface components {
             /** @default null */
             code?: string | null;
             /** @enum {string} */
-            kind: "table" | "column" | "dataset" | "artifact";
+            kind: "table" | "column" | "dataset" | "artifact" | "metric" | "dimension" | "verified_query";
             name: string;
             score: number;
             /** @default null */
@@ -777,6 +777,10 @@ export interface components {
             detail?: string | null;
             /** @default null */
             weak?: boolean | null;
+            /** @default null */
+            definition?: string | null;
+            /** @default null */
+            defined_in?: string | null;
         };
         Guarded: {
             /**
@@ -805,7 +809,7 @@ export interface components {
              * @description The reason code; each is also counted.
              * @enum {string}
              */
-            reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode" | "plan_refused" | "answer_cut_short" | "model_refused";
+            reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode" | "plan_refused" | "answer_cut_short" | "model_refused" | "context_file_invalid";
             /** @description A readable explanation. */
             message: string;
             /**
@@ -1265,6 +1269,8 @@ export interface components {
                 [key: string]: unknown;
             }[];
             shown: string;
+            /** @default null */
+            definition_notes?: string[] | null;
             truncated: boolean;
             reused: boolean;
             intent: components["schemas"]["DataIntent"];

@@ -106,7 +106,8 @@ export const REASON_CODES = membersOf<ReasonCode>({
   chat_mode: true,
   plan_refused: true,
   answer_cut_short: true,
-  model_refused: true
+  model_refused: true,
+  context_file_invalid: true
 });
 
 export const TURN_END_STATUSES = membersOf<TurnEndStatus>({
