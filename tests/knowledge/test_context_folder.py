@@ -110,3 +110,9 @@ def test_an_unchanged_folder_is_read_from_its_digest_without_the_yaml_parser_or_
         "name: order_count", "name: orders_count"))
     changed = run()
     assert changed["metrics"] == ["revenue", "orders_count"] and "dbt_semantic_interfaces" in changed["loaded"]
+
+
+def test_the_documentation_shows_the_example_folder_as_it_is():
+    page = (Path(__file__).parents[2] / "docs" / "context.md").read_text()
+    for name in ("rules.md", "models/orders.yml", "queries/revenue_by_month.sql"):
+        assert (EXAMPLE / name).read_text() in page, f"docs/context.md does not show {name} as it is"
