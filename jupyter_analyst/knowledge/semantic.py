@@ -233,6 +233,9 @@ def read_semantic_layer(files: Iterable[FolderFile]) -> tuple[list[Metric], list
         except _Invalid as exc:
             problems.append(ContextProblem(file=file.path, line=exc.line, message=exc.message))
             continue
+        except RecursionError:  # lists nested thousands deep: within the size cap, past any real file
+            problems.append(ContextProblem(file=file.path, message="nested too deeply to be read"))
+            continue
         if parsed is None:
             continue
         for model, _, dimension_lines in parsed.models:

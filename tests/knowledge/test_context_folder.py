@@ -116,3 +116,10 @@ def test_the_documentation_shows_the_example_folder_as_it_is():
     page = (Path(__file__).parents[2] / "docs" / "context.md").read_text()
     for name in ("rules.md", "models/orders.yml", "queries/revenue_by_month.sql"):
         assert (EXAMPLE / name).read_text() in page, f"docs/context.md does not show {name} as it is"
+
+
+def test_yaml_nested_thousands_deep_is_one_problem_not_a_crash(tmp_path):
+    folder = _folder(tmp_path, {"models/deep.yml": "metrics: " + "[" * 50_000 + "]" * 50_000 + "\n"})
+    context = load_team_context(folder)
+    (problem,) = context.problems
+    assert problem.file == "models/deep.yml" and context.metrics == []
