@@ -71,10 +71,14 @@ def load_team_context(folder: Path | str, *, digests: Path | str | None = None) 
         return TeamContext(folder=folder.name, problems=[ContextProblem(file=folder.name, message="not a folder")])
     files, problems = read_folder(folder)
     key = _key(folder.name, files, problems)
-    if key in _MEMO:
-        return _MEMO[key]
     path = Path(digests) / f"{key}.json" if digests is not None else None
-    context = None
+    context = _MEMO.get(key)
+    if context is not None:
+        # Known to this process (another workspace's turn read it): this workspace gets its
+        # digest too, so its next process reads it without the parser.
+        if path is not None and not path.is_file():
+            _write_digest(path, context)
+        return context
     if path is not None and path.is_file():
         try:
             context = TeamContext.model_validate_json(path.read_bytes())

@@ -93,6 +93,7 @@ def test_an_unchanged_folder_is_read_from_its_digest_without_the_yaml_parser_or_
     folder = tmp_path / "context"
     shutil.copytree(EXAMPLE, folder)
     digests = tmp_path / "digests"
+    load_team_context(folder)  # known to this process first: the workspace still gets its digest
     first = load_team_context(folder, digests=digests)
     code = textwrap.dedent(f"""
         import json, sys
