@@ -40,6 +40,7 @@ ReasonCode = Literal[
     "plan_refused",
     "answer_cut_short",
     "model_refused",
+    "context_file_invalid",
 ]
 
 
@@ -248,7 +249,7 @@ class ContextUsage(_Event):
     budget: int
     """The token budget it was held to."""
     parts: dict[str, int]
-    """Tokens per part: rules, summary, pinned, notebook, state, history, current."""
+    """Tokens per part: rules, team, summary, pinned, notebook, state, history, current."""
     messages: int
     """Messages sent."""
     turns: list[int]

@@ -107,6 +107,10 @@ class AgentLoop:
         persisted before it is emitted."""
         assert self.llm is not None, "a loop without a model runs only the user's calls"
         async with self._turn(turn, rerun=rerun, speaker=self.model) as run:
+            team = self.environment.team
+            # A context file that could not be read is told once per turn; the turn goes on without it.
+            for problem in team.problems if team is not None else ():
+                await run.guard("context_file_invalid", f"{team.folder}/{problem}")
             chat = classify(turn.prompt) == "chat"
             if chat:
                 await run.guard("chat_mode", "a greeting or a question about the assistant: answered without tools")

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         policy = policy.model_copy(update={"memory_mb": args.memory_mb})
     config = AnalystConfig(
         workspace=args.workspace, store=args.store, blobs=args.blobs, blobs_endpoint=args.blobs_endpoint,
-        max_steps=args.max_steps, sandbox=policy, query_timeout_s=args.query_timeout,
+        context_dir=args.context, max_steps=args.max_steps, sandbox=policy, query_timeout_s=args.query_timeout,
         plan_concurrency=args.plan_concurrency, summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
         prices={model.model: args.price} if args.price is not None else {},
     )
@@ -209,7 +209,8 @@ def execute(args: argparse.Namespace) -> int:
     plan = plan_playbook(args.playbook, parameters=dict(args.parameter), source=args.source)
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
     config = AnalystConfig(workspace=args.workspace, store=args.store, blobs=args.blobs,
-                           blobs_endpoint=args.blobs_endpoint, sandbox=SandboxPolicy(enabled=not args.no_sandbox))
+                           blobs_endpoint=args.blobs_endpoint, context_dir=args.context,
+                           sandbox=SandboxPolicy(enabled=not args.no_sandbox))
     progress = None if args.json else PromptProgress()
     try:
         run = asyncio.run(run_playbook(
@@ -361,8 +362,8 @@ def mcp(args: argparse.Namespace) -> int:
             print("with the header  Authorization: Bearer <the token of --token or $ANALYST_MCP_TOKEN>",
                   file=sys.stderr, flush=True)
     config = AnalystConfig(workspace=args.workspace, store=args.store, blobs=args.blobs,
-                           blobs_endpoint=args.blobs_endpoint, sandbox=SandboxPolicy(enabled=not args.no_sandbox),
-                           summarizer=not args.no_summarizer)
+                           blobs_endpoint=args.blobs_endpoint, context_dir=args.context,
+                           sandbox=SandboxPolicy(enabled=not args.no_sandbox), summarizer=not args.no_summarizer)
     try:
         model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
     except AnalystError:

@@ -32,6 +32,14 @@ def _workspace_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _context_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--context", default=None, metavar="DIR", type=Path,
+        help="the team's context folder: rules.md, dbt metrics and dimensions (*.yml), verified queries "
+             "(queries/*.sql) (default: context/ beside the workspace folder, when it exists)",
+    )
+
+
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="model name (default: $OPENAI_MODEL or gpt-4o-mini)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
@@ -95,6 +103,7 @@ def _run_command(sub: Any) -> None:
     run.add_argument("--prompt", required=True, help="what to ask")
     run.add_argument("--thread", metavar="ID", help="continue this thread instead of starting one")
     _workspace_arg(run)
+    _context_arg(run)
     _model_args(run)
     run.add_argument("--output", metavar="NB.ipynb", type=Path,
                      help="write the notebook here (default: the thread's notebook in the workspace)")
@@ -224,6 +233,7 @@ def _execute_command(sub: Any) -> None:
     execute.add_argument("--no-sandbox", action="store_true", help="run kernels without bubblewrap")
     execute.add_argument("--json", action="store_true", help="print one JSON object at the end")
     _workspace_arg(execute)
+    _context_arg(execute)
 
 
 def _scripted_model_command(sub: Any) -> None:
@@ -310,6 +320,7 @@ def _mcp_command(sub: Any) -> None:
                           "there is no --db; PATH_OR_URL alone is named after its file or database). Clients see "
                           "the names only, and may open no other source")
     _workspace_arg(mcp)
+    _context_arg(mcp)
     _model_args(mcp)
     mcp.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp")
     mcp.add_argument("--host", default="127.0.0.1", help="address to listen on with --http (default 127.0.0.1)")

@@ -28,6 +28,9 @@ class AnalystApp(ExtensionApp):
                         "through a verified cache in the workspace (default: the workspace folder).")
     blobs_endpoint_url = Unicode("", config=True, help="The S3 API's address for blobs_url (MinIO, Ceph...; "
                                  "default: $AWS_ENDPOINT_URL, else AWS).")
+    context_dir = Unicode("", config=True, help="The team's context folder: rules.md, dbt metrics and dimensions "
+                          "(*.yml), verified queries (queries/*.sql) (default: context/ beside the workspace folder, "
+                          "read when it exists).")
     model = Unicode("", config=True, help="Model name (default: $OPENAI_MODEL, else gpt-4o-mini).")
     model_base_url = Unicode("", config=True, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL).")
     api_key = Unicode("", config=True, help="API key of the endpoint (default: $OPENAI_API_KEY).")
@@ -118,6 +121,7 @@ class AnalystApp(ExtensionApp):
                 store=self.store_url or None,
                 blobs=self.blobs_url or None,
                 blobs_endpoint=self.blobs_endpoint_url or None,
+                context_dir=self.context_dir or None,
                 max_steps=self.max_steps,
                 plan_concurrency=self.plan_concurrency,
                 turn_lease_s=self.turn_lease,

@@ -77,6 +77,9 @@ class AnalystConfig(BaseModel):
     ``s3://bucket/prefix`` URL (read through a verified cache in the workspace)."""
     blobs_endpoint: str | None = None
     """The S3 API's address for ``blobs`` (MinIO, Ceph...); default: ``AWS_ENDPOINT_URL`` or AWS."""
+    context_dir: Path | str | None = None
+    """The team's context folder (rules, dbt metrics and dimensions, verified queries); ``None``
+    for ``context/`` beside the workspace folder, read when it exists."""
     max_steps: int = 16
     plan_concurrency: int = Field(default=4, ge=1, le=16,
                                   description="Queries of a staged plan's parallel stage that run at once.")
@@ -119,6 +122,12 @@ class AnalystConfig(BaseModel):
     def price_of(self, model: str) -> Price | None:
         """The price of ``model``'s tokens, if one is configured."""
         return self.prices.get(model)
+
+    def context_folder(self, workspace_root: Path) -> Path:
+        """The context folder a turn reads: the configured one, or ``context/`` beside the workspace."""
+        if self.context_dir is not None:
+            return Path(self.context_dir).expanduser()
+        return workspace_root.parent / "context"
 
     def loop_settings(self) -> dict[str, Any]:
         """What the agent loop of a turn takes from the settings."""

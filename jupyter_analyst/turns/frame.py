@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from .. import sql
 from ..agent import EventSink, EventWriter, ThreadEnvironment, ThreadMemory
 from ..errors import AnalystError, ConfigError
+from ..knowledge import load_team_context
 from ..events import StartingWhat
 from ..events import starting as starting_event
 from ..notebooks import write_thread_notebook
@@ -214,6 +215,9 @@ async def _environment(
         environment.attach(source=source, artifacts=workspace.artifacts)
     # This turn's notebook, as read when it started (a kept environment had the last turn's).
     environment.attached = attached
+    # The team's context folder, as it is now (read off the loop; parsed only when it changed).
+    environment.team = await asyncio.to_thread(
+        load_team_context, config.context_folder(frame.workspace.root), digests=frame.workspace.root / "context-digests")
     return environment
 
 

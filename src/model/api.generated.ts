@@ -652,7 +652,7 @@ export interface components {
             tokens: number;
             /** @description The token budget it was held to. */
             budget: number;
-            /** @description Tokens per part: rules, summary, pinned, notebook, state, history, current. */
+            /** @description Tokens per part: rules, team, summary, pinned, notebook, state, history, current. */
             parts: {
                 [key: string]: number;
             };
@@ -822,7 +822,7 @@ export interface components {
             /** @default null */
             code?: string | null;
             /** @enum {string} */
-            kind: "table" | "column" | "dataset" | "artifact";
+            kind: "table" | "column" | "dataset" | "artifact" | "metric" | "dimension" | "verified_query";
             name: string;
             score: number;
             /** @default null */
@@ -831,6 +831,10 @@ export interface components {
             detail?: string | null;
             /** @default null */
             weak?: boolean | null;
+            /** @default null */
+            definition?: string | null;
+            /** @default null */
+            defined_in?: string | null;
         };
         Guarded: {
             /**
@@ -859,7 +863,7 @@ export interface components {
              * @description The reason code; each is also counted.
              * @enum {string}
              */
-            reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "unsupported_claim_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode" | "plan_refused" | "answer_cut_short" | "model_refused";
+            reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "unsupported_claim_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode" | "plan_refused" | "answer_cut_short" | "model_refused" | "context_file_invalid";
             /** @description A readable explanation. */
             message: string;
             /**
@@ -1319,6 +1323,8 @@ export interface components {
                 [key: string]: unknown;
             }[];
             shown: string;
+            /** @default null */
+            definition_notes?: string[] | null;
             truncated: boolean;
             reused: boolean;
             intent: components["schemas"]["DataIntent"];

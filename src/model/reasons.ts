@@ -28,7 +28,9 @@ export const REASON_TEXT: { readonly [R in ReasonCode]: string } = {
   chat_mode: 'answered without running anything',
   plan_refused: 'refused: the plan cannot run as given; nothing in it ran',
   answer_cut_short: 'cut short: the answer may be incomplete',
-  model_refused: 'the model declined to answer'
+  model_refused: 'the model declined to answer',
+  context_file_invalid:
+    "a file of the team's context folder was not read; the turn went on without it"
 };
 
 /** Plain words for a reason code; a code this client does not know is shown as it is. */

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +22,9 @@ from jupyter_analyst.testing import sql_step, text_step
 
 #: Imported only by the work that needs them: a kernel, a query run, a notebook read by nbformat.
 HEAVY = ("pandas", "pyarrow", "jupyter_client", "nbformat", "jsonschema", "sqlglot", "matplotlib")
+#: What reads a team's context folder when it changed: not a turn on an unchanged one.
+CONTEXT_PARSERS = ("dbt_semantic_interfaces", "yaml")
+CONTEXT_EXAMPLE = Path(__file__).parents[1] / "fixtures" / "context"
 #: What the engine needs and a Jupyter server's start does not (every JupyterLab user would pay for it).
 ENGINE = ("openai", "duckdb", "sqlglot", "pandas", "pyarrow")
 #: The model's SDK, and its optional aiohttp transport (3.x vendors it), which a turn never uses.
@@ -68,6 +73,9 @@ def test_jupyters_mcp_server_loading_the_analysts_tools_imports_no_sdk_or_engine
 
 
 def test_a_turn_whose_steps_are_all_reused_imports_no_kernel_dataframe_or_sql_parser(analyst, tmp_path):
+    # With the team's context folder beside the workspace: an unchanged folder is read from
+    # its digest, without the YAML parser or dbt-semantic-interfaces.
+    shutil.copytree(CONTEXT_EXAMPLE, tmp_path / "context")
     runner = analyst(SCRIPT)
     first = runner.run("fetch revenue by region")
     assert first.tool_calls["executed"] == 1
@@ -101,7 +109,7 @@ def test_a_turn_whose_steps_are_all_reused_imports_no_kernel_dataframe_or_sql_pa
         print(json.dumps({{
             "statuses": [status, status2], "chat": chat["tool_calls"], "reused": reused["tool_calls"],
             "workers_after_chat": workers_after_chat, "checked_by_a_worker": preparer.prepared_count(),
-            "heavy": sorted(m for m in {HEAVY!r} if m in sys.modules),
+            "heavy": sorted(m for m in {HEAVY + CONTEXT_PARSERS!r} if m in sys.modules),
             "sdk": sorted(m for m in {SDK_WATCHED!r} if m in sys.modules), "importers": importers,
         }}))
     """)
@@ -157,7 +165,7 @@ def test_a_jupyter_server_loading_the_extension_imports_no_engine():
         app = point["app"]()
         app.initialize_handlers()
         assert len(app.handlers) > 10, app.handlers
-        print(json.dumps(sorted(m for m in {ENGINE!r} if m in sys.modules)))
+        print(json.dumps(sorted(m for m in {ENGINE + ("jupyter_analyst.knowledge",)!r} if m in sys.modules)))
     """)
     assert loaded == []
 
@@ -166,6 +174,7 @@ def test_a_jupyter_server_starting_the_extension_imports_no_engine(tmp_path, sal
     # The whole load, as `jupyter lab` does it (the other extensions aside): the server reads
     # the extension's entry point, links the app and runs its initialize_settings (the thread
     # service, its kernel launcher and warm pool, the model's settings) and its handlers.
+    shutil.copytree(CONTEXT_EXAMPLE, tmp_path / "context")  # read by turns, not by the server's start
     config = {
         "ServerApp": {"jpserver_extensions": {"jupyter_analyst.server": True}, "root_dir": str(tmp_path),
                       "open_browser": False, "port": 0},
@@ -184,7 +193,8 @@ def test_a_jupyter_server_starting_the_extension_imports_no_engine(tmp_path, sal
         print(json.dumps({{
             "service": type(service).__name__, "sources": sorted(service.sources),
             "routes": sum(route.startswith("/analyst/") for route, *_ in analyst.handlers),
-            "engine": sorted(m for m in {ENGINE!r} if m in sys.modules),
+            "engine": sorted(m for m in {ENGINE + ("jupyter_analyst.knowledge", "dbt_semantic_interfaces")!r}
+                             if m in sys.modules),
             "persona": sorted(m for m in {PERSONA!r} if m in sys.modules),
         }}))
     """)

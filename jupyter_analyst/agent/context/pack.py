@@ -398,6 +398,7 @@ class ContextPack:
                 summary_chars=self.budget.summary_chars,
                 previous=previous,
                 notebook=notebook,
+                team=self.environment.team.prompt_section() if self.environment.team is not None else "",
             )
         return self._sections
 

@@ -343,6 +343,7 @@ def system_text(
     summary_chars: int,
     previous: str = "",
     notebook: str = "",
+    team: str = "",
 ) -> dict[str, str]:
     """The system message's sections, by name (the context pack counts each), the ones that
     change least first: the rules and schema are the same on every call of a thread, and a
@@ -352,6 +353,8 @@ def system_text(
     sections = {
         "rules": RULES.format(dialect=dialect) + f"\nData source: {source_label}\n{_tables_heading(outline)}\n"
                  + f"{schema_summary(schema, outline)}\n",
+        # The team's rules and what its context folder defines: as stable as the rules.
+        "team": team,
         "summary": (
             f"\nSummary of {turn_span(1, summary.through_turn)} (older messages are not shown):\n"
             + _clip(summary.text, summary_chars) + "\n"

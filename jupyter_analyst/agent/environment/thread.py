@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     # Imported when used: a turn whose steps are all reused needs no kernel (jupyter_client)
     # and no query runner (pyarrow).
     from ...kernel import KernelLauncher, KernelPool, KernelSession, SandboxPolicy
+    from ...knowledge import TeamContext
     from ...notebooks import AttachedNotebook
     from ...sql import DataSource, QueryRunner
 
@@ -60,6 +61,9 @@ class ThreadEnvironment:
         #: The user's notebook the turn works beside (read when it started), if one is attached:
         #: its outline goes into the prompt, its cells are what ``read_cells`` reads.
         self.attached: AttachedNotebook | None = None
+        #: What the team's context folder defines (read when the turn started), if there is one:
+        #: its rules and index go into the prompt, ``find`` searches it, ``run_sql`` is compared with it.
+        self.team: TeamContext | None = None
         self.source = source
         self.artifacts = artifacts
         self.workdir = workdir

@@ -1,7 +1,10 @@
 """The ``find`` tool: resolving loose names ("the sales table", "that revenue chart", "amount").
 
-The ``find`` tool searches the data source's tables and columns and the thread's datasets
-and artifacts with a fuzzy score, so the model looks a name up instead of guessing it.
+The ``find`` tool searches the data source's tables and columns, the thread's datasets
+and artifacts, and what the team's context folder defines (metrics and dimensions by name,
+label and synonym; verified queries by the questions they answer) with a fuzzy score, so the
+model looks a name up instead of guessing it, and finds the team's definition before making
+its own.
 Scores combine the similarity of the whole strings with word overlap, because users name
 things by a word they remember ("revenue") more often than by the exact identifier
 ("monthly_revenue_by_region").
@@ -24,9 +27,13 @@ from .provenance import CODE_ITEMS, CODE_PROPERTY, MadeBy, made_by, step_text, s
 from .result_models import ResultModel
 
 if TYPE_CHECKING:
+    from ...knowledge import TeamContext
     from ..environment import ThreadEnvironment
 
-Kind = Literal["table", "column", "dataset", "artifact"]
+Kind = Literal["table", "column", "dataset", "artifact", "metric", "dimension", "verified_query"]
+KINDS: tuple[Kind, ...] = ("table", "column", "dataset", "artifact", "metric", "dimension", "verified_query")
+#: The most characters of a verified query's SQL a match carries.
+SQL_CHARS = 2_000
 
 #: Matches scoring below this are not worth showing.
 MIN_SCORE = 0.45
@@ -53,6 +60,12 @@ class Match(BaseModel):
     weak: bool | None = None
     """True when no word of the query is in the name (only letters in common): most likely
     not what was meant. Left out otherwise."""
+    definition: str | None = None
+    """A metric's or dimension's definition in SQL terms (the team's: compute it so)."""
+    defined_in: str | None = None
+    """The context folder's file and line that defines it."""
+    sql: str | None = None
+    """A verified query's SQL (run it with run_sql, as it is or adapted)."""
 
 
 #: Words in a query that say what kind of thing is meant.
@@ -60,6 +73,9 @@ _KIND_WORDS: dict[str, Kind] = {
     "table": "table", "tables": "table", "column": "column", "columns": "column", "field": "column",
     "dataset": "dataset", "dataframe": "dataset", "chart": "artifact", "plot": "artifact",
     "figure": "artifact", "file": "artifact", "image": "artifact",
+    "metric": "metric", "metrics": "metric", "measure": "metric", "kpi": "metric",
+    "dimension": "dimension", "dimensions": "dimension",
+    "verified": "verified_query", "query": "verified_query", "queries": "verified_query",
 }
 
 
@@ -149,6 +165,7 @@ def find(
     datasets: Mapping[str, str] | None = None,
     artifacts: Sequence[Artifact] = (),
     code: Mapping[str, str] | None = None,
+    team: TeamContext | None = None,
     kind: Kind | None = None,
     limit: int = LIMIT,
 ) -> list[Match]:
@@ -156,7 +173,7 @@ def find(
 
     ``datasets`` maps a dataset's variable name to its artifact id; ``code`` an artifact id to
     the code or SQL of the step that made it, searched too (a chart is often remembered by
-    what it shows, which its code names).
+    what it shows, which its code names). ``team``: what the team's context folder defines.
 
     >>> schema = {"orders": {"order_id": "INTEGER", "revenue": "DOUBLE"}, "regions": {"region": "VARCHAR"}}
     >>> [m.name for m in find("revenue", schema=schema)][:1]
@@ -167,15 +184,17 @@ def find(
 
     code = code or {}
 
-    def offer(found_kind: Kind, name: str, searched: Iterable[str], **extra: str | None) -> None:
+    def offer(found_kind: Kind, name: str, searched: Iterable[str], described: str = "", **extra: str | None) -> None:
         if kind is not None and kind != found_kind:
             return
+        searched = [text for text in searched if text]
         best = max(score(query, text) for text in searched)
         strong = any(shares_a_word(query, text) for text in searched)
-        in_code = code_score(query, code.get(extra.get("id") or "", ""))
+        in_code = max(code_score(query, code.get(extra.get("id") or "", "")), code_score(query, described))
         if in_code > best:
             best, strong = in_code, True
-            extra["detail"] = f"{extra.get('detail')}; matched in the code that made it"
+            if not described:
+                extra["detail"] = f"{extra.get('detail')}; matched in the code that made it"
         if hinted == found_kind:
             best = min(1.0, best + 0.05)
         if strong:  # a word in common is worth showing, however long the rest of the query
@@ -198,10 +217,30 @@ def find(
         if artifact.artifact_id not in offered:
             offer("artifact", artifact.name, [artifact.name, artifact.artifact_id], id=artifact.artifact_id,
                   detail=artifact.type)
-    order = {"dataset": 0, "table": 1, "artifact": 2, "column": 3}
+    if team is not None:
+        _offer_team(offer, team)
+    # The team's definitions first, where they fit as well: they are what the team settled.
+    order = {"metric": -2, "verified_query": -1, "dataset": 0, "table": 1, "artifact": 2, "dimension": 2.5,
+             "column": 3}
     # A name that shares a word with the query ranks above any that shares only letters.
     candidates.sort(key=lambda m: (bool(m.weak), -m.score, order[m.kind], m.name))
     return candidates[:WEAK_LIMIT] if candidates and candidates[0].weak else candidates[:limit]
+
+
+def _offer_team(offer: Any, team: TeamContext) -> None:
+    """Offer what the team's context folder defines."""
+    for metric in team.metrics:
+        offer("metric", metric.name, [metric.name, metric.label, *metric.synonyms], described=metric.description,
+              detail=metric.label or metric.description[:120] or None, definition=metric.formula(),
+              defined_in=f"{team.folder}/{metric.origin}")
+    for dim in team.dimensions:
+        offer("dimension", f"{dim.table}.{dim.name}", [dim.name, dim.label, *dim.synonyms], described=dim.description,
+              detail=f"{dim.type} dimension", definition=dim.expr, defined_in=f"{team.folder}/{dim.origin}")
+    for verified in team.queries:
+        sql = verified.sql if len(verified.sql) <= SQL_CHARS else verified.sql[: SQL_CHARS - 1] + "…"
+        offer("verified_query", verified.file.removeprefix("queries/"), verified.questions,
+              detail=f"answers: {' | '.join(verified.questions)}; verified by {verified.verified_by} on "
+                     f"{verified.verified_at}", sql=sql, defined_in=f"{team.folder}/{verified.file}")
 
 
 def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
@@ -209,10 +248,8 @@ def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, pla
     if not query:
         raise InvalidArguments("find needs a 'query': the words the user used", hint='e.g. {"query": "sales"}')
     kind = args.get("kind") or None
-    if kind not in (None, "table", "column", "dataset", "artifact"):
-        raise InvalidArguments(
-            f"find cannot look for {kind!r}", hint="kind is one of: table, column, dataset, artifact"
-        )
+    if kind is not None and kind not in KINDS:
+        raise InvalidArguments(f"find cannot look for {kind!r}", hint=f"kind is one of: {', '.join(KINDS)}")
     artifacts = env.artifacts.list(ctx.thread_id)
     steps = steps_by_key(env.artifacts.steps(ctx.thread_id))
     by_id = {a.artifact_id: a for a in artifacts}
@@ -222,6 +259,7 @@ def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, pla
         datasets=env.dataset_ids(),
         artifacts=artifacts if kind in (None, "artifact") else (),
         code={a.artifact_id: step_text(steps.get(a.logical_key or "")) for a in artifacts},
+        team=env.team,
         kind=kind,
     )
     found = [m.model_dump(exclude_none=True) for m in matches]
@@ -256,11 +294,12 @@ class FindResult(ResultModel):
 
 FIND = ToolSpec(
     name="find",
-    description="Fuzzy search of tables, columns, datasets and artifacts (names, titles, code): the best "
-                "matches' exact names and ids.",
+    description="Fuzzy search of tables, columns, datasets, artifacts (names, titles, code) and the team's "
+                "metrics, dimensions and verified queries (names, synonyms, questions): the best matches' exact "
+                "names, ids and definitions.",
     properties={
         "query": {"type": "string", "description": "the user's words"},
-        "kind": {"type": "string", "enum": ["table", "column", "dataset", "artifact"], "description": "only this kind"},
+        "kind": {"type": "string", "enum": list(KINDS), "description": "only this kind"},
         "with_code": CODE_PROPERTY,
     },
     required=("query",),

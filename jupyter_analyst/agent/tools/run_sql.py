@@ -122,6 +122,7 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
         "columns": columns,
         "sample": sample,
         "shown": shown_line(name, shown, result.rows, dropped=capped, cut=table_rows(names, sample)[1]),
+        **await _definition_notes(env, prepared),
         "truncated": result.truncated,
         "reused": False,
         "intent": intent.model_dump(exclude_defaults=True),
@@ -140,6 +141,18 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
         artifacts=[(artifact, created)],
         notebook_outputs=[_sample_output(name, result.rows, columns, sample, capped)],
     )
+
+
+async def _definition_notes(env: ThreadEnvironment, prepared: PreparedQuery) -> dict[str, list[str]]:
+    """``definition_notes``, beside the rows, when the query computes a metric the team
+    defined otherwise than its definition (the model's own text, in the source's dialect)."""
+    team = env.team
+    if team is None or not team.metrics:
+        return {}
+    from ...knowledge import divergences
+
+    notes = await asyncio.to_thread(divergences, prepared.original, env.source.dialect, team.metrics)
+    return {"definition_notes": notes} if notes else {}
 
 
 async def _store_dataset(
@@ -284,6 +297,10 @@ class RunSqlResult(ResultModel):
     sample: list[dict[str, Any]]
     """The first rows, as many as the model is shown (``shown`` says which)."""
     shown: str
+    definition_notes: list[str] | None = None
+    """Where the query computes a metric the team's context folder defines, and computes it
+    otherwise (another aggregate, a filter of the definition missing): how, naming the
+    definition's file and line. Left out when it agrees, or defines none."""
     truncated: bool
     """The row cap cut the result (``row_cap`` says how)."""
     reused: bool

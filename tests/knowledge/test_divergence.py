@@ -1,0 +1,47 @@
+"""A query compared with the team's metric definitions: another aggregate, a missing filter."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_analyst.knowledge.definitions import Metric, Origin
+from jupyter_analyst.knowledge import divergences
+
+REVENUE = Metric(name="revenue", type="simple", table="orders", agg="sum", expr="revenue",
+                 filters=["quantity > 0"], origin=Origin(file="models/orders.yml", line=46))
+ORDERS = Metric(name="order_count", type="simple", table="orders", agg="count_distinct", expr="order_id",
+                filters=["quantity > 0", "region_id <> 99"], origin=Origin(file="models/orders.yml", line=57))
+
+#: (query, what its notes say; empty when it agrees with the definitions)
+CASES = [
+    ("SELECT SUM(revenue) FROM orders WHERE quantity > 0", []),
+    ("SELECT SUM(o.revenue) AS r FROM orders AS o WHERE (o.quantity > 0) AND o.region_id = 3", []),
+    ("SELECT SUM(revenue) FILTER (WHERE quantity > 0) FROM orders", []),
+    ("WITH kept AS (SELECT * FROM orders WHERE quantity > 0) SELECT SUM(revenue) FROM orders JOIN kept USING (order_id)", []),
+    ("SELECT region_id, COUNT(*) FROM orders GROUP BY 1", []),  # not the measure's expression
+    ("SELECT SUM(revenue) FROM returns", []),  # another table
+    ("SELECT AVG(revenue) FROM orders WHERE quantity > 0", ["AVG(revenue) is another aggregate than"]),
+    ("SELECT MAX(revenue) AS top FROM orders", ["top = MAX(revenue) is another aggregate than"]),
+    ("SELECT SUM(revenue) AS revenue FROM orders", ["revenue = SUM(revenue) lacks the filter quantity > 0 of"]),
+    ("SELECT COUNT(DISTINCT order_id) FROM orders WHERE quantity > 0",
+     ["COUNT(DISTINCT order_id) lacks the filter region_id <> 99 of the team's metric `order_count`"]),
+    ("SELECT COUNT(order_id) FROM orders WHERE quantity > 0 AND region_id <> 99",
+     ["COUNT(order_id) is another aggregate than the team's metric `order_count`"]),
+    ("SELECT SUM(revenue) FROM orders WHERE 0 < quantity", ["lacks the filter quantity > 0"]),  # not recognised as equal
+    ("this is not SQL", []),
+]
+
+
+@pytest.mark.parametrize(("sql", "said"), CASES)
+def test_a_query_is_told_where_it_differs_from_a_definition(sql, said):
+    notes = divergences(sql, "duckdb", [REVENUE, ORDERS])
+    assert len(notes) == len(said)
+    for note, start in zip(notes, said):
+        assert start in note
+        assert "(models/orders.yml:" in note  # the definition is named by file and line
+
+
+def test_a_note_names_the_definition_in_full():
+    (note,) = divergences("SELECT AVG(revenue) FROM orders", "duckdb", [REVENUE])
+    assert note == ("AVG(revenue) is another aggregate than the team's metric `revenue` (models/orders.yml:46): "
+                    "SUM(revenue) FROM orders WHERE quantity > 0")
