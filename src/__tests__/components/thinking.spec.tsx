@@ -72,9 +72,7 @@ describe('the thinking line', () => {
         status: 'interrupted',
         message: null,
         counters: {},
-        ledger: null,
-        citations: [],
-        unsupported: []
+        ledger: null
       })
     ).toBeNull();
   });
