@@ -81,9 +81,12 @@ class Workspace:
         return path
 
     def written_notebook(self, thread_id: str) -> Path | None:
-        """The thread's audit notebook once it is written, else ``None`` (nothing is created)."""
+        """The thread's audit notebook once it is written, else ``None`` (nothing is created;
+        an id that is no thread's, ``../x`` say, names nothing)."""
+        if not _THREAD_ID.fullmatch(thread_id):
+            return None
         path = self.root / "threads" / thread_id / "notebook.ipynb"
-        return path if path.is_file() else None
+        return path if path.is_file() and not path.is_symlink() else None
 
     def kernel_dir(self, thread_id: str) -> Path:
         """The thread's kernel working folder (created on demand; its content is the kernel's)."""

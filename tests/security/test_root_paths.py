@@ -42,3 +42,23 @@ os.symlink({str(owned)!r}, "owned-by-me")
     assert os.listdir(target) == [], "nothing may be created through the kernel's links"
     assert os.stat(target).st_uid == 0 and os.stat(owned).st_uid == 0, "no chown through a link"
     assert owned.read_text() == "root's"
+
+
+def test_a_thread_id_from_a_models_text_names_no_notebook_outside_the_workspace(tmp_path):
+    """Jupyter's MCP tools name a thread's audit notebook from an id a result's text carries:
+    an id that climbs out of the workspace, or a notebook that is a link, names nothing."""
+    from jupyter_analyst.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    outside = tmp_path / "elsewhere" / "notebook.ipynb"
+    outside.parent.mkdir()
+    outside.write_text("{}")
+    assert ws.written_notebook("../../elsewhere") is None
+    linked = ws.root / "threads" / "thr_a" / "notebook.ipynb"
+    linked.parent.mkdir(parents=True)
+    linked.symlink_to(outside)
+    assert ws.written_notebook("thr_a") is None
+    real = ws.root / "threads" / "thr_b" / "notebook.ipynb"
+    real.parent.mkdir(parents=True)
+    real.write_text("{}")
+    assert ws.written_notebook("thr_b") == real
