@@ -81,6 +81,9 @@ MIGRATIONS = (
     # What the turn cost (a jupyter_analyst.ledger.Ledger as JSON); NULL while it runs,
     # and for turns closed without their ledger (their process was gone).
     "ALTER TABLE turns ADD COLUMN ledger TEXT;",
+    # The answer's receipts (its citations and unsupported claims, as JSON); NULL while the
+    # turn runs, and for turns closed before receipts were kept.
+    "ALTER TABLE turns ADD COLUMN receipts TEXT;",
 )
 
 #: A thread's rows, children first (``threads`` last: the others refer to it).
