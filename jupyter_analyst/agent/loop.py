@@ -333,7 +333,7 @@ class AgentLoop:
         kept as the turn's."""
         def made() -> Receipts:
             results = self.store.events(run.turn.thread_id, types=["tool_result"])
-            return answer_receipts(answer, results, asked=run.turn.prompt)
+            return answer_receipts(answer, results, asked=run.turn.prompt, given=run.context.given())
         found = await asyncio.to_thread(made)
         run.receipts, run.receipts_of = found, answer
         return found

@@ -111,3 +111,33 @@ def test_a_number_the_question_states_is_not_asked_about(analyst):
     a = analyst({"turns": [{"steps": [sql_step(REVENUE_SQL, "revenue"), answer("The top 3: Central, North, East.")]}]})
     summary = a.run("Top 3 regions by revenue?")
     assert summary.unsupported == [] and len(a.server.requests) == 2
+
+
+def test_a_row_count_the_system_message_states_is_the_prompts_not_unsupported(analyst):
+    # The schema the model is sent gives each table's row count: repeating it is no claim
+    # to support (nothing is asked), while a number nothing gave still is.
+    a = analyst({"turns": [{"steps": [answer("The orders table has 2,400 rows.")]}]})
+    summary = a.run("How big is the orders table?")
+    system = a.server.requests[0]["messages"][0]["content"]
+    assert "orders (2,400 rows)" in system
+    assert summary.unsupported == [] and len(a.server.requests) == 1
+    assert "unsupported_claim_flagged" not in summary.counters
+
+    b = analyst({"turns": [{"steps": [answer("The orders table has 2,500 rows.")]}]})
+    told = b.run("How big is the orders table?")
+    assert [u.text for u in told.unsupported] == ["2,500"] and len(b.server.requests) == 2
+
+
+def test_an_earlier_answers_number_the_system_message_recalls_supports_nothing(analyst):
+    # The next turn's request recalls earlier answers (their messages; in time, the rolling
+    # summary): an unsupported number said once does not become supported by being remembered.
+    said = "West grew 37% last year."
+    a = analyst({"turns": [{"match": "grow", "steps": [answer(said)]},
+                           {"match": "again", "steps": [answer(said)]}]})
+    first = a.run("How fast did West grow?")
+    assert [u.text for u in first.unsupported] == ["37%"]
+    again = a.run("Say that again", thread=first.thread_id)
+    last = next(r for r in a.server.requests if {"role": "user", "content": "Say that again"} in r["messages"])
+    assert {"role": "assistant", "content": said} in last["messages"]
+    assert [u.text for u in again.unsupported] == ["37%"]
+    assert again.counters["unsupported_claim_flagged"] == 1

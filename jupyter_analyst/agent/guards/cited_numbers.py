@@ -40,18 +40,21 @@ def evidence_of(events: Iterable[Event]) -> list[Evidence]:
     return found
 
 
-def answer_receipts(answer: str, results: Iterable[Event], *, asked: str = "") -> Receipts:
+def answer_receipts(answer: str, results: Iterable[Event], *, asked: str = "", given: str = "") -> Receipts:
     """The receipts of ``answer`` against the thread's tool ``results``; a number the question
-    ``asked`` states itself ("the top 5", "over the last 30 days") is the user's, not a
-    claim to support, so it is not reported unsupported.
+    ``asked`` states itself ("the top 5", "over the last 30 days") is the user's, and one the
+    system message ``given`` to the model states (a table's row count in the schema, a team's
+    rule) is the prompt's: neither is a claim to support, so neither is reported unsupported.
 
     >>> answer_receipts("The 5 busiest carriers: none above 30 flights.", [], asked="Top 5 carriers?").unsupported
     [UnsupportedClaim(start=35, end=37, text='30', kind='number', value=30.0)]
+    >>> answer_receipts("flights has 2,400 rows.", [], given="- flights (2,400 rows): carrier VARCHAR").unsupported
+    []
     """
     found = receipts(answer, evidence_of(results))
-    if not found.unsupported or not asked:
+    if not found.unsupported or not (asked or given):
         return found
-    said = {claim.value for claim in read_claims(asked)}
+    said = {claim.value for claim in read_claims(f"{asked}\n{given}")}
     return found.model_copy(update={"unsupported": [c for c in found.unsupported if c.value not in said]})
 
 
