@@ -56,7 +56,8 @@ export const TYPESET_EVENT = 'jp-analyst-typeset';
  * in whichever order: the base typesets a detached copy of the element (nothing loads from
  * a node out of the page), the copy is made inert, then its content replaces the
  * element's. A newer typesetting of the same element (a render replaced its content)
- * supersedes one still running, whose copy is then dropped.
+ * supersedes one still running, whose copy is then dropped. A copy in which nothing was
+ * typeset is dropped too: the element keeps its own nodes (and what marks them up).
  */
 export class InertTypesetter implements IRenderMime.ILatexTypesetter {
   private readonly _latest = new WeakMap<HTMLElement, HTMLElement>();
@@ -65,6 +66,9 @@ export class InertTypesetter implements IRenderMime.ILatexTypesetter {
 
   typeset(element: HTMLElement): void {
     const copy = element.cloneNode(true) as HTMLElement;
+    makeInert(copy);
+    // What the copy is with no math typeset: most renders have none, and keep their nodes.
+    const untypeset = copy.innerHTML;
     this._latest.set(element, copy);
     const settle = (): void => {
       if (this._latest.get(element) !== copy) {
@@ -72,6 +76,9 @@ export class InertTypesetter implements IRenderMime.ILatexTypesetter {
       }
       this._latest.delete(element);
       makeInert(copy);
+      if (copy.innerHTML === untypeset) {
+        return;
+      }
       element.replaceChildren(...Array.from(copy.childNodes));
       element.dispatchEvent(new CustomEvent(TYPESET_EVENT));
     };

@@ -305,6 +305,35 @@ describe("the panel's rendermime", () => {
     expect(told).toBe(1);
     expect(MIME_OUTPUT_LISTENS_TO).toBe(TYPESET_EVENT);
   });
+
+  it('leaves a render with no math as it is, its nodes and what marks them up kept', async () => {
+    const typesets: Promise<void>[] = [];
+    const base = new RenderMimeRegistry({
+      initialFactories: standardRendererFactories,
+      sanitizer: new Sanitizer(),
+      markdownParser: createMarkdownParser(new EditorLanguageRegistry()),
+      // As MathJax does with text holding no formula: nothing.
+      latexTypesetter: {
+        typeset: (): Promise<void> => {
+          const done = Promise.resolve();
+          typesets.push(done);
+          return done;
+        }
+      }
+    });
+    const { node } = await render(untrustedRendermime(base), {
+      'text/markdown': 'North: **1,204**'
+    });
+    const strong = node.querySelector('strong')!;
+    strong.setAttribute('data-receipt', 'unsupported'); // a mark placed once rendered
+    let told = 0;
+    node.addEventListener(TYPESET_EVENT, () => (told += 1));
+    await Promise.all(typesets);
+    expect(typesets.length).toBeGreaterThan(0);
+    expect(node.querySelector('strong')).toBe(strong);
+    expect(strong.getAttribute('data-receipt')).toBe('unsupported');
+    expect(told).toBe(0);
+  });
 });
 
 describe("the model's names", () => {
