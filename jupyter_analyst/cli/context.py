@@ -14,7 +14,7 @@ def context_folder(args: argparse.Namespace) -> Path:
     """The context folder of ``--context``, else ``context/`` beside the workspace folder."""
     from ..turns import AnalystConfig
 
-    return AnalystConfig(workspace=args.workspace, context_dir=args.context).context_folder(Path(args.workspace))
+    return AnalystConfig(workspace=args.workspace, context_dir=args.context).context_folder(Path(args.workspace).expanduser().resolve())
 
 
 def verify(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .gold import regenerate as regenerate_gold
     from .suite_sources import build_named as build_named_source, parse_source_option
     from .harness import compare_reports, evaluate, outputs, suite_path
-    from .verified_answers import verify_answer
+    from .verified_answers import VerifiedAnswer, verify_answer
 
 _HOME = {
     "evaluate": "harness",
@@ -29,10 +29,11 @@ _HOME = {
     "regenerate_gold": "gold:regenerate",
     "build_named_source": "suite_sources:build_named",
     "parse_source_option": "suite_sources",
+    "VerifiedAnswer": "verified_answers",
     "verify_answer": "verified_answers",
 }
 
-__all__ = ["build_named_source", "compare_reports", "evaluate", "outputs", "parse_source_option", "regenerate_gold",
-           "suite_path", "verify_answer"]
+__all__ = ["VerifiedAnswer", "build_named_source", "compare_reports", "evaluate", "outputs", "parse_source_option",
+           "regenerate_gold", "suite_path", "verify_answer"]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

@@ -86,7 +86,7 @@ def answer_of(store: ThreadStore, thread_id: str, turn: int | None = None, call_
     Raises:
         ConfigError: an unknown thread (``thread_not_found``) or turn (``turn_not_found``), a turn
             that did not complete (``turn_not_finished``), or one without a query step that ran
-            (``no_sql``, also for a ``call_id`` that is not one).
+            (``no_sql``), or a ``call_id`` that is not one of its queries (``step_not_found``).
     """
     store.get_thread(thread_id, user=user)
     turns = store.turns(thread_id)
@@ -114,7 +114,7 @@ def answer_of(store: ThreadStore, thread_id: str, turn: int | None = None, call_
     if call_id is not None:
         step = next((c for c in calls if c.call_id == call_id), None)
         if step is None:
-            raise ConfigError(f"{call_id!r} is not a query that turn {chosen.number} ran", reason="no_sql",
+            raise ConfigError(f"{call_id!r} is not a query that turn {chosen.number} ran", reason="step_not_found",
                               hint=f"its queries: {', '.join(c.call_id for c in calls)}")
     else:
         ended = next((e for e in events if isinstance(e, TurnEnded)), None)
