@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -141,3 +144,25 @@ def test_a_context_folder_that_is_a_link_is_neither_written_nor_run(tmp_path, th
     (elsewhere / "suite.jsonl").write_text(json.dumps({"id": "x", "question": "q", "answer": 1}) + "\n")
     ran = cli("eval", "context", "--workspace", str(workspace), "--db", "sample")
     assert ran.returncode == 2 and "is a link: the team's suite is read only as the context folder's own file" in ran.stderr
+
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/context.md"])
+def test_the_ci_job_shown_is_valid_yaml_whose_commands_the_command_line_takes(page):
+    import yaml
+
+    from jupyter_analyst.cli.parser import build_parser
+
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", (ROOT / page).read_text(), re.S) if "eval context" in b]
+    job = yaml.safe_load(block)
+    assert "context/**" in job[True]["pull_request"]["paths"]  # YAML reads the key `on` as true
+    (steps,) = [j["steps"] for j in job["jobs"].values()]
+    commands = [line.strip() for step in steps for line in step.get("run", "").splitlines()
+                if line.strip().startswith("jupyter analyst")]
+    assert any("--gold check" in c for c in commands) and any("--gold" not in c and "eval context" in c for c in commands)
+    for command in commands:
+        args = build_parser().parse_args(shlex.split(command.split("#")[0])[2:])
+        if args.command == "eval":
+            assert str(args.suite) == "context" and args.sources == [("sales", "data/sales.duckdb")], command
