@@ -166,3 +166,22 @@ def test_the_ci_job_shown_is_valid_yaml_whose_commands_the_command_line_takes(pa
         args = build_parser().parse_args(shlex.split(command.split("#")[0])[2:])
         if args.command == "eval":
             assert str(args.suite) == "context" and args.sources == [("sales", "data/sales.duckdb")], command
+
+
+def test_the_team_suite_is_hostile_input_its_sql_and_sources_are_refused(tmp_path, sales_db):
+    folder = tmp_path / "context"
+    folder.mkdir()
+    suite = folder / "suite.jsonl"
+    common = ["--context", str(folder), "--workspace", str(tmp_path / "ws")]
+    suite.write_text(json.dumps({"id": "peek", "question": "q", "answer": 1, "source": "sales",
+                                 "gold_sql": "SELECT * FROM read_text('/etc/passwd')"}) + "\n")
+    out = cli("eval", "context", "--gold", "check", "--source", f"sales={sales_db}", *common)
+    assert out.returncode == 2 and "task 'peek' turn 1: its gold_sql was refused" in out.stderr, out.stderr
+    assert "root:" not in out.stdout + out.stderr
+    suite.write_text(json.dumps({"id": "elsewhere", "question": "q", "answer": 1, "source": str(sales_db),
+                                 "gold_sql": "SELECT 1"}) + "\n")
+    with ScriptedModelServer(SCRIPT) as server:
+        for args in (["--gold", "check"], []):
+            out = cli("eval", "context", *args, *common, server=server)
+            assert out.returncode == 2 and "which this run was not given" in out.stderr, out.stderr
+        assert server.requests == []  # refused before any task ran
