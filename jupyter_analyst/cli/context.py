@@ -21,6 +21,7 @@ def verify(args: argparse.Namespace) -> int:
     """``context verify``: see the module docstring."""
     from ..evals import verify_answer
     from ..mcp import named_sources
+    from ..sql import display_spec
     from ..turns import AnalystConfig
     from ..untrusted import terminal_text
     from ..workspace import Workspace
@@ -49,5 +50,7 @@ def verify(args: argparse.Namespace) -> int:
     if verified.queries > 1:
         print(f"  the turn ran {verified.queries} queries: its gold SQL is {verified.call_id}'s "
               "(--step CALL_ID chooses another)")
-    print(f"run the suite: jupyter analyst eval context --source {verified.source}=PATH_OR_URL")
+    # A file is named as it is reached from here; a URL is not repeated (it may hold a password).
+    where = display_spec(spec) if spec and "://" not in spec else "PATH_OR_URL"
+    print(terminal_text(f"run the suite: jupyter analyst eval context --source {verified.source}={where}"))
     return 0
