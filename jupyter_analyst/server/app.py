@@ -13,7 +13,7 @@ from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import IOLoop
 from typing import Any
 
-from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Float, Int, List, TraitError, Unicode, validate
 
 
 class AnalystApp(ExtensionApp):
@@ -31,6 +31,10 @@ class AnalystApp(ExtensionApp):
     context_dir = Unicode("", config=True, help="The team's context folder: rules.md, dbt metrics and dimensions "
                           "(*.yml), verified queries (queries/*.sql) (default: context/ beside the workspace folder, "
                           "read when it exists).")
+    context_editors = List(Unicode(), default_value=None, allow_none=True, config=True,
+                           help="Who may add to the context folder (verify an answer): user names, and JupyterHub "
+                                "groups as 'group:NAME'. Default: the server's own user only (the token holder of a "
+                                "single-user server, or the Hub user it was started for); everyone else gets 403.")
     model = Unicode("", config=True, help="Model name (default: $OPENAI_MODEL, else gpt-4o-mini).")
     model_base_url = Unicode("", config=True, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL).")
     api_key = Unicode("", config=True, help="API key of the endpoint (default: $OPENAI_API_KEY).")
@@ -111,6 +115,7 @@ class AnalystApp(ExtensionApp):
         from ..errors import ConfigError
         from ..kernel import SandboxPolicy, kernels_dir
         from ..sql import EngineLimits
+        from .editors import ContextEditors
         from .inputs import ApiLimits
         from .manager_launcher import ServerKernelLauncher, is_gateway
         from .service import ThreadService
@@ -170,6 +175,7 @@ class AnalystApp(ExtensionApp):
             self.log.critical("jupyter-analyst could NOT start: %s", exc)
             raise
         self.settings["jupyter_analyst"] = service
+        self.settings["jupyter_analyst_editors"] = ContextEditors.configured(self.context_editors)
         self.settings["jupyter_analyst_limits"] = ApiLimits(
             max_body_bytes=self.max_body_bytes, max_prompt_bytes=self.max_prompt_bytes,
         )

@@ -71,7 +71,14 @@ def _sequence_number(value: Any) -> Any:
     return value
 
 
+def _whole(value: Any) -> Any:
+    # JSON has one kind of number: 3.0 is the whole number 3, as JSON Schema's "integer" says.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 Text = Annotated[str, AfterValidator(_utf8)]
+#: A turn's number: a whole number from 1 (3.0 is 3).
+TurnNumber = Annotated[int, Field(ge=1, le=2**31 - 1), BeforeValidator(_whole)]
 SequenceNumber = Annotated[int, BeforeValidator(_sequence_number), Field(ge=0, le=MAX_SEQ)]
 
 
@@ -210,6 +217,21 @@ class VerifyNotebook(_Input):
 
     path: NotebookPath | None = Field(None, max_length=1024)
     """An export of this thread in the user's Jupyter folder; absent: a fresh export."""
+
+
+class VerifyAnswer(_Input):
+    """``POST threads/{id}/verified-answers``: the turn whose answer a person accepts."""
+
+    hint = ("send {turn?: a completed turn's number (default: the last), step?: the call_id of the query whose SQL "
+            "is the gold SQL, name?: the query's file name}")
+
+    turn: TurnNumber | None = None
+    """The turn (default: the thread's last); it must have completed."""
+    step: Text | None = Field(None, min_length=1, max_length=256)
+    """The query step whose SQL becomes the gold SQL (default: the one the answer cites, else the turn's last)."""
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,98}[A-Za-z0-9_-])?$")
+    """The query's file name in ``queries/`` and the task's id (default: made from the question,
+    numbered when taken); one already taken is refused (409)."""
 
 
 class CancelTurn(_Input):

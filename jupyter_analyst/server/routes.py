@@ -5,7 +5,8 @@ from __future__ import annotations
 from .handlers import (
     ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, CancelHandler, ConfigHandler, EventsHandler,
     ExportHandler, NotebookHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler, StateHandler, StepCellHandler,
-    TablesHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler, VerificationHandler, VerifyHandler,
+    TablesHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler, VerificationHandler,
+    VerifiedAnswersHandler, VerifyHandler,
 )
 
 _ID = r"(?P<{}>[A-Za-z0-9_-]+)"
@@ -32,6 +33,7 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/threads/{thread}/export", ExportHandler),
         (f"{api}/threads/{thread}/verify", VerifyHandler),
         (f"{api}/threads/{thread}/verifications/{_ID.format('verification_id')}", VerificationHandler),
+        (f"{api}/threads/{thread}/verified-answers", VerifiedAnswersHandler),
         (f"{api}/threads/{thread}/steps/{_CALL_ID}/cell", StepCellHandler),
         (f"{api}/threads/{thread}/state", StateHandler),
         (f"{api}/threads/{thread}/tables", TablesHandler),

@@ -246,6 +246,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/threads/{thread_id}/verified-answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a completed turn's answer a verified query of the team's context folder and a task of its suite
+         * @description As `jupyter analyst context verify` does: the turn's question and the SQL of its query step (the one its answer cites, else its last; `step` names another) are written as queries/{name}.sql of the server's context folder (c.AnalystApp.context_dir), verified by the caller today, and a task is appended to the folder's suite.jsonl: the question, the SQL as gold_sql, and the answer that SQL computes from the thread's source now (checked and run as the model's SQL is), for `jupyter analyst eval context`. A query file is never replaced. Only the users and Hub groups of c.AnalystApp.context_editors may do it (default: the server's own user); anyone else gets 403 before the thread is looked up.
+         */
+        post: operations["postThreadsThreadIdVerifiedAnswers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads/{thread_id}/steps/{call_id}/cell": {
         parameters: {
             query?: never;
@@ -713,7 +733,7 @@ export interface components {
         /** @description Every refusal: what went wrong, a stable code to act on, and what to send instead. */
         Error: {
             message: string;
-            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_format, invalid_json, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_title, invalid_type, no_model, no_source, not_a_cell, not_a_dataset, not_found, notebook_not_found, notebook_of_another_thread, notebook_unreadable, path_not_writable, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
+            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_format, invalid_json, invalid_name, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_step, invalid_title, invalid_turn, invalid_type, no_model, no_source, not_a_cell, not_a_context_editor, not_a_dataset, not_found, notebook_not_found, notebook_of_another_thread, notebook_unreadable, path_not_writable, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
             reason: string | null;
             hint: string | null;
             /** @default null */
@@ -1847,6 +1867,32 @@ export interface components {
             report: components["schemas"]["VerifyReply"] | null;
             error: components["schemas"]["Error"] | null;
         };
+        /** @description A verified answer as written: the query file, the suite's task, what they hold. */
+        VerifiedAnswer: {
+            thread_id: string;
+            turn: number;
+            call_id: string;
+            query_file: string;
+            suite_file: string;
+            task_id: string;
+            question: string;
+            gold_sql: string;
+            answer: unknown;
+            tolerance: number;
+            source: string;
+            verified_by: string;
+            verified_at: string;
+            queries: number;
+        };
+        /** @description ``POST threads/{id}/verified-answers``: the turn whose answer a person accepts. */
+        VerifyAnswer: {
+            /** @default null */
+            turn?: number | null;
+            /** @default null */
+            step?: string | null;
+            /** @default null */
+            name?: string | null;
+        };
         /** @description ``POST threads/{id}/verify``: the thread's notebook to re-execute and check. */
         VerifyNotebook: {
             /** @default null */
@@ -2926,6 +2972,90 @@ export interface operations {
             };
             /** @description unknown thread or verification, or another user's (verification_not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postThreadsThreadIdVerifiedAnswers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description send {turn?: a completed turn's number (default: the last), step?: the call_id of the query whose SQL is the gold SQL, name?: the query's file name} */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VerifyAnswer"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerifiedAnswer"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the caller is not one of c.AnalystApp.context_editors (not_a_context_editor) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the thread has no such turn (turn_not_found) or it did not complete (turn_not_finished), it ran no query (no_sql) or none with the call_id `step` (step_not_found), its SQL is refused or fails on the data now (gold_failed) or returns more rows than an answer holds (answer_too_large), `name` is taken (query_exists), or the context folder, its queries/ or its suite.jsonl is a link or not a folder (context_link, context_not_a_folder, context_not_found) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body_too_large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

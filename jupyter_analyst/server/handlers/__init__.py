@@ -1,8 +1,10 @@
 """The REST + event-stream API under ``{base_url}analyst/api/``, one module per resource:
-threads (and their source's tables), turns (and their events), artifacts, the audit notebook, and the API's own
+threads (and their source's tables), turns (and their events), artifacts, the audit notebook, the team's
+context folder (an answer verified), and the API's own
 (set-up, sources, description, 404). ``base`` is what every handler shares."""
 
 from .artifacts import ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, ThreadArtifactsHandler
+from .context_routes import VerifiedAnswersHandler
 from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerificationHandler, VerifyHandler
 from .meta import ConfigHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler
 from .thread_routes import StateHandler, TablesHandler, ThreadHandler, ThreadsHandler
@@ -13,5 +15,5 @@ __all__ = [
     "EventsHandler", "ExportHandler", "NotFoundHandler", "NotebookHandler", "OpenAPIHandler", "SourcesHandler",
     "StateHandler", "StepCellHandler", "TablesHandler", "ThreadArtifactsHandler", "ThreadHandler", "ThreadsHandler",
     "TurnsHandler",
-    "VerificationHandler", "VerifyHandler",
+    "VerificationHandler", "VerifiedAnswersHandler", "VerifyHandler",
 ]

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from ...agent_state import AgentState
 from ...artifacts import Artifact
+from ...evals import VerifiedAnswer
 from .. import inputs, replies
 
 DESCRIPTION = """\
@@ -139,6 +140,25 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                     "its verifications in memory: the last finished ones, until it restarts.",
         answers_with={"Retry-After": _RETRY_AFTER},
         errors={404: "unknown thread or verification, or another user's (verification_not_found)"}),
+    ("/threads/{thread_id}/verified-answers", "post"): Operation(
+        "Make a completed turn's answer a verified query of the team's context folder and a task of its suite",
+        VerifiedAnswer, status=201, body=inputs.VerifyAnswer,
+        description="As `jupyter analyst context verify` does: the turn's question and the SQL of its query "
+                    "step (the one its answer cites, else its last; `step` names another) are written as "
+                    "queries/{name}.sql of the server's context folder (c.AnalystApp.context_dir), verified by "
+                    "the caller today, and a task is appended to the folder's suite.jsonl: the question, the SQL "
+                    "as gold_sql, and the answer that SQL computes from the thread's source now (checked and run "
+                    "as the model's SQL is), for `jupyter analyst eval context`. A query file is never replaced. "
+                    "Only the users and Hub groups of c.AnalystApp.context_editors may do it (default: the "
+                    "server's own user); anyone else gets 403 before the thread is looked up.",
+        errors={403: "the caller is not one of c.AnalystApp.context_editors (not_a_context_editor)",
+                404: _NOT_FOUND,
+                409: "the thread has no such turn (turn_not_found) or it did not complete (turn_not_finished), it "
+                     "ran no query (no_sql) or none with the call_id `step` (step_not_found), its SQL is refused or "
+                     "fails on the data now (gold_failed) or returns more rows than an answer holds "
+                     "(answer_too_large), `name` is taken (query_exists), or the context folder, its queries/ or its "
+                     "suite.jsonl is a link or not a folder (context_link, context_not_a_folder, context_not_found)",
+                413: "body_too_large"}),
     ("/threads/{thread_id}/steps/{call_id}/cell", "get"): Operation(
         "One SQL or Python step as a runnable code cell, as exported notebooks have it",
         replies.StepCell, errors={404: "unknown thread or step (step_not_found)"}),
