@@ -83,6 +83,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         context_dir=args.context, max_steps=args.max_steps, sandbox=policy, query_timeout_s=args.query_timeout,
         plan_concurrency=args.plan_concurrency, summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
         prices={model.model: args.price} if args.price is not None else {},
+        budgets=dict(args.budget),
     )
     printer = None if args.json else ProgressPrinter()
     wait = summarizer_wait()

@@ -130,6 +130,8 @@ def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], qu
         return f"{head} ended with an error {done}."
     if turn.status == "no_answer":
         return f"{head} ended without an answer {done}: the model's last reply said nothing."
+    if turn.status == "budget_exhausted":
+        return f"{head} stopped {done}: a spending budget was reached; it gave no answer."
     count = f" in {len(steps)} step{'' if len(steps) == 1 else 's'}" if steps else ""
     if turn.status == "step_limited":
         line = f"{head} ran out of steps{count}: its step budget was spent before it finished, and its answer " \
