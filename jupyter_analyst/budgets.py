@@ -88,6 +88,11 @@ class Budgets(BaseModel, extra="forbid"):
         return bool(self.rules)
 
     @property
+    def zone(self) -> ZoneInfo:
+        """The time zone whose midnight ends a day."""
+        return ZoneInfo(self.timezone)
+
+    @property
     def priced(self) -> bool:
         """Whether a rule limits cost (then the model needs a price)."""
         return any(rule.limit.usd is not None for rule in self.rules)
@@ -237,6 +242,11 @@ class BudgetLine(BaseModel):
         hint = {"thread": "start a new thread", "user": "ask the server's administrator",
                 "server": "ask the server's administrator"}[self.scope]
         return f"the budget of {whose} is spent: {' and '.join(used)}; it does not reset ({hint})"
+
+
+def refusal(lines: list[BudgetLine], *, user: str, timezone: str = "UTC") -> str:
+    """What a model call refused for the spent budgets ``lines`` says: each, in turn."""
+    return "; ".join(line.message(user=user, timezone=timezone) for line in lines)
 
 
 def _usd(value: float) -> str:

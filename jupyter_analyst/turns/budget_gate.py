@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import _clock
-from ..budgets import BudgetLine, Budgets
+from ..budgets import BudgetLine, Budgets, refusal
 from ..errors import BudgetExhausted, ConfigError
 from ..ledger import Price, Tokens
 from ..store import ThreadStore, Turn
@@ -32,7 +32,8 @@ class TurnBudget:
                                         tokens=prompt_estimate, usd=usd, now=_clock.now())
         if isinstance(held, str):
             return held
-        raise BudgetExhausted(self.refusal(held), hint="see GET analyst/api/budget for what is left")
+        raise BudgetExhausted(refusal(held, user=self.user, timezone=self.budgets.timezone),
+                              hint="see GET analyst/api/budget for what is left")
 
     def settle(self, reservation: str, tokens: Tokens | None) -> None:
         """What the call cost, as the turn's ledger counts it."""
@@ -43,10 +44,6 @@ class TurnBudget:
         """The budgets that apply to ``thread_id`` and are spent (none: a call may go)."""
         lines = self.store.budget_lines(self.budgets, user=self.user, thread_id=thread_id, now=_clock.now())
         return [line for line in lines if line.exhausted]
-
-    def refusal(self, lines: list[BudgetLine]) -> str:
-        """What a refused call says: each spent budget, what it spent, and when it resets."""
-        return "; ".join(line.message(user=self.user, timezone=self.budgets.timezone) for line in lines)
 
 
 def turn_budget(store: ThreadStore, config: AnalystConfig, model: ModelSettings, user: str) -> TurnBudget | None:
