@@ -84,7 +84,7 @@ export interface paths {
         };
         /**
          * Every user's spending on a day, with their budgets (the server's owner and budget administrators only)
-         * @description `day` is a day of the budgets' time zone (default: today). Each user who made a model call that day is listed, with their tokens, cost (of priced calls) and calls, and their own and the server's budgets as they stand. Administrators: the server's owner (a single-user server's token holder, the user of a JupyterHub user's own server) and c.AnalystApp.budget_admins.
+         * @description `day` is a day of the budgets' time zone (default: today). Each user who made a model call that day is listed, with their tokens, cost (of priced calls) and calls, and their own and the server's budgets as they stand. Administrators: c.AnalystApp.budget_admins, and the server's owner (a single-user server's token holder; the JupyterHub user whose server it is, when its store is its own: on a shared store only the configured administrators).
          */
         get: operations["getBudgetUsers"];
         put?: never;

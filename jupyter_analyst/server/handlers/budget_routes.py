@@ -42,11 +42,14 @@ class SpendingHandler(AnalystHandler):
 
     @property
     def is_budget_admin(self) -> bool:
-        """The server's owner (a single-user server's token holder; a Hub user's own server's
-        user) or one of ``c.AnalystApp.budget_admins``."""
+        """One of ``c.AnalystApp.budget_admins``, or the server's owner: a single-user server's
+        token holder, or the JupyterHub user whose server this is when its store is its own.
+        On a shared store every Hub user owns a server of it, and what it lists is every
+        user's: there only the configured administrators see it."""
         user = self.user_name
         if user in self.service.budget_admins:
             return True
         if type(self.identity_provider).__module__.startswith("jupyter_server.auth"):
             return True  # one owner: whoever holds the server's token (user_name is "local")
-        return bool(os.environ.get("JUPYTERHUB_USER")) and user == os.environ["JUPYTERHUB_USER"]
+        owner = os.environ.get("JUPYTERHUB_USER")
+        return bool(owner) and user == owner and self.service.workspace.store_url is None

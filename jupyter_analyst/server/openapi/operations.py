@@ -75,8 +75,9 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         replies.SpendingReply, query=inputs.SpendingQuery,
         description="`day` is a day of the budgets' time zone (default: today). Each user who made a model call "
                     "that day is listed, with their tokens, cost (of priced calls) and calls, and their own and the "
-                    "server's budgets as they stand. Administrators: the server's owner (a single-user server's "
-                    "token holder, the user of a JupyterHub user's own server) and c.AnalystApp.budget_admins.",
+                    "server's budgets as they stand. Administrators: c.AnalystApp.budget_admins, and the server's "
+                    "owner (a single-user server's token holder; the JupyterHub user whose server it is, when its "
+                    "store is its own: on a shared store only the configured administrators).",
         errors={403: "not the server's owner nor a budget administrator (not_budget_admin)"}),
     ("/threads", "get"): Operation(
         "The caller's threads, the most recently active first (each with its source's configured name)",
