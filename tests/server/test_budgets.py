@@ -153,3 +153,21 @@ def test_a_wrong_budget_in_the_config_is_refused_with_what_is_wrong():
     assert str(caught.value).startswith("AnalystApp.budgets: unknown budget 'user/hour'")
     app.budgets = {"user/day": "10k tokens", "server/day": {"usd": 5}, "timezone": "Europe/Paris"}
     assert app.budgets["timezone"] == "Europe/Paris"
+
+
+@pytest.mark.parametrize("jp_server_config", [{"budgets": {"thread": "5k tokens"}}], indirect=True)
+async def test_a_threads_budget_is_told_with_that_thread(jp_fetch):
+    tid = await new_thread(jp_fetch, "ann")
+    await turn(jp_fetch, "ann", tid, "how many orders?")
+    assert (await json_as(jp_fetch, "ann", "budget"))["budgets"] == []  # no thread named, no thread budget
+    (line,) = (await query_as(jp_fetch, "ann", "budget", thread_id=tid))["budgets"]
+    assert (line["scope"], line["period"], line["spent_tokens"], line["left_tokens"], line["resets_at"]) == (
+        "thread", "total", 700, 4300, None)
+
+
+@pytest.mark.parametrize("jp_server_config", [{}], indirect=True)
+async def test_a_server_without_budgets_says_nothing_is_limited(jp_fetch):
+    tid = await new_thread(jp_fetch, "ann")
+    assert (await turn(jp_fetch, "ann", tid, "how many orders?"))["status"] == "completed"
+    assert await json_as(jp_fetch, "ann", "budget") == {"user": "ann", "limited": False, "timezone": "UTC",
+                                                       "budgets": [], "exhausted": False, "message": None}
