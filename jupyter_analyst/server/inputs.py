@@ -260,13 +260,23 @@ def _calendar_day(text: str) -> str:
     return text
 
 
+def _an_id(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", text):
+        raise ValueError("must be a thread's id (thr_...)")
+    return text
+
+
+#: The schemas say what the validators check (a pattern of pydantic's own would be told as "blank").
+_ID_SCHEMA = {"pattern": "^[A-Za-z0-9_-]{1,64}$"}
+
+
 class BudgetQuery(_Input):
     """``GET budget?thread_id=T``: the caller's budgets, with those of one of their threads."""
 
     model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
     hint = "pass ?thread_id= one of your threads' ids, or nothing for your own and the server's budgets"
 
-    thread_id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")] | None = None
+    thread_id: Annotated[str, AfterValidator(_an_id), Field(json_schema_extra=_ID_SCHEMA)] | None = None
 
 
 class SpendingQuery(_Input):
@@ -275,7 +285,7 @@ class SpendingQuery(_Input):
     model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
     hint = "pass ?day=YYYY-MM-DD (a day in the budgets' time zone), or nothing for today"
 
-    day: Annotated[str, AfterValidator(_calendar_day)] | None = None
+    day: Annotated[str, AfterValidator(_calendar_day), Field(json_schema_extra={"format": "date"})] | None = None
 
 
 class PreviewQuery(_Input):

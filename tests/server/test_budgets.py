@@ -163,6 +163,11 @@ async def test_a_threads_budget_is_told_with_that_thread(jp_fetch):
     (line,) = (await query_as(jp_fetch, "ann", "budget", thread_id=tid))["budgets"]
     assert (line["scope"], line["period"], line["spent_tokens"], line["left_tokens"], line["resets_at"]) == (
         "thread", "total", 700, 4300, None)
+    with pytest.raises(HTTPClientError) as refused:
+        await query_as(jp_fetch, "ann", "budget", thread_id="../thr_1")
+    body = json.loads(refused.value.response.body)
+    assert (refused.value.code, body["reason"]) == (400, "invalid_thread_id")
+    assert body["message"] == "'thread_id': must be a thread's id (thr_...) (got '../thr_1')"
 
 
 @pytest.mark.parametrize("jp_server_config", [{}], indirect=True)
