@@ -41,7 +41,11 @@ def test_the_summarizers_call_counts_and_is_not_sent_once_a_budget_is_spent(anal
     with _clock.moved(lambda: NOON):
         first = runner.run("how many orders?", budgets=budgets, summarizer=True)
         assert first.status == "completed" and len(runner.server.summarizer_requests) == 1
-        assert spent_today(tmp_path, budgets) == 700 + 200  # the turn's call, then the summarizer's
+        # The turn's call, then the summarizer's: what the turn's ledger counts, call by call.
+        ledger = first.ledger
+        assert spent_today(tmp_path, budgets) == 700 + 200 == (
+            ledger.usage.prompt_tokens + ledger.usage.completion_tokens
+            + ledger.summarizer.prompt_tokens + ledger.summarizer.completion_tokens)
         second = runner.run("and now?", thread=first.thread_id, budgets=budgets, summarizer=True)
         # 1,600 spent by the second turn's end: its summarizer's call is not sent.
         assert second.status == "completed" and len(runner.server.summarizer_requests) == 1
@@ -73,3 +77,16 @@ def test_a_cost_budget_counts_the_priced_calls(analyst):
     then = runner.run("and now?", thread=first.thread_id, **priced)
     assert then.status == "budget_exhausted"
     assert then.message.startswith("the daily budget of this server is spent: $0.8 used of $0.75 today")
+
+
+def test_each_call_counts_what_the_ledger_counts_the_estimate_where_the_server_says_nothing(analyst, tmp_path):
+    script = {"turns": [{"steps": [
+        {"tool_calls": [{"name": "list_tables", "arguments": {}}], "usage": "none"},
+        {"content": "[scripted model] three tables", "usage": usage(900, 30)}]}]}
+    runner = analyst(script)
+    budgets = {"user/day": "1M tokens"}
+    with _clock.moved(lambda: NOON):
+        done = runner.run("which tables?", budgets=budgets, summarizer=False)
+    usage_ = done.ledger.usage
+    assert (usage_.calls, usage_.counted_by) == (2, "mixed")
+    assert spent_today(tmp_path, budgets) == usage_.prompt_tokens + usage_.completion_tokens > 930
