@@ -59,6 +59,21 @@ def _price_arg(p: argparse.ArgumentParser) -> None:
                         "0.15/0.60): the summary then shows a cost; without it, tokens only")
 
 
+def _budget(value: str) -> tuple[str, str]:
+    """``--budget``: ``SCOPE=LIMIT`` (``user/day=200k tokens``, ``thread=$2``) or ``timezone=ZONE``."""
+    key, sep, limit = value.partition("=")
+    if not sep or not key.strip() or not limit.strip():
+        raise argparse.ArgumentTypeError(f"expected SCOPE=LIMIT (e.g. 'user/day=200k tokens'), not {value!r}")
+    return key.strip(), limit.strip()
+
+
+def _budget_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--budget", type=_budget, action="append", default=[], metavar="SCOPE=LIMIT",
+                   help="a spending limit checked before each model call, repeatable: SCOPE is user, thread or "
+                        "server, each optionally /day (reset at midnight); LIMIT is 'N tokens' (200k, 2M), '$X' "
+                        "(needs --price) or both, comma-joined; timezone=ZONE sets the day's zone (default UTC)")
+
+
 def _plan_concurrency(value: str) -> int:
     """``--plan-concurrency``: a whole number from 1 to 16."""
     try:
@@ -127,6 +142,7 @@ def _run_command(sub: Any) -> None:
                      help="do not update the agent state with a model call after the turn")
     run.add_argument("--context-tokens", type=int, default=16_000, metavar="N",
                      help="token budget of each model call's prompt (default 16000)")
+    _budget_arg(run)
     _price_arg(run)
 
 
@@ -361,6 +377,8 @@ def _mcp_command(sub: Any) -> None:
                      help="the token every HTTP request must send as Authorization: Bearer TOKEN "
                           "(default: $ANALYST_MCP_TOKEN, else one is made and printed on stderr)")
     mcp.add_argument("--user", default="local", help="whose threads the tools work on (default: local)")
+    _budget_arg(mcp)
+    _price_arg(mcp)
     mcp.add_argument("--no-sandbox", action="store_true",
                      help="run kernels without bubblewrap or limits (trusted code only)")
     mcp.add_argument("--no-summarizer", action="store_true",

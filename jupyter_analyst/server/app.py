@@ -97,6 +97,28 @@ class AnalystApp(ExtensionApp):
                        '"completion": USD}} or {model name: "PROMPT/COMPLETION"}, e.g. {"gpt-4o-mini": "0.15/0.60"}. '
                        "A turn of a priced model shows its cost; without a price, tokens only.")
 
+    budgets = Dict(key_trait=Unicode(), default_value={}, config=True,
+                   help='Spending limits checked before each model call: {"user/day": LIMIT, "thread": LIMIT, '
+                        '"server/day": LIMIT, ..., "timezone": "UTC"}. Scopes: user, thread, server, each per day '
+                        '(/day, reset at midnight of the timezone) or in all. LIMIT: "N tokens" (200k, 2M), "$X" '
+                        '(needs a price of the model), both comma-joined, or {"tokens": N, "usd": X}. A turn past '
+                        "one ends budget_exhausted; GET analyst/api/budget shows what is left.")
+    budget_admins = List(Unicode(), default_value=[], config=True,
+                         help="Users who may read every user's spending (GET analyst/api/budget/users), besides the "
+                              "server's owner.")
+
+    @validate("budgets")
+    def _valid_budgets(self, proposal: Any) -> dict[str, Any]:
+        from ..budgets import parse_budgets
+        from ..errors import ConfigError
+
+        try:
+            parse_budgets(proposal["value"])
+        except ConfigError as exc:
+            raise TraitError(f"AnalystApp.budgets: {exc.message} ({exc.hint})" if exc.hint
+                             else f"AnalystApp.budgets: {exc.message}") from None
+        return dict(proposal["value"])
+
     @validate("prices")
     def _valid_prices(self, proposal: Any) -> dict[str, Any]:
         from ..errors import ConfigError
@@ -138,6 +160,7 @@ class AnalystApp(ExtensionApp):
                 active_ttl_s=self.active_ttl,
                 context=ContextBudget(tokens=self.context_tokens),
                 prices=dict(self.prices),
+                budgets=dict(self.budgets),
                 sandbox=SandboxPolicy(enabled=self.sandbox, memory_mb=self.memory_mb, processes=self.processes),
             )
             try:
@@ -167,6 +190,7 @@ class AnalystApp(ExtensionApp):
                 kernel_idle_s=self.kernel_idle,
                 max_kernels=self.max_kernels,
                 max_kernels_per_user=self.max_kernels_per_user,
+                budget_admins=frozenset(self.budget_admins),
             )
             if service.pool is not None:
                 # Filled once the server's loop runs, so the first thread finds a kernel ready.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -268,6 +269,45 @@ class ContentQuery(_Input):
     hint = "pass ?format=csv for a dataset as CSV, or no format for the artifact's own bytes"
 
     format: Literal["csv"] | None = None
+
+
+def _calendar_day(text: str) -> str:
+    # A date as ISO-8601 writes it, and one that exists (not 2026-02-30).
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+        raise ValueError("must be a day as YYYY-MM-DD")
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text} is not a day of the calendar") from None
+    return text
+
+
+def _an_id(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", text):
+        raise ValueError("must be a thread's id (thr_...)")
+    return text
+
+
+#: The schemas say what the validators check (a pattern of pydantic's own would be told as "blank").
+_ID_SCHEMA = {"pattern": "^[A-Za-z0-9_-]{1,64}$"}
+
+
+class BudgetQuery(_Input):
+    """``GET budget?thread_id=T``: the caller's budgets, with those of one of their threads."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+    hint = "pass ?thread_id= one of your threads' ids, or nothing for your own and the server's budgets"
+
+    thread_id: Annotated[str, AfterValidator(_an_id), Field(json_schema_extra=_ID_SCHEMA)] | None = None
+
+
+class SpendingQuery(_Input):
+    """``GET budget/users?day=YYYY-MM-DD``: each user's spending on one day (default: today)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+    hint = "pass ?day=YYYY-MM-DD (a day in the budgets' time zone), or nothing for today"
+
+    day: Annotated[str, AfterValidator(_calendar_day), Field(json_schema_extra={"format": "date"})] | None = None
 
 
 class PreviewQuery(_Input):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from .handlers import (
-    ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, CancelHandler, ConfigHandler, EventsHandler,
+    ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, BudgetHandler, CancelHandler, ConfigHandler, EventsHandler,
     ExportHandler, NotebookHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler, StateHandler, StepCellHandler,
-    TablesHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler, VerificationHandler,
-    VerifiedAnswersHandler, VerifyHandler,
+    SpendingHandler, TablesHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler,
+    VerificationHandler, VerifiedAnswersHandler, VerifyHandler,
 )
 
 _ID = r"(?P<{}>[A-Za-z0-9_-]+)"
@@ -23,6 +23,8 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/config", ConfigHandler),
         (f"{api}/sources", SourcesHandler),
         (f"{api}/openapi.yaml", OpenAPIHandler),
+        (f"{api}/budget", BudgetHandler),
+        (f"{api}/budget/users", SpendingHandler),
         (f"{api}/threads", ThreadsHandler),
         (f"{api}/threads/{thread}", ThreadHandler),
         (f"{api}/threads/{thread}/turns", TurnsHandler),

@@ -63,6 +63,23 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("/sources", "get"): Operation(
         "Configured data sources (names and kinds, never paths or credentials)", replies.SourcesReply),
     ("/openapi.yaml", "get"): Operation("This description", "application/yaml"),
+    ("/budget", "get"): Operation(
+        "What the caller may still spend: each budget that applies, its limit, what was spent, what is left "
+        "and when it resets", replies.BudgetReply, query=inputs.BudgetQuery,
+        description="Budgets (c.AnalystApp.budgets) limit the model's tokens or cost per user, per thread and for "
+                    "the whole server, each per day (reset at midnight of the budgets' time zone) or in all. They "
+                    "are checked before each model call; a turn past one ends `budget_exhausted` with `message`. "
+                    "`thread_id` adds that thread's own budgets. `limited` is false on a server without budgets.",
+        errors={404: f"`thread_id` is {_NOT_FOUND} (thread_not_found)"}),
+    ("/budget/users", "get"): Operation(
+        "Every user's spending on a day, with their budgets (the server's owner and budget administrators only)",
+        replies.SpendingReply, query=inputs.SpendingQuery,
+        description="`day` is a day of the budgets' time zone (default: today). Each user who made a model call "
+                    "that day is listed, with their tokens, cost (of priced calls) and calls, and their own and the "
+                    "server's budgets as they stand. Administrators: c.AnalystApp.budget_admins, and the server's "
+                    "owner (a single-user server's token holder; the JupyterHub user whose server it is, when its "
+                    "store is its own: on a shared store only the configured administrators).",
+        errors={403: "not the server's owner nor a budget administrator (not_budget_admin)"}),
     ("/threads", "get"): Operation(
         "The caller's threads, the most recently active first (each with its source's configured name)",
         replies.ThreadsReply),
