@@ -82,6 +82,13 @@ def write_batches(
     return out
 
 
+def warm() -> None:
+    """Import now what writing rows needs (Arrow reads a list of rows through pandas, which
+    takes a few tenths of a second to import on a busy machine): called off the event loop
+    when a query is coming, so its first result does not pay for it within its time limit."""
+    pa.Table.from_pylist([{"x": 1}]).sort_by([("x", "ascending")])
+
+
 def head_rows(written: pq.ParquetFile) -> list[dict[str, Any]]:
     """The file's first rows as JSON-safe values (read by Arrow: no engine-side conversion,
     which for DuckDB's time zones would need a module this package does not require)."""

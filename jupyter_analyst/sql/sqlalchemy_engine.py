@@ -14,6 +14,7 @@ up their engine's own walls; any other dialect gets the generic one here.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -140,6 +141,11 @@ class SQLAlchemySource(SourceEngine):
     def admit(self) -> None:
         self.parking.admit()
 
+    def warm_engine(self) -> None:
+        """A query is coming: import what writes its rows now, on a thread of its own (a first
+        result would otherwise pay for it within its time limit)."""
+        threading.Thread(target=_warm_writer, name="sql-warm", daemon=True).start()
+
     def start(self, run: QueryRun) -> RunningQuery:
         return SQLAlchemyQuery(self, run)
 
@@ -159,6 +165,12 @@ class SQLAlchemySource(SourceEngine):
     def close(self) -> None:
         super().close()
         self.engine.dispose()
+
+
+def _warm_writer() -> None:
+    from .batch_writer import warm
+
+    warm()
 
 
 #: The share of a source's memory limit that the values of one result may take in this
