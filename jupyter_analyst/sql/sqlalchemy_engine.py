@@ -29,6 +29,8 @@ from .source_engine import BatchQuery, QueryRun, ResultBatches, RunningQuery, So
 
 #: sqlglot's names of SQLAlchemy's dialects, where they differ.
 _DIALECTS = {"postgresql": "postgres", "mssql": "tsql", "sqlite": "sqlite"}
+#: The package extra that installs a warehouse's SQLAlchemy dialect and driver, by URL scheme.
+DRIVER_EXTRAS = {"trino": "trino", "bigquery": "bigquery", "snowflake": "snowflake", "databricks": "databricks"}
 
 
 class SQLAlchemySource(SourceEngine):
@@ -63,15 +65,26 @@ class SQLAlchemySource(SourceEngine):
             with self.engine.connect() as conn:
                 self.check_connection(conn)
         except Exception as exc:  # drivers raise their own types
-            raise SourceError(
-                f"cannot connect to {self._safe_url()}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                reason="source_unreadable",
-                hint="check the URL, the driver package and that the database is reachable",
-            ) from exc
+            raise self._unreachable(url, exc) from exc
         if not self.dialect:
             name = self.engine.dialect.name
             self.dialect = _DIALECTS.get(name, name)
         self._schema: dict[str, dict[str, str]] | None = None
+
+    def _unreachable(self, url: Any, exc: Exception) -> SourceError:
+        """The error of a source that could not be opened: its driver missing (which extra
+        installs it), or the database not reached (the driver's first line, no password)."""
+        from sqlalchemy.exc import NoSuchModuleError
+
+        backend = url.get_backend_name()
+        if isinstance(exc, NoSuchModuleError | ModuleNotFoundError):
+            extra = DRIVER_EXTRAS.get(backend)
+            install = f"pip install 'jupyter-analyst[{extra}]'" if extra else f"install the SQLAlchemy dialect for {backend}"
+            return SourceError(f"cannot open {self._safe_url()}: no driver for {backend}:// is installed",
+                               reason="source_unreadable", hint=install)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return SourceError(f"cannot connect to {self._safe_url()}: {first}", reason="source_unreadable",
+                           hint="check the URL, the driver package and that the database is reachable")
 
     # ------------------------------------------------------------------ the engine's walls (hooks)
 
