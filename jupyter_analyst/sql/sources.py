@@ -2,8 +2,8 @@
 
 Each kind of source is a :class:`~.source_engine.SourceEngine` of its own module: DuckDB (a
 file, ``:memory:``, CSV/Parquet/JSON files as views: ``duckdb_engine.py``), SQLite
-(``sqlite_engine.py``), PostgreSQL (``postgres_engine.py``) and any other SQLAlchemy URL
-(``sqlalchemy_engine.py``).
+(``sqlite_engine.py``), PostgreSQL (``postgres_engine.py``), the warehouses
+(``warehouse_engines.py``) and any other SQLAlchemy URL (``sqlalchemy_engine.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .sealed import EngineLimits
 from .source_engine import QUERY_THREADS, SourceEngine, file_version, source_not_found
 from .sqlalchemy_engine import SQLAlchemySource
 from .sqlite_engine import SQLiteSource, is_sqlite_file, open_sqlite_file
+from .warehouse_engines import WAREHOUSES
 
 #: What the agent and the query runner need of a data source: an engine (see ``source_engine.py``).
 DataSource = SourceEngine
@@ -64,6 +65,9 @@ register_source("sqlalchemy", lambda s: "://" in s and not s.startswith("duckdb:
                 lambda s, limits: SQLAlchemySource(s, limits=limits))
 register_source("sqlite", lambda s: _url_backend(s) == "sqlite", lambda s, limits: SQLiteSource(s, limits=limits))
 register_source("postgresql", is_postgres_url, lambda s, limits: PostgresSource(s, limits=limits))
+for _scheme, _engine in WAREHOUSES.items():
+    register_source(_scheme, lambda s, scheme=_scheme: _url_backend(s) == scheme,
+                    lambda s, limits, engine=_engine: engine(s, limits=limits))
 
 
 def open_source(spec: str, *, limits: EngineLimits | None = None) -> SourceEngine:

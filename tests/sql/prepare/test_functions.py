@@ -63,10 +63,14 @@ REFUSED = {
 
 
 @pytest.mark.parametrize("dialect", WAREHOUSES)
-def test_a_warehouse_has_its_own_list(dialect):
+def test_a_warehouse_has_its_own_list_and_engine(dialect):
+    from jupyter_analyst.sql.warehouse_engines import WAREHOUSES as ENGINES
+
     scalar, table = allowed_functions(dialect)
     shared, _ = allowed_functions("an-unlisted-dialect")
     assert scalar != shared and "count" in scalar and "sum" in scalar
+    # A URL of the warehouse opens its engine, whose SQL is checked in this dialect.
+    assert ENGINES[dialect].dialect == dialect
 
 
 @pytest.mark.parametrize("dialect", WAREHOUSES)
