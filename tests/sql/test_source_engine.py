@@ -18,7 +18,7 @@ import pytest
 from jupyter_analyst.artifacts import sha256_file
 from jupyter_analyst.errors import QueryFailed
 from jupyter_analyst.sql import (
-    BatchQuery, QueryRun, QueryRunner, ResultBatches, RunningQuery, SourceEngine, TableInfo, open_source,
+    BatchQuery, QueryProgress, QueryRun, QueryRunner, ResultBatches, RunningQuery, SourceEngine, TableInfo, open_source,
     prepare_query, register_source,
 )
 from jupyter_analyst.sql import sources
@@ -31,7 +31,10 @@ SLOW = "SELECT 'slow' AS slow"
 
 
 class ToyQuery(BatchQuery):
-    """A query run by sqlglot's executor; its rows handed over in batches of 4."""
+    """A query run by sqlglot's executor; its rows handed over in batches of 4. A slow query
+    says it is 42% done while it waits."""
+
+    reports_progress = True
 
     def __init__(self, engine: ToyEngine, run: QueryRun) -> None:
         super().__init__(run)
@@ -54,6 +57,9 @@ class ToyQuery(BatchQuery):
 
     def interrupt(self) -> None:
         self.stopped.set()
+
+    def progress(self) -> float:
+        return 42.0 if self.engine.slow_started.is_set() and not self.stopped.is_set() else -1.0
 
 
 class ToyEngine(SourceEngine):
@@ -101,7 +107,8 @@ def toy(monkeypatch):
 
 def test_the_toy_engine_runs_through_the_query_runner(toy, tmp_path):
     """Streamed batches make one file whose fingerprint is its bytes' hash; rows past the cap
-    are counted; an unordered result gets a total order; a query past its time is stopped."""
+    are counted; an unordered result gets a total order; the engine's progress is read while a
+    query runs, and a query past its time is stopped through the engine's interrupt."""
     engine = open_source("toy://shop")
     assert isinstance(engine, ToyEngine)
     sql = "SELECT order_id, region FROM orders WHERE amount > 2"
@@ -114,12 +121,18 @@ def test_the_toy_engine_runs_through_the_query_runner(toy, tmp_path):
     assert out.sample[0] == {"order_id": 3, "region": "north"}
 
     async def slow():
-        runner = QueryRunner(engine, timeout_s=0.3)
-        return await runner.run_to_parquet(prepare_query(SLOW, engine), tmp_path / "slow.parquet")
+        progress = QueryProgress()
+        runner = QueryRunner(engine, timeout_s=2.0)
+        run = asyncio.create_task(runner.run_to_parquet(prepare_query(SLOW, engine), tmp_path / "slow.parquet", progress))
+        await asyncio.to_thread(engine.slow_started.wait, 10)
+        seen = progress.percent()  # the engine's estimate, read while it runs
+        with pytest.raises(QueryFailed) as info:
+            await run
+        return seen, info.value
 
-    with pytest.raises(QueryFailed) as info:
-        asyncio.run(slow())
-    assert info.value.reason == "query_timeout" and "0.3 s" in info.value.message
+    seen, error = asyncio.run(slow())
+    assert seen == 42
+    assert error.reason == "query_timeout" and "2 s" in error.message
     assert not (tmp_path / "slow.parquet").exists()
 
 
