@@ -129,8 +129,9 @@ def _run_command(sub: Any) -> None:
                           "it needs by id (read_cells)")
     run.add_argument("--json", action="store_true", help="print one JSON object when the turn ends")
     run.add_argument("--max-steps", type=int, default=16, help="model calls allowed per turn (default 16)")
-    run.add_argument("--query-timeout", type=_positive, default=60.0, metavar="SECONDS",
-                     help="seconds one SQL query may run before it is stopped (default 60)")
+    run.add_argument("--sql-timeout", "--query-timeout", dest="query_timeout", type=_positive, default=60.0,
+                     metavar="SECONDS", help="seconds one SQL query may run before it is stopped in its engine, "
+                                             "on every kind of source (default 60)")
     run.add_argument("--plan-concurrency", type=_plan_concurrency, default=4, metavar="N",
                      help="queries of a staged plan's parallel stage that run at once (1-16, default 4)")
     run.add_argument("--no-sandbox", action="store_true",
