@@ -169,9 +169,10 @@ test-python: $(EXT_STAMP) $(GATEWAY_STAMP) $(PERSONA_STAMP) sandbox-deps
 	  exit $$(( status || persona || real ))
 
 ## The Python tests that start neither a server nor a kernel (tests/README.md): pure functions,
-## the guards, parsing, packing, doctests, contracts; the quickest loop while working.
-test-unit: $(EXT_STAMP)
-	@$(call pytest_in_two_passes,not process and not kernel and not real_model)
+## the guards, parsing, packing, doctests, contracts; the quickest loop while working. It needs
+## no panel build: the checks of the built extension (marked `extension`) run in the others.
+test-unit: $(STAMP)
+	@$(call pytest_in_two_passes,not process and not kernel and not real_model and not extension)
 
 ## The Python tests that start no server of their own (tests/README.md): the quick loop
 ## while working; `make test` (CI) runs everything.

@@ -95,6 +95,13 @@ class ModelError(AnalystError):
     reason = "model_error"
 
 
+class BudgetExhausted(AnalystError):
+    """A spending budget (tokens or cost, per user, thread or server) is reached: no model
+    call is sent. The message says what was spent, the limit and when it resets."""
+
+    reason = "budget_exhausted"
+
+
 class KernelError(AnalystError):
     """The kernel could not be started, or died and could not be recovered."""
 

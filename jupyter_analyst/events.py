@@ -216,14 +216,18 @@ class AnswerReady(_Event):
 #: every model call with tools it allows (``max_steps``) and its answer was asked for without
 #: tools: it says what is unfinished. ``no_answer``: the model's last reply had no text (an
 #: empty reply, or calls to tools when none were offered); the message says which.
-TurnEndStatus = Literal["completed", "needs_input", "step_limited", "no_answer", "error", "interrupted"]
+#: ``budget_exhausted``: a budget (tokens or cost, per user, thread or server: budgets.py) was
+#: spent before a model call; the message says what was spent, the limit and when it resets.
+TurnEndStatus = Literal["completed", "needs_input", "step_limited", "no_answer", "budget_exhausted", "error",
+                        "interrupted"]
 
 
 class TurnEnded(_Event):
     type: Literal["turn_ended"] = "turn_ended"
     status: TurnEndStatus
     """How the turn ended: ``needs_input`` when it waits for the user's answer to a question,
-    ``step_limited`` when its step budget ran out, ``no_answer`` when the model said nothing."""
+    ``step_limited`` when its step budget ran out, ``no_answer`` when the model said nothing,
+    ``budget_exhausted`` when a spending budget was reached before a model call."""
     message: str | None = None
     """Why, when it did not complete."""
     counters: dict[str, int] = {}

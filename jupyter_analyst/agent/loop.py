@@ -18,9 +18,9 @@ from typing import Any, Protocol
 
 from .._clock import new_id
 from .._text import how_many, model_json
-from ..errors import AnalystError, DiskUnavailable, ModelError
+from ..errors import AnalystError, BudgetExhausted, DiskUnavailable, ModelError
 from ..events import AnswerReady, StateChanged, TurnEnded, TurnEndStatus
-from ..ledger import Ledger, Price
+from ..ledger import Ledger, Price, Tokens
 from ..receipts import Receipts
 from ..store import ThreadStore, Turn
 from .calls import CallPipeline, NormalisedCall, normalise
@@ -30,7 +30,7 @@ from .eventlog import EventSink, EventWriter
 from .guards import answer_check, answer_receipts, check_answer, mark_answer
 from .llm import LLMClient, ToolCall
 from .memory import ThreadMemory, TurnMemory
-from .meter import TurnMeter, served_usage
+from .meter import Spending, TurnMeter, served_usage
 from .modes import classify
 from .spec import StepOutcome, registered, spec_of, tool_schemas
 from .turn_record import USER_DRIVEN, TurnRun, TurnSummary, TurnTrace, step_line
@@ -83,6 +83,7 @@ class AgentLoop:
         events: EventWriter | None = None,
         plan_concurrency: int = 4,
         price: Price | None = None,
+        spending: Spending | None = None,
     ) -> None:
         self.store = store
         self.environment = environment
@@ -99,6 +100,8 @@ class AgentLoop:
         self.active_ttl_s = active_ttl_s
         #: What the model's tokens cost (USD per million); ``None``: tokens only, no cost.
         self.price = price
+        #: The budgets each model call is reserved against before it is sent; ``None``: no limits.
+        self.spending = spending
 
     # ------------------------------------------------------------------ turns
 
@@ -253,6 +256,14 @@ class AgentLoop:
         if run.tools is None and not chat:
             run.tools = await asyncio.to_thread(tool_schemas, self.environment)
         tools = [] if final or chat else run.tools or []
+        reservation = None
+        if self.spending is not None:
+            try:
+                reservation = await asyncio.to_thread(self.spending.reserve, run.turn, usage.tokens)
+            except BudgetExhausted as exc:
+                # No call is sent: the turn ends here, saying which budget, what it spent and when it resets.
+                run.exhausted = run.message = exc.message
+                return Answer("")
         asked = time.perf_counter()
         run.meter.asked()
         try:
@@ -261,6 +272,7 @@ class AgentLoop:
                 callable_names=[spec.name for spec in registered()],
             )
         except ModelError as exc:
+            await self._spent(reservation, None)
             if exc.reason != "empty_reply":
                 raise
             # Nothing, even when asked again: the model's doing, said as such, not a failure of ours.
@@ -271,8 +283,9 @@ class AgentLoop:
             return Answer("")
         run.llm_s += time.perf_counter() - asked
         counted = served_usage(reply.usage)
-        run.meter.call(number, counted, prompt_estimate=usage.tokens, reply_chars=len(reply.text) + sum(
+        tokens = run.meter.call(number, counted, prompt_estimate=usage.tokens, reply_chars=len(reply.text) + sum(
             len(c.name) + len(c.arguments or "") for c in reply.tool_calls))
+        await self._spent(reservation, tokens)
         if counted is not None:
             # The estimate told before the call, now with the server's own counts.
             await run.emit(usage.model_copy(update=counted))
@@ -298,6 +311,11 @@ class AgentLoop:
             return Answer(text)
         calls = reply.tool_calls if cut is None else [c.model_copy(update={"cut_short": cut}) for c in reply.tool_calls]
         return RunCalls(tuple(normalise(c) for c in calls), reply.text)
+
+    async def _spent(self, reservation: str | None, tokens: Tokens | None) -> None:
+        """The reserved call's cost, as the ledger counts it, in place of its estimate."""
+        if self.spending is not None and reservation is not None:
+            await asyncio.to_thread(self.spending.settle, reservation, tokens)
 
     def _tool_named(self, name: str) -> None:
         """The model has started a call to ``name``: what the tool needs starts now (the SQL

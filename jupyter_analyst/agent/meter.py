@@ -11,9 +11,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..ledger import Ledger, Price, Saved, StepCost, Tokens, Usage
+
+if TYPE_CHECKING:
+    from ..store import Turn
+
+
+class Spending(Protocol):
+    """The budgets a turn's model calls are held to (``turns/budget_gate.py``). Blocking: call
+    both off the event loop."""
+
+    def reserve(self, turn: Turn, prompt_estimate: int) -> str:
+        """Reserve the next model call of ``turn`` (its prompt's estimate) against the budgets:
+        the reservation, to settle. Raises ``BudgetExhausted`` (nothing reserved) when a budget
+        that applies is spent."""
+        ...
+
+    def settle(self, reservation: str, tokens: Tokens | None) -> None:
+        """What the reserved call cost (``None``: it failed without a reply, and cost nothing)."""
+        ...
 
 
 class _Costed(Protocol):

@@ -37,7 +37,9 @@ class TurnSummary(BaseModel):
     status: TurnEndStatus
     """``needs_input``: the answer is a question to the user, whose next message answers it;
     ``step_limited``: the step budget ran out, and the answer says what is unfinished;
-    ``no_answer``: the model's last reply said nothing (``message`` says how)."""
+    ``no_answer``: the model's last reply said nothing (``message`` says how);
+    ``budget_exhausted``: a spending budget was reached before a model call (``message`` says
+    what was spent, the limit, and when it resets)."""
     answer: str
     message: str | None = None
     """Why the turn did not complete, as its ``turn_ended`` event says it."""
@@ -124,6 +126,8 @@ class TurnRun:
     """The turn used every model call with tools it allows: it ends ``step_limited``."""
     unanswered: str | None = None
     """Why the model's last reply had no answer: the turn ends ``no_answer``."""
+    exhausted: str | None = None
+    """Which budget was spent before a model call, and when it resets: the turn ends ``budget_exhausted``."""
     failed: bool = False
     error: dict[str, Any] | None = None
     message: str | None = None
@@ -211,13 +215,16 @@ class TurnRun:
         """The receipts of the turn's answer as it ends (none for an answer they are not of)."""
         return self.receipts if self.answer and self.receipts_of == self.answer else None
 
-    def end_status(self) -> Literal["completed", "needs_input", "step_limited", "no_answer", "error"]:
+    def end_status(self) -> Literal["completed", "needs_input", "step_limited", "no_answer", "budget_exhausted",
+                                    "error"]:
         """How the turn ends, once its body has run: in error, waiting for the user's answer,
-        without an answer, cut at its step budget, or done."""
+        stopped by a spent budget, without an answer, cut at its step budget, or done."""
         if self.failed:
             return "error"
         if self.asked:
             return "needs_input"
+        if self.exhausted is not None:
+            return "budget_exhausted"
         if self.unanswered is not None:
             return "no_answer"
         return "step_limited" if self.limited else "completed"

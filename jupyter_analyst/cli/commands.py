@@ -83,6 +83,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         context_dir=args.context, max_steps=args.max_steps, sandbox=policy, query_timeout_s=args.query_timeout,
         plan_concurrency=args.plan_concurrency, summarizer=not args.no_summarizer, context=ContextBudget(tokens=args.context_tokens),
         prices={model.model: args.price} if args.price is not None else {},
+        budgets=dict(args.budget),
     )
     printer = None if args.json else ProgressPrinter()
     wait = summarizer_wait()
@@ -363,11 +364,14 @@ def mcp(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
     config = AnalystConfig(workspace=args.workspace, store=args.store, blobs=args.blobs,
                            blobs_endpoint=args.blobs_endpoint, context_dir=args.context,
-                           sandbox=SandboxPolicy(enabled=not args.no_sandbox), summarizer=not args.no_summarizer)
+                           sandbox=SandboxPolicy(enabled=not args.no_sandbox), summarizer=not args.no_summarizer,
+                           budgets=dict(args.budget))
     try:
         model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
     except AnalystError:
         model = None  # the step tools need no model; ask says so when called
+    if model is not None and args.price is not None:
+        config = config.model_copy(update={"prices": {model.model: args.price}})
     tools = AnalystTools(config, sources=sources, model=model, user=args.user)
     if args.http:
         assert token is not None

@@ -108,6 +108,12 @@ def _command(argv: Sequence[str] | None, started: Callable[[], None] = lambda: N
                 from .evaluation import evaluate
 
                 return evaluate(args)
+            case "context":
+                if args.context_command != "verify":
+                    parser.parse_args(["context", "--help"])
+                from .context import verify as verify_answer
+
+                return verify_answer(args)
             case "scripted-model":
                 return commands.scripted_model(args)
             case "mcp":

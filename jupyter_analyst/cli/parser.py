@@ -59,6 +59,21 @@ def _price_arg(p: argparse.ArgumentParser) -> None:
                         "0.15/0.60): the summary then shows a cost; without it, tokens only")
 
 
+def _budget(value: str) -> tuple[str, str]:
+    """``--budget``: ``SCOPE=LIMIT`` (``user/day=200k tokens``, ``thread=$2``) or ``timezone=ZONE``."""
+    key, sep, limit = value.partition("=")
+    if not sep or not key.strip() or not limit.strip():
+        raise argparse.ArgumentTypeError(f"expected SCOPE=LIMIT (e.g. 'user/day=200k tokens'), not {value!r}")
+    return key.strip(), limit.strip()
+
+
+def _budget_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--budget", type=_budget, action="append", default=[], metavar="SCOPE=LIMIT",
+                   help="a spending limit checked before each model call, repeatable: SCOPE is user, thread or "
+                        "server, each optionally /day (reset at midnight); LIMIT is 'N tokens' (200k, 2M), '$X' "
+                        "(needs --price) or both, comma-joined; timezone=ZONE sets the day's zone (default UTC)")
+
+
 def _plan_concurrency(value: str) -> int:
     """``--plan-concurrency``: a whole number from 1 to 16."""
     try:
@@ -90,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     _execute_command(sub)
     _scripted_model_command(sub)
     _eval_command(sub)
+    _context_command(sub)
     _mcp_command(sub)
     return parser
 
@@ -113,8 +129,9 @@ def _run_command(sub: Any) -> None:
                           "it needs by id (read_cells)")
     run.add_argument("--json", action="store_true", help="print one JSON object when the turn ends")
     run.add_argument("--max-steps", type=int, default=16, help="model calls allowed per turn (default 16)")
-    run.add_argument("--query-timeout", type=_positive, default=60.0, metavar="SECONDS",
-                     help="seconds one SQL query may run before it is stopped (default 60)")
+    run.add_argument("--sql-timeout", "--query-timeout", dest="query_timeout", type=_positive, default=60.0,
+                     metavar="SECONDS", help="seconds one SQL query may run before it is stopped in its engine, "
+                                             "on every kind of source (default 60)")
     run.add_argument("--plan-concurrency", type=_plan_concurrency, default=4, metavar="N",
                      help="queries of a staged plan's parallel stage that run at once (1-16, default 4)")
     run.add_argument("--no-sandbox", action="store_true",
@@ -126,6 +143,7 @@ def _run_command(sub: Any) -> None:
                      help="do not update the agent state with a model call after the turn")
     run.add_argument("--context-tokens", type=int, default=16_000, metavar="N",
                      help="token budget of each model call's prompt (default 16000)")
+    _budget_arg(run)
     _price_arg(run)
 
 
@@ -271,7 +289,9 @@ def _eval_command(sub: Any) -> None:
                     "continues where it stopped (REPORT.progress.jsonl). Exit status 0 when the run finished, "
                     "whatever the score.")
     ev.add_argument("suite", type=Path, nargs="?", metavar="SUITE.jsonl",
-                    help="the tasks (or `sample` / `nycflights13`: the suites shipped with the package)")
+                    help="the tasks (or `sample` / `nycflights13`: the suites shipped with the package; `context`: "
+                         "the team's verified answers, the context folder's suite.jsonl, exit status 1 when one "
+                         "fails)")
     ev.add_argument("-o", "--output", type=Path, metavar="REPORT.json",
                     help="the report (default: SUITE-report.json in this folder)")
     ev.add_argument("--labels", type=Path, metavar="FILE",
@@ -298,6 +318,7 @@ def _eval_command(sub: Any) -> None:
     ev.add_argument("--gold", choices=("check", "write"),
                     help="instead: recompute the suite's gold answers from its gold_sql, and check or rewrite them")
     _workspace_arg(ev)
+    _context_arg(ev)
     _model_args(ev)
     ev.add_argument("--max-steps", type=int, default=16, help="model calls allowed per turn (default 16)")
     ev.add_argument("--no-sandbox", action="store_true",
@@ -305,6 +326,34 @@ def _eval_command(sub: Any) -> None:
     ev.add_argument("--summarizer", action="store_true",
                     help="update each thread's agent state after each turn (its model calls are not counted)")
     _price_arg(ev)
+
+
+def _context_command(sub: Any) -> None:
+    """``jupyter analyst context verify``."""
+    context = sub.add_parser("context", help="the team's context folder: verify a turn's answer")
+    actions = context.add_subparsers(dest="context_command", metavar="ACTION")
+    verify = actions.add_parser(
+        "verify", help="make a finished turn a verified query and a task of the team's suite",
+        description="Write the turn's question and SQL as queries/NAME.sql of the context folder (who verified "
+                    "it, when) and append a task to its suite.jsonl: the question, the SQL as gold_sql, and the "
+                    "answer that SQL computes from the data now. `jupyter analyst eval context` runs the suite.")
+    verify.add_argument("--thread", required=True, metavar="ID")
+    verify.add_argument("--turn", type=int, metavar="N", help="the turn (default: the thread's last)")
+    verify.add_argument("--step", metavar="CALL_ID",
+                        help="the query step whose SQL is the gold SQL (default: the one the answer cites, else "
+                             "the turn's last)")
+    verify.add_argument("--name", metavar="NAME",
+                        help="the query's file name and task id (default: made from the question, numbered when "
+                             "taken); an existing one is refused")
+    verify.add_argument("--by", metavar="NAME", help="who verified it (default: your user name)")
+    verify.add_argument("--source-name", metavar="NAME",
+                        help="the name the task gives the thread's source (default: its file's or database's name)")
+    verify.add_argument("--tolerance", type=float, metavar="X",
+                        help="how far a number of the model's answer may be from the gold one (default: 0, or "
+                             "0.01 when the answer has decimals)")
+    verify.add_argument("--json", action="store_true", help="print what was written as JSON")
+    _workspace_arg(verify)
+    _context_arg(verify)
 
 
 def _mcp_command(sub: Any) -> None:
@@ -329,6 +378,8 @@ def _mcp_command(sub: Any) -> None:
                      help="the token every HTTP request must send as Authorization: Bearer TOKEN "
                           "(default: $ANALYST_MCP_TOKEN, else one is made and printed on stderr)")
     mcp.add_argument("--user", default="local", help="whose threads the tools work on (default: local)")
+    _budget_arg(mcp)
+    _price_arg(mcp)
     mcp.add_argument("--no-sandbox", action="store_true",
                      help="run kernels without bubblewrap or limits (trusted code only)")
     mcp.add_argument("--no-summarizer", action="store_true",

@@ -22,6 +22,8 @@ import asyncio
 import datetime
 import decimal
 import json
+import math
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -56,6 +58,22 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def same_gold(computed: Any, recorded: Any) -> bool:
+    """Whether a recomputed gold answer is the recorded one: equal, numbers up to the last
+    bits of a float (a parallel engine's sum of doubles varies there from run to run).
+
+    >>> same_gold(613135.5999999999, 613135.6), same_gold([["a", 1.0]], [["a", 1]]), same_gold(2400, 2401)
+    (True, True, False)
+    """
+    if isinstance(computed, list) and isinstance(recorded, list):
+        return len(computed) == len(recorded) and all(same_gold(a, b) for a, b in zip(computed, recorded, strict=True))
+    numbers = (int, float)
+    if isinstance(computed, numbers) and isinstance(recorded, numbers) and not isinstance(computed, bool) \
+            and not isinstance(recorded, bool):
+        return math.isclose(computed, recorded, rel_tol=1e-9, abs_tol=1e-9)
+    return computed == recorded
 
 
 async def compute(sql: str, source: Any, config: AnalystConfig) -> Any:
@@ -114,7 +132,16 @@ def regenerate(
                 raise ConfigError(f"task {record.get('id')!r} turn {number} has no gold_sql", reason="bad_suite")
     differences = asyncio.run(_recompute(records, policy, config or AnalystConfig()))
     if write:
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        # Written aside and renamed over it: whole or not at all, and a link in its place is
+        # replaced, never written through (a suite may sit in a folder others write).
+        fd, aside = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+            os.replace(aside, path)
+        finally:
+            if os.path.exists(aside):
+                os.unlink(aside)
     return differences
 
 
@@ -141,7 +168,7 @@ async def _recompute(records: list[dict[str, Any]], policy: SourcePolicy, config
                 except AnalystError as exc:
                     raise ConfigError(f"{where}: its gold_sql failed: {terminal_text(exc.message)}",
                                       reason="bad_suite") from exc
-                if gold != turn.get("answer"):
+                if not same_gold(gold, turn.get("answer")):
                     # The suite's words, printed on a terminal: shown inert.
                     differences.append(terminal_text(
                         f"{record.get('id')} turn {number}: file {turn.get('answer')!r}, data {gold!r}"))

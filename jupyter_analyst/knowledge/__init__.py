@@ -6,7 +6,8 @@ parsed by dbt-semantic-interfaces (semantic.py), the queries' headers by verifie
 that cannot be read is one problem naming file and line, and the rest is used. What it
 defines is kept as a digest while the folder is unchanged (loading.py), so a turn imports
 the YAML parser and the library only when the folder changed. divergence.py tells a query
-that computes a defined metric differently from its definition.
+that computes a defined metric differently from its definition. writing.py adds a verified
+query (its file and its task in the folder's ``suite.jsonl``) without writing through a link.
 
 The names below are imported on first use.
 """
@@ -21,11 +22,18 @@ if TYPE_CHECKING:
     from .definitions import TeamContext
     from .divergence import divergences
     from .loading import load_team_context
+    from .writing import SUITE, QueryHeader, add_verified_query, render_query, stem_of, team_suite
 
 _HOME = {
     "TeamContext": "definitions",
     "divergences": "divergence",
     "load_team_context": "loading",
+    "SUITE": "writing",
+    "QueryHeader": "writing",
+    "add_verified_query": "writing",
+    "render_query": "writing",
+    "stem_of": "writing",
+    "team_suite": "writing",
 }
 
 __all__ = sorted(_HOME)

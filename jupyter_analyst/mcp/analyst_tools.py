@@ -234,8 +234,10 @@ class AnalystTools:
                 "error": summary.error,
                 "citations": [c.model_dump(mode="json") for c in summary.citations],
                 "unsupported": [u.model_dump(mode="json") for u in summary.unsupported]}
-        # A turn that failed says why (an unreachable model, a refused key), not a bare status.
-        why = (summary.error or {}).get("message") if summary.status == "error" else None
+        # A turn that failed says why (an unreachable model, a refused key), not a bare status; one
+        # stopped by a budget says which, what it spent and when it resets.
+        why = ((summary.error or {}).get("message") if summary.status == "error"
+               else summary.message if summary.status == "budget_exhausted" else None)
         text = f"{where(summary.thread_id, name)} {summary.status}" + (f": {why}" if why else "")
         text += f"\n{_cut(summary.answer or '')}" if summary.answer else ""
         if summary.unsupported:

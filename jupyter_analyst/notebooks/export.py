@@ -227,6 +227,7 @@ _TURN_MARKS = {
     "error": "❌ **Failed**: this turn ended with an error",
     "step_limited": "⚠️ **Out of steps**: this turn used its whole step budget before it finished",
     "no_answer": "⚠️ **No answer**: the model's last reply in this turn said nothing",
+    "budget_exhausted": "⚠️ **Budget spent**: a spending budget was reached before this turn's next model call",
     "running": "⏳ **Running**: this turn had not finished when the notebook was written",
 }
 

@@ -13,7 +13,7 @@ from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import IOLoop
 from typing import Any
 
-from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Float, Int, List, TraitError, Unicode, validate
 
 
 class AnalystApp(ExtensionApp):
@@ -31,6 +31,10 @@ class AnalystApp(ExtensionApp):
     context_dir = Unicode("", config=True, help="The team's context folder: rules.md, dbt metrics and dimensions "
                           "(*.yml), verified queries (queries/*.sql) (default: context/ beside the workspace folder, "
                           "read when it exists).")
+    context_editors = List(Unicode(), default_value=None, allow_none=True, config=True,
+                           help="Who may add to the context folder (verify an answer): user names, and JupyterHub "
+                                "groups as 'group:NAME'. Default: the server's own user only (the token holder of a "
+                                "single-user server, or the Hub user it was started for); everyone else gets 403.")
     model = Unicode("", config=True, help="Model name (default: $OPENAI_MODEL, else gpt-4o-mini).")
     model_base_url = Unicode("", config=True, help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL).")
     api_key = Unicode("", config=True, help="API key of the endpoint (default: $OPENAI_API_KEY).")
@@ -93,6 +97,28 @@ class AnalystApp(ExtensionApp):
                        '"completion": USD}} or {model name: "PROMPT/COMPLETION"}, e.g. {"gpt-4o-mini": "0.15/0.60"}. '
                        "A turn of a priced model shows its cost; without a price, tokens only.")
 
+    budgets = Dict(key_trait=Unicode(), default_value={}, config=True,
+                   help='Spending limits checked before each model call: {"user/day": LIMIT, "thread": LIMIT, '
+                        '"server/day": LIMIT, ..., "timezone": "UTC"}. Scopes: user, thread, server, each per day '
+                        '(/day, reset at midnight of the timezone) or in all. LIMIT: "N tokens" (200k, 2M), "$X" '
+                        '(needs a price of the model), both comma-joined, or {"tokens": N, "usd": X}. A turn past '
+                        "one ends budget_exhausted; GET analyst/api/budget shows what is left.")
+    budget_admins = List(Unicode(), default_value=[], config=True,
+                         help="Users who may read every user's spending (GET analyst/api/budget/users), besides the "
+                              "server's owner.")
+
+    @validate("budgets")
+    def _valid_budgets(self, proposal: Any) -> dict[str, Any]:
+        from ..budgets import parse_budgets
+        from ..errors import ConfigError
+
+        try:
+            parse_budgets(proposal["value"])
+        except ConfigError as exc:
+            raise TraitError(f"AnalystApp.budgets: {exc.message} ({exc.hint})" if exc.hint
+                             else f"AnalystApp.budgets: {exc.message}") from None
+        return dict(proposal["value"])
+
     @validate("prices")
     def _valid_prices(self, proposal: Any) -> dict[str, Any]:
         from ..errors import ConfigError
@@ -111,6 +137,7 @@ class AnalystApp(ExtensionApp):
         from ..errors import ConfigError
         from ..kernel import SandboxPolicy, kernels_dir
         from ..sql import EngineLimits
+        from .editors import ContextEditors
         from .inputs import ApiLimits
         from .manager_launcher import ServerKernelLauncher, is_gateway
         from .service import ThreadService
@@ -133,6 +160,7 @@ class AnalystApp(ExtensionApp):
                 active_ttl_s=self.active_ttl,
                 context=ContextBudget(tokens=self.context_tokens),
                 prices=dict(self.prices),
+                budgets=dict(self.budgets),
                 sandbox=SandboxPolicy(enabled=self.sandbox, memory_mb=self.memory_mb, processes=self.processes),
             )
             try:
@@ -162,6 +190,7 @@ class AnalystApp(ExtensionApp):
                 kernel_idle_s=self.kernel_idle,
                 max_kernels=self.max_kernels,
                 max_kernels_per_user=self.max_kernels_per_user,
+                budget_admins=frozenset(self.budget_admins),
             )
             if service.pool is not None:
                 # Filled once the server's loop runs, so the first thread finds a kernel ready.
@@ -170,6 +199,7 @@ class AnalystApp(ExtensionApp):
             self.log.critical("jupyter-analyst could NOT start: %s", exc)
             raise
         self.settings["jupyter_analyst"] = service
+        self.settings["jupyter_analyst_editors"] = ContextEditors.configured(self.context_editors)
         self.settings["jupyter_analyst_limits"] = ApiLimits(
             max_body_bytes=self.max_body_bytes, max_prompt_bytes=self.max_prompt_bytes,
         )

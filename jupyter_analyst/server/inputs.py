@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -71,7 +72,14 @@ def _sequence_number(value: Any) -> Any:
     return value
 
 
+def _whole(value: Any) -> Any:
+    # JSON has one kind of number: 3.0 is the whole number 3, as JSON Schema's "integer" says.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 Text = Annotated[str, AfterValidator(_utf8)]
+#: A turn's number: a whole number from 1 (3.0 is 3).
+TurnNumber = Annotated[int, Field(ge=1, le=2**31 - 1), BeforeValidator(_whole)]
 SequenceNumber = Annotated[int, BeforeValidator(_sequence_number), Field(ge=0, le=MAX_SEQ)]
 
 
@@ -212,6 +220,21 @@ class VerifyNotebook(_Input):
     """An export of this thread in the user's Jupyter folder; absent: a fresh export."""
 
 
+class VerifyAnswer(_Input):
+    """``POST threads/{id}/verified-answers``: the turn whose answer a person accepts."""
+
+    hint = ("send {turn?: a completed turn's number (default: the last), step?: the call_id of the query whose SQL "
+            "is the gold SQL, name?: the query's file name}")
+
+    turn: TurnNumber | None = None
+    """The turn (default: the thread's last); it must have completed."""
+    step: Text | None = Field(None, min_length=1, max_length=256)
+    """The query step whose SQL becomes the gold SQL (default: the one the answer cites, else the turn's last)."""
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,98}[A-Za-z0-9_-])?$")
+    """The query's file name in ``queries/`` and the task's id (default: made from the question,
+    numbered when taken); one already taken is refused (409)."""
+
+
 class CancelTurn(_Input):
     """``POST threads/{id}/cancel``: no fields."""
 
@@ -246,6 +269,45 @@ class ContentQuery(_Input):
     hint = "pass ?format=csv for a dataset as CSV, or no format for the artifact's own bytes"
 
     format: Literal["csv"] | None = None
+
+
+def _calendar_day(text: str) -> str:
+    # A date as ISO-8601 writes it, and one that exists (not 2026-02-30).
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+        raise ValueError("must be a day as YYYY-MM-DD")
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text} is not a day of the calendar") from None
+    return text
+
+
+def _an_id(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", text):
+        raise ValueError("must be a thread's id (thr_...)")
+    return text
+
+
+#: The schemas say what the validators check (a pattern of pydantic's own would be told as "blank").
+_ID_SCHEMA = {"pattern": "^[A-Za-z0-9_-]{1,64}$"}
+
+
+class BudgetQuery(_Input):
+    """``GET budget?thread_id=T``: the caller's budgets, with those of one of their threads."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+    hint = "pass ?thread_id= one of your threads' ids, or nothing for your own and the server's budgets"
+
+    thread_id: Annotated[str, AfterValidator(_an_id), Field(json_schema_extra=_ID_SCHEMA)] | None = None
+
+
+class SpendingQuery(_Input):
+    """``GET budget/users?day=YYYY-MM-DD``: each user's spending on one day (default: today)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+    hint = "pass ?day=YYYY-MM-DD (a day in the budgets' time zone), or nothing for today"
+
+    day: Annotated[str, AfterValidator(_calendar_day), Field(json_schema_extra={"format": "date"})] | None = None
 
 
 class PreviewQuery(_Input):

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..budgets import BudgetLine, Spent
 from ..events import Event
 from ..ledger import Ledger
 from ..artifacts import Artifact
@@ -230,3 +231,41 @@ class Preview(BaseModel):
     data: dict[str, Any] = Field(description="MIME type -> content (text, or base64 for images)")
     metadata: dict[str, Any]
     """For a dataset: ``{rows, columns, shown}``."""
+
+
+class BudgetReply(BaseModel):
+    """``GET budget``: what the caller may still spend, budget by budget."""
+
+    user: str
+    limited: bool
+    """Whether the server has budgets at all (``false``: nothing is limited, ``budgets`` is empty)."""
+    timezone: str
+    """The zone whose midnight ends a day."""
+    budgets: list[BudgetLine]
+    """Each budget that applies to the caller (the server's, their own, the thread's when asked)."""
+    exhausted: bool
+    """The caller's next model call would be refused."""
+    message: str | None
+    """What a refused turn says (what was spent, the limit, when it resets), when ``exhausted``."""
+
+
+class UserSpending(Spent):
+    """What one user's model calls spent on the day, with their budgets as they stand."""
+
+    user: str
+    budgets: list[BudgetLine]
+    """The user's own and the server's daily and total budgets (not their threads')."""
+
+
+class SpendingReply(BaseModel):
+    """``GET budget/users``: each user's spending on one day (for the server's administrators)."""
+
+    day: str
+    """The day, YYYY-MM-DD, in ``timezone``."""
+    timezone: str
+    starts_at: str
+    """Its start and end, ISO-8601 UTC."""
+    ends_at: str
+    users: list[UserSpending]
+    """Every user who made a model call that day, by name."""
+    total: Spent

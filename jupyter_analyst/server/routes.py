@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from .handlers import (
-    ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, CancelHandler, ConfigHandler, EventsHandler,
+    ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, BudgetHandler, CancelHandler, ConfigHandler, EventsHandler,
     ExportHandler, NotebookHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler, StateHandler, StepCellHandler,
-    TablesHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler, VerificationHandler, VerifyHandler,
+    SpendingHandler, TablesHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler,
+    VerificationHandler, VerifiedAnswersHandler, VerifyHandler,
 )
 
 _ID = r"(?P<{}>[A-Za-z0-9_-]+)"
@@ -22,6 +23,8 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/config", ConfigHandler),
         (f"{api}/sources", SourcesHandler),
         (f"{api}/openapi.yaml", OpenAPIHandler),
+        (f"{api}/budget", BudgetHandler),
+        (f"{api}/budget/users", SpendingHandler),
         (f"{api}/threads", ThreadsHandler),
         (f"{api}/threads/{thread}", ThreadHandler),
         (f"{api}/threads/{thread}/turns", TurnsHandler),
@@ -32,6 +35,7 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/threads/{thread}/export", ExportHandler),
         (f"{api}/threads/{thread}/verify", VerifyHandler),
         (f"{api}/threads/{thread}/verifications/{_ID.format('verification_id')}", VerificationHandler),
+        (f"{api}/threads/{thread}/verified-answers", VerifiedAnswersHandler),
         (f"{api}/threads/{thread}/steps/{_CALL_ID}/cell", StepCellHandler),
         (f"{api}/threads/{thread}/state", StateHandler),
         (f"{api}/threads/{thread}/tables", TablesHandler),

@@ -11,10 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import defaultdict
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from .. import _clock
 from .._text import masked, valid_text
+from ..budgets import Spent, refusal
 from .._version import __version__
 from ..errors import AnalystError, ConfigError
 from ..events import Event, starting
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from ..turns import AnalystConfig, BackgroundWork, LiveThreads, ModelSettings, TurnSummary
     from ..notebooks import AttachedNotebook
     from .event_feed import EventFeed
+    from .replies import BudgetReply, SpendingReply
 
 
 #: How long a turn waits for the imports begun with the engine (then it imports what it needs itself).
@@ -59,8 +63,11 @@ class ThreadService:
         kernel_idle_s: float = 1_800.0,
         max_kernels: int = 32,
         max_kernels_per_user: int = 8,
+        budget_admins: frozenset[str] = frozenset(),
     ) -> None:
         self.config = config
+        #: Who may read every user's spending, besides the server's owner (c.AnalystApp.budget_admins).
+        self.budget_admins = budget_admins
         self.model = model
         #: What clients may open: configured sources by name (any path or URL only if allowed).
         self.catalog = SourceCatalog(sources, allow_any=allow_any_source)
@@ -203,6 +210,40 @@ class ThreadService:
             },
             "sources": self.catalog.names,
         }
+
+    # ------------------------------------------------------------------ budgets
+
+    def budget(self, user: str, thread_id: str | None = None) -> BudgetReply:
+        """What ``user`` may still spend: each budget that applies (the thread's too, with
+        ``thread_id``), and what a refused turn would say. Blocking: call off the loop."""
+        from .replies import BudgetReply
+
+        budgets = self.config.budgets
+        lines = (self.workspace.store.budget_lines(budgets, user=user, thread_id=thread_id, now=_clock.now())
+                 if budgets.limited else [])
+        spent = [line for line in lines if line.exhausted]
+        return BudgetReply(user=user, limited=budgets.limited, timezone=budgets.timezone, budgets=lines,
+                           exhausted=bool(spent),
+                           message=refusal(spent, user=user, timezone=budgets.timezone) if spent else None)
+
+    def spending(self, day: str | None = None) -> SpendingReply:
+        """Each user's spending on ``day`` (YYYY-MM-DD in the budgets' zone; default today),
+        with their budgets as they stand. Blocking: call off the loop."""
+        from .replies import SpendingReply, UserSpending
+
+        budgets = self.config.budgets
+        now = _clock.now()
+        when = now if day is None else datetime.combine(date.fromisoformat(day), time(12), budgets.zone)
+        start, end = budgets.day(when)
+        store = self.workspace.store
+        users = []
+        for user, spent in store.spending_by_user(start, end).items():
+            lines = store.budget_lines(budgets, user=user, thread_id=None, now=when) if budgets.limited else []
+            users.append(UserSpending(user=user, **spent.model_dump(), budgets=lines))
+        total = Spent(tokens=sum(u.tokens for u in users), usd=round(sum(u.usd for u in users), 10),
+                      calls=sum(u.calls for u in users))
+        return SpendingReply(day=start.astimezone(budgets.zone).date().isoformat(), timezone=budgets.timezone,
+                             starts_at=_clock.stamp(start), ends_at=_clock.stamp(end), users=users, total=total)
 
     def is_active(self, thread_id: str) -> bool:
         """Whether a turn is running on the thread."""

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .preparer import DEFAULT_MAX_CHARS, DEFAULT_TIMEOUT_S, SqlPreparer
     from .query_runner import QueryRunner
     from .sealed import EngineLimits
+    from .source_engine import BatchQuery, QueryRun, ResultBatches, RunningQuery, SourceEngine
     from .sources import DataSource, open_source, register_source
     from .table_fingerprints import table_prints
 
@@ -51,14 +52,20 @@ _HOME = {
     "QueryRunner": "query_runner",
     "EngineLimits": "sealed",
     "DataSource": "sources",
+    "SourceEngine": "source_engine",
+    "RunningQuery": "source_engine",
+    "BatchQuery": "source_engine",
+    "QueryRun": "source_engine",
+    "ResultBatches": "source_engine",
     "open_source": "sources",
     "register_source": "sources",
     "table_prints": "table_fingerprints",
 }
 
 __all__ = [
-    "ClearedQuery", "ColumnInfo", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
-    "OUTLINE_COLUMNS", "OUTLINE_TABLES", "PreparedQuery", "QueryProgress", "QueryResult", "QueryRunner", "SourceOutline",
+    "BatchQuery", "ClearedQuery", "ColumnInfo", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
+    "OUTLINE_COLUMNS", "OUTLINE_TABLES", "PreparedQuery", "QueryProgress", "QueryResult", "QueryRun", "QueryRunner",
+    "ResultBatches", "RunningQuery", "SourceEngine", "SourceOutline",
     "SqlPreparer", "TableInfo", "absolute_spec", "data_intent", "display_spec", "local_path", "model_spec", "open_source",
     "prepare_query", "register_source", "source_outline", "table_prints",
 ]

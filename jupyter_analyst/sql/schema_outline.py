@@ -198,58 +198,10 @@ def _quoted(name: str) -> str:
 
 def probe(source: Any, sql: str, timeout_s: float = PROBE_TIMEOUT_S) -> list[tuple[Any, ...]] | None:
     """The rows of a host-written look-up, run by the source's own sealed engine and stopped
-    in the engine past ``timeout_s``; ``None`` when it failed, took too long, or the source
-    has no engine this module knows."""
-    from .sealed import QueryGuard
-    from .sources import DuckDBSource, SQLAlchemySource
-
-    if isinstance(source, DuckDBSource):
-        cursor = source.cursor()
-        try:
-            # The look-up runs in this thread: its connection is closed only once it returned.
-            with _stopped_after(timeout_s, cursor.interrupt):
-                return [tuple(row) for row in cursor.execute(sql).fetchall()]
-        except Exception:  # noqa: BLE001 - interrupted, or an engine error: no figure
-            return None
-        finally:
-            cursor.close()
-    if isinstance(source, SQLAlchemySource):
-        import sqlalchemy
-
-        try:
-            with source.engine.connect() as conn:
-                guard = QueryGuard(conn, source.dialect, timeout_s)
-                with _stopped_after(timeout_s, guard.stop):
-                    rows = [tuple(row) for row in conn.execute(sqlalchemy.text(sql)).fetchall()]
-                conn.rollback()
-                return rows
-        except Exception:  # noqa: BLE001 - drivers raise their own types
-            return None
-    return None
-
-
-class _stopped_after:
-    """Calls ``stop`` from a timer thread after ``seconds``, unless the block has ended first:
-    never once it has (a connection closed after the block is not interrupted any more)."""
-
-    def __init__(self, seconds: float, stop: Any) -> None:
-        self._stop = stop
-        self._lock = threading.Lock()
-        self._over = False
-        self._timer = threading.Timer(seconds, self._fire)
-
-    def _fire(self) -> None:
-        with self._lock:
-            if not self._over:
-                self._stop()
-
-    def __enter__(self) -> None:
-        self._timer.start()
-
-    def __exit__(self, *_exc: object) -> None:
-        with self._lock:
-            self._over = True
-        self._timer.cancel()
+    in the engine past ``timeout_s``; ``None`` when it failed, took too long, or the source's
+    engine has no quick look-ups (``SourceEngine.probe``)."""
+    look = getattr(source, "probe", None)
+    return look(sql, timeout_s) if look is not None else None
 
 
 def read_outline(source: Any, schema: dict[str, dict[str, str]], *, budget_s: float = OUTLINE_BUDGET_S) -> SourceOutline:

@@ -125,26 +125,19 @@ SESSION_STATEMENT_TIMEOUT_MS = 300_000
 IDLE_IN_TRANSACTION_MS = 60_000
 
 
-def engine_arguments(url: Any) -> tuple[Any, dict[str, Any]]:
-    """The URL and ``create_engine`` arguments of a read-only engine for ``url``.
-
-    No connection is pooled: each query has a session of its own, so nothing one query leaves
-    in a session (a lock, a setting, a temporary table) reaches the next. PostgreSQL sessions
-    start read-only with a statement timeout (as startup options, which ``RESET`` returns to);
-    a plain ``postgresql://`` URL uses psycopg 3 where psycopg2 is not installed.
-    """
-    from sqlalchemy.pool import NullPool
-
-    if url.get_backend_name() == "postgresql":
-        url = _postgres_driver(url)
-        options = " ".join(part for part in (
-            str(url.query.get("options") or ""),
-            "-c default_transaction_read_only=on",
-            f"-c statement_timeout={SESSION_STATEMENT_TIMEOUT_MS}",
-            f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}",
-        ) if part)
-        url = url.update_query_dict({"options": options})
-    return url, {"poolclass": NullPool}
+def read_only_postgres(url: Any) -> Any:
+    """A PostgreSQL URL whose sessions start read-only with a statement timeout (as startup
+    options, which ``RESET`` returns to); a plain ``postgresql://`` URL uses psycopg 3 where
+    psycopg2 is not installed. (No connection is pooled, on any engine: see
+    ``sqlalchemy_engine.py``.)"""
+    url = _postgres_driver(url)
+    options = " ".join(part for part in (
+        str(url.query.get("options") or ""),
+        "-c default_transaction_read_only=on",
+        f"-c statement_timeout={SESSION_STATEMENT_TIMEOUT_MS}",
+        f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}",
+    ) if part)
+    return url.update_query_dict({"options": options})
 
 
 def _postgres_driver(url: Any) -> Any:
@@ -165,11 +158,9 @@ def _postgres_driver(url: Any) -> Any:
 SQLITE_MAX_VALUE_BYTES = 16 * 2**20
 
 
-def harden_engine(engine: Any) -> None:
+def harden_sqlite(engine: Any) -> None:
     """Make every new connection of a SQLite engine refuse writes and extensions, and build
     no value over :data:`SQLITE_MAX_VALUE_BYTES`."""
-    if engine.dialect.name != "sqlite":
-        return
     from sqlalchemy import event
 
     @event.listens_for(engine, "connect")
@@ -188,17 +179,12 @@ def harden_engine(engine: Any) -> None:
 
 
 class QueryGuard:
-    """The engine-side limits of one model query on an open connection, and the way to stop
-    it from another thread (``stop``: a SQLite interrupt, a PostgreSQL cancel request)."""
+    """The way to stop one query on an open connection from another thread (``stop``: a
+    SQLite interrupt, a PostgreSQL cancel request). Each engine sets its own limits on the
+    connection first (``SQLAlchemySource.open_query``)."""
 
-    def __init__(self, connection: Any, dialect: str, timeout_s: float) -> None:
+    def __init__(self, connection: Any) -> None:
         self.raw = connection.connection.driver_connection
-        self.dialect = dialect
-        if dialect == "sqlite" and hasattr(self.raw, "set_authorizer"):
-            self.raw.set_authorizer(_sqlite_authorizer)
-        elif dialect == "postgres":
-            connection.exec_driver_sql("SET TRANSACTION READ ONLY")
-            connection.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(timeout_s * 1000) + 250)}")
 
     @property
     def can_stop(self) -> bool:
@@ -230,7 +216,7 @@ _SQLITE_OK, _SQLITE_DENY = 0, 1
 _SQLITE_READ, _SQLITE_SELECT, _SQLITE_FUNCTION, _SQLITE_RECURSIVE = 20, 21, 31, 33
 
 
-def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
+def sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
     """Reads, selects and allowed functions: nothing else (no PRAGMA, ATTACH, writes)."""
     if action in (_SQLITE_READ, _SQLITE_SELECT, _SQLITE_RECURSIVE):
         return _SQLITE_OK

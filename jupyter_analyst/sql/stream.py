@@ -13,12 +13,15 @@ Either way the file and its fingerprint come out of the same pass, in the host.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, TypeVar
+
+from ..errors import QueryFailed
 
 T = TypeVar("T")
 _CHUNK = 1 << 20
@@ -59,6 +62,29 @@ class HashingFile:
     def fingerprint(self) -> str:
         """``sha256:<hex>`` of everything written."""
         return "sha256:" + self._digest.hexdigest()
+
+
+class Staging:
+    """Whether a query's thread may still create its staging file: not once the query was
+    given up (the runner removes the path then, and a call that returns later must not put a
+    file back there)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._given_up = False
+
+    def give_up(self) -> None:
+        with self._lock:
+            self._given_up = True
+
+    @contextlib.contextmanager
+    def creating(self) -> Iterator[None]:
+        """Create the file in this block, or raise when the query was given up."""
+        with self._lock:
+            if self._given_up:
+                raise QueryFailed(f"the query was given up before {self.path.name} was written", reason="query_timeout")
+            yield
 
 
 #: Whether :func:`copy_hashed` can work here (named pipes: POSIX).

@@ -1,8 +1,9 @@
-"""The workspace database: threads, messages, events, agent state and turn leases, on SQLite
-(embedded, the default) or PostgreSQL (several server processes on one database).
+"""The workspace database: threads, messages, events, agent state, turn leases and the model's
+spending, on SQLite (embedded, the default) or PostgreSQL (several server processes on one database).
 
 ``threads`` is the store of threads and their records, one concern a module: ``turns``,
-``events_log``, ``messages``, ``state`` (the agent state), ``schema`` (their tables);
+``events_log``, ``messages``, ``state`` (the agent state), ``spending`` (each model call's
+tokens and cost, as budgets count them), ``schema`` (their tables);
 ``database`` the store base class,
 its schema migrations and the backend registry; ``sqlite`` and ``postgres`` the backends
 (PostgreSQL's needs psycopg, an optional extra, and is imported only when used); ``leases``

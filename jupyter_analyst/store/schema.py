@@ -81,6 +81,22 @@ MIGRATIONS = (
     # What the turn cost (a jupyter_analyst.ledger.Ledger as JSON); NULL while it runs,
     # and for turns closed without their ledger (their process was gone).
     "ALTER TABLE turns ADD COLUMN ledger TEXT;",
+    # Each model call's tokens and cost, by user, thread and time: what budgets are checked
+    # against (store/spending.py). No reference to threads: a deleted thread's calls still count.
+    """CREATE TABLE IF NOT EXISTS model_spend (
+    spend_id  TEXT PRIMARY KEY,
+    "user"    TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    turn_id   TEXT,
+    at        TEXT NOT NULL,
+    tokens    INTEGER NOT NULL,
+    cost_usd  REAL,
+    settled   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS model_spend_by_user ON model_spend("user", at);
+CREATE INDEX IF NOT EXISTS model_spend_by_thread ON model_spend(thread_id, at);
+CREATE INDEX IF NOT EXISTS model_spend_by_time ON model_spend(at);
+""",
     # The answer's receipts (its citations and unsupported claims, as JSON); NULL while the
     # turn runs, and for turns closed before receipts were kept.
     "ALTER TABLE turns ADD COLUMN receipts TEXT;",

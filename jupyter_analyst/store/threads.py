@@ -16,6 +16,7 @@ from .._clock import new_id, utc_now
 from ..errors import ConfigError
 from .messages import MessageLog
 from .schema import MIGRATIONS, SCHEMA, THREAD_TABLES
+from .spending import SpendLog
 from .state import StateLog
 from .turns import ThreadBusy, Turn, TurnLog, TurnStatus, title_of
 
@@ -36,10 +37,10 @@ class Thread(BaseModel):
     """Whether a turn of the thread is marked running; set in listings."""
 
 
-class ThreadStore(TurnLog, MessageLog, StateLog):
-    """Threads, turns, messages, events and agent state of one workspace: the threads here,
-    each other concern in a module of its own (``turns``, ``events_log``, ``messages``,
-    ``state``), one database and one schema (``schema``)."""
+class ThreadStore(TurnLog, MessageLog, StateLog, SpendLog):
+    """Threads, turns, messages, events, agent state and the model's spending of one
+    workspace: the threads here, each other concern in a module of its own (``turns``,
+    ``events_log``, ``messages``, ``state``, ``spending``), one database and one schema (``schema``)."""
 
     schema = SCHEMA
     migrations = MIGRATIONS

@@ -10,13 +10,16 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from .._clock import new_id, utc_now
+from .._clock import now as clock_now
 from ..errors import AnalystError
 from ..events import Event
 from ..ledger import Ledger, Usage
 from ..receipts import Citation, UnsupportedClaim
 from .events_log import EventLog
+from .spending import insert_spend
 
-TurnStatus = Literal["running", "completed", "needs_input", "step_limited", "no_answer", "error", "interrupted"]
+TurnStatus = Literal["running", "completed", "needs_input", "step_limited", "no_answer", "budget_exhausted", "error",
+                     "interrupted"]
 
 #: How long a title taken from a thread's first question may be.
 TITLE_CHARS = 80
@@ -203,14 +206,20 @@ class TurnLog(EventLog):
 
     def add_summarizer_usage(self, turn_id: str, usage: Usage) -> None:
         """Add the end-of-turn summarizer's call to the ended turn's ledger (a new ledger for a
-        turn closed without one): it answers after the turn, and is paid for all the same."""
+        turn closed without one): it answers after the turn, and is paid for all the same,
+        against the thread owner's budgets too."""
         with self._tx() as cur:
-            row = cur.execute("SELECT ledger FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
+            row = cur.execute('SELECT turns.ledger, turns.thread_id, threads."user" FROM turns '
+                              "JOIN threads ON threads.thread_id = turns.thread_id WHERE turn_id = ?",
+                              (turn_id,)).fetchone()
             if row is None:
                 return
             ledger = Ledger.model_validate_json(row[0]) if row[0] else Ledger()
             ledger = ledger.model_copy(update={"summarizer": ledger.summarizer.plus(usage)})
             cur.execute("UPDATE turns SET ledger = ? WHERE turn_id = ?", (ledger.model_dump_json(), turn_id))
+            if usage.calls:
+                insert_spend(cur, user=row[2], thread_id=row[1], turn_id=turn_id, at=clock_now(),
+                             tokens=usage.prompt_tokens + usage.completion_tokens, usd=usage.cost_usd, settled=True)
 
     def abandon_turn(self, turn_id: str, ended: Event, status: TurnStatus) -> Event | None:
         """Close a turn that is still running with ``status`` and store ``ended`` (its

@@ -182,6 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.server.lock:
             self.server.received.append(body)
+            self.server.keys.append(self.headers.get("Authorization", ""))
         refusal = _rejection(self.server.rejects, body)
         if refusal is not None:
             self._json(400, {"error": {"message": refusal, "type": "BadRequestError", "code": 400}})
@@ -292,6 +293,7 @@ class _Server(ThreadingHTTPServer):
     hold: tuple[int, threading.Event, threading.Event] | None
     lock: threading.Lock
     received: list[dict[str, Any]]
+    keys: list[str]
     rejects: frozenset[str]
     strict_routes: bool
     drops: int
@@ -321,6 +323,7 @@ class ScriptedModelServer:
         self._httpd.hold = None
         self._httpd.lock = threading.Lock()
         self._httpd.received = []
+        self._httpd.keys = []
         self._httpd.rejects = frozenset(rejects)
         self._httpd.strict_routes = strict_routes
         self._httpd.drops = 0
@@ -343,6 +346,13 @@ class ScriptedModelServer:
         """Every request of the end-of-turn summarizer, in order (kept apart from ``requests``)."""
         with self._httpd.lock:
             return list(self._httpd.summarizer_requests)
+
+    @property
+    def keys(self) -> list[str]:
+        """The ``Authorization`` header of every chat request that reached the route, in order:
+        which API key each call was made with."""
+        with self._httpd.lock:
+            return list(self._httpd.keys)
 
     @property
     def received(self) -> list[dict[str, Any]]:

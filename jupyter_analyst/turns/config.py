@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from ..agent import ContextBudget, LLMClient
+from ..budgets import Budgets, parse_budgets
 from ..errors import ConfigError
 from ..kernel import OutputCaps, SandboxPolicy
 from ..ledger import Price, parse_prices
@@ -113,6 +114,15 @@ class AnalystConfig(BaseModel):
     prices: dict[str, Price] = {}
     """What each model's tokens cost, by model name (USD per million prompt and completion
     tokens); a model without a price gets tokens counted and no cost."""
+
+    budgets: Budgets = Budgets()
+    """Limits on the model's tokens or cost per user, thread and server, each per day or in
+    all (see jupyter_analyst/budgets.py); none by default."""
+
+    @field_validator("budgets", mode="before")
+    @classmethod
+    def _budgets(cls, value: Any) -> Budgets:
+        return parse_budgets(value)
 
     @field_validator("prices", mode="before")
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from ..agent import (
@@ -14,6 +15,7 @@ from ..agent import (
     summarize_turn,
 )
 from ..workspace import Workspace
+from .budget_gate import turn_budget
 from .config import AnalystConfig, ModelSettings
 from .frame import open_turn
 from .host import BackgroundWork, TurnHost
@@ -64,10 +66,16 @@ async def run_turn(
         open_turn(request, config, host, speaker=model.model, on_event=on_event, announced=turn) as frame,
         model.client() as llm,
     ):
+        assert frame.thread is not None
+        # Each model call is held to the thread owner's budgets, whichever surface asks.
+        budget = turn_budget(frame.store, config, model, frame.thread.user)
         loop = AgentLoop(store=frame.store, environment=frame.environment, llm=llm, model=model.model,
-                         ending=frame.life.ended, events=frame.events, price=config.price_of(model.model), **config.loop_settings())
+                         ending=frame.life.ended, events=frame.events, price=config.price_of(model.model),
+                         spending=budget, **config.loop_settings())
         summary, _trace = await frame.run(lambda t: loop.run(t, rerun=request.rerun))
-    if config.summarizer and summary.status in ("completed", "needs_input", "step_limited", "no_answer"):
+        # The summarizer's call is a model call too: not sent once a budget is spent.
+        spent = budget is not None and bool(await asyncio.to_thread(budget.spent, summary.thread_id))
+    if config.summarizer and not spent and summary.status in ("completed", "needs_input", "step_limited", "no_answer"):
         assert frame.turn is not None
         work = _summarize(config, model, frame.turn, on_event)
         if host.background is None:

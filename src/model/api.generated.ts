@@ -55,6 +55,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the caller may still spend: each budget that applies, its limit, what was spent, what is left and when it resets
+         * @description Budgets (c.AnalystApp.budgets) limit the model's tokens or cost per user, per thread and for the whole server, each per day (reset at midnight of the budgets' time zone) or in all. They are checked before each model call; a turn past one ends `budget_exhausted` with `message`. `thread_id` adds that thread's own budgets. `limited` is false on a server without budgets.
+         */
+        get: operations["getBudget"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/budget/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every user's spending on a day, with their budgets (the server's owner and budget administrators only)
+         * @description `day` is a day of the budgets' time zone (default: today). Each user who made a model call that day is listed, with their tokens, cost (of priced calls) and calls, and their own and the server's budgets as they stand. Administrators: c.AnalystApp.budget_admins, and the server's owner (a single-user server's token holder; the JupyterHub user whose server it is, when its store is its own: on a shared store only the configured administrators).
+         */
+        get: operations["getBudgetUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads": {
         parameters: {
             query?: never;
@@ -240,6 +280,26 @@ export interface paths {
         get: operations["getThreadsThreadIdVerificationsVerificationId"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/verified-answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a completed turn's answer a verified query of the team's context folder and a task of its suite
+         * @description As `jupyter analyst context verify` does: the turn's question and the SQL of its query step (the one its answer cites, else its last; `step` names another) are written as queries/{name}.sql of the server's context folder (c.AnalystApp.context_dir), verified by the caller today, and a task is appended to the folder's suite.jsonl: the question, the SQL as gold_sql, and the answer that SQL computes from the thread's source now (checked and run as the model's SQL is), for `jupyter analyst eval context`. A query file is never replaced. Only the users and Hub groups of c.AnalystApp.context_editors may do it (default: the server's own user); anyone else gets 403 before the thread is looked up.
+         */
+        post: operations["postThreadsThreadIdVerifiedAnswers"];
         delete?: never;
         options?: never;
         head?: never;
@@ -532,6 +592,30 @@ export interface components {
             /** @default [] */
             evidence?: string[];
         };
+        /** @description One rule as it stands: its limit, what was spent, what is left, when it resets. */
+        BudgetLine: {
+            /** @enum {string} */
+            scope: "user" | "thread" | "server";
+            /** @enum {string} */
+            period: "day" | "total";
+            limit_tokens: number | null;
+            limit_usd: number | null;
+            spent_tokens: number;
+            spent_usd: number;
+            left_tokens: number | null;
+            left_usd: number | null;
+            exhausted: boolean;
+            resets_at: string | null;
+        };
+        /** @description ``GET budget``: what the caller may still spend, budget by budget. */
+        BudgetReply: {
+            user: string;
+            limited: boolean;
+            timezone: string;
+            budgets: components["schemas"]["BudgetLine"][];
+            exhausted: boolean;
+            message: string | null;
+        };
         /** @description ``POST threads/{thread_id}/cancel``. */
         CancelReply: {
             cancelled: boolean;
@@ -741,7 +825,7 @@ export interface components {
         /** @description Every refusal: what went wrong, a stable code to act on, and what to send instead. */
         Error: {
             message: string;
-            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_format, invalid_json, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_title, invalid_type, no_model, no_source, not_a_cell, not_a_dataset, not_found, notebook_not_found, notebook_of_another_thread, notebook_unreadable, path_not_writable, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
+            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_day, invalid_format, invalid_json, invalid_name, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_step, invalid_thread_id, invalid_title, invalid_turn, invalid_type, no_model, no_source, not_a_cell, not_a_context_editor, not_a_dataset, not_budget_admin, not_found, notebook_not_found, notebook_of_another_thread, notebook_unreadable, path_not_writable, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
             reason: string | null;
             hint: string | null;
             /** @default null */
@@ -1364,6 +1448,24 @@ export interface components {
         SourcesReply: {
             sources: components["schemas"]["SourceInfo"][];
         };
+        /** @description ``GET budget/users``: each user's spending on one day (for the server's administrators). */
+        SpendingReply: {
+            day: string;
+            timezone: string;
+            starts_at: string;
+            ends_at: string;
+            users: components["schemas"]["UserSpending"][];
+            total: components["schemas"]["Spent"];
+        };
+        /** @description What one scope spent in one period: tokens, USD of the priced calls, calls. */
+        Spent: {
+            /** @default 0 */
+            tokens?: number;
+            /** @default 0 */
+            usd?: number;
+            /** @default 0 */
+            calls?: number;
+        };
         Starting: {
             /**
              * @description Thread-scoped sequence number, assigned by the store when the event is persisted.
@@ -1731,7 +1833,7 @@ export interface components {
             number: number;
             prompt: string;
             /** @enum {string} */
-            status: "running" | "completed" | "needs_input" | "step_limited" | "no_answer" | "error" | "interrupted";
+            status: "running" | "completed" | "needs_input" | "step_limited" | "no_answer" | "budget_exhausted" | "error" | "interrupted";
             /** @default null */
             answer?: string | null;
             started_at: string;
@@ -1769,10 +1871,11 @@ export interface components {
             type: "turn_ended";
             /**
              * @description How the turn ended: ``needs_input`` when it waits for the user's answer to a question,
-             *     ``step_limited`` when its step budget ran out, ``no_answer`` when the model said nothing.
+             *     ``step_limited`` when its step budget ran out, ``no_answer`` when the model said nothing,
+             *     ``budget_exhausted`` when a spending budget was reached before a model call.
              * @enum {string}
              */
-            status: "completed" | "needs_input" | "step_limited" | "no_answer" | "error" | "interrupted";
+            status: "completed" | "needs_input" | "step_limited" | "no_answer" | "budget_exhausted" | "error" | "interrupted";
             /**
              * @description Why, when it did not complete.
              * @default null
@@ -1870,6 +1973,17 @@ export interface components {
             /** @default 0 */
             calls: number;
         };
+        /** @description What one user's model calls spent on the day, with their budgets as they stand. */
+        UserSpending: {
+            /** @default 0 */
+            tokens?: number;
+            /** @default 0 */
+            usd?: number;
+            /** @default 0 */
+            calls?: number;
+            user: string;
+            budgets: components["schemas"]["BudgetLine"][];
+        };
         /**
          * @description ``POST threads/{thread_id}/verify`` (202, at once) and ``GET
          *     threads/{thread_id}/verifications/{verification_id}``: one re-execution of the thread's
@@ -1887,6 +2001,32 @@ export interface components {
             finished_at: string | null;
             report: components["schemas"]["VerifyReply"] | null;
             error: components["schemas"]["Error"] | null;
+        };
+        /** @description A verified answer as written: the query file, the suite's task, what they hold. */
+        VerifiedAnswer: {
+            thread_id: string;
+            turn: number;
+            call_id: string;
+            query_file: string;
+            suite_file: string;
+            task_id: string;
+            question: string;
+            gold_sql: string;
+            answer: unknown;
+            tolerance: number;
+            source: string;
+            verified_by: string;
+            verified_at: string;
+            queries: number;
+        };
+        /** @description ``POST threads/{id}/verified-answers``: the turn whose answer a person accepts. */
+        VerifyAnswer: {
+            /** @default null */
+            turn?: number | null;
+            /** @default null */
+            step?: string | null;
+            /** @default null */
+            name?: string | null;
         };
         /** @description ``POST threads/{id}/verify``: the thread's notebook to re-execute and check. */
         VerifyNotebook: {
@@ -2072,6 +2212,119 @@ export interface operations {
                 };
             };
             /** @description not allowed the analyst resource (or, for a browser, the XSRF check failed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: {
+                /** @description pass ?thread_id= one of your threads' ids, or nothing for your own and the server's budgets */
+                thread_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetReply"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not allowed the analyst resource (or, for a browser, the XSRF check failed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `thread_id` is unknown, or another user's (thread_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBudgetUsers: {
+        parameters: {
+            query?: {
+                /** @description pass ?day=YYYY-MM-DD (a day in the budgets' time zone), or nothing for today */
+                day?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendingReply"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not the server's owner nor a budget administrator (not_budget_admin) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2967,6 +3220,90 @@ export interface operations {
             };
             /** @description unknown thread or verification, or another user's (verification_not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postThreadsThreadIdVerifiedAnswers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description send {turn?: a completed turn's number (default: the last), step?: the call_id of the query whose SQL is the gold SQL, name?: the query's file name} */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["VerifyAnswer"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerifiedAnswer"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the caller is not one of c.AnalystApp.context_editors (not_a_context_editor) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the thread has no such turn (turn_not_found) or it did not complete (turn_not_finished), it ran no query (no_sql) or none with the call_id `step` (step_not_found), its SQL is refused or fails on the data now (gold_failed) or returns more rows than an answer holds (answer_too_large), `name` is taken (query_exists), or the context folder, its queries/ or its suite.jsonl is a link or not a folder (context_link, context_not_a_folder, context_not_found) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body_too_large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

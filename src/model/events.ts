@@ -77,7 +77,9 @@ export type ToolStatus = ToolResult['status'];
 /**
  * How a turn ended; `needs_input`: with a question the user's next message answers;
  * `step_limited`: its step budget ran out, and its answer says what is unfinished;
- * `no_answer`: the model's last reply said nothing.
+ * `no_answer`: the model's last reply said nothing;
+ * `budget_exhausted`: a spending budget was reached before a model call (its message says
+ * what was spent, the limit and when it resets).
  */
 export type TurnEndStatus = TurnEnded['status'];
 /** Where one step of a plan stands. */
@@ -127,6 +129,7 @@ export const TURN_END_STATUSES = membersOf<TurnEndStatus>({
   needs_input: true,
   step_limited: true,
   no_answer: true,
+  budget_exhausted: true,
   error: true,
   interrupted: true
 });

@@ -56,6 +56,7 @@ export const TURN_END_LABEL: { readonly [S in TurnEndStatus]: string } = {
   needs_input: 'Waiting for your answer',
   step_limited: 'Out of steps',
   no_answer: 'No answer',
+  budget_exhausted: 'Budget spent',
   error: 'Ended with an error',
   interrupted: 'Stopped'
 };
@@ -66,6 +67,7 @@ export const TURN_END_LINE: { readonly [S in TurnEndStatus]: string } = {
   needs_input: 'Waiting for your answer: your next message answers the question above',
   step_limited: 'Out of steps',
   no_answer: 'No answer',
+  budget_exhausted: 'Budget spent',
   error: 'The turn ended with an error',
   interrupted: 'Stopped'
 };

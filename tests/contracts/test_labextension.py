@@ -12,7 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from jupyter_core.paths import jupyter_path
+
+# They need the panel built and linked: `make test-unit` leaves them out, every other target runs them.
+pytestmark = pytest.mark.extension
 
 NAME = "jupyter-analyst"
 HINT = "build and link it with `make extension` (npm ci, npm run build:prod, jupyter-builder develop)"

@@ -56,7 +56,8 @@ FOR_USERS = {
 #: Names a face exports for code outside the package to plug in, though nothing inside imports them.
 EXTENSION_POINTS = {
     "jupyter_analyst.artifacts": {"register_blob_store", "Blobs"},
-    "jupyter_analyst.sql": {"register_source"},
+    "jupyter_analyst.sql": {"register_source", "SourceEngine", "RunningQuery", "BatchQuery", "QueryRun",
+                            "ResultBatches"},
     "jupyter_analyst.store": {"register_backend"},
     "jupyter_analyst.agent.spec": {"register", "unregister", "CallHost"},
 }

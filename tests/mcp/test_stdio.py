@@ -221,3 +221,23 @@ def test_ask_runs_a_whole_turn_of_the_analyst_and_gives_its_answers_receipts(tmp
     assert cited["artifact_id"] == result.structured_content["artifacts"][0]["id"]
     assert [u["text"] for u in result.structured_content["unsupported"]] == ["12%"]
     assert "no result holds these numbers of the answer: 12%" in result.content[0].text
+
+
+def test_ask_is_held_to_the_budget_given(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer, text_step
+
+    model = ScriptedModelServer({"turns": [{"match": ".", "steps": [text_step()]}]}).start()
+    try:
+        async def session():
+            async with Client(server(tmp_path / "ws", sales_db, "--base-url", model.base_url,
+                                     "--budget", "user/day=1 tokens")) as client:
+                first = await client.call_tool("ask", {"prompt": "Revenue by region"})
+                return first, await client.call_tool("ask", {"prompt": "Revenue by region, again"})
+
+        first, second = run(session())
+    finally:
+        model.stop()
+    assert first.structured_content["status"] == "completed"
+    assert second.structured_content["status"] == "budget_exhausted"
+    assert "the daily budget of user 'local' is spent:" in second.content[0].text
+    assert len(model.requests) == 1

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import requests
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from schemathesis import GenerationMode
 from schemathesis.config import SchemathesisConfig
 
@@ -86,6 +86,9 @@ def test_every_operation_keeps_to_its_description(api_schema, path, method, mode
     @given(case=operation.as_strategy(generation_mode=mode))
     @FUZZ
     def fuzz(case):
+        # Tornado's HTTP layer answers a Transfer-Encoding it does not support itself, with an
+        # empty 400, before any handler runs: nothing of the API's is tested by such a request.
+        assume(not any(name.lower() == "transfer-encoding" for name in case.headers or {}))
         case.call_and_validate()
 
     fuzz()

@@ -41,7 +41,8 @@ def model():
 def hub(postgres, sales_db, model, tmp_path_factory):
     """The Hub with alice's and bob's servers running, on a fresh PostgreSQL database."""
     analyst = {"store_url": postgres.new_database(), "sources": {"sales": str(sales_db)},
-               "model_base_url": model.base_url, "pool_size": 0, "summarizer": False}
+               "model_base_url": model.base_url, "pool_size": 0, "summarizer": False,
+               "budgets": {"user/day": "5M tokens"}, "budget_admins": ["alice"]}
     try:
         team = HubProcess(tmp_path_factory.mktemp("hub"), users=["alice", "bob"], analyst=analyst)
     except HubUnavailable as exc:
@@ -207,3 +208,27 @@ def test_bob_cannot_reach_alices_server_at_all(hub, alice_turn):
     status, _ = status_of(hub, "alice", "/threads", user="bob")
     assert status in (401, 403)
     assert status_of(hub, "alice", "/threads", user="alice")[0] == 200
+
+
+@pytest.fixture(scope="module")
+def bob_turn(hub, alice_turn) -> list[Frame]:
+    """Bob's turn on his own server, once alice's has run on hers."""
+    return read_stream(f"{hub.server_url('bob')}{API}/threads/{alice_turn.bob_thread}/turns", method="POST",
+                       headers=hub.headers("bob"), body={"prompt": "total revenue"})
+
+
+def test_one_model_configured_for_the_servers_answers_every_user_with_its_own_key(model, alice_turn, bob_turn):
+    assert alice_turn.frames[-1].event["status"] == bob_turn[-1].event["status"] == "completed"
+    # Neither user gave a key: every call, from either server, carried the one configured for them.
+    assert len(model.keys) >= 6 and set(model.keys) == {"Bearer scripted"}
+
+
+def test_both_servers_count_spending_in_the_store_and_only_an_administrator_sees_every_user(hub, alice_turn, bob_turn):
+    status, spending = status_of(hub, "alice", "/budget/users", user="alice")
+    assert status == 200, spending
+    assert [(u["user"], u["calls"]) for u in spending["users"]] == [("alice", 3), ("bob", 3)]
+    status, mine = status_of(hub, "bob", "/budget", user="bob")
+    assert status == 200 and mine["budgets"][0]["spent_tokens"] == spending["users"][1]["tokens"] > 0
+    # Bob owns his server, but its store is everyone's: what it would list is not his to see.
+    status, refused = status_of(hub, "bob", "/budget/users", user="bob")
+    assert (status, refused["reason"]) == (403, "not_budget_admin")

@@ -114,6 +114,8 @@ def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], qu
     'Previous turn (2): ran out of steps: its step budget was spent before it finished, and its answer says what was left unfinished. Its answer offered: "I can chart it next."'
     >>> previous_turn_line(t.model_copy(update={"status": "no_answer"}), [], None)
     "Previous turn (2): ended without an answer before any step finished: the model's last reply said nothing."
+    >>> previous_turn_line(t.model_copy(update={"status": "budget_exhausted"}), [], None)
+    'Previous turn (2): stopped before any step finished: a spending budget was reached; it gave no answer.'
     """
     if turn is None:
         return ""
@@ -130,6 +132,8 @@ def previous_turn_line(turn: Turn | None, messages: Sequence[dict[str, Any]], qu
         return f"{head} ended with an error {done}."
     if turn.status == "no_answer":
         return f"{head} ended without an answer {done}: the model's last reply said nothing."
+    if turn.status == "budget_exhausted":
+        return f"{head} stopped {done}: a spending budget was reached; it gave no answer."
     count = f" in {len(steps)} step{'' if len(steps) == 1 else 's'}" if steps else ""
     if turn.status == "step_limited":
         line = f"{head} ran out of steps{count}: its step budget was spent before it finished, and its answer " \

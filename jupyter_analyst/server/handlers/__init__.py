@@ -1,17 +1,20 @@
 """The REST + event-stream API under ``{base_url}analyst/api/``, one module per resource:
-threads (and their source's tables), turns (and their events), artifacts, the audit notebook, and the API's own
+threads (and their source's tables), turns (and their events), artifacts, the audit notebook, the team's
+context folder (an answer verified), budgets, and the API's own
 (set-up, sources, description, 404). ``base`` is what every handler shares."""
 
 from .artifacts import ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, ThreadArtifactsHandler
+from .budget_routes import BudgetHandler, SpendingHandler
+from .context_routes import VerifiedAnswersHandler
 from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerificationHandler, VerifyHandler
 from .meta import ConfigHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler
 from .thread_routes import StateHandler, TablesHandler, ThreadHandler, ThreadsHandler
 from .turn_routes import CancelHandler, EventsHandler, TurnsHandler
 
 __all__ = [
-    "ArtifactContentHandler", "ArtifactHandler", "ArtifactPreviewHandler", "CancelHandler", "ConfigHandler",
+    "ArtifactContentHandler", "ArtifactHandler", "ArtifactPreviewHandler", "BudgetHandler", "CancelHandler", "ConfigHandler",
     "EventsHandler", "ExportHandler", "NotFoundHandler", "NotebookHandler", "OpenAPIHandler", "SourcesHandler",
-    "StateHandler", "StepCellHandler", "TablesHandler", "ThreadArtifactsHandler", "ThreadHandler", "ThreadsHandler",
+    "SpendingHandler", "StateHandler", "StepCellHandler", "TablesHandler", "ThreadArtifactsHandler", "ThreadHandler", "ThreadsHandler",
     "TurnsHandler",
-    "VerificationHandler", "VerifyHandler",
+    "VerificationHandler", "VerifiedAnswersHandler", "VerifyHandler",
 ]

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from ...agent_state import AgentState
 from ...artifacts import Artifact
+from ...evals import VerifiedAnswer
 from .. import inputs, replies
 
 DESCRIPTION = """\
@@ -62,6 +63,23 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("/sources", "get"): Operation(
         "Configured data sources (names and kinds, never paths or credentials)", replies.SourcesReply),
     ("/openapi.yaml", "get"): Operation("This description", "application/yaml"),
+    ("/budget", "get"): Operation(
+        "What the caller may still spend: each budget that applies, its limit, what was spent, what is left "
+        "and when it resets", replies.BudgetReply, query=inputs.BudgetQuery,
+        description="Budgets (c.AnalystApp.budgets) limit the model's tokens or cost per user, per thread and for "
+                    "the whole server, each per day (reset at midnight of the budgets' time zone) or in all. They "
+                    "are checked before each model call; a turn past one ends `budget_exhausted` with `message`. "
+                    "`thread_id` adds that thread's own budgets. `limited` is false on a server without budgets.",
+        errors={404: f"`thread_id` is {_NOT_FOUND} (thread_not_found)"}),
+    ("/budget/users", "get"): Operation(
+        "Every user's spending on a day, with their budgets (the server's owner and budget administrators only)",
+        replies.SpendingReply, query=inputs.SpendingQuery,
+        description="`day` is a day of the budgets' time zone (default: today). Each user who made a model call "
+                    "that day is listed, with their tokens, cost (of priced calls) and calls, and their own and the "
+                    "server's budgets as they stand. Administrators: c.AnalystApp.budget_admins, and the server's "
+                    "owner (a single-user server's token holder; the JupyterHub user whose server it is, when its "
+                    "store is its own: on a shared store only the configured administrators).",
+        errors={403: "not the server's owner nor a budget administrator (not_budget_admin)"}),
     ("/threads", "get"): Operation(
         "The caller's threads, the most recently active first (each with its source's configured name)",
         replies.ThreadsReply),
@@ -139,6 +157,25 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                     "its verifications in memory: the last finished ones, until it restarts.",
         answers_with={"Retry-After": _RETRY_AFTER},
         errors={404: "unknown thread or verification, or another user's (verification_not_found)"}),
+    ("/threads/{thread_id}/verified-answers", "post"): Operation(
+        "Make a completed turn's answer a verified query of the team's context folder and a task of its suite",
+        VerifiedAnswer, status=201, body=inputs.VerifyAnswer,
+        description="As `jupyter analyst context verify` does: the turn's question and the SQL of its query "
+                    "step (the one its answer cites, else its last; `step` names another) are written as "
+                    "queries/{name}.sql of the server's context folder (c.AnalystApp.context_dir), verified by "
+                    "the caller today, and a task is appended to the folder's suite.jsonl: the question, the SQL "
+                    "as gold_sql, and the answer that SQL computes from the thread's source now (checked and run "
+                    "as the model's SQL is), for `jupyter analyst eval context`. A query file is never replaced. "
+                    "Only the users and Hub groups of c.AnalystApp.context_editors may do it (default: the "
+                    "server's own user); anyone else gets 403 before the thread is looked up.",
+        errors={403: "the caller is not one of c.AnalystApp.context_editors (not_a_context_editor)",
+                404: _NOT_FOUND,
+                409: "the thread has no such turn (turn_not_found) or it did not complete (turn_not_finished), it "
+                     "ran no query (no_sql) or none with the call_id `step` (step_not_found), its SQL is refused or "
+                     "fails on the data now (gold_failed) or returns more rows than an answer holds "
+                     "(answer_too_large), `name` is taken (query_exists), or the context folder, its queries/ or its "
+                     "suite.jsonl is a link or not a folder (context_link, context_not_a_folder, context_not_found)",
+                413: "body_too_large"}),
     ("/threads/{thread_id}/steps/{call_id}/cell", "get"): Operation(
         "One SQL or Python step as a runnable code cell, as exported notebooks have it",
         replies.StepCell, errors={404: "unknown thread or step (step_not_found)"}),

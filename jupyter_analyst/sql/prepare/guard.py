@@ -78,6 +78,9 @@ def check_read_only(statement: exp.Expression, *, dialect: str = "duckdb") -> No
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) and _looks_like_path(node.this.name):
             # DuckDB reads a file named as a table (a replacement scan).
             raise _refuse(f"reading the file {node.this.name!r} is not allowed")
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Var) and node.this.name.startswith("@"):
+            # A Snowflake stage (``FROM @stage/file.csv``): files, not a table of the source.
+            raise _refuse(f"reading the staged files {node.this.name!r} is not allowed")
         if isinstance(node, exp.Func):
             check_call(node, dialect)
 

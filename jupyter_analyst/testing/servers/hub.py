@@ -84,7 +84,9 @@ class HubProcess:
             "users": self.users, "token": self.service_token, "cmd": self.singleuser,
             "homes": str(self.root / "home" / "{username}"),
             "env": {"JUPYTER_CONFIG_DIR": str(config_dir), "JUPYTER_RUNTIME_DIR": str(self.root / "runtime"),
-                    "JUPYTER_DATA_DIR": str(self.root / "data")},
+                    "JUPYTER_DATA_DIR": str(self.root / "data"),
+                    # The users' servers import the package the tests import (a checkout's, by PYTHONPATH).
+                    **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})},
             "root": os.geteuid() == 0,
         }
         (self.root / "jupyterhub_config.py").write_text(_CONFIG.format(settings=json.dumps(settings)))
