@@ -33,6 +33,7 @@ ReasonCode = Literal[
     "arguments_normalized",
     "unknown_name_refused",
     "invented_name_flagged",
+    "unsupported_claim_flagged",
     "expectation_failed",
     "clarification_asked",
     "chat_mode",
@@ -235,10 +236,12 @@ class TurnEnded(_Event):
     """What the turn cost: model calls and tokens, cost where priced, steps run, what reuse
     saved (see jupyter_analyst/ledger.py). ``None`` for a turn closed without running to its
     end (its process was gone)."""
-    citations: list[Citation] = Field(default_factory=list)
-    """Each number, date or name of the final answer matched to the step result that shows it."""
-    unsupported: list[UnsupportedClaim] = Field(default_factory=list)
-    """Numbers of the final answer no result supports."""
+    citations: list[Citation] = []
+    """The answer's numbers, dates and names tied to the step result that holds each (call
+    id, artifact, row, column), or derived from two of them; spans index the answer's text."""
+    unsupported: list[UnsupportedClaim] = []
+    """The answer's numbers and dates that no result the thread holds supports (the model was
+    told of them once, and kept them)."""
 
 
 class ContextUsage(_Event):

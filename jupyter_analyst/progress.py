@@ -171,3 +171,7 @@ def print_summary(summary: TurnSummary, out: TextIO | None = None) -> None:
         f"states: {' -> '.join(summary.transitions)}\n"
         f"thread: {summary.thread_id}   notebook: {summary.notebook}\n"
     )
+    if summary.citations or summary.unsupported:
+        numbers = sum(1 for c in summary.citations if c.kind != "name")
+        kept = ", ".join(u.text for u in summary.unsupported)
+        out.write(f"receipts: {numbers} cited" + (f"; unsupported: {terminal_text(kept)}" if kept else "") + "\n")

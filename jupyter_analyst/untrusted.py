@@ -51,12 +51,24 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u20
 HELD_BACK_NOTE = "*Shown as written, not rendered: the text holds HTML or links.*"
 
 
+#: Attributes holding an address (what nh3 checks as URLs).
+_URL_ATTRIBUTES = frozenset({"href", "src", "cite", "action", "formaction", "longdesc", "poster", "background",
+                             "xlink:href"})
+#: An address that names its scheme (any other is relative).
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
 def _attribute(tag: str, attribute: str, value: str) -> str | None:
-    """``nh3``'s per-attribute check: an image only from the page itself (``data:``)."""
+    """``nh3``'s per-attribute check: an image only from the page itself (``data:``); of the
+    relative addresses, only a place in the page (``#...``: a cell's anchor), never one that
+    leads into the server the page is opened from."""
+    stripped = value.strip()
     if tag == "img" and attribute == "src":
-        return value if _EMBEDDED_IMAGE.fullmatch(value.strip()) else None
-    if value.strip().lower().startswith("data:"):
+        return value if _EMBEDDED_IMAGE.fullmatch(stripped) else None
+    if stripped.lower().startswith("data:"):
         return None  # a data: URL anywhere else (a link's href) is a page of the model's
+    if attribute in _URL_ATTRIBUTES and not _SCHEME.match(value) and not value.startswith("#"):
+        return None
     return value
 
 
@@ -73,6 +85,8 @@ def clean_html(html: str, *, classes: bool = False) -> str:
     '<img>'
     >>> clean_html('<a href="/analyst/api/artifacts/art_1/content">details</a>')
     '<a rel="noopener noreferrer nofollow">details</a>'
+    >>> clean_html('<a href="#cell-id=4f2a">In [3]</a> <a href="//attacker.example/x">x</a> <a href=" #x">y</a>')
+    '<a href="#cell-id=4f2a" rel="noopener noreferrer nofollow">In [3]</a> <a rel="noopener noreferrer nofollow">x</a> <a rel="noopener noreferrer nofollow">y</a>'
     """
     import nh3
 
@@ -85,7 +99,7 @@ def clean_html(html: str, *, classes: bool = False) -> str:
         url_schemes=set(LINK_SCHEMES | {"data"}),
         attribute_filter=_attribute,
         link_rel="noopener noreferrer nofollow",
-        url_relative="deny",
+        url_relative="pass_through",  # then only a place in the page is kept (_attribute)
         clean_content_tags={"script", "style", "iframe", "object", "embed", "noscript", "template"},
     )
 

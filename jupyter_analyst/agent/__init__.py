@@ -15,6 +15,7 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .context import STEP_BUDGET_MARKER, ContextBudget, state_summary
     from .environment import ThreadEnvironment
+    from .guards import ANSWER_CHECK_MARKER
     from .eventlog import EventSink, EventWriter
     from .llm import SCRIPTED_MODEL, LLMClient, start_sdk_import
     from .loop import AgentLoop
@@ -44,9 +45,11 @@ _HOME = {
     "ContextBudget": "context",
     "state_summary": "context",
     "STEP_BUDGET_MARKER": "context",
+    "ANSWER_CHECK_MARKER": "guards",
 }
 
 __all__ = [
+    "ANSWER_CHECK_MARKER",
     "SCRIPTED_MODEL",
     "STEP_BUDGET_MARKER",
     "SUMMARIZER_MARKER",

@@ -21,12 +21,13 @@ from .._text import how_many, model_json
 from ..errors import AnalystError, BudgetExhausted, DiskUnavailable, ModelError
 from ..events import AnswerReady, StateChanged, TurnEnded, TurnEndStatus
 from ..ledger import Ledger, Price, Tokens
+from ..receipts import Receipts
 from ..store import ThreadStore, Turn
 from .calls import CallPipeline, NormalisedCall, normalise
 from .context import ContextBudget, ContextPack, step_budget_note
 from .environment import ThreadEnvironment
 from .eventlog import EventSink, EventWriter
-from .guards import check_answer, mark_answer
+from .guards import answer_check, answer_receipts, check_answer, mark_answer
 from .llm import LLMClient, ToolCall
 from .memory import ThreadMemory, TurnMemory
 from .meter import Spending, TurnMeter, served_usage
@@ -41,7 +42,8 @@ class TurnEnding(Protocol):
     life (``turns/life.py``): the loop says how the turn ended, not in what words."""
 
     def __call__(self, turn: Turn, status: TurnEndStatus, message: str | None = None, *,
-                 counters: dict[str, int] | None = None, ledger: Ledger | None = None) -> TurnEnded: ...
+                 counters: dict[str, int] | None = None, ledger: Ledger | None = None,
+                 receipts: Receipts | None = None) -> TurnEnded: ...
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,11 @@ class AgentLoop:
             for number in range(1, self.max_steps + 2):
                 match await self._model_step(run, number, chat=chat):
                     case Answer(text=text):
+                        if not text and run.checked is not None:
+                            # Told of its numbers, the model said nothing more: its answer stands.
+                            text, run.unanswered, run.message = run.checked, None, None
+                        if not chat and number <= self.max_steps and await self._told_unsupported(run, text):
+                            continue  # the model answers again, once, knowing which numbers nothing holds
                         run.answer = text
                         break
                     case RunCalls(calls=calls, text=text):
@@ -211,10 +218,12 @@ class AgentLoop:
         # Steps a cut-off reply had run still get their cost.
         await self._settle(run)
         ledger = run.meter.ledger()
-        await run.emit(self.ending(run.turn, status, message, counters=run.counters, ledger=ledger))
+        await run.emit(self.ending(run.turn, status, message, counters=run.counters, ledger=ledger,
+                                   receipts=run.final_receipts))
         # Ending a turn checkpoints the database (a file sync): off the event loop.
+        cited = run.final_receipts or Receipts()
         await asyncio.to_thread(self.store.end_turn, run.turn.turn_id, status, answer=run.answer or None,
-                                ledger=ledger)
+                                ledger=ledger, citations=cited.citations, unsupported=cited.unsupported)
 
     async def _settle(self, run: TurnRun) -> None:
         """The steps of the reply that just ran are done: their shares of its model call are
@@ -337,6 +346,33 @@ class AgentLoop:
         await self._settle(run)
         return question
 
+    async def _receipts(self, run: TurnRun, answer: str) -> Receipts:
+        """``answer``'s receipts against every result of the thread (read off the event loop),
+        kept as the turn's."""
+        def made() -> Receipts:
+            results = self.store.events(run.turn.thread_id, types=["tool_result"])
+            return answer_receipts(answer, results, asked=run.turn.prompt, given=run.context.given())
+        found = await asyncio.to_thread(made)
+        run.receipts, run.receipts_of = found, answer
+        return found
+
+    async def _told_unsupported(self, run: TurnRun, text: str) -> bool:
+        """Whether the model, answering ``text``, was just told (once a turn) of the numbers in
+        it that no result supports: then its answer and the telling are this turn's last
+        messages, and its next reply answers again. Nothing is asked when all are supported."""
+        if run.checked is not None or not text or run.unanswered is not None:
+            return False
+        found = await self._receipts(run, text)
+        if not found.unsupported:
+            return False
+        run.checked = text
+        check = answer_check(text, found.unsupported)
+        await run.guard("unsupported_claim_flagged", "the answer states numbers no result holds: "
+                        + ", ".join(c.text for c in found.unsupported))
+        # In this turn's requests only, not the thread's history: the next answer replaces this one.
+        run.conversation += [{"role": "assistant", "content": text}, check]
+        return True
+
     async def _present(self, run: TurnRun) -> None:
         """The answer, checked for names that do not exist, shown; the turn completed, or in
         error when a step that was asked for could not run (the answer stands)."""
@@ -350,6 +386,12 @@ class AgentLoop:
             run.answer = mark_answer(run.answer, flags)
         if not run.asked:
             await run.remember(run.memory.answered, run.answer)
+        # The shown answer's receipts: made again unless they are of this very text (a new
+        # answer after the check, names marked since); none for a question or no answer.
+        if run.asked or not run.answer:
+            run.receipts = None
+        elif run.receipts is None or run.receipts_of != run.answer:
+            await self._receipts(run, run.answer)
         await run.enter("presenting")
         await run.emit(AnswerReady(text=run.answer, flagged=flagged))
         await run.keep({"role": "assistant", "content": run.answer})

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from ..errors import AnalystError
 from ..events import Event, Guarded, ModelThinking, ReasonCode, State, StateChanged, TextDelta, TurnEndStatus
 from ..ledger import Ledger, Usage
+from ..receipts import Citation, Receipts, UnsupportedClaim
 from .machine import TurnStateMachine
 from .meter import TurnMeter
 from .spec import StepOutcome, spec_of
@@ -53,6 +54,12 @@ class TurnSummary(BaseModel):
     ledger: Ledger | None = None
     """What the turn cost: model calls, tokens, cost where priced, and what reuse saved
     (``None`` only where it was not told: a turn another server ran and closed without it)."""
+    citations: list[Citation] = []
+    """The answer's numbers, dates and names tied to the step results that hold them (call id,
+    artifact, row, column), or derived from two cited numbers; spans index ``answer``."""
+    unsupported: list[UnsupportedClaim] = []
+    """The answer's numbers and dates that no result of the thread supports: the model was
+    told of them once and kept them."""
     summarizer_pending: bool = False
     """The end-of-turn summarizer's call was still to come when this summary was made: it is
     not in ``ledger.summarizer`` (the turn's stored ledger gets it when it answers)."""
@@ -132,6 +139,14 @@ class TurnRun:
     system message, the same bytes on every call of a turn, so a provider's prompt cache
     holds across them (a tool that becomes usable mid-turn still runs when called)."""
     summary: TurnSummary | None = None
+    receipts: Receipts | None = None
+    """The final answer's receipts (``None``: none were made: a question, no answer, a
+    user-driven turn)."""
+    receipts_of: str | None = None
+    """The answer text ``receipts`` were made for."""
+    checked: str | None = None
+    """The answer whose unsupported numbers the model was told of (once a turn): it stands
+    if the model's next reply says nothing."""
     meter: TurnMeter = field(default_factory=TurnMeter)
     """The turn's cost ledger as it runs."""
 
@@ -195,6 +210,11 @@ class TurnRun:
         self.error = error if isinstance(error, dict) else None
         self.message = error.get("message") if isinstance(error, dict) else None
 
+    @property
+    def final_receipts(self) -> Receipts | None:
+        """The receipts of the turn's answer as it ends (none for an answer they are not of)."""
+        return self.receipts if self.answer and self.receipts_of == self.answer else None
+
     def end_status(self) -> Literal["completed", "needs_input", "step_limited", "no_answer", "budget_exhausted",
                                     "error"]:
         """How the turn ends, once its body has run: in error, waiting for the user's answer,
@@ -226,6 +246,8 @@ class TurnRun:
             timings={"total_s": round(time.perf_counter() - self.started, 4), "llm_s": round(self.llm_s, 4)},
             error=self.error,
             ledger=self.meter.ledger(),
+            citations=self.final_receipts.citations if self.final_receipts is not None else [],
+            unsupported=self.final_receipts.unsupported if self.final_receipts is not None else [],
         )
         return self.summary
 

@@ -64,6 +64,7 @@ def _run(suite: Path, args: argparse.Namespace, *, team: Path | None = None) -> 
     from ..evals import evaluate as run_suite, outputs
     from ..kernel import SandboxPolicy
     from ..turns import AnalystConfig, ModelSettings
+    from .._text import how_many
     from ..untrusted import terminal_text
 
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
@@ -78,7 +79,7 @@ def _run(suite: Path, args: argparse.Namespace, *, team: Path | None = None) -> 
     def told(result, resumed: bool) -> None:
         how = "resumed" if resumed else f"{result.time_s:.1f} s"
         mark = "correct" if result.correct else f"wrong ({result.failure})"
-        print(terminal_text(f"{result.id}: {mark}, {result.model_calls} calls, {how}"), file=sys.stderr, flush=True)
+        print(terminal_text(f"{result.id}: {mark}, {how_many(result.model_calls, 'call')}, {how}"), file=sys.stderr, flush=True)
 
     report = asyncio.run(run_suite(
         suite, report_path=report_path, config=config, model=model, labels=args.labels, source=args.source,

@@ -231,13 +231,17 @@ class AnalystTools:
         data = {"thread": summary.thread_id, "source": name, "turn": summary.turn_id, "status": summary.status,
                 "answer": summary.answer, "artifacts": views,
                 "notebook": NOTEBOOK_SCHEME + summary.thread_id if summary.notebook else None,
-                "error": summary.error}
+                "error": summary.error,
+                "citations": [c.model_dump(mode="json") for c in summary.citations],
+                "unsupported": [u.model_dump(mode="json") for u in summary.unsupported]}
         # A turn that failed says why (an unreachable model, a refused key), not a bare status; one
         # stopped by a budget says which, what it spent and when it resets.
         why = ((summary.error or {}).get("message") if summary.status == "error"
                else summary.message if summary.status == "budget_exhausted" else None)
         text = f"{where(summary.thread_id, name)} {summary.status}" + (f": {why}" if why else "")
         text += f"\n{_cut(summary.answer or '')}" if summary.answer else ""
+        if summary.unsupported:
+            text += "\nno result holds these numbers of the answer: " + ", ".join(u.text for u in summary.unsupported)
         text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
         text += "\n" + continuing(summary.thread_id, new=thread is None)
         # The turn's charts come back as images, as a step's do.

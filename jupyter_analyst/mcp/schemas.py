@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..receipts import Citation, UnsupportedClaim
+
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -41,6 +43,10 @@ class AskOut(_Open):
     answer: str | None = None
     artifacts: list[ArtifactOut]
     notebook: str | None = None
+    citations: list[Citation] = []
+    """The answer's numbers tied to the step results that hold them (spans index ``answer``)."""
+    unsupported: list[UnsupportedClaim] = []
+    """The answer's numbers and dates no result supports."""
 
 
 class TableOut(_Open):

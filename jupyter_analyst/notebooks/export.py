@@ -54,6 +54,7 @@ from ..store import ThreadStore, Turn
 from ..untrusted import clean_html, code_span, fenced, markdown_block, markdown_inline
 from . import ipynb
 from ..kernel import notebook_metadata
+from .answer_notes import StepCell, answer_notes
 from .ipynb import Node, new_code_cell, new_markdown_cell, new_notebook, node
 from .trail import META, MODEL_WRITTEN_TAG, step_cell, step_source, write_atomically
 from .verify_causes import package_versions
@@ -260,6 +261,8 @@ class _Build:
         self.cells: list[Node] = []
         self.count = 0
         self.turn_of_call: dict[str, int] = {}
+        self.step_cells: dict[str, StepCell] = {}
+        """Call id -> the step's code cell, which an answer's receipts link to."""
         self.first_run: dict[str, tuple[int, float]] = {}
         """Step key -> (turn number, duration) of the step's first execution in the thread."""
 
@@ -305,7 +308,8 @@ class _Build:
         for cell, plan, steps in plans.values():
             cell["source"] = plan_markdown(plan, steps)
         said = markdown_block(turn.answer) if turn.answer else "(no answer)"
-        answer = new_markdown_cell(f"**Answer** ({turn.status}):\n\n{mark}{said}")
+        notes = answer_notes(turn.citations, turn.unsupported, self.step_cells) if turn.answer else ""
+        answer = new_markdown_cell(f"**Answer** ({turn.status}):\n\n{mark}{said}" + (f"\n\n---\n\n{notes}" if notes else ""))
         answer.metadata[META] = {"role": "answer", "turn_id": turn.turn_id, "status": turn.status}
         self.cells.append(answer)
 
@@ -331,6 +335,7 @@ class _Build:
             reused=result.reused, status=result.status, artifact_ids=result.artifact_ids,
             duration_s=result.duration_s, outputs=outputs,
         ))
+        self.step_cells[call.call_id] = StepCell(cell["id"], cell["execution_count"])
         # What verify explains a difference by: the step's code as it ran (the cell may be
         # edited since) and the tables it read, as they were (verify_causes.py).
         cell.metadata[META]["code"] = step_source(call.tool, call.arguments)

@@ -3,7 +3,7 @@ that support them (``receipts(answer, evidence)``).
 
 Pure (the standard library and pydantic): the caller hands in the values each step result
 showed (``evidence.py``); the answer's prose is read for claims (``answer_prose.py``,
-``claims.py``); the values are indexed (``cell_index.py``) and each claim is cited, derived
+``claims.py``); printed text is read as rows of values (``printed.py``); the values are indexed (``cell_index.py``) and each claim is cited, derived
 from two cited numbers (``derivations.py``) or said to be unsupported (``matcher.py``,
 ``citations.py``).
 """
@@ -14,8 +14,9 @@ from .citations import Citation, Derivation, Operation, Receipts, UnsupportedCla
 from .claims import Claim, ClaimKind, read_claims
 from .evidence import Cell, Evidence
 from .matcher import MAX_CLAIMS, receipts
+from .printed import printed_rows
 
 __all__ = [
     "MAX_CLAIMS", "Cell", "Citation", "Claim", "ClaimKind", "Derivation", "Evidence", "Operation", "Receipts",
-    "UnsupportedClaim", "read_claims", "receipts",
+    "UnsupportedClaim", "printed_rows", "read_claims", "receipts",
 ]

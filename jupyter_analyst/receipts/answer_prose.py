@@ -20,11 +20,17 @@ _FENCE = re.compile(r" {0,3}(`{3,}+|~{3,}+)")
 _BACKTICKS = re.compile(r"`++")
 #: A bare or autolinked URL, up to the first space or closing bracket.
 _URL = re.compile(r"(?:https?|ftp)://[^\s<>()\[\]`]*+", re.IGNORECASE)
+#: A markdown link's or image's destination, whatever its scheme (``](files/a-2.csv)``,
+#: ``](javascript:alert(1))``): one level of parentheses inside, as CommonMark balances them.
+_DESTINATION = re.compile(r"\]\((?:[^()\s]++|\([^()\s]*+\))*+")
+#: An HTML tag (its attributes are addresses and styles, not prose).
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*+(?:\s[^<>]*+)?>")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def prose(text: str) -> str:
-    """``text`` with its fenced code, inline code spans and URLs blanked (same length).
+    """``text`` with its fenced code, inline code spans, URLs, link destinations and HTML
+    tags blanked (same length).
 
     >>> prose("Total 12 (`SELECT 34`).")
     'Total 12 (           ).'
@@ -32,10 +38,12 @@ def prose(text: str) -> str:
     'See                      for 7.'
     >>> prose("A\\n```sql\\nSELECT 1\\n```\\nB 2").splitlines()
     ['A', '      ', '        ', '   ', 'B 2']
+    >>> prose("[a script](javascript:alert(1)) <img alt=3 src=x> 5")
+    '[a script                     )                   5'
     """
     spans = _fenced(text)
     spans += _inline_code(text, spans)
-    spans += [(m.start(), m.end()) for m in _URL.finditer(text)]
+    spans += [(m.start(), m.end()) for pattern in (_URL, _DESTINATION, _TAG) for m in pattern.finditer(text)]
     if not spans:
         return text
     pieces, done = [], 0

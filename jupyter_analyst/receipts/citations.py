@@ -21,7 +21,7 @@ from .claims import ClaimKind
 Operation = Literal["difference", "sum", "ratio", "percent_change", "share"]
 
 
-class Derivation(BaseModel, frozen=True, extra="forbid"):
+class Derivation(BaseModel, frozen=True, extra="forbid", use_attribute_docstrings=True):
     """How a number the answer computed follows from two numbers it cited."""
 
     operation: Operation
@@ -30,7 +30,7 @@ class Derivation(BaseModel, frozen=True, extra="forbid"):
     """The indexes in :attr:`Receipts.citations` of ``a`` and ``b``, in the operation's order."""
 
 
-class Citation(BaseModel, frozen=True, extra="forbid"):
+class Citation(BaseModel, frozen=True, extra="forbid", use_attribute_docstrings=True):
     """A span of the answer and the value of a result that supports it."""
 
     start: int
@@ -57,7 +57,7 @@ class Citation(BaseModel, frozen=True, extra="forbid"):
     """How the number follows from two other citations, when no result holds it itself."""
 
 
-class UnsupportedClaim(BaseModel, frozen=True, extra="forbid"):
+class UnsupportedClaim(BaseModel, frozen=True, extra="forbid", use_attribute_docstrings=True):
     """A number or date the answer states that no result it was shown supports."""
 
     start: int
@@ -72,7 +72,7 @@ class UnsupportedClaim(BaseModel, frozen=True, extra="forbid"):
     """The value as written, units applied (``1.2M`` is 1200000.0)."""
 
 
-class Receipts(BaseModel, frozen=True, extra="forbid"):
+class Receipts(BaseModel, frozen=True, extra="forbid", use_attribute_docstrings=True):
     """An answer's claims matched against the results of its thread, in the answer's order."""
 
     citations: list[Citation] = Field(default_factory=list)

@@ -97,6 +97,9 @@ CREATE INDEX IF NOT EXISTS model_spend_by_user ON model_spend("user", at);
 CREATE INDEX IF NOT EXISTS model_spend_by_thread ON model_spend(thread_id, at);
 CREATE INDEX IF NOT EXISTS model_spend_by_time ON model_spend(at);
 """,
+    # The answer's receipts (its citations and unsupported claims, as JSON); NULL while the
+    # turn runs, and for turns closed before receipts were kept.
+    "ALTER TABLE turns ADD COLUMN receipts TEXT;",
 )
 
 #: A thread's rows, children first (``threads`` last: the others refer to it).

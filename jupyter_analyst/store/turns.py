@@ -14,6 +14,7 @@ from .._clock import now as clock_now
 from ..errors import AnalystError
 from ..events import Event
 from ..ledger import Ledger, Usage
+from ..receipts import Citation, UnsupportedClaim
 from .events_log import EventLog
 from .spending import insert_spend
 
@@ -56,13 +57,28 @@ class Turn(BaseModel):
     ledger: Ledger | None = None
     """What the turn cost (see jupyter_analyst/ledger.py); ``None`` while it runs, and for a
     turn closed without running to its end."""
+    citations: list[Citation] = []
+    """The answer's numbers, dates and names tied to the step results that hold them (see
+    jupyter_analyst/receipts)."""
+    unsupported: list[UnsupportedClaim] = []
+    """The answer's numbers and dates no result supports."""
+
+
+class TurnReceipts(BaseModel):
+    """What the ``receipts`` column holds: an answer's citations and unsupported claims."""
+
+    citations: list[Citation] = []
+    unsupported: list[UnsupportedClaim] = []
 
 
 def _turn(row: Any) -> Turn:
     """A turn from its row (the lease is the store's own business)."""
-    fields = {k: row[k] for k in row.keys() if k in Turn.model_fields}
+    keys = row.keys()
+    fields = {k: row[k] for k in keys if k in Turn.model_fields}
     ledger = fields.pop("ledger", None)
-    return Turn(**fields, ledger=Ledger.model_validate_json(ledger) if ledger else None)
+    kept = TurnReceipts.model_validate_json(row["receipts"]) if "receipts" in keys and row["receipts"] else None
+    return Turn(**fields, ledger=Ledger.model_validate_json(ledger) if ledger else None,
+                **(dict(kept) if kept is not None else {}))
 
 
 class ThreadBusy(AnalystError):
@@ -173,13 +189,18 @@ class TurnLog(EventLog):
             return cur.rowcount
 
     def end_turn(self, turn_id: str, status: TurnStatus, *, answer: str | None = None,
-                 ledger: Ledger | None = None) -> None:
-        """Close a turn with its final status, answer and cost ledger; the whole turn is then
-        in the database file itself, not only in its write-ahead log (see :meth:`checkpoint`)."""
+                 ledger: Ledger | None = None, citations: Sequence[Citation] = (),
+                 unsupported: Sequence[UnsupportedClaim] = ()) -> None:
+        """Close a turn with its final status, answer, cost ledger and the answer's receipts;
+        the whole turn is then in the database file itself, not only in its write-ahead log
+        (see :meth:`checkpoint`)."""
+        kept = TurnReceipts(citations=list(citations), unsupported=list(unsupported)) \
+            if citations or unsupported else None
         with self._tx() as cur:
             cur.execute(
-                "UPDATE turns SET status = ?, answer = ?, ended_at = ?, ledger = ? WHERE turn_id = ?",
-                (status, answer, utc_now(), ledger.model_dump_json() if ledger is not None else None, turn_id),
+                "UPDATE turns SET status = ?, answer = ?, ended_at = ?, ledger = ?, receipts = ? WHERE turn_id = ?",
+                (status, answer, utc_now(), ledger.model_dump_json() if ledger is not None else None,
+                 kept.model_dump_json() if kept is not None else None, turn_id),
             )
         self.checkpoint()
 

@@ -2,9 +2,13 @@
 
 Replay is stateless: the reply depends only on the request. The turn is the first whose
 ``match`` (a case-insensitive regex) finds the conversation's last user message (not the
-note that closes a turn's last request once its step budget is spent); the step is the
-number of assistant messages after that user message. So the same script serves
-any number of conversations, processes and restarts.
+note that closes a turn's last request once its step budget is spent, nor the check of an
+answer's numbers); the step is the number of assistant messages after that user message. So
+the same script serves any number of conversations, processes and restarts.
+
+Told that its answer states numbers no result holds (``[answer check]``), the model replies
+with its turn's ``after_check`` steps, counted from the check; a turn without them keeps its
+answer: the answer step is given again.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..agent import STEP_BUDGET_MARKER, SUMMARIZER_MARKER
+from ..agent import ANSWER_CHECK_MARKER, STEP_BUDGET_MARKER, SUMMARIZER_MARKER
 from ..errors import ConfigError
 
 #: How a step streams its tool calls, to exercise clients: the id only in a call's first
@@ -124,6 +128,9 @@ class ScriptedTurn(_Strict):
 
     match: str | None = None
     steps: list[Step] = []
+    after_check: list[Step] = []
+    """The replies once the answer's numbers were checked (see the module docstring); none:
+    the answer is given again as it was."""
 
     @field_validator("match")
     @classmethod
@@ -176,6 +183,10 @@ class Script(_Strict):
         'a'
         >>> script.reply_for([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a"}]).content
         'b'
+        >>> told = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a"},
+        ...         {"role": "user", "content": "[answer check] No result you were shown holds ..."}]
+        >>> script.reply_for(told).content
+        'a'
         >>> script.reply_for([{"role": "user", "content": "bye"}]).content
         '[scripted model] no scripted reply for: bye'
         >>> Script(unmatched="I answer only 'hi', not '{prompt}'.").reply_for([{"role": "user", "content": "bye"}]).content
@@ -186,14 +197,23 @@ class Script(_Strict):
             return self.summarizer_reply(messages)
         # The note a turn's last request closes with once its step budget is spent is not a prompt.
         last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"
-                         and not _text(m.get("content")).startswith(STEP_BUDGET_MARKER)), default=None)
+                         and not _text(m.get("content")).startswith((STEP_BUDGET_MARKER, ANSWER_CHECK_MARKER))),
+                        default=None)
         prompt = _text(messages[last_user].get("content")) if last_user is not None else ""
         after = messages[last_user + 1 :] if last_user is not None else messages
+        check = next((i for i, m in enumerate(after) if m.get("role") == "user"
+                      and _text(m.get("content")).startswith(ANSWER_CHECK_MARKER)), None)
         step_index = sum(1 for m in after if m.get("role") == "assistant")
         for turn in self.turns:
             if turn.match is None or re.search(turn.match, prompt, re.IGNORECASE):
-                if step_index < len(turn.steps):
-                    return turn.steps[step_index]
+                if check is not None and turn.after_check:
+                    steps, step_index = turn.after_check, sum(1 for m in after[check:] if m.get("role") == "assistant")
+                elif check is not None:
+                    steps, step_index = turn.steps, sum(1 for m in after[:check] if m.get("role") == "assistant") - 1
+                else:
+                    steps = turn.steps
+                if 0 <= step_index < len(steps):
+                    return steps[step_index]
                 return Step(content=f"{LABEL} script exhausted")
         if self.unmatched is not None:
             return Step(content=self.unmatched.replace("{prompt}", prompt[:200]))

@@ -20,6 +20,7 @@ from ..events import TurnEnded, TurnEndStatus, TurnStarted
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
+    from ..receipts import Receipts
     from ..store import Turn
 
 #: What a turn stopped by its user says, in its ``turn_ended`` and the thread's history.
@@ -42,13 +43,15 @@ class TurnLife:
                            model=self.speaker, rerun=self.rerun)
 
     def ended(self, turn: Turn, status: TurnEndStatus, message: str | None = None, *,
-              counters: dict[str, int] | None = None, ledger: Ledger | None = None) -> TurnEnded:
-        """The ``turn_ended`` of a turn the loop ran to its end (its counters and ledger);
-        an interrupted one without a message was stopped by its user."""
+              counters: dict[str, int] | None = None, ledger: Ledger | None = None,
+              receipts: Receipts | None = None) -> TurnEnded:
+        """The ``turn_ended`` of a turn the loop ran to its end (its counters, ledger and the
+        answer's receipts); an interrupted one without a message was stopped by its user."""
         if status == "interrupted" and message is None:
             message = CANCELLED
+        cited = {"citations": receipts.citations, "unsupported": receipts.unsupported} if receipts is not None else {}
         return TurnEnded(thread_id=turn.thread_id, turn_id=turn.turn_id, status=status, message=message,
-                         counters=dict(counters or {}), ledger=ledger)
+                         counters=dict(counters or {}), ledger=ledger, **cited)
 
 
 def abandoned_turn(turn: Turn, exc: BaseException | None) -> TurnEnded:

@@ -17,6 +17,13 @@ export interface IMimeOutputProps {
   onRendered?: (node: HTMLElement) => void;
 }
 
+/**
+ * What the panel's typesetter sends a rendered node once its math is in place
+ * (`TYPESET_EVENT` of src/untrusted, which components do not import): the node's content
+ * was replaced, so what marked it up marks it again.
+ */
+export const TYPESET_EVENT = 'jp-analyst-typeset';
+
 /** Renders tried again after a failure, and the wait before the first retry. */
 const RETRIES = 5;
 const RETRY_MS = 1000;
@@ -122,6 +129,13 @@ class RenderSlot {
         this._renderer?.dispose();
         this._renderer = this._rendermime.createRenderer(mimeType);
         this._mimeType = mimeType;
+        const made = this._renderer;
+        made.node.addEventListener(TYPESET_EVENT, () => {
+          // A render still running reports its node when it ends.
+          if (this._renderer === made && !this._busy) {
+            this._rendered(made.node);
+          }
+        });
         Widget.attach(this._renderer, this._host);
       }
       const renderer = this._renderer;

@@ -648,19 +648,43 @@ export interface components {
         };
         /** @description A span of the answer and the value of a result that supports it. */
         Citation: {
+            /** @description Where the cited text starts in the answer (a character index). */
             start: number;
+            /** @description Where it ends (exclusive). */
             end: number;
+            /** @description The answer's text: ``answer[start:end]``. */
             text: string;
+            /**
+             * @description What the answer states there; ``name`` for a text value (a carrier's name) cited
+             *     because it stands on the same line as a number cited from its row.
+             */
             kind: ("number" | "percent" | "money" | "multiple" | "year" | "date" | "month") | "name";
+            /**
+             * @description The supporting value as the result held it; for a derived number, the value computed.
+             *     In JSON a date or time travels as its ISO text (and is read back as text).
+             */
             value: number | string;
+            /** @description The tool call whose result holds the value; None for a derived number (see ``derived``). */
             call_id: string | null;
-            /** @default null */
+            /**
+             * @description The artifact that result made or showed, if any.
+             * @default null
+             */
             artifact_id: string | null;
-            /** @default null */
+            /**
+             * @description The row of the result's table holding the value (from 0), if it is a table's cell.
+             * @default null
+             */
             row: number | null;
-            /** @default null */
+            /**
+             * @description The column holding the value, or the name of a named value (``row_count``).
+             * @default null
+             */
             column: string | null;
-            /** @default null */
+            /**
+             * @description How the number follows from two other citations, when no result holds it itself.
+             * @default null
+             */
             derived: components["schemas"]["Derivation"] | null;
         };
         /** @description The question the turn ends with, and its candidate answers. */
@@ -764,8 +788,12 @@ export interface components {
         };
         /** @description How a number the answer computed follows from two numbers it cited. */
         Derivation: {
-            /** @enum {string} */
+            /**
+             * @description The one arithmetic operation (see :data:`Operation`).
+             * @enum {string}
+             */
             operation: "difference" | "sum" | "ratio" | "percent_change" | "share";
+            /** @description The indexes in :attr:`Receipts.citations` of ``a`` and ``b``, in the operation's order. */
             of: [
                 number,
                 number
@@ -919,7 +947,7 @@ export interface components {
              * @description The reason code; each is also counted.
              * @enum {string}
              */
-            reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode" | "plan_refused" | "answer_cut_short" | "model_refused" | "context_file_invalid";
+            reason: "invalid_state" | "duplicate_tool_call_skipped" | "duplicate_artifact_prevented" | "empty_python_payload_retried" | "empty_payload_refused" | "invalid_arguments" | "unknown_tool" | "step_limit_reached" | "arguments_normalized" | "unknown_name_refused" | "invented_name_flagged" | "unsupported_claim_flagged" | "expectation_failed" | "clarification_asked" | "chat_mode" | "plan_refused" | "answer_cut_short" | "model_refused" | "context_file_invalid";
             /** @description A readable explanation. */
             message: string;
             /**
@@ -1813,6 +1841,10 @@ export interface components {
             ended_at?: string | null;
             /** @default null */
             ledger?: components["schemas"]["Ledger"] | null;
+            /** @default [] */
+            citations?: components["schemas"]["Citation"][];
+            /** @default [] */
+            unsupported?: components["schemas"]["UnsupportedClaim"][];
         };
         TurnEnded: {
             /**
@@ -1864,12 +1896,14 @@ export interface components {
              */
             ledger: components["schemas"]["Ledger"] | null;
             /**
-             * @description Each number, date or name of the final answer matched to the step result that shows it.
+             * @description The answer's numbers, dates and names tied to the step result that holds each (call
+             *     id, artifact, row, column), or derived from two of them; spans index the answer's text.
              * @default []
              */
             citations: components["schemas"]["Citation"][];
             /**
-             * @description Numbers of the final answer no result supports.
+             * @description The answer's numbers and dates that no result the thread holds supports (the model was
+             *     told of them once, and kept them).
              * @default []
              */
             unsupported: components["schemas"]["UnsupportedClaim"][];
@@ -1909,11 +1943,18 @@ export interface components {
         };
         /** @description A number or date the answer states that no result it was shown supports. */
         UnsupportedClaim: {
+            /** @description Where the claim starts in the answer. */
             start: number;
+            /** @description Where it ends (exclusive). */
             end: number;
+            /** @description The answer's text of it. */
             text: string;
-            /** @enum {string} */
+            /**
+             * @description What it states.
+             * @enum {string}
+             */
             kind: "number" | "percent" | "money" | "multiple" | "year" | "date" | "month";
+            /** @description The value as written, units applied (``1.2M`` is 1200000.0). */
             value: number | string;
         };
         /** @description Model calls and their tokens. */

@@ -120,6 +120,7 @@ export const REASON_CODES = membersOf<ReasonCode>({
   plan_refused: true,
   answer_cut_short: true,
   model_refused: true,
+  unsupported_claim_flagged: true,
   context_file_invalid: true
 });
 

@@ -281,7 +281,14 @@ function onGuard(turn: TurnView, e: Guarded): TurnView {
     // card is made here, and its result fills it in.
     return withCard(counted, e.call_id, e.seq, c => ({ ...c, guards: [...c.guards, notice] }));
   }
-  return { ...counted, items: [...counted.items, { kind: 'guard', ...notice }] };
+  // The answer check sends the model's draft answer back to it: the draft is not an answer
+  // of the turn (the one it gives next is), so its streamed text is not shown.
+  const last = counted.items[counted.items.length - 1];
+  const items =
+    e.reason === 'unsupported_claim_flagged' && last?.kind === 'text'
+      ? counted.items.slice(0, -1)
+      : counted.items;
+  return { ...counted, items: [...items, { kind: 'guard', ...notice }] };
 }
 
 function onAnswer(turn: TurnView, e: AnswerReady): TurnView {

@@ -11,8 +11,11 @@
  * - each renderer, once it has rendered, makes its node inert again: JupyterLab adds links
  *   after the sanitizer (URLs found in text, any scheme) and sets their `rel` to
  *   `noopener` alone;
- * - math is made inert once typeset: MathJax's `\href` and `\style` (whose "safe" mode
- *   keeps `cursor: url(...)`) write into the page after the sanitizer;
+ * - math is typeset in a copy of its element, away from the page, and the copy's content
+ *   made inert before it replaces the element's: MathJax's `\href` and `\style` (whose
+ *   "safe" mode keeps `cursor: url(...)`) write after the sanitizer, and a cursor's image
+ *   loads as soon as the page computes its style (another typesetting measuring the page
+ *   does), so nothing it writes may reach the page before the inert pass;
  * - it has no URL resolver and no link handler: nothing the model wrote is resolved
  *   against the Jupyter server's files or opened in JupyterLab.
  */
@@ -43,21 +46,60 @@ export class InertSanitizer implements IRenderMime.ISanitizer {
 }
 
 /**
- * A typesetter whose output is made inert once written. It answers at once (not with a
- * promise), so the renderer's own pass over the links (which resets their `rel`) runs
- * before this one, not after.
+ * What an element whose math was typeset is sent once its typeset content is in place
+ * (what marks up a rendered output marks it again: the content was replaced).
+ */
+export const TYPESET_EVENT = 'jp-analyst-typeset';
+
+/**
+ * A typesetter whose output reaches the page only once inert, whatever runs meanwhile or
+ * in whichever order: the base typesets a detached copy of the element (nothing loads from
+ * a node out of the page), the copy is made inert, then its content replaces the
+ * element's. A newer typesetting of the same element (a render replaced its content)
+ * supersedes one still running, whose copy is then dropped. A copy in which nothing was
+ * typeset is dropped too: the element keeps its own nodes (and what marks them up).
  */
 export class InertTypesetter implements IRenderMime.ILatexTypesetter {
+  private readonly _latest = new WeakMap<HTMLElement, HTMLElement>();
+
   constructor(private readonly _base: IRenderMime.ILatexTypesetter) {}
 
   typeset(element: HTMLElement): void {
-    const done = this._base.typeset(element);
+    const copy = element.cloneNode(true) as HTMLElement;
+    makeInert(copy);
+    // What the copy is with no math typeset: most renders have none, and keep their nodes.
+    const untypeset = copy.innerHTML;
+    this._latest.set(element, copy);
+    const settle = (): void => {
+      if (this._latest.get(element) !== copy) {
+        return;
+      }
+      this._latest.delete(element);
+      makeInert(copy);
+      if (copy.innerHTML === untypeset) {
+        return;
+      }
+      element.replaceChildren(...Array.from(copy.childNodes));
+      element.dispatchEvent(new CustomEvent(TYPESET_EVENT));
+    };
+    const failed = (reason: unknown): void => {
+      // The element keeps its untypeset content, which the sanitizer made inert.
+      if (this._latest.get(element) === copy) {
+        this._latest.delete(element);
+      }
+      console.warn('jupyter-analyst: math could not be typeset', reason);
+    };
+    let done: void | Promise<void>;
+    try {
+      done = this._base.typeset(copy);
+    } catch (reason) {
+      failed(reason);
+      return;
+    }
     if (done instanceof Promise) {
-      done
-        .then(() => makeInert(element))
-        .catch(reason => console.warn('jupyter-analyst: math could not be typeset', reason));
+      done.then(settle, failed);
     } else {
-      makeInert(element);
+      settle();
     }
   }
 }

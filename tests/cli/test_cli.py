@@ -261,3 +261,29 @@ def test_a_run_out_of_steps_says_so_and_exits_as_a_turn_that_did_not_complete(tm
     assert as_json.returncode == 1, as_json.stderr[-2000:]
     body = json.loads(as_json.stdout.strip().splitlines()[-1])
     assert body["status"] == "step_limited" and body["message"].startswith("the step budget (1 model call")
+
+
+RECEIPTS_SCRIPT = {"turns": [{"steps": [
+    {"tool_calls": [{"name": "run_sql", "arguments": {"sql": "SELECT COUNT(*) AS orders FROM orders", "name": "n"}}]},
+    {"content": "There are 2,400 orders, 12% of them late."},
+]}]}
+
+
+def test_run_json_carries_the_answers_citations_and_unsupported_numbers(tmp_path, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    with ScriptedModelServer(RECEIPTS_SCRIPT) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        args = ("run", "--db", str(sales_db), "--prompt", "orders?", "--workspace", str(tmp_path), "--no-summarizer")
+        out = run_cli(*args, "--json", env=env)
+        assert out.returncode == 0, out.stderr
+        summary = json.loads(out.stdout.splitlines()[0])
+        (cited,) = summary["citations"]
+        assert (cited["text"], cited["value"], cited["row"], cited["column"]) == ("2,400", 2400, 0, "orders")
+        assert cited["call_id"].startswith("call") and cited["artifact_id"].startswith("art_")
+        assert [(u["text"], u["value"]) for u in summary["unsupported"]] == [("12%", 12.0)]
+        # For people: one line of the receipts, the unsupported numbers named.
+        text = run_cli(*args, env=env)
+    assert text.returncode == 0, text.stderr
+    (line,) = [ln for ln in text.stdout.splitlines() if ln.startswith("receipts: ")]
+    assert line == "receipts: 1 cited; unsupported: 12%"

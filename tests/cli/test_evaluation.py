@@ -42,7 +42,9 @@ def test_a_killed_run_continues_without_asking_the_finished_tasks_again(tmp_path
     (tmp_path / "suite.jsonl").write_text("".join(json.dumps({**t, "source": "sales"}) + "\n" for t in TASKS))
     progress = tmp_path / "report.progress.jsonl"
     with ScriptedModelServer(SCRIPT) as server:
-        held, release = server.hold_requests(after=1)  # the second task's question waits here
+        # The first task asks once (its answer's number is the orders table's row count, which
+        # the schema the model is sent gives); the second task's question waits here.
+        held, release = server.hold_requests(after=1)
         process = subprocess.Popen(command(tmp_path, sales_db), env=env(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             assert held.wait(120), "the second task never asked the model"
@@ -60,7 +62,7 @@ def test_a_killed_run_continues_without_asking_the_finished_tasks_again(tmp_path
         assert again.returncode == 0, again.stderr
         # The finished task was not asked again; the one killed midway was, and the last one once.
         assert (asked(server, "orders"), asked(server, "regions"), asked(server, "products")) == (1, 2, 1)
-    assert "first: correct, 1 calls, resumed" in again.stderr
+    assert "first: correct, 1 call, resumed" in again.stderr
     report = json.loads((tmp_path / "report.json").read_text())
     assert [(t["id"], t["correct"], t["failure"]) for t in report["tasks"]] == [
         ("first", True, None), ("second", True, None), ("third", False, "wrong_number")]

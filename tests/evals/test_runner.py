@@ -79,7 +79,12 @@ def test_each_answer_gets_exactly_its_score(tmp_path, sales_db):
     # The follow-up's second question went to the same thread, after the first answer.
     second = next(r for r in requests if "its total revenue" in json.dumps(r["messages"][-1]))
     assert any("ANSWER: Central" in json.dumps(m) for m in second["messages"])
-    assert by_id["follow"]["given"] == ["Central", "192,506.67"] and by_id["follow"]["model_calls"] == 2
+    # Its second answer states a number no step of the thread showed: the model is told once
+    # and answers again (the oracle keeps its answer), one model call more.
+    assert by_id["follow"]["given"] == ["Central", "192,506.67"] and by_id["follow"]["model_calls"] == 3
+    told = [r for r in requests if r["messages"][-1]["content"].startswith("[answer check] ")]
+    assert sorted('"613000"' in r["messages"][-1]["content"] or '"192,506.67"' in r["messages"][-1]["content"]
+                  for r in told) == [True, True]
     # Every question told the model its answer format and the marker.
     asked = requests[0]["messages"][-1]["content"]
     assert "Answer format:" in asked and "ANSWER: " in asked

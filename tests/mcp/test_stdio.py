@@ -198,11 +198,12 @@ def test_cancelling_a_call_stops_the_step(tmp_path, sales_db):
     assert [t["status"] for t in turns] == ["interrupted"]
 
 
-def test_ask_runs_a_whole_turn_of_the_analyst(tmp_path, sales_db):
+def test_ask_runs_a_whole_turn_of_the_analyst_and_gives_its_answers_receipts(tmp_path, sales_db):
     from jupyter_analyst.testing import ScriptedModelServer
     from jupyter_analyst.testing import sql_step, text_step
 
-    script = {"turns": [{"match": ".", "steps": [sql_step(REVENUE, "revenue"), text_step()]}]}
+    answer = "The first region earned 150,581.09, up 12%."
+    script = {"turns": [{"match": ".", "steps": [sql_step(REVENUE, "revenue"), text_step(answer)]}]}
     model = ScriptedModelServer(script).start()
     try:
         async def session():
@@ -215,6 +216,11 @@ def test_ask_runs_a_whole_turn_of_the_analyst(tmp_path, sales_db):
     assert not result.is_error, result.content[0].text
     assert result.structured_content["status"] == "completed"
     assert [a["type"] for a in result.structured_content["artifacts"]] == ["dataset"]
+    (cited,) = result.structured_content["citations"]
+    assert (cited["text"], cited["row"], cited["column"]) == ("150,581.09", 0, "revenue")
+    assert cited["artifact_id"] == result.structured_content["artifacts"][0]["id"]
+    assert [u["text"] for u in result.structured_content["unsupported"]] == ["12%"]
+    assert "no result holds these numbers of the answer: 12%" in result.content[0].text
 
 
 def test_ask_is_held_to_the_budget_given(tmp_path, sales_db):

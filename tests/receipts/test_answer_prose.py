@@ -17,6 +17,10 @@ from jupyter_analyst.receipts.answer_prose import prose
     ("```\n`1`\n```\n`2` 3", "   \n   \n   \n    3"),
     ("see http://a.b/1?x=2) and 3", "see " + " " * len("http://a.b/1?x=2") + ") and 3"),
     ("<https://a.org/2024>", "<" + " " * len("https://a.org/2024") + ">"),
+    ("[f](files/a-2.csv) 3", "[f" + " " * len("](files/a-2.csv") + ") 3"),
+    ("[x](javascript:alert(1)) 4", "[x" + " " * len("](javascript:alert(1)") + ") 4"),
+    ('<span style="width: 5px">6</span>', " " * len('<span style="width: 5px">') + "6" + " " * 7),
+    ("1 < 2 and 3 > 2", "1 < 2 and 3 > 2"),  # comparisons are no tag
 ])
 def test_code_and_links_are_blanked_in_place(text, kept):
     assert prose(text) == kept
@@ -32,6 +36,9 @@ def test_text_without_code_is_itself():
     "`" * 1_000_000,
     "```\n" * 250_000,
     "http://" * 150_000,
+    "](" * 500_000,
+    "](" + "()" * 400_000,
+    "<a" * 500_000,
 ])
 def test_a_megabyte_of_backticks_fences_or_links_is_blanked_in_one_pass(text):
     blanked = prose(text)

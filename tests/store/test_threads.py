@@ -184,3 +184,25 @@ def test_a_conversation_of_another_host_keeps_its_thread_per_user(store):
     assert store.bind_thread("jupyter-ai", "chat-1", bobs).thread_id == bobs.thread_id
     assert store.bound_thread("jupyter-ai", "chat-1", user="ann").thread_id == first.thread_id
     assert store.bound_thread("mcp", "chat-1", user="ann") is None
+
+
+def test_a_turn_keeps_its_answers_receipts_and_a_turn_without_them_has_none(store):
+    from datetime import date
+
+    from jupyter_analyst.receipts import Citation, UnsupportedClaim
+
+    t = store.create_thread()
+    cited = [Citation(start=0, end=5, text="1,620", kind="number", value=1620, call_id="call_1", artifact_id="art_1",
+                      row=0, column="flights"),
+             Citation(start=10, end=20, text="2024-03-01", kind="date", value=date(2024, 3, 1), call_id="call_1",
+                      row=2, column="day")]
+    kept = [UnsupportedClaim(start=25, end=28, text="37%", kind="percent", value=37.0)]
+    first = store.start_turn(t.thread_id, "flights?")
+    store.end_turn(first.turn_id, "completed", answer="...", citations=cited, unsupported=kept)
+    second = store.start_turn(t.thread_id, "thanks")
+    store.end_turn(second.turn_id, "completed", answer="You're welcome.")
+    one, two = store.turns(t.thread_id)
+    # A date travels as its ISO text (Citation.value says so), the rest as they were.
+    assert [c.model_dump(mode="json") for c in one.citations] == [c.model_dump(mode="json") for c in cited]
+    assert one.unsupported == kept
+    assert (two.citations, two.unsupported) == ([], [])

@@ -77,29 +77,40 @@ function receiptsOf(answer: string, callId: string, artifactId: string) {
 }
 
 /**
- * The turn's stream with these receipts on its end, in place of any the server sent: what
+ * The turn's events with these receipts on its end, in place of any the server sent: what
  * the panel does with receipts is tested here on its own, whether or not (and however) this
- * server's matcher runs; the next test reads the server's own.
+ * server's matcher runs; the next test reads the server's own. The turn's stream and the
+ * thread's history are both rewritten (the panel fills a gap in a stream from the history).
  */
 async function withReceipts(page: IJupyterLabPageFixture): Promise<void> {
-  await page.route(/\/analyst\/api\/threads\/[^/]+\/turns/, async route => {
+  // What the rewrite needs, as it is seen (a history page may hold the end alone).
+  let callId: string | null = null;
+  let artifactId: string | null = null;
+  let answer: string | null = null;
+  const rewrite = (data: Record<string, unknown>): Record<string, unknown> => {
+    if (data.type === 'tool_call' && data.tool === 'run_sql') {
+      callId = data.call_id as string;
+    } else if (data.type === 'tool_result' && data.call_id === callId) {
+      artifactId = (data.result as { artifact_id: string }).artifact_id;
+    } else if (data.type === 'answer') {
+      answer = data.text as string;
+    } else if (data.type === 'turn_ended' && callId && artifactId && answer) {
+      return { ...data, ...receiptsOf(answer, callId, artifactId) };
+    }
+    return data;
+  };
+  await page.route(/\/analyst\/api\/threads\/[^/]+\/(turns|events)/, async route => {
     const response = await route.fetch();
-    const frames = framesOf(await response.text());
-    const call = frames.find(f => f.data?.type === 'tool_call' && f.data.tool === 'run_sql');
-    const answer = frames.find(f => f.data?.type === 'answer');
-    const body = frames
+    const text = await response.text();
+    if (!(response.headers()['content-type'] ?? '').includes('text/event-stream')) {
+      const page = JSON.parse(text) as { events?: Record<string, unknown>[] };
+      const events = page.events?.map(rewrite);
+      await route.fulfill({ response, body: JSON.stringify({ ...page, events }) });
+      return;
+    }
+    const body = framesOf(text)
       .map(frame => {
-        const data = frame.data;
-        if (data?.type === 'turn_ended' && call && answer) {
-          const result = frames.find(
-            f => f.data?.type === 'tool_result' && f.data.call_id === call.data?.call_id
-          );
-          const artifact = (result?.data?.result as { artifact_id: string }).artifact_id;
-          Object.assign(
-            data,
-            receiptsOf(answer.data?.text as string, call.data?.call_id as string, artifact)
-          );
-        }
+        const data = frame.data ? rewrite(frame.data) : null;
         return [...frame.head, ...(data ? [`data: ${JSON.stringify(data)}`] : [])].join('\n');
       })
       .join('\n\n');
@@ -191,14 +202,14 @@ test.describe('an answer’s receipts at the default sidebar width', () => {
     const end = events.find(e => e.type === 'turn_ended') as { citations?: unknown[] };
     const answer = events.find(e => e.type === 'answer') as { text: string };
     expect(answer.text.startsWith(ANSWER_START)).toBe(true);
-    test.skip(
-      !end.citations?.length,
-      'this server computes no receipts yet: its turn_ended carries no citations for an ' +
-        'answer that states the numbers of its query'
-    );
+    expect(end.citations?.length ?? 0).toBeGreaterThan(0);
     const card = turn.locator('[data-card="answer"]');
     await expect(card.getByRole('link', { name: /^192,506\.67 — from step 1/ })).toBeVisible();
     await expect(card.locator('mark[data-receipt="unsupported"]')).toHaveText('12%');
+    // The draft the answer check sent back to the model is not shown beside the answer.
+    await expect(turn.locator('[data-card="text"]')).toHaveCount(0);
+    await expect(turn.locator('[data-card="answer"]')).toHaveCount(1);
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'receipts-server.png') });
     await card.getByRole('link', { name: /^46,927\.74/ }).click();
     await expect(turn.locator('[data-card="sql"] td.jp-mod-cited')).toHaveText('46927.74');
   });

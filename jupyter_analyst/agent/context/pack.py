@@ -348,6 +348,11 @@ def assemble(
     return messages, report
 
 
+#: The system message's sections whose numbers the model was given, not ones it stated
+#: before (see :meth:`ContextPack.given`).
+GIVEN_SECTIONS = ("rules", "team", "pinned", "notebook")
+
+
 class ContextPack:
     """The prompts of one turn: a bounded set of messages for each model call."""
 
@@ -401,6 +406,15 @@ class ContextPack:
                 team=self.environment.team.prompt_section() if self.environment.team is not None else "",
             )
         return self._sections
+
+    def given(self) -> str:
+        """What the system message states as fact rather than as the model's earlier words: the
+        rules with the data source's tables and their row counts, the team's context, texts the
+        user pasted, the attached notebook. Not the rolling summary nor the agent state, which
+        carry earlier answers' numbers (an unsupported one would then support itself). Blocking
+        on the turn's first call: call it off the event loop."""
+        sections = self._system()
+        return "\n".join(sections.get(name, "") for name in GIVEN_SECTIONS)
 
     def messages(
         self, call: int, current: Sequence[dict[str, Any]], *, chat: bool = False

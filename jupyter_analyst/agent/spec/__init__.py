@@ -6,6 +6,7 @@ spec what its result means instead of naming the tool; the tools themselves (``a
 are registered from above.
 """
 
+from .cited import printed, shown_table
 from .contract import CallHost, ToolSpec, expect_schema, register, registered, spec_of, tool_schemas, unregister
 from .meaning import Observed, StateChange, StepSeen, entity, failed_mark
 from .outcome import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip, without_verdict
@@ -13,7 +14,7 @@ from .shown import rows_shown, shown_line, table_rows
 
 __all__ = [
     "MODEL_TEXT_CAP", "CallContext", "CallHost", "Observed", "StateChange", "StepOutcome", "StepPlan", "StepSeen",
-    "ToolSpec", "clip", "entity", "expect_schema", "failed_mark",
+    "ToolSpec", "clip", "entity", "expect_schema", "failed_mark", "printed", "shown_table",
     "register", "registered", "rows_shown", "shown_line", "spec_of", "table_rows", "tool_schemas", "unregister",
     "without_verdict",
 ]

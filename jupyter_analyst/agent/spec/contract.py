@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..environment import ThreadEnvironment
     from ...artifacts import Artifact
     from ...errors import InvalidArguments
+    from ...receipts import Evidence
     from ..llm import ToolCall
     from .meaning import Observed, StateChange, StepSeen
     from .outcome import CallContext, StepOutcome, StepPlan  # noqa: F401 - named in the aliases below
@@ -170,6 +171,10 @@ class ToolSpec:
     finished: Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]] | None = None
     """The steps a call finished, from its arguments and result, as the next turn's
     opening line counts them (a plan: each of its steps); no hook: the tool, once."""
+    evidence: Callable[[str, Mapping[str, Any]], Sequence[Evidence]] | None = None
+    """What an ok result showed the model that an answer may cite, from its call id and
+    result (``cited.py``: a table's rows as sent, a row count, printed text); no hook or an
+    empty list: nothing of it supports a number the answer states."""
     answered: Callable[[StepOutcome], str] | None = None
     """A user-driven turn's answer when the call was its one step and ran ok (no hook:
     "<tool> done")."""

@@ -13,13 +13,16 @@ from ..._text import json_safe
 from ...errors import InvalidArguments
 from ...sql import OUTLINE_TABLES, ColumnInfo, TableInfo
 from ..guards import unknown_table
-from ..spec import StateChange, StepSeen, ToolSpec, entity
+from ..spec import StateChange, StepSeen, ToolSpec, entity, shown_table
 from ..spec import CallContext, StepOutcome, StepPlan
 from .provenance import CODE_ITEMS, CODE_PROPERTY, MadeBy, made_by, steps_by_key, wants_code
 from ...artifacts import ArtifactType
 from .result_models import ResultModel
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ...receipts import Evidence
     from ..environment import ThreadEnvironment
 
 
@@ -95,6 +98,18 @@ def _tables_seen(seen: StepSeen) -> StateChange:
             for t in seen.result.get("tables", []) if isinstance(t, dict) and t.get("name")], {}
 
 
+def _tables_shown(call_id: str, result: Mapping[str, Any]) -> list[Evidence]:
+    """Each table listed with its row count, a row each."""
+    listed = [t for t in result.get("tables", []) if isinstance(t, dict)]
+    columns = [{"name": "name"}, {"name": "kind"}, {"name": "rows"}]
+    return [shown_table(call_id, "list_tables", {"columns": columns, "sample": listed})]
+
+
+def _table_shown(call_id: str, result: Mapping[str, Any]) -> list[Evidence]:
+    """Its first rows as sent and its row count."""
+    return [shown_table(call_id, "describe_table", result, scalars={"row_count": result.get("rows")})]
+
+
 def _table_seen(seen: StepSeen) -> StateChange:
     """The table described, with its row count and columns."""
     name = seen.result.get("name") or seen.arguments.get("table")
@@ -160,6 +175,7 @@ LIST_TABLES = ToolSpec(
     looks_only=True,
     offered=_tables_not_all_listed,
     remembers=_tables_seen,
+    evidence=_tables_shown,
     result_model=ListTablesResult,
 )
 
@@ -175,6 +191,7 @@ DESCRIBE_TABLE = ToolSpec(
     looks_only=True,
     invented=lambda env, args: unknown_table(env, str(args.get("table") or "")),
     remembers=_table_seen,
+    evidence=_table_shown,
     result_model=DescribeTableResult,
 )
 

@@ -23,12 +23,13 @@ from ..environment import inputs_of
 from ..guards import check_python_code, unknown_python_names
 from ..spec import Observed, StateChange, StepSeen, ToolSpec, entity, expect_schema
 from .live_output import LiveOutput
-from ..spec import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip
+from ..spec import MODEL_TEXT_CAP, CallContext, StepOutcome, StepPlan, clip, printed
 from .python_errors import model_error
 from .result_models import ExpectationVerdict, ResultModel, ToolErrorDetail
 from .run_sql import staging
 
 if TYPE_CHECKING:
+    from ...receipts import Evidence
     from ..environment import ThreadEnvironment
 
 #: How to see what the middle of a long output held (the notebook keeps it whole).
@@ -235,6 +236,11 @@ def _remembers(seen: StepSeen) -> StateChange:
     return add, {"dataset": ActiveValue(value=last, detail=detail or None, last_used=seen.now)}
 
 
+def _evidence(call_id: str, result: Mapping[str, Any]) -> list[Evidence]:
+    """What it printed and the repr of its last expression, as the model was sent them."""
+    return printed(call_id, "run_python", {"stdout": result.get("stdout"), "result": result.get("result")})
+
+
 def _summarized(args: Mapping[str, Any]) -> str | None:
     """``run_python: fig, ax = plt.subplots() …``: its first line of code."""
     if not isinstance(args.get("code"), str):
@@ -298,5 +304,6 @@ RUN_PYTHON = ToolSpec(
     observed=_observed,
     remembers=_remembers,
     summarized=_summarized,
+    evidence=_evidence,
     result_model=RunPythonResult,
 )

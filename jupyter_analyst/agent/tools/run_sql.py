@@ -29,10 +29,11 @@ from ..spec import Observed, StateChange, StepSeen, ToolSpec, entity, expect_sch
 from .early_run import EarlyStart
 from .live_progress import LiveProgress
 from ..spec import CallContext, StepOutcome, StepPlan
-from ..spec import rows_shown, shown_line, table_rows
+from ..spec import rows_shown, shown_line, shown_table, table_rows
 from .result_models import ExpectationVerdict, ResultModel
 
 if TYPE_CHECKING:
+    from ...receipts import Evidence
     from ..environment import ThreadEnvironment
 
 
@@ -243,6 +244,17 @@ def _remembers(seen: StepSeen) -> StateChange:
                  "source": ActiveValue(value=seen.source_label, last_used=seen.now)}
 
 
+def _evidence(call_id: str, result: Mapping[str, Any]) -> list[Evidence]:
+    """The rows it sent the model, its row count and, past the row cap, what the cap kept
+    and dropped (the ``shown`` line says them)."""
+    cap = result.get("row_cap") if isinstance(result.get("row_cap"), dict) else {}
+    dropped = cap.get("dropped")
+    scalars = {"row_count": result.get("rows"), "rows_dropped": dropped,
+               "rows_before_cap": result["rows"] + dropped if isinstance(dropped, int) and isinstance(
+                   result.get("rows"), int) else None}
+    return [shown_table(call_id, "run_sql", result, artifact_id=result.get("artifact_id"), scalars=scalars)]
+
+
 def _summarized(args: Mapping[str, Any]) -> str | None:
     """``run_sql → revenue``: the dataset it makes."""
     return f"run_sql → {str(args['name'])[:80]}" if args.get("name") else None
@@ -328,5 +340,6 @@ RUN_SQL = ToolSpec(
     summarized=_summarized,
     finished=_finished,
     answered=_answered,
+    evidence=_evidence,
     result_model=RunSqlResult,
 )

@@ -72,7 +72,9 @@ describe('the thinking line', () => {
         status: 'interrupted',
         message: null,
         counters: {},
-        ledger: null
+        ledger: null,
+        citations: [],
+        unsupported: []
       })
     ).toBeNull();
   });

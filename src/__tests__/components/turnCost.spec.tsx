@@ -34,7 +34,15 @@ function turn(
   const bodies: Record<string, unknown>[] = [
     { type: 'turn_started', prompt: 'revenue by region', model: 'm', rerun: false },
     { type: 'answer', text: 'North leads.', flagged: [] },
-    { type: 'turn_ended', status: 'completed', message: null, counters: { executed: 1 }, ...ended },
+    {
+      type: 'turn_ended',
+      status: 'completed',
+      message: null,
+      counters: { executed: 1 },
+      citations: [],
+      unsupported: [],
+      ...ended
+    },
     ...after
   ];
   return eventsOf(bodies);

@@ -30,7 +30,15 @@ function ended(status: string, message: string, answer: string): HTMLElement {
   const events = [
     event(1, { type: 'turn_started', prompt: 'revenue by region?', model: 'm', rerun: false }),
     event(2, { type: 'answer', text: answer, flagged: [] }),
-    event(3, { type: 'turn_ended', status, message, counters: {}, ledger: null })
+    event(3, {
+      type: 'turn_ended',
+      status,
+      message,
+      counters: {},
+      ledger: null,
+      citations: [],
+      unsupported: []
+    })
   ];
   return renderStatic(<TurnList view={reduceAll(initialThreadView(), events)} threadId="thr_e" />);
 }

@@ -393,6 +393,30 @@ describe('reduce: each event type', () => {
     expect(view.turns[0].counters).toEqual({ invalid_state: 1, step_limit_reached: 1 });
   });
 
+  it('the answer check: the draft sent back to the model is no card; the answer after it is', () => {
+    const e = turnOf('turn_a');
+    const draft = 'North leads with 1,204.';
+    const final = 'North leads with 1,204 (unchecked).';
+    const view = reduceAll(initialThreadView(), [
+      e({ type: 'turn_started', prompt: 'Who leads?', model: 'm', rerun: false }),
+      e({ type: 'text_delta', text: 'North leads ' }),
+      e({ type: 'text_delta', text: 'with 1,204.' }),
+      e({
+        type: 'guard',
+        reason: 'unsupported_claim_flagged',
+        message: 'the answer states numbers no result holds: 1,204',
+        call_id: null
+      }),
+      e({ type: 'text_delta', text: final }),
+      e({ type: 'answer', text: final, flagged: [] })
+    ]);
+    const items = view.turns[0].items;
+    expect(items.map(i => i.kind)).toEqual(['guard', 'text', 'answer']);
+    expect(items.some(i => i.kind === 'text' && i.text === draft)).toBe(false);
+    expect(items[1]).toMatchObject({ kind: 'text', text: final });
+    expect(view.turns[0].counters).toEqual({ unsupported_claim_flagged: 1 });
+  });
+
   it('a reused step: the skip guard, the reused artifacts and the reused result all show on the card', () => {
     const e = turnOf('turn_b');
     const view = reduceAll(initialThreadView(), [

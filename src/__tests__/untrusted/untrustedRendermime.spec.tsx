@@ -20,7 +20,8 @@ import * as React from 'react';
 
 import { ArtifactCard } from '../../components/cards/ArtifactCard';
 import { AnalystPanel } from '../../widgets/AnalystPanel';
-import { untrustedRendermime } from '../../untrusted';
+import { TYPESET_EVENT as MIME_OUTPUT_LISTENS_TO } from '../../components/MimeOutput';
+import { TYPESET_EVENT, untrustedRendermime } from '../../untrusted';
 import { loads } from './loads';
 import { renderStatic } from '../staticMarkup';
 
@@ -251,6 +252,87 @@ describe("the panel's rendermime", () => {
     expect(loads(node.innerHTML)).toEqual([]);
     expect(math.hasAttribute('style')).toBe(false);
     expect(math.querySelector('a')!.hasAttribute('href')).toBe(false);
+  });
+
+  it('lets no typesetting reach the page before it is inert, whichever runs first', async () => {
+    // As JupyterLab's MathJax does: each typesetting waits for MathJax to load, then writes
+    // at once; a renderer typesets its node on render and again once attached, so two wait
+    // together, and the second measures the page (its style computed: a cursor's image
+    // loads) right after the first wrote, before any reaction to the first has run.
+    let loaded!: () => void;
+    const loading = new Promise<void>(resolve => (loaded = resolve));
+    const seen: string[] = [];
+    const written: boolean[] = [];
+    const typesets: Promise<void>[] = [];
+    const write = async (element: HTMLElement): Promise<void> => {
+      await loading;
+      seen.push(...loads(document.body.innerHTML));
+      written.push(element.isConnected);
+      element.insertAdjacentHTML(
+        'beforeend',
+        '<span class="MathJax" style="cursor: url(https://attacker.example/cursor.png), auto">x</span>'
+      );
+      seen.push(...loads(document.body.innerHTML));
+    };
+    const mathJax = {
+      typeset: (element: HTMLElement): Promise<void> => {
+        const done = write(element);
+        typesets.push(done);
+        return done;
+      }
+    };
+    const base = new RenderMimeRegistry({
+      initialFactories: standardRendererFactories,
+      sanitizer: new Sanitizer(),
+      markdownParser: createMarkdownParser(new EditorLanguageRegistry()),
+      latexTypesetter: mathJax
+    });
+    const registry = untrustedRendermime(base);
+    const { node } = await render(registry, { 'text/markdown': 'the square: $x^2$' });
+    registry.latexTypesetter!.typeset(node);
+    let told = 0;
+    node.addEventListener(TYPESET_EVENT, () => (told += 1));
+    loaded();
+    // The reactions to each typesetting were registered before this wait's.
+    await Promise.all(typesets);
+    expect(typesets.length).toBeGreaterThanOrEqual(2);
+    expect(seen).toEqual([]);
+    expect(written.every(connected => !connected)).toBe(true);
+    // The latest typesetting is what the node shows, once, inert.
+    expect(node.querySelectorAll('.MathJax')).toHaveLength(1);
+    expect(loads(node.innerHTML)).toEqual([]);
+    // What marks the node up (an answer's receipts) is told its content changed.
+    expect(told).toBe(1);
+    expect(MIME_OUTPUT_LISTENS_TO).toBe(TYPESET_EVENT);
+  });
+
+  it('leaves a render with no math as it is, its nodes and what marks them up kept', async () => {
+    const typesets: Promise<void>[] = [];
+    const base = new RenderMimeRegistry({
+      initialFactories: standardRendererFactories,
+      sanitizer: new Sanitizer(),
+      markdownParser: createMarkdownParser(new EditorLanguageRegistry()),
+      // As MathJax does with text holding no formula: nothing.
+      latexTypesetter: {
+        typeset: (): Promise<void> => {
+          const done = Promise.resolve();
+          typesets.push(done);
+          return done;
+        }
+      }
+    });
+    const { node } = await render(untrustedRendermime(base), {
+      'text/markdown': 'North: **1,204**'
+    });
+    const strong = node.querySelector('strong')!;
+    strong.setAttribute('data-receipt', 'unsupported'); // a mark placed once rendered
+    let told = 0;
+    node.addEventListener(TYPESET_EVENT, () => (told += 1));
+    await Promise.all(typesets);
+    expect(typesets.length).toBeGreaterThan(0);
+    expect(node.querySelector('strong')).toBe(strong);
+    expect(strong.getAttribute('data-receipt')).toBe('unsupported');
+    expect(told).toBe(0);
   });
 });
 

@@ -1,0 +1,83 @@
+"""An answer's receipts as the audit notebook's footnotes: under the answer, each cited
+number (or name) with the step cell that made it, a link to that cell, and the row and
+column that hold it; a number derived from two cited ones with what it is derived from;
+an unsupported one marked.
+
+The answer is left as the model wrote it (a mark inside its table or emphasis would break
+the markdown around it); the notes follow it in the same cell. A cell is linked by its id
+(``#cell-id=...``), the anchor nbconvert's HTML gives each cell, so the links hold in the
+exported page too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from ..receipts import Citation, UnsupportedClaim
+from ..untrusted import code_span
+
+#: Notes written at most; the rest are counted.
+MAX_NOTES = 40
+
+_OPERATIONS = {"difference": "difference", "sum": "sum", "ratio": "ratio", "percent_change": "percent change",
+               "share": "share"}
+
+
+class StepCell(NamedTuple):
+    """Where a step's code cell is: its id and its execution count."""
+
+    cell_id: str
+    count: int
+
+
+def answer_notes(citations: Sequence[Citation], unsupported: Sequence[UnsupportedClaim],
+                 cells: Mapping[str, StepCell]) -> str:
+    """The footnotes of an answer with these receipts, given the step cells by call id; empty
+    when it has none.
+
+    >>> from jupyter_analyst.receipts import Citation, Derivation, UnsupportedClaim
+    >>> cited = [Citation(start=0, end=3, text="792", kind="number", value=792, call_id="call_1",
+    ...                   artifact_id="a1", row=0, column="orders"),
+    ...          Citation(start=8, end=11, text="595", kind="number", value=595, call_id="call_1",
+    ...                   artifact_id="a1", row=1, column="orders"),
+    ...          Citation(start=20, end=23, text="197", kind="number", value=197, call_id=None,
+    ...                   derived=Derivation(operation="difference", of=(0, 1)))]
+    >>> lost = [UnsupportedClaim(start=30, end=33, text="12%", kind="percent", value=12.0)]
+    >>> print(answer_notes(cited, lost, {"call_1": StepCell("c-7", 3)}))
+    **Receipts**
+    <BLANKLINE>
+    1. `792`: step [In [3]](#cell-id=c-7), row 1, column `orders`
+    2. `595`: step [In [3]](#cell-id=c-7), row 2, column `orders`
+    3. `197`: derived, the difference of `792` and `595`
+    4. `12%`: ⚠️ no step shows this number
+    """
+    lines = []
+    for citation in citations:
+        lines.append(f"{code_span(citation.text)}: {_source(citation, citations, cells)}")
+    for claim in unsupported:
+        lines.append(f"{code_span(claim.text)}: ⚠️ no step shows this number")
+    if not lines:
+        return ""
+    shown = [f"{n}. {line}" for n, line in enumerate(lines[:MAX_NOTES], start=1)]
+    if len(lines) > MAX_NOTES:
+        shown.append(f"\n… and {len(lines) - MAX_NOTES} more (the turn's receipts in the thread hold them all)")
+    return "**Receipts**\n\n" + "\n".join(shown)
+
+
+def _source(citation: Citation, citations: Sequence[Citation], cells: Mapping[str, StepCell]) -> str:
+    """Where one cited value comes from, in words, with a link to its step's cell."""
+    if citation.derived is not None:
+        first, second = (citations[i].text for i in citation.derived.of)
+        operation = _OPERATIONS.get(citation.derived.operation, citation.derived.operation)
+        return f"derived, the {operation} of {code_span(first)} and {code_span(second)}"
+    cell = cells.get(citation.call_id or "")
+    # A step of the thread the notebook does not show (it failed, or ran in a cut-off turn).
+    step = f"step [In [{cell.count}]](#cell-id={cell.cell_id})" if cell is not None else \
+        f"step {code_span(citation.call_id or '?')}"
+    where = [step]
+    if citation.row is not None:
+        where.append(f"row {citation.row + 1}")
+    if citation.column is not None:
+        where.append(f"column {code_span(citation.column)}")
+    return ", ".join(where)
