@@ -13,7 +13,7 @@ from jupyter_analyst.cli.console import main
 from jupyter_analyst.testing import ScriptedModelServer
 
 #: Each reply says what it cost: 600 + 100 tokens a call.
-SCRIPT = {"turns": [{"steps": [{"content": "[scripted model] 42 orders",
+SCRIPT = {"turns": [{"steps": [{"content": "[scripted model] the orders, counted",
                                 "usage": {"prompt_tokens": 600, "completion_tokens": 100}}]}]}
 NOON = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 

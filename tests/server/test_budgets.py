@@ -30,7 +30,7 @@ SCRIPT = {"turns": [
     {"match": "^race", "steps": [
         {"tool_calls": [{"name": "list_tables", "arguments": {}}], "usage": usage(250_000, 50_000)},
         {"content": "[scripted model] never asked", "usage": usage(10, 10)}]},
-    {"match": ".", "steps": [{"content": "[scripted model] 42 orders", "usage": usage(600, 100)}]},
+    {"match": ".", "steps": [{"content": "[scripted model] the orders, counted", "usage": usage(600, 100)}]},
 ]}
 #: What the tests' server is configured with: 1,000 tokens a user a day, ann an administrator.
 DAILY = {"budgets": {"user/day": "1000 tokens"}, "budget_admins": ["ann"]}

@@ -18,7 +18,7 @@ def usage(prompt: int, completion: int) -> dict:
 
 
 SCRIPT = {
-    "turns": [{"steps": [{"content": "[scripted model] 42 orders", "usage": usage(600, 100)}]}],
+    "turns": [{"steps": [{"content": "[scripted model] the orders, counted", "usage": usage(600, 100)}]}],
     "summarizer": [{"steps": [{"content": "{}", "usage": usage(150, 50)}]}],
 }
 NOON = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
