@@ -16,6 +16,7 @@ from ..artifacts import Artifact
 from ..notebooks import ArtifactCheck, CheckStatus, VerifyVerdict
 from ..step_kinds import StepTool
 from ..store import Thread, Turn
+from ..turns import ProposalView, RevertResult  # noqa: F401 - answers' models (openapi/operations.py)
 from .inputs import ApiLimits
 
 
@@ -230,3 +231,10 @@ class Preview(BaseModel):
     data: dict[str, Any] = Field(description="MIME type -> content (text, or base64 for images)")
     metadata: dict[str, Any]
     """For a dataset: ``{rows, columns, shown}``."""
+
+
+class ProposalsReply(BaseModel):
+    """``GET threads/{thread_id}/proposals``: the cells the model proposed, oldest first."""
+
+    proposals: list[ProposalView]
+

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from .._clock import new_id, utc_now
 from ..errors import ConfigError
 from .messages import MessageLog
+from .proposal_log import ProposalLog
 from .schema import MIGRATIONS, SCHEMA, THREAD_TABLES
 from .state import StateLog
 from .turns import ThreadBusy, Turn, TurnLog, TurnStatus, title_of
@@ -36,10 +37,10 @@ class Thread(BaseModel):
     """Whether a turn of the thread is marked running; set in listings."""
 
 
-class ThreadStore(TurnLog, MessageLog, StateLog):
+class ThreadStore(TurnLog, MessageLog, StateLog, ProposalLog):
     """Threads, turns, messages, events and agent state of one workspace: the threads here,
     each other concern in a module of its own (``turns``, ``events_log``, ``messages``,
-    ``state``), one database and one schema (``schema``)."""
+    ``state``, ``proposal_log``), one database and one schema (``schema``)."""
 
     schema = SCHEMA
     migrations = MIGRATIONS

@@ -1,14 +1,16 @@
 """The REST + event-stream API under ``{base_url}analyst/api/``, one module per resource:
-threads (and their source's tables), turns (and their events), artifacts, the audit notebook, and the API's own
+threads (and their source's tables), turns (and their events), artifacts, proposed cells, the audit notebook, and the API's own
 (set-up, sources, description, 404). ``base`` is what every handler shares."""
 
 from .artifacts import ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, ThreadArtifactsHandler
 from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerificationHandler, VerifyHandler
+from .proposal_routes import AcceptHandler, ProposalsHandler, RejectHandler, RevertHandler
 from .meta import ConfigHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler
 from .thread_routes import StateHandler, TablesHandler, ThreadHandler, ThreadsHandler
 from .turn_routes import CancelHandler, EventsHandler, TurnsHandler
 
 __all__ = [
+    "AcceptHandler", "ProposalsHandler", "RejectHandler", "RevertHandler",
     "ArtifactContentHandler", "ArtifactHandler", "ArtifactPreviewHandler", "CancelHandler", "ConfigHandler",
     "EventsHandler", "ExportHandler", "NotFoundHandler", "NotebookHandler", "OpenAPIHandler", "SourcesHandler",
     "StateHandler", "StepCellHandler", "TablesHandler", "ThreadArtifactsHandler", "ThreadHandler", "ThreadsHandler",
