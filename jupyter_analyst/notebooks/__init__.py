@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .page_export import default_output, file_stem
     from .proposals import (
         ChangeStatus, ProposedArtifact, Proposal, ProposalConflict, ProposedChange, ProposedRun, applied, change_diff,
-        decided, read_changes,
+        decided, nbdiff_text, read_changes,
     )
     from .page_export import render as render_notebook
     from .trail import ARTIFACT_MIME, META, RESULTS_ENV, connect_source, parameter_values, read_notebook, step_source
@@ -60,6 +60,7 @@ _HOME = {
     "change_diff": "proposals",
     "decided": "proposals",
     "read_changes": "proposals",
+    "nbdiff_text": "proposals",
     "file_stem": "page_export",
     "render_notebook": "page_export:render",
     "ARTIFACT_MIME": "trail",
@@ -78,7 +79,7 @@ _HOME = {
 }
 
 __all__ = [
-    "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "read_changes",
+    "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "nbdiff_text", "read_changes",
     "ARTIFACT_MIME", "ArtifactCheck", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
     "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_report", "load_attached",

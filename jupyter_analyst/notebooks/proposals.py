@@ -310,8 +310,17 @@ def applied(nb: dict[str, Any], proposal: Proposal, changes: Iterable[ProposedCh
 # ---------------------------------------------------------------------- diffs (nbdime)
 
 def _as_notebook(nb: dict[str, Any], cells: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"nbformat": nb.get("nbformat", 4), "nbformat_minor": nb.get("nbformat_minor", 5),
-            "metadata": {}, "cells": cells}
+    return _rejoined({"nbformat": nb.get("nbformat", 4), "nbformat_minor": nb.get("nbformat_minor", 5),
+                      "metadata": {}, "cells": cells})
+
+
+def _rejoined(nb: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``nb`` with its multi-line strings as one string each (as nbformat reads
+    them), so a source kept as a list of lines and one kept whole compare by their text."""
+    from nbformat import from_dict
+    from nbformat.v4.rwbase import rejoin_lines
+
+    return rejoin_lines(from_dict(copy.deepcopy(nb)))
 
 
 def change_diff(nb: dict[str, Any], proposal: Proposal, change: ProposedChange) -> list[dict[str, Any]]:
@@ -345,6 +354,7 @@ def nbdiff_text(before: dict[str, Any], after: dict[str, Any], name: str) -> str
     from nbdime import diff_notebooks
     from nbdime.prettyprint import PrettyPrintConfig, pretty_print_diff
 
+    before, after = _rejoined(before), _rejoined(after)
     out = io.StringIO()
     pretty_print_diff(before, diff_notebooks(before, after), name,
                       PrettyPrintConfig(out=out, use_color=False, use_git=False, use_diff=False))

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .host import BackgroundWork
     from .life import TurnLife, abandoned_turn, cut_turn
     from .live import LiveThreads
-    from .notebook_changes import ProposalView, RevertResult, list_proposals, revert_turn
+    from .notebook_changes import ProposalView, RevertResult, list_proposals, preview_turn, revert_turn
     from .notebook_changes import accept as accept_proposal
     from .notebook_changes import reject as reject_proposal
     from .playbook import PromptProgress, plan_playbook, run_playbook
@@ -45,6 +45,7 @@ _HOME = {
     "reject_proposal": "notebook_changes:reject",
     "revert_turn": "notebook_changes",
     "list_proposals": "notebook_changes",
+    "preview_turn": "notebook_changes",
     "ProposalView": "notebook_changes",
     "RevertResult": "notebook_changes",
     "TurnLife": "life",
@@ -56,7 +57,7 @@ _HOME = {
 }
 
 __all__ = [
-    "accept_proposal", "reject_proposal", "revert_turn", "list_proposals", "ProposalView", "RevertResult",
+    "accept_proposal", "reject_proposal", "revert_turn", "list_proposals", "preview_turn", "ProposalView", "RevertResult",
     "ToolStep", "ToolStepRequest", "run_tool_step",
     "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",
     "SqlStepRequest", "TurnLife", "TurnRequest", "TurnSummary", "abandoned_turn", "cut_turn", "plan_playbook",

@@ -152,9 +152,9 @@ async def list_proposals(store: ThreadStore, files: NotebookContents | None, thr
 
 
 async def accept(store: ThreadStore, files: NotebookContents, thread_id: str, proposal_id: str,
-                 change_ids: Sequence[str] | None, *, user: str) -> ProposalView:
-    """Accept the named changes (``None``: every pending one) into the notebook, checkpointed
-    first; the proposal as it is then.
+                 change_ids: Sequence[str] | None, *, user: str, path: str | None = None) -> ProposalView:
+    """Accept the named changes (``None``: every pending one) into the notebook (at ``path`` in
+    ``files``, else where the turn named it), checkpointed first; the proposal as it is then.
 
     Raises:
         ProposalConflict: the proposal failed in the sandbox and all were asked
@@ -172,20 +172,21 @@ async def accept(store: ThreadStore, files: NotebookContents, thread_id: str, pr
     chosen = decided(proposal.changes, status, change_ids, whole=change_ids is None)
     if not chosen:
         raise ProposalConflict(f"proposal {proposal_id} has no pending change left to accept", reason="already_decided")
-    text = await read_text(files, proposal.notebook)
+    where = path or proposal.notebook
+    text = await read_text(files, where)
     new = applied(json.loads(text), proposal, chosen)  # refuses before anything is written
     if not any(c["proposal_id"] == proposal_id for c in await asyncio.to_thread(
             store.checkpoints, thread_id, proposal.turn_id)):
-        checkpoint = await ensure_async(files.create_checkpoint(proposal.notebook))
+        checkpoint = await ensure_async(files.create_checkpoint(where))
         await asyncio.to_thread(store.record_checkpoint, thread_id, proposal.turn_id, proposal_id,
                                 proposal.notebook, str(checkpoint["id"]), _digest(text), text)
-    await _write(files, proposal.notebook, new)
+    await _write(files, where, new)
     await _decide(store, proposal, chosen, "accepted", user)
     return view(proposal, await asyncio.to_thread(store.decisions, thread_id, proposal_id), new)
 
 
 async def reject(store: ThreadStore, files: NotebookContents | None, thread_id: str, proposal_id: str,
-                 change_ids: Sequence[str] | None, *, user: str) -> ProposalView:
+                 change_ids: Sequence[str] | None, *, user: str, path: str | None = None) -> ProposalView:
     """Reject the named changes (``None``: every pending one); the notebook is not touched."""
     proposal = _proposal(store, thread_id, proposal_id)
     status, _ = statuses(await asyncio.to_thread(store.decisions, thread_id, proposal_id))
@@ -196,14 +197,14 @@ async def reject(store: ThreadStore, files: NotebookContents | None, thread_id: 
     nb = None
     if files is not None:
         try:
-            nb = json.loads(await read_text(files, proposal.notebook))
-        except Exception:
+            nb = json.loads(await read_text(files, path or proposal.notebook))
+        except Exception:  # gone or unreadable: the decision is kept, shown without diffs
             nb = None
     return view(proposal, await asyncio.to_thread(store.decisions, thread_id, proposal_id), nb)
 
 
 async def revert_turn(store: ThreadStore, files: NotebookContents, thread_id: str, turn_id: str,
-                      *, user: str) -> RevertResult:
+                      *, user: str, path: str | None = None) -> RevertResult:
     """Undo the turn's accepted changes: its notebook restored from the checkpoint taken before
     the first of them, exactly (the kept text is written when that checkpoint was replaced
     since, by a later save that made one).
@@ -220,15 +221,32 @@ async def revert_turn(store: ThreadStore, files: NotebookContents, thread_id: st
         raise ProposalConflict(f"turn {turn_id} has no accepted change to revert", reason="nothing_to_revert",
                                hint="accept a proposed change first; a reverted turn is reverted once")
     first = points[0]
-    await ensure_async(files.restore_checkpoint(first["checkpoint_id"], first["notebook"]))
-    if _digest(await read_text(files, first["notebook"])) != first["digest"]:
-        await ensure_async(files.save({"type": "file", "format": "text", "content": first["body"]}, first["notebook"]))
+    where = path or first["notebook"]
+    await ensure_async(files.restore_checkpoint(first["checkpoint_id"], where))
+    if _digest(await read_text(files, where)) != first["digest"]:
+        await ensure_async(files.save({"type": "file", "format": "text", "content": first["body"]}, where))
     for proposal in bodies:
         mine = [c for p, c in accepted if p.proposal_id == proposal.proposal_id]
         if mine:
             await _decide(store, proposal, mine, "reverted", user)
     return RevertResult(turn_id=turn_id, notebook=first["notebook"], checkpoint_id=first["checkpoint_id"],
                         reverted=[c.change_id for _, c in accepted])
+
+
+def preview_turn(store: ThreadStore, thread_id: str, turn_id: str, nb: dict[str, Any]
+                 ) -> tuple[dict[str, Any], list[Proposal], list[str]]:
+    """``nb`` with every change the turn proposed applied, as it would be were all accepted
+    (a file to look at, not the notebook): the notebook, the turn's proposals, and why a change
+    was left out (its cell changed since). Blocking."""
+    proposals = [Proposal.model_validate(b) for b in store.proposals(thread_id, turn_id=turn_id)]
+    out, skipped = nb, []
+    for proposal in proposals:
+        for change in proposal.changes:
+            try:
+                out = applied(out, proposal, [change])
+            except ProposalConflict as exc:
+                skipped.append(exc.message)
+    return out, proposals, skipped
 
 
 _TOLD = {

@@ -47,6 +47,7 @@ SCRIPT = {"turns": [
                  "source": "open('/etc/analyst-probe', 'w').write('x')"}),
         {"content": "[scripted model] proposed"},
     ]},
+    {"match": "anything else", "steps": [{"content": "[scripted model] nothing else"}]},
     {"match": "malformed", "steps": [
         propose({"op": "replace", "cell_id": "ghost", "source": "x = 2", "reason": "r"}),
         {"tool_calls": [{"name": "propose_cells", "arguments": {"changes": []}}]},
@@ -96,7 +97,14 @@ def cells(path):
     return {c["id"]: c for c in json.loads(path.read_text())["cells"]}
 
 
-async def test_nothing_changes_until_accepted_then_one_cell_and_revert_restores_the_bytes(jp_fetch, notebook):
+async def next_turn_is_told(jp_fetch, scripted, tid, said):
+    """The thread's next turn: the model's context says ``said``."""
+    await call(jp_fetch, "threads", tid, "turns", method="POST", body={"prompt": "anything else?", "notebook": "nb.ipynb"})
+    system = scripted.requests[-1]["messages"][0]["content"]
+    assert said in system, system
+
+
+async def test_nothing_changes_until_accepted_then_one_cell_and_revert_restores_the_bytes(jp_fetch, notebook, scripted):
     before = notebook.read_bytes()
     tid, listed, events = await proposed(jp_fetch, "three changes please")
     assert notebook.read_bytes() == before  # proposed and run in the sandbox: the file is untouched
@@ -129,6 +137,8 @@ async def test_nothing_changes_until_accepted_then_one_cell_and_revert_restores_
     assert {c["status"] for c in view["changes"]} == {"accepted"}
     ids = list(cells(notebook))
     assert ids == ["h1", "c1", code["change_id"], note["change_id"], "c2"]
+    assert {c["decided_by"] for c in view["changes"]} == {"local"}
+    await next_turn_is_told(jp_fetch, scripted, tid, f"The user accepted the proposed new code cell {code['change_id']}")
     reverted = await as_json(jp_fetch, "threads", tid, "turns", proposal["turn_id"], "revert", method="POST", body={})
     assert sorted(reverted["reverted"]) == sorted(c["change_id"] for c in changes)
     assert notebook.read_bytes() == before
@@ -147,7 +157,7 @@ def cells_of(raw: bytes):
     return {c["id"]: c for c in json.loads(raw)["cells"]}
 
 
-async def test_a_cell_edited_meanwhile_is_refused_and_nothing_is_written(jp_fetch, notebook):
+async def test_a_cell_edited_meanwhile_is_refused_and_nothing_is_written(jp_fetch, notebook, scripted):
     tid, [proposal], _ = await proposed(jp_fetch, "three changes please")
     nb = nbformat.read(notebook, as_version=4)
     nb.cells[2].source = "y = 'the user changed this'"
@@ -164,8 +174,8 @@ async def test_a_cell_edited_meanwhile_is_refused_and_nothing_is_written(jp_fetc
     view = await as_json(jp_fetch, "threads", tid, "proposals", proposal["proposal_id"], "reject", method="POST",
                          body={"cell_ids": ["c2"]})
     assert view["changes"][2]["status"] == "rejected" and notebook.read_bytes() == edited
-    state = await as_json(jp_fetch, "threads", tid, "state")
-    assert any("do not propose it again" in i["text"] for i in state["items"].values())
+    await next_turn_is_told(jp_fetch, scripted, tid, "The user rejected the proposed replace of cell c2 for nb.ipynb "
+                                                     "(print y): do not propose it again.")
 
 
 async def test_a_failing_cell_keeps_the_proposal_from_accept_all(jp_fetch, notebook):
