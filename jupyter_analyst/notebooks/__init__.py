@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .page_export import default_output, file_stem
     from .proposals import (
         ChangeStatus, ProposedArtifact, Proposal, ProposalConflict, ProposedChange, ProposedRun, applied, change_diff,
-        decided, nbdiff_text, read_changes,
+        decided, nbdiff_text, read_changes, stale,
     )
     from .page_export import render as render_notebook
     from .trail import ARTIFACT_MIME, META, RESULTS_ENV, connect_source, parameter_values, read_notebook, step_source
@@ -61,6 +61,7 @@ _HOME = {
     "decided": "proposals",
     "read_changes": "proposals",
     "nbdiff_text": "proposals",
+    "stale": "proposals",
     "file_stem": "page_export",
     "render_notebook": "page_export:render",
     "ARTIFACT_MIME": "trail",
@@ -79,7 +80,7 @@ _HOME = {
 }
 
 __all__ = [
-    "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "nbdiff_text", "read_changes",
+    "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "nbdiff_text", "read_changes", "stale",
     "ARTIFACT_MIME", "ArtifactCheck", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
     "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_report", "load_attached",

@@ -205,6 +205,25 @@ def read_changes(nb: dict[str, Any], raw: Any) -> list[ProposedChange]:
     return out
 
 
+def stale(nb: dict[str, Any], changes: Iterable[ProposedChange]) -> list[str]:
+    """The cells ``changes`` name that ``nb`` (the notebook now) no longer holds as the model
+    read them: edited, or gone.
+
+    >>> change = ProposedChange(change_id="a", op="delete", cell_id="a", reason="r", base_digest=source_digest("x"))
+    >>> stale({"cells": [{"id": "a", "source": "x"}]}, [change]), stale({"cells": [{"id": "a", "source": "y"}]}, [change])
+    ([], ['a'])
+    """
+    out = []
+    for change in changes:
+        anchor = change.anchor
+        if anchor is None:
+            continue
+        index = _index(nb, anchor)
+        if index is None or source_digest(nb["cells"][index].get("source")) != change.base_digest:
+            out.append(anchor)
+    return list(dict.fromkeys(out))
+
+
 # ---------------------------------------------------------------------- applying a change
 
 def _index(nb: dict[str, Any], cell_id: str) -> int | None:

@@ -44,7 +44,7 @@ def _notebook_content(env: ThreadEnvironment) -> dict[str, Any]:
 
 
 async def propose_cells(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
-    from ...notebooks import Proposal, read_changes
+    from ...notebooks import Proposal, read_changes, stale
 
     content = _notebook_content(env)
     if env.proposals is None:
@@ -54,6 +54,18 @@ async def propose_cells(env: ThreadEnvironment, args: dict[str, Any], ctx: CallC
         changes = read_changes(content, args.get("changes"))
     except ConfigError as exc:
         raise InvalidArguments(exc.message, reason=exc.reason, hint=exc.hint) from None
+    assert env.attached is not None
+    # The user may have edited the notebook since the turn read it: a change is proposed only
+    # against cells that still hold what the model read.
+    now = await env.attached.now()
+    if now is not None and not now.problem:
+        edited = stale(now.content, changes)
+        if edited:
+            env.attached = now  # read_cells reads the notebook as it is now
+            raise InvalidArguments(
+                f"the notebook changed under this proposal: cell(s) {', '.join(map(repr, edited))} no longer hold "
+                "what you read (edited or removed since); nothing was proposed", reason="notebook_changed",
+                hint="read those cells again with read_cells, then propose against what they hold now")
     made: list[tuple[Artifact, bool]] = []
     ran = 0
     for change in changes:
