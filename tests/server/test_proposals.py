@@ -139,6 +139,10 @@ async def test_nothing_changes_until_accepted_then_one_cell_and_revert_restores_
     assert ids == ["h1", "c1", code["change_id"], note["change_id"], "c2"]
     assert {c["decided_by"] for c in view["changes"]} == {"local"}
     await next_turn_is_told(jp_fetch, scripted, tid, f"The user accepted the proposed new code cell {code['change_id']}")
+    # The audit notebook, written again by that turn, records the proposal and who decided what.
+    audit = nbformat.reads((await call(jp_fetch, "threads", tid, "notebook")).body.decode(), as_version=4)
+    [table] = [c.source for c in audit.cells if c.metadata.get("jupyter_analyst", {}).get("role") == "proposals"]
+    assert table.count("accepted by local") == 3 and "compute the total" in table and "replace c2" in table
     reverted = await as_json(jp_fetch, "threads", tid, "turns", proposal["turn_id"], "revert", method="POST", body={})
     assert sorted(reverted["reverted"]) == sorted(c["change_id"] for c in changes)
     assert notebook.read_bytes() == before
