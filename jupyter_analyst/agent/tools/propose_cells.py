@@ -184,7 +184,7 @@ PROPOSE_CELLS = ToolSpec(
                 "your kernel; the notebook changes only when the user accepts.",
     properties={
         "changes": {
-            "type": "array", "minItems": 1, "maxItems": 20,
+            "type": "array", "minItems": 1, "maxItems": 20, "description": "in order",
             "items": {
                 "type": "object",
                 "properties": {
