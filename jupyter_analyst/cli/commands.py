@@ -63,6 +63,11 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
     # may leave out what the turn never uses. ``started`` comes once it is loaded.
     start_sdk_import(without_aiohttp=True, then=started)
 
+    if args.propose and args.attach is None:
+        from ..errors import ConfigError
+
+        raise ConfigError("--propose proposes cells for a notebook: name it with --attach NB.ipynb",
+                          reason="no_notebook")
     model = ModelSettings.resolve(model=args.model, base_url=args.base_url, summary_model=args.summary_model)
     attached = None
     if args.attach is not None:
@@ -118,11 +123,15 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         return summary
 
     summary = asyncio.run(turn())
+    if args.propose and summary.status == "completed":
+        from .proposal_commands import after_run
+
+        after_run(args, read_workspace, summary)
     # A turn that asks the user a question did its part: the next ``run`` on the thread answers it.
     return 0 if summary.status in ("completed", "needs_input") else EXIT_FAILED
 
 
-def _read_workspace(args: argparse.Namespace, read: Callable[[Workspace], T], *, thread: str | None = None) -> T:
+def read_workspace(args: argparse.Namespace, read: Callable[[Workspace], T], *, thread: str | None = None) -> T:
     """What ``read`` takes from the workspace of ``args`` (closed again after); with
     ``thread``, an unknown thread is a clear error first."""
     from ..workspace import Workspace
@@ -140,7 +149,7 @@ def state(args: argparse.Namespace) -> int:
     """``state``: what the agent has established on a thread, as a person reads it (or JSON)."""
     from ..agent import state_summary
 
-    state = _read_workspace(args, lambda ws: ws.store.agent_state(args.thread), thread=args.thread)
+    state = read_workspace(args, lambda ws: ws.store.agent_state(args.thread), thread=args.thread)
     if args.json:
         print(state.model_dump_json(indent=2))
         return 0
@@ -170,7 +179,7 @@ def export(args: argparse.Namespace) -> int:
                            data_version=recorded_data_version(ws.notebook_path(args.thread)))
         return nb, output
 
-    nb, output = _read_workspace(args, export, thread=args.thread)
+    nb, output = read_workspace(args, export, thread=args.thread)
     written = render_notebook(nb, args.to, output)
     manifest = nb.metadata["jupyter_analyst"]["manifest"]
     extra = f" (and {len(written) - 1} image files)" if len(written) > 1 else ""
@@ -188,7 +197,7 @@ def verify(args: argparse.Namespace) -> int:
     if args.thread is not None:
         # The user's own workspace says which source and notebook the thread has; the
         # notebook's own metadata (its thread, its source) is never asked.
-        thread = _read_workspace(args, lambda ws: (ws.store.get_thread(args.thread), ws.notebook_path(args.thread)))
+        thread = read_workspace(args, lambda ws: (ws.store.get_thread(args.thread), ws.notebook_path(args.thread)))
         source = source or thread[0].source
         notebook = notebook or thread[1]
     if notebook is None:
@@ -234,7 +243,7 @@ def execute(args: argparse.Namespace) -> int:
 
 def artifacts_list(args: argparse.Namespace) -> int:
     """``artifacts list``: a thread's inventory."""
-    items = _read_workspace(args, lambda ws: ws.artifacts.list(args.thread), thread=args.thread)
+    items = read_workspace(args, lambda ws: ws.artifacts.list(args.thread), thread=args.thread)
     if args.json:
         print(json.dumps([a.model_dump() for a in items], indent=2))
         return 0
@@ -263,14 +272,14 @@ def threads(args: argparse.Namespace) -> int:
         thread_id, title = args.rename
         if not title.strip():
             raise ConfigError("the title is blank", reason="invalid_title", hint="pass a title with some text")
-        _read_workspace(args, lambda ws: ws.store.rename_thread(thread_id, title.strip()), thread=thread_id)
+        read_workspace(args, lambda ws: ws.store.rename_thread(thread_id, title.strip()), thread=thread_id)
         print(f"renamed {thread_id}", file=sys.stderr)
         return 0
     if args.delete:
-        count = _read_workspace(args, lambda ws: _delete_thread(ws, args.delete, force=args.force), thread=args.delete)
+        count = read_workspace(args, lambda ws: _delete_thread(ws, args.delete, force=args.force), thread=args.delete)
         print(f"deleted {args.delete} and its {count} artifact{'s' if count != 1 else ''}", file=sys.stderr)
         return 0
-    threads = _read_workspace(args, lambda ws: ws.store.list_threads())
+    threads = read_workspace(args, lambda ws: ws.store.list_threads())
     if args.json:
         print(json.dumps([t.model_dump() for t in threads], indent=2))
         return 0

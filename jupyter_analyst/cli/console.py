@@ -120,6 +120,10 @@ def _command(argv: Sequence[str] | None, started: Callable[[], None] = lambda: N
                 return commands.mcp(args)
             case "doctor":
                 return commands.doctor()
+            case "proposals":
+                from .proposal_commands import proposals
+
+                return proposals(args, commands.read_workspace)
             case "install-kernelspec":
                 return commands.install_kernelspec(args)
     except AnalystError as exc:

@@ -107,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     _eval_command(sub)
     _context_command(sub)
     _mcp_command(sub)
+    _proposals_command(sub)
     return parser
 
 
@@ -127,6 +128,10 @@ def _run_command(sub: Any) -> None:
     run.add_argument("--attach", metavar="NB.ipynb", type=Path,
                      help="your notebook: its outline goes into the model's context, which reads the cells "
                           "it needs by id (read_cells)")
+    run.add_argument("--propose", action="store_true",
+                     help="with --attach: the model may propose cells for the notebook; they run in the sandbox, "
+                          "are written to NB.proposed.ipynb beside it and printed as a diff (the notebook is not "
+                          "changed: apply them with `jupyter analyst proposals accept`)")
     run.add_argument("--json", action="store_true", help="print one JSON object when the turn ends")
     run.add_argument("--max-steps", type=int, default=16, help="model calls allowed per turn (default 16)")
     run.add_argument("--sql-timeout", "--query-timeout", dest="query_timeout", type=_positive, default=60.0,
@@ -384,3 +389,25 @@ def _mcp_command(sub: Any) -> None:
                      help="run kernels without bubblewrap or limits (trusted code only)")
     mcp.add_argument("--no-summarizer", action="store_true",
                      help="do not update the agent state with a model call after an ask")
+
+
+def _proposals_command(sub: Any) -> None:
+    """``jupyter analyst proposals accept|reject|revert``."""
+    proposals = sub.add_parser("proposals", help="accept, reject or revert cells the model proposed for a notebook",
+                               description="Apply a decision on cells the model proposed (run --attach --propose) "
+                                           "to the notebook file. Accepting checkpoints the notebook first "
+                                           "(.ipynb_checkpoints, as Jupyter does); revert restores it exactly.")
+    actions = proposals.add_subparsers(dest="proposals_command", metavar="ACTION", required=True)
+    for action, said in (("accept", "write proposed changes into the notebook"),
+                         ("reject", "reject proposed changes (the notebook is not touched)"),
+                         ("revert", "undo a turn's accepted changes: the notebook as it was before them")):
+        p = actions.add_parser(action, help=said, description=said[:1].upper() + said[1:] + ".")
+        p.add_argument("notebook", metavar="NB.ipynb", type=Path, help="the notebook the proposal is for")
+        p.add_argument("--thread", required=True, metavar="ID", help="the thread that proposed them")
+        _workspace_arg(p)
+        if action == "revert":
+            p.add_argument("--turn", metavar="ID", help="the turn to revert (default: the newest proposal's)")
+        else:
+            p.add_argument("--proposal", metavar="ID", help="the proposal (default: the thread's newest for the notebook)")
+            p.add_argument("--cells", nargs="+", metavar="ID",
+                           help="the changes decided on, by id (default: every pending one)")

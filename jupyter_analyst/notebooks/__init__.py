@@ -5,7 +5,8 @@ whose parts others use too (trail.py), written as plain nbformat-4 JSON without 
 ``nbformat`` (ipynb.py), rendered to read (render.py), and re-executed in the sandboxed
 kernel to prove it reproduces (verify.py, reproduction.py; engine.py is papermill's
 ``analyst`` engine, by entry point). An attached notebook reaches the model as an outline
-and the cells it asks for (outline.py).
+and the cells it asks for (outline.py); the cells the model proposes for it, and how a
+person's decision applies them (proposals.py).
 
 The names below are imported on first use: a turn that only appends to its notebook does
 not import the verifier, nor a server's start the exporter.
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     from .ipynb import new_markdown_cell
     from .outline import MAX_NOTEBOOK_BYTES, AttachedNotebook, attached_text, context_section, load_attached, read_cells
     from .page_export import default_output, file_stem
+    from .proposals import (
+        ChangeStatus, ProposedArtifact, Proposal, ProposalConflict, ProposedChange, ProposedRun, applied, change_diff,
+        decided, nbdiff_text, read_changes, stale,
+    )
     from .page_export import render as render_notebook
     from .trail import ARTIFACT_MIME, META, RESULTS_ENV, connect_source, parameter_values, read_notebook, step_source
     from .verify import ArtifactCheck, VerifyReport, format_report, verify_notebook
@@ -45,6 +50,18 @@ _HOME = {
     "load_attached": "outline",
     "read_cells": "outline",
     "default_output": "page_export",
+    "ChangeStatus": "proposals",
+    "ProposedArtifact": "proposals",
+    "Proposal": "proposals",
+    "ProposalConflict": "proposals",
+    "ProposedChange": "proposals",
+    "ProposedRun": "proposals",
+    "applied": "proposals",
+    "change_diff": "proposals",
+    "decided": "proposals",
+    "read_changes": "proposals",
+    "nbdiff_text": "proposals",
+    "stale": "proposals",
     "file_stem": "page_export",
     "render_notebook": "page_export:render",
     "ARTIFACT_MIME": "trail",
@@ -63,6 +80,7 @@ _HOME = {
 }
 
 __all__ = [
+    "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "nbdiff_text", "read_changes", "stale",
     "ARTIFACT_MIME", "ArtifactCheck", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
     "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_report", "load_attached",

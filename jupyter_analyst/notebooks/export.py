@@ -436,6 +436,9 @@ def export_thread(
     for turn in turns:
         build.turn(turn, by_turn.get(turn.turn_id, []), models)
 
+    decisions = _proposals_cell(store, thread_id)
+    if decisions is not None:
+        build.cells.append(decisions)
     manifest = _manifest(inventory.values(), ledger)
     meta = {
         "format": EXPORT_FORMAT,
@@ -506,6 +509,31 @@ def _summary(
         "plain kernel, as you.",
     ]
     return "\n".join(lines)
+
+
+def _proposals_cell(store: ThreadStore, thread_id: str) -> Node | None:
+    """The cells the model proposed for the user's notebook and each decision on them (who,
+    what, when), as one markdown cell; ``None`` when it proposed none. The model's words
+    (reasons) are shown as literal text."""
+    proposals = store.proposals(thread_id)
+    if not proposals:
+        return None
+    decided: dict[tuple[str, str], list[str]] = {}
+    for row in store.decisions(thread_id):
+        decided.setdefault((row["proposal_id"], row["change_id"]), []).append(
+            f"{row['decision']} by {_cell_text(row['user'])} at {row['created_at']}")
+    lines = ["## Proposed cells", "", "| Proposal | Change | Reason | Sandbox run | Decisions |", "|---|---|---|---|---|"]
+    for body in proposals:
+        for change in body.get("changes") or []:
+            where = (f"insert after {change.get('after') or 'the top'}" if change.get("op") == "insert"
+                     else f"{change.get('op')} {change.get('cell_id')}")
+            run = (change.get("run") or {}).get("status") or "-"
+            said = decided.get((body.get("proposal_id", ""), change.get("change_id", ""))) or ["pending"]
+            lines.append(f"| {code_span(str(body.get('proposal_id')))} | {_cell_text(where)} "
+                         f"| {_cell_text(change.get('reason', ''))} | {run} | {'; '.join(said)} |")
+    cell = new_markdown_cell("\n".join(lines))
+    cell.metadata[META] = {"role": "proposals"}
+    return cell
 
 
 def _manifest(inventory: Iterable[Artifact], ledger: Mapping[str, Any]) -> list[ManifestEntry]:

@@ -13,11 +13,13 @@ it takes gives an outline (odd cells are shown as such), never an exception.
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 #: The largest notebook file read for an outline; a larger one is named, not read.
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
@@ -61,6 +63,16 @@ class AttachedNotebook(BaseModel):
     content: dict[str, Any] = {}
     problem: str | None = None
     """Why its content could not be read (then the outline says so, and nothing else)."""
+    _read_again: Callable[[], Awaitable[AttachedNotebook]] | None = PrivateAttr(default=None)
+
+    def read_again_with(self, reader: Callable[[], Awaitable[AttachedNotebook]]) -> AttachedNotebook:
+        """Say how to read the notebook again as it is now (the user may edit it while a turn runs)."""
+        self._read_again = reader
+        return self
+
+    async def now(self) -> AttachedNotebook | None:
+        """The notebook as it is now, read again; ``None`` where it cannot be."""
+        return await self._read_again() if self._read_again is not None else None
 
 
 def _text(source: Any) -> str:
@@ -278,7 +290,7 @@ def load_attached(path: Path, shown: str | None = None) -> AttachedNotebook:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return AttachedNotebook(path=name, problem=f"it could not be read ({type(exc).__name__})")
-    return attached_text(name, text)
+    return attached_text(name, text).read_again_with(lambda: asyncio.to_thread(load_attached, path, shown))
 
 
 def attached_text(name: str, text: str) -> AttachedNotebook:

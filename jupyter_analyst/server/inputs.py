@@ -235,6 +235,39 @@ class VerifyAnswer(_Input):
     numbered when taken); one already taken is refused (409)."""
 
 
+#: A notebook cell's id as nbformat 4.5 allows it, and as proposed cells are named.
+CELL_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+
+
+def _cell_id(value: str) -> str:
+    if not re.match(CELL_ID_PATTERN, value) or value.endswith("\n"):
+        raise ValueError("must be a cell id: 1 to 64 letters, digits, '-' or '_'")
+    return value
+
+
+CellId = Annotated[Text, AfterValidator(_cell_id), Field(json_schema_extra={"pattern": CELL_ID_PATTERN})]
+
+
+class DecideChanges(_Input):
+    """``POST threads/{id}/proposals/{pid}/accept`` or ``.../reject``: the changes decided on."""
+
+    hint = 'send {"cell_ids": [the change ids GET proposals lists]} or {"cell_ids": "all"}'
+
+    cell_ids: Annotated[list[CellId], Field(min_length=1, max_length=100)] | Literal["all"]
+    """The changes decided on, by their ids (a new cell's id, or the id of the cell changed), or
+    ``"all"``: every pending change of the proposal (never a failed proposal's, on accept)."""
+
+    def chosen(self) -> list[str] | None:
+        """The change ids, or ``None`` for all of them."""
+        return None if self.cell_ids == "all" else list(self.cell_ids)
+
+
+class RevertTurn(_Input):
+    """``POST threads/{id}/turns/{turn}/revert``: no fields."""
+
+    hint = "send {} or no body"
+
+
 class CancelTurn(_Input):
     """``POST threads/{id}/cancel``: no fields."""
 

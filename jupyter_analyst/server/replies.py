@@ -17,6 +17,7 @@ from ..artifacts import Artifact
 from ..notebooks import ArtifactCheck, CheckStatus, VerifyVerdict
 from ..step_kinds import StepTool
 from ..store import Thread, Turn
+from ..turns import ProposalView, RevertResult  # noqa: F401 - answers' models (openapi/operations.py)
 from .inputs import ApiLimits
 
 
@@ -269,3 +270,10 @@ class SpendingReply(BaseModel):
     users: list[UserSpending]
     """Every user who made a model call that day, by name."""
     total: Spent
+
+
+class ProposalsReply(BaseModel):
+    """``GET threads/{thread_id}/proposals``: the cells the model proposed, oldest first."""
+
+    proposals: list[ProposalView]
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .handlers import (
+    AcceptHandler, ProposalsHandler, RejectHandler, RevertHandler,
     ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, BudgetHandler, CancelHandler, ConfigHandler, EventsHandler,
     ExportHandler, NotebookHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler, StateHandler, StepCellHandler,
     SpendingHandler, TablesHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler,
@@ -37,6 +38,10 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/threads/{thread}/verifications/{_ID.format('verification_id')}", VerificationHandler),
         (f"{api}/threads/{thread}/verified-answers", VerifiedAnswersHandler),
         (f"{api}/threads/{thread}/steps/{_CALL_ID}/cell", StepCellHandler),
+        (f"{api}/threads/{thread}/proposals", ProposalsHandler),
+        (f"{api}/threads/{thread}/proposals/{_ID.format('proposal_id')}/accept", AcceptHandler),
+        (f"{api}/threads/{thread}/proposals/{_ID.format('proposal_id')}/reject", RejectHandler),
+        (f"{api}/threads/{thread}/turns/{_ID.format('turn_id')}/revert", RevertHandler),
         (f"{api}/threads/{thread}/state", StateHandler),
         (f"{api}/threads/{thread}/tables", TablesHandler),
         (f"{api}/artifacts/{artifact}", ArtifactHandler),

@@ -100,9 +100,24 @@ CREATE INDEX IF NOT EXISTS model_spend_by_time ON model_spend(at);
     # The answer's receipts (its citations and unsupported claims, as JSON); NULL while the
     # turn runs, and for turns closed before receipts were kept.
     "ALTER TABLE turns ADD COLUMN receipts TEXT;",
+    # (Each table's closing parenthesis on its own line: PostgreSQL's DDL adds a rowid column there.)
+    # Cells the model proposed for a user's notebook (a notebooks.proposals.Proposal as
+    # JSON), each person's decision on each change, append-only, and the checkpoint taken
+    # through the contents manager before a proposal's first accepted change.
+    "CREATE TABLE IF NOT EXISTS proposals (proposal_id TEXT PRIMARY KEY, "
+    "thread_id TEXT NOT NULL REFERENCES threads(thread_id), turn_id TEXT NOT NULL, notebook TEXT NOT NULL, "
+    "body TEXT NOT NULL, created_at TEXT NOT NULL\n);\n"
+    "CREATE INDEX IF NOT EXISTS proposals_by_thread ON proposals(thread_id, created_at);\n"
+    "CREATE TABLE IF NOT EXISTS proposal_decisions (decision_id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "thread_id TEXT NOT NULL REFERENCES threads(thread_id), proposal_id TEXT NOT NULL, change_id TEXT NOT NULL, "
+    'decision TEXT NOT NULL, "user" TEXT NOT NULL, created_at TEXT NOT NULL\n);\n'
+    "CREATE INDEX IF NOT EXISTS proposal_decisions_by_proposal ON proposal_decisions(proposal_id, decision_id);\n"
+    "CREATE TABLE IF NOT EXISTS notebook_checkpoints (proposal_id TEXT PRIMARY KEY, "
+    "thread_id TEXT NOT NULL REFERENCES threads(thread_id), turn_id TEXT NOT NULL, notebook TEXT NOT NULL, "
+    "checkpoint_id TEXT NOT NULL, digest TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL\n);",
 )
 
 #: A thread's rows, children first (``threads`` last: the others refer to it).
-THREAD_TABLES = ("thread_bindings", "agent_state_deltas", "agent_entities", "agent_state", "events", "messages",
+THREAD_TABLES = ("notebook_checkpoints", "proposal_decisions", "proposals", "thread_bindings", "agent_state_deltas", "agent_entities", "agent_state", "events", "messages",
                  "turns", "threads")
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from .._clock import new_id, utc_now
 from ..errors import ConfigError
 from .messages import MessageLog
+from .proposal_log import ProposalLog
 from .schema import MIGRATIONS, SCHEMA, THREAD_TABLES
 from .spending import SpendLog
 from .state import StateLog
@@ -37,10 +38,11 @@ class Thread(BaseModel):
     """Whether a turn of the thread is marked running; set in listings."""
 
 
-class ThreadStore(TurnLog, MessageLog, StateLog, SpendLog):
-    """Threads, turns, messages, events, agent state and the model's spending of one
-    workspace: the threads here, each other concern in a module of its own (``turns``,
-    ``events_log``, ``messages``, ``state``, ``spending``), one database and one schema (``schema``)."""
+class ThreadStore(TurnLog, MessageLog, StateLog, SpendLog, ProposalLog):
+    """Threads, turns, messages, events, agent state, the model's spending and proposed cells of
+    one workspace: the threads here, each other concern in a module of its own (``turns``,
+    ``events_log``, ``messages``, ``state``, ``spending``, ``proposal_log``), one database and one
+    schema (``schema``)."""
 
     schema = SCHEMA
     migrations = MIGRATIONS

@@ -2,7 +2,8 @@
 turn. ``run_turn`` asks the model (run.py), ``run_sql_step`` runs the user's own query and
 ``run_tool_step`` one call of a named tool (user_step.py); all in one frame (frame.py) that
 resolves the thread and source, lends the turn the host's kernels (host.py, live.py) and
-writes the audit notebook after; a turn's start and end are told in one module (life.py). Playbooks (playbook.py) run a notebook of prompts as turns.
+writes the audit notebook after; a turn's start and end are told in one module (life.py). Playbooks (playbook.py) run a notebook of prompts as turns;
+a person's decisions on proposed cells are applied by notebook_changes.py.
 
 The names below are imported on first use, so ``import jupyter_analyst`` stays cheap.
 """
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
     from .host import BackgroundWork
     from .life import TurnLife, abandoned_turn, cut_turn
     from .live import LiveThreads
+    from .notebook_changes import ProposalView, RevertResult, list_proposals, preview_turn, revert_turn
+    from .notebook_changes import accept as accept_proposal
+    from .notebook_changes import reject as reject_proposal
     from .playbook import PromptProgress, plan_playbook, run_playbook
     from .requests import SqlStep, SqlStepRequest, ToolStep, ToolStepRequest, TurnRequest, TurnSummary
     from .run import run_turn
@@ -37,6 +41,13 @@ _HOME = {
     "ModelSettings": "config",
     "BackgroundWork": "host",
     "LiveThreads": "live",
+    "accept_proposal": "notebook_changes:accept",
+    "reject_proposal": "notebook_changes:reject",
+    "revert_turn": "notebook_changes",
+    "list_proposals": "notebook_changes",
+    "preview_turn": "notebook_changes",
+    "ProposalView": "notebook_changes",
+    "RevertResult": "notebook_changes",
     "TurnLife": "life",
     "abandoned_turn": "life",
     "cut_turn": "life",
@@ -46,6 +57,7 @@ _HOME = {
 }
 
 __all__ = [
+    "accept_proposal", "reject_proposal", "revert_turn", "list_proposals", "preview_turn", "ProposalView", "RevertResult",
     "ToolStep", "ToolStepRequest", "run_tool_step",
     "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",
     "SqlStepRequest", "TurnLife", "TurnRequest", "TurnSummary", "abandoned_turn", "cut_turn", "plan_playbook",

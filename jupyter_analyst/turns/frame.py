@@ -215,6 +215,7 @@ async def _environment(
         environment.attach(source=source, artifacts=workspace.artifacts)
     # This turn's notebook, as read when it started (a kept environment had the last turn's).
     environment.attached = attached
+    environment.proposals = workspace.store
     # The team's context folder, as it is now (read off the loop; parsed only when it changed).
     environment.team = await asyncio.to_thread(
         load_team_context, config.context_folder(frame.workspace.root), digests=frame.workspace.root / "context-digests")

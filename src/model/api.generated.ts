@@ -323,6 +323,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/threads/{thread_id}/proposals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cells the model proposed for the caller's notebooks, each change with its status and diff
+         * @description A proposal is made by the model's `propose_cells` tool in a turn with a notebook attached; nothing in the notebook changes until a person accepts. Each change is an insert (a new cell after `after`), a replace (`cell_id`'s source) or a delete, with its reason, how its code ran in the thread's sandboxed kernel (`run`: outputs, step key, the artifacts' fingerprints) and, while pending, nbdime's diff of the cell against the notebook as it is now, or `conflict` when its cell was edited since the model read it.
+         */
+        get: operations["getThreadsThreadIdProposals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/proposals/{proposal_id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept proposed changes into the notebook (checkpointed first); the proposal as it is then
+         * @description `cell_ids` accepts those changes, `all` every pending one (refused for a proposal with a cell that failed in the sandbox). Before the proposal's first accepted change the notebook is checkpointed through the contents manager. Accepted cells carry `metadata.jupyter_analyst` (proposal, turn, step key, fingerprints) and their sandbox outputs; the user's kernel runs nothing. A change whose cell was edited since the model read it is refused, and nothing is written.
+         */
+        post: operations["postThreadsThreadIdProposalsProposalIdAccept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/proposals/{proposal_id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject proposed changes; the notebook is not touched
+         * @description The model is told of the rejection in its next turns, and asked not to propose it again.
+         */
+        post: operations["postThreadsThreadIdProposalsProposalIdReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/turns/{turn_id}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a turn's accepted changes: the notebook restored from its checkpoint, byte for byte
+         * @description Restores the checkpoint taken before the turn's first accepted change (through the contents manager's checkpoints API); its accepted changes are marked reverted.
+         */
+        post: operations["postThreadsThreadIdTurnsTurnIdRevert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads/{thread_id}/state": {
         parameters: {
             query?: never;
@@ -646,6 +726,26 @@ export interface components {
             source: string;
             outputs: string;
         };
+        /** @description One proposed change, its status and its diff against the notebook as it is now. */
+        ChangeView: {
+            change_id: string;
+            /** @enum {string} */
+            op: "insert" | "replace" | "delete";
+            cell_id: string | null;
+            after: string | null;
+            /** @enum {string} */
+            cell_type: "code" | "markdown";
+            source: string;
+            reason: string;
+            run: components["schemas"]["ProposedRun"] | null;
+            /** @enum {string} */
+            status: "pending" | "accepted" | "rejected" | "reverted";
+            decided_by: string | null;
+            diff: {
+                [key: string]: unknown;
+            }[] | null;
+            conflict: string | null;
+        };
         /** @description A span of the answer and the value of a result that supports it. */
         Citation: {
             /** @description Where the cited text starts in the answer (a character index). */
@@ -786,6 +886,10 @@ export interface components {
                 [key: string]: string[];
             };
         };
+        /** @description ``POST threads/{id}/proposals/{pid}/accept`` or ``.../reject``: the changes decided on. */
+        DecideChanges: {
+            cell_ids: string[] | "all";
+        };
         /** @description How a number the answer computed follows from two numbers it cited. */
         Derivation: {
             /**
@@ -825,7 +929,7 @@ export interface components {
         /** @description Every refusal: what went wrong, a stable code to act on, and what to send instead. */
         Error: {
             message: string;
-            /** @description One of: artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_day, invalid_format, invalid_json, invalid_name, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_step, invalid_thread_id, invalid_title, invalid_turn, invalid_type, no_model, no_source, not_a_cell, not_a_context_editor, not_a_dataset, not_budget_admin, not_found, notebook_not_found, notebook_of_another_thread, notebook_unreadable, path_not_writable, prompt_too_large, step_not_found, thread_not_found, turn_in_progress, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
+            /** @description One of: already_decided, artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_cell_ids, invalid_day, invalid_format, invalid_json, invalid_name, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_step, invalid_thread_id, invalid_title, invalid_turn, invalid_type, no_model, no_source, not_a_cell, not_a_context_editor, not_a_dataset, not_budget_admin, not_found, notebook_changed, notebook_not_found, notebook_of_another_thread, notebook_unreadable, notebook_without_ids, nothing_to_revert, path_not_writable, prompt_too_large, proposal_failed, proposal_not_found, step_not_found, thread_not_found, turn_in_progress, unknown_change, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
             reason: string | null;
             hint: string | null;
             /** @default null */
@@ -1316,6 +1420,65 @@ export interface components {
             prompt: number;
             completion: number;
         };
+        /** @description A proposal as a person reviews it. */
+        ProposalView: {
+            proposal_id: string;
+            turn_id: string;
+            notebook: string;
+            created_at: string;
+            failed: boolean;
+            changes: components["schemas"]["ChangeView"][];
+        };
+        /** @description ``GET threads/{thread_id}/proposals``: the cells the model proposed, oldest first. */
+        ProposalsReply: {
+            proposals: components["schemas"]["ProposalView"][];
+        };
+        /** @description A proposal kept for the user to accept or reject; the notebook is unchanged. */
+        ProposeCellsResult: {
+            proposal_id: string;
+            /** @enum {string} */
+            status: "proposed" | "failed";
+            changes: components["schemas"]["ProposedChangeShown"][];
+            note: string;
+        };
+        /** @description An artifact a proposed cell made when it ran in the sandbox. */
+        ProposedArtifact: {
+            id: string;
+            name: string;
+            type: string;
+            fingerprint: string;
+        };
+        /** @description One change as the model is told it. */
+        ProposedChangeShown: {
+            change_id: string;
+            /** @enum {string} */
+            op: "insert" | "replace" | "delete";
+            /** @default null */
+            cell_id?: string | null;
+            /** @default null */
+            after?: string | null;
+            /** @default null */
+            run?: ("ok" | "error") | null;
+            /** @default null */
+            error?: string | null;
+            /** @default null */
+            stdout?: string | null;
+        };
+        /** @description How a proposed code cell ran in the thread's sandboxed kernel. */
+        ProposedRun: {
+            /** @enum {string} */
+            status: "ok" | "error";
+            /** @default [] */
+            outputs?: {
+                [key: string]: unknown;
+            }[];
+            /** @default null */
+            step_key?: string | null;
+            /** @default [] */
+            artifacts?: components["schemas"]["ProposedArtifact"][];
+            /** @default null */
+            error?: string | null;
+        };
         /** @description The cells asked for, and the ids that are not in the notebook. */
         ReadCellsResult: {
             cells: components["schemas"]["CellRead"][];
@@ -1343,6 +1506,15 @@ export interface components {
             name: string;
             type: string;
         };
+        /** @description A turn's accepted changes undone: the notebook restored to its checkpoint. */
+        RevertResult: {
+            turn_id: string;
+            notebook: string;
+            checkpoint_id: string;
+            reverted: string[];
+        };
+        /** @description ``POST threads/{id}/turns/{turn}/revert``: no fields. */
+        RevertTurn: Record<string, never>;
         /** @description Older turns folded into one text by the summarizer. */
         RollingSummary: {
             /** @default  */
@@ -2062,6 +2234,7 @@ export interface components {
             list_artifacts: components["schemas"]["ListArtifactsResult"];
             find: components["schemas"]["FindResult"];
             read_cells: components["schemas"]["ReadCellsResult"];
+            propose_cells: components["schemas"]["ProposeCellsResult"];
             clarify: components["schemas"]["ClarifyResult"];
         };
         /** @description Every event of a turn, told apart by `type`. */
@@ -3367,6 +3540,325 @@ export interface operations {
             };
             /** @description unknown thread or step (step_not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getThreadsThreadIdProposals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalsReply"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not allowed the analyst resource (or, for a browser, the XSRF check failed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postThreadsThreadIdProposalsProposalIdAccept: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+                /** @description a proposal's id (prop_...), as GET threads/{thread_id}/proposals lists it */
+                proposal_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description send {"cell_ids": [the change ids GET proposals lists]} or {"cell_ids": "all"} */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecideChanges"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalView"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not allowed the analyst resource (or, for a browser, the XSRF check failed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's, or an unknown proposal (proposal_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a change's cell was edited since (notebook_changed), the proposal failed in the sandbox and all was asked (proposal_failed), a change was decided already (already_decided) or is not the proposal's (unknown_change), or the notebook cannot be read (notebook_not_found) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postThreadsThreadIdProposalsProposalIdReject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+                /** @description a proposal's id (prop_...), as GET threads/{thread_id}/proposals lists it */
+                proposal_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description send {"cell_ids": [the change ids GET proposals lists]} or {"cell_ids": "all"} */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecideChanges"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProposalView"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not allowed the analyst resource (or, for a browser, the XSRF check failed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's, or an unknown proposal (proposal_not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a change was decided already (already_decided) or is not the proposal's (unknown_change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postThreadsThreadIdTurnsTurnIdRevert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+                /** @description a turn's id, as GET threads/{thread_id} lists it */
+                turn_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description send {} or no body */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RevertTurn"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevertResult"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not allowed the analyst resource (or, for a browser, the XSRF check failed) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description nothing of the turn was accepted (nothing_to_revert), or the notebook cannot be written (notebook_not_found) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body_too_large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -161,7 +161,8 @@ def every_operation(thread_id: str) -> list[tuple[str, tuple[str, ...]]]:
     from jupyter_analyst.server.openapi import document as openapi
     from jupyter_analyst.server.routes import routes
 
-    ids = {"thread_id": thread_id, "artifact_id": "art_0", "call_id": "call_0", "verification_id": "ver_0"}
+    ids = {"thread_id": thread_id, "artifact_id": "art_0", "call_id": "call_0", "verification_id": "ver_0",
+           "proposal_id": "prop_0", "turn_id": "turn_0"}
     return [(method.upper(), tuple(path.format(**ids).strip("/").split("/")))
             for path, item in openapi.build(routes(""))["paths"].items() for method in item]
 
@@ -191,7 +192,7 @@ async def test_a_session_cookie_without_its_xsrf_token_is_403_on_every_change(jp
     login = first.headers.get_list("Set-Cookie")[0].split(";")[0]
     assert (await call(jp_fetch, "sources", headers={"Authorization": "", "Cookie": login})).code == 200
     changes = [(method, path) for method, path in every_operation(tid) if method != "GET"]
-    assert sorted({m for m, _ in changes}) == ["DELETE", "PATCH", "POST"] and len(changes) == 8
+    assert sorted({m for m, _ in changes}) == ["DELETE", "PATCH", "POST"] and len(changes) == 11
     for method, path in changes:
         body = None if method == "DELETE" else {}
         with pytest.raises(HTTPClientError) as info:

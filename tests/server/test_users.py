@@ -48,6 +48,15 @@ async def test_each_user_sees_only_their_own(jp_fetch, jp_serverapp):
     with pytest.raises(HTTPClientError) as info:
         await json_as(jp_fetch, "bob", "threads", ann["thread_id"], "cancel", method="POST", body={})
     assert info.value.code == 404
+    # Ann's proposed cells: bob can neither list nor decide on them, nor revert her turns.
+    service.workspace.store.record_proposal(ann["thread_id"], "turn_1", "prop_1", "nb.ipynb",
+                                            {"proposal_id": "prop_1", "changes": []})
+    for path, body in [(("proposals",), None), (("proposals", "prop_1", "accept"), {"cell_ids": "all"}),
+                       (("proposals", "prop_1", "reject"), {"cell_ids": "all"}), (("turns", "turn_1", "revert"), {})]:
+        with pytest.raises(HTTPClientError) as info:
+            await json_as(jp_fetch, "bob", "threads", ann["thread_id"], *path,
+                          **({"method": "POST", "body": body} if body is not None else {}))
+        assert (info.value.code, json.loads(info.value.response.body)["reason"]) == (404, "thread_not_found"), path
 
 
 async def test_nobody_gets_401(jp_fetch):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...artifacts import ArtifactStore
 from ...events import StartingWhat
@@ -32,6 +32,13 @@ if TYPE_CHECKING:
     from ...knowledge import TeamContext
     from ...notebooks import AttachedNotebook
     from ...sql import DataSource, QueryRunner
+
+
+class ProposalKeeper(Protocol):
+    """Where a thread's proposals for its notebook are kept (the thread store)."""
+
+    def record_proposal(self, thread_id: str, turn_id: str, proposal_id: str, notebook: str,
+                        body: dict[str, Any]) -> None: ...
 
 
 class ThreadEnvironment:
@@ -64,6 +71,9 @@ class ThreadEnvironment:
         #: What the team's context folder defines (read when the turn started), if there is one:
         #: its rules and index go into the prompt, ``find`` searches it, ``run_sql`` is compared with it.
         self.team: TeamContext | None = None
+        #: Where proposed cells for the attached notebook are kept, set by the turn: a
+        #: proposal changes nothing until a person accepts it from there.
+        self.proposals: ProposalKeeper | None = None
         self.source = source
         self.artifacts = artifacts
         self.workdir = workdir

@@ -5,7 +5,7 @@ The built-in tools are registered here, in the order the model is shown them; a 
 added by registering its spec (:func:`register`).
 """
 
-from . import clarify, find, metadata, plan, run_python, run_sql
+from . import clarify, find, metadata, plan, propose_cells, run_python, run_sql
 from .arguments import MAX_ARGUMENT_DEPTH, nested_deeper_than, normalize_arguments_verbose, strip_fence
 from ..spec import ToolSpec, register, registered, spec_of
 from .result_models import ToolError, result_models_by_tool
@@ -14,7 +14,7 @@ from .toolbox import ToolBox
 #: The built-in tools, in the order the model is shown them.
 BUILTIN: tuple[ToolSpec, ...] = (
     metadata.LIST_TABLES, metadata.DESCRIBE_TABLE, run_sql.RUN_SQL, run_python.RUN_PYTHON, plan.PLAN,
-    metadata.LIST_ARTIFACTS, find.FIND, metadata.READ_CELLS, clarify.CLARIFY,
+    metadata.LIST_ARTIFACTS, find.FIND, metadata.READ_CELLS, propose_cells.PROPOSE_CELLS, clarify.CLARIFY,
 )
 for _spec in BUILTIN:
     register(_spec)

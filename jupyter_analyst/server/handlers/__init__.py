@@ -1,5 +1,5 @@
 """The REST + event-stream API under ``{base_url}analyst/api/``, one module per resource:
-threads (and their source's tables), turns (and their events), artifacts, the audit notebook, the team's
+threads (and their source's tables), turns (and their events), artifacts, proposed cells, the audit notebook, the team's
 context folder (an answer verified), budgets, and the API's own
 (set-up, sources, description, 404). ``base`` is what every handler shares."""
 
@@ -7,11 +7,13 @@ from .artifacts import ArtifactContentHandler, ArtifactHandler, ArtifactPreviewH
 from .budget_routes import BudgetHandler, SpendingHandler
 from .context_routes import VerifiedAnswersHandler
 from .audit import ExportHandler, NotebookHandler, StepCellHandler, VerificationHandler, VerifyHandler
+from .proposal_routes import AcceptHandler, ProposalsHandler, RejectHandler, RevertHandler
 from .meta import ConfigHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler
 from .thread_routes import StateHandler, TablesHandler, ThreadHandler, ThreadsHandler
 from .turn_routes import CancelHandler, EventsHandler, TurnsHandler
 
 __all__ = [
+    "AcceptHandler", "ProposalsHandler", "RejectHandler", "RevertHandler",
     "ArtifactContentHandler", "ArtifactHandler", "ArtifactPreviewHandler", "BudgetHandler", "CancelHandler", "ConfigHandler",
     "EventsHandler", "ExportHandler", "NotFoundHandler", "NotebookHandler", "OpenAPIHandler", "SourcesHandler",
     "SpendingHandler", "StateHandler", "StepCellHandler", "TablesHandler", "ThreadArtifactsHandler", "ThreadHandler", "ThreadsHandler",

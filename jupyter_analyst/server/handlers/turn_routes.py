@@ -28,7 +28,10 @@ class TurnsHandler(AnalystHandler):
             request.check_size(self.limits)
         except InvalidRequest as exc:
             raise self.refuse(exc) from None
-        attached = await self.attached_notebook(request.notebook) if request.notebook is not None else None
+        attached = None
+        if request.notebook is not None:
+            path = request.notebook
+            attached = (await self.attached_notebook(path)).read_again_with(lambda: self.attached_notebook(path))
         # Not awaited here: a turn asked while the engine is still being imported is announced
         # at once and says that it waits for it (ThreadService.start_turn).
         with self.service.listen(thread_id) as queue:

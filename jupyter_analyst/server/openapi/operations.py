@@ -179,6 +179,45 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("/threads/{thread_id}/steps/{call_id}/cell", "get"): Operation(
         "One SQL or Python step as a runnable code cell, as exported notebooks have it",
         replies.StepCell, errors={404: "unknown thread or step (step_not_found)"}),
+    ("/threads/{thread_id}/proposals", "get"): Operation(
+        "The cells the model proposed for the caller's notebooks, each change with its status and diff",
+        replies.ProposalsReply,
+        description="A proposal is made by the model's `propose_cells` tool in a turn with a notebook attached; "
+                    "nothing in the notebook changes until a person accepts. Each change is an insert (a new "
+                    "cell after `after`), a replace (`cell_id`'s source) or a delete, with its reason, how its "
+                    "code ran in the thread's sandboxed kernel (`run`: outputs, step key, the artifacts' "
+                    "fingerprints) and, while pending, nbdime's diff of the cell against the notebook as it "
+                    "is now, or `conflict` when its cell was edited since the model read it.",
+        errors={404: _NOT_FOUND}),
+    ("/threads/{thread_id}/proposals/{proposal_id}/accept", "post"): Operation(
+        "Accept proposed changes into the notebook (checkpointed first); the proposal as it is then",
+        replies.ProposalView, body=inputs.DecideChanges,
+        description="`cell_ids` accepts those changes, `all` every pending one (refused for a proposal with a "
+                    "cell that failed in the sandbox). Before the proposal's first accepted change the notebook "
+                    "is checkpointed through the contents manager. Accepted cells carry "
+                    "`metadata.jupyter_analyst` (proposal, turn, step key, fingerprints) and their sandbox "
+                    "outputs; the user's kernel runs nothing. A change whose cell was edited since the model "
+                    "read it is refused, and nothing is written.",
+        errors={404: f"{_NOT_FOUND}, or an unknown proposal (proposal_not_found)",
+                409: "a change's cell was edited since (notebook_changed), the proposal failed in the sandbox "
+                     "and all was asked (proposal_failed), a change was decided already (already_decided) or "
+                     "is not the proposal's (unknown_change), or the notebook cannot be read "
+                     "(notebook_not_found)", 413: "body_too_large"}),
+    ("/threads/{thread_id}/proposals/{proposal_id}/reject", "post"): Operation(
+        "Reject proposed changes; the notebook is not touched",
+        replies.ProposalView, body=inputs.DecideChanges,
+        description="The model is told of the rejection in its next turns, and asked not to propose it again.",
+        errors={404: f"{_NOT_FOUND}, or an unknown proposal (proposal_not_found)",
+                409: "a change was decided already (already_decided) or is not the proposal's (unknown_change)",
+                413: "body_too_large"}),
+    ("/threads/{thread_id}/turns/{turn_id}/revert", "post"): Operation(
+        "Undo a turn's accepted changes: the notebook restored from its checkpoint, byte for byte",
+        replies.RevertResult, body=inputs.RevertTurn,
+        description="Restores the checkpoint taken before the turn's first accepted change (through the "
+                    "contents manager's checkpoints API); its accepted changes are marked reverted.",
+        errors={404: _NOT_FOUND,
+                409: "nothing of the turn was accepted (nothing_to_revert), or the notebook cannot be written "
+                     "(notebook_not_found)", 413: "body_too_large"}),
     ("/threads/{thread_id}/state", "get"): Operation(
         "The thread's agent state (entities with dependencies, assumptions, expectations, items, "
         "active context, rolling summary)", AgentState, errors={404: _NOT_FOUND}),
@@ -230,4 +269,6 @@ PARAMETERS = {
     "artifact_id": "an artifact's id",
     "call_id": "a tool call's id, as its events carry it",
     "verification_id": "a verification's id (ver_...), as POST threads/{thread_id}/verify answers it",
+    "proposal_id": "a proposal's id (prop_...), as GET threads/{thread_id}/proposals lists it",
+    "turn_id": "a turn's id, as GET threads/{thread_id} lists it",
 }

@@ -47,6 +47,16 @@ _EVERY_TOOL = {"match": "^explore", "steps": [
         {"name": "find", "arguments": {"query": "zzqqxx widgets"}},
         {"name": "read_cells", "arguments": {"cell_ids": ["c1", "ghost"]}},
     ]},
+    # A proposal whose code cell ran in the kernel, one whose cell failed, one that names no cell.
+    {"tool_calls": [
+        {"name": "propose_cells", "arguments": {"changes": [
+            {"op": "insert", "after": "c1", "source": "print(x + 1)", "reason": "show x + 1"},
+            {"op": "replace", "cell_id": "c1", "cell_type": "markdown", "source": "# x", "reason": "title"}]}},
+        {"name": "propose_cells", "arguments": {"changes": [
+            {"op": "delete", "cell_id": "c1", "reason": "unused"},
+            {"op": "insert", "after": "", "source": "1 / 0", "reason": "fails"}]}},
+        {"name": "propose_cells", "arguments": {"changes": [{"op": "delete", "cell_id": "ghost", "reason": "r"}]}},
+    ]},
     call_step("clarify", question="Which year?", candidates=["2024", "2025"]),
 ]}
 

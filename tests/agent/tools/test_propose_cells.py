@@ -1,0 +1,96 @@
+"""The propose_cells tool against a real notebook file and a real workspace: a change is kept
+only against cells that hold what the model read, a malformed call gets one clear error, and
+the notebook itself is never written."""
+
+from __future__ import annotations
+
+import asyncio
+
+import nbformat
+import pytest
+
+from jupyter_analyst.agent.environment import ThreadEnvironment
+from jupyter_analyst.agent.spec import CallContext, StepPlan
+from jupyter_analyst.agent.tools import ToolBox
+from jupyter_analyst.notebooks import load_attached
+from jupyter_analyst.sql import open_source
+from jupyter_analyst.workspace import Workspace
+
+
+@pytest.fixture
+def proposing(tmp_path, sales_db):
+    """A thread's environment with a notebook attached (read from its file) and its proposals kept."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Study", id="h1"), nbformat.v4.new_code_cell("y = 2", id="c2")]
+    path = tmp_path / "study.ipynb"
+    nbformat.write(nb, path)
+    workspace = Workspace(tmp_path / "ws")
+    thread = workspace.store.create_thread(source=str(sales_db))
+    source = open_source(str(sales_db))
+    env = ThreadEnvironment(thread_id=thread.thread_id, source=source, artifacts=workspace.artifacts,
+                            workdir=workspace.kernel_dir(thread.thread_id))
+    env.attached = load_attached(path)
+    env.proposals = workspace.store
+    yield env, path, workspace.store
+    asyncio.run(env.close())
+    source.close()
+    workspace.close()
+
+
+def call(env, changes):
+    ctx = CallContext(thread_id=env.thread_id, turn_id="turn_1", call_id="call_1")
+    return asyncio.run(ToolBox(env).call("propose_cells", {"changes": changes}, ctx, StepPlan()))
+
+
+NOTE = {"op": "insert", "after": "h1", "cell_type": "markdown", "source": "Why y matters", "reason": "explain"}
+DROP = {"op": "delete", "cell_id": "c2", "reason": "unused"}
+
+
+def test_a_cell_edited_while_the_turn_ran_refuses_the_proposal_until_it_is_read_again(proposing):
+    env, path, store = proposing
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].source = "y = 'edited by the user'"
+    nbformat.write(nb, path)
+    edited = path.read_bytes()
+    refused = call(env, [NOTE, DROP])
+    error = refused.result["error"]
+    assert refused.status == "error" and error["reason"] == "notebook_changed"
+    assert "cell(s) 'c2' no longer hold what you read" in error["message"] and "read_cells" in error["hint"]
+    assert store.proposals(env.thread_id) == [] and path.read_bytes() == edited
+    # The model now reads the notebook as it is, and a proposal against it is kept.
+    kept = call(env, [NOTE, DROP])
+    assert kept.status == "ok" and kept.result["status"] == "proposed"
+    [body] = store.proposals(env.thread_id)
+    assert [c["op"] for c in body["changes"]] == ["insert", "delete"] and path.read_bytes() == edited
+
+
+@pytest.mark.parametrize("changes, reason, said", [
+    ([{"op": "replace", "cell_id": "ghost", "source": "x", "reason": "r"}], "unknown_cell", "unknown cell id 'ghost'"),
+    ([{"op": "insert", "after": "nope", "source": "x", "reason": "r"}], "unknown_cell", "unknown cell id 'nope'"),
+    ([], "empty_proposal", "a non-empty list"),
+    ("delete c2", "empty_proposal", "a non-empty list"),
+    ([{"op": "rename", "cell_id": "c2", "reason": "r"}], "invalid_change_op", "unknown op 'rename'"),
+    ([{"op": "delete", "cell_id": "c2"}], "invalid_change", "needs a one-line 'reason'"),
+    ([{"op": "replace", "cell_id": "c2", "reason": "r"}], "invalid_change", "needs the cell's new 'source'"),
+    ([DROP, DROP], "invalid_change", "changed twice"),
+    ([{"op": "insert", "after": "h1", "cell_type": "raw", "source": "x", "reason": "r"}], "invalid_change",
+     "cell_type is code or markdown"),
+])
+def test_a_malformed_proposal_gets_one_clear_error_and_nothing_is_kept(proposing, changes, reason, said):
+    env, path, store = proposing
+    before = path.read_bytes()
+    outcome = call(env, changes)
+    assert outcome.status == "error" and outcome.result["error"]["reason"] == reason
+    assert said in outcome.result["error"]["message"]
+    assert store.proposals(env.thread_id) == [] and path.read_bytes() == before
+
+
+def test_a_notebook_without_cell_ids_is_said_to_need_them(proposing, tmp_path):
+    env, _, _ = proposing
+    old = tmp_path / "old.ipynb"
+    old.write_text('{"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": []}], '
+                   '"metadata": {}, "nbformat": 4, "nbformat_minor": 4}')
+    env.attached = load_attached(old)
+    outcome = call(env, [{"op": "delete", "cell_id": "cell-0", "reason": "r"}])
+    assert outcome.result["error"]["reason"] == "notebook_without_ids"
+    assert "save the notebook in JupyterLab" in outcome.result["error"]["hint"]
