@@ -72,14 +72,20 @@ async def kernel_frame(kernel: KernelSession, path: Path, fingerprint: str, out:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("remote", [False, True], ids=["file", "protocol"])
-async def test_the_kernels_dataframe_is_the_artifacts_rows_whatever_the_hand_off(tmp_path, remote):
+@pytest.mark.parametrize("hand_off", ["file", "sandboxed", "protocol"])
+async def test_the_kernels_dataframe_is_the_artifacts_rows_whatever_the_hand_off(tmp_path, hand_off):
     full, full_print = artifact(tmp_path, "full", ROWS)
     empty, empty_print = artifact(tmp_path, "empty", f"SELECT * FROM ({ROWS}) WHERE n < 0")
-    launcher = _Remote() if remote else LocalKernelLauncher()
-    async with KernelSession(tmp_path / "k", launcher=launcher, sandbox=SandboxPolicy(enabled=False)) as kernel:
-        got = await kernel_frame(kernel, full, full_print, tmp_path / "full.pkl")
-        got_empty = await kernel_frame(kernel, empty, empty_print, tmp_path / "empty.pkl")
+    launcher = _Remote() if hand_off == "protocol" else LocalKernelLauncher()
+    sandboxed = hand_off == "sandboxed"
+    async with KernelSession(tmp_path / "k", launcher=launcher, sandbox=SandboxPolicy(enabled=sandboxed),
+                             datasets_root=tmp_path / "ds") as kernel:
+        if sandboxed:  # linked into the kernel's read-only datasets folder, as a thread's blob is
+            full, empty = kernel.stage(full_print, full), kernel.stage(empty_print, empty)
+            assert full.parent == kernel.datasets_dir
+        got = await kernel_frame(kernel, full, full_print, kernel.workdir / "full.pkl")
+        got_empty = await kernel_frame(kernel, empty, empty_print, kernel.workdir / "empty.pkl")
+        full, empty = tmp_path / "full.parquet", tmp_path / "empty.parquet"
 
     want = expected(full)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
