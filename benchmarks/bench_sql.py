@@ -17,9 +17,9 @@ Arrow IPC file into pandas (what the kernel's load would be given Arrow without 
 
 Peak memory is the high-water mark of resident memory during the first query after the
 start (``VmHWM``, reset before it): ours is the host's process plus the source's engine
-worker (DuckDB, in a process of its own, started before) plus the kernel's processes; the peer's is its kernel; the floor's its own
-process. The increase over the memory held before the query is shown too: what the query
-itself costs.
+worker (DuckDB, in a process of its own, started before) plus the kernel's processes; the
+peer's is its kernel; the floor's its own process. The increase over the memory held
+before the query is shown too: what the query itself costs.
 """
 
 from __future__ import annotations
@@ -105,9 +105,10 @@ def _parts(db: Path, root: Path, rows: int, repeat: int) -> dict[str, float]:
             conn.execute(f"COPY ({QUERY}) TO '{stored}' ({_PARQUET_OPTIONS})")
 
         copied = median_time(copy, repeat)
-        with pa.OSFile(str(mapped), "wb") as sink, ipc.new_file(sink, (t := conn.sql(QUERY).to_arrow_table()).schema) as w:
-            w.write_table(t)
-        del t
+        table = conn.sql(QUERY).to_arrow_table()
+        with pa.OSFile(str(mapped), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        del table
 
     def load_ipc() -> None:
         table = ipc.open_file(pa.memory_map(str(mapped))).read_all()
@@ -117,7 +118,8 @@ def _parts(db: Path, root: Path, rows: int, repeat: int) -> dict[str, float]:
 
     out = {
         "DuckDB's COPY to the stored Parquet (fixes the fingerprint)": copied,
-        "the stored Parquet read into pandas (the kernel's load)": median_time(lambda: read_dataset(str(stored)), repeat),
+        "the stored Parquet read into pandas (the kernel's load)":
+            median_time(lambda: read_dataset(str(stored)), repeat),
         "the same rows mapped from Arrow IPC into pandas (no decode)": median_time(load_ipc, repeat),
     }
     stored.unlink()

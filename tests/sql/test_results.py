@@ -218,14 +218,18 @@ def test_the_same_rows_keep_the_fingerprint_they_were_stored_with(tmp_path):
     lite_db = tmp_path / "s.db"
     with sqlite3.connect(lite_db) as conn:
         conn.execute("CREATE TABLE sales (region TEXT, amount REAL, n INTEGER)")
-        conn.executemany("INSERT INTO sales VALUES (?, ?, ?)", [("south", 2.0, 1), ("north", 1.5, None), (None, 3.25, 7)])
-    cases = [(("duckdb", duckdb.__version__), str(db), "SELECT * FROM events ORDER BY id"),
-             (("pyarrow", pyarrow.__version__), f"sqlite:///{lite_db}", "SELECT region, amount, n FROM sales ORDER BY amount")]
+        conn.executemany("INSERT INTO sales VALUES (?, ?, ?)",
+                         [("south", 2.0, 1), ("north", 1.5, None), (None, 3.25, 7)])
+    cases = [
+        (("duckdb", duckdb.__version__), str(db), "SELECT * FROM events ORDER BY id"),
+        (("pyarrow", pyarrow.__version__), f"sqlite:///{lite_db}", "SELECT region, amount, n FROM sales ORDER BY amount"),
+    ]
     for i, (writer, spec, sql) in enumerate(cases):
         src = open_source(spec)
         try:
             first = run(src, sql, tmp_path / f"first-{i}.parquet").fingerprint
-            assert run(src, sql, tmp_path / f"again-{i}.parquet").fingerprint == first, f"{writer}: the same bytes each run"
+            again = run(src, sql, tmp_path / f"again-{i}.parquet").fingerprint
+            assert again == first, f"{writer}: the same bytes each run"
         finally:
             src.close()
         if writer in KNOWN_FINGERPRINTS:  # another version of the writer: its own bytes
