@@ -196,3 +196,41 @@ def test_intent_is_read_when_the_sql_is_prepared_not_parsed_again(analyst, monke
     assert result.result["intent"]["filters"] == ["quantity > 1"]
     assert result.result["intent_note"].startswith("from orders; measures: total = SUM(revenue); by: region_id")
     assert parsed == []
+
+
+#: A result's fingerprint for each engine, as the writer made it when results were first
+#: stored this way: a stored result is reused only while the same rows give the same bytes.
+#: The bytes name the writer's version (Parquet's ``created_by``), so they are pinned per version.
+KNOWN_FINGERPRINTS = {
+    ("duckdb", "2.0.1"): "sha256:c9aa3cb6318cf65f8d00ae3cf5e2c660bb8feb7b962217598bbdf4a43f5ba82c",
+    ("pyarrow", "26.0.1"): "sha256:4b8991d76f47e1fef828155c100cb1fa2103bdee80f42a0496734cfde96f6493",
+}
+
+
+def test_the_same_rows_keep_the_fingerprint_they_were_stored_with(tmp_path):
+    import pyarrow
+
+    db = tmp_path / "e.duckdb"
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("CREATE TABLE events AS SELECT range AS id, (range * 1.25)::DECIMAL(18,2) AS price, "
+                     "TIMESTAMPTZ '2024-03-10 01:30:00+00' + to_hours(range::INT) AS at, "
+                     "CASE WHEN range % 3 = 0 THEN NULL ELSE 'r' || range END AS label FROM range(1000)")
+    lite_db = tmp_path / "s.db"
+    with sqlite3.connect(lite_db) as conn:
+        conn.execute("CREATE TABLE sales (region TEXT, amount REAL, n INTEGER)")
+        conn.executemany("INSERT INTO sales VALUES (?, ?, ?)",
+                         [("south", 2.0, 1), ("north", 1.5, None), (None, 3.25, 7)])
+    cases = [
+        (("duckdb", duckdb.__version__), str(db), "SELECT * FROM events ORDER BY id"),
+        (("pyarrow", pyarrow.__version__), f"sqlite:///{lite_db}", "SELECT region, amount, n FROM sales ORDER BY amount"),
+    ]
+    for i, (writer, spec, sql) in enumerate(cases):
+        src = open_source(spec)
+        try:
+            first = run(src, sql, tmp_path / f"first-{i}.parquet").fingerprint
+            again = run(src, sql, tmp_path / f"again-{i}.parquet").fingerprint
+            assert again == first, f"{writer}: the same bytes each run"
+        finally:
+            src.close()
+        if writer in KNOWN_FINGERPRINTS:  # another version of the writer: its own bytes
+            assert first == KNOWN_FINGERPRINTS[writer], writer
