@@ -66,7 +66,9 @@ export function Conversation({
     notebook.pathNow
   );
   const body = useFollowBottom<HTMLDivElement>(view);
-  const budget = useBudget(client, thread.thread_id, running);
+  // What changes what was spent: each turn's end, and each update of the thread's summary.
+  const spent = view.turns.reduce((n, t) => n + t.memory.length + (t.end ? 1 : 0), 0);
+  const budget = useBudget(client, thread.thread_id, running, spent);
 
   // The prompt takes the focus back when a turn ends.
   const [focusToken, setFocusToken] = React.useState(0);

@@ -6,13 +6,15 @@ import { budget } from '../transport/team';
 
 /**
  * The caller's budgets as they stand for a thread (`GET budget?thread_id=`): read when the
- * thread opens and again each time a turn ends, as what it spent is counted by then. Null
- * until read, and when it cannot be (a server without the route): the line is then not shown.
+ * thread opens, and again each time `spent` changes while no turn runs (a turn's end, and the
+ * thread summary's update after it: its model call counts too). Null until read, and when it
+ * cannot be (a server without the route): the line is then not shown.
  */
 export function useBudget(
   client: AnalystClient,
   threadId: string,
-  running: boolean
+  running: boolean,
+  spent: number
 ): BudgetReply | null {
   const [reply, setReply] = React.useState<BudgetReply | null>(null);
   React.useEffect(() => {
@@ -27,6 +29,6 @@ export function useBudget(
     return () => {
       live = false;
     };
-  }, [client, threadId, running]);
+  }, [client, threadId, running, spent]);
   return reply;
 }

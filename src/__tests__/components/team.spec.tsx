@@ -12,7 +12,7 @@ import { AnalystContext } from '../../context';
 import type { BudgetLine } from '../../model/budget';
 import { AnalystApiError, type AnalystClient, type IThread } from '../../transport/api';
 import { mountedRoot } from '../dom';
-import { FakeServer, threadOf } from '../fakeServer';
+import { endedAt, FakeServer, threadOf } from '../fakeServer';
 import { demoTurn } from '../helpers';
 
 const mounted = mountedRoot();
@@ -190,6 +190,48 @@ describe('the budget line', () => {
     await until(() => find('.jp-AnalystBudget') !== null, 'the budget is shown');
     expect(find('.jp-AnalystBudget-text')!.textContent).toBe(`Budget spent: ${message}`);
     expect(find('.jp-AnalystBudget')!.getAttribute('data-exhausted')).toBe('true');
+  });
+
+  it('is read again when a turn ends, and says what the turn left', async () => {
+    const server = new FakeServer([THREAD]);
+    server.budget = { ...server.budget, limited: true, budgets: [DAILY] };
+    const client = server.client();
+    await act(async () => {
+      mounted.root().render(
+        <AnalystContext.Provider
+          value={{ client, rendermime: null, commands: null, notebooks: null }}
+        >
+          <Conversation client={client} thread={THREAD} onBack={() => undefined} />
+        </AnalystContext.Provider>
+      );
+      await nextTask();
+    });
+    await until(() => find('.jp-AnalystBudget') !== null, 'the budget is shown');
+    const box = mounted
+      .host()
+      .querySelector<HTMLTextAreaElement>('[aria-label="Ask about your data"]')!;
+    const setter = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, 'value')!.set!;
+    act(() => {
+      setter.call(box, 'Revenue by region per month, with a chart');
+      box.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await act(async () => {
+      box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+      await nextTask();
+    });
+    await until(() => server.calls.includes('POST turns thr_1'), 'the turn is asked for');
+    const asked = server.budgetQueries.length;
+    server.budget = {
+      ...server.budget,
+      budgets: [{ ...DAILY, spent_tokens: 190_500, left_tokens: 9_500 }]
+    };
+    server.endTurn('thr_1', endedAt(8, 'interrupted'));
+    await until(
+      () => find('.jp-AnalystBudget-text')?.textContent === '9.5k of 200k tokens left today',
+      'the line says what the turn left'
+    );
+    expect(server.budgetQueries.length).toBeGreaterThan(asked);
+    expect(find('.jp-AnalystBudget')!.getAttribute('data-low')).toBe('true');
   });
 
   it('shows nothing on a server without budgets', async () => {
