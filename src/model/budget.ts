@@ -105,6 +105,21 @@ function resetTime(iso: string): string {
 }
 
 /**
+ * A spent budget in a few words: until when ("Budget spent until 2026-12-05 00:00 UTC", the
+ * latest reset of those spent), or whose, for one that never resets ("Budget spent in this thread").
+ */
+function spentWords(budgets: readonly BudgetLine[]): string {
+  const spent = budgets.filter(line => line.exhausted);
+  const forGood = spent.find(line => line.resets_at === null);
+  if (forGood !== undefined || spent.length === 0) {
+    const scope = forGood === undefined ? '' : where(forGood);
+    return `Budget spent${scope}`;
+  }
+  const latest = spent.map(line => line.resets_at as string).sort()[spent.length - 1];
+  return `Budget spent until ${resetTime(latest)}`;
+}
+
+/**
  * The status line of `reply`: null when the server has no budgets (then nothing is shown).
  * The line said is the budget with the least left, as a fraction of its limit: the one the
  * next turn meets first.
@@ -125,9 +140,11 @@ export function budgetSummary(reply: BudgetReply | null): IBudgetSummary | null 
   if (nearest === null) {
     return null;
   }
+  const lines = reply.budgets.map(detailLine);
   return {
-    text: reply.exhausted ? 'Budget spent' : leftWords(nearest.line, nearest.unit),
-    detail: reply.budgets.map(detailLine).join('\n'),
+    text: reply.exhausted ? spentWords(reply.budgets) : leftWords(nearest.line, nearest.unit),
+    // Spent, the server's own words (what, of what, when it resets) come first.
+    detail: (reply.exhausted && reply.message ? [reply.message, ...lines] : lines).join('\n'),
     exhausted: reply.exhausted,
     message: reply.exhausted ? reply.message : null,
     low: nearest.left < 0.1

@@ -188,7 +188,14 @@ describe('the budget line', () => {
     };
     await open(server, false);
     await until(() => find('.jp-AnalystBudget') !== null, 'the budget is shown');
-    expect(find('.jp-AnalystBudget-text')!.textContent).toBe(`Budget spent: ${message}`);
+    expect(find('.jp-AnalystBudget-text')!.textContent).toBe(
+      'Budget spent until 2026-12-05 00:00 UTC'
+    );
+    // The server's words in full: on the ⓘ, and to a screen reader with the line.
+    expect(find('.jp-AnalystBudget .jp-AnalystSrOnly')!.textContent).toBe(`: ${message}`);
+    expect(
+      find('.jp-AnalystBudget [role="tooltip"], .jp-AnalystBudget .jp-AnalystInfo')!.textContent
+    ).toContain(message);
     expect(find('.jp-AnalystBudget')!.getAttribute('data-exhausted')).toBe('true');
   });
 

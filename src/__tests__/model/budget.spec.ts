@@ -87,9 +87,28 @@ describe('budgetSummary', () => {
       "the daily budget of user 'ann' is spent: 201,000 tokens used of 200,000 today; it resets at 2026-12-05 00:00 UTC";
     const spent = line({ spent_tokens: 201_000, left_tokens: 0, exhausted: true });
     const summary = budgetSummary(reply([spent], { exhausted: true, message }))!;
-    expect(summary.text).toBe('Budget spent');
+    expect(summary.text).toBe('Budget spent until 2026-12-05 00:00 UTC');
     expect(summary.exhausted).toBe(true);
     expect(summary.message).toBe(message);
     expect(summary.low).toBe(true);
+    expect(summary.detail.split('\n')).toEqual([
+      message,
+      'Yours (daily): 201,000 of 200,000 tokens spent; resets 2026-12-05 00:00 UTC'
+    ]);
+  });
+
+  it('says whose budget is spent for good when it never resets', () => {
+    const thread = line({
+      scope: 'thread',
+      period: 'total',
+      spent_tokens: 200_000,
+      left_tokens: 0,
+      exhausted: true,
+      resets_at: null
+    });
+    const summary = budgetSummary(
+      reply([line({}), thread], { exhausted: true, message: 'spent' })
+    )!;
+    expect(summary.text).toBe('Budget spent in this thread');
   });
 });
