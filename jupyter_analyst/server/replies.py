@@ -54,6 +54,14 @@ class ModelInfo(BaseModel):
     """How to configure one, when none is."""
 
 
+class ContextInfo(BaseModel):
+    """The team's context folder, as far as a client offers to add to it."""
+
+    configured: bool
+    """A folder is set (``c.AnalystApp.context_dir``) or the default one (``context/`` beside
+    the workspace) exists: a completed turn's answer may be verified into it (by its editors)."""
+
+
 class ConfigReply(BaseModel):
     """``GET config``."""
 
@@ -61,6 +69,7 @@ class ConfigReply(BaseModel):
     model: ModelInfo
     sources: list[str]
     """The configured sources' names."""
+    context: ContextInfo
     limits: ApiLimits
 
 

@@ -209,6 +209,9 @@ class ThreadService:
                 "hint": None if model else NO_MODEL_HINT,
             },
             "sources": self.catalog.names,
+            # The panel offers "Verify this answer" only where there is a folder to verify into.
+            "context": {"configured": self.config.context_dir is not None
+                        or self.config.context_folder(self.workspace.root).is_dir()},
         }
 
     # ------------------------------------------------------------------ budgets

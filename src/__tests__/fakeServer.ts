@@ -6,7 +6,9 @@
  * panel asked of the server (a Stop sends the cancel).
  */
 
+import type { BudgetReply } from '../model/budget';
 import type { AnalystEvent } from '../model/events';
+import type { VerifiedAnswer } from '../model/verifiedAnswer';
 import {
   AnalystApiError,
   type AnalystClient,
@@ -69,7 +71,27 @@ export class FakeServer {
     hint: null
   };
 
+  /** Whether `GET config` says the server has a context folder. */
+  contextFolder = false;
+  /** What `GET budget` answers (the query it was asked with is in `budgetQueries`). */
+  budget: BudgetReply = {
+    user: 'ada',
+    limited: false,
+    timezone: 'UTC',
+    budgets: [],
+    exhausted: false,
+    message: null
+  };
+  readonly budgetQueries: (Record<string, string | number> | undefined)[] = [];
+  /** What `POST threads/{id}/verified-answers` answers: what was written, or a refusal. */
+  verification: VerifiedAnswer | AnalystApiError | null = null;
+
   constructor(public threads: IThread[]) {}
+
+  /** A response with `body` as its JSON. */
+  private static json(body: unknown): Response {
+    return { ok: true, status: 200, json: async () => body } as Response;
+  }
 
   /** The client the panel is given. */
   client(): AnalystClient {
@@ -81,6 +103,7 @@ export class FakeServer {
         version: '0',
         model: this.model,
         sources: ['sales'],
+        context: { configured: this.contextFolder },
         limits: {}
       }),
       sources: async () => [{ name: 'sales', kind: 'path' }],
@@ -100,9 +123,25 @@ export class FakeServer {
         this.calls.push(`events ${threadId} ${after}`);
         return events(threadId, after);
       },
-      request: async (path: string, init: RequestInit = {}) => {
+      request: async (
+        path: string,
+        init: RequestInit = {},
+        query?: Record<string, string | number>
+      ) => {
+        if (path === 'budget') {
+          this.budgetQueries.push(query);
+          return FakeServer.json(this.budget);
+        }
         const [, threadId, what] = path.split('/');
         this.calls.push(`${init.method ?? 'GET'} ${what} ${threadId}`);
+        if (what === 'verified-answers') {
+          const answer = this.verification;
+          if (answer instanceof AnalystApiError) {
+            throw answer;
+          }
+          this.calls.push(`body ${String(init.body)}`);
+          return FakeServer.json(answer);
+        }
         if (what === 'turns' && this.active.has(threadId)) {
           // As the server refuses a second turn on a thread (one turn at a time).
           throw new AnalystApiError(409, {

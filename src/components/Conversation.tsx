@@ -4,7 +4,9 @@ import type { AnalystClient, IThread } from '../transport/api';
 import { useAnalyst } from '../context';
 import { useAttachedNotebook } from '../hooks/useAttachedNotebook';
 import { useThread } from '../hooks/useThread';
+import { useBudget } from '../hooks/useBudget';
 import { ArtifactsPanel, ThreadViewName, ThreadViewTabs } from './artifacts';
+import { BudgetStatus } from './BudgetStatus';
 import { EmptyThread } from './EmptyThread';
 import { ErrorBanner } from './ErrorBanner';
 import { NotebookChip } from './NotebookChip';
@@ -14,6 +16,7 @@ import { ThreadActions } from './ThreadActions';
 import { threadName } from './ThreadList';
 import { TurnList } from './TurnList';
 import { TurnStatus } from './TurnStatus';
+import { ContextFolderOffered } from './VerifyAnswer';
 import { useFollowBottom } from '../hooks/useFollowBottom';
 import type { IShortcut } from '../hooks/useShortcut';
 
@@ -27,6 +30,8 @@ export interface IConversationProps {
   shortcut?: IShortcut | null;
   /** Changes each time the prompt box is asked for from outside (a command): it takes the focus. */
   focusRequest?: number;
+  /** The server has a context folder: completed answers offer "Verify this answer". */
+  contextFolder?: boolean;
   onBack: () => void;
 }
 
@@ -48,6 +53,7 @@ export function Conversation({
   unavailable = null,
   shortcut = null,
   focusRequest = 0,
+  contextFolder = false,
   onBack
 }: IConversationProps): JSX.Element {
   const { notebooks } = useAnalyst();
@@ -60,6 +66,9 @@ export function Conversation({
     notebook.pathNow
   );
   const body = useFollowBottom<HTMLDivElement>(view);
+  // What changes what was spent: each turn's end, and each update of the thread's summary.
+  const spent = view.turns.reduce((n, t) => n + t.memory.length + (t.end ? 1 : 0), 0);
+  const budget = useBudget(client, thread.thread_id, running, spent);
 
   // The prompt takes the focus back when a turn ends.
   const [focusToken, setFocusToken] = React.useState(0);
@@ -120,11 +129,14 @@ export function Conversation({
           {view.turns.length === 0 && !running ? (
             <EmptyThread client={client} threadId={thread.thread_id} onPick={pick} />
           ) : (
-            <TurnList view={view} threadId={thread.thread_id} />
+            <ContextFolderOffered.Provider value={contextFolder}>
+              <TurnList view={view} threadId={thread.thread_id} />
+            </ContextFolderOffered.Provider>
           )}
         </div>
       </div>
       {running && <TurnStatus view={view} connection={connection} stopping={stopping} />}
+      <BudgetStatus reply={budget} />
       <NotebookChip
         open={notebook.open}
         choice={notebook.choice}

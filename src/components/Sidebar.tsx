@@ -119,6 +119,7 @@ export function Sidebar({
           unavailable={unavailable}
           shortcut={shortcut}
           focusRequest={focusRequest}
+          contextFolder={config?.context?.configured ?? false}
           onBack={() => {
             select(null);
             void refresh();

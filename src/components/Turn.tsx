@@ -2,6 +2,7 @@ import * as React from 'react';
 
 import type { ThreadView, TurnItem, TurnView } from '../model';
 import { TURN_END_LINE } from '../model/reasons';
+import { verifiable } from '../model/verifiedAnswer';
 import { StepNumbersContext } from './cards/Details';
 import { ItemCard, itemKey } from './cards/ItemCard';
 import { stepNumbers, turnSummary } from './cards/stepNames';
@@ -10,6 +11,7 @@ import { receiptSteps } from './receipts/receiptWords';
 import { StateStrip } from './StateStrip';
 import { ThinkingLine } from './ThinkingLine';
 import { TurnCost } from './TurnCost';
+import { ContextFolderOffered, VerifyAnswer } from './VerifyAnswer';
 
 /**
  * The text item that is the turn's answer: the last stretch of streamed text before the
@@ -95,6 +97,7 @@ export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
   const summary = turn.status === 'running' ? null : turnSummary(turn.counters);
   const turns = view.turns;
   const receipts = React.useMemo(() => answerReceipts(turn, turns), [turn, turns]);
+  const contextFolder = React.useContext(ContextFolderOffered);
   return (
     <article
       className="jp-AnalystTurn"
@@ -118,6 +121,12 @@ export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
           />
         ))}
       </StepNumbersContext.Provider>
+      {contextFolder && verifiable(turn) && (
+        <VerifyAnswer
+          threadId={threadId}
+          turn={turns.findIndex(t => t.turnId === turn.turnId) + 1}
+        />
+      )}
       {turn.status === 'running' && turn.thinking !== null && (
         <ThinkingLine key={turn.thinking.seq} since={turn.thinking.since} />
       )}

@@ -805,7 +805,12 @@ export interface components {
             version: string;
             model: components["schemas"]["ModelInfo"];
             sources: string[];
+            context: components["schemas"]["ContextInfo"];
             limits: components["schemas"]["ApiLimits"];
+        };
+        /** @description The team's context folder, as far as a client offers to add to it. */
+        ContextInfo: {
+            configured: boolean;
         };
         ContextUsage: {
             /**

@@ -112,6 +112,8 @@ async def test_config_names_the_model_and_sources_but_never_the_key(jp_fetch):
     assert config["model"]["base_url"].startswith("http://127.0.0.1:")
     assert config["sources"] == ["sales"]
     assert config["limits"]["max_prompt_bytes"] == 100_000
+    # No context folder set and none beside the workspace: nothing to verify answers into.
+    assert config["context"] == {"configured": False}
 
 
 @pytest.mark.parametrize("model_configured", [False])

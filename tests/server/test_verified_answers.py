@@ -53,6 +53,8 @@ async def test_an_editor_verifies_an_answer_and_no_one_else_can(jp_fetch, jp_ser
         code, body = await refused(jp_fetch, "bob", "threads", thread, "verified-answers")
         assert (code, body["reason"]) == (403, "not_a_context_editor"), thread
     assert not context.exists()
+    # Set, the folder is offered to every user (made when the first answer is verified).
+    assert (await json_as(jp_fetch, "bob", "config"))["context"] == {"configured": True}
 
     made = await fetch_as(jp_fetch, "ann", "threads", ann, "verified-answers", method="POST", body={})
     assert made.code == 201

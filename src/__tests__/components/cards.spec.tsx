@@ -164,6 +164,7 @@ describe('the model strip', () => {
       ...model
     },
     sources: ['sales'],
+    context: { configured: false },
     limits: {}
   });
 

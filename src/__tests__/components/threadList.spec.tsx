@@ -160,6 +160,7 @@ describe('Sidebar', () => {
         version: '0',
         model: { configured: true, name: 'm', base_url: null, scripted: true, hint: null },
         sources: ['sales'],
+        context: { configured: false },
         limits: {}
       }),
       sources: async () => [{ name: 'sales', kind: 'path' }],

@@ -1,0 +1,34 @@
+/**
+ * What the panel asks of the server about the team: the caller's budgets, and verifying a
+ * turn's answer into the context folder (its refusals throw the API's error, as every call does).
+ */
+
+import type { BudgetReply } from '../model/budget';
+import type { VerifiedAnswer, VerifyAnswerBody } from '../model/verifiedAnswer';
+import type { AnalystClient } from './api';
+
+/** `GET budget`: what the caller may still spend (with the thread's own budgets, given one). */
+export async function budget(client: AnalystClient, threadId?: string): Promise<BudgetReply> {
+  const response = await client.request(
+    'budget',
+    {},
+    threadId ? { thread_id: threadId } : undefined
+  );
+  return (await response.json()) as BudgetReply;
+}
+
+/** `POST threads/{id}/verified-answers`: a completed turn's answer made a verified query and a suite task. */
+export async function verifyAnswer(
+  client: AnalystClient,
+  threadId: string,
+  body: VerifyAnswerBody
+): Promise<VerifiedAnswer> {
+  const response = await client.request(
+    `threads/${encodeURIComponent(threadId)}/verified-answers`,
+    {
+      method: 'POST',
+      body: JSON.stringify(body)
+    }
+  );
+  return (await response.json()) as VerifiedAnswer;
+}
