@@ -712,7 +712,7 @@ export interface components {
             tokens: number;
             /** @description The token budget it was held to. */
             budget: number;
-            /** @description Tokens per part: rules, team, summary, pinned, notebook, state, history, current. */
+            /** @description Tokens per part: rules, team, date, summary, pinned, notebook, state, history, current. */
             parts: {
                 [key: string]: number;
             };

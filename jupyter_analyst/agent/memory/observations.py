@@ -199,10 +199,9 @@ def continues_topic(prompt: str, dataset: str, entity: Entity | None, *, others:
 def turn_answered(state: AgentState, answer: str) -> StateDelta:
     """The dataset the answer cites (the first one it names, by name or artifact id)
     becomes the active dataset: what the answer was about, not merely the last step's output.
-    Among datasets cited equally often, the one the turn's steps left active (the last one made
-    or used) wins, then the one made last: an answer cites the context it checked first and
-    the result it gives last.
-
+    Among datasets cited equally often, one of several rows outranks a single row (a date
+    range or a total looked up on the way, which a follow-up such as "by region" or "chart it"
+    cannot mean), then the one cited first.
     >>> e = Entity(id="dataset:by_carrier", kind="dataset", name="by_carrier", detail={"artifact_id": "art_1"})
     >>> s = AgentState(entities={e.id: e})
     >>> turn_answered(s, "United leads (`by_carrier`).").patch.active["dataset"].value
@@ -215,15 +214,13 @@ def turn_answered(state: AgentState, answer: str) -> StateDelta:
     'by_month'
     """
     cited: list[tuple[int, int, int, Entity]] = []
-    current = state.active.get("dataset")
-    for order, known in enumerate(state.entities.values()):
+    for known in state.entities.values():
         if known.kind != "dataset":
             continue
         names = [re.escape(known.name)] + ([re.escape(str(known.detail["artifact_id"]))] if known.detail.get("artifact_id") else [])
         found = list(re.finditer(r"(?<![\w.])(?:" + "|".join(names) + r")(?!\w)", answer))
         if found:
-            left_active = current is not None and current.value == known.name
-            cited.append((-len(found), 0 if left_active else 1, -order, known))
+            cited.append((-len(found), 1 if known.detail.get("rows") == 1 else 0, found[0].start(), known))
     if not cited:
         return StateDelta()
     # An answer that lists several is about the one it keeps coming back to.

@@ -1,7 +1,7 @@
 """How the active dataset is carried from one turn's answer into the next turn."""
 
 from jupyter_analyst.agent.memory.observations import turn_answered, turn_opened
-from jupyter_analyst.agent_state import ActiveValue, AgentState, Entity, apply_delta
+from jupyter_analyst.agent_state import AgentState, Entity, apply_delta
 
 ANSWER = (
     "Today is 2026-12-04, but the data ends on 2025-12-31 (dataset `date_range`, art_1): no orders yet.\n\n"
@@ -11,23 +11,20 @@ ANSWER = (
 
 def _state() -> AgentState:
     context = Entity(id="dataset:date_range", kind="dataset", name="date_range", derived_from=["table:orders"],
-                     detail={"artifact_id": "art_1", "columns": ["today", "first_order", "last_order"]})
+                     detail={"artifact_id": "art_1", "rows": 1, "columns": ["today", "first_order", "last_order"]})
     result = Entity(id="dataset:orders_by_fiscal_year", kind="dataset", name="orders_by_fiscal_year",
                     derived_from=["table:orders"],
-                    detail={"artifact_id": "art_2", "columns": ["fiscal_year_start", "order_count"]})
-    # The turn's steps made date_range, then orders_by_fiscal_year (left active by its step).
-    return AgentState(entities={context.id: context, result.id: result},
-                      active={"dataset": ActiveValue(value="orders_by_fiscal_year", last_used="2026-12-04T00:00:00Z")})
+                    detail={"artifact_id": "art_2", "rows": 2, "columns": ["fiscal_year_start", "order_count"]})
+    return AgentState(entities={context.id: context, result.id: result})
 
 
-def test_an_answer_citing_two_datasets_equally_keeps_the_one_it_gives_as_the_result():
+def test_an_answer_citing_a_one_row_lookup_first_keeps_the_table_it_gives_as_the_result():
     delta = turn_answered(_state(), ANSWER)
     assert delta.patch.active["dataset"].value == "orders_by_fiscal_year"
-
-
-def test_without_an_active_one_the_dataset_made_last_wins_a_tie():
-    state = _state().model_copy(update={"active": {}})
-    assert turn_answered(state, ANSWER).patch.active["dataset"].value == "orders_by_fiscal_year"
+    # Between two tables cited equally, the first cited still wins.
+    state = _state()
+    state.entities["dataset:date_range"].detail["rows"] = 12
+    assert turn_answered(state, ANSWER).patch.active["dataset"].value == "date_range"
 
 
 def test_an_elliptic_follow_up_keeps_the_active_dataset_into_the_next_turn():
