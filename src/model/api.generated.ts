@@ -891,6 +891,10 @@ export interface components {
             definition?: string | null;
             /** @default null */
             defined_in?: string | null;
+            /** @default null */
+            description?: string | null;
+            /** @default null */
+            synonyms?: string[] | null;
         };
         Guarded: {
             /**
