@@ -150,7 +150,7 @@ async def _definition_notes(env: ThreadEnvironment, prepared: PreparedQuery) -> 
         return {}
     from ...knowledge import divergences
 
-    notes = await asyncio.to_thread(divergences, prepared.original, env.source.dialect, team.metrics)
+    notes = await asyncio.to_thread(divergences, prepared.original, env.source.dialect, team.metrics, team.folder)
     return {"definition_notes": notes} if notes else {}
 
 
