@@ -253,7 +253,7 @@ class ContextUsage(_Event):
     budget: int
     """The token budget it was held to."""
     parts: dict[str, int]
-    """Tokens per part: rules, team, summary, pinned, notebook, state, history, current."""
+    """Tokens per part: rules, team, date, summary, pinned, notebook, state, history, current."""
     messages: int
     """Messages sent."""
     turns: list[int]

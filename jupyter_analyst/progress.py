@@ -104,6 +104,9 @@ class ProgressPrinter:
                 if isinstance(err, dict):
                     extra += f": {_short(str(err.get('message', '')), 100)}"
                 self._line(f"     {mark}{_step_of(event.call_id)} ({how}{extra})")
+                # Never only the model's to read: where a query computes a team's metric otherwise.
+                for note in event.result.get("definition_notes") or []:
+                    self._line(f"     definition note: {note}")
             case StepOutput():
                 # A running step's prints, as they come: a long step is seen to work.
                 for line in event.text.splitlines():

@@ -91,6 +91,19 @@ class Dimension(BaseModel):
     synonyms: list[str] = []
     origin: Origin
 
+    @property
+    def meaningful(self) -> bool:
+        """Whether it says more than its column does: an expression, a description or synonyms.
+
+        >>> o = Origin(file="m.yml", line=1)
+        >>> Dimension(name="quantity", table="orders", expr="quantity", type="categorical", origin=o).meaningful
+        False
+        >>> Dimension(name="region", table="regions", expr="region", type="categorical", synonyms=["area"], origin=o).meaningful
+        True
+        """
+        plain = self.expr.strip().strip('"').lower() in ("", self.name.lower())
+        return not plain or bool(self.description.strip() or self.synonyms)
+
 
 class VerifiedQuery(BaseModel):
     """A query the team verified: the questions it answers, who verified it and when."""
@@ -134,7 +147,10 @@ class TeamContext(BaseModel):
         return next((m for m in self.metrics if m.name == name), None)
 
     def index_line(self) -> str:
-        """What the folder defines, in one line (names, not definitions: ``find`` has those).
+        """What the folder defines, in one line (names, not definitions: ``find`` has those):
+        the metrics, and the dimensions that mean more than their column (a dimension that
+        is a plain column is in the schema already; listing it would send the model to
+        ``find`` for nothing).
 
         >>> o = Origin(file="m.yml", line=1)
         >>> TeamContext(folder="context", metrics=[Metric(name="revenue", type="simple", origin=o)],
@@ -144,7 +160,7 @@ class TeamContext(BaseModel):
         """
         parts = []
         for kind, names in (("metrics", [m.name for m in self.metrics]),
-                            ("dimensions", [f"{d.table}.{d.name}" for d in self.dimensions])):
+                            ("dimensions", [f"{d.table}.{d.name}" for d in self.dimensions if d.meaningful])):
             if names:
                 more = f" and {len(names) - INDEX_NAMES} more" if len(names) > INDEX_NAMES else ""
                 parts.append(f"{kind}: {', '.join(names[:INDEX_NAMES])}{more}")

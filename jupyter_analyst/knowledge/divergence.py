@@ -3,10 +3,12 @@
 A query computes a simple metric when one of its SELECTs reading the metric's table
 aggregates the metric's measure expression. It differs from the definition when it uses
 another aggregate (``AVG(amount)`` for a ``sum``), or when a filter the definition carries
-(``status = 'completed'``) is in none of the query's WHERE clauses nor the aggregate's
-FILTER. Compared on sqlglot's trees, with table qualifiers left out, so ``o.status`` is
-``status``. A note says so beside the rows, naming the definition: the model may have
-meant something else, and says which.
+(``status = 'completed'``) is neither in the WHERE clause of the SELECT that aggregates
+nor in the aggregate's own FILTER: each aggregate is judged by the filters that apply to
+its rows, so ``SUM(x) FILTER (WHERE f), SUM(x)`` has its second one noted. Compared on sqlglot's trees, with table qualifiers left out, so ``o.status`` is
+``status``. A note says so beside the rows, naming the definition and where it is written
+(as ``find`` names it: the folder, its file and line), and what to do: compute it with
+the definition, or say in the answer why not.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from .definitions import Metric
 
 #: The most notes one query gets.
 MAX_NOTES = 3
+#: What a note asks of the model.
+REMEDY = "compute it with the definition's filter and aggregate, or say in the answer why not"
 
 
 def _unqualified(node: Any) -> Any:
@@ -75,8 +79,42 @@ def _tables_read(select: Any) -> set[str]:
     return {s.this.name.lower() for s in sources if s is not None and isinstance(s.this, exp.Table)}
 
 
-def divergences(sql: str, dialect: str, metrics: Sequence[Metric]) -> list[str]:
+def _wheres(select: Any, ctes: dict[str, Any], seen: set[int]) -> list[Any]:
+    """The WHERE clauses that apply to a SELECT's rows: its own, and those of the CTEs and
+    subqueries it reads from (their rows are the ones it gets), each once."""
+    from sqlglot import exp
+
+    if not isinstance(select, exp.Select) or id(select) in seen:
+        return []
+    seen.add(id(select))
+    found = [select.args["where"]] if select.args.get("where") is not None else []
+    sources = [select.args.get("from_") or select.args.get("from"), *(select.args.get("joins") or [])]
+    for source in sources:
+        if source is None:
+            continue
+        inner = source.this
+        if isinstance(inner, exp.Table) and inner.name.lower() in ctes:
+            found += _wheres(ctes[inner.name.lower()], ctes, seen)
+        elif isinstance(inner, exp.Subquery):
+            found += _wheres(inner.this, ctes, seen)
+    return found
+
+
+def _own_filters(agg: Any, select: Any, ctes: dict[str, Any], dialect: str) -> set[str]:
+    """The filter terms that apply to the rows ``agg`` aggregates: the WHERE clauses of its
+    SELECT and of what that reads (not those of other SELECTs, nor another aggregate's
+    FILTER), and its own FILTER."""
+    from sqlglot import exp
+
+    own = {_key(c, dialect) for where in _wheres(select, ctes, set()) for c in _conjuncts(where.this)}
+    if isinstance(agg.parent, exp.Filter):
+        own |= {_key(c, dialect) for c in _conjuncts(agg.parent.args["expression"].this)}
+    return own
+
+
+def divergences(sql: str, dialect: str, metrics: Sequence[Metric], folder: str = "") -> list[str]:
     """Notes on the defined metrics ``sql`` computes differently from their definitions.
+    ``folder``: the context folder's name, which a definition's place is told under.
 
     >>> from jupyter_analyst.knowledge.definitions import Origin
     >>> revenue = Metric(name="revenue", type="simple", table="orders", agg="sum", expr="amount",
@@ -84,7 +122,10 @@ def divergences(sql: str, dialect: str, metrics: Sequence[Metric]) -> list[str]:
     >>> divergences("SELECT SUM(amount) FROM orders WHERE status = 'completed'", "duckdb", [revenue])
     []
     >>> print(divergences("SELECT AVG(o.amount) AS revenue FROM orders o WHERE o.status = 'completed'", "duckdb", [revenue])[0])
-    revenue = AVG(o.amount) is another aggregate than the team's metric `revenue` (orders.yml:9): SUM(amount) FROM orders WHERE status = 'completed'
+    revenue = AVG(o.amount) is another aggregate than the team's metric `revenue` (orders.yml:9): SUM(amount) FROM orders WHERE status = 'completed'; compute it with the definition's filter and aggregate, or say in the answer why not
+    >>> sql = "SELECT SUM(amount) FILTER (WHERE status = 'completed') AS revenue, SUM(amount) AS gross FROM orders"
+    >>> print(divergences(sql, "duckdb", [revenue], folder="context")[0])  # doctest: +ELLIPSIS
+    gross = SUM(amount) lacks the filter status = 'completed' of the team's metric `revenue` (context/orders.yml:9): ...
     """
     text = sql.lower()
     wanted = [m for m in metrics if m.agg and m.table and re.search(rf"\b{re.escape(m.table.lower())}\b", text)]
@@ -100,7 +141,7 @@ def divergences(sql: str, dialect: str, metrics: Sequence[Metric]) -> list[str]:
                             for c in _conjuncts(sqlglot.parse_one(f, read=dialect))] for m in wanted}
     except sqlglot.errors.SqlglotError:
         return []
-    present = {_key(c, dialect) for where in tree.find_all(exp.Where) for c in _conjuncts(where.this)}
+    ctes = {cte.alias_or_name.lower(): cte.this for cte in tree.find_all(exp.CTE)}
     notes: list[str] = []
     for select in tree.find_all(exp.Select):
         read = _tables_read(select)
@@ -113,13 +154,13 @@ def divergences(sql: str, dialect: str, metrics: Sequence[Metric]) -> list[str]:
                     if metric.table.lower() not in read or _key(arg, dialect) != expressions[metric.name]:
                         continue
                     said = f"{projection.alias} = {agg.sql(dialect=dialect)}" if projection.alias else agg.sql(dialect=dialect)
-                    definition = f"the team's metric `{metric.name}` ({metric.origin}): {metric.formula()}"
+                    where = f"{folder}/{metric.origin}" if folder else str(metric.origin)
+                    definition = f"the team's metric `{metric.name}` ({where}): {metric.formula()}"
                     if _agg_kind(agg) != metric.agg:
-                        notes.append(f"{said} is another aggregate than {definition}")
+                        notes.append(f"{said} is another aggregate than {definition}; {REMEDY}")
                         continue
-                    own = present | ({_key(c, dialect) for c in _conjuncts(agg.parent.args["expression"].this)}
-                                     if isinstance(agg.parent, exp.Filter) else set())
+                    own = _own_filters(agg, select, ctes, dialect)
                     missing = [said_filter for said_filter, key in filters[metric.name] if key not in own]
                     if missing:
-                        notes.append(f"{said} lacks the filter {' AND '.join(missing)} of {definition}")
+                        notes.append(f"{said} lacks the filter {' AND '.join(missing)} of {definition}; {REMEDY}")
     return list(dict.fromkeys(notes))[:MAX_NOTES]

@@ -131,7 +131,8 @@ SETUP_SOURCE = (
 
 def _sql_outputs(result: dict[str, Any]) -> list[dict[str, Any]]:
     """A dataset's first rows as HTML and as a Data Resource (table schema + rows); what the
-    row cap dropped is said, as the step told the model."""
+    row cap dropped is said, and where the query differs from a team's definition, as the
+    step told the model."""
     columns = result.get("columns", [])
     sample = result.get("sample", [])
     cap = result.get("row_cap") or {}
@@ -146,12 +147,17 @@ def _sql_outputs(result: dict[str, Any]) -> list[dict[str, Any]]:
         "schema": {"fields": [{"name": c["name"], "type": _table_type(c.get("type", ""))} for c in columns]},
         "data": sample,
     }
-    return [{
+    outputs = [{
         "output_type": "display_data",
         "data": {"text/html": bundle["text/html"], "application/vnd.dataresource+json": resource,
                  "text/plain": bundle["text/plain"]},
         "metadata": {},
     }]
+    notes = [str(n) for n in result.get("definition_notes") or []]
+    if notes:  # where the query computes a team's metric otherwise than defined, as the model was told
+        outputs.append({"output_type": "display_data", "metadata": {},
+                        "data": {"text/plain": "\n".join(f"Definition note: {n}" for n in notes)}})
+    return outputs
 
 
 def _table_type(engine_type: str) -> str:

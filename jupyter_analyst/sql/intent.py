@@ -65,7 +65,22 @@ class DataIntent(BaseModel):
     brief: dict[str, str] = Field(default={}, exclude=True)
     """Short forms of long terms (whole sub-expressions elided), for :meth:`line`."""
 
-    def line(self, budget: int = LINE_CHARS, name: str = "") -> str:
+    def ranges(self) -> list[tuple[str, list[str]]]:
+        """The time ranges the note says: of the columns it names (an aggregate query's
+        measures and keys; all, when its columns are the rows' own), never of a column the
+        note does not name (``current_date AS today`` beside the measures).
+
+        >>> DataIntent(tables=["t"], measures=["last = MAX(d)"], rows=1,
+        ...            time_range={"today": ["2026-12-04", "2026-12-04"], "last": ["2025-12-31", "2025-12-31"]}).ranges()
+        [('last', ['2025-12-31', '2025-12-31'])]
+        """
+        if not self.measures:
+            return list(self.time_range.items())
+        named = {term.split(" = ", 1)[0].strip().rsplit(".", 1)[-1].strip('"') for term in
+                 (*self.measures, *self.dimensions)}
+        return [(column, span) for column, span in self.time_range.items() if column in named]
+
+    def line(self, budget: int = LINE_CHARS, name: str = "", *, ranges: bool = True) -> str:
         """The note in one line of at most ``budget`` characters (where whole parts allow), for prompts.
 
         What does not fit is shortened by whole parts, never cut inside an expression, in
@@ -93,23 +108,31 @@ class DataIntent(BaseModel):
         >>> DataIntent(tables=["flights"], measures=["n = COUNT(*)", long], filters=["month IN (1, 2, 3)"],
         ...            brief={long: "cancelled = SUM(CASE WHEN … THEN 1 ELSE 0 END)"}, rows=3).line(90, "q1")
         'from flights; measures: n = COUNT(*), cancelled; where: month IN (1, 2, 3); 3 rows; shortened to fit (full SQL: find "q1" with_code=true)'
+
+        ``ranges=False``: without the time ranges, for where the rows are shown beside it. A
+        range of one value (a single row's) is said as that value.
+
+        >>> one = DataIntent(tables=["t"], measures=["last = MAX(d)"], rows=1, time_range={"last": ["2025-12-31"] * 2})
+        >>> one.line(), one.line(ranges=False)
+        ('from t; measures: last = MAX(d); 1 row; last 2025-12-31', 'from t; measures: last = MAX(d); 1 row')
         """
         named = f" {json.dumps(name, ensure_ascii=False)}" if name else ""
-        return _Fitting(self, named).line(budget + len(named))
+        return _Fitting(self, named, ranges=ranges).line(budget + len(named))
 
 
 class _Fitting:
     """One description being shortened to a budget, a whole part at a time."""
 
-    def __init__(self, intent: DataIntent, name: str = "") -> None:
+    def __init__(self, intent: DataIntent, name: str = "", *, ranges: bool = True) -> None:
         self.intent = intent
         self.name = name
+        self.ranges = intent.ranges() if ranges else []
         # Per term shown: 0 whole, 1 its short form, 2 its name only; terms past the list's
         # length are left out.
         self.measures = [0] * len(intent.measures)
         self.dimensions = [0] * len(intent.dimensions)
         self.filters = [0] * len(intent.filters)
-        self.times = len(intent.time_range)
+        self.times = len(self.ranges)
         # What is read: 0 whole, 1 its terms in short form, 2 past INNER_KEPT filters of each
         # relation counted, 3 without the joins' conditions, 4 past PARTS_KEPT parts of a set
         # operation counted, 5 CTEs and subqueries by their names only.
@@ -203,8 +226,8 @@ class _Fitting:
         if i.limit:
             parts.append(i.limit)
         parts.append(how_many(i.rows, "row"))
-        for column, (first, last) in list(i.time_range.items())[: self.times]:
-            parts.append(f"{column} {first} .. {last}")
+        for column, (first, last) in self.ranges[: self.times]:
+            parts.append(f"{column} {first}" if first == last else f"{column} {first} .. {last}")
         if self.saying_cut or self.cut():
             parts.append(f"shortened to fit ({FULL_SQL_HINT.replace('find', 'find' + self.name, 1)})")
         return "; ".join(parts)
@@ -212,7 +235,7 @@ class _Fitting:
     def cut(self) -> bool:
         """Whether anything was shortened or left out."""
         i = self.intent
-        return (self.elided or self.inner > 0 or self.times < len(i.time_range) or len(self.measures) < len(i.measures)
+        return (self.elided or self.inner > 0 or self.times < len(self.ranges) or len(self.measures) < len(i.measures)
                 or len(self.dimensions) < len(i.dimensions) or len(self.filters) < len(i.filters))
 
     def _state(self) -> tuple[list[int], list[int], list[int], int, bool, int]:

@@ -841,7 +841,7 @@ export interface components {
             tokens: number;
             /** @description The token budget it was held to. */
             budget: number;
-            /** @description Tokens per part: rules, team, summary, pinned, notebook, state, history, current. */
+            /** @description Tokens per part: rules, team, date, summary, pinned, notebook, state, history, current. */
             parts: {
                 [key: string]: number;
             };
@@ -1028,6 +1028,10 @@ export interface components {
             definition?: string | null;
             /** @default null */
             defined_in?: string | null;
+            /** @default null */
+            description?: string | null;
+            /** @default null */
+            synonyms?: string[] | null;
         };
         Guarded: {
             /**

@@ -5,14 +5,19 @@ and a link out of the folder told once, and the turn going on."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
 
+import nbformat
+
+from jupyter_analyst.progress import ProgressPrinter
 from jupyter_analyst.testing import call_step, sql_step, text_step
 
 EXAMPLE = Path(__file__).parents[1] / "fixtures" / "context"
-DEFINED = "the team's metric `revenue` (models/orders.yml:46): SUM(revenue) FROM orders WHERE quantity > 0"
+DEFINED = ("the team's metric `revenue` (context/models/orders.yml:46): SUM(revenue) FROM orders WHERE quantity > 0; "
+           "compute it with the definition's filter and aggregate, or say in the answer why not")
 
 
 def _context(tmp_path: Path) -> Path:
@@ -41,8 +46,8 @@ def test_find_returns_the_metric_and_the_verified_query_and_the_prompt_carries_r
     requests = a.server.requests
     system = requests[0]["messages"][0]["content"]
     assert "Cancelled orders are kept with a quantity of 0" in system  # rules.md
-    assert ("Defined (metrics: revenue, order_count; dimensions: orders.order_date, orders.quantity, regions.region, "
-            "regions.country; verified queries: 1)") in system
+    # Dimensions that are plain columns are in the schema already: only one with synonyms is named.
+    assert "Defined (metrics: revenue, order_count; dimensions: regions.region; verified queries: 1)" in system
     # Definitions are found, not sent: the system message names them only.
     assert "SUM(revenue) FROM orders" not in system
 
@@ -69,7 +74,8 @@ def test_a_metric_computed_with_another_aggregate_or_without_its_filter_is_told_
         sql_step("SELECT region_id, MAX(quantity) AS most FROM orders GROUP BY 1", "most"),
         text_step(),
     ]}]})
-    assert a.run("revenue").status == "completed"
+    done = a.run("revenue")
+    assert done.status == "completed"
     requests = a.server.requests
     other_aggregate = _told(requests[1])
     assert other_aggregate["definition_notes"] == [f"revenue = AVG(revenue) is another aggregate than {DEFINED}"]
@@ -79,6 +85,18 @@ def test_a_metric_computed_with_another_aggregate_or_without_its_filter_is_told_
     assert _told(requests[2])["definition_notes"] == [f"revenue = SUM(o.revenue) lacks the filter quantity > 0 of {DEFINED}"]
     assert "definition_notes" not in _told(requests[3])  # as defined
     assert "definition_notes" not in _told(requests[4])  # no defined metric
+    # Named as find names it, and told the user too: on the step's line and in its notebook cell.
+    assert _told(requests[1])["definition_notes"][0].count("context/models/orders.yml:46") == 1
+    printed = io.StringIO()
+    for event in a.events:
+        ProgressPrinter(printed)(event)
+    lines = printed.getvalue().splitlines()
+    assert f"     definition note: revenue = AVG(revenue) is another aggregate than {DEFINED}" in lines
+    assert sum(line.startswith("     definition note:") for line in lines) == 2
+    cells = [c for c in nbformat.read(done.notebook, as_version=4).cells if c.cell_type == "code"]
+    told = ["\n".join(o.get("data", {}).get("text/plain", "") for o in c.get("outputs", [])) for c in cells]
+    assert sum("Definition note: revenue = SUM(o.revenue) lacks the filter quantity > 0" in t for t in told) == 1
+    assert sum("Definition note:" in t for t in told) == 2
 
 
 def test_an_invalid_yaml_file_is_one_error_naming_file_and_line_and_the_turn_goes_on(analyst, tmp_path):

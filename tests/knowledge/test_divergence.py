@@ -28,6 +28,13 @@ CASES = [
     ("SELECT COUNT(order_id) FROM orders WHERE quantity > 0 AND region_id <> 99",
      ["COUNT(order_id) is another aggregate than the team's metric `order_count`"]),
     ("SELECT SUM(revenue) FROM orders WHERE 0 < quantity", ["lacks the filter quantity > 0"]),  # not recognised as equal
+    # Each aggregate by the filters that apply to its own rows: another aggregate's FILTER,
+    # or the WHERE of another SELECT, is not one of them.
+    ("SELECT SUM(revenue) FILTER (WHERE quantity > 0) AS revenue, SUM(revenue) AS revenue_incl_cancelled FROM orders",
+     ["revenue_incl_cancelled = SUM(revenue) lacks the filter quantity > 0 of"]),
+    ("SELECT SUM(revenue) AS r, (SELECT COUNT(*) FROM orders WHERE quantity > 0) AS kept FROM orders",
+     ["r = SUM(revenue) lacks the filter quantity > 0 of"]),
+    ("SELECT SUM(revenue) FROM (SELECT * FROM orders WHERE quantity > 0) AS o JOIN orders USING (order_id)", []),
     ("this is not SQL", []),
 ]
 
@@ -39,9 +46,16 @@ def test_a_query_is_told_where_it_differs_from_a_definition(sql, said):
     for note, start in zip(notes, said):
         assert start in note
         assert "(models/orders.yml:" in note  # the definition is named by file and line
+        assert note.endswith("compute it with the definition's filter and aggregate, or say in the answer why not")
 
 
 def test_a_note_names_the_definition_in_full():
     (note,) = divergences("SELECT AVG(revenue) FROM orders", "duckdb", [REVENUE])
     assert note == ("AVG(revenue) is another aggregate than the team's metric `revenue` (models/orders.yml:46): "
-                    "SUM(revenue) FROM orders WHERE quantity > 0")
+                    "SUM(revenue) FROM orders WHERE quantity > 0; compute it with the definition's filter and "
+                    "aggregate, or say in the answer why not")
+
+
+def test_a_note_names_the_definitions_file_as_find_does():
+    (note,) = divergences("SELECT AVG(revenue) FROM orders", "duckdb", [REVENUE], folder="context")
+    assert "(context/models/orders.yml:46)" in note

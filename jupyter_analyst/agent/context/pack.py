@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from ... import _clock
 from ..._text import head_and_tail, model_json
 from ...events import ContextUsage
 from ...sql import model_spec, source_outline
@@ -363,6 +364,9 @@ class ContextPack:
         self.memory = memory
         self.budget = budget
         self.active_ttl_s = active_ttl_s
+        # The turn's date, as it began: "this year" or "last month" count from it on every
+        # call of the turn, even one after midnight. Prompt text only: no step key reads it.
+        self.began = _clock.now()
         self._earlier: dict[int, list[dict[str, Any]]] = {}
         self._prior: list[PackedTurn] = []
         self._sections: dict[str, str] | None = None
@@ -404,6 +408,7 @@ class ContextPack:
                 previous=previous,
                 notebook=notebook,
                 team=self.environment.team.prompt_section() if self.environment.team is not None else "",
+                today=self.began.date(),
             )
         return self._sections
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from ..._text import how_many
@@ -344,17 +344,20 @@ def system_text(
     previous: str = "",
     notebook: str = "",
     team: str = "",
+    today: date | None = None,
 ) -> dict[str, str]:
     """The system message's sections, by name (the context pack counts each), the ones that
     change least first: the rules and schema are the same on every call of a thread, and a
-    provider's prompt cache keeps that prefix; the agent state, which changes every turn,
-    comes last."""
+    provider's prompt cache keeps that prefix; the date, which changes by the day, follows
+    them; the agent state, which changes every turn, comes last. ``today``: the date the
+    turn began, which relative dates ("this year", "last month") count from."""
     summary = state.summary
     sections = {
         "rules": RULES.format(dialect=dialect) + f"\nData source: {source_label}\n{_tables_heading(outline)}\n"
                  + f"{schema_summary(schema, outline)}\n",
         # The team's rules and what its context folder defines: as stable as the rules.
         "team": team,
+        "date": f"\nToday is {today:%A} {today.isoformat()} (UTC, the date this turn began).\n" if today else "",
         "summary": (
             f"\nSummary of {turn_span(1, summary.through_turn)} (older messages are not shown):\n"
             + _clip(summary.text, summary_chars) + "\n"

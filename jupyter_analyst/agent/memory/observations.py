@@ -154,6 +154,9 @@ _BACK = frozenset(
     "chart plot graph result results figure".split()
 )
 _WORD = re.compile(r"[a-z0-9]+")
+#: A prompt that opens like an elliptic follow-up ("And by region?", "What about 2024?", "Now
+#: per month") goes on with what was just shown, whatever else it names.
+_FOLLOW_UP = re.compile(r"^\W*(?:and|but|now|then|what about|how about|by|per|split|broken)\b", re.IGNORECASE)
 
 
 def _words(text: str) -> set[str]:
@@ -176,9 +179,11 @@ def continues_topic(prompt: str, dataset: str, entity: Entity | None, *, others:
     True
     >>> continues_topic("How old are the planes?", "jfk_visibility", e, others=["planes", "carrier"])
     False
+    >>> continues_topic("And by carrier?", "jfk_visibility", e, others=["planes", "carrier"])
+    True
     """
     said = set(_WORD.findall(prompt.lower()))
-    if said & _BACK:
+    if said & _BACK or _FOLLOW_UP.match(prompt):
         return True
     known = _words(dataset)
     if entity is not None:
@@ -194,7 +199,9 @@ def continues_topic(prompt: str, dataset: str, entity: Entity | None, *, others:
 def turn_answered(state: AgentState, answer: str) -> StateDelta:
     """The dataset the answer cites (the first one it names, by name or artifact id)
     becomes the active dataset: what the answer was about, not merely the last step's output.
-
+    Among datasets cited equally often, one of several rows outranks a single row (a date
+    range or a total looked up on the way, which a follow-up such as "by region" or "chart it"
+    cannot mean), then the one cited first.
     >>> e = Entity(id="dataset:by_carrier", kind="dataset", name="by_carrier", detail={"artifact_id": "art_1"})
     >>> s = AgentState(entities={e.id: e})
     >>> turn_answered(s, "United leads (`by_carrier`).").patch.active["dataset"].value
@@ -206,18 +213,18 @@ def turn_answered(state: AgentState, answer: str) -> StateDelta:
     >>> turn_answered(both, "We have `by_carrier` and `by_month`. The monthly one is `by_month` (art_2).").patch.active["dataset"].value
     'by_month'
     """
-    cited: list[tuple[int, int, Entity]] = []
+    cited: list[tuple[int, int, int, Entity]] = []
     for known in state.entities.values():
         if known.kind != "dataset":
             continue
         names = [re.escape(known.name)] + ([re.escape(str(known.detail["artifact_id"]))] if known.detail.get("artifact_id") else [])
         found = list(re.finditer(r"(?<![\w.])(?:" + "|".join(names) + r")(?!\w)", answer))
         if found:
-            cited.append((-len(found), found[0].start(), known))
+            cited.append((-len(found), 1 if known.detail.get("rows") == 1 else 0, found[0].start(), known))
     if not cited:
         return StateDelta()
-    # An answer that lists several is about the one it keeps coming back to (the first on a tie).
-    *_, chosen = min(cited, key=lambda c: (c[0], c[1]))
+    # An answer that lists several is about the one it keeps coming back to.
+    *_, chosen = min(cited, key=lambda c: c[:3])
     detail = f"{chosen.detail.get('artifact_id') or ''}: {chosen.detail.get('intent') or ''}".strip(": ")
     return StateDelta(patch=StatePatch(active={"dataset": ActiveValue(value=chosen.name, detail=detail, last_used=utc_now())}))
 

@@ -23,7 +23,7 @@ from ...artifacts import Artifact
 from ...errors import InvalidArguments
 from ..spec import ToolSpec
 from ..spec import CallContext, StepOutcome, StepPlan
-from .provenance import CODE_ITEMS, CODE_PROPERTY, MadeBy, made_by, step_text, steps_by_key, wants_code
+from .provenance import CODE_ITEMS, MadeBy, made_by, step_text, steps_by_key, wants_code
 from .result_models import ResultModel
 
 if TYPE_CHECKING:
@@ -43,6 +43,10 @@ SAME_WORD = 0.8
 WEAK_LIMIT = 3
 #: How many matches are returned.
 LIMIT = 10
+#: What ranking adds to the team's definitions' scores (never to the score shown): where one
+#: fits about as well as a bare column, the definition comes first, since it is what the team
+#: settled; a column that fits clearly better still leads.
+DEFINITION_LEAD = {"metric": 0.1, "verified_query": 0.1}
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = {"the", "a", "an", "of", "by", "table", "chart", "dataset", "data", "that", "this", "my", "column", "file"}
 
@@ -65,7 +69,12 @@ class Match(BaseModel):
     defined_in: str | None = None
     """The context folder's file and line that defines it."""
     sql: str | None = None
-    """A verified query's SQL (run it with run_sql, as it is or adapted)."""
+    """A verified query's SQL (run it with run_sql, as it is or adapted): always given, since
+    it is the query's definition, like a metric's ``definition``."""
+    description: str | None = None
+    """A metric's or dimension's description: what the team means by it."""
+    synonyms: list[str] | None = None
+    """The other words the team uses for a metric or dimension."""
 
 
 #: Words in a query that say what kind of thing is meant.
@@ -184,7 +193,7 @@ def find(
 
     code = code or {}
 
-    def offer(found_kind: Kind, name: str, searched: Iterable[str], described: str = "", **extra: str | None) -> None:
+    def offer(found_kind: Kind, name: str, searched: Iterable[str], described: str = "", **extra: Any) -> None:
         if kind is not None and kind != found_kind:
             return
         searched = [text for text in searched if text]
@@ -206,7 +215,10 @@ def find(
     for table, columns in schema.items():
         offer("table", table, [table], detail=f"{len(columns)} columns")
         for column, type_ in columns.items():
-            offer("column", f"{table}.{column}", [column, f"{table} {column}"], detail=type_)
+            # The table's name counts for a column only beside a word of its own: else every
+            # column of a table the query names would match (the table itself is offered).
+            searched = [column, f"{table} {column}"] if shares_a_word(query, column) else [column]
+            offer("column", f"{table}.{column}", searched, detail=type_)
     datasets = datasets or {}
     for name, artifact_id in datasets.items():
         offer("dataset", name, [name], id=artifact_id, detail="a DataFrame in the kernel")
@@ -223,7 +235,7 @@ def find(
     order = {"metric": -2, "verified_query": -1, "dataset": 0, "table": 1, "artifact": 2, "dimension": 2.5,
              "column": 3}
     # A name that shares a word with the query ranks above any that shares only letters.
-    candidates.sort(key=lambda m: (bool(m.weak), -m.score, order[m.kind], m.name))
+    candidates.sort(key=lambda m: (bool(m.weak), -(m.score + DEFINITION_LEAD.get(m.kind, 0.0)), order[m.kind], m.name))
     return candidates[:WEAK_LIMIT] if candidates and candidates[0].weak else candidates[:limit]
 
 
@@ -231,11 +243,12 @@ def _offer_team(offer: Any, team: TeamContext) -> None:
     """Offer what the team's context folder defines."""
     for metric in team.metrics:
         offer("metric", metric.name, [metric.name, metric.label, *metric.synonyms], described=metric.description,
-              detail=metric.label or metric.description[:120] or None, definition=metric.formula(),
-              defined_in=f"{team.folder}/{metric.origin}")
+              detail=metric.label or None, definition=metric.formula(), defined_in=f"{team.folder}/{metric.origin}",
+              description=metric.description or None, synonyms=metric.synonyms or None)
     for dim in team.dimensions:
         offer("dimension", f"{dim.table}.{dim.name}", [dim.name, dim.label, *dim.synonyms], described=dim.description,
-              detail=f"{dim.type} dimension", definition=dim.expr, defined_in=f"{team.folder}/{dim.origin}")
+              detail=f"{dim.type} dimension", definition=dim.expr, defined_in=f"{team.folder}/{dim.origin}",
+              description=dim.description or None, synonyms=dim.synonyms or None)
     for verified in team.queries:
         sql = verified.sql if len(verified.sql) <= SQL_CHARS else verified.sql[: SQL_CHARS - 1] + "…"
         offer("verified_query", verified.file.removeprefix("queries/"), verified.questions,
@@ -300,7 +313,8 @@ FIND = ToolSpec(
     properties={
         "query": {"type": "string", "description": "the user's words"},
         "kind": {"type": "string", "enum": list(KINDS), "description": "only this kind"},
-        "with_code": CODE_PROPERTY,
+        "with_code": {"type": "boolean", "description": "also the code or SQL that made each dataset and artifact "
+                                                        "found (a verified query's SQL is always given)"},
     },
     required=("query",),
     payload="query",

@@ -126,7 +126,10 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
         "truncated": result.truncated,
         "reused": False,
         "intent": intent.model_dump(exclude_defaults=True),
-        "intent_note": intent.line(name=name),
+        # Beside rows all shown, the time ranges would repeat them: said in the description
+        # kept for later turns (which do not see the rows), not here.
+        "intent_note": intent.line(name=name, ranges=len(sample) < result.rows),
+        "_description": intent.line(name=name),
     }
     if result.truncated:
         payload["row_cap"] = {"cap": result.row_cap, "kept": result.rows, "dropped": result.dropped}
@@ -151,7 +154,7 @@ async def _definition_notes(env: ThreadEnvironment, prepared: PreparedQuery) -> 
         return {}
     from ...knowledge import divergences
 
-    notes = await asyncio.to_thread(divergences, prepared.original, env.source.dialect, team.metrics)
+    notes = await asyncio.to_thread(divergences, prepared.original, env.source.dialect, team.metrics, team.folder)
     return {"definition_notes": notes} if notes else {}
 
 
@@ -233,13 +236,14 @@ def _remembers(seen: StepSeen) -> StateChange:
     result = seen.result
     name = str(result.get("dataset") or seen.arguments.get("name"))
     tables = (result.get("intent") or {}).get("tables", [])
+    described = result.get("_description") or result.get("intent_note")
     add = [entity("table", table, derived_from=[seen.source_id]) for table in tables]
     add.append(entity(
         "dataset", name, derived_from=[f"table:{t}" for t in tables], artifact_id=result.get("artifact_id"),
         rows=result.get("rows"), columns=[c["name"] for c in result.get("columns", [])],
-        intent=result.get("intent_note"),
+        intent=described,
     ))
-    detail = f"{result.get('artifact_id')}: {result.get('intent_note') or ''}".strip(": ")
+    detail = f"{result.get('artifact_id')}: {described or ''}".strip(": ")
     return add, {"dataset": ActiveValue(value=name, detail=detail, last_used=seen.now),
                  "source": ActiveValue(value=seen.source_label, last_used=seen.now)}
 

@@ -8,6 +8,7 @@ done while the query may already run).
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from sqlglot import exp
@@ -108,9 +109,10 @@ def qualified(
         SqlRejected: ``unknown_column`` (see :func:`unknown_column`), or ``sql_parse_error``
             for anything else the qualifier cannot resolve.
     """
+    target = tree.copy() if copy else tree
     try:
         return qualify(
-            tree.copy() if copy else tree, schema=mapping if mapping is not None else schema, dialect=dialect,
+            target, schema=mapping if mapping is not None else schema, dialect=dialect,
             validate_qualify_columns=True,
             quote_identifiers=True, identify=True,
         )
@@ -119,22 +121,61 @@ def qualified(
         if not match:
             raise SqlRejected(f"the SQL could not be checked: {exc}", reason="sql_parse_error") from exc
         column = (match.group(1) or match.group(2)).split(".")[-1].strip('"')
-        in_scope = [c for t in tables for c in schema.get(t, {})]
-        where = f" in {', '.join(repr(t) for t in tables)}" if tables else ""
+        # A qualified column (``p.name``) is looked for in its own table only.
+        owner = _owner_of(target, column, schema)
+        scope = [owner] if owner else tables
+        in_scope = [c for t in scope for c in schema.get(t, {})]
+        where = f" in {', '.join(repr(t) for t in scope)}" if scope else ""
         raise unknown_column(column, in_scope, where) from exc
 
 
+def _owner_of(tree: exp.Expression, column: str, schema: dict[str, dict[str, str]]) -> str | None:
+    """The schema table a qualified reference to ``column`` names through its alias, if any.
+
+    >>> import sqlglot
+    >>> tree = sqlglot.parse_one("SELECT p.name FROM orders o JOIN products p USING (product_id)")
+    >>> _owner_of(tree, "name", {"orders": {}, "products": {}}), _owner_of(tree, "x", {"orders": {}})
+    ('products', None)
+    """
+    known = {t.lower(): t for t in schema}
+    for col in tree.find_all(exp.Column):
+        if col.name.lower() != column.lower() or not col.table:
+            continue
+        for table in tree.find_all(exp.Table):
+            if table.alias_or_name.lower() == col.table.lower() and table.name.lower() in known:
+                return known[table.name.lower()]
+    return None
+
+
 def unknown_column(column: str, in_scope: list[str], where: str = "") -> SqlRejected:
-    """The refusal of a column that does not exist, with the nearest real names.
+    """The refusal of a column that does not exist, with the nearest real names; with none
+    near, the columns in scope, each once, the closest first. Those are then all there is to
+    see: no hint to go and look at them.
 
     >>> unknown_column("revnue", ["revenue", "quantity"], " in 'orders'").message
     "Unknown column 'revnue' in 'orders'. Did you mean: revenue?"
+    >>> refusal = unknown_column("name", ["product_id", "product", "category", "product_id"], " in 'products'")
+    >>> refusal.message, refusal.hint
+    ("Unknown column 'name' in 'products'. Its columns, closest first: category, product_id, product.", None)
     """
-    suggestions = nearest(column, in_scope)
+    columns = list(dict.fromkeys(in_scope))
+    suggestions = nearest(column, columns)
+    if suggestions:
+        return SqlRejected(
+            f"Unknown column {column!r}{where}. Did you mean: {', '.join(suggestions)}?",
+            reason="unknown_column", suggestions=suggestions, hint="call describe_table to see the columns",
+        )
+    ranked = sorted(columns, key=lambda c: -difflib.SequenceMatcher(None, column.lower(), c.lower()).ratio())
+    if len(ranked) > _LISTED:
+        return SqlRejected(
+            f"Unknown column {column!r}{where}. The closest of its columns: {', '.join(ranked[:_LISTED])}.",
+            reason="unknown_column", suggestions=ranked[:_LISTED], hint="call describe_table to see the columns",
+        )
     return SqlRejected(
-        f"Unknown column {column!r}{where}."
-        + (f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""),
-        reason="unknown_column",
-        suggestions=suggestions or in_scope[:15],
-        hint="call describe_table to see the columns",
+        f"Unknown column {column!r}{where}." + (f" Its columns, closest first: {', '.join(ranked)}." if ranked else ""),
+        reason="unknown_column", suggestions=ranked,
     )
+
+
+#: Columns listed in full by a refusal; past that, the closest and a pointer to describe_table.
+_LISTED = 15

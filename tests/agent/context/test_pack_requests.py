@@ -434,3 +434,24 @@ def test_no_request_carries_a_path_of_this_machine(analyst, sales_db, tmp_path):
         sent = json.dumps(request)
         for place in (str(sales_db.parent), str(tmp_path), str(sales_db.parent.parent)):
             assert place not in sent, sent[max(0, sent.find(place) - 300):sent.find(place) + 100]
+
+
+def test_the_system_message_gives_the_turns_date_and_a_turn_on_the_next_day_still_reuses_its_steps(analyst):
+    from datetime import UTC, datetime
+
+    from jupyter_analyst import _clock
+
+    a = analyst({"turns": [{"steps": [
+        sql("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "by_region"),
+        say("`by_region` holds it."),
+    ]}]})
+    with _clock.moved(lambda: datetime(2026, 4, 30, 23, 59, tzinfo=UTC)):
+        first = a.run("revenue by region")
+    with _clock.moved(lambda: datetime(2026, 5, 1, 0, 1, tzinfo=UTC)):
+        second = a.run("revenue by region", thread=first.thread_id)
+    one, two = (system_of(requests_for(a.server, "revenue by region")[i]) for i in (0, 2))
+    assert "Today is Thursday 2026-04-30 (UTC, the date this turn began)." in one
+    assert "Today is Friday 2026-05-01" in two and "2026-04-30" not in two
+    # The date is prompt text only: the same step on the next day is the same step.
+    assert first.tool_calls["executed"] == 1
+    assert second.tool_calls == {"executed": 0, "reused": 1, "blocked": 0}

@@ -117,3 +117,44 @@ def test_find_says_a_thing_nothing_is_named_like_is_likely_not_in_the_data(analy
     assert a.run("what did shipping cost?").status == "completed"
     told = _told(a.server.requests[1])
     assert told["matches"] == [] and "likely not in the data" in told["note"] and "try other words" not in told["note"]
+
+
+SALES = {
+    "orders": {c: "BIGINT" for c in ("order_id", "order_date", "region_id", "product_id", "quantity", "revenue")},
+    "products": {"product_id": "BIGINT", "product": "VARCHAR", "category": "VARCHAR", "unit_price": "DOUBLE"},
+    "regions": {"region_id": "BIGINT", "region": "VARCHAR", "country": "VARCHAR"},
+}
+
+
+def _team():
+    from pathlib import Path
+
+    from jupyter_analyst.knowledge import load_team_context
+
+    return load_team_context(Path(__file__).parents[2] / "fixtures" / "context")
+
+
+def test_a_definition_outranks_bare_columns_that_fit_about_as_well_and_a_tables_name_alone_finds_no_column():
+    from jupyter_analyst.agent.tools.find import find
+
+    found = find("orders this fiscal year", schema=SALES, team=_team())
+    # The metric labelled "Orders" leads; columns that share no word of their own are left out.
+    assert found[0].kind == "metric" and found[0].name == "order_count"
+    names = [m.name for m in found]
+    assert not {"orders.product_id", "orders.quantity", "orders.region_id", "orders.revenue"} & set(names)
+    assert "orders.order_date" in names and "orders" in names
+    assert "products.category" not in [m.name for m in find("product name", schema=SALES, team=_team())]
+    # A column that fits clearly better still leads ("orders revenue" is that column's very name).
+    assert find("orders revenue", schema=SALES, team=_team())[0].name == "orders.revenue"
+
+
+def test_a_metric_is_found_with_its_meaning_and_a_verified_query_with_its_sql_as_the_schema_says():
+    from jupyter_analyst.agent.tools.find import FIND, find
+
+    metric = find("turnover", schema=SALES, team=_team())[0]
+    assert metric.name == "revenue" and metric.definition == "SUM(revenue) FROM orders WHERE quantity > 0"
+    assert metric.description == "What customers paid for orders that were not cancelled."
+    assert metric.synonyms == ["sales", "turnover"]
+    verified = next(m for m in find("monthly revenue", schema=SALES, team=_team()) if m.kind == "verified_query")
+    assert verified.sql and "SELECT" in verified.sql.upper()
+    assert "verified query's SQL is always given" in FIND.properties["with_code"]["description"]

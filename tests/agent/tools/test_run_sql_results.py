@@ -75,3 +75,26 @@ def test_a_plan_step_says_reused_once(analyst):
     (step,) = told(a.server)["steps"]
     assert "reused" not in step and "reused" not in step["result"]
     assert step["result"]["shown"] == "all 35 rows"
+
+
+def test_time_ranges_are_said_only_where_the_rows_do_not_say_them_and_only_of_columns_the_note_names(analyst):
+    lookup = "SELECT current_date AS today, MIN(order_date) AS first_order, MAX(order_date) AS last_order FROM orders"
+    a = analyst({"turns": [
+        {"match": "^and", "steps": [text_step()]},
+        {"steps": [sql_step(BY_REGION_MONTH, "monthly"), sql_step(lookup, "date_range"), sql_step(ORDERS_2000, "orders_2k"),
+                   text_step("`monthly` and `date_range`.")]},
+    ]})
+    first = a.run("monthly revenue by region")
+    whole, one_row, partial = told(a.server, 1), told(a.server, 2), told(a.server, 3)
+    # All 35 rows shown: their months are not repeated as a range.
+    assert whole["shown"] == "all 35 rows" and "month 2025-01-01" not in whole["intent_note"]
+    # One row: no range that repeats it, and none of a column the note does not name.
+    assert one_row["intent_note"] == (
+        "from orders; measures: first_order = MIN(order_date), last_order = MAX(order_date); 1 row")
+    # Rows not all shown: the range says what the rows shown do not.
+    assert "order_date 2025-01-01 .. " in partial["intent_note"]
+    # The description kept for later turns, which do not see the rows, keeps what is true of them.
+    a.run("and then?", thread=first.thread_id)
+    system = a.server.requests[-1]["messages"][0]["content"]
+    assert "month 2025-01-01 00:00:00 .. 2025-07-01 00:00:00" in system
+    assert "1 row; first_order 2025-01-01; last_order 2025-12-31" in system and "today 20" not in system

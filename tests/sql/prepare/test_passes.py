@@ -8,6 +8,7 @@ canonical text, a refused one its reason, refused on its way through that module
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 import traceback
 from dataclasses import dataclass
@@ -171,6 +172,23 @@ def test_unknown_names_come_with_suggestions(source):
         prepare_query("SELECT o.revenu FROM orders AS o", source)
     assert info.value.reason == "unknown_column" and "revenue" in info.value.suggestions
     assert "Did you mean" in info.value.message
+
+
+def test_an_unknown_qualified_column_is_looked_for_in_its_own_table_only(source):
+    with pytest.raises(SqlRejected) as info:
+        prepare_query("SELECT p.name, SUM(o.revenue) AS revenue FROM orders o "
+                      "JOIN products p ON o.product_id = p.product_id GROUP BY 1", source)
+    refusal = info.value
+    products = list(source.schema()["products"])
+    assert refusal.reason == "unknown_column" and "in 'products'." in refusal.message and "'orders'" not in refusal.message
+    # Each of its columns once, the closest first; nothing of orders; no pointer to what it lists.
+    assert sorted(refusal.suggestions) == sorted(products) and len(set(refusal.suggestions)) == len(refusal.suggestions)
+    similarity = [difflib.SequenceMatcher(None, "name", c).ratio() for c in refusal.suggestions]
+    assert similarity == sorted(similarity, reverse=True) and refusal.hint is None
+    # An unqualified one still looks in every table the query reads, each column once.
+    with pytest.raises(SqlRejected) as info:
+        prepare_query("SELECT zzzz FROM orders o JOIN products p ON o.product_id = p.product_id", source)
+    assert info.value.suggestions.count("product_id") == 1
 
 
 def test_a_source_of_files_is_read_through_its_views_never_by_file_functions(tmp_path):
