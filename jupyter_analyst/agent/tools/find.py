@@ -307,14 +307,14 @@ class FindResult(ResultModel):
 
 FIND = ToolSpec(
     name="find",
-    description="Fuzzy search of tables, columns, datasets, artifacts (names, titles, code) and the team's "
-                "metrics, dimensions and verified queries (names, synonyms, questions): the best matches' exact "
-                "names, ids and definitions.",
+    description="Fuzzy search of tables, columns, datasets, artifacts and the team's metrics, dimensions and "
+                "verified queries (by name, title, code, synonym, question): the best matches' names, ids and "
+                "definitions.",
     properties={
         "query": {"type": "string", "description": "the user's words"},
         "kind": {"type": "string", "enum": list(KINDS), "description": "only this kind"},
-        "with_code": {"type": "boolean", "description": "also the code or SQL that made each dataset and artifact "
-                                                        "found (a verified query's SQL is always given)"},
+        "with_code": {"type": "boolean", "description": "also the code or SQL behind each dataset and "
+                                                        "artifact (a verified query's SQL comes always)"},
     },
     required=("query",),
     payload="query",

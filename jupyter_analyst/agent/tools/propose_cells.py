@@ -181,7 +181,7 @@ PROPOSE_CELLS = ToolSpec(
     name="propose_cells",
     description="Propose changes to the user's notebook (cell ids from its outline): insert after a cell ('' "
                 "for the top), replace or delete cell_id; each with a one-line reason. Code cells run first in "
-                "your kernel; the notebook changes only when the user accepts.",
+                "your kernel; nothing changes until the user accepts.",
     properties={
         "changes": {
             "type": "array", "minItems": 1, "maxItems": 20, "description": "in order",

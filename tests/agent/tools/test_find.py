@@ -157,4 +157,4 @@ def test_a_metric_is_found_with_its_meaning_and_a_verified_query_with_its_sql_as
     assert metric.synonyms == ["sales", "turnover"]
     verified = next(m for m in find("monthly revenue", schema=SALES, team=_team()) if m.kind == "verified_query")
     assert verified.sql and "SELECT" in verified.sql.upper()
-    assert "verified query's SQL is always given" in FIND.properties["with_code"]["description"]
+    assert "a verified query's SQL comes always" in FIND.properties["with_code"]["description"]
