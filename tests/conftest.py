@@ -7,6 +7,7 @@ import inspect
 import shutil
 import tempfile
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -20,12 +21,12 @@ pytest_plugins = ["pytest_jupyter.jupyter_server"]
 #: Fixtures that start a server: pytest-jupyter's Jupyter server (``jp_fetch`` and
 #: ``jp_serverapp``, which start kernels through it), and this file's PostgreSQL and S3
 #: servers (a Hub's fixture, and ``pg_source_url``, start on PostgreSQL).
-PROCESS_FIXTURES = frozenset({"jp_serverapp", "jp_fetch", "postgres", "s3_server"})
+PROCESS_FIXTURES = frozenset({"jp_serverapp", "jp_fetch", "postgres", "s3_server", "spark"})
 #: Parametrised fixtures that start one for some of their parameters.
 PROCESS_PARAMS = {"store_backend": "postgresql", "blob_place": "s3"}
 #: What starts a server process from a test's own code (jupyter_analyst.testing.servers).
 PROCESS_STARTERS = frozenset({"JupyterServerProcess", "servers_on_one_store", "HubProcess",
-                              "EnterpriseGateway", "postgres_server", "s3_server"})
+                              "EnterpriseGateway", "postgres_server", "s3_server", "spark_server"})
 
 
 def names_used(code: CodeType, module: dict[str, Any], seen: set[CodeType] | None = None) -> set[str]:
@@ -177,6 +178,27 @@ def postgres(tmp_path_factory):
         server_cm.__exit__(None, None, None)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """One Spark Connect server for the session (per test worker), with the sample's tables
+    (orders, regions, products) written by Spark; skipped, loudly, where Java or pyspark (with
+    its jars) is missing. It starts in about 20 s: tests that need it share it."""
+    from jupyter_analyst.testing.servers.spark_server import INSTALL_HINT, SparkUnavailable, load_tables, spark_server
+
+    server_cm = spark_server(tmp_path_factory.mktemp("spark"))
+    try:
+        server = server_cm.__enter__()
+    except SparkUnavailable as exc:
+        pytest.skip(f"Spark source tests need a Spark Connect server: {exc} ({INSTALL_HINT})")
+    try:
+        data = Path(str(resources.files("jupyter_analyst") / "data"))
+        load_tables(server.url, {name: data / f"{name}.csv" for name in ("orders", "regions", "products")})
+        server.jobs()  # the status API's first answer is slow: paid here, not in a timed test
+        yield server
+    finally:
+        server_cm.__exit__(None, None, None)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

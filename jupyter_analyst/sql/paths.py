@@ -119,10 +119,14 @@ def model_spec(spec: str) -> str:
     ('shop.db', 'postgresql database shop')
     >>> model_spec("/data/exports/"), model_spec(":memory:")
     ('exports', ':memory:')
+    >>> model_spec("sc://ws.example.com:443/;token=dapi1;use_ssl=true")
+    'Spark (Spark Connect)'
     """
     spec = str(spec).strip()
     if not spec or spec in (":memory:", f"{_DUCKDB_URL}:memory:"):
         return spec
+    if spec.lower().startswith("sc://"):  # its parameters hold a token: nothing of the URL is told
+        return "Spark (Spark Connect)"
     path = local_path(spec)
     if path is not None:
         return path.name or spec

@@ -3,7 +3,8 @@
 Each kind of source is a :class:`~.source_engine.SourceEngine` of its own module: DuckDB (a
 file, ``:memory:``, CSV/Parquet/JSON files as views: ``duckdb_engine.py``), SQLite
 (``sqlite_engine.py``), PostgreSQL (``postgres_engine.py``), the warehouses
-(``warehouse_engines.py``) and any other SQLAlchemy URL (``sqlalchemy_engine.py``).
+(``warehouse_engines.py``), Spark Connect (``sc://``: ``spark_engine.py``) and any other
+SQLAlchemy URL (``sqlalchemy_engine.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .duckdb_engine import DATA_SUFFIXES, DuckDBSource
 from .postgres_engine import PostgresSource, is_postgres_url
 from .sealed import EngineLimits
 from .source_engine import QUERY_THREADS, SourceEngine, file_version, source_not_found
+from .spark_engine import SparkSource, is_spark_connect_url
 from .sqlalchemy_engine import SQLAlchemySource
 from .sqlite_engine import SQLiteSource, is_sqlite_file, open_sqlite_file
 from .warehouse_engines import WAREHOUSES
@@ -23,7 +25,7 @@ from .warehouse_engines import WAREHOUSES
 #: What the agent and the query runner need of a data source: an engine (see ``source_engine.py``).
 DataSource = SourceEngine
 
-__all__ = ["QUERY_THREADS", "DataSource", "DuckDBSource", "PostgresSource", "SQLAlchemySource", "SQLiteSource",
+__all__ = ["QUERY_THREADS", "DataSource", "DuckDBSource", "PostgresSource", "SQLAlchemySource", "SQLiteSource", "SparkSource",
            "SourceFactory", "file_version", "open_source", "register_source"]
 
 SourceFactory = Callable[[str, EngineLimits | None], SourceEngine]
@@ -68,6 +70,7 @@ register_source("postgresql", is_postgres_url, lambda s, limits: PostgresSource(
 for _scheme, _engine in WAREHOUSES.items():
     register_source(_scheme, lambda s, scheme=_scheme: _url_backend(s) == scheme,
                     lambda s, limits, engine=_engine: engine(s, limits=limits))
+register_source("spark", is_spark_connect_url, lambda s, limits: SparkSource(s, limits=limits))
 
 
 def open_source(spec: str, *, limits: EngineLimits | None = None) -> SourceEngine:

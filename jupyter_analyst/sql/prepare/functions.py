@@ -30,7 +30,7 @@ from sqlglot.tokens import TokenType
 from ...errors import SqlRejected
 
 #: Dialects with their own list; any other uses the functions DuckDB's and PostgreSQL's share.
-_LISTED = ("duckdb", "postgres", "sqlite", "trino", "bigquery", "snowflake", "databricks")
+_LISTED = ("duckdb", "postgres", "sqlite", "trino", "bigquery", "snowflake", "databricks", "spark")
 #: The package whose ``allowed/`` folder holds the lists (the SQL package's data: the engine's
 #: walls in ``sealed.py`` read them too).
 _LISTS = "jupyter_analyst.sql"

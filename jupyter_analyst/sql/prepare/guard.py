@@ -24,10 +24,19 @@ FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
         "Command", "Set", "Pragma", "Copy", "Attach", "Detach", "Install", "Use", "Transaction",
         "Commit", "Rollback", "LoadData", "Grant", "Revoke", "Analyze", "Refresh", "Cache",
         "Uncache", "Into", "Export", "Describe", "Summarize", "Show", "Comment", "Kill",
+        # Hive's script transform (``SELECT TRANSFORM(x) USING 'cmd'``) runs a command on the
+        # cluster's machines for each row.
+        "QueryTransform",
     )
     if hasattr(exp, name)
 )
 
+#: Dialects of Spark: a file can be read as a table (``csv.`path```, whatever the path looks
+#: like) and ``${...}`` anywhere in the text is replaced before parsing (``${env:HOME}``).
+_SPARK_DIALECTS = ("spark", "spark2", "databricks")
+#: Spark's data source formats: ``format.`path``` reads the path with that reader.
+_SPARK_FORMATS = frozenset({"csv", "json", "parquet", "orc", "text", "avro", "binaryfile", "delta", "jdbc", "xml",
+                            "hive", "libsvm", "image", "iceberg", "hudi", "kafka", "noop", "file"})
 _FILE_SUFFIXES = (".csv", ".tsv", ".parquet", ".json", ".ndjson", ".jsonl", ".txt", ".gz", ".zst", ".xlsx", ".db", ".duckdb")
 
 
@@ -83,6 +92,26 @@ def check_read_only(statement: exp.Expression, *, dialect: str = "duckdb") -> No
             raise _refuse(f"reading the staged files {node.this.name!r} is not allowed")
         if isinstance(node, exp.Func):
             check_call(node, dialect)
+        if dialect in _SPARK_DIALECTS:
+            _check_spark(node)
+
+
+def _check_spark(node: exp.Expression) -> None:
+    """Refuse what Spark reads in a query's text besides tables and values.
+
+    >>> import sqlglot
+    >>> _check_spark(sqlglot.parse_one("SELECT * FROM json.`events`", read="spark").find(exp.Table))
+    Traceback (most recent call last):
+    ...
+    jupyter_analyst.errors.SqlRejected: reading files as a table (json.`events`) is not allowed (hint: only one read-only SELECT over the source's tables is allowed)
+    """
+    if isinstance(node, exp.Table) and node.db and node.db.lower() in _SPARK_FORMATS:
+        raise _refuse(f"reading files as a table ({node.db}.`{node.name}`) is not allowed")
+    # Spark substitutes ``${name}`` anywhere in a statement's text, string literals included,
+    # before it parses it: configuration values, and with ``env:``/``system:`` the server's
+    # environment.
+    if isinstance(node, exp.Parameter) or (isinstance(node, exp.Literal | exp.Identifier) and "${" in str(node.this)):
+        raise _refuse("${...} is not allowed: Spark replaces it with settings or the environment")
 
 
 def _looks_like_path(name: str) -> bool:
@@ -94,4 +123,5 @@ def _statement_word(node: exp.Expression) -> str:
     key = type(node).__name__
     if isinstance(node, exp.Command):
         return str(node.this).upper()
-    return {"TruncateTable": "TRUNCATE", "LoadData": "LOAD DATA"}.get(key, key.upper())
+    return {"TruncateTable": "TRUNCATE", "LoadData": "LOAD DATA", "QueryTransform": "TRANSFORM ... USING"}.get(
+        key, key.upper())
