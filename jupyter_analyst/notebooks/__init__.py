@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .answer_notes import answer_notes
+    from .answer_notes import answer_notes as receipt_notes
     from .export import export_thread, recorded_data_version, write_export, write_thread_notebook
     from .ipynb import Node as NotebookNode
     from .ipynb import dumps as notebook_json
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .verify import Verdict as VerifyVerdict
 
 _HOME = {
-    "answer_notes": "answer_notes",
+    "receipt_notes": "answer_notes:answer_notes",
     "export_thread": "export",
     "recorded_data_version": "export",
     "write_export": "export",
@@ -87,7 +87,7 @@ _HOME = {
 
 __all__ = [
     "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "nbdiff_text", "read_changes", "stale",
-    "ARTIFACT_MIME", "ArtifactCheck", "answer_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
+    "ARTIFACT_MIME", "ArtifactCheck", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
     "NotebookNode", "RESULTS_ENV", "ReanswerReport", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_reanswer", "format_report", "load_attached",
     "new_markdown_cell", "notebook_json", "parameter_values", "read_cells", "read_notebook",
