@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         decided, nbdiff_text, read_changes, stale,
     )
     from .page_export import render as render_notebook
-    from .reanswer import ReanswerReport, format_reanswer, reanswer_notebook
+    from .reanswer import format_reanswer, reanswer_notebook
     from .trail import ARTIFACT_MIME, META, RESULTS_ENV, connect_source, parameter_values, read_notebook, step_source
     from .verify import ArtifactCheck, VerifyReport, format_report, verify_notebook
     from .verify import Status as CheckStatus
@@ -67,7 +67,6 @@ _HOME = {
     "stale": "proposals",
     "file_stem": "page_export",
     "render_notebook": "page_export:render",
-    "ReanswerReport": "reanswer",
     "format_reanswer": "reanswer",
     "reanswer_notebook": "reanswer",
     "ARTIFACT_MIME": "trail",
@@ -88,7 +87,7 @@ _HOME = {
 __all__ = [
     "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "nbdiff_text", "read_changes", "stale",
     "ARTIFACT_MIME", "ArtifactCheck", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
-    "NotebookNode", "RESULTS_ENV", "ReanswerReport", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
+    "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_reanswer", "format_report", "load_attached",
     "new_markdown_cell", "notebook_json", "parameter_values", "read_cells", "read_notebook",
     "reanswer_notebook", "recorded_data_version", "render_notebook", "step_source", "verify_notebook", "write_export",
