@@ -203,6 +203,13 @@ def verify(args: argparse.Namespace) -> int:
     if notebook is None:
         raise ConfigError("no notebook to verify", reason="notebook_not_found",
                           hint="pass NB.ipynb, or --thread ID for a thread's own audit notebook")
+    if args.reanswer:
+        from ..notebooks import format_reanswer, reanswer_notebook
+
+        restated = reanswer_notebook(notebook, source=source, progress=not args.json and sys.stderr.isatty())
+        print(json.dumps(restated.to_json(), indent=2, default=str) if args.json else format_reanswer(restated))
+        counts = restated.counts
+        return EXIT_FAILED if counts["changed"] or counts["gone"] or restated.verify["error"] else 0
     # A bar per executed cell on a terminal; nothing on a pipe, where it would be noise.
     report = verify_notebook(notebook, source=source, progress=not args.json and sys.stderr.isatty())
     print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))

@@ -239,6 +239,9 @@ def _verify_command(sub: Any) -> None:
     verify.add_argument("--thread", metavar="ID",
                         help="a thread of your workspace: its source (unless --db), its notebook (unless NB)")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    verify.add_argument("--reanswer", action="store_true",
+                        help="restate the answers' cited numbers with the re-run's values (old -> new) and "
+                             "write NB.reanswered.ipynb beside NB; exit 1 when a cited number changed")
     _workspace_arg(verify)
 
 

@@ -162,7 +162,7 @@ class AnalystMagics(Magics):
         from IPython.display import Image, display
 
         summary = result.summary
-        cell_output.show(cell_output.answer(summary.answer))
+        cell_output.show(cell_output.answer(summary.answer, summary.citations, summary.unsupported))
         reused = summary.tool_calls["executed"] == 0
         for name, frame in frames.items():
             self.shell.user_ns[name] = frame

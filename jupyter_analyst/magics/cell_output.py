@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..events import Event
     from ..turns import TurnSummary
     from ..artifacts import Artifact
+    from ..receipts import Citation, UnsupportedClaim
 
 
 def short(fingerprint: str) -> str:
@@ -73,8 +74,11 @@ def bound_line(name: str, artifact: Artifact, rows: int, reused: bool) -> dict[s
     return {"text/plain": text, "text/html": f"<p><code>{escape(name)}</code>: {escape(text.split(': ', 1)[1])}</p>"}
 
 
-def answer(text: str) -> dict[str, str]:
-    """The model's answer as ``text/html`` made inert and as ``text/plain``.
+def answer(text: str, citations: Sequence[Citation] = (), unsupported: Sequence[UnsupportedClaim] = (),
+           ) -> dict[str, str]:
+    """The model's answer as ``text/html`` made inert and as ``text/plain``, its receipts
+    under it as footnotes (as the audit notebook's answer cell has them): each cited number
+    with the step (call id), row and column that hold it, an unsupported one marked.
 
     JupyterLab renders the outputs of a cell the user runs as trusted, markdown and HTML
     unsanitized: the answer, an attacker's text, is never sent as ``text/markdown`` or as
@@ -83,9 +87,14 @@ def answer(text: str) -> dict[str, str]:
     >>> answer("**North** <img src=x onerror=alert(1)>")["text/html"]
     '<p><strong>North</strong> &lt;img src=x onerror=alert(1)&gt;</p>\\n'
     """
+    from ..notebooks import receipt_notes
     from ..untrusted import answer_html, terminal_text
 
     shown = text or "_(no answer)_"
+    # No step cells here to link to: each note names its step by call id.
+    notes = receipt_notes(citations, unsupported, {}) if text else ""
+    if notes:
+        shown, text = f"{shown}\n\n---\n\n{notes}", f"{text}\n\n{notes}"
     # text/plain is what a terminal IPython prints: its control characters are shown escaped.
     return {"text/html": answer_html(shown), "text/plain": terminal_text(text) or "(no answer)"}
 

@@ -309,6 +309,8 @@ def summarize(events: list[Event]) -> TurnSummary:
         artifacts={"created": len(created), "reused": len(reused - created)},
         counters=counters,
         ledger=ended.ledger,
+        citations=ended.citations,
+        unsupported=ended.unsupported,
         error=None if ended.status in ("completed", "needs_input") else {"reason": f"turn_{ended.status}",
                                                         "message": ended.message or f"the turn ended: {ended.status}"},
     )

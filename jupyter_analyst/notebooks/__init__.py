@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from .answer_notes import answer_notes as receipt_notes
     from .export import export_thread, recorded_data_version, write_export, write_thread_notebook
     from .ipynb import Node as NotebookNode
     from .ipynb import dumps as notebook_json
@@ -30,12 +31,14 @@ if TYPE_CHECKING:
         decided, nbdiff_text, read_changes, stale,
     )
     from .page_export import render as render_notebook
+    from .reanswer import format_reanswer, reanswer_notebook
     from .trail import ARTIFACT_MIME, META, RESULTS_ENV, connect_source, parameter_values, read_notebook, step_source
     from .verify import ArtifactCheck, VerifyReport, format_report, verify_notebook
     from .verify import Status as CheckStatus
     from .verify import Verdict as VerifyVerdict
 
 _HOME = {
+    "receipt_notes": "answer_notes:answer_notes",
     "export_thread": "export",
     "recorded_data_version": "export",
     "write_export": "export",
@@ -64,6 +67,8 @@ _HOME = {
     "stale": "proposals",
     "file_stem": "page_export",
     "render_notebook": "page_export:render",
+    "format_reanswer": "reanswer",
+    "reanswer_notebook": "reanswer",
     "ARTIFACT_MIME": "trail",
     "META": "trail",
     "RESULTS_ENV": "trail",
@@ -81,11 +86,11 @@ _HOME = {
 
 __all__ = [
     "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "nbdiff_text", "read_changes", "stale",
-    "ARTIFACT_MIME", "ArtifactCheck", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
+    "ARTIFACT_MIME", "ArtifactCheck", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
     "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
-    "context_section", "default_output", "export_thread", "file_stem", "format_report", "load_attached",
+    "context_section", "default_output", "export_thread", "file_stem", "format_reanswer", "format_report", "load_attached",
     "new_markdown_cell", "notebook_json", "parameter_values", "read_cells", "read_notebook",
-    "recorded_data_version", "render_notebook", "step_source", "verify_notebook", "write_export",
+    "reanswer_notebook", "recorded_data_version", "render_notebook", "step_source", "verify_notebook", "write_export",
     "write_thread_notebook",
 ]
 

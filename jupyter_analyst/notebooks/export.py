@@ -317,6 +317,11 @@ class _Build:
         notes = answer_notes(turn.citations, turn.unsupported, self.step_cells) if turn.answer else ""
         answer = new_markdown_cell(f"**Answer** ({turn.status}):\n\n{mark}{said}" + (f"\n\n---\n\n{notes}" if notes else ""))
         answer.metadata[META] = {"role": "answer", "turn_id": turn.turn_id, "status": turn.status}
+        if turn.answer:
+            # Machine-readable, for ``verify --reanswer``: spans index the answer as written.
+            answer.metadata[META]["receipts"] = {
+                "answer": turn.answer, "citations": [c.model_dump(mode="json") for c in turn.citations],
+                "unsupported": [u.model_dump(mode="json") for u in turn.unsupported]}
         self.cells.append(answer)
 
     def step(self, call: ToolCallStarted, result: ToolResult, state: str, turn_number: int) -> None:

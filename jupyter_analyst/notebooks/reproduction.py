@@ -53,6 +53,23 @@ def origin_of(name: str, tool: Any) -> Origin:
     return "file" if str(name).startswith("outputs/") else "display"
 
 
+#: The rows of a result read back for ``--reanswer``: a cited row past this is refused
+#: (the model is shown previews, not millions of rows).
+MAX_CITED_ROW = 100_000
+
+
+@dataclass
+class ResultCapture:
+    """What ``verify --reanswer`` wants read back from the results a re-run kept: by call
+    id, the columns its answer cites and the last row it cites. Filled with the values of
+    those cells, by artifact id then column (the first run of each artifact's step)."""
+
+    wanted: Mapping[str, tuple[set[str], int]]
+    values: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    executed: Any = None
+    """The executed notebook (papermill's copy), for its outputs."""
+
+
 @dataclass
 class StepRun:
     """One executed step cell and what the host found it made."""
@@ -85,7 +102,8 @@ class Recorder:
     """
 
     def __init__(self, run_dir: Path, staging: Path, manifest: Mapping[str, Mapping[str, Any]],
-                 caps: OutputCaps | None = None) -> None:
+                 caps: OutputCaps | None = None, capture: ResultCapture | None = None) -> None:
+        self.capture = capture
         self.run_dir = run_dir
         self.staging = staging
         self.manifest = manifest
@@ -154,5 +172,31 @@ class Recorder:
             by_path = {s.relpath: s for s in collection.staged}
             # In the order the calls kept them (the runtime numbers its files).
             run.datasets = [content_fingerprint(by_path[p].path, PARQUET) for p in sorted(by_path)]
+            if self.capture is not None and run.call_id in self.capture.wanted:
+                queries = [a for a in run.artifact_ids if origin_of(self.manifest[a].get("name", ""), run.tool) == "query"]
+                for artifact_id, relpath in zip(queries, sorted(by_path), strict=False):
+                    columns, last = self.capture.wanted[run.call_id]
+                    self.capture.values.setdefault(artifact_id, _cells(by_path[relpath].path, columns, last))
             self._files += len(collection.staged)
             self._bytes += sum(s.size for s in collection.staged)
+
+
+def _cells(path: Path, columns: set[str], last: int) -> dict[str, list[Any]]:
+    """The first ``last + 1`` values of each of ``columns`` the Parquet file has (it is the
+    kernel's: only those columns and rows are decoded, and a file pyarrow refuses gives none)."""
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+        present = [c for c in parquet.schema_arrow.names if c in columns]
+        if not present:
+            return {}
+        values: dict[str, list[Any]] = {c: [] for c in present}
+        for batch in parquet.iter_batches(batch_size=min(last + 1, MAX_CITED_ROW + 1), columns=present):
+            for column in present:
+                values[column] += batch.column(column).to_pylist()
+            if len(values[present[0]]) > last:
+                break
+        return {c: v[: last + 1] for c, v in values.items()}
+    except Exception:  # noqa: BLE001 - hostile bytes: pyarrow's errors are many; none is ours to raise
+        return {}

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..errors import ConfigError
-from .reproduction import Recorder, StepRun, origin_of
+from .reproduction import Recorder, ResultCapture, StepRun, origin_of
 from .trail import META, read_notebook
 from .verify_causes import Cause, CauseEvidence, Explainer, measure_tables
 
@@ -144,11 +144,14 @@ def verify_notebook(
     source: str | None = None,
     workdir: Path | None = None,
     progress: bool = False,
+    capture: ResultCapture | None = None,
 ) -> VerifyReport:
     """Re-execute ``path`` against ``source`` (the user's) and compare with its manifest.
 
     ``workdir``: a new or empty folder for the kernel (default: a temporary one).
-    ``progress`` shows papermill's per-cell bar on stderr (for a terminal).
+    ``progress`` shows papermill's per-cell bar on stderr (for a terminal). ``capture``
+    is filled with the cited cells of the first run's results and its executed copy
+    (``reanswer.py``).
     """
     path = Path(path)
     original = read_notebook(path)
@@ -157,18 +160,22 @@ def verify_notebook(
         return VerifyReport(notebook=str(path), source=None, verdict="nothing_to_verify", checks=[])
     resolved, readable = check_source(source)
 
-    def run(workdir: Path | None) -> tuple[list[ArtifactCheck], Recorder, str | None]:
+    def run(workdir: Path | None, capture: ResultCapture | None = None,
+            ) -> tuple[list[ArtifactCheck], Recorder, str | None]:
         with tempfile.TemporaryDirectory(prefix="analyst-verify-") as tmp:
             # The kernel's folder is hostile ground: the executed copy and the staged files
             # are written beside it, never in it.
             run_dir = Path(workdir) if workdir is not None else Path(tmp) / "run"
             run_dir.mkdir(parents=True, exist_ok=True)
             (Path(tmp) / "staging").mkdir()
-            recorder = Recorder(run_dir, Path(tmp) / "staging", manifest)
-            error = _execute(path, Path(tmp) / "executed.ipynb", run_dir, resolved, readable, recorder, progress)
+            recorder = Recorder(run_dir, Path(tmp) / "staging", manifest, capture=capture)
+            executed = Path(tmp) / "executed.ipynb"
+            error = _execute(path, executed, run_dir, resolved, readable, recorder, progress)
+            if capture is not None and executed.is_file():
+                capture.executed = read_notebook(executed)
         return _checks(original, manifest, recorder.runs, reached=error is None), recorder, error
 
-    checks, recorder, error = run(workdir)
+    checks, recorder, error = run(workdir, capture)
     # Each difference explained; a second run (in a folder of its own) only if one needs it.
     Explainer(original, measure_tables(resolved),
               lambda: {c.artifact_id: c.actual for c in run(None)[0]}).explain(checks)

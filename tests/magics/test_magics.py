@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -600,3 +601,30 @@ def test_a_turn_run_on_a_server_keeps_the_ledger_its_end_told():
     # A turn the server closed without its ledger has none: no figure is made up for it.
     events[1] = events[1].model_copy(update={"ledger": None})
     assert summarize(events).ledger is None
+
+
+ORDERS = ("SELECT r.region, count(*) AS orders FROM orders o JOIN regions r ON o.region_id = r.region_id "
+          "GROUP BY r.region ORDER BY r.region")
+
+
+def test_ask_shows_the_answers_receipts_and_marks_an_unsupported_number(kernel, sales_db):
+    from jupyter_analyst.testing import ScriptedModelServer
+    from jupyter_analyst.testing.model_server import MODEL_NAME
+
+    script = {"turns": [{"match": ".", "steps": [
+        {"tool_calls": [{"name": "run_sql", "arguments": {"sql": ORDERS, "name": "orders"}}]},
+        {"content": "North had 595 orders, East 393, and West grew 37%."},
+    ]}]}
+    with ScriptedModelServer(script) as server:
+        cell = kernel.run(f"%%ask --base-url {server.base_url} --model {MODEL_NAME} --no-summarizer "
+                          f"--source {sales_db}\norders by region")
+    assert cell.ok, cell.error
+    (html,) = [o["content"]["data"]["text/html"] for o in cell.outputs
+               if "595 orders" in o["content"].get("data", {}).get("text/html", "")]
+    assert html.startswith("<p>North had 595 orders, East 393, and West grew 37%.</p>")
+    # Each cited number with its step's call id, row and column; the invented one marked.
+    call = re.search(r"<code>595</code>: step <code>(call_[^<]+)</code>, row 3, column <code>orders</code>", html)
+    assert call, html
+    assert f"<code>393</code>: step <code>{call.group(1)}</code>, row 2, column <code>orders</code>" in html
+    assert "<code>37%</code>: ⚠️ no step shows this number" in html
+    assert "`595`: step `call_" in cell.text() and "`37%`: ⚠️ no step shows this number" in cell.text()
