@@ -90,7 +90,8 @@ def test_a_verified_turn_becomes_a_query_and_a_suite_task_that_eval_context_hold
     wrong = {"turns": [{"match": "not cancelled", "steps": [text_step(f"ANSWER: {expected + 1000:,.2f}")]}]}
     with ScriptedModelServer(wrong) as server:
         failed = cli("eval", "context", *source, server=server)
-        assert len(server.requests) == 1
+        # The task's turn was run (no resume), its answer once checked: the number is no result's.
+        assert len(server.requests) == 2 and "this check is not repeated" in str(server.requests[1]["messages"])
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert f"1 of 1 verified answers failed: {told['task_id']} (wrong_number)" in failed.stdout
 
