@@ -39,6 +39,10 @@ export interface IProposalReview {
   reveal(changeId: string): Promise<void>;
 }
 
+function nextFrame(): Promise<void> {
+  return new Promise(resolve => requestAnimationFrame(() => resolve()));
+}
+
 function messageOf(reason: unknown): string {
   return reason instanceof Error ? reason.message : String(reason);
 }
@@ -162,12 +166,21 @@ export function useProposal(threadId: string, proposalId: string): IProposalRevi
         return;
       }
       await panel.context.ready;
-      if (!revealChange(panel, changeId)) {
+      let button = revealChange(panel, changeId);
+      if (button === null) {
         drawProposal(panel, proposal, {
           busy,
           decide: (_p, k, ids) => void decide(k, ids)
         });
-        revealChange(panel, changeId);
+        button = revealChange(panel, changeId);
+      }
+      // Opening the notebook focuses it over the next frames: the keyboard is put back on
+      // the change's button until the notebook has settled.
+      for (let frame = 0; frame < 10 && button !== null; frame++) {
+        await nextFrame();
+        if (document.activeElement !== button && button.isConnected) {
+          button.focus();
+        }
       }
     },
     [proposal, notebooks, commands, busy, decide]

@@ -40,6 +40,8 @@ export function clearProposals(panel: NotebookPanel, proposalId: string | null =
       : `.${PROPOSAL_CLASS}[data-proposal-id="${CSS.escape(proposalId)}"]`;
   panel.content.node.querySelectorAll(selector).forEach(node => node.remove());
   for (const cell of panel.content.widgets) {
+    // A cell the notebook has not put in its node yet (it renders cells lazily) too.
+    cell.node.querySelectorAll(selector).forEach(node => node.remove());
     const owner = cell.node.dataset.analystProposal;
     if (proposalId === null || owner === proposalId) {
       cell.node.classList.remove(...MARKED);
@@ -211,21 +213,27 @@ export function drawProposal(
   return shown;
 }
 
-/** Bring a change into view in its notebook and put the keyboard on its first button. */
-export function revealChange(panel: NotebookPanel, changeId: string): boolean {
+/**
+ * Bring a change into view in its notebook and put the keyboard on its first button (its
+ * cell made the active one, in command mode, so the notebook keeps the focus there); the
+ * button, or null when the change is not drawn.
+ */
+export function revealChange(panel: NotebookPanel, changeId: string): HTMLButtonElement | null {
   const block = panel.content.node.querySelector<HTMLElement>(
     `.jp-AnalystProposal-change[data-change-id="${CSS.escape(changeId)}"]`
   );
   if (block === null) {
-    return false;
+    return null;
   }
-  const owner = panel.content.widgets.find(cell => cell.node.contains(block));
-  if (owner !== undefined) {
-    void panel.content.scrollToCell(owner, 'center');
+  const index = panel.content.widgets.findIndex(cell => cell.node.contains(block));
+  if (index >= 0) {
+    panel.content.mode = 'command';
+    panel.content.activeCellIndex = index;
   }
   block.scrollIntoView({ block: 'center' });
-  block.querySelector<HTMLButtonElement>('button')?.focus();
-  return true;
+  const first = block.querySelector<HTMLButtonElement>('button');
+  first?.focus();
+  return first;
 }
 
 /** Save the user's unsaved edits first, so the server decides against what the user sees. */

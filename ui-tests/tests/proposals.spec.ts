@@ -36,6 +36,10 @@ function notebookJson(): Record<string, unknown> {
 /** The sources of the notebook's file, as the server reads it. */
 async function fileSources(page: IJupyterLabPageFixture, file: string): Promise<string[]> {
   const reply = await page.request.get(`api/contents/${file}?content=1`);
+  if (!reply.ok()) {
+    // Polled while the server writes it: read again.
+    return [`HTTP ${reply.status()}: ${await reply.text()}`];
+  }
   const model = (await reply.json()) as { content: { cells: { source: string }[] } };
   return model.content.cells.map(c => c.source);
 }
