@@ -175,10 +175,12 @@ export function useProposal(threadId: string, proposalId: string): IProposalRevi
         button = revealChange(panel, changeId);
       }
       // Opening the notebook focuses it over the next frames: the keyboard is put back on
-      // the change's button until the notebook has settled.
-      for (let frame = 0; frame < 10 && button !== null; frame++) {
+      // the change's button until the notebook has settled (unless it moved within the
+      // change, the person tabbing on to Reject).
+      const change = button?.closest('.jp-AnalystProposal-change');
+      for (let frame = 0; frame < 10 && button && change; frame++) {
         await nextFrame();
-        if (document.activeElement !== button && button.isConnected) {
+        if (button.isConnected && !change.contains(document.activeElement)) {
           button.focus();
         }
       }

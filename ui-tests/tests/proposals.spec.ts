@@ -131,6 +131,13 @@ test.describe('proposed cells', () => {
     await page.keyboard.press('Enter');
     const acceptReplace = notebook.getByRole('button', { name: 'Accept: print y with its name' });
     await expect(acceptReplace).toBeFocused();
+    // Tab reaches its Reject, Shift+Tab comes back; the notebook's own keys do not act.
+    await page.keyboard.press('Tab');
+    await expect(
+      notebook.getByRole('button', { name: 'Reject: print y with its name' })
+    ).toBeFocused();
+    await page.keyboard.press('Shift+Tab');
+    await expect(acceptReplace).toBeFocused();
     await page.keyboard.press('Enter');
     const accepted = [original[0], original[1], "y = 3\nprint('y is', y)"];
     await expect.poll(() => fileSources(page, file)).toEqual(accepted);
