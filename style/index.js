@@ -3,3 +3,4 @@ import './notebook.css';
 import './table.css';
 import './cards.css';
 import './receipts.css';
+import './proposals.css';

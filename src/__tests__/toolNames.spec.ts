@@ -69,8 +69,8 @@ function namesIn(source: ts.SourceFile): string[] {
 }
 
 describe("a tool's name", () => {
-  it('is read from the generated types: the nine built-in tools, each registered', () => {
-    expect(TOOLS).toHaveLength(9);
+  it('is read from the generated types: the ten built-in tools, each registered', () => {
+    expect(TOOLS).toHaveLength(10);
     expect(TOOLS).toEqual(expect.arrayContaining(['run_sql', 'run_python', 'plan', 'find']));
     for (const tool of TOOLS) {
       expect(toolModel(tool)?.tool).toBe(tool);

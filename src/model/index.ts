@@ -12,3 +12,4 @@ export * from './reasons';
 export * from './reducer';
 export * from './delivery';
 export * from './receipts';
+export * from './proposals';

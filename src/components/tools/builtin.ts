@@ -11,6 +11,7 @@ import { FIND_CARD } from './find';
 import { LIST_ARTIFACTS_CARD } from './list_artifacts';
 import { LIST_TABLES_CARD } from './list_tables';
 import { PLAN_CARD } from './plan';
+import { PROPOSE_CELLS_CARD } from './propose_cells';
 import { RUN_PYTHON_CARD } from './run_python';
 import { RUN_SQL_CARD } from './run_sql';
 
@@ -21,6 +22,7 @@ export const BUILTIN_CARDS: readonly IToolCardEntry[] = [
   LIST_ARTIFACTS_CARD,
   LIST_TABLES_CARD,
   PLAN_CARD,
+  PROPOSE_CELLS_CARD,
   RUN_PYTHON_CARD,
   RUN_SQL_CARD
 ];

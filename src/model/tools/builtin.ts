@@ -10,6 +10,7 @@ import { FIND } from './find';
 import { LIST_ARTIFACTS } from './list_artifacts';
 import { LIST_TABLES } from './list_tables';
 import { PLAN } from './plan';
+import { PROPOSE_CELLS } from './propose_cells';
 import { READ_CELLS } from './read_cells';
 import { RUN_PYTHON } from './run_python';
 import { RUN_SQL } from './run_sql';
@@ -23,5 +24,6 @@ export const BUILTIN_TOOLS = [
   LIST_ARTIFACTS,
   FIND,
   READ_CELLS,
+  PROPOSE_CELLS,
   CLARIFY
 ] as const;

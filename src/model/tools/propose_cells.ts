@@ -1,0 +1,26 @@
+/** The `propose_cells` tool: changes to the attached notebook, kept for a person to accept. */
+
+import { objects, text } from './read';
+import { builtin, type ViewOf } from './view';
+
+export type ProposeCellsView = ViewOf<'propose_cells', 'proposal_id' | 'changes'>;
+
+export const PROPOSE_CELLS = builtin<'propose_cells', ProposeCellsView>({
+  tool: 'propose_cells',
+  label: 'Proposed cells',
+  parse: r => {
+    const id = text(r.proposal_id);
+    if (id === undefined) {
+      return null;
+    }
+    return {
+      proposal_id: id,
+      status: r.status === 'failed' ? 'failed' : 'proposed',
+      changes: objects(r.changes).map(c => ({
+        change_id: text(c.change_id) ?? '',
+        op: c.op === 'replace' || c.op === 'delete' ? c.op : 'insert'
+      })),
+      note: text(r.note) ?? ''
+    };
+  }
+});
