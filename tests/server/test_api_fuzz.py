@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import requests
 import schemathesis
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import Phase, HealthCheck, assume, given, settings
 from schemathesis import GenerationMode
 from schemathesis.config import SchemathesisConfig
 
@@ -120,11 +120,15 @@ def test_the_stateful_walk_keeps_to_the_description(api_schema):
                                    excluded_checks=[ensure_resource_availability], transport_kwargs=kwargs or None,
                                    recorder=getattr(self, "recorder", None))
 
-    Walk.run(settings=settings(FUZZ, max_examples=15, stateful_step_count=6))
+    # No shrinking: a failing walk is reported as it ran. A shrink replays the walk against a
+    # server whose state (threads, verifications still running or done) has moved on, and
+    # hypothesis then reports the replay's divergence, not the failure.
+    Walk.run(settings=settings(FUZZ, max_examples=15, stateful_step_count=6,
+                               phases=[Phase.explicit, Phase.reuse, Phase.generate]))
 
 
 def test_the_stock_schemathesis_command_finds_nothing(tmp_path, sales_db):
-    """``schemathesis run`` on the description a fresh server serves, every check, every phase
+    """``schemathesis run`` on the description a fresh server serves, every check but one, every phase
     (coverage, fuzzing, stateful), as a person would run it: the token as a header (its auth
     probes send requests without it and with a wrong one), a bounded number of examples, a
     fixed seed. It exits 0 only when no check failed and no request errored."""
@@ -134,6 +138,11 @@ def test_the_stock_schemathesis_command_finds_nothing(tmp_path, sales_db):
     with fuzzed_server(tmp_path / "server", sales_db) as server:
         run = subprocess.run(
             [command, "--no-color", "run", f"{server.url}/analyst/api/openapi.yaml", "--checks", "all",
+             # ensure_resource_availability (ST302) is left out for the reason the stateful walk
+             # above gives: POST threads/{id}/verify answers 404 for a body `path` naming no
+             # notebook, which the check reads as the verification it started being gone, or
+             # not, by whether that verification is still running.
+             "--exclude-checks", "ensure_resource_availability",
              "--header", f"Authorization: token {server.token}", "--max-examples", "20", "--seed", "1",
              "--workers", "1", "--request-timeout", str(REQUEST_TIMEOUT_S),
              "--report", "junit", "--report-junit-path", str(report)],
