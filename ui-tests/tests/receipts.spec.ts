@@ -151,8 +151,13 @@ test.describe('an answer’s receipts at the default sidebar width', () => {
     await expect(unsupported).toHaveText('12%');
     await expect(unsupported).toHaveAttribute('aria-label', '12% — no step shows this number');
     // Marked for the eye: a dotted underline, not the links' solid one.
-    expect(await unsupported.evaluate(m => getComputedStyle(m).textDecorationStyle)).toBe('dotted');
-    expect(await link.evaluate(a => getComputedStyle(a).textDecorationStyle)).toBe('solid');
+    // Read again until it holds: the marks are placed anew once the answer's math is typeset.
+    await expect(async () => {
+      expect(await unsupported.evaluate(m => getComputedStyle(m).textDecorationStyle)).toBe(
+        'dotted'
+      );
+      expect(await link.evaluate(a => getComputedStyle(a).textDecorationStyle)).toBe('solid');
+    }).toPass();
     // The answer reads as written: the bold name stays bold, its link inside.
     await expect(answer.locator('strong a[data-receipt]')).toHaveText('Central');
     // Hovered again until the tip shows: the answer's marks are placed anew once its math is
