@@ -240,10 +240,11 @@ def test_a_sqlite_call_that_takes_no_interrupt_is_given_up_and_its_thread_counte
     src = open_source(f"sqlite:///{stubborn_sqlite}")
     src.parking.limit = 1
     try:
-        # Twenty calls over one 8 M-character value, in one row (seconds of work): SQLite looks at its interrupt
+        # Eighty calls over one 8 M-character value, in one row (seconds of work even on a quiet
+        # machine, so the call still runs when the next query comes): SQLite looks at its interrupt
         # between steps of its program, never inside a call. (Each replaces a constant in the
         # column's own value, which the size check lets through: the output stays bounded.)
-        terms = " + ".join(f"length(replace(s, '{c}', '{c}{c}'))" for c in "ab" * 10)
+        terms = " + ".join(f"length(replace(s, '{c}', '{c}{c}'))" for c in "ab" * 40)
         sql = f"SELECT {terms} AS n FROM blob"
 
         async def scenario():
