@@ -110,26 +110,14 @@ class AnalystApp(ExtensionApp):
     @validate("budgets")
     def _valid_budgets(self, proposal: Any) -> dict[str, Any]:
         from ..budgets import parse_budgets
-        from ..errors import ConfigError
 
-        try:
-            parse_budgets(proposal["value"])
-        except ConfigError as exc:
-            raise TraitError(f"AnalystApp.budgets: {exc.message} ({exc.hint})" if exc.hint
-                             else f"AnalystApp.budgets: {exc.message}") from None
-        return dict(proposal["value"])
+        return _parsed_setting("budgets", parse_budgets, proposal["value"])
 
     @validate("prices")
     def _valid_prices(self, proposal: Any) -> dict[str, Any]:
-        from ..errors import ConfigError
         from ..ledger import parse_prices
 
-        try:
-            parse_prices(proposal["value"])
-        except ConfigError as exc:
-            raise TraitError(f"AnalystApp.prices: {exc.message} ({exc.hint})" if exc.hint
-                             else f"AnalystApp.prices: {exc.message}") from None
-        return dict(proposal["value"])
+        return _parsed_setting("prices", parse_prices, proposal["value"])
 
     def initialize_settings(self) -> None:
         from ..agent import ContextBudget
@@ -214,3 +202,15 @@ class AnalystApp(ExtensionApp):
         service = self.settings.get("jupyter_analyst")
         if service is not None:
             await service.close()
+
+
+def _parsed_setting(name: str, parse: Any, value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` as set, once ``parse`` reads it; its ``ConfigError`` as the trait's error."""
+    from ..errors import ConfigError
+
+    try:
+        parse(value)
+    except ConfigError as exc:
+        raise TraitError(f"AnalystApp.{name}: {exc.message} ({exc.hint})" if exc.hint
+                         else f"AnalystApp.{name}: {exc.message}") from None
+    return dict(value)
