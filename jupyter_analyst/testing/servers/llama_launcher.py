@@ -2,7 +2,7 @@
 
 Run by the model server's own Python (``.venv-llm``, see llama.py), never imported by the
 package's: it imports only the standard library and ``llama_cpp``, and that inside
-:func:`main`. Three things the stock ``python -m llama_cpp.server`` lacks for Gemma 3:
+:func:`main`. Four things the stock ``python -m llama_cpp.server`` lacks for Gemma 3:
 
 - **A chat format that keeps the prompt.** The GGUF carries no chat template, so the server
   falls back to a llama-2 one; its ``gemma`` format drops the system message, tool messages
@@ -18,6 +18,10 @@ package's: it imports only the standard library and ``llama_cpp``, and that insi
   model evaluated and generated (the same counts its unstreamed replies report).
 - **A cap on generated tokens** (``--n_predict``, as llama.cpp's server has): a request with
   no ``max_tokens`` may otherwise run to the end of the context.
+- **Weights in plain CPU buffers.** llama.cpp compiles for the build machine's CPU and, where
+  it reports AMX, repacks weights into an AMX buffer at load; a virtual machine may report AMX
+  and still fault on its first tile instruction (``ldtilecfg``, a segfault on the first
+  completion). Repacking is off (``use_extra_bufts``): the same results, through AVX.
 
 Each completion's counts (and the names of the tools it was offered) are also appended to
 ``--usage_log`` (JSON lines), for tests to compare with what the client was told.
@@ -142,6 +146,16 @@ def _install(n_predict: int, usage_log: str | None) -> None:
     def _format(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                 **_: Any) -> llama_chat_format.ChatFormatterResponse:
         return llama_chat_format.ChatFormatterResponse(prompt=gemma3_prompt(messages, tools), stop="<end_of_turn>")
+
+    default_params = llama_cpp.llama_model_default_params
+
+    def plain_buffers() -> Any:
+        params = default_params()
+        params.use_extra_bufts = False
+        return params
+
+    # Llama.__init__ takes its model parameters from this module-level function.
+    llama_cpp.llama_cpp.llama_model_default_params = plain_buffers
 
     generate = Llama.generate
 
