@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from contextlib import contextmanager
 from http.cookiejar import DefaultCookiePolicy
@@ -102,12 +103,39 @@ def _cookieless() -> requests.Session:
     return session
 
 
+def _follow_until_finished(response: requests.Response, case) -> None:
+    """Follow a 202's ``Location`` until the resource answers without ``Retry-After``."""
+    if response.status_code != 202:
+        return
+    location = response.headers["Location"]
+    url = requests.compat.urljoin(response.url, location)
+    headers = {"Authorization": response.request.headers["Authorization"]}
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
+    with _cookieless() as session:
+        while True:
+            state = session.get(url, headers=headers, timeout=REQUEST_TIMEOUT_S)
+            assert state.status_code == 200, (location, state.status_code, state.text)
+            if "Retry-After" not in state.headers:
+                return
+            assert time.monotonic() < deadline, f"{location} still not finished after {REQUEST_TIMEOUT_S} s"
+            # The server's own pacing would be a second per poll; a verification of this
+            # thread's few steps ends within a few polls of a tenth of one.
+            time.sleep(0.1)
+
+
 def test_the_stateful_walk_keeps_to_the_description(api_schema):
     from schemathesis.specs.openapi.checks import ensure_resource_availability
 
     class Walk(api_schema.as_state_machine()):
         def get_call_kwargs(self, case):
             return {"session": _cookieless(), "timeout": REQUEST_TIMEOUT_S}
+
+        def after_call(self, response, case):
+            # A walk is replayed from its recorded choices, so the server must answer the same
+            # steps the same way: work the walk started in the background (a verification,
+            # 202) is followed to its end before the next step, or whether that step finds it
+            # running (409) would depend on the machine's speed.
+            _follow_until_finished(response, case)
 
         def validate_response(self, response, case, additional_checks=None, **kwargs):
             # POST threads/{id}/verify answers 404 for a `path` in its body that names no
