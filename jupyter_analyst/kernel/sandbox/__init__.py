@@ -2,8 +2,9 @@
 
 The model writes the code, so the kernel treats it as untrusted:
 
-* **bubblewrap** gives it its own mount, PID, network, IPC and UTS namespaces: the system
-  is mounted read-only, only the thread's folder (and the folder of its ZMQ sockets) is
+* **bubblewrap** gives it its own mount, PID, network, IPC and UTS namespaces: ``/usr`` is
+  mounted read-only, of ``/etc`` only an allow-list with accounts of its own
+  (system_view.py), no ``/opt``; only the thread's folder (and the folder of its ZMQ sockets) is
   writable, datasets arrive read-only from the artifact store, and there is no network
   (ZMQ runs over Unix sockets).
 * **limits**: memory and process count in a cgroup where one can be made, and rlimits

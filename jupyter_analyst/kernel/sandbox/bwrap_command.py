@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from .reach import _PACKAGE, HOST, Blocked, Need, View, blocker, interpreter_files, may, refusal, unreachable
+from .system_view import ACCOUNT, ETC, HOSTNAME, system_args, system_mounts
 
 #: The first uid kernels are given when the sandbox is started as root (see identity.py).
 KERNEL_UID_FIRST = 900_000_000
@@ -62,15 +63,15 @@ class SandboxPolicy(BaseModel):
 def scrub_environment(env: Mapping[str, str], *, home: Path, extra: Mapping[str, str] = {}) -> dict[str, str]:
     """The kernel's environment: only allow-listed variables, HOME set to its folder.
 
-    The kernel's uid may have no entry in the password file, so ``USER`` and ``LOGNAME``
-    name it for the libraries that ask.
+    ``USER`` and ``LOGNAME`` name the kernel's account as the sandbox's password file does
+    (system_view.py); without bubblewrap its uid may have no entry in the host's.
 
     >>> sorted(scrub_environment({"PATH": "/bin", "OPENAI_API_KEY": "sk-1", "LC_ALL": "C"}, home=Path("/w")))
     ['HOME', 'LC_ALL', 'LOGNAME', 'MPLCONFIGDIR', 'PATH', 'USER', 'XDG_CACHE_HOME']
     """
     out = {k: v for k, v in env.items() if k in ENV_ALLOW or k.startswith("LC_")}
     out["HOME"] = str(home)
-    out["USER"] = out["LOGNAME"] = "analyst"
+    out["USER"] = out["LOGNAME"] = ACCOUNT
     out["MPLCONFIGDIR"] = str(home / ".config" / "matplotlib")
     out["XDG_CACHE_HOME"] = str(home / ".cache")
     out.update(extra)
@@ -149,28 +150,11 @@ def drop_privileges_command(uid: int, gid: int) -> list[str]:
             "--no-new-privs", "--"]
 
 
-#: Host folders mounted read-only as they are (the system), and the links among them.
-SYSTEM_FOLDERS = ("/usr", "/etc", "/opt")
-SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 #: Folders the sandbox replaces with an empty tmpfs of its own.
 FRESH_FOLDERS = ("/tmp", "/root", "/home", "/run")
-
-
-def system_mounts() -> list[Path]:
-    """The system folders mounted from the host (the links among them are recreated)."""
-    return [Path(p) for p in (*SYSTEM_FOLDERS, *SYSTEM_LINKS) if Path(p).is_dir() and not Path(p).is_symlink()]
-
-
-def _bind_system(args: list[str]) -> None:
-    for path in SYSTEM_FOLDERS:
-        if Path(path).is_dir():
-            args += ["--ro-bind", path, path]
-    for path in SYSTEM_LINKS:
-        p = Path(path)
-        if p.is_symlink():
-            args += ["--symlink", os.readlink(p), path]
-        elif p.is_dir():
-            args += ["--ro-bind", path, path]
+#: Folders the sandbox makes itself: the fresh ones, ``/dev``, ``/proc``, and ``/etc``
+#: (holding only its allow-list, see system_view.py).
+MADE_FOLDERS = (*FRESH_FOLDERS, "/dev", "/proc", str(ETC))
 
 
 def kernel_mounts(
@@ -184,15 +168,15 @@ def kernel_mounts(
 
     Binds go shallowest first, so one inside another lies on top of it. bubblewrap makes
     missing mount points private (0700), so each folder above a bind that the sandbox makes
-    is made 0755 first. A folder above a bind that is the host's (inside ``/usr``, ``/opt``
-    or another bind) and that ``identity`` cannot enter is covered with an empty 0755
+    is made 0755 first. A folder above a bind that is the host's (inside ``/usr`` or
+    another bind) and that ``identity`` cannot enter is covered with an empty 0755
     tmpfs: it hid nothing that uid could see, and the bind below it becomes reachable
     (a 0700 folder holding the install). A bind itself is never covered.
     """
     args: list[str] = []
     system = system_mounts()
-    view = View(host=system, fresh=[Path(p) for p in (*FRESH_FOLDERS, "/dev", "/proc")])
-    made = {Path("/"), *system, *(Path(p) for p in (*FRESH_FOLDERS, "/dev", "/proc"))}
+    view = View(host=system, fresh=[Path(p) for p in MADE_FOLDERS])
+    made = {Path("/"), *system, *(Path(p) for p in MADE_FOLDERS)}
     for path, writable in sorted(binds, key=lambda bind: len(Path(bind[0]).parts)):
         path = Path(path)
         for folder in reversed(path.parents):
@@ -267,24 +251,27 @@ def bwrap_command(
     address_space_limit: bool,
     seccomp_fd: int | None = None,
     sources: Mapping[Path, Path] = {},
+    etc_fds: Mapping[Path, int] = {},
 ) -> list[str]:
     """The full command that runs ``cmd`` (a kernel's argv) inside the sandbox.
 
-    Later mounts go on top of earlier ones, so the order is: the system read-only, fresh
-    ``/tmp``, ``/dev`` and ``/proc``, then the interpreter, the data (files too: the
-    connection file) and the writable folders (see :func:`kernel_mounts`). ``identity`` is
-    the ``(uid, gid)`` to drop to (when started as root); ``sources`` as for
-    :func:`kernel_mounts` (a staging folder mounted at ``workdir``).
+    Later mounts go on top of earlier ones, so the order is: the system read-only (``/usr``
+    and ``/etc``'s allow-list, see system_view.py), fresh ``/tmp``, ``/dev`` and ``/proc``,
+    then the interpreter, the data (files too: the connection file) and the writable
+    folders (see :func:`kernel_mounts`). ``identity`` is the ``(uid, gid)`` to drop to (when
+    started as root); ``sources`` as for :func:`kernel_mounts` (a staging folder mounted at
+    ``workdir``); ``etc_fds`` the descriptors of the sandbox's own files of ``/etc``
+    (``system_view.etc_files``, ``data_fds``).
     """
     args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--hostname", "analyst-sandbox"]
+            "--unshare-cgroup-try", "--hostname", HOSTNAME]
     if not policy.network:
         args.append("--unshare-net")
     if identity is None:
         args.append("--unshare-user-try")
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
-    _bind_system(args)
+    args += system_args(network=policy.network, files=etc_fds)
     for path in FRESH_FOLDERS:
         args += ["--perms", "0755", "--tmpfs", path]
     args += ["--dev", "/dev", "--proc", "/proc"]

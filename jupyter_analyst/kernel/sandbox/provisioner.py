@@ -38,6 +38,7 @@ from .bwrap_command import (
     unsandboxed_command,
 )
 from .staging import Stage
+from .system_view import data_fds, etc_files
 from ..workdir import chown_tree
 
 #: The launch environment variable carrying :class:`SandboxSettings` (never passed on).
@@ -105,6 +106,7 @@ class SandboxProvisioner(LocalProvisioner):
             self.identity = lease(policy.uid_first, policy.uid_count)
         ids = (self.identity.uid, self.identity.gid) if self.identity is not None else None
         filter_fd: int | None = None
+        etc_fds: dict[Path, int] = {}
         sources: dict[Path, Path] = {}
         fresh_stage = self.stage is None
         try:
@@ -122,10 +124,14 @@ class SandboxProvisioner(LocalProvisioner):
                 if seccomp.supported():
                     filter_fd = seccomp.program_fd()
                     kwargs["pass_fds"] = (*kwargs.get("pass_fds", ()), filter_fd)  # the same number in bwrap
+                # The kernel's own accounts: its uid as bubblewrap leaves it when not dropped.
+                uid, gid = ids if ids is not None else (os.getuid(), os.getgid())
+                etc_fds = data_fds(etc_files(uid, gid, home=workdir, network=policy.network))
+                kwargs["pass_fds"] = (*kwargs.get("pass_fds", ()), *etc_fds.values())
                 wrapped = bwrap_command(
                     cmd, bwrap=bwrap, workdir=workdir, writable=writable, readable=[*readable, *private],
                     policy=policy, identity=ids, address_space_limit=self.cgroup is None, seccomp_fd=filter_fd,
-                    sources=sources,
+                    sources=sources, etc_fds=etc_fds,
                 )
                 self.sandboxed = True
             else:
@@ -159,8 +165,8 @@ class SandboxProvisioner(LocalProvisioner):
                 self.stage = None
             raise
         finally:
-            if filter_fd is not None:
-                os.close(filter_fd)
+            for fd in [*([filter_fd] if filter_fd is not None else []), *etc_fds.values()]:
+                os.close(fd)
 
     def _own_files(
         self, workdir: Path, readable: list[Path], ids: tuple[int, int], *, user_workdir: bool,

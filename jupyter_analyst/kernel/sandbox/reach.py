@@ -8,8 +8,8 @@ another Python's standard library that it happened to find.
 
 * **With bubblewrap** the kernel sees a file system the sandbox builds: the folders above
   each of its mounts are made 0755 where the sandbox makes them (under its fresh ``/tmp``,
-  ``/home``, ``/root``, ``/run``, or outside the system folders); where they are the host's
-  (inside ``/usr``, ``/opt``, ``/etc`` or another mount) a folder the uid cannot enter is
+  ``/home``, ``/root``, ``/run``, ``/etc``, or outside ``/usr``); where they are the host's
+  (inside ``/usr`` or another mount) a folder the uid cannot enter is
   covered with an empty 0755 tmpfs, which hides only what the uid could not see anyway.
   (see :class:`View` and ``sandbox.kernel_mounts``).
 * **Without bubblewrap** the kernel sees the host's folders as they are.

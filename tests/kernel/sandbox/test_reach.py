@@ -85,11 +85,12 @@ async def main():
 print(json.dumps(asyncio.run(main())))
 """
 
-#: This venv seen at /opt/private/venv, inside a folder only root may enter. /opt is the
-#: host's inside the sandbox too, so the folder stays 0700 there.
-PRIVATE_INSTALL = ("--perms", "0755", "--tmpfs", "/opt", "--perms", "0700", "--dir", "/opt/private",
-                   "--dev-bind", str(VENV), "/opt/private/venv")
-PRIVATE_PYTHON = "/opt/private/venv/bin/python"
+#: This venv seen at /usr/src/private/venv, inside a folder only root may enter. /usr is the
+#: host's inside the sandbox too, so the folder stays 0700 there (/usr/src, which this view
+#: replaces, holds sources no kernel reads).
+PRIVATE_INSTALL = ("--perms", "0755", "--tmpfs", "/usr/src", "--perms", "0700", "--dir", "/usr/src/private",
+                   "--dev-bind", str(VENV), "/usr/src/private/venv")
+PRIVATE_PYTHON = "/usr/src/private/venv/bin/python"
 
 
 def start_in_view(workdir: Path, policy: str, code: str, *mounts: str, python: str = sys.executable) -> dict:
@@ -113,7 +114,7 @@ def test_an_install_in_a_private_folder_runs_under_bubblewrap(tmp_path):
                         *PRIVATE_INSTALL, python=PRIVATE_PYTHON)
     assert out.get("status") == "ok", out
     prefix, uid = out["stdout"].split()
-    assert prefix == "/opt/private/venv" and int(uid) >= 900_000_000
+    assert prefix == "/usr/src/private/venv" and int(uid) >= 900_000_000
 
 
 def test_without_bubblewrap_an_install_in_a_private_folder_is_refused_in_one_line(tmp_path):
@@ -122,7 +123,7 @@ def test_without_bubblewrap_an_install_in_a_private_folder_is_refused_in_one_lin
     assert out.get("reason") == "kernel_start_failed", out
     line = out["refused"]
     assert "\n" not in line and "(1 attempt)" in line, "refused at once: a second try would see the same"
-    assert "cannot enter /opt/private (mode 0700, owner uid 0), which holds /opt/private/venv" in line
+    assert "cannot enter /usr/src/private (mode 0700, owner uid 0), which holds /usr/src/private/venv" in line
     assert "install bubblewrap" in line and "chmod o+x" in line
 
 
@@ -157,5 +158,5 @@ def test_doctor_names_the_folder_a_kernel_could_not_enter(tmp_path):
     assert "ok  kernel reaches its Python" in with_bwrap.stdout, with_bwrap.stdout + with_bwrap.stderr
     assert "NO  bubblewrap" in without.stdout and "NO  kernel reaches its Python" in without.stdout, without.stdout
     line = next(line for line in without.stdout.splitlines() if line.startswith("NO  kernel reaches"))
-    assert "cannot enter /opt/private (mode 0700, owner uid 0), which holds /opt/private/venv" in line
+    assert "cannot enter /usr/src/private (mode 0700, owner uid 0), which holds /usr/src/private/venv" in line
     assert "install bubblewrap" in without.stdout.split("missing:")[1]
