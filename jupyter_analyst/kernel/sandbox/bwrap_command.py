@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from .reach import _PACKAGE, HOST, Blocked, Need, View, blocker, interpreter_files, may, refusal, unreachable
-from .system_view import ACCOUNT, ETC, HOSTNAME, system_args, system_mounts
+from .system_view import ACCOUNT, ETC, HOSTNAME, SEAL, system_args, system_mounts
 
 #: The first uid kernels are given when the sandbox is started as root (see identity.py).
 KERNEL_UID_FIRST = 900_000_000
@@ -276,7 +276,7 @@ def bwrap_command(
         args += ["--perms", "0755", "--tmpfs", path]
     args += ["--dev", "/dev", "--proc", "/proc"]
     args += kernel_mounts(kernel_binds(workdir, writable, readable), identity=identity, sources=sources)[0]
-    args += ["--chdir", str(workdir), "--unsetenv", "JPY_PARENT_PID", "--"]
+    args += [*SEAL, "--chdir", str(workdir), "--unsetenv", "JPY_PARENT_PID", "--"]
     inner = limit_command(policy, address_space=address_space_limit)
     if identity is not None:
         inner += drop_privileges_command(*identity)

@@ -78,6 +78,10 @@ rpc: files
 """
 
 
+#: bubblewrap arguments that make the sandbox's ``/etc`` read-only, after the last mount in it.
+SEAL = ["--remount-ro", str(ETC)]
+
+
 def system_mounts() -> list[Path]:
     """The system folders mounted from the host whole (the links among them are recreated)."""
     return [Path(p) for p in (*SYSTEM_FOLDERS, *SYSTEM_LINKS) if Path(p).is_dir() and not Path(p).is_symlink()]
@@ -136,8 +140,10 @@ def system_args(*, network: bool, files: Mapping[Path, int]) -> list[str]:
     """bubblewrap arguments for the system: ``/usr`` and its links, ``/etc``'s allow-list,
     and the sandbox's own files of ``/etc`` (``files``: their descriptors, :func:`data_fds`).
 
-    Every folder the sandbox makes for them is 0755: bubblewrap's own are 0700, which the
-    kernel's uid could not enter.
+    ``/etc`` is a tmpfs of its own, which the caller makes read-only once everything is
+    mounted in it (:data:`SEAL`): a kernel not dropped to another uid owns what bubblewrap
+    makes in its user namespace. Every folder the sandbox makes is 0755: bubblewrap's own
+    are 0700, which the kernel's uid could not enter.
     """
     args: list[str] = []
     for path in SYSTEM_FOLDERS:
@@ -150,7 +156,7 @@ def system_args(*, network: bool, files: Mapping[Path, int]) -> list[str]:
         elif p.is_dir():
             args += ["--ro-bind", path, path]
     made = {Path("/"), ETC}
-    args += ["--perms", "0755", "--dir", str(ETC)]
+    args += ["--perms", "0755", "--tmpfs", str(ETC)]
     for path in [*etc_allowed(network=network), *files]:
         for folder in reversed(path.parents):
             if folder not in made:

@@ -47,8 +47,13 @@ LOOK = """
         planted = open(PLANTED).read()
     except OSError as e:
         planted = type(e).__name__
+    try:
+        open("/etc/ld.so.preload", "w").write("/w/evil.so")
+        wrote = True
+    except OSError:
+        wrote = False
     print(json.dumps({"seen": seen, "leaked": leaked, "planted": planted, "opt": os.path.exists("/opt"),
-                      "localtime": os.readlink("/etc/localtime")}))
+                      "localtime": os.readlink("/etc/localtime"), "wrote": wrote}))
 """
 #: What the kernel prints of its accounts and host name.
 WHO = """
@@ -143,6 +148,7 @@ async def test_the_kernel_sees_of_etc_only_the_allow_list_and_no_opt(kernel, pla
     present = {f"/etc/{name}" for name in ETC_ALLOW if os.path.lexists(f"/etc/{name}")}
     assert present <= set(out["seen"]), "what a data kernel needs is there"
     assert out["localtime"] == os.readlink("/etc/localtime")
+    assert out["wrote"] is False, "the sandbox's /etc is read-only"
     assert out["opt"] is False or Path(sys.base_prefix).resolve().is_relative_to("/opt")
 
 
@@ -244,7 +250,12 @@ def test_a_kernel_started_by_a_user_who_is_not_root_has_the_same_view(tmp_path):
     shutil.chown(home / "tmp", USER, USER)
     code = textwrap.dedent("""
         import json, os, pwd
-        print(json.dumps({"uid": os.getuid(), "me": pwd.getpwuid(os.getuid()).pw_name,
+        try:
+            open("/etc/ld.so.preload", "w").write("/w/evil.so")
+            wrote = True
+        except OSError:
+            wrote = False
+        print(json.dumps({"uid": os.getuid(), "me": pwd.getpwuid(os.getuid()).pw_name, "wrote": wrote,
                           "accounts": [p.pw_name for p in pwd.getpwall()],
                           "etc": sorted(os.listdir("/etc")), "opt": os.path.exists("/opt")}))
     """)
@@ -262,5 +273,6 @@ def test_a_kernel_started_by_a_user_who_is_not_root_has_the_same_view(tmp_path):
     assert result["status"] == "ok" and result["sandboxed"], result
     out = json.loads(result["stdout"])
     assert out["uid"] == USER and out["me"] == "analyst"
+    assert out["wrote"] is False, "bubblewrap made /etc in the user's namespace: the user's, but read-only"
     assert out["accounts"] == ["root", "analyst", "nobody"] and out["opt"] is False
     assert [name for name in out["etc"] if not allowed(f"/etc/{name}")] == []
