@@ -53,8 +53,13 @@ def test_propose_writes_the_proposed_notebook_and_prints_the_diff_then_accept_an
     proposed = nbformat.read(tmp_path / "study.proposed.ipynb", as_version=4)
     assert [c.source for c in proposed.cells] == ["x = 1", "print('sum is', 40 + 2)", "y = 3"]
     assert "sum is 42" in json.dumps(proposed.cells[1].outputs)
-    # nbdiff's format: what was inserted and what was modified, by path.
-    assert "inserted before" in run.stdout and "modified" in run.stdout and "+y = 3" in run.stdout.replace("  ", "")
+    # Plain text: each change's source lines and each sandbox output in one line; on a pipe,
+    # no colour, and no notebook JSON (metadata, execution counts) at all.
+    lines = run.stdout.splitlines()
+    for said in ["new code cell", "after c1: add the sum", "+ print('sum is', 40 + 2)", "  output stdout: sum is 42",
+                 "replace cell c2: y is 3", "- y = 2", "+ y = 3", "  ran in the sandbox: ok, no output"]:
+        assert any(said in line for line in lines), (said, run.stdout)
+    assert "\x1b" not in run.stdout and "metadata" not in run.stdout and "execution_count" not in run.stdout
     thread = thread_of(run.stdout)
 
     ws = ["--thread", thread, "--workspace", str(tmp_path / "ws")]
@@ -72,6 +77,36 @@ def test_propose_writes_the_proposed_notebook_and_prints_the_diff_then_accept_an
     back = run_cli("proposals", "revert", str(notebook), *ws)
     assert back.returncode == 0, back.stderr
     assert notebook.read_bytes() == before and "reverted 2 change(s)" in back.stdout
+
+
+def test_propose_colours_the_changes_on_a_terminal_only(tmp_path, notebook):
+    import pty
+    import subprocess
+
+    from .test_cli import CLI
+
+    (tmp_path / "sales.csv").write_text("region,revenue\nnorth,1\n")
+    main, attached = pty.openpty()
+    with ScriptedModelServer(SCRIPT) as server:
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
+               "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        env.pop("NO_COLOR", None)
+        done = subprocess.run([*CLI, "run", "--db", str(tmp_path / "sales.csv"), "--prompt", "improve my notebook",
+                               "--workspace", str(tmp_path / "ws"), "--attach", str(notebook), "--propose",
+                               "--no-summarizer"], stdout=attached, stderr=subprocess.PIPE, env=env, timeout=120)
+    os.close(attached)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the terminal's other end closed: all is read
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(main)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[32m+ y = 3\x1b[0m" in out.decode() and "\x1b[31m- y = 2\x1b[0m" in out.decode()
 
 
 def test_propose_refuses_a_link_and_needs_a_notebook(tmp_path, notebook):

@@ -392,6 +392,8 @@ class ContextPack:
                 from ...notebooks import context_section
 
                 notebook = context_section(self.environment.attached, self.budget.notebook_chars)
+                if self.environment.proposal_notes:
+                    notebook += self.environment.proposal_notes + "\n"
             self._sections = system_text(
                 dialect=source.dialect,
                 # The source's name, never its path: the model provider sees what the model is sent.
