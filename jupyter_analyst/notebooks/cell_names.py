@@ -76,23 +76,26 @@ def cell_names(source: str) -> tuple[set[str], set[str]] | None:
     return bound, {n for n in used - bound if n not in _KNOWN}
 
 
-def undefined_names(nb: dict[str, Any], changes: Sequence[Any]) -> dict[str, list[str]]:
-    """For each proposed code cell (by change id), the names it reads that no code cell
-    before it defines, in the notebook with the proposal's earlier changes applied; a cell
-    with none is left out. The changes are ``ProposedChange``s, already checked against ``nb``.
+def cell_needs(nb: dict[str, Any], changes: Sequence[Any]) -> dict[str, tuple[list[str], list[str]]]:
+    """For each proposed code cell (by change id), the names it reads that it does not bind
+    itself, split in two: those no code cell before it defines (missing in the user's kernel),
+    and those the notebook's cells before it define (missing in the sandbox, where the
+    notebook's cells never ran). The notebook is ``nb`` with the proposal's earlier changes
+    applied; a cell whose names cannot be known is left out. The changes are
+    ``ProposedChange``s, already checked against ``nb``.
 
     >>> from jupyter_analyst.notebooks.proposals import read_changes
     >>> nb = {"cells": [{"id": "a", "cell_type": "code", "source": "import pandas as pd"}]}
     >>> changes = read_changes(nb, [
     ...     {"op": "insert", "after": "a", "source": "print(pd.DataFrame(rev).shape)", "reason": "r"},
     ...     {"op": "insert", "after": "", "source": "pd.options.display.width = 80", "reason": "r"}])
-    >>> list(undefined_names(nb, changes).values())
-    [['rev'], ['pd']]
+    >>> list(cell_needs(nb, changes).values())
+    [(['rev'], ['pd']), (['pd'], [])]
     """
     # The notebook as (id, kind, source, inserted-after) rows, changed in the proposal's order.
     rows: list[tuple[str, str, str, str | None]] = [
         (_cell_id(c, i), str(c.get("cell_type")), _text(c.get("source")), None) for i, c in enumerate(_cells(nb))]
-    missing: dict[str, list[str]] = {}
+    needs: dict[str, tuple[list[str], list[str]]] = {}
     for change in changes:
         ids = [r[0] for r in rows]
         if change.op == "insert":
@@ -118,7 +121,20 @@ def undefined_names(nb: dict[str, Any], changes: Sequence[Any]) -> dict[str, lis
                 break  # a cell before binds what cannot be known: say nothing
             defined |= names[0]
         else:
-            absent = sorted(mine[1] - defined)
-            if absent:
-                missing[change.change_id] = absent
-    return missing
+            needs[change.change_id] = (sorted(mine[1] - defined), sorted(mine[1] & defined))
+    return needs
+
+
+def undefined_names(nb: dict[str, Any], changes: Sequence[Any]) -> dict[str, list[str]]:
+    """For each proposed code cell (by change id), the names it reads that no code cell
+    before it defines (see :func:`cell_needs`); a cell with none is left out.
+
+    >>> from jupyter_analyst.notebooks.proposals import read_changes
+    >>> nb = {"cells": [{"id": "a", "cell_type": "code", "source": "import pandas as pd"}]}
+    >>> changes = read_changes(nb, [
+    ...     {"op": "insert", "after": "a", "source": "print(pd.DataFrame(rev).shape)", "reason": "r"},
+    ...     {"op": "insert", "after": "", "source": "pd.options.display.width = 80", "reason": "r"}])
+    >>> list(undefined_names(nb, changes).values())
+    [['rev'], ['pd']]
+    """
+    return {change_id: absent for change_id, (absent, _) in cell_needs(nb, changes).items() if absent}

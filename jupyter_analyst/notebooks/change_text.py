@@ -106,6 +106,8 @@ def change_lines(nb: dict[str, Any], change: ProposedChange, status: str = "pend
             "delete": "delete"}[change.op]
     said = "" if status == "pending" else f" [{status}]"
     yield Line("head", f"{what} {where}: {change.reason}{said}")
+    if status == "withdrawn":
+        return  # the model took it back: nothing of it is offered
     old = _source_of(nb, change.cell_id) if change.op != "insert" else ""
     new = "" if change.op == "delete" else change.source
     if change.op == "delete":
@@ -132,6 +134,10 @@ def proposal_lines(nb: dict[str, Any], proposals: Iterable[Proposal],
     :func:`change_lines` says it."""
     out: list[Line] = []
     for proposal in proposals:
+        said = [(statuses or {}).get(c.change_id, "pending") for c in proposal.changes]
+        if said and all(s == "withdrawn" for s in said):
+            out.append(Line("head", f"proposal {proposal.proposal_id}: withdrawn by the model, replaced or taken back"))
+            continue
         failed = ", a cell failed in the sandbox" if proposal.failed else ""
         out.append(Line("head", f"proposal {proposal.proposal_id} ({len(proposal.changes)} change(s){failed})"))
         for change in proposal.changes:

@@ -283,17 +283,18 @@ async def _decide(store: ThreadStore, proposal: Proposal, changes: Sequence[Prop
     await asyncio.to_thread(store.apply_state_delta, proposal.thread_id, delta, origin="user")
 
 
-#: How many of the thread's newest proposals for a notebook the prompt lists.
+#: How many of the thread's pending proposals for a notebook the prompt names.
 NOTED_PROPOSALS = 6
 
 
 def proposal_notes(store: ThreadStore, thread_id: str, notebook: str) -> str:
     """Where the thread's proposals for ``notebook`` stand, in a few lines for the prompt (empty
-    when there are none): the newest first-hand, each with its pending changes named, so the
-    model knows what the user still has to decide and can withdraw what it replaces. Blocking.
+    when there are none): each proposal with a change still pending, with those changes named,
+    so the model knows what the user has yet to decide and can withdraw what it replaces; the
+    others in one tally. Blocking.
 
-    The decisions themselves (accepted, rejected: not to be proposed again) are also notes of
-    the agent state; this is the one place the pending ones are said.
+    What the user decided is also told change by change in the agent state's notes (accepted;
+    rejected: not to be proposed again); this is the one place the pending ones are said.
     """
     from pathlib import PurePath
 
@@ -303,21 +304,24 @@ def proposal_notes(store: ThreadStore, thread_id: str, notebook: str) -> str:
     if not mine:
         return ""
     status, _ = statuses(store.decisions(thread_id))
-    lines = []
-    for proposal in mine[-NOTED_PROPOSALS:]:
-        counts: dict[str, int] = {}
+    lines, tally = [], {}
+    for proposal in mine:
+        pending = [_what(c) for c in proposal.changes if status.get(c.change_id, "pending") == "pending"]
         for change in proposal.changes:
             state = status.get(change.change_id, "pending")
-            counts[state] = counts.get(state, 0) + 1
-        said = ", ".join(f"{n} {state}" for state, n in counts.items())
-        pending = [_what(c) for c in proposal.changes if status.get(c.change_id, "pending") == "pending"]
+            if state != "pending":
+                tally[state] = tally.get(state, 0) + 1
         if pending:
-            more = f", +{len(pending) - 3} more" if len(pending) > 3 else ""
-            said += f" ({'; '.join(pending[:3])}{more})"
-            if proposal.failed:
-                said += ", a cell failed in the sandbox"
-        lines.append(f"- {proposal.proposal_id}: {said}")
-    older = len(mine) - NOTED_PROPOSALS
-    head = f"Your proposals for this notebook ({older} older not listed):" if older > 0 else \
-        "Your proposals for this notebook:"
-    return "\n".join([head, *lines, "Pending ones wait for the user; withdraw one you replace (propose_cells withdraw)."])
+            more = f"; +{len(pending) - 3} more" if len(pending) > 3 else ""
+            failed = ", a cell failed in the sandbox" if proposal.failed else ""
+            lines.append(f"- {proposal.proposal_id}: {len(pending)} pending ({'; '.join(pending[:3])}{more}){failed}")
+    out = []
+    if lines:
+        hidden = len(lines) - NOTED_PROPOSALS
+        out = ["Your proposals for this notebook still pending (the user decides; withdraw one you replace):",
+               *([f"- {hidden} older pending proposal(s) not listed"] if hidden > 0 else []),
+               *lines[-NOTED_PROPOSALS:]]
+    if tally:
+        out.append("Proposed changes decided or withdrawn so far: "
+                   + ", ".join(f"{n} {state}" for state, n in sorted(tally.items())) + ".")
+    return "\n".join(out)

@@ -43,3 +43,11 @@ def test_each_change_is_its_source_difference_and_one_line_per_output():
         ("remove", "- old note"),
     ]
     assert not any("\x1b" in t or "iVBOR" in t or "metadata" in t for _, t in text)
+
+
+def test_a_withdrawn_proposal_is_one_line_and_nothing_of_it_is_offered():
+    change = ProposedChange(change_id="prop-a", op="insert", after="c1", source="print(rev)", reason="r",
+                            run=ProposedRun(status="ok", outputs=[{"output_type": "stream", "text": "x"}]))
+    lines = proposal_lines(NB, [proposal(change)], {"prop-a": "withdrawn"})
+    assert [(line.kind, line.text) for line in lines] == [
+        ("head", "proposal prop_1: withdrawn by the model, replaced or taken back")]

@@ -25,7 +25,7 @@ from .result_models import ResultModel
 from .toolbox import ToolBox
 
 if TYPE_CHECKING:
-    from ...notebooks import Proposal, ProposedRun
+    from ...notebooks import Proposal, ProposedChange, ProposedRun
     from ..environment import ThreadEnvironment
 
 #: What the model is told of a proposed cell's printed output (and of its last value).
@@ -45,7 +45,7 @@ def _notebook_content(env: ThreadEnvironment) -> dict[str, Any]:
 
 
 async def propose_cells(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
-    from ...notebooks import Proposal, read_changes, stale, undefined_names
+    from ...notebooks import Proposal, cell_needs, read_changes, stale
 
     content = _notebook_content(env)
     if env.proposals is None:
@@ -74,9 +74,11 @@ async def propose_cells(env: ThreadEnvironment, args: dict[str, Any], ctx: CallC
                 f"the notebook changed under this proposal: cell(s) {', '.join(map(repr, edited))} no longer hold "
                 "what you read (edited or removed since); nothing was proposed", reason="notebook_changed",
                 hint="read those cells again with read_cells, then propose against what they hold now")
-    # An accepted cell runs in the user's kernel, which has only what the notebook defines.
-    for change_id, names in undefined_names(content, changes).items():
-        next(c for c in changes if c.change_id == change_id).undefined = names
+    # An accepted cell runs in the user's kernel, which has only what the notebook defines; the
+    # sandbox has the conversation's names, and none of the notebook's.
+    needs = cell_needs(content, changes)
+    for change in changes:
+        change.undefined = needs.get(change.change_id, ([], []))[0]
     made: list[tuple[Artifact, bool]] = []
     previews: dict[str, dict[str, Any]] = {}
     ran = 0
@@ -102,21 +104,35 @@ async def propose_cells(env: ThreadEnvironment, args: dict[str, Any], ctx: CallC
             item.update(previews.get(change.change_id, {}))
         if change.undefined:
             item["not_in_notebook"] = change.undefined
+        lacking = _lacking(change, needs.get(change.change_id, ([], []))[1])
+        if lacking:
+            item["not_in_sandbox"] = lacking
         shown.append(item)
     result: dict[str, Any] = {
         "proposal_id": proposal.proposal_id,
         "status": "failed" if proposal.failed else "proposed",
         "changes": shown,
-        "note": _note(proposal),
+        "note": _note(proposal, any("not_in_sandbox" in item for item in shown)),
     }
     if withdrawn is not None:
         result["withdrawn"] = withdrawn[0]
     return StepOutcome(status="ok", result=result, artifacts=made)
 
 
-def _note(proposal: Proposal) -> str:
+def _lacking(change: ProposedChange, from_notebook: list[str]) -> list[str]:
+    """The notebook's own names a cell failed on in the sandbox (where no notebook cell runs)."""
+    error = change.run.error if change.run is not None and change.run.status == "error" else None
+    return [n for n in from_notebook if error and f"NameError: name '{n}' is not defined" in error]
+
+
+def _note(proposal: Proposal, unchecked: bool = False) -> str:
     """What the model is to do next with the proposal it made."""
     parts = ["nothing in the notebook changes until the user accepts"]
+    if unchecked:
+        parts.append("not_in_sandbox names are the notebook's own (its cells never run in your kernel), so the "
+                     "sandbox could not check those cells; they may work in the user's kernel. To check one, give "
+                     "your kernel the same names first (run_sql with name= the notebook's DataFrame name) and "
+                     "propose again, or tell the user it is unchecked")
     if proposal.failed:
         parts.append("a cell failed in the sandbox, so the proposal cannot be accepted whole: propose the fix "
                      f"with withdraw={proposal.proposal_id!r}, or say why")
@@ -255,6 +271,8 @@ class ProposedChangeShown(ResultModel):
     """The artifacts (figures, files) the cell made in the sandbox: ``id (type)``."""
     not_in_notebook: list[str] | None = None
     """Names the cell reads that no notebook cell before it defines (the user's kernel lacks them)."""
+    not_in_sandbox: list[str] | None = None
+    """Names of the notebook's own cells the cell failed on in the sandbox, where those never ran."""
 
 
 class ProposeCellsResult(ResultModel):

@@ -152,6 +152,7 @@ def test_a_cell_using_a_sandbox_dataset_is_flagged_listed_next_turn_and_withdraw
     assert second.run("self-contained please", thread=summary.thread_id, attached=attached).status == "completed"
     listed = system_of(second.server.requests[0])
     assert f"- {old}: 1 pending (new code cell {change['change_id']} after c1)" in listed
+    assert "a proposed code cell runs in both (yours first)" in listed
     replaced, unknown, again = results_of(second)
     assert replaced.status == "ok" and replaced.result["withdrawn"] == old
     assert "not_in_notebook" not in replaced.result["changes"][0] and replaced.result["changes"][0]["run"] == "ok"
@@ -164,7 +165,8 @@ def test_a_cell_using_a_sandbox_dataset_is_flagged_listed_next_turn_and_withdraw
     second.run("and now?", thread=summary.thread_id, attached=attached)
     listed = system_of(second.server.requests[-1])
     new = replaced.result["proposal_id"]
-    assert f"- {old}: 1 withdrawn" in listed and f"- {new}: 1 pending" in listed
+    assert f"- {new}: 1 pending" in listed and old not in listed
+    assert "Proposed changes decided or withdrawn so far: 1 withdrawn." in listed
     store.close()
 
 
@@ -188,3 +190,12 @@ def test_a_withdrawn_change_cannot_be_accepted(proposing):
     with pytest.raises(ProposalConflict, match="was withdrawn already"):
         asyncio.run(accept_proposal(store, None, env.thread_id, pid, [made.result["changes"][0]["change_id"]],
                                     user="ann"))
+
+
+def test_a_cell_that_fails_in_the_sandbox_on_a_name_of_the_notebook_is_said_to_be_unchecked(proposing):
+    env, _, store = proposing
+    outcome = call(env, [{"op": "insert", "after": "c2", "source": "print(y * 2)", "reason": "double y"}])
+    (change,) = outcome.result["changes"]
+    # `y` is the notebook's (cell c2), which never ran in the sandbox: the user's kernel has it.
+    assert change["run"] == "error" and change["not_in_sandbox"] == ["y"] and "not_in_notebook" not in change
+    assert "could not check those cells" in outcome.result["note"] and outcome.result["status"] == "failed"
