@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .ipynb import new_markdown_cell
     from .outline import MAX_NOTEBOOK_BYTES, AttachedNotebook, attached_text, context_section, load_attached, read_cells
     from .page_export import default_output, file_stem
-    from .cell_names import cell_needs, undefined_names
+    from .cell_names import cell_needs
     from .change_text import proposal_lines
     from .proposals import (
         WITHDRAWN_BY, ChangeStatus, ProposedArtifact, Proposal, ProposalConflict, ProposedChange, ProposedRun, applied, change_diff,
@@ -57,7 +57,6 @@ _HOME = {
     "default_output": "page_export",
     "ChangeStatus": "proposals",
     "WITHDRAWN_BY": "proposals",
-    "undefined_names": "cell_names",
     "cell_needs": "cell_names",
     "proposal_lines": "change_text",
     "ProposedArtifact": "proposals",
@@ -90,7 +89,7 @@ _HOME = {
 }
 
 __all__ = [
-    "ChangeStatus", "WITHDRAWN_BY", "undefined_names", "cell_needs", "proposal_lines", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "read_changes", "stale",
+    "ChangeStatus", "WITHDRAWN_BY", "cell_needs", "proposal_lines", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "read_changes", "stale",
     "ARTIFACT_MIME", "ArtifactCheck", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
     "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_reanswer", "format_report", "load_attached",

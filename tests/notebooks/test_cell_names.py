@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_analyst.notebooks import read_changes, undefined_names
+from jupyter_analyst.notebooks import read_changes
+from jupyter_analyst.notebooks.cell_names import undefined_names
 
 
 def notebook(*sources: str) -> dict:
