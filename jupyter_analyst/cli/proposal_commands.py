@@ -133,12 +133,16 @@ def proposals(args: argparse.Namespace, workspace_of: Any) -> int:
 
 
 def _latest(store: Any, thread: str, notebook: Path) -> dict[str, Any]:
-    """The thread's newest proposal for ``notebook``."""
+    """The thread's newest proposal for ``notebook`` with a change still pending (else its newest:
+    a decision on it then says that nothing is left), so a proposal the model withdrew is not
+    the one a bare ``accept`` picks."""
     mine = [p for p in store.proposals(thread) if Path(p["notebook"]).name == notebook.name]
     if not mine:
         raise ConfigError(f"thread {thread} has no proposal for {notebook}", reason="proposal_not_found",
                           hint="run a turn with --attach and --propose first")
-    return mine[-1]
+    decided = {(d["proposal_id"], d["change_id"]) for d in store.decisions(thread)}
+    open_ = [p for p in mine if any((p["proposal_id"], c.get("change_id")) not in decided for c in p["changes"])]
+    return (open_ or mine)[-1]
 
 
 def _file_contents(folder: Path) -> Any:

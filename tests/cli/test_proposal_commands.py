@@ -124,3 +124,21 @@ def test_propose_refuses_a_link_and_needs_a_notebook(tmp_path, notebook):
     os.symlink(notebook, link)
     refused = run_cli("proposals", "accept", str(link), "--thread", "thr_x", "--workspace", str(tmp_path / "ws"))
     assert refused.returncode == 2 and "is a link" in refused.stderr
+
+
+def test_a_bare_decision_names_the_newest_proposal_with_a_change_pending(tmp_path, notebook):
+    from jupyter_analyst.cli.proposal_commands import _latest
+    from jupyter_analyst.workspace import Workspace
+
+    workspace = Workspace(tmp_path / "ws")
+    store = workspace.store
+    thread = store.create_thread(source="x.csv").thread_id
+    for pid in ("prop_old", "prop_new"):
+        store.record_proposal(thread, "turn_1", pid, str(notebook), {
+            "proposal_id": pid, "notebook": str(notebook), "changes": [{"change_id": f"{pid}-c"}]})
+    assert _latest(store, thread, notebook)["proposal_id"] == "prop_new"
+    store.decide(thread, "prop_new", ["prop_new-c"], "withdrawn", "model")
+    assert _latest(store, thread, notebook)["proposal_id"] == "prop_old"
+    store.decide(thread, "prop_old", ["prop_old-c"], "rejected", "ann")
+    assert _latest(store, thread, notebook)["proposal_id"] == "prop_new"  # all decided: the newest
+    workspace.close()

@@ -167,6 +167,9 @@ def test_a_cell_using_a_sandbox_dataset_is_flagged_listed_next_turn_and_withdraw
     new = replaced.result["proposal_id"]
     assert f"- {new}: 1 pending" in listed and old not in listed
     assert "Proposed changes decided or withdrawn so far: 1 withdrawn." in listed
+    # The thread's audit notebook records the withdrawal with who took it.
+    audit = (tmp_path / "ws" / "threads" / summary.thread_id / "notebook.ipynb").read_text()
+    assert "withdrawn by model at" in audit
     store.close()
 
 
