@@ -73,7 +73,9 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
     if args.attach is not None:
         from ..notebooks import load_attached
 
-        attached = load_attached(args.attach)
+        # Named by its file name: the model provider sees what the model is sent, never a
+        # path of this machine (the proposals commands find it by that name beside them).
+        attached = load_attached(args.attach, args.attach.name)
     request = TurnRequest(
         prompt=args.prompt, source=args.source, thread_id=args.thread, rerun=args.rerun,
         notebook=args.output, attached=attached,

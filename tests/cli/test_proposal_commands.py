@@ -35,9 +35,11 @@ def notebook(tmp_path):
 def propose(tmp_path, notebook, *extra):
     with ScriptedModelServer(SCRIPT) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
-        return run_cli("run", "--db", str(tmp_path / "sales.csv"),
-                       "--prompt", "improve my notebook", "--workspace", str(tmp_path / "ws"),
-                       "--attach", str(notebook), "--propose", "--no-summarizer", *extra, env=env)
+        run = run_cli("run", "--db", str(tmp_path / "sales.csv"),
+                      "--prompt", "improve my notebook", "--workspace", str(tmp_path / "ws"),
+                      "--attach", str(notebook), "--propose", "--no-summarizer", *extra, env=env)
+        run.requests = list(server.requests)  # type: ignore[attr-defined]
+        return run
 
 
 def thread_of(out: str) -> str:
@@ -60,6 +62,9 @@ def test_propose_writes_the_proposed_notebook_and_prints_the_diff_then_accept_an
                  "replace cell c2: y is 3", "- y = 2", "+ y = 3", "  ran in the sandbox: ok, no output"]:
         assert any(said in line for line in lines), (said, run.stdout)
     assert "\x1b" not in run.stdout and "metadata" not in run.stdout and "execution_count" not in run.stdout
+    # The model is told the notebook by its name, never by a path of this machine.
+    system = run.requests[0]["messages"][0]["content"]
+    assert "Notebook study.ipynb:" in system and str(tmp_path) not in json.dumps(run.requests)
     thread = thread_of(run.stdout)
 
     ws = ["--thread", thread, "--workspace", str(tmp_path / "ws")]
