@@ -44,10 +44,13 @@ def _one_line(text: str) -> str:
     lines = [ln for ln in plain(text).splitlines() if ln.strip()]
     if not lines:
         return "(empty)"
-    first = lines[0].strip()
+    # A short first line (a table's header, a Series' index name) says little alone: the
+    # next one goes along.
+    shown = 2 if len(lines) > 1 and len(lines[0].strip()) < 30 else 1
+    first = " | ".join(ln.strip() for ln in lines[:shown])
     if len(first) > OUTPUT_CHARS:
         first = first[: OUTPUT_CHARS - 3] + "..."
-    return first + (f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else "")
+    return first + (f" (+{len(lines) - shown} more lines)" if len(lines) > shown else "")
 
 
 def output_line(output: dict[str, Any]) -> str:
@@ -55,6 +58,8 @@ def output_line(output: dict[str, Any]) -> str:
 
     >>> output_line({"output_type": "stream", "name": "stdout", "text": "sum is 42\\n"})
     'stdout: sum is 42'
+    >>> output_line({"output_type": "execute_result", "data": {"text/plain": "region_id\\n5    192506.67\\n1    150581.09"}})
+    'result: region_id | 5    192506.67 (+1 more lines)'
     >>> output_line({"output_type": "display_data", "data": {"image/png": "iVBOR", "text/plain": "<Figure>"}})
     'display: image/png'
     >>> output_line({"output_type": "error", "ename": "NameError", "evalue": "name 'rev' is not defined"})

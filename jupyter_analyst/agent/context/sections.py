@@ -59,9 +59,9 @@ Rules:
 #: Said beside a notebook the model may propose cells for: the two kernels a proposed cell
 #: meets, whose names differ (the sandbox's are the conversation's; the user's, the notebook's).
 TWO_KERNELS = (
-    "The notebook's variables are not in your kernel, nor yours in the user's: a proposed code cell runs in "
-    "both (yours first), so use names the notebook defines before it, made in yours too (run_sql with the same "
-    "name)."
+    "The notebook's variables are not in your kernel, nor yours in the user's. A proposed code cell runs in "
+    "both (yours first): it may use names the notebook defines before it (make them in yours too, e.g. run_sql "
+    "with the same name) and must define any other."
 )
 
 CHAT_RULES = """\

@@ -20,11 +20,12 @@ from ..._clock import new_id, utc_now
 from ...artifacts import Artifact
 from ...errors import AnalystError, ConfigError, InvalidArguments
 from ...step_kinds import CODE_STEP
-from ..spec import CallContext, StepOutcome, StepPlan, ToolSpec, clip, spec_of
+from ..spec import CallContext, StepOutcome, StepPlan, ToolSpec, clip, printed, spec_of
 from .result_models import ResultModel
 from .toolbox import ToolBox
 
 if TYPE_CHECKING:
+    from ...receipts import Evidence
     from ...notebooks import Proposal, ProposedChange, ProposedRun
     from ..environment import ThreadEnvironment
 
@@ -245,6 +246,17 @@ def _figure_output(env: ThreadEnvironment, artifact: Artifact) -> dict[str, Any]
     return {"output_type": "display_data", "data": {artifact.mime: value}, "metadata": {}}
 
 
+def _evidence(call_id: str, result: Mapping[str, Any]) -> list[Evidence]:
+    """What each proposed cell printed in the sandbox and its last value, as the model was sent
+    them: an answer may cite them."""
+    found: list[Evidence] = []
+    for item in result.get("changes") or ():
+        if isinstance(item, Mapping):
+            found += printed(f"{call_id}:{item.get('change_id')}", "propose_cells",
+                             {"stdout": item.get("stdout"), "result": item.get("result")})
+    return found
+
+
 def _offered(env: ThreadEnvironment) -> bool:
     return env.attached is not None and not env.attached.problem and env.proposals is not None
 
@@ -317,4 +329,5 @@ PROPOSE_CELLS = ToolSpec(
     offered=_offered,
     summarized=_summarized,
     result_model=ProposeCellsResult,
+    evidence=_evidence,
 )

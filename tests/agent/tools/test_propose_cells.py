@@ -152,7 +152,7 @@ def test_a_cell_using_a_sandbox_dataset_is_flagged_listed_next_turn_and_withdraw
     assert second.run("self-contained please", thread=summary.thread_id, attached=attached).status == "completed"
     listed = system_of(second.server.requests[0])
     assert f"- {old}: 1 pending (new code cell {change['change_id']} after c1)" in listed
-    assert "a proposed code cell runs in both (yours first)" in listed
+    assert "A proposed code cell runs in both (yours first)" in listed
     replaced, unknown, again = results_of(second)
     assert replaced.status == "ok" and replaced.result["withdrawn"] == old
     assert "not_in_notebook" not in replaced.result["changes"][0] and replaced.result["changes"][0]["run"] == "ok"
@@ -202,3 +202,22 @@ def test_a_cell_that_fails_in_the_sandbox_on_a_name_of_the_notebook_is_said_to_b
     # `y` is the notebook's (cell c2), which never ran in the sandbox: the user's kernel has it.
     assert change["run"] == "error" and change["not_in_sandbox"] == ["y"] and "not_in_notebook" not in change
     assert "could not check those cells" in outcome.result["note"] and outcome.result["status"] == "failed"
+
+
+def test_an_answer_may_cite_what_a_proposed_cell_showed_in_the_sandbox(analyst):
+    from jupyter_analyst.notebooks.outline import AttachedNotebook
+    from jupyter_analyst.testing import text_step
+
+    a = analyst({"turns": [{"steps": [
+        call_step_propose({"op": "insert", "after": "c1", "source": "print('checksum', 6 * 7 * 1013)",
+                           "reason": "a checksum"}),
+        text_step("[scripted] The proposed cell prints the checksum 42,546."),
+    ]}]})
+    summary = a.run("add a checksum cell", attached=AttachedNotebook(path="study.ipynb", content=STUDY))
+    assert summary.status == "completed", summary.error
+    (told,) = results_of(a)
+    assert told.result["changes"][0]["stdout"] == "checksum 42546\n"
+    # The number is in the proposal's result the model was sent: no answer check is asked.
+    assert "unsupported_claim_flagged" not in summary.counters
+    assert not any(r["messages"][-1]["content"].startswith("[answer check]") for r in a.server.requests
+                   if isinstance(r["messages"][-1].get("content"), str))
