@@ -1487,6 +1487,8 @@ export interface components {
             made?: string[] | null;
             /** @default null */
             not_in_notebook?: string[] | null;
+            /** @default null */
+            not_in_sandbox?: string[] | null;
         };
         /** @description How a proposed code cell ran in the thread's sandboxed kernel. */
         ProposedRun: {
