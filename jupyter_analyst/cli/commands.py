@@ -73,9 +73,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
     if args.attach is not None:
         from ..notebooks import load_attached
 
-        # Named by its file name: the model provider sees what the model is sent, never a
-        # path of this machine (the proposals commands find it by that name beside them).
-        attached = load_attached(args.attach, args.attach.name)
+        attached = load_attached(args.attach, args.attach.name)  # its name: never a path of this machine
     request = TurnRequest(
         prompt=args.prompt, source=args.source, thread_id=args.thread, rerun=args.rerun,
         notebook=args.output, attached=attached,
