@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
     if args.attach is not None:
         from ..notebooks import load_attached
 
-        attached = load_attached(args.attach)
+        attached = load_attached(args.attach, args.attach.name)  # its name: never a path of this machine
     request = TurnRequest(
         prompt=args.prompt, source=args.source, thread_id=args.thread, rerun=args.rerun,
         notebook=args.output, attached=attached,

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,8 +64,9 @@ def write_proposed(notebook: Path, text: str) -> Path:
 
 
 def after_run(args: argparse.Namespace, workspace_of: Any, summary: TurnSummary) -> None:
-    """``run --propose``: the turn's proposals written beside the notebook, and their diff printed."""
-    from ..notebooks import nbdiff_text, notebook_json
+    """``run --propose``: the turn's proposals written beside the notebook, and their changes
+    printed as plain text (source lines, each output in one line), coloured on a terminal."""
+    from ..notebooks import notebook_json, proposal_lines
     from ..turns import preview_turn
 
     notebook: Path = args.attach
@@ -74,20 +76,24 @@ def after_run(args: argparse.Namespace, workspace_of: Any, summary: TurnSummary)
     def read(workspace: Workspace) -> Any:
         return preview_turn(workspace.store, summary.thread_id, summary.turn_id, before)
 
-    after, proposals, skipped = workspace_of(args, read)
+    after, proposals, skipped, status = workspace_of(args, read)
     if not proposals:
         print("no cells were proposed in this turn", flush=True)
         return
     target = write_proposed(notebook, notebook_json(after))
     if not args.json:
-        print(nbdiff_text(before, after, str(notebook)), end="", flush=True)
+        colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        for line in proposal_lines(before, proposals, status):
+            print(_COLOURS[line.kind] + line.text + _RESET if colour and _COLOURS[line.kind] else line.text)
     for why in skipped:
         print(f"left out: {why}", flush=True)
-    for proposal in proposals:
-        failed = " (a cell failed in the sandbox)" if proposal.failed else ""
-        print(f"proposal {proposal.proposal_id}: {len(proposal.changes)} change(s){failed}", flush=True)
     print(f"wrote {target}; apply with: jupyter analyst proposals accept {notebook} --thread {summary.thread_id}",
           flush=True)
+
+
+#: ANSI colours of a change's lines on a terminal (none when stdout is a file or a pipe).
+_COLOURS = {"head": "\x1b[1m", "add": "\x1b[32m", "remove": "\x1b[31m", "same": "", "note": "\x1b[2m"}
+_RESET = "\x1b[0m"
 
 
 def proposals(args: argparse.Namespace, workspace_of: Any) -> int:
@@ -127,12 +133,16 @@ def proposals(args: argparse.Namespace, workspace_of: Any) -> int:
 
 
 def _latest(store: Any, thread: str, notebook: Path) -> dict[str, Any]:
-    """The thread's newest proposal for ``notebook``."""
+    """The thread's newest proposal for ``notebook`` with a change still pending (else its newest:
+    a decision on it then says that nothing is left), so a proposal the model withdrew is not
+    the one a bare ``accept`` picks."""
     mine = [p for p in store.proposals(thread) if Path(p["notebook"]).name == notebook.name]
     if not mine:
         raise ConfigError(f"thread {thread} has no proposal for {notebook}", reason="proposal_not_found",
                           hint="run a turn with --attach and --propose first")
-    return mine[-1]
+    decided = {(d["proposal_id"], d["change_id"]) for d in store.decisions(thread)}
+    open_ = [p for p in mine if any((p["proposal_id"], c.get("change_id")) not in decided for c in p["changes"])]
+    return (open_ or mine)[-1]
 
 
 def _file_contents(folder: Path) -> Any:

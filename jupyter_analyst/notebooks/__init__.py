@@ -26,9 +26,11 @@ if TYPE_CHECKING:
     from .ipynb import new_markdown_cell
     from .outline import MAX_NOTEBOOK_BYTES, AttachedNotebook, attached_text, context_section, load_attached, read_cells
     from .page_export import default_output, file_stem
+    from .cell_names import cell_needs
+    from .change_text import proposal_lines
     from .proposals import (
-        ChangeStatus, ProposedArtifact, Proposal, ProposalConflict, ProposedChange, ProposedRun, applied, change_diff,
-        decided, nbdiff_text, read_changes, stale,
+        WITHDRAWN_BY, ChangeStatus, ProposedArtifact, Proposal, ProposalConflict, ProposedChange, ProposedRun, applied, change_diff,
+        decided, read_changes, stale,
     )
     from .page_export import render as render_notebook
     from .reanswer import format_reanswer, reanswer_notebook
@@ -54,6 +56,9 @@ _HOME = {
     "read_cells": "outline",
     "default_output": "page_export",
     "ChangeStatus": "proposals",
+    "WITHDRAWN_BY": "proposals",
+    "cell_needs": "cell_names",
+    "proposal_lines": "change_text",
     "ProposedArtifact": "proposals",
     "Proposal": "proposals",
     "ProposalConflict": "proposals",
@@ -63,7 +68,6 @@ _HOME = {
     "change_diff": "proposals",
     "decided": "proposals",
     "read_changes": "proposals",
-    "nbdiff_text": "proposals",
     "stale": "proposals",
     "file_stem": "page_export",
     "render_notebook": "page_export:render",
@@ -85,7 +89,7 @@ _HOME = {
 }
 
 __all__ = [
-    "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "nbdiff_text", "read_changes", "stale",
+    "ChangeStatus", "WITHDRAWN_BY", "cell_needs", "proposal_lines", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "read_changes", "stale",
     "ARTIFACT_MIME", "ArtifactCheck", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
     "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_reanswer", "format_report", "load_attached",

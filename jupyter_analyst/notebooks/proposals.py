@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import io
 import secrets
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
@@ -28,7 +27,9 @@ from .outline import _cell_id, _cells, _text
 
 ChangeOp = Literal["insert", "replace", "delete"]
 CellKind = Literal["code", "markdown"]
-ChangeStatus = Literal["pending", "accepted", "rejected", "reverted"]
+ChangeStatus = Literal["pending", "accepted", "rejected", "reverted", "withdrawn"]
+#: Who a withdrawal is recorded as taken by: the model, not a person.
+WITHDRAWN_BY = "model"
 #: The key of an accepted cell's provenance in its metadata.
 META_KEY = "jupyter_analyst"
 #: Changes one proposal may hold.
@@ -94,6 +95,9 @@ class ProposedChange(BaseModel):
     """The digest of the source of ``cell_id`` (or ``after``) as the model was shown it."""
     run: ProposedRun | None = None
     """A code cell's run in the sandbox (``None``: not code, or a delete)."""
+    undefined: list[str] = []
+    """Names the code cell reads that no notebook cell before it defines: they exist in the
+    sandbox kernel (the conversation's datasets and variables), not in the user's."""
 
     @property
     def failed(self) -> bool:
@@ -366,18 +370,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
-
-
-def nbdiff_text(before: dict[str, Any], after: dict[str, Any], name: str) -> str:
-    """The difference of two notebooks as ``nbdiff`` prints it, without colours."""
-    from nbdime import diff_notebooks
-    from nbdime.prettyprint import PrettyPrintConfig, pretty_print_diff
-
-    before, after = _rejoined(before), _rejoined(after)
-    out = io.StringIO()
-    pretty_print_diff(before, diff_notebooks(before, after), name,
-                      PrettyPrintConfig(out=out, use_color=False, use_git=False, use_diff=False))
-    return out.getvalue()
 
 
 def decided(changes: Sequence[ProposedChange], statuses: dict[str, ChangeStatus], wanted: Sequence[str] | None,

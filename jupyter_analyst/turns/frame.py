@@ -216,6 +216,13 @@ async def _environment(
     # This turn's notebook, as read when it started (a kept environment had the last turn's).
     environment.attached = attached
     environment.proposals = workspace.store
+    # Where the thread's proposals for it stand (pending ones are said nowhere else).
+    environment.proposal_notes = ""
+    if attached is not None and not attached.problem:
+        from .notebook_changes import proposal_notes
+
+        environment.proposal_notes = await asyncio.to_thread(
+            proposal_notes, workspace.store, thread.thread_id, attached.path)
     # The team's context folder, as it is now (read off the loop; parsed only when it changed).
     environment.team = await asyncio.to_thread(
         load_team_context, config.context_folder(frame.workspace.root), digests=frame.workspace.root / "context-digests")

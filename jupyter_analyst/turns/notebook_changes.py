@@ -55,6 +55,9 @@ class ChangeView(BaseModel):
     """nbdime's diff of the cell, before and after (``None`` once decided, or when it no longer applies)."""
     conflict: str | None
     """Why a pending change no longer applies (its cell was edited or removed since)."""
+    undefined: list[str] = []
+    """Names the code cell reads that no notebook cell before it defines: they existed where it
+    ran (the sandbox), and would not in your kernel."""
 
 
 class ProposalView(BaseModel):
@@ -127,6 +130,7 @@ def view(proposal: Proposal, decisions: Sequence[dict[str, Any]], nb: dict[str, 
             change_id=change.change_id, op=change.op, cell_id=change.cell_id, after=change.after,
             cell_type=change.cell_type, source=change.source, reason=change.reason, run=change.run,
             status=state, decided_by=by.get(change.change_id), diff=diff, conflict=conflict,
+            undefined=change.undefined,
         ))
     return ProposalView(proposal_id=proposal.proposal_id, turn_id=proposal.turn_id, notebook=proposal.notebook,
                         created_at=proposal.created_at, failed=proposal.failed, changes=changes)
@@ -234,19 +238,23 @@ async def revert_turn(store: ThreadStore, files: NotebookContents, thread_id: st
 
 
 def preview_turn(store: ThreadStore, thread_id: str, turn_id: str, nb: dict[str, Any]
-                 ) -> tuple[dict[str, Any], list[Proposal], list[str]]:
-    """``nb`` with every change the turn proposed applied, as it would be were all accepted
-    (a file to look at, not the notebook): the notebook, the turn's proposals, and why a change
-    was left out (its cell changed since). Blocking."""
+                 ) -> tuple[dict[str, Any], list[Proposal], list[str], dict[str, ChangeStatus]]:
+    """``nb`` with every change the turn proposed applied (but those the model withdrew), as it
+    would be were all accepted (a file to look at, not the notebook): the notebook, the turn's
+    proposals, why a change was left out (its cell changed since), and each change's status.
+    Blocking."""
     proposals = [Proposal.model_validate(b) for b in store.proposals(thread_id, turn_id=turn_id)]
+    status, _ = statuses(store.decisions(thread_id))
     out, skipped = nb, []
     for proposal in proposals:
         for change in proposal.changes:
+            if status.get(change.change_id) == "withdrawn":
+                continue
             try:
                 out = applied(out, proposal, [change])
             except ProposalConflict as exc:
                 skipped.append(exc.message)
-    return out, proposals, skipped
+    return out, proposals, skipped, status
 
 
 _TOLD = {
@@ -273,3 +281,47 @@ async def _decide(store: ThreadStore, proposal: Proposal, changes: Sequence[Prop
         "ref": {"proposal": proposal.proposal_id, "change": c.change_id, "decision": decision, "by": user},
     }) for c in changes])
     await asyncio.to_thread(store.apply_state_delta, proposal.thread_id, delta, origin="user")
+
+
+#: How many of the thread's pending proposals for a notebook the prompt names.
+NOTED_PROPOSALS = 6
+
+
+def proposal_notes(store: ThreadStore, thread_id: str, notebook: str) -> str:
+    """Where the thread's proposals for ``notebook`` stand, in a few lines for the prompt (empty
+    when there are none): each proposal with a change still pending, with those changes named,
+    so the model knows what the user has yet to decide and can withdraw what it replaces; the
+    others in one tally. Blocking.
+
+    What the user decided is also told change by change in the agent state's notes (accepted;
+    rejected: not to be proposed again); this is the one place the pending ones are said.
+    """
+    from pathlib import PurePath
+
+    name = PurePath(notebook).name
+    mine = [Proposal.model_validate(b) for b in store.proposals(thread_id)
+            if PurePath(str(b.get("notebook", ""))).name == name]
+    if not mine:
+        return ""
+    status, _ = statuses(store.decisions(thread_id))
+    lines, tally = [], {}
+    for proposal in mine:
+        pending = [_what(c) for c in proposal.changes if status.get(c.change_id, "pending") == "pending"]
+        for change in proposal.changes:
+            state = status.get(change.change_id, "pending")
+            if state != "pending":
+                tally[state] = tally.get(state, 0) + 1
+        if pending:
+            more = f"; +{len(pending) - 3} more" if len(pending) > 3 else ""
+            failed = ", a cell failed in the sandbox" if proposal.failed else ""
+            lines.append(f"- {proposal.proposal_id}: {len(pending)} pending ({'; '.join(pending[:3])}{more}){failed}")
+    out = []
+    if lines:
+        hidden = len(lines) - NOTED_PROPOSALS
+        out = ["Your proposals for this notebook still pending (the user decides; withdraw one you replace):",
+               *([f"- {hidden} older pending proposal(s) not listed"] if hidden > 0 else []),
+               *lines[-NOTED_PROPOSALS:]]
+    if tally:
+        out.append("Proposed changes decided or withdrawn so far: "
+                   + ", ".join(f"{n} {state}" for state, n in sorted(tally.items())) + ".")
+    return "\n".join(out)

@@ -739,12 +739,14 @@ export interface components {
             reason: string;
             run: components["schemas"]["ProposedRun"] | null;
             /** @enum {string} */
-            status: "pending" | "accepted" | "rejected" | "reverted";
+            status: "pending" | "accepted" | "rejected" | "reverted" | "withdrawn";
             decided_by: string | null;
             diff: {
                 [key: string]: unknown;
             }[] | null;
             conflict: string | null;
+            /** @default [] */
+            undefined?: string[];
         };
         /** @description A span of the answer and the value of a result that supports it. */
         Citation: {
@@ -1442,12 +1444,19 @@ export interface components {
         ProposalsReply: {
             proposals: components["schemas"]["ProposalView"][];
         };
-        /** @description A proposal kept for the user to accept or reject; the notebook is unchanged. */
+        /**
+         * @description A proposal kept for the user to accept or reject (the notebook is unchanged), or a
+         *     pending one withdrawn.
+         */
         ProposeCellsResult: {
-            proposal_id: string;
+            /** @default null */
+            proposal_id?: string | null;
             /** @enum {string} */
-            status: "proposed" | "failed";
-            changes: components["schemas"]["ProposedChangeShown"][];
+            status: "proposed" | "failed" | "withdrawn";
+            /** @default [] */
+            changes?: components["schemas"]["ProposedChangeShown"][];
+            /** @default null */
+            withdrawn?: string | null;
             note: string;
         };
         /** @description An artifact a proposed cell made when it ran in the sandbox. */
@@ -1472,6 +1481,14 @@ export interface components {
             error?: string | null;
             /** @default null */
             stdout?: string | null;
+            /** @default null */
+            result?: string | null;
+            /** @default null */
+            made?: string[] | null;
+            /** @default null */
+            not_in_notebook?: string[] | null;
+            /** @default null */
+            not_in_sandbox?: string[] | null;
         };
         /** @description How a proposed code cell ran in the thread's sandboxed kernel. */
         ProposedRun: {

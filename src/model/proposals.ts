@@ -194,7 +194,7 @@ export function proposalShown(
   proposal: ProposalView,
   sourceOf: (cellId: string) => string
 ): IProposalShown {
-  const counts = { pending: 0, accepted: 0, rejected: 0, reverted: 0 };
+  const counts = { pending: 0, accepted: 0, rejected: 0, reverted: 0, withdrawn: 0 };
   for (const change of proposal.changes) {
     counts[change.status] += 1;
   }

@@ -35,9 +35,11 @@ def notebook(tmp_path):
 def propose(tmp_path, notebook, *extra):
     with ScriptedModelServer(SCRIPT) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
-        return run_cli("run", "--db", str(tmp_path / "sales.csv"),
-                       "--prompt", "improve my notebook", "--workspace", str(tmp_path / "ws"),
-                       "--attach", str(notebook), "--propose", "--no-summarizer", *extra, env=env)
+        run = run_cli("run", "--db", str(tmp_path / "sales.csv"),
+                      "--prompt", "improve my notebook", "--workspace", str(tmp_path / "ws"),
+                      "--attach", str(notebook), "--propose", "--no-summarizer", *extra, env=env)
+        run.requests = list(server.requests)  # type: ignore[attr-defined]
+        return run
 
 
 def thread_of(out: str) -> str:
@@ -53,8 +55,16 @@ def test_propose_writes_the_proposed_notebook_and_prints_the_diff_then_accept_an
     proposed = nbformat.read(tmp_path / "study.proposed.ipynb", as_version=4)
     assert [c.source for c in proposed.cells] == ["x = 1", "print('sum is', 40 + 2)", "y = 3"]
     assert "sum is 42" in json.dumps(proposed.cells[1].outputs)
-    # nbdiff's format: what was inserted and what was modified, by path.
-    assert "inserted before" in run.stdout and "modified" in run.stdout and "+y = 3" in run.stdout.replace("  ", "")
+    # Plain text: each change's source lines and each sandbox output in one line; on a pipe,
+    # no colour, and no notebook JSON (metadata, execution counts) at all.
+    lines = run.stdout.splitlines()
+    for said in ["new code cell", "after c1: add the sum", "+ print('sum is', 40 + 2)", "  output stdout: sum is 42",
+                 "replace cell c2: y is 3", "- y = 2", "+ y = 3", "  ran in the sandbox: ok, no output"]:
+        assert any(said in line for line in lines), (said, run.stdout)
+    assert "\x1b" not in run.stdout and "metadata" not in run.stdout and "execution_count" not in run.stdout
+    # The model is told the notebook by its name, never by a path of this machine.
+    system = run.requests[0]["messages"][0]["content"]
+    assert "Notebook study.ipynb:" in system and str(tmp_path) not in json.dumps(run.requests)
     thread = thread_of(run.stdout)
 
     ws = ["--thread", thread, "--workspace", str(tmp_path / "ws")]
@@ -74,6 +84,36 @@ def test_propose_writes_the_proposed_notebook_and_prints_the_diff_then_accept_an
     assert notebook.read_bytes() == before and "reverted 2 change(s)" in back.stdout
 
 
+def test_propose_colours_the_changes_on_a_terminal_only(tmp_path, notebook):
+    import pty
+    import subprocess
+
+    from .test_cli import CLI
+
+    (tmp_path / "sales.csv").write_text("region,revenue\nnorth,1\n")
+    main, attached = pty.openpty()
+    with ScriptedModelServer(SCRIPT) as server:
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
+               "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        env.pop("NO_COLOR", None)
+        done = subprocess.run([*CLI, "run", "--db", str(tmp_path / "sales.csv"), "--prompt", "improve my notebook",
+                               "--workspace", str(tmp_path / "ws"), "--attach", str(notebook), "--propose",
+                               "--no-summarizer"], stdout=attached, stderr=subprocess.PIPE, env=env, timeout=120)
+    os.close(attached)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the terminal's other end closed: all is read
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(main)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[32m+ y = 3\x1b[0m" in out.decode() and "\x1b[31m- y = 2\x1b[0m" in out.decode()
+
+
 def test_propose_refuses_a_link_and_needs_a_notebook(tmp_path, notebook):
     (tmp_path / "sales.csv").write_text("region,revenue\nnorth,1\n")
     elsewhere = tmp_path / "elsewhere.ipynb"
@@ -89,3 +129,21 @@ def test_propose_refuses_a_link_and_needs_a_notebook(tmp_path, notebook):
     os.symlink(notebook, link)
     refused = run_cli("proposals", "accept", str(link), "--thread", "thr_x", "--workspace", str(tmp_path / "ws"))
     assert refused.returncode == 2 and "is a link" in refused.stderr
+
+
+def test_a_bare_decision_names_the_newest_proposal_with_a_change_pending(tmp_path, notebook):
+    from jupyter_analyst.cli.proposal_commands import _latest
+    from jupyter_analyst.workspace import Workspace
+
+    workspace = Workspace(tmp_path / "ws")
+    store = workspace.store
+    thread = store.create_thread(source="x.csv").thread_id
+    for pid in ("prop_old", "prop_new"):
+        store.record_proposal(thread, "turn_1", pid, str(notebook), {
+            "proposal_id": pid, "notebook": str(notebook), "changes": [{"change_id": f"{pid}-c"}]})
+    assert _latest(store, thread, notebook)["proposal_id"] == "prop_new"
+    store.decide(thread, "prop_new", ["prop_new-c"], "withdrawn", "model")
+    assert _latest(store, thread, notebook)["proposal_id"] == "prop_old"
+    store.decide(thread, "prop_old", ["prop_old-c"], "rejected", "ann")
+    assert _latest(store, thread, notebook)["proposal_id"] == "prop_new"  # all decided: the newest
+    workspace.close()

@@ -35,7 +35,7 @@ from ...events import ContextUsage
 from ...sql import model_spec, source_outline
 from ..spec import spec_of
 from .previous import previous_turn_line
-from .sections import CHAT_RULES, INVENTORY_LIMIT, system_text
+from .sections import CHAT_RULES, INVENTORY_LIMIT, TWO_KERNELS, system_text
 
 if TYPE_CHECKING:
     from ...agent_state import AgentState, Item
@@ -392,6 +392,10 @@ class ContextPack:
                 from ...notebooks import context_section
 
                 notebook = context_section(self.environment.attached, self.budget.notebook_chars)
+                if self.environment.proposals is not None and not self.environment.attached.problem:
+                    notebook += TWO_KERNELS + "\n"
+                if self.environment.proposal_notes:
+                    notebook += self.environment.proposal_notes + "\n"
             self._sections = system_text(
                 dialect=source.dialect,
                 # The source's name, never its path: the model provider sees what the model is sent.

@@ -56,6 +56,14 @@ Rules:
   ids you used; a small table (a few rows, in Markdown) is fine when the answer is one.
 """
 
+#: Said beside a notebook the model may propose cells for: the two kernels a proposed cell
+#: meets, whose names differ (the sandbox's are the conversation's; the user's, the notebook's).
+TWO_KERNELS = (
+    "The notebook's variables are not in your kernel, nor yours in the user's. A proposed code cell runs in "
+    "both (yours first): it may use names the notebook defines before it (make them in yours too, e.g. run_sql "
+    "with the same name) and must define any other."
+)
+
 CHAT_RULES = """\
 You are jupyter-analyst, an assistant that analyses the user's data with SQL and Python in a
 Jupyter kernel. The user is greeting you or asking about you: answer briefly and in plain

@@ -40,6 +40,12 @@ class ProposalKeeper(Protocol):
     def record_proposal(self, thread_id: str, turn_id: str, proposal_id: str, notebook: str,
                         body: dict[str, Any]) -> None: ...
 
+    def proposal(self, thread_id: str, proposal_id: str) -> dict[str, Any] | None: ...
+
+    def decisions(self, thread_id: str, proposal_id: str | None = None) -> list[dict[str, Any]]: ...
+
+    def decide(self, thread_id: str, proposal_id: str, change_ids: list[str], decision: str, user: str) -> None: ...
+
 
 class ThreadEnvironment:
     """The live resources of one thread, shared by the turns that run on it."""
@@ -74,6 +80,9 @@ class ThreadEnvironment:
         #: Where proposed cells for the attached notebook are kept, set by the turn: a
         #: proposal changes nothing until a person accepts it from there.
         self.proposals: ProposalKeeper | None = None
+        #: The thread's proposals for that notebook and where each stands (pending, accepted,
+        #: rejected, withdrawn), in a line or two for the prompt, set by the turn.
+        self.proposal_notes: str = ""
         self.source = source
         self.artifacts = artifacts
         self.workdir = workdir

@@ -308,8 +308,7 @@ class FindResult(ResultModel):
 FIND = ToolSpec(
     name="find",
     description="Fuzzy search of tables, columns, datasets, artifacts and the team's metrics, dimensions and "
-                "verified queries (by name, title, code, synonym, question): the best matches' names, ids and "
-                "definitions.",
+                "verified queries: the best matches' names, ids and definitions.",
     properties={
         "query": {"type": "string", "description": "the user's words"},
         "kind": {"type": "string", "enum": list(KINDS), "description": "only this kind"},

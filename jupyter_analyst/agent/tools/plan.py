@@ -262,7 +262,7 @@ class PlanResult(ResultModel):
 PLAN = ToolSpec(
     name="plan",
     description="Several run_sql/run_python steps in one call, checked before any runs. Stages run in order; a "
-                "'parallel' stage's steps are independent (queries run at once), a 'sequence' stage's run in turn. "
+                "'parallel' stage's steps are independent, a 'sequence' stage's run in turn. "
                 "A failed step skips only the steps needing it.",
     properties={
         "goal": {"type": "string", "description": "what the plan is for"},

@@ -175,7 +175,22 @@ describe('nbdime diffs as lines', () => {
       () => 'y = 2\nprint(y)'
     );
     expect(shown.pending.map(c => c.changeId)).toEqual(['c2']);
-    expect(shown.counts).toEqual({ pending: 1, accepted: 1, rejected: 0, reverted: 0 });
+    expect(shown.counts).toEqual({
+      pending: 1,
+      accepted: 1,
+      rejected: 0,
+      reverted: 0,
+      withdrawn: 0
+    });
+  });
+
+  it('counts a change the model withdrew, which is no longer pending', () => {
+    const shown = proposalShown(
+      proposal([change({ status: 'withdrawn', decided_by: 'model' })]),
+      () => 'y = 2\nprint(y)'
+    );
+    expect(shown.pending).toEqual([]);
+    expect(shown.counts.withdrawn).toBe(1);
   });
 });
 

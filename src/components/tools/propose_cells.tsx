@@ -36,7 +36,7 @@ function Proposal({ threadId, proposalId }: { threadId: string; proposalId: stri
     return <p className="jp-AnalystProposals-note">{state.error ?? 'Reading the proposal…'}</p>;
   }
   const busy = state.busy !== null;
-  const { accepted, rejected, reverted } = shown.counts;
+  const { accepted, rejected, reverted, withdrawn } = shown.counts;
   const name = proposal.notebook.split('/').pop();
   return (
     <div
@@ -50,6 +50,7 @@ function Proposal({ threadId, proposalId }: { threadId: string; proposalId: stri
         {accepted ? ` · ${accepted} accepted` : ''}
         {rejected ? ` · ${rejected} rejected` : ''}
         {reverted ? ` · ${reverted} reverted` : ''}
+        {withdrawn ? ` · ${withdrawn} withdrawn by the model` : ''}
       </p>
       {shown.pending.length > 0 && (
         <ul className="jp-AnalystProposals-list" aria-label="Pending changes">

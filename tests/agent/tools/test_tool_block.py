@@ -15,8 +15,9 @@ from jupyter_analyst.sql import OUTLINE_TABLES
 from jupyter_analyst.testing import ScriptedModelServer, TurnRunner, call_step, text_step
 
 #: The most characters the tool block may take with every tool offered (``propose_cells`` is
-#: offered only beside an attached notebook, with ``read_cells``).
-TOOL_BLOCK_CHARS = 5_700
+#: offered only beside an attached notebook, with ``read_cells``; its fields are described, and
+#: it can withdraw a proposal).
+TOOL_BLOCK_CHARS = 5_800
 
 
 def offered(request: dict) -> list[str]:
