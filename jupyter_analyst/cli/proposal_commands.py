@@ -23,82 +23,44 @@ if TYPE_CHECKING:
     from ..workspace import Workspace
 
 
-def proposed_path(notebook: Path) -> Path:
-    """Where ``run --propose`` writes the proposed notebook: ``NB.proposed.ipynb`` beside ``NB.ipynb``.
-
-    >>> proposed_path(Path("/work/sales.ipynb"))
-    PosixPath('/work/sales.proposed.ipynb')
-    """
-    return notebook.with_name(notebook.stem + ".proposed.ipynb")
-
-
-def _no_link(path: Path, what: str) -> None:
-    if path.is_symlink():
-        raise ConfigError(f"{what} {path} is a link, which is not followed", reason="notebook_is_link",
-                          hint="name the notebook itself, not a link to it")
-
-
-def write_proposed(notebook: Path, text: str) -> Path:
-    """Write ``text`` to ``NB.proposed.ipynb`` in the notebook's own folder: never through a
-    link (the name is opened without following one), never elsewhere.
-
-    Raises:
-        ConfigError: the notebook or the name to write is a link.
-    """
-    _no_link(notebook, "the notebook")
-    target = proposed_path(notebook)
-    _no_link(target, "the proposed notebook's name")
-    if target.parent.resolve() != notebook.resolve().parent:
-        raise ConfigError(f"{target} is not in the notebook's folder", reason="notebook_is_link")
-    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(temp, target)  # replaces a name; a link put there meanwhile is replaced, not followed
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return target
-
-
 def after_run(args: argparse.Namespace, workspace_of: Any, summary: TurnSummary) -> None:
     """``run --propose``: the turn's proposals written beside the notebook, and their diff printed."""
-    from ..notebooks import nbdiff_text, notebook_json
-    from ..turns import preview_turn
+    from ..notebooks import nbdiff_text
+    from ..turns import write_turn_preview
 
     notebook: Path = args.attach
-    _no_link(notebook, "the notebook")
-    before = json.loads(notebook.read_text(encoding="utf-8"))
 
     def read(workspace: Workspace) -> Any:
-        return preview_turn(workspace.store, summary.thread_id, summary.turn_id, before)
+        written = write_turn_preview(workspace.store, summary.thread_id, summary.turn_id, notebook)
+        proposals = workspace.store.proposals(summary.thread_id, turn_id=summary.turn_id)
+        return (*written, [p["proposal_id"] for p in proposals], [len(p["changes"]) for p in proposals],
+                [any((c.get("run") or {}).get("status") == "error" for c in p["changes"]) for p in proposals])
 
-    after, proposals, skipped = workspace_of(args, read)
-    if not proposals:
+    target, before, skipped, ids, sizes, failures = workspace_of(args, read)
+    if target is None:
         print("no cells were proposed in this turn", flush=True)
         return
-    target = write_proposed(notebook, notebook_json(after))
     if not args.json:
+        after = json.loads(target.read_text(encoding="utf-8"))
         print(nbdiff_text(before, after, str(notebook)), end="", flush=True)
     for why in skipped:
         print(f"left out: {why}", flush=True)
-    for proposal in proposals:
-        failed = " (a cell failed in the sandbox)" if proposal.failed else ""
-        print(f"proposal {proposal.proposal_id}: {len(proposal.changes)} change(s){failed}", flush=True)
+    for proposal_id, size, failed in zip(ids, sizes, failures):
+        why = " (a cell failed in the sandbox)" if failed else ""
+        print(f"proposal {proposal_id}: {size} change(s){why}", flush=True)
     print(f"wrote {target}; apply with: jupyter analyst proposals accept {notebook} --thread {summary.thread_id}",
           flush=True)
 
 
 def proposals(args: argparse.Namespace, workspace_of: Any) -> int:
     """``proposals list|accept|reject|revert``."""
-    from ..turns import accept_proposal, reject_proposal, revert_turn
+    from ..turns import accept_proposal, file_contents, no_link, reject_proposal, revert_turn
 
     notebook: Path = args.notebook
-    _no_link(notebook, "the notebook")
+    no_link(notebook, "the notebook")
     if not notebook.is_file():
         raise ConfigError(f"there is no notebook {notebook}", reason="notebook_not_found")
-    files = _file_contents(notebook.parent)
+    files = file_contents(notebook.parent)
     name = notebook.name
     user = os.environ.get("USER") or "local"
 
@@ -133,11 +95,3 @@ def _latest(store: Any, thread: str, notebook: Path) -> dict[str, Any]:
         raise ConfigError(f"thread {thread} has no proposal for {notebook}", reason="proposal_not_found",
                           hint="run a turn with --attach and --propose first")
     return mine[-1]
-
-
-def _file_contents(folder: Path) -> Any:
-    """Jupyter's file-backed contents manager over ``folder`` (its checkpoints beside the notebook,
-    in .ipynb_checkpoints, as a Jupyter server keeps them)."""
-    from jupyter_server.services.contents.filemanager import FileContentsManager
-
-    return FileContentsManager(root_dir=str(folder.resolve()))

@@ -3,7 +3,8 @@ turn. ``run_turn`` asks the model (run.py), ``run_sql_step`` runs the user's own
 ``run_tool_step`` one call of a named tool (user_step.py); all in one frame (frame.py) that
 resolves the thread and source, lends the turn the host's kernels (host.py, live.py) and
 writes the audit notebook after; a turn's start and end are told in one module (life.py). Playbooks (playbook.py) run a notebook of prompts as turns;
-a person's decisions on proposed cells are applied by notebook_changes.py.
+a person's decisions on proposed cells are applied by notebook_changes.py, reviewed as diffs
+(proposal_review.py) and previewed as a file beside the notebook (proposed_file.py).
 
 The names below are imported on first use, so ``import jupyter_analyst`` stays cheap.
 """
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from .notebook_changes import accept as accept_proposal
     from .notebook_changes import reject as reject_proposal
     from .playbook import PromptProgress, plan_playbook, run_playbook
+    from .proposal_review import ChangeDiff, ProposalDiff, SandboxOutcome, review as review_proposals
+    from .proposed_file import file_contents, no_link, proposed_path, read_notebook_file, write_proposed, write_turn_preview
     from .requests import SqlStep, SqlStepRequest, ToolStep, ToolStepRequest, TurnRequest, TurnSummary
     from .run import run_turn
     from .user_step import run_sql_step, run_tool_step
@@ -48,6 +51,16 @@ _HOME = {
     "preview_turn": "notebook_changes",
     "ProposalView": "notebook_changes",
     "RevertResult": "notebook_changes",
+    "ChangeDiff": "proposal_review",
+    "ProposalDiff": "proposal_review",
+    "SandboxOutcome": "proposal_review",
+    "review_proposals": "proposal_review:review",
+    "file_contents": "proposed_file",
+    "no_link": "proposed_file",
+    "proposed_path": "proposed_file",
+    "read_notebook_file": "proposed_file",
+    "write_proposed": "proposed_file",
+    "write_turn_preview": "proposed_file",
     "TurnLife": "life",
     "abandoned_turn": "life",
     "cut_turn": "life",
@@ -57,6 +70,8 @@ _HOME = {
 }
 
 __all__ = [
+    "ChangeDiff", "ProposalDiff", "SandboxOutcome", "review_proposals", "file_contents", "no_link", "proposed_path",
+    "read_notebook_file", "write_proposed", "write_turn_preview",
     "accept_proposal", "reject_proposal", "revert_turn", "list_proposals", "preview_turn", "ProposalView", "RevertResult",
     "ToolStep", "ToolStepRequest", "run_tool_step",
     "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",
