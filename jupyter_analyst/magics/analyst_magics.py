@@ -20,7 +20,7 @@ from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, 
 from ..errors import AnalystError
 from . import cell_output
 from .notebook import local_notebook_path, server_notebook
-from .proposals import Proposed
+from .proposed_cells import Proposed
 from .remote import SERVER_URL_ENV, TOKEN_ENV, AnalystServer, ServerThreads, server_of
 from .magic_session import AskResult, MagicSession
 
@@ -90,7 +90,7 @@ class AnalystMagics(Magics):
         self.session = MagicSession()
         #: The current thread on each Jupyter server ``%%ask --server`` used.
         self.servers = ServerThreads()
-        #: Where the proposals of the latest ``%%ask`` that made any are kept (see proposals.py).
+        #: Where the proposals of the latest ``%%ask`` that made any are kept (see proposed_cells.py).
         self.proposed: Proposed | None = None
 
     # ------------------------------------------------------------------ %analyst_sql
@@ -192,7 +192,7 @@ class AnalystMagics(Magics):
 
     def _local_proposals(self, result: AskResult, notebook: Path | None, workspace: str | None) -> None:
         """The turn's proposals for ``notebook`` (a local turn): shown, and NB.proposed.ipynb written."""
-        from .proposals import local_review, review_bundle
+        from .proposed_cells import local_review, review_bundle
 
         summary = result.summary
         if notebook is None or not notebook.is_file():
@@ -205,7 +205,7 @@ class AnalystMagics(Magics):
 
     def _server_proposals(self, server: AnalystServer, result: AskResult, notebook: str | None) -> None:
         """The turn's proposals as the server keeps them: shown, decided through its API."""
-        from .proposals import review_bundle, server_review
+        from .proposed_cells import review_bundle, server_review
 
         summary = result.summary
         if notebook is None:
@@ -257,7 +257,7 @@ class AnalystMagics(Magics):
 
     def _decide(self, command: str, words: list[str]) -> None:
         """A decision on proposed cells, where the turn that proposed them keeps them."""
-        from .proposals import decide_local, decide_remote, decided_bundle
+        from .proposed_cells import decide_local, decide_remote, decided_bundle
 
         parser = _Parser(prog=f"%analyst {command}", add_help=False)
         if command == "revert":
@@ -296,7 +296,7 @@ class AnalystMagics(Magics):
             server = base.server
         else:
             server = server_of(None, args.token)
-        if base is not None and (base.server is None) != (server is None):
+        if base is not None and (base.server.api if base.server else None) != (server.api if server else None):
             base = None  # the latest proposals were kept elsewhere
         current = self.servers.current.get(server.api) if server is not None else self.session.thread_id
         thread = args.thread or (base.thread_id if base else None) or current

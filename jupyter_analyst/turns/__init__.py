@@ -20,12 +20,13 @@ if TYPE_CHECKING:
     from .host import BackgroundWork
     from .life import TurnLife, abandoned_turn, cut_turn
     from .live import LiveThreads
-    from .notebook_changes import ProposalView, RevertResult, list_proposals, preview_turn, revert_turn
+    from .notebook_changes import ProposalView, RevertResult, list_proposals, revert_turn
     from .notebook_changes import accept as accept_proposal
     from .notebook_changes import reject as reject_proposal
     from .playbook import PromptProgress, plan_playbook, run_playbook
-    from .proposal_review import ChangeDiff, ProposalDiff, SandboxOutcome, review as review_proposals
-    from .proposed_file import file_contents, no_link, proposed_path, read_notebook_file, write_proposed, write_turn_preview
+    from .proposal_review import ProposalDiff
+    from .proposal_review import review as review_proposals
+    from .proposed_file import file_contents, no_link, write_turn_preview
     from .requests import SqlStep, SqlStepRequest, ToolStep, ToolStepRequest, TurnRequest, TurnSummary
     from .run import run_turn
     from .user_step import run_sql_step, run_tool_step
@@ -48,18 +49,12 @@ _HOME = {
     "reject_proposal": "notebook_changes:reject",
     "revert_turn": "notebook_changes",
     "list_proposals": "notebook_changes",
-    "preview_turn": "notebook_changes",
     "ProposalView": "notebook_changes",
     "RevertResult": "notebook_changes",
-    "ChangeDiff": "proposal_review",
     "ProposalDiff": "proposal_review",
-    "SandboxOutcome": "proposal_review",
     "review_proposals": "proposal_review:review",
     "file_contents": "proposed_file",
     "no_link": "proposed_file",
-    "proposed_path": "proposed_file",
-    "read_notebook_file": "proposed_file",
-    "write_proposed": "proposed_file",
     "write_turn_preview": "proposed_file",
     "TurnLife": "life",
     "abandoned_turn": "life",
@@ -70,9 +65,8 @@ _HOME = {
 }
 
 __all__ = [
-    "ChangeDiff", "ProposalDiff", "SandboxOutcome", "review_proposals", "file_contents", "no_link", "proposed_path",
-    "read_notebook_file", "write_proposed", "write_turn_preview",
-    "accept_proposal", "reject_proposal", "revert_turn", "list_proposals", "preview_turn", "ProposalView", "RevertResult",
+    "ProposalDiff", "review_proposals", "file_contents", "no_link", "write_turn_preview",
+    "accept_proposal", "reject_proposal", "revert_turn", "list_proposals", "ProposalView", "RevertResult",
     "ToolStep", "ToolStepRequest", "run_tool_step",
     "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",
     "SqlStepRequest", "TurnLife", "TurnRequest", "TurnSummary", "abandoned_turn", "cut_turn", "plan_playbook",

@@ -131,3 +131,37 @@ def test_a_server_without_a_notebook_folder_has_no_decisions_and_ask_takes_no_no
         NotebookDesk(folder).path("link.ipynb")
     with pytest.raises(ConfigError, match="not a notebook of the notebook folder"):
         NotebookDesk(folder).path(str(tmp_path / "real.ipynb"))
+
+
+def test_in_jupyters_mcp_server_ask_proposes_into_a_notebook_of_its_root_and_the_panel_sees_the_decision(
+        tmp_path, sales_db, model):
+    from jupyter_analyst.testing.servers.jupyter import JupyterServerProcess, free_port
+
+    port = free_port()
+    (tmp_path / "work").mkdir()
+    notebook = tmp_path / "work" / "study.ipynb"
+    notebook.write_text(json.dumps(study()))
+    with JupyterServerProcess(tmp_path, sources={"sales": str(sales_db)}, model_url=model.base_url, mcp_port=port,
+                              extra=["--AnalystApp.jupyter_mcp_tools=True", "--AnalystApp.summarizer=False"]) as jupyter:
+        async def session():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                asked = await client.call_tool("analyst_ask", {"prompt": "improve it", "notebook": "work/study.ipynb"})
+                thread = asked.structured_content["thread"]
+                (proposal,) = asked.structured_content["proposals"]
+                accepted = await client.call_tool("analyst_accept_proposal", {
+                    "thread": thread, "proposal": proposal["proposal_id"], "cells": ["c2"]})
+                gone = await client.call_tool("analyst_ask", {"prompt": "x", "notebook": "work/none.ipynb"})
+                return asked, accepted, gone
+
+        asked, accepted, gone = asyncio.run(session())
+        thread = asked.structured_content["thread"]
+        listed = jupyter.request(f"/analyst/api/threads/{thread}/proposals")["proposals"]
+    assert not asked.is_error, asked.content[0].text
+    (proposal,) = asked.structured_content["proposals"]
+    assert proposal["notebook"] == "work/study.ipynb"
+    assert [c["diff"].splitlines()[-1] for c in proposal["changes"]] == ["+print('sum is', 40 + 2)", "+y = 3"]
+    assert not accepted.is_error, accepted.content[0].text
+    assert sources(notebook) == ["x = 1", "y = 3"]
+    # The panel's API lists the same proposal with the decision taken over MCP.
+    assert [c["status"] for c in listed[0]["changes"]] == ["pending", "accepted"]
+    assert gone.is_error and "there is no notebook 'work/none.ipynb'" in gone.content[0].text
