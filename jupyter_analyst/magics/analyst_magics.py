@@ -130,7 +130,9 @@ class AnalystMagics(Magics):
 
         The turn runs in the local engine, or on a Jupyter server's analyst API with
         ``--server URL`` (or ``$JUPYTER_ANALYST_SERVER_URL``), where the sidebar sees it. It
-        works beside the notebook this kernel runs for (see notebook.py), or ``--notebook``'s.
+        works beside the notebook this kernel runs for (see notebook.py), or ``--notebook``'s;
+        the cells the model proposes for it are shown as diffs, decided with ``%analyst accept``
+        (see proposed_cells.py).
         """
         from ..turns import ModelSettings
 

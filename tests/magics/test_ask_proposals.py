@@ -163,7 +163,11 @@ def test_an_ask_on_a_jupyter_server_proposes_into_its_notebook_and_decides_throu
 
         unknown = kernel.run("%analyst accept prop_nope")
         assert not unknown.ok and "unknown proposal 'prop_nope'" in unknown.reply["evalue"]
-        gone = kernel.run(f"%analyst accept {proposal} --server http://127.0.0.1:{free_port()} --token t")
+        # Another server than the turn's: its proposals are not meant, the thread must be named.
+        other = f"--server http://127.0.0.1:{free_port()} --token t"
+        unnamed = kernel.run(f"%analyst accept {proposal} {other}")
+        assert not unnamed.ok and "no thread has proposals in this kernel yet" in unnamed.reply["evalue"]
+        gone = kernel.run(f"%analyst accept {proposal} --thread {thread['thread_id']} {other}")
         assert not gone.ok and "cannot reach the Jupyter server at http://127.0.0.1:" in gone.reply["evalue"]
     finally:
         client.stop_channels()
