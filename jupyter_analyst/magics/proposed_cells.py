@@ -104,6 +104,13 @@ def server_review(server: AnalystServer, thread_id: str, turn_id: str, notebook:
 
 # ---------------------------------------------------------------------- shown
 
+def _h(text: str) -> str:
+    """The model's text as HTML: escaped, its control characters shown, not obeyed."""
+    from ..untrusted import terminal_text
+
+    return escape(terminal_text(text))
+
+
 def _sign(line: str) -> str:
     if line.startswith(("+++", "---")):
         return "h"
@@ -117,7 +124,7 @@ def _diff_html(diff: str) -> str:
     rows = []
     for line in diff.splitlines():
         style = _STYLE.get(_sign(line))
-        rows.append(f'<span style="{style}">{escape(line)}</span>' if style else escape(line))
+        rows.append(f'<span style="{style}">{_h(line)}</span>' if style else _h(line))
     return '<pre style="margin:0.2em 0 0.6em 0">' + "\n".join(rows) + "</pre>"
 
 
@@ -151,7 +158,7 @@ def review_bundle(proposed: Proposed, diffs: list[ProposalDiff], written: Path |
         head = (f"proposal {diff.proposal_id} for {diff.notebook}: {len(diff.changes)} change(s), {diff.status}"
                 + (", a cell failed in the sandbox" if diff.failed else ""))
         text.append(head)
-        html.append(f"<p><b>{escape(head)}</b></p>")
+        html.append(f"<p><b>{_h(head)}</b></p>")
         for change in diff.changes:
             where = f"after {change.after or 'the top'}" if change.op == "insert" else f"cell {change.cell_id}"
             line = f"  [{change.status}] {change.change_id}: {change.op} {where}: {change.reason}"
@@ -164,22 +171,22 @@ def review_bundle(proposed: Proposed, diffs: list[ProposalDiff], written: Path |
                     ran += f", {change.sandbox.figures} figure(s)"
             text.append(terminal_text(line) + (f"\n    {terminal_text(ran)}" if ran else ""))
             text.append("\n".join("    " + terminal_text(d) for d in change.diff.splitlines()))
-            html.append(f"<p><code>{escape(change.change_id)}</code> [{escape(change.status)}] {escape(change.op)} "
-                        f"{escape(where)}: {escape(change.reason)}" + (f"<br><i>{escape(ran)}</i>" if ran else "")
+            html.append(f"<p><code>{_h(change.change_id)}</code> [{_h(change.status)}] {_h(change.op)} "
+                        f"{_h(where)}: {_h(change.reason)}" + (f"<br><i>{_h(ran)}</i>" if ran else "")
                         + "</p>")
             if change.conflict:
                 text.append(f"    no longer applies: {terminal_text(change.conflict)}")
-                html.append(f"<p>no longer applies: {escape(change.conflict)}</p>")
+                html.append(f"<p>no longer applies: {_h(change.conflict)}</p>")
             html.append(_diff_html(change.diff))
             if change.sandbox is not None and change.sandbox.output:
                 text.append("\n".join("    | " + terminal_text(o) for o in change.sandbox.output.splitlines()))
-                html.append(f'<pre style="color:#57606a">{escape(change.sandbox.output)}</pre>')
+                html.append(f'<pre style="color:#57606a">{_h(change.sandbox.output)}</pre>')
     for why in skipped or []:
         text.append(f"left out of the proposed notebook: {why}")
-        html.append(f"<p>left out of the proposed notebook: {escape(why)}</p>")
+        html.append(f"<p>left out of the proposed notebook: {_h(why)}</p>")
     how = decision_lines(proposed, diffs, written)
     text += how
-    html.append("<pre>" + "\n".join(escape(h) for h in how) + "</pre>")
+    html.append("<pre>" + "\n".join(_h(h) for h in how) + "</pre>")
     return {"text/plain": "\n".join(text), "text/html": "\n".join(html)}
 
 
