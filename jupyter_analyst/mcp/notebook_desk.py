@@ -96,7 +96,8 @@ class NotebookDesk:
         name = body["notebook"]
         self.path(name)  # still a notebook of the folder, through no link
         run = accept_proposal if decision == "accept" else reject_proposal
-        asyncio.run(run(workspace.store, file_contents(self.folder), thread, proposal, cells, user=user, path=name))
+        _written(lambda: asyncio.run(run(workspace.store, file_contents(self.folder), thread, proposal, cells,
+                                         user=user, path=name)))
         return self.review(workspace, thread, proposal=proposal)
 
     def revert(self, workspace: Workspace, thread: str, turn: str, user: str) -> dict[str, Any]:
@@ -106,8 +107,20 @@ class NotebookDesk:
         points = workspace.store.checkpoints(thread, turn)
         if points:
             self.path(points[0]["notebook"])
-        result = asyncio.run(revert_turn(workspace.store, file_contents(self.folder), thread, turn, user=user))
+        result = _written(lambda: asyncio.run(revert_turn(workspace.store, file_contents(self.folder), thread, turn,
+                                                          user=user)))
         return result.model_dump(mode="json")
+
+
+def _written(work: Any) -> Any:
+    """``work()``, the contents manager's refusal (a hidden or unwritable file) said as ours."""
+    from tornado.web import HTTPError
+
+    try:
+        return work()
+    except HTTPError as exc:
+        raise ConfigError(f"the notebook cannot be read or written: {exc.log_message or exc}",
+                          reason="notebook_not_found") from None
 
 
 def desk_of(folder: str | os.PathLike[str] | None) -> NotebookDesk | None:
