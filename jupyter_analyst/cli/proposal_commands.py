@@ -54,7 +54,7 @@ def after_run(args: argparse.Namespace, workspace_of: Any, summary: TurnSummary)
 
 def proposals(args: argparse.Namespace, workspace_of: Any) -> int:
     """``proposals list|accept|reject|revert``."""
-    from ..turns import accept_proposal, file_contents, no_link, reject_proposal, revert_turn
+    from ..turns import accept_proposal, file_contents, no_link, reject_proposal, revert_turn, through_contents
 
     notebook: Path = args.notebook
     no_link(notebook, "the notebook")
@@ -78,7 +78,7 @@ def proposals(args: argparse.Namespace, workspace_of: Any) -> int:
         decide = accept_proposal if args.proposals_command == "accept" else reject_proposal
         return asyncio.run(decide(store, files, args.thread, proposal, chosen, user=user, path=name))
 
-    result = workspace_of(args, act, thread=args.thread)
+    result = through_contents(lambda: workspace_of(args, act, thread=args.thread))
     if args.proposals_command == "revert":
         print(f"reverted {len(result.reverted)} change(s) of turn {result.turn_id}: {notebook} is as it was")
         return 0

@@ -196,7 +196,7 @@ def decide_local(session: MagicSession, proposed: Proposed, decision: str, propo
                  cells: list[str] | None) -> Any:
     """Accept, reject (a proposal's changes) or revert (a turn, ``proposal_id`` being the turn)
     in the notebook's file, as the CLI's ``proposals`` command does."""
-    from ..turns import accept_proposal, file_contents, no_link, reject_proposal, revert_turn
+    from ..turns import accept_proposal, file_contents, no_link, reject_proposal, revert_turn, through_contents
 
     notebook = proposed.notebook
     if notebook is None:
@@ -224,7 +224,7 @@ def decide_local(session: MagicSession, proposed: Proposed, decision: str, propo
         run = accept_proposal if decision == "accept" else reject_proposal
         return asyncio.run(run(store, files, thread, chosen, cells, user=_user(), path=name))
 
-    return _blocking(lambda: session.read(act, proposed.workspace))
+    return _blocking(lambda: through_contents(lambda: session.read(act, proposed.workspace)))
 
 
 def decide_remote(proposed: Proposed, decision: str, proposal_id: str | None, cells: list[str] | None) -> Any:

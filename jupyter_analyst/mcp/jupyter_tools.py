@@ -48,8 +48,7 @@ Source = Annotated[str | None, Field(description=(
 Table = Annotated[str, Field(description="A table or view name, as analyst_list_tables gives it.")]
 Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha256:...), as a result gave it.")]
 Notebook = Annotated[str | None, Field(description=(
-    "A notebook to work beside, by its path under the Jupyter server's root (e.g. work/study.ipynb): the analyst "
-    "may propose cells for it."))]
+    "A notebook to work beside (cells may be proposed for it), by its path under the Jupyter server's root."))]
 ProposalId = Annotated[str, Field(description="The proposal (prop_...), as analyst_ask's `proposals` named it.")]
 TurnId = Annotated[str, Field(description="The turn (turn_...) whose accepted changes to undo.")]
 Cells = Annotated[list[str] | None, Field(description="The change ids to decide on; left out, every pending one.")]

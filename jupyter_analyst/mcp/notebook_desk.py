@@ -87,7 +87,7 @@ class NotebookDesk:
                cells: list[str] | None, user: str) -> list[ProposalDiff]:
         """Accept or reject changes of ``proposal`` in its notebook; the proposal as it is then.
         Blocking."""
-        from ..turns import accept_proposal, file_contents, reject_proposal
+        from ..turns import accept_proposal, file_contents, reject_proposal, through_contents
 
         body = workspace.store.proposal(thread, proposal)
         if body is None:
@@ -96,31 +96,20 @@ class NotebookDesk:
         name = body["notebook"]
         self.path(name)  # still a notebook of the folder, through no link
         run = accept_proposal if decision == "accept" else reject_proposal
-        _written(lambda: asyncio.run(run(workspace.store, file_contents(self.folder), thread, proposal, cells,
+        through_contents(lambda: asyncio.run(run(workspace.store, file_contents(self.folder), thread, proposal, cells,
                                          user=user, path=name)))
         return self.review(workspace, thread, proposal=proposal)
 
     def revert(self, workspace: Workspace, thread: str, turn: str, user: str) -> dict[str, Any]:
         """Undo the turn's accepted changes: its notebook restored from its checkpoint. Blocking."""
-        from ..turns import file_contents, revert_turn
+        from ..turns import file_contents, revert_turn, through_contents
 
         points = workspace.store.checkpoints(thread, turn)
         if points:
             self.path(points[0]["notebook"])
-        result = _written(lambda: asyncio.run(revert_turn(workspace.store, file_contents(self.folder), thread, turn,
+        result = through_contents(lambda: asyncio.run(revert_turn(workspace.store, file_contents(self.folder), thread, turn,
                                                           user=user)))
         return result.model_dump(mode="json")
-
-
-def _written(work: Any) -> Any:
-    """``work()``, the contents manager's refusal (a hidden or unwritable file) said as ours."""
-    from tornado.web import HTTPError
-
-    try:
-        return work()
-    except HTTPError as exc:
-        raise ConfigError(f"the notebook cannot be read or written: {exc.log_message or exc}",
-                          reason="notebook_not_found") from None
 
 
 def desk_of(folder: str | os.PathLike[str] | None) -> NotebookDesk | None:

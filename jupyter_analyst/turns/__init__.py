@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .playbook import PromptProgress, plan_playbook, run_playbook
     from .proposal_review import ProposalDiff
     from .proposal_review import review as review_proposals
-    from .proposed_file import file_contents, no_link, write_turn_preview
+    from .proposed_file import file_contents, no_link, through_contents, write_turn_preview
     from .requests import SqlStep, SqlStepRequest, ToolStep, ToolStepRequest, TurnRequest, TurnSummary
     from .run import run_turn
     from .user_step import run_sql_step, run_tool_step
@@ -55,6 +55,7 @@ _HOME = {
     "review_proposals": "proposal_review:review",
     "file_contents": "proposed_file",
     "no_link": "proposed_file",
+    "through_contents": "proposed_file",
     "write_turn_preview": "proposed_file",
     "TurnLife": "life",
     "abandoned_turn": "life",
@@ -65,7 +66,7 @@ _HOME = {
 }
 
 __all__ = [
-    "ProposalDiff", "review_proposals", "file_contents", "no_link", "write_turn_preview",
+    "ProposalDiff", "review_proposals", "file_contents", "no_link", "through_contents", "write_turn_preview",
     "accept_proposal", "reject_proposal", "revert_turn", "list_proposals", "ProposalView", "RevertResult",
     "ToolStep", "ToolStepRequest", "run_tool_step",
     "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",

@@ -96,3 +96,19 @@ def file_contents(folder: Path) -> Any:
     from jupyter_server.services.contents.filemanager import FileContentsManager
 
     return FileContentsManager(root_dir=str(folder.resolve()))
+
+
+def through_contents(work: Any) -> Any:
+    """``work()``, which reads or writes a notebook through a Jupyter contents manager, with the
+    manager's refusal (a hidden or unwritable file: tornado's ``HTTPError``) said as ours.
+
+    Raises:
+        ConfigError: ``notebook_not_found``, with the manager's reason.
+    """
+    from tornado.web import HTTPError
+
+    try:
+        return work()
+    except HTTPError as exc:
+        raise ConfigError(f"the notebook cannot be read or written: {exc.log_message or exc}",
+                          reason="notebook_not_found") from None
