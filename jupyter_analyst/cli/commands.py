@@ -388,7 +388,7 @@ def mcp(args: argparse.Namespace) -> int:
         model = None  # the step tools need no model; ask says so when called
     if model is not None and args.price is not None:
         config = config.model_copy(update={"prices": {model.model: args.price}})
-    tools = AnalystTools(config, sources=sources, model=model, user=args.user)
+    tools = AnalystTools(config, sources=sources, model=model, user=args.user, notebooks=args.notebooks)
     if args.http:
         assert token is not None
         asyncio.run(serve_http(tools, host=args.host, port=args.port, token=token))

@@ -386,6 +386,9 @@ def _mcp_command(sub: Any) -> None:
                      help="the token every HTTP request must send as Authorization: Bearer TOKEN "
                           "(default: $ANALYST_MCP_TOKEN, else one is made and printed on stderr)")
     mcp.add_argument("--user", default="local", help="whose threads the tools work on (default: local)")
+    mcp.add_argument("--notebooks", metavar="DIR", type=Path, default=None,
+                     help="a folder whose notebooks ask may work beside (named relative to it) and propose cells for; "
+                          "adds accept_proposal, reject_proposal and revert_turn")
     _budget_arg(mcp)
     _price_arg(mcp)
     mcp.add_argument("--no-sandbox", action="store_true",

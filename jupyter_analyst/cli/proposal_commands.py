@@ -24,70 +24,28 @@ if TYPE_CHECKING:
     from ..workspace import Workspace
 
 
-def proposed_path(notebook: Path) -> Path:
-    """Where ``run --propose`` writes the proposed notebook: ``NB.proposed.ipynb`` beside ``NB.ipynb``.
-
-    >>> proposed_path(Path("/work/sales.ipynb"))
-    PosixPath('/work/sales.proposed.ipynb')
-    """
-    return notebook.with_name(notebook.stem + ".proposed.ipynb")
-
-
-def _no_link(path: Path, what: str) -> None:
-    if path.is_symlink():
-        raise ConfigError(f"{what} {path} is a link, which is not followed", reason="notebook_is_link",
-                          hint="name the notebook itself, not a link to it")
-
-
-def write_proposed(notebook: Path, text: str) -> Path:
-    """Write ``text`` to ``NB.proposed.ipynb`` in the notebook's own folder: never through a
-    link (the name is opened without following one), never elsewhere.
-
-    Raises:
-        ConfigError: the notebook or the name to write is a link.
-    """
-    _no_link(notebook, "the notebook")
-    target = proposed_path(notebook)
-    _no_link(target, "the proposed notebook's name")
-    if target.parent.resolve() != notebook.resolve().parent:
-        raise ConfigError(f"{target} is not in the notebook's folder", reason="notebook_is_link")
-    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(temp, target)  # replaces a name; a link put there meanwhile is replaced, not followed
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return target
-
-
 def after_run(args: argparse.Namespace, workspace_of: Any, summary: TurnSummary) -> None:
     """``run --propose``: the turn's proposals written beside the notebook, and their changes
     printed as plain text (source lines, each output in one line), coloured on a terminal."""
-    from ..notebooks import notebook_json, proposal_lines
-    from ..turns import preview_turn
+    from ..notebooks import proposal_lines
+    from ..turns import write_turn_preview
 
     notebook: Path = args.attach
-    _no_link(notebook, "the notebook")
-    before = json.loads(notebook.read_text(encoding="utf-8"))
 
     def read(workspace: Workspace) -> Any:
-        return preview_turn(workspace.store, summary.thread_id, summary.turn_id, before)
+        return write_turn_preview(workspace.store, summary.thread_id, summary.turn_id, notebook)
 
-    after, proposals, skipped, status = workspace_of(args, read)
-    if not proposals:
+    preview = workspace_of(args, read)
+    if preview.path is None:
         print("no cells were proposed in this turn", flush=True)
         return
-    target = write_proposed(notebook, notebook_json(after))
     if not args.json:
         colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        for line in proposal_lines(before, proposals, status):
+        for line in proposal_lines(preview.before, preview.proposals, preview.status):
             print(_COLOURS[line.kind] + line.text + _RESET if colour and _COLOURS[line.kind] else line.text)
-    for why in skipped:
+    for why in preview.skipped:
         print(f"left out: {why}", flush=True)
-    print(f"wrote {target}; apply with: jupyter analyst proposals accept {notebook} --thread {summary.thread_id}",
+    print(f"wrote {preview.path}; apply with: jupyter analyst proposals accept {notebook} --thread {summary.thread_id}",
           flush=True)
 
 
@@ -98,13 +56,13 @@ _RESET = "\x1b[0m"
 
 def proposals(args: argparse.Namespace, workspace_of: Any) -> int:
     """``proposals list|accept|reject|revert``."""
-    from ..turns import accept_proposal, reject_proposal, revert_turn
+    from ..turns import accept_proposal, file_contents, no_link, reject_proposal, revert_turn, through_contents
 
     notebook: Path = args.notebook
-    _no_link(notebook, "the notebook")
+    no_link(notebook, "the notebook")
     if not notebook.is_file():
         raise ConfigError(f"there is no notebook {notebook}", reason="notebook_not_found")
-    files = _file_contents(notebook.parent)
+    files = file_contents(notebook.parent)
     name = notebook.name
     user = os.environ.get("USER") or "local"
 
@@ -122,7 +80,7 @@ def proposals(args: argparse.Namespace, workspace_of: Any) -> int:
         decide = accept_proposal if args.proposals_command == "accept" else reject_proposal
         return asyncio.run(decide(store, files, args.thread, proposal, chosen, user=user, path=name))
 
-    result = workspace_of(args, act, thread=args.thread)
+    result = through_contents(lambda: workspace_of(args, act, thread=args.thread))
     if args.proposals_command == "revert":
         print(f"reverted {len(result.reverted)} change(s) of turn {result.turn_id}: {notebook} is as it was")
         return 0
@@ -143,11 +101,3 @@ def _latest(store: Any, thread: str, notebook: Path) -> dict[str, Any]:
     decided = {(d["proposal_id"], d["change_id"]) for d in store.decisions(thread)}
     open_ = [p for p in mine if any((p["proposal_id"], c.get("change_id")) not in decided for c in p["changes"])]
     return (open_ or mine)[-1]
-
-
-def _file_contents(folder: Path) -> Any:
-    """Jupyter's file-backed contents manager over ``folder`` (its checkpoints beside the notebook,
-    in .ipynb_checkpoints, as a Jupyter server keeps them)."""
-    from jupyter_server.services.contents.filemanager import FileContentsManager
-
-    return FileContentsManager(root_dir=str(folder.resolve()))

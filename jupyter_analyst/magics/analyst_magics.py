@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from IPython.core.error import UsageError
@@ -18,15 +19,17 @@ from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, 
 
 from ..errors import AnalystError
 from . import cell_output
-from .notebook import local_notebook, server_notebook
-from .remote import SERVER_URL_ENV, TOKEN_ENV, ServerThreads, server_of
+from .notebook import local_notebook_path, server_notebook
+from .proposed_cells import Proposed
+from .remote import SERVER_URL_ENV, TOKEN_ENV, AnalystServer, ServerThreads, server_of
 from .magic_session import AskResult, MagicSession
 
 if TYPE_CHECKING:
     from ..artifacts import Artifact
 
 ANALYST_USAGE = ("usage: %analyst use [--workspace DIR] [--thread ID | --source SPEC] [--no-sandbox]"
-                 " | threads | artifacts | state | verify [NB.ipynb]")
+                 " | threads | artifacts | state | verify [NB.ipynb]"
+                 " | accept [PROPOSAL [CELL ...]] | reject [PROPOSAL [CELL ...]] | revert [TURN]")
 SQL_USAGE = "%analyst_sql [--thread ID] [--source SPEC] NAME << SELECT ...   (or %%analyst_sql NAME, the query below)"
 
 
@@ -87,6 +90,8 @@ class AnalystMagics(Magics):
         self.session = MagicSession()
         #: The current thread on each Jupyter server ``%%ask --server`` used.
         self.servers = ServerThreads()
+        #: Where the proposals of the latest ``%%ask`` that made any are kept (see proposed_cells.py).
+        self.proposed: Proposed | None = None
 
     # ------------------------------------------------------------------ %analyst_sql
 
@@ -125,7 +130,9 @@ class AnalystMagics(Magics):
 
         The turn runs in the local engine, or on a Jupyter server's analyst API with
         ``--server URL`` (or ``$JUPYTER_ANALYST_SERVER_URL``), where the sidebar sees it. It
-        works beside the notebook this kernel runs for (see notebook.py), or ``--notebook``'s.
+        works beside the notebook this kernel runs for (see notebook.py), or ``--notebook``'s;
+        the cells the model proposes for it are shown as diffs, decided with ``%analyst accept``
+        (see proposed_cells.py).
         """
         from ..turns import ModelSettings
 
@@ -144,21 +151,28 @@ class AnalystMagics(Magics):
                 result = self.servers.ask(server, prompt, thread=args.thread, source=args.source, rerun=args.rerun,
                                           on_event=cell_output.LiveProgress(), notebook=notebook)
                 frames = {name: server.dataset(a) for name, a in result.datasets.items()}
-                self._answer(result, frames, lambda a: server.content(a))
+                self._answer(result, frames, lambda a: server.content(a),
+                             lambda: self._server_proposals(server, result, notebook))
                 return
+            from ..notebooks import load_attached
+
             model = ModelSettings.resolve(model=args.model, base_url=args.base_url)
+            found = None if args.no_attach else local_notebook_path(args.notebook)
             result = self.session.ask(
                 prompt, thread=args.thread, source=args.source, workspace=args.workspace, model=model,
                 rerun=args.rerun, summarizer=not args.no_summarizer, on_event=cell_output.LiveProgress(),
-                attached=None if args.no_attach else local_notebook(args.notebook),
+                attached=load_attached(*found) if found is not None else None,
             )
             frames = {name: self.session.load(a, args.workspace) for name, a in result.datasets.items()}
-            self._answer(result, frames, lambda a: self.session.image(a, args.workspace))
+            self._answer(result, frames, lambda a: self.session.image(a, args.workspace),
+                         lambda: self._local_proposals(result, found[0] if found else None, args.workspace))
         except AnalystError as exc:
             raise refusal(exc) from None
 
-    def _answer(self, result: AskResult, frames: dict[str, Any], image: Callable[[Artifact], bytes]) -> None:
-        """Show the turn's answer, bind its datasets, list its artifacts and draw its charts."""
+    def _answer(self, result: AskResult, frames: dict[str, Any], image: Callable[[Artifact], bytes],
+                proposals: Callable[[], None]) -> None:
+        """Show the turn's answer, bind its datasets, list its artifacts, draw its charts and
+        show the cells it proposed (``proposals``)."""
         from IPython.display import Image, display
 
         summary = result.summary
@@ -172,10 +186,37 @@ class AnalystMagics(Magics):
         for artifact in result.artifacts:
             if artifact.type == "image" and artifact.mime in ("image/png", "image/jpeg"):
                 display(Image(data=image(artifact)))
+        proposals()
         cell_output.show({"text/plain": cell_output.summary_line(summary)})
         if summary.status not in ("completed", "needs_input"):
             raise refusal(summary.error or {"message": f"the turn ended {summary.status}: {summary.message}"
                                             if summary.message else f"the turn ended: {summary.status}"})
+
+    def _local_proposals(self, result: AskResult, notebook: Path | None, workspace: str | None) -> None:
+        """The turn's proposals for ``notebook`` (a local turn): shown, and NB.proposed.ipynb written."""
+        from .proposed_cells import local_review, review_bundle
+
+        summary = result.summary
+        if notebook is None or not notebook.is_file():
+            return
+        diffs, written, skipped = local_review(self.session, summary.thread_id, summary.turn_id, notebook, workspace)
+        if diffs:
+            self.proposed = Proposed(summary.thread_id, summary.turn_id, notebook=notebook.absolute(),
+                                     workspace=workspace, proposals=[d.proposal_id for d in diffs])
+            cell_output.show(review_bundle(self.proposed, diffs, written, skipped))
+
+    def _server_proposals(self, server: AnalystServer, result: AskResult, notebook: str | None) -> None:
+        """The turn's proposals as the server keeps them: shown, decided through its API."""
+        from .proposed_cells import review_bundle, server_review
+
+        summary = result.summary
+        if notebook is None:
+            return
+        diffs = server_review(server, summary.thread_id, summary.turn_id, notebook)
+        if diffs:
+            self.proposed = Proposed(summary.thread_id, summary.turn_id, server=server,
+                                     proposals=[d.proposal_id for d in diffs])
+            cell_output.show(review_bundle(self.proposed, diffs))
 
     # ------------------------------------------------------------------ %analyst
 
@@ -207,10 +248,73 @@ class AnalystMagics(Magics):
                     args = parser.parse_args(rest)
                     report = getattr(self, f"_{command}")
                     report(args)
+                case "accept" | "reject" | "revert":
+                    self._decide(command, rest)
                 case _:
                     raise UsageError(ANALYST_USAGE)
         except AnalystError as exc:
             raise refusal(exc) from None
+
+    # ------------------------------------------------------------------ %analyst accept|reject|revert
+
+    def _decide(self, command: str, words: list[str]) -> None:
+        """A decision on proposed cells, where the turn that proposed them keeps them."""
+        from .proposed_cells import decide_local, decide_remote, decided_bundle
+
+        parser = _Parser(prog=f"%analyst {command}", add_help=False)
+        if command == "revert":
+            parser.add_argument("target", nargs="?", metavar="TURN")
+        else:
+            parser.add_argument("target", nargs="?", metavar="PROPOSAL")
+            parser.add_argument("cells", nargs="*", metavar="CELL")
+        parser.add_argument("--thread", metavar="ID")
+        parser.add_argument("--notebook", metavar="NB.ipynb", help="a local decision: the notebook's file")
+        parser.add_argument("--workspace", metavar="DIR")
+        parser.add_argument("--server", metavar="URL")
+        parser.add_argument("--token", metavar="T")
+        parser.add_argument("--local", action="store_true")
+        args = parser.parse_args(words)
+        proposed = self._proposed_for(args)
+        if command == "revert" and not (args.target or proposed.turn_id):
+            raise UsageError("%analyst revert: name the turn (turn_...) whose accepted changes to undo")
+        cells = getattr(args, "cells", None) or None
+        if proposed.server is not None:
+            result = decide_remote(proposed, command, args.target, cells)
+        else:
+            result = decide_local(self.session, proposed, command, args.target, cells)
+        cell_output.show(decided_bundle(result, command))
+
+    def _proposed_for(self, args: argparse.Namespace) -> Proposed:
+        """Where the decision applies: the options, else the latest ``%%ask`` that proposed
+        cells, else the kernel's server (``$JUPYTER_ANALYST_SERVER_URL``) or local workspace."""
+        from ..errors import ConfigError
+
+        base = self.proposed
+        if args.server:
+            server = server_of(args.server, args.token)
+        elif args.local:
+            server = None
+        elif base is not None:
+            server = base.server
+        else:
+            server = server_of(None, args.token)
+        if base is not None and (base.server.api if base.server else None) != (server.api if server else None):
+            base = None  # the latest proposals were kept elsewhere
+        current = self.servers.current.get(server.api) if server is not None else self.session.thread_id
+        thread = args.thread or (base.thread_id if base else None) or current
+        if thread is None:
+            raise ConfigError("no thread has proposals in this kernel yet", reason="no_thread",
+                              hint="run %%ask beside a notebook first, or pass --thread ID")
+        same = base is not None and base.thread_id == thread
+        notebook = None
+        if server is None:
+            found = local_notebook_path(args.notebook)
+            notebook = (found[0].absolute() if found is not None and args.notebook
+                        else base.notebook if same and base is not None and base.notebook
+                        else found[0].absolute() if found is not None else None)
+        return Proposed(thread, base.turn_id if same and base else "", server=server, notebook=notebook,
+                        workspace=args.workspace or (base.workspace if same and base else None),
+                        proposals=list(base.proposals) if same and base else [])
 
     # ------------------------------------------------------------------ %analyst reports
 

@@ -35,23 +35,30 @@ def session_name() -> str | None:
     return value if value.endswith(".ipynb") else None
 
 
-def local_notebook(explicit: str | None) -> AttachedNotebook | None:
-    """The notebook a local turn attaches: ``explicit`` (a file path), else the kernel's own.
+def local_notebook_path(explicit: str | None) -> tuple[Path, str] | None:
+    """The file of the notebook a local turn attaches, and its name as the turn shows it:
+    ``explicit`` (a file path), else the kernel's own.
 
     A relative session name is relative to the server's root, which the kernel does not
     know; the kernel runs in its notebook's folder, so the file is looked for there too.
     """
-    from ..notebooks import load_attached
-
     if explicit:
-        return load_attached(Path(explicit).expanduser(), explicit)
+        return Path(explicit).expanduser(), explicit
     name = session_name()
     if name is None:
         return None
     path = Path(name)
     if not path.is_absolute() and not path.exists():
         path = Path.cwd() / path.name
-    return load_attached(path, name)
+    return path, name
+
+
+def local_notebook(explicit: str | None) -> AttachedNotebook | None:
+    """The notebook a local turn attaches (:func:`local_notebook_path`), read."""
+    from ..notebooks import load_attached
+
+    found = local_notebook_path(explicit)
+    return load_attached(*found) if found is not None else None
 
 
 def kernel_id() -> str | None:

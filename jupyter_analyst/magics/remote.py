@@ -214,6 +214,24 @@ class AnalystServer:
         except AnalystError:
             pass
 
+    # ------------------------------------------------------------------ proposals
+
+    def proposals(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's proposals, each change with its status (``GET .../proposals``)."""
+        return self.call("GET", f"threads/{urllib.parse.quote(thread_id, safe='')}/proposals")["proposals"]
+
+    def decide(self, decision: str, thread_id: str, proposal_id: str, cells: list[str] | None) -> dict[str, Any]:
+        """Accept or reject changes of a proposal on the server, which writes the notebook
+        (checkpointed first) through its contents manager; the proposal as it is then."""
+        path = (f"threads/{urllib.parse.quote(thread_id, safe='')}/proposals/"
+                f"{urllib.parse.quote(proposal_id, safe='')}/{decision}")
+        return self.call("POST", path, {"cell_ids": cells or "all"})
+
+    def revert(self, thread_id: str, turn_id: str) -> dict[str, Any]:
+        """Restore the notebook from the checkpoint taken before the turn's first accepted change."""
+        path = f"threads/{urllib.parse.quote(thread_id, safe='')}/turns/{urllib.parse.quote(turn_id, safe='')}/revert"
+        return self.call("POST", path, {})
+
     def artifact(self, artifact_id: str) -> Artifact:
         """One artifact's metadata."""
         from ..artifacts import Artifact

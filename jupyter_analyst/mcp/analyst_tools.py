@@ -161,8 +161,9 @@ class AnalystTools:
 
     def __init__(self, config: AnalystConfig, *, sources: Mapping[str, str] | None = None,
                  model: ModelSettings | None = None, user: str = "local", live: LiveThreads | None = None,
-                 wait_s: float = WAIT_S, host_turn: Waiting | None = None) -> None:
+                 wait_s: float = WAIT_S, host_turn: Waiting | None = None, notebooks: Path | None = None) -> None:
         from ..turns import LiveThreads
+        from .notebook_desk import desk_of
 
         self.config, self.model, self.user = config, model, user
         self.sources = SourceList(sources)
@@ -170,6 +171,8 @@ class AnalystTools:
         self.queues = ThreadQueues(wait_s=wait_s, host_turn=host_turn)
         self._root = str(Path(config.workspace).expanduser().resolve())
         self._notebook = re.compile(re.escape(self._root) + r"/threads/(thr_[A-Za-z0-9]+)/notebook\.ipynb")
+        #: The folder whose notebooks ``ask`` may work beside (``None``: none; see notebook_desk.py).
+        self.desk = desk_of(notebooks)
 
     async def close(self) -> None:
         await self.live.close()
@@ -211,15 +214,17 @@ class AnalystTools:
         return self._shown(reply)
 
     async def ask(self, prompt: str, *, thread: str | None, scope: Scope, on_event: EventSink | None = None,
-                  source: str | None = None) -> Reply:
-        """A whole turn of this product's own agent on ``thread`` (a new one on ``source`` when ``None``)."""
+                  source: str | None = None, notebook: str | None = None) -> Reply:
+        """A whole turn of this product's own agent on ``thread`` (a new one on ``source`` when
+        ``None``), beside ``notebook`` (of the server's notebook folder), for which it may propose cells."""
         from ..turns import TurnRequest, run_turn
 
         spec = await self._source_for(thread, source)  # a source the client may not name: said first
         if self.model is None:
             raise ConfigError("no model is configured for ask", reason="no_model",
                               hint="set OPENAI_API_KEY (and OPENAI_BASE_URL), or pass --base-url")
-        request = TurnRequest(prompt=prompt, thread_id=thread, source=spec, user=self.user)
+        attached = await asyncio.to_thread(self._desk().attach, notebook) if notebook else None
+        request = TurnRequest(prompt=prompt, thread_id=thread, source=spec, user=self.user, attached=attached)
         before = {a.artifact_id for a in await asyncio.to_thread(self._artifacts, thread)} if thread else set()
         async with self._queued(thread):
             summary = await run_turn(request, config=self.config, model=self.model, on_event=on_event,
@@ -243,10 +248,58 @@ class AnalystTools:
         if summary.unsupported:
             text += "\nno result holds these numbers of the answer: " + ", ".join(u.text for u in summary.unsupported)
         text += "".join(f"\n- {v['name']} ({v['type']}): {v['uri']}" for v in views)
+        if notebook and self.desk is not None:
+            from .notebook_desk import proposals_text
+
+            desk = self.desk
+            diffs = await asyncio.to_thread(self._with_workspace,
+                                            lambda ws: desk.review(ws, summary.thread_id, summary.turn_id))
+            data["proposals"] = [d.model_dump(mode="json") for d in diffs]
+            text += ("\n" + proposals_text(diffs, summary.thread_id)) if diffs else ""
         text += "\n" + continuing(summary.thread_id, new=thread is None)
         # The turn's charts come back as images, as a step's do.
         return self._shown(Reply(text, data, error=summary.status == "error",
                                  images=await asyncio.to_thread(self._images, made)))
+
+    # ------------------------------------------------------------------ proposed cells
+
+    def _desk(self) -> Any:
+        if self.desk is None:
+            from .notebook_desk import NO_FOLDER_HINT
+
+            raise ConfigError("this server has no notebook folder, so a turn works beside no notebook",
+                              reason="no_notebook_folder", hint=NO_FOLDER_HINT)
+        return self.desk
+
+    async def decide(self, decision: str, *, thread: str, proposal: str, cells: list[str] | None,
+                     scope: Scope) -> Reply:
+        """Accept or reject changes the model proposed (``cells``: by id; ``None``: all pending)."""
+        desk = self._desk()
+
+        def work(ws: Any) -> Any:
+            ws.store.get_thread(thread, user=self.user)
+            return desk.decide(ws, decision, thread, proposal, cells, self.user)
+
+        async with self._queued(thread):
+            diffs = await asyncio.to_thread(self._with_workspace, work)
+        scope.threads.add(thread)
+        lines = [f"{c.status:9} {c.change_id}: {c.op}: {c.reason}" for d in diffs for c in d.changes]
+        return self._shown(Reply(f"{where(thread, None)} {decision}: proposal {proposal}\n" + "\n".join(lines),
+                                 {"thread": thread, "proposals": [d.model_dump(mode="json") for d in diffs]}))
+
+    async def revert(self, *, thread: str, turn: str, scope: Scope) -> Reply:
+        """Undo a turn's accepted changes: the notebook restored from its checkpoint."""
+        desk = self._desk()
+
+        def work(ws: Any) -> Any:
+            ws.store.get_thread(thread, user=self.user)
+            return desk.revert(ws, thread, turn, self.user)
+
+        async with self._queued(thread):
+            result = await asyncio.to_thread(self._with_workspace, work)
+        scope.threads.add(thread)
+        text = f"{where(thread, None)} reverted {len(result['reverted'])} change(s) of turn {turn}: {result['notebook']}"
+        return self._shown(Reply(text + " is as it was before them", {"thread": thread, **result}))
 
     # ------------------------------------------------------------------ look-ups
 

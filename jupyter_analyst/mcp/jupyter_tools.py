@@ -47,6 +47,11 @@ Source = Annotated[str | None, Field(description=(
     "The source to start a new thread on, by name as analyst_list_sources lists them (default the first)."))]
 Table = Annotated[str, Field(description="A table or view name, as analyst_list_tables gives it.")]
 Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha256:...), as a result gave it.")]
+Notebook = Annotated[str | None, Field(description=(
+    "A notebook to work beside (cells may be proposed for it), by its path under the Jupyter server's root."))]
+ProposalId = Annotated[str, Field(description="The proposal (prop_...), as analyst_ask's `proposals` named it.")]
+TurnId = Annotated[str, Field(description="The turn (turn_...) whose accepted changes to undo.")]
+Cells = Annotated[list[str] | None, Field(description="The change ids to decide on; left out, every pending one.")]
 
 #: The prefix of each tool's name, beside Jupyter AI's tools.
 PREFIX = "analyst_"
@@ -79,8 +84,10 @@ def _tools() -> AnalystTools:
     if _cached is None or _cached[0] is not service:
         user = os.environ.get("JUPYTERHUB_USER") or "local"
         # Only the configured sources, by name, even where the panel may open any path.
+        # Notebooks by their path under the server's root, as its other tools and the panel name them.
         tools = AnalystTools(service.config, sources=dict(service.catalog.sources), model=service.model, user=user,
-                             live=service.live, wait_s=service.jupyter_mcp_wait_s, host_turn=service.running_turn)
+                             live=service.live, wait_s=service.jupyter_mcp_wait_s, host_turn=service.running_turn,
+                             notebooks=Path(ServerApp.instance().root_dir).expanduser())
         _cached = (service, tools)
     return _cached[1]
 
@@ -223,14 +230,36 @@ async def analyst_verify(thread: NamedThread) -> CallToolResult:
         return await _answer(lambda tools: tools.verify(thread=thread, scope=_scope))
 
 
-async def analyst_ask(prompt: Prompt, thread: Thread = None, source: Source = None) -> CallToolResult:
-    """Ask the data analyst a whole question: it plans, queries, analyses and answers."""
+async def analyst_ask(prompt: Prompt, thread: Thread = None, source: Source = None,
+                      notebook: Notebook = None) -> CallToolResult:
+    """Ask the data analyst a whole question: it plans, queries, analyses and answers. With `notebook`, it works
+    beside that notebook and may propose cells for it (run first in the sandbox): the result's `proposals` are
+    structured diffs; nothing changes until analyst_accept_proposal."""
     async with _told("ask") as on_event:
         return await _answer(lambda tools: tools.ask(prompt, thread=thread, scope=_scope, source=source,
-                                                     on_event=on_event))
+                                                     on_event=on_event, notebook=notebook))
+
+
+async def analyst_accept_proposal(thread: NamedThread, proposal: ProposalId, cells: Cells = None) -> CallToolResult:
+    """Write the proposed cells (`cells` by id, or every pending one) into their notebook, checkpointed first. A
+    change whose cell was edited since is refused, and nothing is written."""
+    return await _answer(lambda tools: tools.decide("accept", thread=thread, proposal=proposal, cells=cells,
+                                                    scope=_scope))
+
+
+async def analyst_reject_proposal(thread: NamedThread, proposal: ProposalId, cells: Cells = None) -> CallToolResult:
+    """Reject proposed cells (`cells` by id, or every pending one); the notebook is not touched."""
+    return await _answer(lambda tools: tools.decide("reject", thread=thread, proposal=proposal, cells=cells,
+                                                    scope=_scope))
+
+
+async def analyst_revert_turn(thread: NamedThread, turn: TurnId) -> CallToolResult:
+    """Restore the notebook from the checkpoint taken before the turn's first accepted change."""
+    return await _answer(lambda tools: tools.revert(thread=thread, turn=turn, scope=_scope))
 
 
 #: The tools, in the order they are listed.
 TOOLS = (analyst_list_sources, analyst_threads, analyst_list_tables, analyst_describe_table, analyst_run_sql,
          analyst_run_python, analyst_restart_kernel, analyst_list_artifacts, analyst_get_artifact,
-         analyst_thread_state, analyst_verify, analyst_ask)
+         analyst_thread_state, analyst_verify, analyst_ask, analyst_accept_proposal, analyst_reject_proposal,
+         analyst_revert_turn)

@@ -4,7 +4,7 @@ than its schema without breaking a client that validates."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,6 +35,48 @@ class StepOut(_Open):
     artifacts: list[ArtifactOut]
 
 
+class SandboxOut(_Open):
+    """How a proposed code cell ran in the thread's sandboxed kernel."""
+
+    status: Literal["ok", "error"]
+    error: str | None = None
+    output: str = ""
+    figures: int = 0
+    artifacts: list[str] = []
+
+
+class ChangeOut(_Open):
+    """One proposed change: the cell's source before and after, and their unified diff."""
+
+    change_id: str
+    op: Literal["insert", "replace", "delete"]
+    cell_id: str | None
+    after: str | None
+    cell_type: Literal["code", "markdown"]
+    reason: str
+    status: Literal["pending", "accepted", "rejected", "reverted"]
+    old_source: str | None
+    """The cell's source now ("" for an insert; null when it cannot be read)."""
+    new_source: str | None
+    """What the cell would hold (null for a delete)."""
+    diff: str
+    """A unified diff of old_source to new_source."""
+    sandbox: SandboxOut | None
+    conflict: str | None = None
+
+
+class ProposalOut(_Open):
+    """Cells the model proposed for the notebook in one call, as a structured diff."""
+
+    proposal_id: str
+    turn_id: str
+    notebook: str
+    """The notebook's path relative to the server's notebook folder."""
+    status: Literal["pending", "failed", "accepted", "rejected", "reverted", "partly_decided"]
+    failed: bool
+    changes: list[ChangeOut]
+
+
 class AskOut(_Open):
     thread: str
     source: str | None = None
@@ -47,6 +89,24 @@ class AskOut(_Open):
     """The answer's numbers tied to the step results that hold them (spans index ``answer``)."""
     unsupported: list[UnsupportedClaim] = []
     """The answer's numbers and dates no result supports."""
+    proposals: list[ProposalOut] = []
+    """Cells the turn proposed for the notebook it worked beside (nothing changes until accepted)."""
+
+
+class DecisionOut(_Open):
+    """A proposal after a decision: each change with its status."""
+
+    thread: str
+    proposals: list[ProposalOut]
+
+
+class RevertOut(_Open):
+    """A turn's accepted changes undone: the notebook restored from its checkpoint."""
+
+    thread: str
+    turn_id: str
+    notebook: str
+    reverted: list[str]
 
 
 class TableOut(_Open):

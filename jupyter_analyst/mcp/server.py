@@ -31,6 +31,8 @@ from .schemas import (
     ArtifactOut,
     ArtifactsOut,
     AskOut,
+    DecisionOut,
+    RevertOut,
     RestartOut,
     SourcesOut,
     StateOut,
@@ -52,6 +54,8 @@ ArtifactsResult = Annotated[CallToolResult, ArtifactsOut]
 ArtifactResult = Annotated[CallToolResult, ArtifactOut]
 StateResult = Annotated[CallToolResult, StateOut]
 VerifyResult = Annotated[CallToolResult, VerifyOut]
+DecisionResult = Annotated[CallToolResult, DecisionOut]
+RevertResult = Annotated[CallToolResult, RevertOut]
 
 IPYNB = "application/x-ipynb+json"
 
@@ -62,6 +66,11 @@ Thread = Annotated[str | None, Field(description="The thread (thr_...) to go on 
 NamedThread = Annotated[str, Field(description="The thread (thr_...), as a result or the threads tool named it.")]
 Table = Annotated[str, Field(description="A table or view name, as list_tables gives it.")]
 Fingerprint = Annotated[str, Field(description="The artifact's fingerprint (sha256:...), as a result gave it.")]
+NotebookName = Annotated[str | None, Field(description=(
+    "A notebook to work beside, by its path relative to the server's notebook folder (e.g. study.ipynb)."))]
+ProposalId = Annotated[str, Field(description="The proposal (prop_...), as ask's `proposals` named it.")]
+TurnId = Annotated[str, Field(description="The turn (turn_...) whose accepted changes to undo.")]
+Cells = Annotated[list[str] | None, Field(description="The change ids to decide on; left out, every pending one.")]
 
 
 def source_parameter(names: list[str]) -> Any:
@@ -206,16 +215,61 @@ def build_server(tools: AnalystTools) -> MCPServer:
         where the thread's datasets and values are restored as steps read them."""
         return await guarded(tools.restart_kernel(thread=thread, scope=scopes.of(ctx)))
 
-    @server.tool(title="Ask the analyst", annotations=STEP)
-    @choosing
-    async def ask(prompt: Prompt, ctx: Context, thread: Thread = None, source: str | None = None) -> AskResult:
-        """Ask this product's own analyst a whole question: it plans, queries, analyses and answers."""
-        async with _progress(ctx, "ask") as on_event:
-            return await guarded(tools.ask(prompt, thread=thread, scope=scopes.of(ctx), on_event=on_event,
-                                           source=source))
+    _ask(server, tools, scopes, guarded, choosing)
 
     _lookups(server, tools, scopes, guarded)
     return server
+
+
+
+def _ask(server: MCPServer, tools: AnalystTools, scopes: Scopes,
+         guarded: Callable[[Awaitable[Reply]], Awaitable[CallToolResult]], choosing: Callable[[Any], Any]) -> None:
+    """``ask``; with a notebook folder, beside a notebook of it, and the decisions on what it proposed."""
+    if tools.desk is None:
+        @server.tool(title="Ask the analyst", annotations=STEP)
+        @choosing
+        async def ask(prompt: Prompt, ctx: Context, thread: Thread = None, source: str | None = None) -> AskResult:
+            """Ask this product's own analyst a whole question: it plans, queries, analyses and answers."""
+            async with _progress(ctx, "ask") as on_event:
+                return await guarded(tools.ask(prompt, thread=thread, scope=scopes.of(ctx), on_event=on_event,
+                                               source=source))
+    else:
+        @server.tool(name="ask", title="Ask the analyst", annotations=STEP)
+        @choosing
+        async def ask_beside(prompt: Prompt, ctx: Context, thread: Thread = None, source: str | None = None,
+                             notebook: NotebookName = None) -> AskResult:
+            """Ask this product's own analyst a whole question: it plans, queries, analyses and answers. With
+            `notebook`, it works beside that notebook and may propose cells for it (run first in the sandbox):
+            the result's `proposals` are structured diffs; nothing changes until accept_proposal."""
+            async with _progress(ctx, "ask") as on_event:
+                return await guarded(tools.ask(prompt, thread=thread, scope=scopes.of(ctx), on_event=on_event,
+                                               source=source, notebook=notebook))
+
+        _decisions(server, tools, scopes, guarded)
+
+def _decisions(server: MCPServer, tools: AnalystTools, scopes: Scopes,
+               guarded: Callable[[Awaitable[Reply]], Awaitable[CallToolResult]]) -> None:
+    """The decisions on proposed cells (a server with a notebook folder: it can write them)."""
+
+    @server.tool(title="Accept proposed cells", annotations=STEP)
+    async def accept_proposal(thread: NamedThread, proposal: ProposalId, ctx: Context,
+                              cells: Cells = None) -> DecisionResult:
+        """Write the proposal's changes into its notebook (checkpointed first): `cells` by id, or every pending
+        one. A change whose cell was edited since is refused, and nothing is written."""
+        return await guarded(tools.decide("accept", thread=thread, proposal=proposal, cells=cells,
+                                          scope=scopes.of(ctx)))
+
+    @server.tool(title="Reject proposed cells", annotations=STEP)
+    async def reject_proposal(thread: NamedThread, proposal: ProposalId, ctx: Context,
+                              cells: Cells = None) -> DecisionResult:
+        """Reject the proposal's changes (`cells` by id, or every pending one); the notebook is not touched."""
+        return await guarded(tools.decide("reject", thread=thread, proposal=proposal, cells=cells,
+                                          scope=scopes.of(ctx)))
+
+    @server.tool(title="Revert a turn's accepted cells", annotations=STEP)
+    async def revert_turn(thread: NamedThread, turn: TurnId, ctx: Context) -> RevertResult:
+        """Restore the notebook from the checkpoint taken before the turn's first accepted change."""
+        return await guarded(tools.revert(thread=thread, turn=turn, scope=scopes.of(ctx)))
 
 
 def _choosing(parameter: Any) -> Callable[[Any], Any]:

@@ -3,7 +3,8 @@ turn. ``run_turn`` asks the model (run.py), ``run_sql_step`` runs the user's own
 ``run_tool_step`` one call of a named tool (user_step.py); all in one frame (frame.py) that
 resolves the thread and source, lends the turn the host's kernels (host.py, live.py) and
 writes the audit notebook after; a turn's start and end are told in one module (life.py). Playbooks (playbook.py) run a notebook of prompts as turns;
-a person's decisions on proposed cells are applied by notebook_changes.py.
+a person's decisions on proposed cells are applied by notebook_changes.py, reviewed as diffs
+(proposal_review.py) and previewed as a file beside the notebook (proposed_file.py).
 
 The names below are imported on first use, so ``import jupyter_analyst`` stays cheap.
 """
@@ -19,10 +20,13 @@ if TYPE_CHECKING:
     from .host import BackgroundWork
     from .life import TurnLife, abandoned_turn, cut_turn
     from .live import LiveThreads
-    from .notebook_changes import ProposalView, RevertResult, list_proposals, preview_turn, revert_turn
+    from .notebook_changes import ProposalView, RevertResult, list_proposals, revert_turn
     from .notebook_changes import accept as accept_proposal
     from .notebook_changes import reject as reject_proposal
     from .playbook import PromptProgress, plan_playbook, run_playbook
+    from .proposal_review import ProposalDiff
+    from .proposal_review import review as review_proposals
+    from .proposed_file import file_contents, no_link, through_contents, write_turn_preview
     from .requests import SqlStep, SqlStepRequest, ToolStep, ToolStepRequest, TurnRequest, TurnSummary
     from .run import run_turn
     from .user_step import run_sql_step, run_tool_step
@@ -45,9 +49,14 @@ _HOME = {
     "reject_proposal": "notebook_changes:reject",
     "revert_turn": "notebook_changes",
     "list_proposals": "notebook_changes",
-    "preview_turn": "notebook_changes",
     "ProposalView": "notebook_changes",
     "RevertResult": "notebook_changes",
+    "ProposalDiff": "proposal_review",
+    "review_proposals": "proposal_review:review",
+    "file_contents": "proposed_file",
+    "no_link": "proposed_file",
+    "through_contents": "proposed_file",
+    "write_turn_preview": "proposed_file",
     "TurnLife": "life",
     "abandoned_turn": "life",
     "cut_turn": "life",
@@ -57,7 +66,8 @@ _HOME = {
 }
 
 __all__ = [
-    "accept_proposal", "reject_proposal", "revert_turn", "list_proposals", "preview_turn", "ProposalView", "RevertResult",
+    "ProposalDiff", "review_proposals", "file_contents", "no_link", "through_contents", "write_turn_preview",
+    "accept_proposal", "reject_proposal", "revert_turn", "list_proposals", "ProposalView", "RevertResult",
     "ToolStep", "ToolStepRequest", "run_tool_step",
     "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",
     "SqlStepRequest", "TurnLife", "TurnRequest", "TurnSummary", "abandoned_turn", "cut_turn", "plan_playbook",

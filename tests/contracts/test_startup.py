@@ -69,7 +69,7 @@ def test_jupyters_mcp_server_loading_the_analysts_tools_imports_no_sdk_or_engine
         print(json.dumps({{"tools": len(specs),
                           "loaded": sorted(m for m in {ENGINE + ("mcp",)!r} if m in sys.modules)}}))
     """)
-    assert loaded == {"tools": 12, "loaded": []}
+    assert loaded == {"tools": 15, "loaded": []}
 
 
 def test_a_turn_whose_steps_are_all_reused_imports_no_kernel_dataframe_or_sql_parser(analyst, tmp_path):
