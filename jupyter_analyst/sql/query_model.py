@@ -131,6 +131,9 @@ class PreparedQuery(BaseModel):
     """Whether the query orders its rows itself (otherwise the runner imposes an order)."""
     shape: QueryShape = QueryShape()
     """Its measures, dimensions and filters, read while it was prepared (never parsed again)."""
+    reads_clock: bool = False
+    """Whether it reads the current date or time (``current_date``, ``now()``...): the same text
+    then answers differently on another day, so its step key takes the day it ran."""
 
 
 class QueryResult(BaseModel):
