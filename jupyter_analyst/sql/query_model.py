@@ -17,6 +17,9 @@ class TableInfo(BaseModel):
     name: str
     kind: str = "table"
     rows: int | None = None
+    rows_estimated: bool = False
+    """Whether ``rows`` is the engine's catalogue estimate, not a count (a table past a million
+    rows by that estimate is not counted: counting reads it whole)."""
 
 
 class ColumnInfo(BaseModel):
@@ -35,6 +38,8 @@ class TableDescription(BaseModel):
     name: str
     columns: list[ColumnInfo]
     rows: int | None = None
+    rows_estimated: bool = False
+    """Whether ``rows`` is the engine's catalogue estimate, not a count (see ``TableInfo``)."""
     sample: list[dict[str, Any]] = []
 
 
