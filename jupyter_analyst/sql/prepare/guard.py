@@ -102,11 +102,11 @@ def check_read_only(statement: exp.Expression, *, dialect: str = "duckdb") -> No
             # A Snowflake stage (``FROM @stage/file.csv``): files, not a table of the source.
             raise _refuse(f"reading the staged files {node.this.name!r} is not allowed")
         if isinstance(node, TIME_TRAVEL_NODES):
-            raise SqlRejected(
-                f"reading a table as it was at another time or version ({shown_clause(node, dialect)}) is not supported",
-                reason="sql_unsupported",
-                hint="query the tables as they are now; to compare periods, filter on their date columns",
-            )
+            raise _time_travel(shown_clause(node, dialect))
+        if isinstance(node, exp.Table) and isinstance(node.args.get("alias"), exp.TableAlias) \
+                and isinstance(node.args["alias"].this, exp.Parameter):
+            # Databricks' ``t@v3`` and ``t@20240101000000000``, which sqlglot reads as an alias.
+            raise _time_travel(f"{node.name}@{node.args['alias'].this.this.sql()}")
         if isinstance(node, exp.Func):
             check_call(node, dialect)
         if dialect in _SPARK_DIALECTS:
@@ -129,6 +129,14 @@ def _check_spark(node: exp.Expression) -> None:
     # environment.
     if isinstance(node, exp.Parameter) or (isinstance(node, exp.Literal | exp.Identifier) and "${" in str(node.this)):
         raise _refuse("${...} is not allowed: Spark replaces it with settings or the environment")
+
+
+def _time_travel(clause: str) -> SqlRejected:
+    return SqlRejected(
+        f"reading a table as it was at another time or version ({clause}) is not supported",
+        reason="sql_unsupported",
+        hint="query the tables as they are now; to compare periods, filter on their date columns",
+    )
 
 
 def shown_clause(node: exp.Expression, dialect: str = "duckdb") -> str:

@@ -23,6 +23,8 @@ SCHEMA = {"orders": {"order_id": "INT", "amount": "DOUBLE"}}
     ("databricks", "SELECT * FROM orders VERSION AS OF 3", "VERSION AS OF 3"),
     ("databricks", "SELECT * FROM orders TIMESTAMP AS OF '2024-01-01'", "TIMESTAMP AS OF"),
     ("spark", "SELECT * FROM orders VERSION AS OF 3", "VERSION AS OF 3"),
+    ("databricks", "SELECT * FROM orders@v3", "orders@v3"),
+    ("databricks", "SELECT COUNT(*) FROM orders@20240101000000000", "orders@20240101000000000"),
     ("snowflake", "SELECT * FROM orders AT(TIMESTAMP => '2024-01-01'::timestamp)", "AT (TIMESTAMP =>"),
     ("snowflake", "SELECT * FROM orders AT(OFFSET => -60)", "AT (OFFSET => -60)"),
     ("snowflake", "SELECT * FROM orders BEFORE(STATEMENT => '8e5d0ca9-005e-44e6-b858-a8f5b37c5726')", "BEFORE (STATEMENT"),
