@@ -158,8 +158,8 @@ class SqlRejected(ToolRetry):
     function not on the dialect's allow-list, wherever it is called), ``sql_multiple_statements``,
     ``unknown_table``, ``unknown_column``, ``sql_too_large``, ``sql_too_complex`` (nested
     too deeply, or past the preparation's time or memory limit), ``sql_value_too_large`` (a
-    call would build a value past the cap: ``sql/prepare/sizes.py``), ``sql_unsupported``,
-    ``invalid_unicode``.
+    call would build a value past the cap: ``sql/prepare/sizes.py``), ``sql_unsupported`` (what
+    the checker cannot handle, and time travel: ``sql/prepare/guard.py``), ``invalid_unicode``.
     """
 
     reason = "sql_rejected"

@@ -195,5 +195,7 @@ def _describe_one(spec: str) -> dict[str, Any]:
     finally:
         source.close()
     listed = names[:OUTLINE_TABLES]
-    tables = [{"name": n, "rows": outline[n].rows if n in outline else None} for n in listed]
+    # A table past a million rows by its engine's estimate is not counted: said as estimated.
+    tables = [{"name": n, "rows": outline[n].rows if n in outline else None,
+               **({"rows_estimated": True} if n in outline and outline[n].estimated else {})} for n in listed]
     return {"kind": kind, "tables": tables, "more_tables": len(names) - len(listed)}

@@ -91,7 +91,10 @@ class TableEntry(BaseModel):
 
     name: str
     rows: int | None
-    """Its exact row count; ``None`` when it was not counted in time."""
+    """Its exact row count (or its engine's estimate: ``rows_estimated``); ``None`` when it was
+    not counted in time."""
+    rows_estimated: bool = False
+    """Whether ``rows`` is the engine's catalogue estimate (a table past a million rows is not counted)."""
 
 
 class TablesReply(BaseModel):

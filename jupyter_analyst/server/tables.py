@@ -17,8 +17,8 @@ SUGGESTIONS = 3
 
 
 def source_tables(spec: str, limits: Any) -> tuple[list[dict[str, Any]], int]:
-    """The listed tables of the source ``spec`` opens (name, exact row count or ``None``),
-    and how many more it has than the model's outline lists.
+    """The listed tables of the source ``spec`` opens (name, exact row count, or the engine's
+    estimate saying so, or ``None``), and how many more it has than the model's outline lists.
 
     Raises:
         SourceError: the source does not open.
@@ -32,7 +32,9 @@ def source_tables(spec: str, limits: Any) -> tuple[list[dict[str, Any]], int]:
     finally:
         source.close()
     listed = names[:OUTLINE_TABLES]
-    tables = [{"name": n, "rows": outline[n].rows if n in outline else None} for n in listed]
+    # A table past a million rows by its engine's estimate is not counted: said as estimated.
+    tables = [{"name": n, "rows": outline[n].rows if n in outline else None,
+               **({"rows_estimated": True} if n in outline and outline[n].estimated else {})} for n in listed]
     return tables, len(names) - len(listed)
 
 

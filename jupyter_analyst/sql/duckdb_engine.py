@@ -29,7 +29,17 @@ from .engine_process import EngineJob, EngineProcess
 from .query_model import ColumnInfo, QueryResult, TableDescription, TableInfo
 from .sealed import EngineLimits, PrivateFolder, seal_duckdb
 from .sealing import DUCKDB_CONNECT_CONFIG
-from .source_engine import QueryRun, RunningQuery, SourceEngine, file_version, stopped_after, unknown_table
+from .source_engine import (
+    ESTIMATE_TIMEOUT_S,
+    QueryRun,
+    RunningQuery,
+    SourceEngine,
+    estimates_from,
+    file_version,
+    stopped_after,
+    uncounted,
+    unknown_table,
+)
 from .stream import PIPES, Staging, copy_hashed
 
 if TYPE_CHECKING:
@@ -154,10 +164,15 @@ class DuckDBSource(SourceEngine):
                 "WHERE table_catalog = current_database() "
                 "AND table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY table_name"
             ).fetchall()
+            estimates = self.row_estimates()
             out = []
             for name, kind in rows:
-                (count,) = cur.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()
-                out.append(TableInfo(name=name, kind="view" if "VIEW" in kind else "table", rows=int(count)))
+                estimate = uncounted(estimates, name)
+                if estimate is None:
+                    (count,) = cur.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()
+                out.append(TableInfo(name=name, kind="view" if "VIEW" in kind else "table",
+                                     rows=int(count) if estimate is None else estimate,
+                                     rows_estimated=estimate is not None))
             return out
         finally:
             cur.close()
@@ -189,7 +204,9 @@ class DuckDBSource(SourceEngine):
             raise unknown_table(str(table), sorted(schema))
         cur = self.cursor()
         try:
-            (count,) = cur.execute(f'SELECT COUNT(*) FROM "{match}"').fetchone()
+            estimate = uncounted(self.row_estimates(), match)
+            if estimate is None:
+                (count,) = cur.execute(f'SELECT COUNT(*) FROM "{match}"').fetchone()
             result = cur.execute(f'SELECT * FROM "{match}" LIMIT {int(sample_rows)}')
             names = [d[0] for d in result.description]
             sample = [{k: json_safe(v) for k, v in zip(names, row, strict=True)} for row in result.fetchall()]
@@ -200,7 +217,14 @@ class DuckDBSource(SourceEngine):
             cur.close()
         columns = [ColumnInfo(name=c, type=t, nullable=False if c in required else None)
                    for c, t in schema[match].items()]
-        return TableDescription(name=match, columns=columns, rows=int(count), sample=sample)
+        return TableDescription(name=match, columns=columns, rows=int(count) if estimate is None else estimate,
+                                rows_estimated=estimate is not None, sample=sample)
+
+    def row_estimates(self) -> dict[str, int]:
+        """The tables' ``estimated_size`` in DuckDB's catalogue (views and files have none)."""
+        return estimates_from(self.probe(
+            "SELECT table_name, estimated_size FROM duckdb_tables() WHERE database_name = current_database()",
+            ESTIMATE_TIMEOUT_S))
 
     def probe(self, sql: str, timeout_s: float) -> list[tuple[Any, ...]] | None:
         cursor = self.cursor()

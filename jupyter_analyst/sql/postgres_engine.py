@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .sealed import QueryGuard, read_only_postgres
+from .source_engine import ESTIMATE_TIMEOUT_S, estimates_from
 from .sqlalchemy_engine import SQLAlchemySource
 
 #: How long past its own time limit the server stops a query itself.
@@ -25,6 +26,14 @@ class PostgresSource(SQLAlchemySource):
 
     def prepare_url(self, url: Any) -> Any:
         return read_only_postgres(url)
+
+    def row_estimates(self) -> dict[str, int]:
+        """``pg_class.reltuples`` of the tables on the search path (``-1``: never analysed)."""
+        return estimates_from(self.probe(
+            "SELECT c.relname, c.reltuples FROM pg_catalog.pg_class c "
+            "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = ANY (current_schemas(false)) AND c.relkind IN ('r', 'p', 'm', 'f')",
+            ESTIMATE_TIMEOUT_S))
 
     def open_query(self, conn: Any, timeout_s: float) -> QueryGuard:
         guard = QueryGuard(conn)

@@ -17,6 +17,9 @@ class TableInfo(BaseModel):
     name: str
     kind: str = "table"
     rows: int | None = None
+    rows_estimated: bool = False
+    """Whether ``rows`` is the engine's catalogue estimate, not a count (a table past a million
+    rows by that estimate is not counted: counting reads it whole)."""
 
 
 class ColumnInfo(BaseModel):
@@ -35,6 +38,8 @@ class TableDescription(BaseModel):
     name: str
     columns: list[ColumnInfo]
     rows: int | None = None
+    rows_estimated: bool = False
+    """Whether ``rows`` is the engine's catalogue estimate, not a count (see ``TableInfo``)."""
     sample: list[dict[str, Any]] = []
 
 
@@ -131,6 +136,9 @@ class PreparedQuery(BaseModel):
     """Whether the query orders its rows itself (otherwise the runner imposes an order)."""
     shape: QueryShape = QueryShape()
     """Its measures, dimensions and filters, read while it was prepared (never parsed again)."""
+    reads_clock: bool = False
+    """Whether it reads the current date or time (``current_date``, ``now()``...): the same text
+    then answers differently on another day, so its step key takes the day it ran."""
 
 
 class QueryResult(BaseModel):

@@ -6,7 +6,11 @@ with more tables than it lists is browsed through ``list_tables`` (only then off
 model) or ``find``. Beside the names and types, the host derives what it can state as fact,
 reading the data through the source's own sealed engine, each look-up under a time limit:
 
-* each table's exact row count (``count(*)``; a table not counted in time shows none);
+* each table's exact row count (``count(*)``; a table not counted in time shows none), or,
+  for a table past ``EXACT_COUNT_MAX`` rows by the engine's catalogue estimate, the estimate
+  said as one (counting would read the table whole; its ranges are not read either);
+* the source's size class (:func:`size_class`), which the model is told with the rule that
+  large data is aggregated in SQL;
 * text columns whose first values are all dates or timestamps (a ``VARCHAR`` ``time_hour``),
   with one of those values, so the model casts before it compares;
 * columns that share a name across tables but not their values (``planes.year``, a build
@@ -30,6 +34,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
+
+from .source_engine import uncounted
 
 #: How many tables of the source the system message lists.
 OUTLINE_TABLES = 40
@@ -73,7 +79,10 @@ class TableOutline(BaseModel):
     """What was read of one table."""
 
     rows: int | None = None
-    """Its exact row count; ``None`` when it was not counted in time."""
+    """Its exact row count (or the engine's estimate: ``estimated``); ``None`` when it was not
+    counted in time."""
+    estimated: bool = False
+    """Whether ``rows`` is the engine's catalogue estimate (past ``EXACT_COUNT_MAX``)."""
     date_text: dict[str, str] = {}
     """Text columns whose first non-null values are all dates or timestamps: one of them."""
     times: dict[str, str] = {}
@@ -90,6 +99,36 @@ class SourceOutline(BaseModel):
     """One line per name shared across tables with different values or kinds of type."""
     counted_at: str | None = None
     """For a live database, when its tables were counted (``HH:MM UTC``)."""
+    size: str = "unknown"
+    """Its size class (:func:`size_class`): ``small``, ``medium``, ``large`` or ``unknown``."""
+    largest: int | None = None
+    """The rows of its largest table, as counted or estimated."""
+
+
+#: Under this many rows in its largest table, a source is ``small``.
+SMALL_ROWS = 100_000
+#: From this many rows in its largest table, a source is ``large``.
+LARGE_ROWS = 10_000_000
+
+
+def size_class(tables: dict[str, TableOutline], listed: int) -> str:
+    """A source's size class by its largest table: ``small`` (under 100,000 rows), ``medium``,
+    ``large`` (10,000,000 or more), or ``unknown`` when a table whose rows could decide it was not
+    counted cheaply (not all ``listed`` tables were read, or one was not counted in time).
+
+    >>> t = lambda n: TableOutline(rows=n)
+    >>> [size_class({"a": t(50), "b": t(2_000)}, 2), size_class({"a": t(200_000)}, 1),
+    ...  size_class({"a": t(12_000_000), "b": TableOutline()}, 2), size_class({"a": t(5), "b": TableOutline()}, 2),
+    ...  size_class({}, 0)]
+    ['small', 'medium', 'large', 'unknown', 'unknown']
+    """
+    known = [t.rows for t in tables.values() if t.rows is not None]
+    largest = max(known, default=None)
+    if largest is not None and largest >= LARGE_ROWS:
+        return "large"
+    if largest is None or len(known) < max(listed, len(tables)):
+        return "unknown"
+    return "small" if largest < SMALL_ROWS else "medium"
 
 
 def kind_of(type_name: str) -> str:
@@ -209,6 +248,7 @@ def read_outline(source: Any, schema: dict[str, dict[str, str]], *, budget_s: fl
     deadline = time.monotonic() + budget_s
     shared = {c for owners in _shared_names(schema).values() for c in owners}
     tables: dict[str, TableOutline] = {}
+    estimates = _estimates(source)
     for table, columns in list(schema.items())[:OUTLINE_TABLES]:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -216,7 +256,11 @@ def read_outline(source: Any, schema: dict[str, dict[str, str]], *, budget_s: fl
         outline = TableOutline()
         ranged = [c for c, t in columns.items() if (table, c) in shared and kind_of(t) in ("number", "time")]
         parts = ["count(*)"] + [f"min({_quoted(c)}), max({_quoted(c)})" for c in ranged]
-        row = probe(source, f"SELECT {', '.join(parts)} FROM {_quoted(table)}", min(PROBE_TIMEOUT_S, left))
+        estimate = uncounted(estimates, table)
+        if estimate is not None:  # counting (and ranging) would read it whole: the estimate is said
+            outline.rows, outline.estimated, row = estimate, True, None
+        else:
+            row = probe(source, f"SELECT {', '.join(parts)} FROM {_quoted(table)}", min(PROBE_TIMEOUT_S, left))
         if row:
             values = row[0]
             outline.rows = int(values[0])
@@ -241,7 +285,19 @@ def read_outline(source: Any, schema: dict[str, dict[str, str]], *, budget_s: fl
                     outline.date_text[column] = next(str(v).strip() for v in values if v is not None)
                     outline.times[column] = held
         tables[table] = outline
-    return SourceOutline(tables=tables, shared=shared_notes(schema, tables))
+    listed = min(len(schema), OUTLINE_TABLES)
+    largest = max((t.rows for t in tables.values() if t.rows is not None), default=None)
+    return SourceOutline(tables=tables, shared=shared_notes(schema, tables), size=size_class(tables, listed),
+                         largest=largest)
+
+
+def _estimates(source: Any) -> dict[str, int]:
+    """The source engine's catalogue estimates (none where it has no such method)."""
+    read = getattr(source, "row_estimates", None)
+    try:
+        return read() if read is not None else {}
+    except Exception:  # noqa: BLE001 - an engine error: no estimates, the tables are counted
+        return {}
 
 
 _CACHE: weakref.WeakKeyDictionary[Any, tuple[str, float, SourceOutline]] = weakref.WeakKeyDictionary()

@@ -180,6 +180,12 @@ class SourceEngine(ABC):
     def start(self, run: QueryRun) -> RunningQuery:
         """The query of ``run``, ready to be written (nothing runs before ``write``)."""
 
+    def row_estimates(self) -> dict[str, int]:
+        """Each table's row count as the engine's catalogue keeps it, read without scanning a
+        table (DuckDB's ``estimated_size``, PostgreSQL's ``pg_class.reltuples``, SQLite's
+        ``sqlite_stat1``); empty where the engine keeps none or it could not be read in time."""
+        return {}
+
     def probe(self, sql: str, timeout_s: float) -> list[tuple[Any, ...]] | None:
         """The rows of a host-written look-up (the schema outline's counts and ranges), stopped
         in the engine past ``timeout_s``; ``None`` when it failed or took too long, or where the
@@ -199,6 +205,35 @@ class SourceEngine(ABC):
 
 
 # ---------------------------------------------------------------------- shared by the engines
+
+
+#: The most rows a table may hold, by its engine's estimate, for the host to count it exactly
+#: (``count(*)``, which on PostgreSQL and over files reads the whole table); past it, the
+#: estimate is said as one.
+EXACT_COUNT_MAX = 1_000_000
+#: How long reading the catalogue's estimates may take (seconds).
+ESTIMATE_TIMEOUT_S = 2.0
+
+
+def estimates_from(rows: list[tuple[Any, ...]] | None) -> dict[str, int]:
+    """``{table: rows}`` of a look-up's ``(table, estimate)`` rows; negative or missing
+    estimates (a table never analysed) are left out.
+
+    >>> estimates_from([("big", 2.0e7), ("fresh", -1), ("none", None)]), estimates_from(None)
+    ({'big': 20000000}, {})
+    """
+    return {str(name): int(n) for name, n in rows or () if n is not None and n >= 0}
+
+
+def uncounted(estimates: dict[str, int], table: str) -> int | None:
+    """The estimate of ``table`` when it is past :data:`EXACT_COUNT_MAX` (then it is not
+    counted: the estimate is said instead), else ``None`` (count it).
+
+    >>> uncounted({"big": 50_000_000, "small": 10}, "big"), uncounted({"small": 10}, "small")
+    (50000000, None)
+    """
+    estimate = estimates.get(table)
+    return estimate if estimate is not None and estimate > EXACT_COUNT_MAX else None
 
 
 def file_version(paths: Sequence[Path]) -> str:

@@ -25,7 +25,16 @@ from ..errors import QueryFailed, SourceError
 from .parking import Parking
 from .query_model import ColumnInfo, TableDescription, TableInfo
 from .sealed import MB, EngineLimits, QueryGuard
-from .source_engine import BatchQuery, QueryRun, ResultBatches, RunningQuery, SourceEngine, stopped_after, unknown_table
+from .source_engine import (
+    BatchQuery,
+    QueryRun,
+    ResultBatches,
+    RunningQuery,
+    SourceEngine,
+    stopped_after,
+    uncounted,
+    unknown_table,
+)
 
 #: sqlglot's names of SQLAlchemy's dialects, where they differ.
 _DIALECTS = {"postgresql": "postgres", "mssql": "tsql", "sqlite": "sqlite"}
@@ -126,11 +135,16 @@ class SQLAlchemySource(SourceEngine):
 
         inspector = sqlalchemy.inspect(self.engine)
         views = set(inspector.get_view_names())
+        estimates = self.row_estimates()
         out = []
         with self.engine.connect() as conn:
             for table in sorted(self.schema()):
-                count = conn.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{table}"')).scalar()
-                out.append(TableInfo(name=table, kind="view" if table in views else "table", rows=int(count or 0)))
+                estimate = uncounted(estimates, table)
+                if estimate is None:
+                    count = conn.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{table}"')).scalar()
+                out.append(TableInfo(name=table, kind="view" if table in views else "table",
+                                     rows=int(count or 0) if estimate is None else estimate,
+                                     rows_estimated=estimate is not None))
         return out
 
     def describe_table(self, table: str, sample_rows: int = 5) -> TableDescription:
@@ -140,14 +154,17 @@ class SQLAlchemySource(SourceEngine):
         match = {t.lower(): t for t in schema}.get(str(table).lower())
         if match is None:
             raise unknown_table(str(table), sorted(schema))
+        estimate = uncounted(self.row_estimates(), match)
         with self.engine.connect() as conn:
-            count = conn.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{match}"')).scalar()
+            if estimate is None:
+                count = conn.execute(sqlalchemy.text(f'SELECT COUNT(*) FROM "{match}"')).scalar()
             result = conn.execute(sqlalchemy.text(f'SELECT * FROM "{match}" LIMIT {int(sample_rows)}'))
             sample = [{k: json_safe(v) for k, v in row._mapping.items()} for row in result]
         required = {c["name"] for c in sqlalchemy.inspect(self.engine).get_columns(match) if c.get("nullable") is False}
         columns = [ColumnInfo(name=c, type=t, nullable=False if c in required else None)
                    for c, t in schema[match].items()]
-        return TableDescription(name=match, columns=columns, rows=int(count or 0), sample=sample)
+        return TableDescription(name=match, columns=columns, rows=int(count or 0) if estimate is None else estimate,
+                                rows_estimated=estimate is not None, sample=sample)
 
     # ------------------------------------------------------------------ running
 

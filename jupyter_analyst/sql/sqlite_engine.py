@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from ..errors import SourceError
 from .sealed import EngineLimits, QueryGuard, harden_sqlite, sqlite_authorizer
-from .source_engine import file_version, source_not_found
+from .source_engine import ESTIMATE_TIMEOUT_S, estimates_from, file_version, source_not_found
 from .sqlalchemy_engine import SQLAlchemySource
 
 #: The first bytes of every SQLite database file.
@@ -44,6 +44,14 @@ class SQLiteSource(SQLAlchemySource):
         if hasattr(guard.raw, "set_authorizer"):
             guard.raw.set_authorizer(sqlite_authorizer)
         return guard
+
+    def row_estimates(self) -> dict[str, int]:
+        """The rows ``ANALYZE`` recorded in ``sqlite_stat1`` (the first figure of each entry),
+        where the database was analysed; none otherwise (SQLite keeps no other estimate)."""
+        if self.probe("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'", ESTIMATE_TIMEOUT_S) != [(1,)]:
+            return {}
+        return estimates_from(self.probe("SELECT tbl, MAX(CAST(stat AS INTEGER)) FROM sqlite_stat1 GROUP BY tbl",
+                                         ESTIMATE_TIMEOUT_S))
 
     def data_version(self) -> str:
         if self.path is not None:

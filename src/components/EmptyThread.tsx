@@ -9,9 +9,12 @@ export interface IEmptyThreadProps {
   onPick: (question: string) => void;
 }
 
-/** A row count as people read it: `1,200 rows`, `1 row`. */
-export function rowCount(rows: number): string {
-  return `${rows.toLocaleString('en-US')} row${rows === 1 ? '' : 's'}`;
+/**
+ * A row count as people read it: `1,200 rows`, `1 row`; an engine's estimate (a table too
+ * large to count) as `about 50,000,000 rows`.
+ */
+export function rowCount(rows: number, estimated = false): string {
+  return `${estimated ? 'about ' : ''}${rows.toLocaleString('en-US')} row${rows === 1 ? '' : 's'}`;
 }
 
 /**
@@ -51,7 +54,9 @@ export function EmptyThread({ client, threadId, onPick }: IEmptyThreadProps): JS
               <li key={t.name} className="jp-AnalystEmpty-table">
                 <code>{t.name}</code>
                 {t.rows !== null && (
-                  <span className="jp-AnalystEmpty-rows">{rowCount(t.rows)}</span>
+                  <span className="jp-AnalystEmpty-rows">
+                    {rowCount(t.rows, t.rows_estimated === true)}
+                  </span>
                 )}
               </li>
             ))}

@@ -916,6 +916,8 @@ export interface components {
             columns: components["schemas"]["ColumnInfo"][];
             /** @default null */
             rows?: number | null;
+            /** @default false */
+            rows_estimated?: boolean;
             sample: {
                 [key: string]: unknown;
             }[];
@@ -1826,6 +1828,8 @@ export interface components {
         TableEntry: {
             name: string;
             rows: number | null;
+            /** @default false */
+            rows_estimated?: boolean;
         };
         /** @description A table or view of a source. */
         TableInfo: {
@@ -1834,6 +1838,8 @@ export interface components {
             kind?: string;
             /** @default null */
             rows?: number | null;
+            /** @default false */
+            rows_estimated?: boolean;
         };
         /** @description ``GET threads/{thread_id}/tables``: what an empty thread offers to start from. */
         TablesReply: {
@@ -3343,7 +3349,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown, or another user's, or there is no notebook at `path` (notebook_not_found) */
+            /** @description unknown, or another user's */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3352,7 +3358,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the thread has no turn yet, so no notebook (notebook_not_found), `path` is not an export of this thread (notebook_of_another_thread) or no notebook (notebook_unreadable), or a verification of the thread is under way (verify_in_progress, its id in `verification_id`) */
+            /** @description the thread has no turn yet, so no notebook (notebook_not_found), there is no notebook at `path` or it goes through a link (notebook_not_found), `path` is not an export of this thread (notebook_of_another_thread) or no notebook (notebook_unreadable), or a verification of the thread is under way (verify_in_progress, its id in `verification_id`) */
             409: {
                 headers: {
                     [name: string]: unknown;

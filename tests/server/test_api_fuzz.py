@@ -124,8 +124,6 @@ def _follow_until_finished(response: requests.Response, case) -> None:
 
 
 def test_the_stateful_walk_keeps_to_the_description(api_schema):
-    from schemathesis.specs.openapi.checks import ensure_resource_availability
-
     class Walk(api_schema.as_state_machine()):
         def get_call_kwargs(self, case):
             return {"session": _cookieless(), "timeout": REQUEST_TIMEOUT_S}
@@ -137,17 +135,6 @@ def test_the_stateful_walk_keeps_to_the_description(api_schema):
             # running (409) would depend on the machine's speed.
             _follow_until_finished(response, case)
 
-        def validate_response(self, response, case, additional_checks=None, **kwargs):
-            # POST threads/{id}/verify answers 404 for a `path` in its body that names no
-            # notebook (as described); the resource-availability check reads any 404 after a
-            # POST that answered 202 as the created resource gone, whichever part of the
-            # request the 404 is about. Which branch a walk takes depends on whether the
-            # verification it started is still running: so it is left out here, every other
-            # check kept (the stock command below runs all of them).
-            case.validate_response(response, additional_checks=additional_checks,
-                                   excluded_checks=[ensure_resource_availability], transport_kwargs=kwargs or None,
-                                   recorder=getattr(self, "recorder", None))
-
     # No shrinking: a failing walk is reported as it ran. A shrink replays the walk against a
     # server whose state (threads, verifications still running or done) has moved on, and
     # hypothesis then reports the replay's divergence, not the failure.
@@ -156,7 +143,7 @@ def test_the_stateful_walk_keeps_to_the_description(api_schema):
 
 
 def test_the_stock_schemathesis_command_finds_nothing(tmp_path, sales_db):
-    """``schemathesis run`` on the description a fresh server serves, every check but one, every phase
+    """``schemathesis run`` on the description a fresh server serves, every check, every phase
     (coverage, fuzzing, stateful), as a person would run it: the token as a header (its auth
     probes send requests without it and with a wrong one), a bounded number of examples, a
     fixed seed. It exits 0 only when no check failed and no request errored."""
@@ -166,11 +153,6 @@ def test_the_stock_schemathesis_command_finds_nothing(tmp_path, sales_db):
     with fuzzed_server(tmp_path / "server", sales_db) as server:
         run = subprocess.run(
             [command, "--no-color", "run", f"{server.url}/analyst/api/openapi.yaml", "--checks", "all",
-             # ensure_resource_availability (ST302) is left out for the reason the stateful walk
-             # above gives: POST threads/{id}/verify answers 404 for a body `path` naming no
-             # notebook, which the check reads as the verification it started being gone, or
-             # not, by whether that verification is still running.
-             "--exclude-checks", "ensure_resource_availability",
              "--header", f"Authorization: token {server.token}", "--max-examples", "20", "--seed", "1",
              "--workers", "1", "--request-timeout", str(REQUEST_TIMEOUT_S),
              "--report", "junit", "--report-junit-path", str(report)],

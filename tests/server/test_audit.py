@@ -243,9 +243,15 @@ async def test_verify_refuses_a_notebook_of_another_thread_or_none_at_all(jp_fet
     for path in ("garbled.ipynb", "folder.ipynb"):
         status, error = await refused(jp_fetch, "threads", second, "verify", body={"path": path})
         assert (status, error["reason"]) == (409, "notebook_unreadable"), path
-    for path in ("missing.ipynb", ".hidden.ipynb"):
+    # A body naming no notebook names what the folder does not hold (409, as for the notebooks
+    # above); 404 is kept for a thread that is not there.
+    (jp_root_dir / "elsewhere").mkdir()
+    (jp_root_dir / "linked").symlink_to(jp_root_dir / "elsewhere")
+    for path in ("missing.ipynb", ".hidden.ipynb", "linked/x.ipynb"):
         status, error = await refused(jp_fetch, "threads", second, "verify", body={"path": path})
-        assert (status, error["reason"]) == (404, "notebook_not_found"), path
+        assert (status, error["reason"]) == (409, "notebook_not_found"), path
+    status, error = await refused(jp_fetch, "threads", "thr_0123456789abcdef", "verify", body={"path": "missing.ipynb"})
+    assert (status, error["reason"]) == (404, "thread_not_found")
 
 
 async def test_a_step_as_a_cell_runs_in_a_fresh_python(jp_fetch, tmp_path, db):

@@ -128,6 +128,32 @@ def test_duplicate_call_within_a_turn_is_skipped(analyst):
     assert results[1].reused and results[1].artifact_ids == results[0].artifact_ids
 
 
+def test_a_query_of_the_current_date_is_reused_that_day_and_run_again_the_next(analyst):
+    """Its text is the same tomorrow; its answer is not: the step key takes the day it ran.
+    The days are the clock's (``_clock.moved``), not waited for."""
+    from datetime import UTC, datetime
+
+    from jupyter_analyst._clock import moved
+
+    recent = ("SELECT COUNT(*) AS n FROM orders "
+              "WHERE CAST(order_date AS DATE) > current_date - INTERVAL 30000 DAY")
+    fixed = "SELECT COUNT(*) AS n FROM orders WHERE CAST(order_date AS DATE) > DATE '1990-01-01'"
+    a = analyst({"turns": [{"steps": [sql_step(recent, "recent"), sql_step(fixed, "fixed"), answer()]}]})
+    with moved(lambda: datetime(2031, 3, 1, 9, tzinfo=UTC)):
+        first = a.run("orders of the last days")
+        assert first.tool_calls == {"executed": 2, "reused": 0, "blocked": 0}
+    with moved(lambda: datetime(2031, 3, 1, 23, 59, tzinfo=UTC)):
+        later = a.run("again", thread=first.thread_id)
+        assert later.tool_calls == {"executed": 0, "reused": 2, "blocked": 0}
+    with moved(lambda: datetime(2031, 3, 2, 0, 1, tzinfo=UTC)):
+        tomorrow = a.run("again", thread=first.thread_id)
+    # The query of today runs again; the one of fixed dates is still reused.
+    assert tomorrow.tool_calls == {"executed": 1, "reused": 1, "blocked": 0}
+    results = {e.call_id: e for e in a.of_type("tool_result")}
+    calls = a.of_type("tool_call")[-2:]
+    assert [(c.arguments["name"], results[c.call_id].reused) for c in calls] == [("recent", False), ("fixed", True)]
+
+
 def test_changed_filter_is_a_new_step(analyst):
     filtered = REVENUE_SQL.replace("GROUP BY", "WHERE o.quantity > 5 GROUP BY")
     a = analyst({"turns": [{"steps": [sql_step(REVENUE_SQL, "revenue"), sql_step(filtered, "revenue"), answer()]}]})

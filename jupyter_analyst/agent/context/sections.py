@@ -110,7 +110,9 @@ def schema_summary(schema: dict[str, dict[str, str]], outline: SourceOutline | N
         cols = ", ".join(f"{c} {t}" for c, t in list(columns.items())[:COLUMN_LIMIT])
         more = f", ... {len(columns) - COLUMN_LIMIT} more" if len(columns) > COLUMN_LIMIT else ""
         read = outline.tables.get(table)
-        if read is not None and read.rows is not None:
+        if read is not None and read.rows is not None and read.estimated:
+            lines.append(f"- {table} (about {how_many(read.rows, 'row')}, the engine's estimate): {cols}{more}")
+        elif read is not None and read.rows is not None:
             lines.append(f"- {table} ({how_many(read.rows, 'row')}): {cols}{more}")
         else:
             lines.append(f"- {table}({cols}{more})")
@@ -325,6 +327,26 @@ def pinned_texts(state: AgentState, *, summarized_through: int, cap: int) -> str
     return _clip("\n\n".join(parts), cap) if parts else ""
 
 
+def size_line(outline: SourceOutline | None) -> str:
+    """The source's size class, as the model is told it; for a large source, that the work on
+    its rows belongs in SQL (a result past the row cap is cut, and says so).
+
+    >>> size_line(SourceOutline(size="small", largest=2400))
+    'Size: small (largest table 2,400 rows).'
+    >>> from jupyter_analyst.sql.schema_outline import TableOutline
+    >>> big = TableOutline(rows=52_000_000, estimated=True)
+    >>> print(size_line(SourceOutline(tables={"events": big}, size="large", largest=52_000_000)))
+    Size: large (largest table about 52,000,000 rows): aggregate, filter and join in SQL; fetch only the rows the answer needs.
+    """
+    if outline is None or outline.size == "unknown" or outline.largest is None:
+        return "Size: unknown (its tables were not counted cheaply)."
+    about = "about " if any(t.estimated and t.rows == outline.largest for t in outline.tables.values()) else ""
+    said = f"Size: {outline.size} (largest table {about}{how_many(outline.largest, 'row')})"
+    if outline.size == "large":
+        return said + ": aggregate, filter and join in SQL; fetch only the rows the answer needs."
+    return said + "."
+
+
 def _tables_heading(outline: SourceOutline | None) -> str:
     """``Tables:``, saying when a live database's rows were counted.
 
@@ -361,7 +383,8 @@ def system_text(
     turn began, which relative dates ("this year", "last month") count from."""
     summary = state.summary
     sections = {
-        "rules": RULES.format(dialect=dialect) + f"\nData source: {source_label}\n{_tables_heading(outline)}\n"
+        "rules": RULES.format(dialect=dialect) + f"\nData source: {source_label}\n{size_line(outline)}\n"
+                 + f"{_tables_heading(outline)}\n"
                  + f"{schema_summary(schema, outline)}\n",
         # The team's rules and what its context folder defines: as stable as the rules.
         "team": team,

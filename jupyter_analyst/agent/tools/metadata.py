@@ -30,8 +30,14 @@ def list_tables(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, 
     tables = env.source.list_tables()
     return StepOutcome(
         status="ok",
-        result={"tables": [t.model_dump() if hasattr(t, "model_dump") else vars(t) for t in tables]},
+        result={"tables": [_estimate_said(t.model_dump() if hasattr(t, "model_dump") else vars(t)) for t in tables]},
     )
+
+
+def _estimate_said(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with ``rows_estimated`` only where it is true: a count is the usual case, and
+    every listed table would otherwise cost the model the same word."""
+    return data if data.get("rows_estimated") else {k: v for k, v in data.items() if k != "rows_estimated"}
 
 
 def describe_table(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
@@ -40,7 +46,7 @@ def describe_table(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContex
     desc = env.source.describe_table(args["table"])
     # A column's nullability is said only where it is NOT NULL (see ColumnInfo.nullable).
     data = desc.model_dump(exclude_none=True) if hasattr(desc, "model_dump") else vars(desc)
-    return StepOutcome(status="ok", result=json_safe(data))
+    return StepOutcome(status="ok", result=json_safe(_estimate_said(dict(data))))
 
 
 def list_artifacts(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
@@ -129,6 +135,9 @@ class DescribeTableResult(ResultModel):
     name: str
     columns: list[ColumnInfo]
     rows: int | None = None
+    rows_estimated: bool = False
+    """Whether ``rows`` is the engine's catalogue estimate (a table past a million rows is not
+    counted: counting reads it whole); said only when true."""
     sample: list[dict[str, Any]]
 
 

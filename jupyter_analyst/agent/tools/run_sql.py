@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..._clock import now
 from ..._disk import unavailable
 from ..._text import json_safe
 from ...agent_state import ActiveValue
@@ -51,6 +52,16 @@ async def execute(
     return await env.runner.run_to_parquet(query, tmp, progress), tmp
 
 
+def sql_step_key(prepared: PreparedQuery, name: str, data_version: str) -> str:
+    """The key of a query step: its canonical text, its dataset's name, the source's data
+    version and, for a query that reads the clock (``current_date``, ``now()``), the day it
+    runs (UTC, by the clock budgets count days with), so asking again tomorrow runs it again."""
+    arguments = {"sql": prepared.canonical, "name": name}
+    if prepared.reads_clock:
+        arguments["day"] = now().date().isoformat()
+    return step_key("run_sql", arguments, data_version=data_version)
+
+
 async def plan_sql(env: ThreadEnvironment, args: dict[str, Any]) -> StepPlan:
     """The step's plan: the query prepared (off the event loop, within the environment's
     limits, which also checks it against the schema) and its key.
@@ -74,7 +85,7 @@ async def plan_sql(env: ThreadEnvironment, args: dict[str, Any]) -> StepPlan:
             meanwhile=start.meanwhile if start is not None else None,
         )
         early = start.close() if start is not None else None
-        key = step_key("run_sql", {"sql": prepared.canonical, "name": args["name"]}, data_version=env.data_version())
+        key = sql_step_key(prepared, args["name"], env.data_version())
     except BaseException:  # refused after all (an unknown column), or stopped: not run
         early = start.close() if start is not None else None
         if early is not None:

@@ -34,6 +34,7 @@ from ...notebooks import (
 from ...step_kinds import STEP_TOOLS
 from ...store import Thread
 from ..inputs import NOTEBOOK_FOLDER, ExportNotebook, VerifyNotebook
+from ..contents import refuse_links
 from ..verifications import POLL_S, Verification, verify_notebook_text
 from .base import AnalystHandler
 
@@ -153,14 +154,22 @@ class VerifyHandler(AuditHandler):
             raise self.refuse(ConfigError("the thread has no turn yet", reason="notebook_not_found",
                                           hint="ask a question first"), 409)
         if request.path is not None:
-            self.no_links(request.path)
+            # A `path` naming no notebook (or one reached through a link) is a well-formed body
+            # naming what the folder does not hold: 409, as the API answers every body that
+            # names something not there (a step, a context file; 400 is for bodies that are not
+            # what the call takes). 404 stays the answer about the path's thread id, so a client
+            # never reads a missing file as the thread, or the verification it started, gone.
+            try:
+                refuse_links(self.contents_manager, request.path)
+            except ConfigError as exc:
+                raise self.refuse(exc, 409) from None
             try:
                 model = await ensure_async(self.contents_manager.get(request.path, content=True, type="notebook"))
             except web.HTTPError as exc:
                 if exc.status_code == 404:
                     raise self.refuse(ConfigError(f"there is no notebook {request.path!r} in your Jupyter folder",
                                                   reason="notebook_not_found",
-                                                  hint="export the thread, then verify that notebook"), 404) from None
+                                                  hint="export the thread, then verify that notebook"), 409) from None
                 if not refused_by_the_folder(exc):
                     raise
                 raise self.refuse(ConfigError(f"{request.path} cannot be read as a notebook",

@@ -146,8 +146,9 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                     "export); it runs against the thread's own source. One verification of a thread runs at a "
                     "time; a few of a server's.",
         answers_with={"Location": _LOCATION, "Retry-After": {**_RETRY_AFTER, "required": True}},
-        errors={**_TURNLESS, 404: f"{_NOT_FOUND}, or there is no notebook at `path` (notebook_not_found)",
-                409: f"{_TURNLESS[409]}, `path` is not an export of this thread (notebook_of_another_thread) or "
+        errors={**_TURNLESS,
+                409: f"{_TURNLESS[409]}, there is no notebook at `path` or it goes through a link "
+                     "(notebook_not_found), `path` is not an export of this thread (notebook_of_another_thread) or "
                      "no notebook (notebook_unreadable), or a verification of the thread is under way "
                      "(verify_in_progress, its id in `verification_id`)"}),
     ("/threads/{thread_id}/verifications/{verification_id}", "get"): Operation(

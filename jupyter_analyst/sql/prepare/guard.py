@@ -31,6 +31,17 @@ FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
     if hasattr(exp, name)
 )
 
+#: A table read as it was at another time or version: Trino's, BigQuery's and Databricks'
+#: ``FOR TIMESTAMP/VERSION/SYSTEM_TIME AS OF`` and ``VERSION/TIMESTAMP AS OF`` (``Version``),
+#: Snowflake's ``AT(...)``/``BEFORE(...)`` and DuckDB's ``AT (VERSION => ...)``
+#: (``HistoricalData``), Snowflake's ``CHANGES(...)``. Read-only, but refused: a step is keyed,
+#: checked and verified against the tables as they are now (the source's data version, the
+#: columns the qualifier knows, the table fingerprints ``verify`` compares), none of which
+#: says what a table held at another point, so a step keyed so could reuse or verify wrongly.
+TIME_TRAVEL_NODES: tuple[type[exp.Expression], ...] = tuple(
+    getattr(exp, name) for name in ("Version", "HistoricalData", "Changes") if hasattr(exp, name)
+)
+
 #: Dialects of Spark: a file can be read as a table (``csv.`path```, whatever the path looks
 #: like) and ``${...}`` anywhere in the text is replaced before parsing (``${env:HOME}``).
 _SPARK_DIALECTS = ("spark", "spark2", "databricks")
@@ -90,6 +101,12 @@ def check_read_only(statement: exp.Expression, *, dialect: str = "duckdb") -> No
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Var) and node.this.name.startswith("@"):
             # A Snowflake stage (``FROM @stage/file.csv``): files, not a table of the source.
             raise _refuse(f"reading the staged files {node.this.name!r} is not allowed")
+        if isinstance(node, TIME_TRAVEL_NODES):
+            raise _time_travel(shown_clause(node, dialect))
+        if isinstance(node, exp.Table) and isinstance(node.args.get("alias"), exp.TableAlias) \
+                and isinstance(node.args["alias"].this, exp.Parameter):
+            # Databricks' ``t@v3`` and ``t@20240101000000000``, which sqlglot reads as an alias.
+            raise _time_travel(f"{node.name}@{node.args['alias'].this.this.sql()}")
         if isinstance(node, exp.Func):
             check_call(node, dialect)
         if dialect in _SPARK_DIALECTS:
@@ -112,6 +129,26 @@ def _check_spark(node: exp.Expression) -> None:
     # environment.
     if isinstance(node, exp.Parameter) or (isinstance(node, exp.Literal | exp.Identifier) and "${" in str(node.this)):
         raise _refuse("${...} is not allowed: Spark replaces it with settings or the environment")
+
+
+def _time_travel(clause: str) -> SqlRejected:
+    return SqlRejected(
+        f"reading a table as it was at another time or version ({clause}) is not supported",
+        reason="sql_unsupported",
+        hint="query the tables as they are now; to compare periods, filter on their date columns",
+    )
+
+
+def shown_clause(node: exp.Expression, dialect: str = "duckdb") -> str:
+    """A time-travel clause as the model wrote it, within a line.
+
+    >>> import sqlglot
+    >>> tree = sqlglot.parse_one("SELECT * FROM t FOR VERSION AS OF 3", read="trino")
+    >>> shown_clause(tree.find(exp.Version))
+    'FOR VERSION AS OF 3'
+    """
+    text = " ".join(node.sql(dialect=dialect).split())
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _looks_like_path(name: str) -> bool:

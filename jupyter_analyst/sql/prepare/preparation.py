@@ -45,6 +45,8 @@ class Preparation:
     """Every column resolved, identifiers quoted (``pivot_columns`` or ``qualify_columns``)."""
     canonical: str = ""
     """The text its fingerprint is taken of (``canonicalize``)."""
+    reads_clock: bool = False
+    """Whether its result depends on the day it runs (``canonicalize``)."""
 
     def prepared(self) -> PreparedQuery:
         """The finished query, once every pass has run."""
@@ -55,4 +57,5 @@ class Preparation:
             tables=self.tables or [],
             has_order=self.has_order,
             shape=self.shape if self.shape is not None else QueryShape(),
+            reads_clock=self.reads_clock,
         )

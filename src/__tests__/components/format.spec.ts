@@ -5,6 +5,8 @@ import {
   formatWhen,
   shortFingerprint
 } from '../../components/artifacts/format';
+import { rowCount } from '../../components/EmptyThread';
+import { LIST_TABLES } from '../../model';
 
 describe('artifact formatting', () => {
   it('shortens a fingerprint to 12 hex digits after its algorithm, as the CLI does', () => {
@@ -48,5 +50,26 @@ describe('artifact formatting', () => {
     expect(canPreview({ type: 'image', mime: 'image/png' })).toBe(true);
     expect(canPreview({ type: 'file', mime: 'text/csv' })).toBe(true);
     expect(canPreview({ type: 'file', mime: 'application/zip' })).toBe(false);
+  });
+});
+
+describe('row counts', () => {
+  it('says an engine estimate as one, a count as it is', () => {
+    expect(rowCount(1200)).toBe('1,200 rows');
+    expect(rowCount(1)).toBe('1 row');
+    expect(rowCount(50_000_000, true)).toBe('about 50,000,000 rows');
+  });
+
+  it("keeps a list_tables result's estimate, and says nothing where the rows were counted", () => {
+    const view = LIST_TABLES.parse({
+      tables: [
+        { name: 'events', kind: 'table', rows: 50_000_000, rows_estimated: true },
+        { name: 'kinds', kind: 'table', rows: 3 }
+      ]
+    });
+    expect(view?.tables).toEqual([
+      { name: 'events', kind: 'table', rows: 50_000_000, rows_estimated: true },
+      { name: 'kinds', kind: 'table', rows: 3 }
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import { LIST_TABLES } from '../../model';
+import { rowCount } from '../EmptyThread';
 import { summaryCard } from '../cards/OtherToolCard';
 import { toolCard } from './card';
 
@@ -7,7 +8,9 @@ export const LIST_TABLES_CARD = toolCard(
   LIST_TABLES,
   summaryCard(view =>
     view.tables
-      .map(t => (t.rows == null ? t.name : `${t.name} (${t.rows.toLocaleString('en-US')} rows)`))
+      .map(t =>
+        t.rows == null ? t.name : `${t.name} (${rowCount(t.rows, t.rows_estimated === true)})`
+      )
       .join(', ')
   )
 );

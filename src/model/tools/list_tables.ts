@@ -15,7 +15,9 @@ export const LIST_TABLES = builtin<'list_tables', ListTablesView>({
             defined({
               name: text(t.name) ?? '',
               kind: text(t.kind) ?? 'table',
-              rows: count(t.rows)
+              rows: count(t.rows),
+              // Said only when the rows are the engine's estimate, not a count.
+              rows_estimated: t.rows_estimated === true ? true : undefined
             })
           )
         }

@@ -34,6 +34,8 @@ def test_the_model_reads_row_counts_and_notes_on_the_traps(tmp_path, flights_db)
         assert TurnRunner(tmp_path / "ws", server, flights_db).run("how are we doing?").status == "completed"
         system = system_prompt(server.requests[0])
     assert "- flights (1,000 rows): year INTEGER, month BIGINT" in system
+    # Its size class, by its largest table's count; small data needs no rule about where to aggregate.
+    assert "\nSize: small (largest table 1,000 rows).\nTables:" in system and "aggregate, filter" not in system
     assert "- planes (58 rows): tailnum VARCHAR, year BIGINT, manufacturer VARCHAR" in system
     assert "- weather (240 rows): " in system
     notes = system.split("Notes on the data:\n", 1)[1].split("\n\n", 1)[0].splitlines()
@@ -73,3 +75,19 @@ def test_many_date_columns_are_noted_within_a_bound(tmp_path):
     assert len(notes) == 12 and notes[0].startswith("- wide.day00 is text holding dates")
     # Every column is still named: the last line names those not noted in full.
     assert notes[-1] == "- also text holding dates or timestamps: " + ", ".join(f"wide.day{n:02d}" for n in range(11, 30))
+
+
+def test_a_large_source_is_said_to_be_large_and_its_rows_to_be_aggregated_in_sql(tmp_path):
+    """Past 10,000,000 rows in a table (by DuckDB's catalogue, which the host reads instead of
+    counting), the model is told the size class and that aggregation belongs in SQL."""
+    db = tmp_path / "events.duckdb"
+    with duckdb.connect(str(db)) as conn:
+        conn.execute("CREATE TABLE events AS SELECT range AS id FROM range(10000001)")
+        conn.execute("CREATE TABLE kinds AS SELECT range AS kind FROM range(3)")
+    with ScriptedModelServer({"turns": [{"steps": [text_step("[scripted] ok")]}]}) as server:
+        TurnRunner(tmp_path / "ws", server, db).run("how many events?")
+        system = system_prompt(server.requests[0])
+    assert ("\nSize: large (largest table about 10,000,001 rows): aggregate, filter and join in SQL; "
+            "fetch only the rows the answer needs.\n") in system
+    assert "- events (about 10,000,001 rows, the engine's estimate): id BIGINT" in system
+    assert "- kinds (3 rows): kind BIGINT" in system
