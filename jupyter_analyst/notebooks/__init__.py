@@ -31,7 +31,8 @@ if TYPE_CHECKING:
         decided, nbdiff_text, read_changes, stale,
     )
     from .page_export import render as render_notebook
-    from .reanswer import format_reanswer, reanswer_notebook
+    from .reanswer import answer_receipts, format_reanswer, reanswer_notebook
+    from .reanswer_claims import ClaimCheck, ClaimStatus, ReansweredAnswer
     from .trail import ARTIFACT_MIME, META, RESULTS_ENV, connect_source, parameter_values, read_notebook, step_source
     from .verify import ArtifactCheck, VerifyReport, format_report, verify_notebook
     from .verify import Status as CheckStatus
@@ -67,7 +68,11 @@ _HOME = {
     "stale": "proposals",
     "file_stem": "page_export",
     "render_notebook": "page_export:render",
+    "answer_receipts": "reanswer",
     "format_reanswer": "reanswer",
+    "ClaimCheck": "reanswer_claims",
+    "ClaimStatus": "reanswer_claims",
+    "ReansweredAnswer": "reanswer_claims",
     "reanswer_notebook": "reanswer",
     "ARTIFACT_MIME": "trail",
     "META": "trail",
@@ -86,7 +91,7 @@ _HOME = {
 
 __all__ = [
     "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "nbdiff_text", "read_changes", "stale",
-    "ARTIFACT_MIME", "ArtifactCheck", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
+    "ARTIFACT_MIME", "ArtifactCheck", "ClaimCheck", "ClaimStatus", "ReansweredAnswer", "answer_receipts", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
     "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_reanswer", "format_report", "load_attached",
     "new_markdown_cell", "notebook_json", "parameter_values", "read_cells", "read_notebook",
