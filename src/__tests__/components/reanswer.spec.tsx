@@ -119,6 +119,9 @@ describe('ReanswerReport', () => {
         .render(inPanel(<ReanswerReport reanswer={REANSWER} onOpen={p => opened.push(p)} />))
     );
     const host = mounted.host();
+    // Each changed number highlighted where it stands: new (was old).
+    const highlighted = Array.from(host.querySelectorAll('mark.jp-AnalystReanswer-changed'));
+    expect(highlighted.map(m => m.textContent)).toEqual(['47.0 (was 45.0)', '14.0 (was 12.0)']);
     const region = host.querySelector('[role="region"]')!;
     expect(host.querySelector('.jp-AnalystReanswer-text')!.textContent).toContain(
       'alpha totals 47.0 (was 45.0) and beta 33.0, a gap of 14.0 (was 12.0)'

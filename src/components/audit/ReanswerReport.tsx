@@ -2,6 +2,7 @@ import * as React from 'react';
 
 import type { IClaimCheck, IReanswerReport, IReansweredAnswer } from '../../transport/api';
 import { Markdown } from '../Markdown';
+import { MARK_INDEX, placeReceipts, RECEIPT } from '../receipts/markAnswer';
 
 /** How each claim's status reads. */
 const STATUS_WORDS: Record<IClaimCheck['status'], string> = {
@@ -79,6 +80,60 @@ function ClaimLine({ claim }: { claim: IClaimCheck }): JSX.Element {
   );
 }
 
+/** A changed number in the restated answer's `marked` text: `new (was old)`. */
+export interface IChangedMark {
+  start: number;
+  text: string;
+  claim: IClaimCheck;
+}
+
+/**
+ * Where each changed number stands in `answer.marked`, in order: the server writes each as
+ * `new (was old)` at its claim's place in `answer.answer`, the ones before it grown by
+ * their "(was ...)". A place that does not say so is left unmarked.
+ */
+export function changedMarks(answer: IReansweredAnswer): IChangedMark[] {
+  const changed = answer.claims
+    .filter(c => c.status === 'changed' && Number.isInteger(c.start) && Number.isInteger(c.end))
+    .sort((a, b) => (a.start as number) - (b.start as number));
+  const out: IChangedMark[] = [];
+  let shift = 0;
+  for (const claim of changed) {
+    const text = `${claim.new_text} (was ${claim.text})`;
+    const start = (claim.start as number) + shift;
+    if (answer.marked.slice(start, start + text.length) === text) {
+      out.push({ start, text, claim });
+    }
+    shift += text.length - claim.new_text.length;
+  }
+  return out;
+}
+
+/** A changed number's highlight in the rendered answer (its words say old and new). */
+function changedElement(doc: Document, _mark: IChangedMark, index: number): HTMLElement {
+  const element = doc.createElement('mark');
+  element.className = 'jp-AnalystReanswer-changed';
+  element.setAttribute(RECEIPT, 'changed');
+  element.setAttribute(MARK_INDEX, String(index));
+  return element;
+}
+
+/** The restated answer's markdown, each changed number highlighted where it stands. */
+function RestatedText({ answer }: { answer: IReansweredAnswer }): JSX.Element {
+  const marks = React.useMemo(() => changedMarks(answer), [answer]);
+  const onRendered = React.useCallback(
+    (node: HTMLElement) => void placeReceipts(node, answer.marked, marks, changedElement),
+    [answer, marks]
+  );
+  return (
+    <Markdown
+      text={answer.marked}
+      className="jp-AnalystReanswer-markdown"
+      onRendered={onRendered}
+    />
+  );
+}
+
 /** One answer restated: its text with each changed number `new (was old)`, and its claims. */
 function RestatedAnswer({
   answer,
@@ -90,7 +145,7 @@ function RestatedAnswer({
   return (
     <section className="jp-AnalystReanswer-answer" aria-label={title}>
       <div className="jp-AnalystReanswer-text" role="group" aria-label={`${title}: its text`}>
-        <Markdown text={answer.marked} className="jp-AnalystReanswer-markdown" />
+        <RestatedText answer={answer} />
       </div>
       {answer.claims.length > 0 && (
         <ul className="jp-AnalystReanswer-claims" aria-label="Cited numbers, then and now">
