@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     )
     from .page_export import render as render_notebook
     from .reanswer import answer_receipts, format_reanswer, reanswer_notebook
-    from .reanswer_claims import ClaimCheck, ClaimStatus, ReansweredAnswer
+    from .reanswer_claims import ClaimStatus, ReansweredAnswer
     from .trail import ARTIFACT_MIME, META, RESULTS_ENV, connect_source, parameter_values, read_notebook, step_source
     from .verify import ArtifactCheck, VerifyReport, format_report, verify_notebook
     from .verify import Status as CheckStatus
@@ -70,7 +70,6 @@ _HOME = {
     "render_notebook": "page_export:render",
     "answer_receipts": "reanswer",
     "format_reanswer": "reanswer",
-    "ClaimCheck": "reanswer_claims",
     "ClaimStatus": "reanswer_claims",
     "ReansweredAnswer": "reanswer_claims",
     "reanswer_notebook": "reanswer",
@@ -91,7 +90,7 @@ _HOME = {
 
 __all__ = [
     "ChangeStatus", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "nbdiff_text", "read_changes", "stale",
-    "ARTIFACT_MIME", "ArtifactCheck", "ClaimCheck", "ClaimStatus", "ReansweredAnswer", "answer_receipts", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
+    "ARTIFACT_MIME", "ArtifactCheck", "ClaimStatus", "ReansweredAnswer", "answer_receipts", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
     "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_reanswer", "format_report", "load_attached",
     "new_markdown_cell", "notebook_json", "parameter_values", "read_cells", "read_notebook",
