@@ -15,6 +15,7 @@ from tornado.httpclient import HTTPClientError
 
 from jupyter_analyst.events import parse_events
 from jupyter_analyst.notebooks.trail import META
+from jupyter_analyst.server.replies import Verification
 from jupyter_analyst.testing import ScriptedModelServer, sql_step, text_step
 from jupyter_analyst.testing.servers.jupyter import analyst_server_config
 
@@ -79,6 +80,7 @@ async def test_one_changed_row_restates_exactly_the_numbers_that_depend_on_it(jp
     done = await api(jp_fetch, "threads", tid, "verifications", started["verification_id"])
     assert done["status"] == "done", done
     assert str(db) not in json.dumps(done)  # the source by its configured name only
+    Verification.model_validate(done)  # as the API's description says it is
 
     restated = done["reanswer"]
     assert (restated["source"], restated["notebook"]) == ("items", None)
