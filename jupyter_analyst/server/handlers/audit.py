@@ -205,7 +205,8 @@ class VerifyHandler(AuditHandler):
 
         async def reanswer() -> dict[str, Any]:
             restated, content = await reanswer_notebook_text(nb, spec)
-            restated["output"], restated["output_refused"] = await self.save_reanswer(content, reanswered_path(notebook))
+            written = await self.save_reanswer(content, reanswered_path(notebook))
+            restated["output"], restated["output_refused"] = written
             return restated
 
         try:
