@@ -33,7 +33,8 @@ if TYPE_CHECKING:
         decided, read_changes, stale,
     )
     from .page_export import render as render_notebook
-    from .reanswer import format_reanswer, reanswer_notebook
+    from .reanswer import answer_receipts, format_reanswer, reanswer_notebook
+    from .reanswer_claims import ClaimStatus, ReansweredAnswer
     from .trail import ARTIFACT_MIME, META, RESULTS_ENV, connect_source, parameter_values, read_notebook, step_source
     from .verify import ArtifactCheck, VerifyReport, format_report, verify_notebook
     from .verify import Status as CheckStatus
@@ -71,7 +72,10 @@ _HOME = {
     "stale": "proposals",
     "file_stem": "page_export",
     "render_notebook": "page_export:render",
+    "answer_receipts": "reanswer",
     "format_reanswer": "reanswer",
+    "ClaimStatus": "reanswer_claims",
+    "ReansweredAnswer": "reanswer_claims",
     "reanswer_notebook": "reanswer",
     "ARTIFACT_MIME": "trail",
     "META": "trail",
@@ -90,7 +94,7 @@ _HOME = {
 
 __all__ = [
     "ChangeStatus", "WITHDRAWN_BY", "cell_needs", "proposal_lines", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "read_changes", "stale",
-    "ARTIFACT_MIME", "ArtifactCheck", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
+    "ARTIFACT_MIME", "ArtifactCheck", "ClaimStatus", "ReansweredAnswer", "answer_receipts", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
     "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_reanswer", "format_report", "load_attached",
     "new_markdown_cell", "notebook_json", "parameter_values", "read_cells", "read_notebook",

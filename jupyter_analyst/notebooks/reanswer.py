@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .._text import masked
 from ..errors import ConfigError
 from ..step_kinds import is_query_step
 from ..untrusted import code_span, markdown_block, terminal_text
@@ -46,6 +47,7 @@ class ReanswerReport(BaseModel):
     source: str | None
     answers: list[ReansweredAnswer]
     verify: dict[str, Any]
+    """The re-run's verify report (``verify --json``'s), with the causes of what differs."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -174,8 +176,7 @@ def reanswer_notebook(path: Path, *, source: str | None, progress: bool = False)
     restated = [recheck(receipts, capture.values, queried, turn_id) for _, turn_id, receipts in answers]
     _write(nb, capture.executed, answers, restated, report, out)
     return ReanswerReport(notebook=str(path), output=str(out), source=report.source, answers=restated,
-                          verify={"verdict": report.verdict, "counts": report.counts, "error": report.error,
-                                  "causes": sorted({c.cause for c in report.checks if c.cause})})
+                          verify={**report.to_json(), "causes": sorted({c.cause for c in report.checks if c.cause})})
 
 
 def _write(nb: Any, executed: Any, answers: list[tuple[int, str | None, AnswerReceipts]],
@@ -187,14 +188,16 @@ def _write(nb: Any, executed: Any, answers: list[tuple[int, str | None, AnswerRe
             again = ran.get(cell.get("id"))
             cell["outputs"] = [inert_output(o) for o in again.get("outputs", [])] if again is not None else []
             cell["execution_count"] = again.get("execution_count") if again is not None else None
+    # The source is a label here, read and shared with the notebook: a URL's password stays out.
+    source = masked(report.source or "")
     for (index, _, _), answer in zip(answers, restated, strict=True):
         cell = nb.cells[index]
-        cell["source"] = (f"**Answer, re-answered on today's data** ({report.source}):\n\n"
+        cell["source"] = (f"**Answer, re-answered on today's data** ({source}):\n\n"
                           f"{markdown_block(answer.marked)}\n\n---\n\n{notes(answer)}")
         cell["metadata"][META]["receipts"] = {
             "answer": answer.answer, "citations": [c.model_dump(mode="json") for c in answer.citations],
             "unsupported": [u.model_dump(mode="json") for u in answer.unsupported]}
-        cell["metadata"][META]["reanswered"] = {"source": report.source, "verdict": report.verdict,
+        cell["metadata"][META]["reanswered"] = {"source": source, "verdict": report.verdict,
                                                 "claims": [c.model_dump(mode="json") for c in answer.claims]}
     write_atomically(nb, out)
 

@@ -52,6 +52,9 @@ class ClaimCheck(BaseModel):
     derived: str | None = None
     """For a derived number, its operation."""
     note: str | None = None
+    start: int | None = None
+    """Where the claim stands in the restated answer (``end`` past it), when it has a place."""
+    end: int | None = None
 
 
 class ReansweredAnswer(BaseModel):
@@ -233,6 +236,12 @@ def _rewrite(receipts: AnswerReceipts, checks: list[ClaimCheck], now: list[Any],
     unsupported = [u.model_copy(update={"start": u.start + _offset(u.start, receipts, starts),
                                         "end": u.end + _offset(u.start, receipts, starts)})
                    for u in receipts.unsupported]
+    # Each claim's place in the restated text: a citation's where it was written (not one a
+    # forged overlap left out), an unsupported claim's moved as the spans before it grew.
+    for i, (start, end) in starts.items():
+        checks[i].start, checks[i].end = start, end
+    for check, claim in zip(checks[len(receipts.citations):], unsupported, strict=True):
+        check.start, check.end = claim.start, claim.end
     return ReansweredAnswer(turn_id=turn_id, original=receipts.answer, answer=text, marked="".join(marked),
                             claims=checks, citations=moved, unsupported=unsupported)
 

@@ -214,10 +214,14 @@ class ExportNotebook(_Input):
 class VerifyNotebook(_Input):
     """``POST threads/{id}/verify``: the thread's notebook to re-execute and check."""
 
-    hint = "send {path?: the thread's exported notebook in your Jupyter folder}, or {} to check a fresh export"
+    hint = ("send {path?: the thread's exported notebook in your Jupyter folder, reanswer?: true to restate its "
+            "answers on today's data}, or {} to check a fresh export")
 
     path: NotebookPath | None = Field(None, max_length=1024)
     """An export of this thread in the user's Jupyter folder; absent: a fresh export."""
+    reanswer: bool = False
+    """Also restate the answers' cited numbers with today's values (``verify --reanswer``); the
+    re-answered notebook is written beside ``path`` (or the default export's path)."""
 
 
 class VerifyAnswer(_Input):

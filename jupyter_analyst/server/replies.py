@@ -14,7 +14,7 @@ from ..budgets import BudgetLine, Spent
 from ..events import Event
 from ..ledger import Ledger
 from ..artifacts import Artifact
-from ..notebooks import ArtifactCheck, CheckStatus, VerifyVerdict
+from ..notebooks import ArtifactCheck, CheckStatus, ClaimStatus, ReansweredAnswer, VerifyVerdict
 from ..step_kinds import StepTool
 from ..store import Thread, Turn
 from ..turns import ProposalView, RevertResult  # noqa: F401 - answers' models (openapi/operations.py)
@@ -199,6 +199,27 @@ class VerifyReply(BaseModel):
     """``verdict`` is ``verified``."""
 
 
+class ReanswerReply(BaseModel):
+    """A finished re-answer: ``jupyter analyst verify --reanswer --json``'s answers restated."""
+
+    notebook: str | None
+    """The re-answered notebook's path in the caller's folder, or null for a fresh export."""
+    source: str | None
+    """The thread's source, by configured name."""
+    answers: list[ReansweredAnswer]
+    """Each answer of the notebook restated: ``answer`` with today's values, ``marked`` with each
+    changed number written ``new (was old)``, and its ``claims`` (each cited number then and now,
+    ``changed``, ``unchanged``, ``gone`` or ``not_rechecked``, and where it stands in ``answer``).
+    The text around the cited numbers is as the model wrote it: not re-checked."""
+    counts: dict[ClaimStatus, int]
+    """How many claims have each status."""
+    output: str | None
+    """Where the re-answered notebook was written in the caller's folder (beside the verified
+    notebook, or the default export's path); null when it was not."""
+    output_refused: str | None
+    """Why it was not written, when it was not."""
+
+
 class Verification(BaseModel):
     """``POST threads/{thread_id}/verify`` (202, at once) and ``GET
     threads/{thread_id}/verifications/{verification_id}``: one re-execution of the thread's
@@ -206,6 +227,8 @@ class Verification(BaseModel):
 
     verification_id: str
     thread_id: str
+    kind: Literal["verify", "reanswer"]
+    """``reanswer``: started with ``reanswer``; once done, ``reanswer`` holds the answers restated."""
     status: Literal["queued", "running", "done", "failed"]
     """``queued``: waiting for a free slot (a few run at once per server); ``running``: the
     notebook is being re-executed; ``done``: ``report`` says what it reproduced; ``failed``:
@@ -221,6 +244,8 @@ class Verification(BaseModel):
     finished_at: str | None
     report: VerifyReply | None
     """Once ``done``: the report, as ``jupyter analyst verify --json`` makes it."""
+    reanswer: ReanswerReply | None
+    """Once a re-answer is ``done``: the answers restated on today's data."""
     error: Error | None
     """Once ``failed``: why there is no report."""
 

@@ -10,6 +10,10 @@ only the two fields that name the server's side (the notebook's temporary path, 
 source's spec) are replaced by what the client knows them as. The report's verdict is the
 report's own.
 
+A re-answer (``reanswer``) is a verification too: ``verify --reanswer --json`` re-runs the
+notebook the same way and restates its answers' cited numbers on today's data; its resource
+carries the restated answers (``reanswer``) beside the re-run's report.
+
 Verifications live in the server's memory: one at a time per thread, a few at a time per
 server (each runs a kernel), the last finished ones kept until newer ones push them out.
 """
@@ -37,6 +41,7 @@ from ..errors import AnalystError, ConfigError, StorageError
 log = logging.getLogger(__name__)
 
 Status = Literal["queued", "running", "done", "failed"]
+Kind = Literal["verify", "reanswer"]
 
 #: Verifications running at once on one server; the others wait their turn, queued.
 MAX_RUNNING = 2
@@ -50,12 +55,13 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-async def verify_in_subprocess(path: Path, source: str) -> dict[str, Any]:
-    """``jupyter analyst verify --json`` on ``path``: the CLI's own run, in a process of its
-    own, so papermill's kernel and event loop stay out of the server's. Cancelled, the
-    process and everything it started (its kernel) are killed."""
+async def verify_in_subprocess(path: Path, source: str, *, reanswer: bool = False) -> dict[str, Any]:
+    """``jupyter analyst verify --json`` on ``path`` (with ``--reanswer``: its answers restated):
+    the CLI's own run, in a process of its own, so papermill's kernel and event loop stay out
+    of the server's. Cancelled, the process and everything it started (its kernel) are killed."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "jupyter_analyst.cli", "verify", str(path), "--db", source, "--json",
+        *(["--reanswer"] if reanswer else []),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         cwd=path.parent, start_new_session=True,
     )
@@ -70,7 +76,7 @@ async def verify_in_subprocess(path: Path, source: str) -> dict[str, Any]:
         report = json.loads(out)
     except ValueError:
         report = None
-    if not isinstance(report, dict) or "checks" not in report:
+    if not isinstance(report, dict) or ("answers" if reanswer else "checks") not in report:
         said = err.decode("utf-8", "replace").strip().splitlines()
         raise StorageError(f"the notebook could not be verified: {said[-1] if said else f'exit {process.returncode}'}",
                            reason="verify_failed", hint="run `jupyter analyst verify` on it for the whole report")
@@ -96,11 +102,14 @@ class Verification:
     """The notebook's path in the caller's folder, or ``None`` for a fresh export."""
     source: str | None
     """The source it runs on, by configured name."""
+    kind: Kind = "verify"
     status: Status = "queued"
     created_at: str = field(default_factory=_now)
     started_at: str | None = None
     finished_at: str | None = None
     report: dict[str, Any] | None = None
+    reanswer: dict[str, Any] | None = None
+    """A re-answer's restated answers, once done."""
     error: dict[str, Any] | None = None
 
     @property
@@ -110,9 +119,9 @@ class Verification:
     def to_json(self) -> dict[str, Any]:
         return {
             "verification_id": self.verification_id, "thread_id": self.thread_id, "status": self.status,
-            "notebook": self.notebook, "source": self.source, "created_at": self.created_at,
+            "kind": self.kind, "notebook": self.notebook, "source": self.source, "created_at": self.created_at,
             "started_at": self.started_at, "finished_at": self.finished_at, "report": self.report,
-            "error": self.error,
+            "reanswer": self.reanswer, "error": self.error,
         }
 
 
@@ -128,8 +137,9 @@ class Verifications:
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     def start(self, thread_id: str, *, notebook: str | None, source: str | None,
-              run: Callable[[], Awaitable[dict[str, Any]]]) -> Verification:
-        """Queue ``run`` (which makes the report) as a verification of the thread's notebook.
+              run: Callable[[], Awaitable[dict[str, Any]]], kind: Kind = "verify") -> Verification:
+        """Queue ``run`` (which makes the report; for a re-answer, the re-answer with the
+        report as its ``verify``) as a verification of the thread's notebook.
 
         Raises:
             ConfigError: ``verify_in_progress`` while one of the thread's is not finished
@@ -141,7 +151,7 @@ class Verifications:
                               hint="follow it: GET threads/{thread_id}/verifications/{verification_id}",
                               verification_id=running)
         verification = Verification(verification_id=f"ver_{secrets.token_hex(8)}", thread_id=thread_id,
-                                    notebook=notebook, source=source)
+                                    notebook=notebook, source=source, kind=kind)
         self._items[verification.verification_id] = verification
         self._unfinished[thread_id] = verification.verification_id
         self._forget_old()
@@ -172,6 +182,11 @@ class Verifications:
             async with self._slots:
                 verification.status, verification.started_at = "running", _now()
                 report = await run()
+            if verification.kind == "reanswer":
+                restated, report = report, report.pop("verify")
+                report.pop("causes", None)  # each check says its own
+                restated["notebook"], restated["source"] = verification.notebook, verification.source
+                verification.reanswer = restated
             # What names the server's side (a temporary path, a source's spec) is replaced
             # by what the client named; the rest is the report as the CLI made it.
             report["notebook"], report["source"] = verification.notebook, verification.source

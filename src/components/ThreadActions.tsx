@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import { useThreadAudit, type AuditAction } from '../hooks/useThreadAudit';
+import { ReanswerReport } from './audit/ReanswerReport';
 import { VerifyReport } from './audit/VerifyReport';
 
 /** What the conversation's header offers to do with the thread (audit notebook, export, verify). */
@@ -13,16 +14,19 @@ export interface IThreadActionsProps {
 const BUSY_WORDS: Record<AuditAction, string> = {
   open: 'Writing the audit notebook…',
   export: 'Exporting…',
-  verify: 'Verifying: re-running the notebook on the source…'
+  verify: 'Verifying: re-running the notebook on the source…',
+  reanswer: 'Re-answering: re-running the notebook on today’s data…'
 };
 
 /** A verification waits while the server runs others (a few at a time). */
-const QUEUED_WORDS = 'Verifying: waiting for the server to start the re-run…';
+function queuedWords(action: AuditAction): string {
+  return `${action === 'reanswer' ? 'Re-answering' : 'Verifying'}: waiting for the server to start the re-run…`;
+}
 
 /**
  * The thread's audit actions: open its notebook in a JupyterLab tab, export it into the
- * user's folder, verify it (re-execute and compare fingerprints). They read the finished
- * thread, so they wait while a turn runs.
+ * user's folder, verify it (re-execute and compare fingerprints), and beside a verify report,
+ * re-answer on today's data. They read the finished thread, so they wait while a turn runs.
  */
 export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.Element {
   const { outcome, run, open, dismiss } = useThreadAudit(threadId);
@@ -69,8 +73,12 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
         <div className="jp-AnalystThreadActions-outcome" aria-live="polite">
           {outcome.kind === 'busy' && (
             <span className="jp-AnalystThreadActions-progress">
-              <progress aria-label={outcome.waiting ? QUEUED_WORDS : BUSY_WORDS[outcome.action]} />{' '}
-              {outcome.waiting ? QUEUED_WORDS : BUSY_WORDS[outcome.action]}
+              <progress
+                aria-label={
+                  outcome.waiting ? queuedWords(outcome.action) : BUSY_WORDS[outcome.action]
+                }
+              />{' '}
+              {outcome.waiting ? queuedWords(outcome.action) : BUSY_WORDS[outcome.action]}
             </span>
           )}
           {outcome.kind === 'exported' && (
@@ -90,7 +98,27 @@ export function ThreadActions({ threadId, running }: IThreadActionsProps): JSX.E
                 '. Its open tab has unsaved changes: reload it from disk (File > Reload Notebook from Disk) to see this export.'}
             </span>
           )}
-          {outcome.kind === 'verified' && <VerifyReport report={outcome.report} />}
+          {(outcome.kind === 'verified' || outcome.kind === 'reanswered') && (
+            <VerifyReport report={outcome.report} />
+          )}
+          {(outcome.kind === 'verified' || outcome.kind === 'reanswered') && (
+            // Beside the report: the thread's answers restated with today's values.
+            <button
+              type="button"
+              className="jp-Button jp-mod-styled jp-mod-accept jp-AnalystThreadActions-reanswer"
+              disabled={running}
+              title={
+                waiting ??
+                'Re-run the notebook on the source as it is today and restate each cited number (old → new)'
+              }
+              onClick={() => void run('reanswer')}
+            >
+              Re-answer on today’s data
+            </button>
+          )}
+          {outcome.kind === 'reanswered' && (
+            <ReanswerReport reanswer={outcome.reanswer} onOpen={open} />
+          )}
           {outcome.kind === 'failed' && (
             <span className="jp-AnalystThreadActions-error" role="alert">
               {outcome.error.message}

@@ -1,7 +1,7 @@
 /**
  * The thread's audit actions: open its notebook in a JupyterLab tab, export it into the
- * user's folder, verify it (re-execute and compare fingerprints), and what became of the
- * last one. A verification is followed while the thread is shown; the server finishes it
+ * user's folder, verify it (re-execute and compare fingerprints), re-answer its answers on
+ * today's data, and what became of the last one. A verification is followed while the thread is shown; the server finishes it
  * anyway.
  */
 
@@ -13,12 +13,14 @@ import {
   AnalystApiError,
   exportThread,
   IExportResult,
+  IReanswered,
   IVerifyReport,
+  reanswerThread,
   verifyThread
 } from '../transport/api';
 
 /** An audit action. */
-export type AuditAction = 'open' | 'export' | 'verify';
+export type AuditAction = 'open' | 'export' | 'verify' | 'reanswer';
 
 /** What became of the last action. */
 export type AuditOutcome =
@@ -26,6 +28,7 @@ export type AuditOutcome =
   | { kind: 'busy'; action: AuditAction; waiting?: boolean }
   | { kind: 'exported'; result: IExportResult; unsaved: number }
   | { kind: 'verified'; report: IVerifyReport }
+  | ({ kind: 'reanswered' } & IReanswered)
   | { kind: 'failed'; action: AuditAction; error: AnalystApiError };
 
 function asApiError(reason: unknown): AnalystApiError {
@@ -62,16 +65,20 @@ export function useThreadAudit(threadId: string): IThreadAudit {
   const run = async (action: AuditAction): Promise<void> => {
     setOutcome({ kind: 'busy', action });
     try {
-      if (action === 'verify') {
+      if (action === 'verify' || action === 'reanswer') {
         following.current?.abort();
         const controller = new AbortController();
         following.current = controller;
-        const report = await verifyThread(client, threadId, {
+        const options = {
           signal: controller.signal,
-          onProgress: verification =>
+          onProgress: (verification: { status: string }) =>
             setOutcome({ kind: 'busy', action, waiting: verification.status === 'queued' })
-        });
-        setOutcome({ kind: 'verified', report });
+        };
+        if (action === 'reanswer') {
+          setOutcome({ kind: 'reanswered', ...(await reanswerThread(client, threadId, options)) });
+        } else {
+          setOutcome({ kind: 'verified', report: await verifyThread(client, threadId, options) });
+        }
         return;
       }
       const result = await exportThread(client, threadId);

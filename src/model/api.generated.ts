@@ -257,7 +257,7 @@ export interface paths {
         put?: never;
         /**
          * Start re-executing the thread's notebook in the sandbox to compare each artifact's fingerprint
-         * @description Answered at once (202) with the verification, `queued` or `running`: a re-execution takes seconds. Follow it at `Location` (GET threads/{thread_id}/verifications/{verification_id}) every `Retry-After` seconds until it is `done`, with the report of `jupyter analyst verify --json`, or `failed`. `path`: an export of this thread in the caller's folder (else a fresh export); it runs against the thread's own source. One verification of a thread runs at a time; a few of a server's.
+         * @description Answered at once (202) with the verification, `queued` or `running`: a re-execution takes seconds. Follow it at `Location` (GET threads/{thread_id}/verifications/{verification_id}) every `Retry-After` seconds until it is `done`, with the report of `jupyter analyst verify --json`, or `failed`. `path`: an export of this thread in the caller's folder (else a fresh export); it runs against the thread's own source. `reanswer`: the answers' cited numbers are also restated with today's values (`jupyter analyst verify --reanswer`), in the finished verification's `reanswer`, and the re-answered notebook is written beside `path` (or the default export's path). One verification of a thread runs at a time; a few of a server's.
          */
         post: operations["postThreadsThreadIdVerify"];
         delete?: never;
@@ -789,6 +789,31 @@ export interface components {
              */
             derived: components["schemas"]["Derivation"] | null;
         };
+        /** @description One claim of the answer, then and now. */
+        ClaimCheck: {
+            text: string;
+            new_text: string;
+            /** @enum {string} */
+            status: "changed" | "unchanged" | "gone" | "not_rechecked";
+            kind: string;
+            old: unknown;
+            /** @default null */
+            new?: unknown;
+            /** @default null */
+            call_id?: string | null;
+            /** @default null */
+            row?: number | null;
+            /** @default null */
+            column?: string | null;
+            /** @default null */
+            derived?: string | null;
+            /** @default null */
+            note?: string | null;
+            /** @default null */
+            start?: number | null;
+            /** @default null */
+            end?: number | null;
+        };
         /** @description The question the turn ends with, and its candidate answers. */
         ClarifyResult: {
             asked: string;
@@ -938,7 +963,7 @@ export interface components {
         /** @description Every refusal: what went wrong, a stable code to act on, and what to send instead. */
         Error: {
             message: string;
-            /** @description One of: already_decided, artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_cell_ids, invalid_day, invalid_format, invalid_json, invalid_name, invalid_notebook, invalid_path, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_step, invalid_thread_id, invalid_title, invalid_turn, invalid_type, no_model, no_source, not_a_cell, not_a_context_editor, not_a_dataset, not_budget_admin, not_found, notebook_changed, notebook_not_found, notebook_of_another_thread, notebook_unreadable, notebook_without_ids, nothing_to_revert, path_not_writable, prompt_too_large, proposal_failed, proposal_not_found, step_not_found, thread_not_found, turn_in_progress, unknown_change, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
+            /** @description One of: already_decided, artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_cell_ids, invalid_day, invalid_format, invalid_json, invalid_name, invalid_notebook, invalid_path, invalid_reanswer, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_step, invalid_thread_id, invalid_title, invalid_turn, invalid_type, no_model, no_receipts, no_source, not_a_cell, not_a_context_editor, not_a_dataset, not_budget_admin, not_found, notebook_changed, notebook_not_found, notebook_of_another_thread, notebook_unreadable, notebook_without_ids, nothing_to_revert, path_not_writable, prompt_too_large, proposal_failed, proposal_not_found, step_not_found, thread_not_found, turn_in_progress, unknown_change, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
             reason: string | null;
             hint: string | null;
             /** @default null */
@@ -1513,6 +1538,27 @@ export interface components {
             unknown: string[];
             /** @default null */
             note?: string | null;
+        };
+        /** @description A finished re-answer: ``jupyter analyst verify --reanswer --json``'s answers restated. */
+        ReanswerReply: {
+            notebook: string | null;
+            source: string | null;
+            answers: components["schemas"]["ReansweredAnswer"][];
+            counts: {
+                [key: string]: number;
+            };
+            output: string | null;
+            output_refused: string | null;
+        };
+        /** @description One answer restated on today's data. */
+        ReansweredAnswer: {
+            turn_id: string | null;
+            original: string;
+            answer: string;
+            marked: string;
+            claims: components["schemas"]["ClaimCheck"][];
+            citations: components["schemas"]["Citation"][];
+            unsupported: components["schemas"]["UnsupportedClaim"][];
         };
         /**
          * @description One relation a query reads, as its description says it: a table by its name, or a CTE
@@ -2197,6 +2243,8 @@ export interface components {
             verification_id: string;
             thread_id: string;
             /** @enum {string} */
+            kind: "verify" | "reanswer";
+            /** @enum {string} */
             status: "queued" | "running" | "done" | "failed";
             notebook: string | null;
             source: string | null;
@@ -2204,6 +2252,7 @@ export interface components {
             started_at: string | null;
             finished_at: string | null;
             report: components["schemas"]["VerifyReply"] | null;
+            reanswer: components["schemas"]["ReanswerReply"] | null;
             error: components["schemas"]["Error"] | null;
         };
         /** @description A verified answer as written: the query file, the suite's task, what they hold. */
@@ -2236,6 +2285,8 @@ export interface components {
         VerifyNotebook: {
             /** @default null */
             path?: string | null;
+            /** @default false */
+            reanswer?: boolean;
         };
         /** @description A finished verification's report: ``jupyter analyst verify --json``'s. */
         VerifyReply: {
@@ -3300,7 +3351,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description send {path?: the thread's exported notebook in your Jupyter folder}, or {} to check a fresh export */
+        /** @description send {path?: the thread's exported notebook in your Jupyter folder, reanswer?: true to restate its answers on today's data}, or {} to check a fresh export */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["VerifyNotebook"];
@@ -3358,7 +3409,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the thread has no turn yet, so no notebook (notebook_not_found), there is no notebook at `path` or it goes through a link (notebook_not_found), `path` is not an export of this thread (notebook_of_another_thread) or no notebook (notebook_unreadable), or a verification of the thread is under way (verify_in_progress, its id in `verification_id`) */
+            /** @description the thread has no turn yet, so no notebook (notebook_not_found), there is no notebook at `path` or it goes through a link (notebook_not_found), `path` is not an export of this thread (notebook_of_another_thread) or no notebook (notebook_unreadable), or a verification of the thread is under way (verify_in_progress, its id in `verification_id`); with `reanswer`, no answer cites a number from a step (no_receipts) or its receipts are not the answer's (receipts_invalid) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -21,8 +21,9 @@ export const REASON_TEXT: { readonly [R in ReasonCode]: string } = {
   arguments_normalized: 'the arguments were corrected before running',
   unknown_name_refused: 'refused: it names a table, column or dataset that does not exist',
   invented_name_flagged: 'flagged: the answer cites something that does not exist',
-  unsupported_claim_flagged:
-    'checked: the answer stated numbers no result holds; the model was told once',
+  // The server's message names the numbers ("the answer states numbers no result holds:
+  // ..."): the words say what was done of them, not that again.
+  unsupported_claim_flagged: 'checked before the answer was final: the model was told once',
   expectation_failed: 'check failed: the result is not what the step was expected to give',
   clarification_asked: 'a question for you: the request could mean more than one thing',
   chat_mode: 'answered without running anything',

@@ -536,6 +536,15 @@ export type IVerifyReport = Schemas['VerifyReply'];
  */
 export type IVerification = Schemas['Verification'];
 
+/** A finished re-answer: the thread's answers restated on today's data. */
+export type IReanswerReport = Schemas['ReanswerReply'];
+
+/** One answer restated: today's text, and each of its claims then and now. */
+export type IReansweredAnswer = Schemas['ReansweredAnswer'];
+
+/** One claim of an answer, then and now (`changed`, `unchanged`, `gone`, `not_rechecked`). */
+export type IClaimCheck = Schemas['ClaimCheck'];
+
 /** `GET threads/{id}/steps/{call_id}/cell`: one SQL or Python step as a runnable cell. */
 export type IStepCell = Schemas['StepCell'];
 
@@ -597,22 +606,23 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
- * Re-execute the thread's notebook (a fresh export unless `path`) and compare fingerprints:
- * the server answers at once with a verification, read again every `Retry-After` seconds
- * until it is done (its report) or failed (thrown as an {@link AnalystApiError}). A
- * verification of the thread already under way is followed instead of refused.
+ * Starts a verification of the thread's notebook with `body` and follows it: the server
+ * answers at once, and the verification is read again every `Retry-After` seconds until it
+ * is done (returned) or failed (thrown as an {@link AnalystApiError}). A verification of the
+ * thread already under way is followed instead of refused.
  */
-export async function verifyThread(
+async function followVerification(
   client: AnalystClient,
   threadId: string,
-  options: IVerifyOptions = {}
-): Promise<IVerifyReport> {
-  const { path, signal, onProgress, pollMs = 1000 } = options;
+  body: Record<string, unknown>,
+  options: IVerifyOptions
+): Promise<IVerification> {
+  const { signal, onProgress, pollMs = 1000 } = options;
   let response: Response;
   try {
     response = await client.request(`${threadPath(threadId)}/verify`, {
       method: 'POST',
-      body: JSON.stringify(path ? { path } : {}),
+      body: JSON.stringify(body),
       signal
     });
   } catch (error) {
@@ -632,7 +642,7 @@ export async function verifyThread(
     const verification = (await response.json()) as IVerification;
     onProgress?.(verification);
     if (verification.status === 'done' && verification.report) {
-      return verification.report;
+      return verification;
     }
     if (verification.status === 'failed' || verification.status === 'done') {
       throw new AnalystApiError(
@@ -650,6 +660,49 @@ export async function verifyThread(
       { signal }
     );
   }
+}
+
+/**
+ * Re-execute the thread's notebook (a fresh export unless `path`) and compare fingerprints;
+ * the report once done (see {@link followVerification}).
+ */
+export async function verifyThread(
+  client: AnalystClient,
+  threadId: string,
+  options: IVerifyOptions = {}
+): Promise<IVerifyReport> {
+  const { path } = options;
+  const verification = await followVerification(client, threadId, path ? { path } : {}, options);
+  return verification.report!;
+}
+
+/** A re-answer, done: the re-run's verify report and the answers restated. */
+export interface IReanswered {
+  report: IVerifyReport;
+  reanswer: IReanswerReport;
+}
+
+/**
+ * Re-answer the thread's answers on today's data: its notebook re-run on its source, each
+ * cited number restated with today's value, the re-answered notebook written beside it.
+ */
+export async function reanswerThread(
+  client: AnalystClient,
+  threadId: string,
+  options: IVerifyOptions = {}
+): Promise<IReanswered> {
+  const { path } = options;
+  const body = path ? { path, reanswer: true } : { reanswer: true };
+  const verification = await followVerification(client, threadId, body, options);
+  if (!verification.reanswer) {
+    // The verification followed was a plain one, under way when this was asked.
+    throw new AnalystApiError(200, {
+      message: 'a verification of this thread was under way: it ended without a re-answer',
+      reason: 'verify_in_progress',
+      hint: 'ask for the re-answer again'
+    });
+  }
+  return { report: verification.report!, reanswer: verification.reanswer };
 }
 
 /** One step of the thread as a runnable cell. */

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jupyter_analyst.notebooks.reanswer import ReanswerReport, format_reanswer
 from jupyter_analyst.notebooks.reanswer_claims import AnswerReceipts, recheck
-from jupyter_analyst.receipts import Citation, Derivation
+from jupyter_analyst.receipts import Citation, Derivation, UnsupportedClaim
 
 ANSWER = "West 1,620 vs East 1,200: 35.0% more; West is 45% of all. Printed: 7.5"
 
@@ -33,6 +33,15 @@ def test_changed_unchanged_gone_and_not_rechecked():
     assert restated.answer == "West 1,800 vs East 1,200: 50.0% more; West is 50% of all. Printed: 7.5"
     # Each moved citation still spans its text in the new answer.
     assert all(restated.answer[c.start:c.end] == c.text for c in restated.citations)
+    # And each claim says where it stands in the new answer, as written there now.
+    assert all(restated.answer[c.start:c.end] == c.new_text for c in restated.claims)
+    unsupported = AnswerReceipts(answer=ANSWER, citations=RECEIPTS.citations[:1], unsupported=[
+        UnsupportedClaim(start=ANSWER.index("7.5"), end=ANSWER.index("7.5") + 3, text="7.5", kind="number",
+                         value=7.5)])
+    grown = recheck(unsupported, {"a1": {"n": [16200]}}, {"a1"})  # "1,620" -> "16,200": a character more
+    moved = grown.claims[-1]
+    assert (moved.status, moved.start) == ("not_rechecked", ANSWER.index("7.5") + 1)
+    assert grown.answer[moved.start:moved.end] == "7.5"
 
     gone = recheck(RECEIPTS, {"a1": {"n": [1620]}}, {"a1"})
     by_text = {c.text: c for c in gone.claims}

@@ -35,6 +35,7 @@ from ...step_kinds import STEP_TOOLS
 from ...store import Thread
 from ..inputs import NOTEBOOK_FOLDER, ExportNotebook, VerifyNotebook
 from ..contents import refuse_links
+from ..reanswers import check_reanswerable, reanswer_notebook_text, reanswered_path
 from ..verifications import POLL_S, Verification, verify_notebook_text
 from .base import AnalystHandler
 
@@ -110,6 +111,21 @@ class AuditHandler(AnalystHandler):
             if not await ensure_async(cm.dir_exists(folder)):
                 await ensure_async(cm.save({"type": "directory"}, folder))
 
+    async def save_reanswer(self, content: dict[str, Any] | None, path: str) -> tuple[str | None, str | None]:
+        """The re-answered notebook written at ``path`` of the user's folder: where, or why not."""
+        if content is None:
+            return None, "the re-run wrote no notebook"
+        try:
+            self.no_links(path)
+            await self.make_folders(path)
+            saved = await ensure_async(self.contents_manager.save({"type": "notebook", "format": "json",
+                                                                   "content": content}, path))
+        except web.HTTPError as exc:
+            if not refused_by_the_folder(exc):
+                raise
+            return None, f"{path} cannot be written in your Jupyter folder"
+        return saved["path"], None
+
 
 class ExportHandler(AuditHandler):
     @web.authenticated
@@ -147,7 +163,8 @@ class VerifyHandler(AuditHandler):
     async def post(self, thread_id: str) -> None:
         """Start re-executing the thread's notebook (``path`` in the user's folder, else a
         fresh export) against the thread's own source: 202 at once with the verification,
-        whose resource (``Location``) gives the report once done."""
+        whose resource (``Location``) gives the report once done; with ``reanswer``, the
+        answers restated on today's data too, their notebook written beside ``path``."""
         thread = self.owned_thread(thread_id)
         request = self.body(VerifyNotebook)
         if not self.service.workspace.store.turns(thread_id):
@@ -188,10 +205,24 @@ class VerifyHandler(AuditHandler):
             spec = self.service.catalog.for_thread(thread.source)
         except AnalystError as exc:
             raise self.refuse(exc) from None
+        notebook = request.path or default_notebook_path(thread)
+        if request.reanswer:
+            try:
+                await asyncio.to_thread(check_reanswerable, nb, notebook)
+            except ConfigError as exc:  # nothing cited, or receipts that are not the answer's
+                raise self.refuse(exc, 409) from None
+
+        async def reanswer() -> dict[str, Any]:
+            restated, content = await reanswer_notebook_text(nb, spec)
+            written = await self.save_reanswer(content, reanswered_path(notebook))
+            restated["output"], restated["output_refused"] = written
+            return restated
+
         try:
             verification = self.service.verifications.start(
                 thread_id, notebook=request.path, source=self.service.catalog.name_of(spec),
-                run=lambda: verify_notebook_text(nb, spec))
+                run=reanswer if request.reanswer else lambda: verify_notebook_text(nb, spec),
+                kind="reanswer" if request.reanswer else "verify")
         except ConfigError as exc:  # one of the thread's is under way
             raise self.refuse(exc, 409) from None
         self.answer(verification, status=202)

@@ -143,14 +143,17 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                     "seconds. Follow it at `Location` (GET threads/{thread_id}/verifications/{verification_id}) "
                     "every `Retry-After` seconds until it is `done`, with the report of `jupyter analyst verify "
                     "--json`, or `failed`. `path`: an export of this thread in the caller's folder (else a fresh "
-                    "export); it runs against the thread's own source. One verification of a thread runs at a "
-                    "time; a few of a server's.",
+                    "export); it runs against the thread's own source. `reanswer`: the answers' cited numbers are "
+                    "also restated with today's values (`jupyter analyst verify --reanswer`), in the finished "
+                    "verification's `reanswer`, and the re-answered notebook is written beside `path` (or the "
+                    "default export's path). One verification of a thread runs at a time; a few of a server's.",
         answers_with={"Location": _LOCATION, "Retry-After": {**_RETRY_AFTER, "required": True}},
         errors={**_TURNLESS,
                 409: f"{_TURNLESS[409]}, there is no notebook at `path` or it goes through a link "
                      "(notebook_not_found), `path` is not an export of this thread (notebook_of_another_thread) or "
                      "no notebook (notebook_unreadable), or a verification of the thread is under way "
-                     "(verify_in_progress, its id in `verification_id`)"}),
+                     "(verify_in_progress, its id in `verification_id`); with `reanswer`, no answer cites a number "
+                     "from a step (no_receipts) or its receipts are not the answer's (receipts_invalid)"}),
     ("/threads/{thread_id}/verifications/{verification_id}", "get"): Operation(
         "A verification of the thread's notebook: how it goes, and its report once done",
         replies.Verification,

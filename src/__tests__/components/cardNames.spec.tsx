@@ -212,6 +212,24 @@ describe('a refused or failed step', () => {
     expect(full?.querySelector('pre')?.textContent).toBe(TRACEBACK);
   });
 
+  it('says once that the answer stated numbers no result holds', () => {
+    // As the loop tells it (agent/loop.py), with the numbers named.
+    const message = 'the answer states numbers no result holds: 1,204, 37%';
+    const view = reduceAll(
+      initialThreadView(),
+      turnOf(1, [
+        { type: 'turn_started', prompt: 'Who leads?', model: 'm', rerun: false },
+        { type: 'guard', reason: 'unsupported_claim_flagged', message, call_id: null },
+        { type: 'answer', text: 'North leads with 1,204, up 37%.', flagged: [] }
+      ])
+    );
+    const host = renderStatic(<TurnList view={view} threadId="thr_1" />);
+    const note = host.querySelector('[data-reason="unsupported_claim_flagged"]');
+    expect(note?.textContent).toContain('1,204, 37%');
+    expect(note?.textContent).toContain('the model was told once');
+    expect(note?.textContent?.match(/numbers? no result holds/g)).toHaveLength(1);
+  });
+
   it('says a flagged answer once', () => {
     expect(count(host.textContent ?? '', 'sales_2024')).toBe(2); // the answer, and its flag
     expect(host.querySelectorAll('[data-reason="invented_name_flagged"]')).toHaveLength(0);

@@ -131,6 +131,7 @@ describe('the Verify button', () => {
   const verification = (status: IVerification['status'], done?: IVerifyReport): IVerification => ({
     verification_id: 'ver_1',
     thread_id: 'thr_1',
+    kind: 'verify',
     status,
     notebook: null,
     source: 'sales',
@@ -138,6 +139,7 @@ describe('the Verify button', () => {
     started_at: null,
     finished_at: null,
     report: done ?? null,
+    reanswer: null,
     error: null
   });
   const json = (body: unknown, status = 200): Response =>

@@ -141,6 +141,7 @@ describe('verifyThread', () => {
   ): IVerification => ({
     verification_id: 'ver_1',
     thread_id: 'thr_1',
+    kind: 'verify',
     status,
     notebook: null,
     source: 'sales',
@@ -148,6 +149,7 @@ describe('verifyThread', () => {
     started_at: null,
     finished_at: null,
     report: null,
+    reanswer: null,
     error: null,
     ...extra
   });

@@ -22,6 +22,12 @@ const LEFT_ALONE = 'a, script, style, svg, math, mjx-container, .MathJax, [data-
 /** What starts a new line of the rendered text: cells and blocks do not run into each other. */
 const BLOCK = 'p, li, td, th, h1, h2, h3, h4, h5, h6, pre, blockquote, dt, dd, caption, div';
 
+/** What a mark is placed by: its text, and where it starts in the answer's source. */
+export interface IPlaced {
+  start: number;
+  text: string;
+}
+
 /** Takes the marks placed on `root` off again, its text as it was. */
 export function clearReceipts(root: HTMLElement): void {
   const placed = root.querySelectorAll(`[${RECEIPT}]`);
@@ -67,12 +73,26 @@ function markElement(doc: Document, mark: ShownMark, index: number): HTMLElement
 
 /**
  * Places `marks` (in the answer's order) on `root`, the rendered `source`, after taking any
- * placed before off; how many were placed.
+ * placed before off; how many were placed. `make` makes the element a mark's text goes
+ * into (it carries RECEIPT, so the marks are taken off again); a receipt's by default.
  */
 export function placeReceipts(
   root: HTMLElement,
   source: string,
   marks: readonly ShownMark[]
+): number;
+export function placeReceipts<M extends IPlaced>(
+  root: HTMLElement,
+  source: string,
+  marks: readonly M[],
+  make: (doc: Document, mark: M, index: number) => HTMLElement
+): number;
+export function placeReceipts(
+  root: HTMLElement,
+  source: string,
+  marks: readonly IPlaced[],
+  make: (doc: Document, mark: IPlaced, index: number) => HTMLElement = (doc, mark, index) =>
+    markElement(doc, mark as ShownMark, index)
 ): number {
   clearReceipts(root);
   if (marks.length === 0) {
@@ -111,7 +131,7 @@ export function placeReceipts(
   for (const { node, offset, mark } of placed.reverse()) {
     const text = node.splitText(offset);
     text.splitText(marks[mark].text.length);
-    const element = markElement(doc, marks[mark], mark);
+    const element = make(doc, marks[mark], mark);
     text.replaceWith(element);
     element.appendChild(text);
   }
