@@ -1,6 +1,7 @@
 import * as React from 'react';
 
 import type { AnalystClient, IThread } from '../transport/api';
+import { proposalCalls } from '../model';
 import { useAnalyst } from '../context';
 import { useAttachedNotebook } from '../hooks/useAttachedNotebook';
 import { useThread } from '../hooks/useThread';
@@ -10,6 +11,7 @@ import { BudgetStatus } from './BudgetStatus';
 import { EmptyThread } from './EmptyThread';
 import { ErrorBanner } from './ErrorBanner';
 import { NotebookChip } from './NotebookChip';
+import { PendingProposals } from './PendingProposals';
 import { PromptBox } from './PromptBox';
 import { StopButton } from './StopButton';
 import { ThreadActions } from './ThreadActions';
@@ -137,6 +139,7 @@ export function Conversation({
       </div>
       {running && <TurnStatus view={view} connection={connection} stopping={stopping} />}
       <BudgetStatus reply={budget} />
+      <PendingProposals threadId={thread.thread_id} calls={proposalCalls(view)} />
       <NotebookChip
         open={notebook.open}
         choice={notebook.choice}

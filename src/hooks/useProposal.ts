@@ -24,6 +24,9 @@ import {
   revealChange,
   saveIfDirty
 } from '../notebook/proposals';
+import { hideRevertButton, showRevertButton } from '../notebook/revertButton';
+import { onProposalsChanged, proposalsChanged } from './proposalChanges';
+import { AnalystApiError } from '../transport/api';
 import { decideChanges, listProposals, revertTurn } from '../transport/proposals';
 
 export interface IProposalReview {
@@ -43,7 +46,11 @@ function nextFrame(): Promise<void> {
   return new Promise(resolve => requestAnimationFrame(() => resolve()));
 }
 
+/** A refusal as said to the person: the server's message and, when it gives one, what to do. */
 function messageOf(reason: unknown): string {
+  if (reason instanceof AnalystApiError && reason.hint) {
+    return `${reason.message} (${reason.hint})`;
+  }
   return reason instanceof Error ? reason.message : String(reason);
 }
 
@@ -63,7 +70,9 @@ export function useProposal(threadId: string, proposalId: string): IProposalRevi
 
   React.useEffect(() => {
     void load();
-  }, [load]);
+    // A decision taken in another card of the thread (a revert of the turn) changes this one.
+    return onProposalsChanged(threadId, () => void load());
+  }, [load, threadId]);
 
   const panelOf = React.useCallback(
     () => (proposal && notebooks ? openNotebook(notebooks, proposal.notebook) : null),
@@ -81,8 +90,13 @@ export function useProposal(threadId: string, proposalId: string): IProposalRevi
           await reloadNotebook(panel);
         }
         dispatch({ type: 'decided', proposal: updated });
+        proposalsChanged(threadId);
       } catch (reason) {
         dispatch({ type: 'refused', message: messageOf(reason) });
+        // Read again, here and in the rest of the panel, what the server holds now (the
+        // notebook was saved): a change that conflicts with an edit says so on its cell, its
+        // Accept disabled.
+        proposalsChanged(threadId);
       }
     },
     [client, threadId, proposalId, panelOf]
@@ -98,29 +112,43 @@ export function useProposal(threadId: string, proposalId: string): IProposalRevi
       await revertTurn(client, threadId, proposal.turn_id);
       await reloadNotebook(panel);
       dispatch({ type: 'decided' });
-      await load();
+      proposalsChanged(threadId);
     } catch (reason) {
       dispatch({ type: 'refused', message: messageOf(reason) });
     }
-  }, [client, threadId, proposal, panelOf, load]);
+  }, [client, threadId, proposal, panelOf]);
 
   // Drawn on the notebook while it is open: again when its cells change (a reload replaces
   // them), when it is opened later, and when the proposal changes.
   const busy = state.busy !== null;
+  const error = state.error;
   React.useEffect(() => {
     if (proposal === null || notebooks === null) {
       return;
     }
     const actions = {
       busy,
+      error,
       decide: (_p: string, k: 'accept' | 'reject', ids: string[] | 'all') => void decide(k, ids)
     };
+    const revertible = proposal.changes.some(c => c.status === 'accepted');
     let frame = 0;
     const draw = (): void => {
       cancelAnimationFrame(frame);
       frame = requestAnimationFrame(() => {
         const panel = openNotebook(notebooks, proposal.notebook);
         setDrawn(panel ? drawProposal(panel, proposal, actions) : null);
+        if (panel && revertible) {
+          showRevertButton(
+            panel.toolbar,
+            proposal.turn_id,
+            proposal.proposal_id,
+            () => void revert(),
+            !busy
+          );
+        } else if (panel) {
+          hideRevertButton(panel.toolbar, proposal.turn_id, proposal.proposal_id);
+        }
       });
     };
     draw();
@@ -148,9 +176,10 @@ export function useProposal(threadId: string, proposalId: string): IProposalRevi
       panel?.content.model?.contentChanged.disconnect(draw);
       if (panel) {
         clearProposals(panel, proposal.proposal_id);
+        hideRevertButton(panel.toolbar, proposal.turn_id, proposal.proposal_id);
       }
     };
-  }, [proposal, notebooks, busy, decide]);
+  }, [proposal, notebooks, busy, error, decide, revert]);
 
   const reveal = React.useCallback(
     async (changeId: string) => {
@@ -170,6 +199,7 @@ export function useProposal(threadId: string, proposalId: string): IProposalRevi
       if (button === null) {
         drawProposal(panel, proposal, {
           busy,
+          error,
           decide: (_p, k, ids) => void decide(k, ids)
         });
         button = revealChange(panel, changeId);
@@ -185,7 +215,7 @@ export function useProposal(threadId: string, proposalId: string): IProposalRevi
         }
       }
     },
-    [proposal, notebooks, commands, busy, decide]
+    [proposal, notebooks, commands, busy, error, decide]
   );
 
   const shown = drawn ?? (proposal ? proposalShown(proposal, () => '') : null);

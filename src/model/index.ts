@@ -13,3 +13,4 @@ export * from './reducer';
 export * from './delivery';
 export * from './receipts';
 export * from './proposals';
+export * from './diffRows';

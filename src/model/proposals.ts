@@ -6,6 +6,8 @@
  */
 
 import type { components } from './api.generated';
+import { PROPOSE_CELLS } from './tools/propose_cells';
+import type { ThreadView } from './view';
 
 export type ProposalView = components['schemas']['ProposalView'];
 export type ChangeView = components['schemas']['ChangeView'];
@@ -256,4 +258,45 @@ export function revertibleTurns(proposals: ProposalView[]): string[] {
     .filter(p => p.changes.some(c => c.status === 'accepted'))
     .map(p => p.turn_id);
   return [...new Set(turns)];
+}
+
+/** A proposal with changes still to decide, as the panel's list of them says it. */
+export interface IPendingProposal {
+  proposalId: string;
+  turnId: string;
+  notebook: string;
+  pending: number;
+  /** Of its pending changes, those the server says no longer apply (the cell was edited). */
+  conflicts: number;
+  failed: boolean;
+}
+
+/** The proposals with pending changes, oldest first. */
+export function pendingProposals(proposals: ProposalView[]): IPendingProposal[] {
+  return proposals
+    .map(p => {
+      const pending = p.changes.filter(c => c.status === 'pending');
+      return {
+        proposalId: p.proposal_id,
+        turnId: p.turn_id,
+        notebook: p.notebook,
+        pending: pending.length,
+        conflicts: pending.filter(c => c.conflict !== null).length,
+        failed: p.failed
+      };
+    })
+    .filter(p => p.pending > 0);
+}
+
+/** How many `propose_cells` calls of the thread have a result: none, nothing to list. */
+export function proposalCalls(view: ThreadView): number {
+  let calls = 0;
+  for (const turn of view.turns) {
+    for (const item of turn.items) {
+      if (item.kind === 'tool' && item.tool === PROPOSE_CELLS.tool && item.result !== null) {
+        calls += 1;
+      }
+    }
+  }
+  return calls;
 }

@@ -11,6 +11,7 @@ import type { Cell } from '@jupyterlab/cells';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { proposalShown, type IChangeShown, type IProposalShown, type ProposalView } from '../model';
+import { diffView, element, inlineDiff } from './diffView';
 
 /** The class of every node drawn for a proposal (removed before drawing again). */
 export const PROPOSAL_CLASS = 'jp-AnalystProposal';
@@ -21,6 +22,8 @@ export interface IProposalActions {
   decide(proposalId: string, kind: 'accept' | 'reject', changeIds: string[] | 'all'): void;
   /** A decision is under way: the buttons are disabled. */
   busy: boolean;
+  /** The server's last refusal of a decision, said in the notebook as in the panel. */
+  error?: string | null;
 }
 
 /** The open notebook at `path`, if any. */
@@ -48,19 +51,6 @@ export function clearProposals(panel: NotebookPanel, proposalId: string | null =
       delete cell.node.dataset.analystProposal;
     }
   }
-}
-
-function element<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  text?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  return node;
 }
 
 function button(
@@ -106,7 +96,8 @@ function proposalHeader(shown: IProposalShown, actions: IProposalActions): HTMLE
         : `Proposal: ${n} change${n === 1 ? '' : 's'} from the Data analyst`
     )
   );
-  if (!shown.failed) {
+  // Not when it failed in the sandbox, nor when every change conflicts with an edit.
+  if (!shown.failed && shown.pending.some(c => c.conflict === null)) {
     header.append(
       button(
         'Accept all',
@@ -122,6 +113,11 @@ function proposalHeader(shown: IProposalShown, actions: IProposalActions): HTMLE
       actions.decide(shown.proposalId, 'reject', 'all')
     )
   );
+  if (actions.error) {
+    const refused = element('p', 'jp-AnalystProposal-refused', `Not applied: ${actions.error}`);
+    refused.setAttribute('role', 'alert');
+    header.append(refused);
+  }
   return header;
 }
 
@@ -141,13 +137,18 @@ function changeBlock(change: IChangeShown, actions: IProposalActions): HTMLEleme
   }
   title.append(element('span', 'jp-AnalystProposal-reason', change.reason));
   block.append(title);
-  if (change.op !== 'delete') {
-    const diff = element('pre', 'jp-AnalystProposal-diff');
-    for (const line of change.lines) {
-      const mark = line.kind === 'add' ? '+ ' : line.kind === 'del' ? '- ' : '  ';
-      diff.append(element('span', `jp-AnalystProposal-line jp-mod-${line.kind}`, mark + line.text));
-    }
-    block.append(diff);
+  if (change.op === 'replace') {
+    block.append(diffView(change));
+  } else if (change.op === 'insert') {
+    block.append(inlineDiff(change.lines));
+  } else {
+    block.append(
+      element(
+        'p',
+        'jp-AnalystProposal-deleteNote',
+        'Accepting removes this cell from the notebook.'
+      )
+    );
   }
   if (change.outputs.length > 0) {
     const outputs = element('pre', 'jp-AnalystProposal-outputs', change.outputs.join('\n'));
@@ -155,7 +156,11 @@ function changeBlock(change: IChangeShown, actions: IProposalActions): HTMLEleme
     block.append(outputs);
   }
   if (change.conflict) {
-    block.append(element('p', 'jp-AnalystProposal-conflict', change.conflict));
+    // Why Accept is disabled: the cell was edited (or removed) since the model read it.
+    block.classList.add('jp-mod-conflict');
+    const conflict = element('p', 'jp-AnalystProposal-conflict');
+    conflict.append(element('strong', '', 'Conflict: '), change.conflict);
+    block.append(conflict);
   }
   const buttons = element('div', 'jp-AnalystProposal-buttons');
   buttons.append(
@@ -214,7 +219,7 @@ export function drawProposal(
 }
 
 /**
- * Bring a change into view in its notebook and put the keyboard on its first button (its
+ * Bring a change into view in its notebook and put the keyboard on its Accept (its
  * cell made the active one, in command mode, so the notebook keeps the focus there); the
  * button, or null when the change is not drawn.
  */
@@ -231,7 +236,8 @@ export function revealChange(panel: NotebookPanel, changeId: string): HTMLButton
     panel.content.activeCellIndex = index;
   }
   block.scrollIntoView({ block: 'center' });
-  const first = block.querySelector<HTMLButtonElement>('button');
+  // Its Accept (or Reject), not the switch of its diff's layout before them.
+  const first = block.querySelector<HTMLButtonElement>('.jp-AnalystProposal-buttons button');
   first?.focus();
   return first;
 }

@@ -7,9 +7,11 @@ import { ask, newThread, openPanel, SCREENSHOTS } from './lab';
 /**
  * Proposed cells where the notebook is, at JupyterLab's default sidebar width, with the
  * scripted model (data/lab_script.json: 'Propose cells' proposes two new cells after `load`
- * and a new source for `show`): the diff drawn on the notebook's cells, accept one, reject
- * one, revert the turn, each reflected in the open notebook as in its file, by keyboard from
- * the panel's links.
+ * and a new source for `show`; 'Propose tidying the notebook' deletes `load` and gives `show`
+ * a new source): the diff drawn on the notebook's cells, inline or side by side, accept one,
+ * reject one, revert the turn from the panel or the notebook's toolbar, each reflected in the
+ * open notebook as in its file, by keyboard from the panel's links; a change to a cell the
+ * user edited since is refused, and both the notebook and the panel say why.
  */
 
 const CELLS = [
@@ -200,5 +202,172 @@ test.describe('proposed cells', () => {
     await expect(card.getByRole('button', { name: 'Accept all' })).toHaveCount(0);
     await expect(card.locator('.jp-AnalystProposals')).toHaveAttribute('data-failed', 'true');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'proposals-failed.png') });
+  });
+
+  test('a replaced cell side by side, switched by keyboard, legible beside the panel', async ({
+    page,
+    tmpPath
+  }) => {
+    const { card, notebook } = await proposedNotebook(page, tmpPath, 'Propose cells for the total');
+    const replaced = notebook.locator('.jp-AnalystProposal-replace');
+    const layouts = replaced.getByRole('group', { name: 'Diff view: print y with its name' });
+    const inline = layouts.getByRole('button', { name: 'Inline' });
+    const split = layouts.getByRole('button', { name: 'Side by side' });
+    await expect(inline).toHaveAttribute('aria-pressed', 'true');
+    await expect(replaced.locator('.jp-AnalystProposal-diff')).toBeVisible();
+    await expect(replaced.locator('.jp-AnalystProposal-split')).toBeHidden();
+
+    // From the panel's link to the change's Accept, back one key to the switch.
+    await card.locator('.jp-AnalystProposals-link').nth(2).focus();
+    await page.keyboard.press('Enter');
+    await expect(
+      notebook.getByRole('button', { name: 'Accept: print y with its name' })
+    ).toBeFocused();
+    await page.keyboard.press('Shift+Tab');
+    await expect(split).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(split).toHaveAttribute('aria-pressed', 'true');
+    await expect(inline).toHaveAttribute('aria-pressed', 'false');
+    const table = replaced.getByRole('table', { name: 'The cell now and as proposed' });
+    await expect(table).toBeVisible();
+    await expect(replaced.locator('.jp-AnalystProposal-diff')).toBeHidden();
+    await expect(table.getByRole('columnheader')).toHaveText(['Now', 'Proposed']);
+    // The lines removed beside the lines that replace them, row by row.
+    await expect(table.locator('tbody tr')).toHaveCount(2);
+    await expect(table.locator('tbody tr').first().locator('td')).toHaveText([
+      '- y = 2',
+      '+ y = 3'
+    ]);
+    await expect(table.locator('tbody tr').nth(1).locator('td')).toHaveText([
+      '- print(y)',
+      "+ print('y is', y)"
+    ]);
+    // Legible at the notebook's width beside the panel: no line cut off, each side holds a
+    // line of 20 characters of code without wrapping it.
+    const fits = await table.evaluate(node => {
+      const probe = document.createElement('span');
+      probe.textContent = '- print(y) + z == 42';
+      probe.style.whiteSpace = 'pre';
+      node.querySelector('td')!.append(probe);
+      const line = probe.getBoundingClientRect().width;
+      probe.remove();
+      return {
+        overflow: node.scrollWidth - node.clientWidth,
+        columns: Array.from(node.querySelectorAll('td')).map(td => td.clientWidth),
+        line
+      };
+    });
+    expect(fits.overflow).toBeLessThanOrEqual(0);
+    for (const width of fits.columns) {
+      expect(width).toBeGreaterThan(fits.line);
+    }
+    // The keyboard is still on the switch (nothing redrawn under it), and the notebook's own
+    // keys did not act: the cells are as they were.
+    await expect(split).toBeFocused();
+    await expect(notebook.locator('.jp-Cell')).toHaveCount(3);
+    await notebook.locator('.jp-AnalystProposal-replace').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'proposals-side-by-side.png') });
+
+    // Back to inline with the other button of the switch.
+    await page.keyboard.press('Shift+Tab');
+    await expect(inline).toBeFocused();
+    await page.keyboard.press('Space');
+    await expect(inline).toHaveAttribute('aria-pressed', 'true');
+    await expect(replaced.locator('.jp-AnalystProposal-diff')).toBeVisible();
+    await expect(table).toBeHidden();
+  });
+
+  test('a deleted cell, reverted from the notebook; a change to a cell edited since is refused', async ({
+    page,
+    tmpPath
+  }) => {
+    const { panel, file, card, notebook } = await proposedNotebook(
+      page,
+      tmpPath,
+      'Propose tidying the notebook'
+    );
+    const original = CELLS.map(c => c.source);
+    await expect(card.locator('.jp-AnalystProposals-link')).toHaveText([
+      /Deleted cell\s+drop the unused x/,
+      /Changed cell\s+name y in its output/
+    ]);
+
+    // The panel lists the proposals with changes, wherever the conversation is
+    // scrolled; the link goes to the proposal's card, the keyboard on its first change.
+    const pending = panel.getByRole('navigation', { name: 'Pending proposals' });
+    await expect(pending).toContainText('Proposals to review:');
+    const toCard = pending.getByRole('button', { name: 'study.ipynb: 2 changes' });
+    await toCard.focus();
+    await page.keyboard.press('Enter');
+    await expect(card.locator('.jp-AnalystProposals-link').first()).toBeFocused();
+
+    // The deletion: the cell marked, the change says what Accept does.
+    const deletion = notebook.locator('.jp-AnalystProposal-delete');
+    await expect(deletion).toContainText('Proposed deletion of this cell');
+    await expect(deletion).toContainText('Accepting removes this cell from the notebook.');
+    const marked = notebook.locator('.jp-Cell.jp-AnalystProposal-deleted');
+    await expect(marked).toHaveCount(1);
+    await expect(marked.locator('.jp-Cell-inputWrapper')).toContainText('x = 1');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'proposals-delete.png') });
+
+    // Accepted: the cell is gone from the file and from the open notebook.
+    await notebook.getByRole('button', { name: 'Accept: drop the unused x' }).click();
+    const deleted = [original[0], original[2]];
+    await expect.poll(() => fileSources(page, file)).toEqual(deleted);
+    await expect.poll(() => labSources(page, file)).toEqual(deleted);
+    await expect(marked).toHaveCount(0);
+    await expect(pending).toContainText('study.ipynb: 1 change');
+
+    // Revert from the notebook's own toolbar: the file as it was before the accept.
+    const revert = notebook.locator('.jp-Toolbar').getByRole('button', {
+      name: /^Revert analyst changes/
+    });
+    await expect(revert).toBeVisible();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'proposals-revert-toolbar.png') });
+    await revert.click();
+    await expect.poll(() => fileSources(page, file)).toEqual(original);
+    await expect.poll(() => labSources(page, file)).toEqual(original);
+    await expect(revert).toHaveCount(0);
+    await expect(card.locator('.jp-AnalystProposals-note')).toContainText('1 reverted');
+    await expect(page.locator('.jp-Dialog')).toHaveCount(0);
+
+    // The user edits `show`; accepting the model's change to it is refused, said plainly in
+    // the notebook and in the panel, and the user's edit is what the file keeps.
+    await page.notebook.setCell(2, 'code', 'y = 20\nprint(y)');
+    const change = notebook.locator('.jp-AnalystProposal-replace');
+    await change.getByRole('button', { name: 'Accept: name y in its output' }).click();
+    const edited = [original[0], original[1], 'y = 20\nprint(y)'];
+    await expect.poll(() => fileSources(page, file)).toEqual(edited);
+    const refused = notebook.locator('.jp-AnalystProposal-refused');
+    await expect(refused).toHaveAttribute('role', 'alert');
+    await expect(refused).toContainText("cell 'show' was edited since the model read it");
+    await expect(change.locator('.jp-AnalystProposal-conflict')).toContainText(
+      "Conflict: cell 'show' was edited since the model read it"
+    );
+    await expect(
+      change.getByRole('button', { name: 'Accept: name y in its output' })
+    ).toBeDisabled();
+    // Nothing left that could be accepted: no Accept all, in the notebook or the card.
+    await expect(notebook.getByRole('button', { name: 'Accept all proposed changes' })).toHaveCount(
+      0
+    );
+    await expect(card.getByRole('button', { name: 'Accept all' })).toHaveCount(0);
+    await expect(card.getByRole('alert')).toContainText(
+      "cell 'show' was edited since the model read it"
+    );
+    await expect(card.locator('.jp-AnalystProposals-link')).toHaveText([
+      /Changed cell \(conflict\)\s+name y in its output/
+    ]);
+    expect(await labSources(page, file)).toEqual(edited);
+    await expect(pending).toContainText('study.ipynb: 1 change · 1 conflict');
+    await change.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'proposals-conflict.png') });
+    await panel.screenshot({ path: path.join(SCREENSHOTS, 'proposals-conflict-card.png') });
+
+    // Rejected: the change is gone, the user's edit stays.
+    await change.getByRole('button', { name: 'Reject: name y in its output' }).click();
+    await expect(notebook.locator('.jp-AnalystProposal-change')).toHaveCount(0);
+    expect(await fileSources(page, file)).toEqual(edited);
+    await expect(pending).toHaveCount(0);
   });
 });

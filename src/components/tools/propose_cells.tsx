@@ -65,6 +65,7 @@ function Proposal({ threadId, proposalId }: { threadId: string; proposalId: stri
                 <span className={`jp-AnalystProposals-op jp-mod-${change.op}`}>
                   {OPS[change.op]}
                   {change.run === 'error' ? ' (failed)' : ''}
+                  {change.conflict ? ' (conflict)' : ''}
                 </span>{' '}
                 {change.reason}
               </button>
@@ -73,7 +74,7 @@ function Proposal({ threadId, proposalId }: { threadId: string; proposalId: stri
         </ul>
       )}
       <div className="jp-AnalystProposals-actions">
-        {shown.pending.length > 0 && !proposal.failed && (
+        {shown.pending.some(c => c.conflict === null) && !proposal.failed && (
           <button
             type="button"
             className="jp-AnalystProposals-button jp-mod-accept"
