@@ -245,6 +245,8 @@ class MetricSuggestion(BaseModel):
     """The measure in one line of SQL terms: ``SUM(amount) FROM orders WHERE status = 'paid'``."""
     call_id: str
     """The query step it was read from."""
+    dialect: str = "duckdb"
+    """The SQL dialect ``expr`` and ``filters`` are written in (the source's)."""
 
 
 class TurnEnded(_Event):

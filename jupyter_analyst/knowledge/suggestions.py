@@ -131,7 +131,7 @@ def suggest_metrics(sql: str, dialect: str, team: TeamContext, *, call_id: str,
                 where_sql = f" WHERE {' AND '.join(filters)}" if filters else ""
                 found[key] = MetricSuggestion(name=name, table=table, agg=kind, expr=expr, filters=filters,
                                               measure=f"{aggregate_sql(kind, expr)} FROM {table}{where_sql}",
-                                              call_id=call_id)
+                                              call_id=call_id, dialect=dialect)
     return list(found.values())[:MAX_SUGGESTIONS]
 
 
