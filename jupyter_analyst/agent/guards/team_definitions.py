@@ -61,7 +61,8 @@ def read_team_definitions(env: ThreadEnvironment, steps: Sequence[StepRan],
     team = env.team
     queries = [(s.call_id, QUERY_STEP.text(s.arguments)) for s in steps
                if is_query_step(s.tool) and s.outcome.status == "ok" and QUERY_STEP.text(s.arguments).strip()]
-    if team is None or team.empty or not queries:
+    # No folder (none configured, none beside the workspace): nothing to cite, nowhere to save.
+    if team is None or not team.digest or not queries:
         return [], []
     try:
         dialect = env.source.dialect
