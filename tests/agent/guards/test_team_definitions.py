@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from jupyter_analyst.knowledge import load_team_context
@@ -37,6 +38,11 @@ def test_a_turn_cites_what_it_followed_and_suggests_what_the_folder_lacks(analys
         "units", "SUM(quantity) FROM orders WHERE region_id = 1", calls[1])
     (ended,) = a.of_type("turn_ended")
     assert ended.definitions == first.definitions and ended.suggestions == first.suggestions
+    # The audit notebook's answer names them under its receipts, with the step that followed them.
+    answer = next(c for c in nbformat.read(first.notebook, as_version=4).cells
+                  if c.metadata.get("jupyter_analyst", {}).get("role") == "answer")
+    assert ("**Definitions used**: the team's verified query `revenue_by_month.sql` "
+            "(`context/queries/revenue_by_month.sql`), in step [In [") in answer.source
     readings = list((tmp_path / "ws" / "context-digests" / "readings").glob("*.json"))
     assert len(readings) == 2, "one reading kept per query"
 
