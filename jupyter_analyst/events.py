@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ._clock import utc_now
 from .ledger import Ledger, Usage
-from .receipts import Citation, UnsupportedClaim
+from .receipts import Citation, DefinitionCitation, UnsupportedClaim
 from .step_kinds import StepTool
 
 #: The states of one turn (DESIGN.md, decision 4).
@@ -222,6 +222,33 @@ TurnEndStatus = Literal["completed", "needs_input", "step_limited", "no_answer",
                         "interrupted"]
 
 
+class MetricSuggestion(BaseModel):
+    """A measure a turn's SQL computed that the team's context folder does not define: what
+    a person may save as a metric (nothing is written without their action)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    name: str
+    """The name proposed for the metric (the query's alias for the measure, else its aggregate
+    and expression): letters, digits and ``_``."""
+    table: str
+    """The table the measure is read from."""
+    agg: str
+    """Its aggregate, as dbt's semantic layer names it: ``sum``, ``count``, ``count_distinct``,
+    ``average``, ``min``, ``max``."""
+    expr: str
+    """What it aggregates: a column or an SQL expression on the table's columns."""
+    filters: list[str] = []
+    """The conditions its rows were filtered by, as SQL on the table's columns (a period asked
+    about, a condition on a date or time column, is left out: it is the question's, not the measure's)."""
+    measure: str
+    """The measure in one line of SQL terms: ``SUM(amount) FROM orders WHERE status = 'paid'``."""
+    call_id: str
+    """The query step it was read from."""
+    dialect: str = "duckdb"
+    """The SQL dialect ``expr`` and ``filters`` are written in (the source's)."""
+
+
 class TurnEnded(_Event):
     type: Literal["turn_ended"] = "turn_ended"
     status: TurnEndStatus
@@ -242,6 +269,12 @@ class TurnEnded(_Event):
     unsupported: list[UnsupportedClaim] = []
     """The answer's numbers and dates that no result the thread holds supports (the model was
     told of them once, and kept them)."""
+    definitions: list[DefinitionCitation] = []
+    """The team's definitions (metrics, verified queries) the answer's queries followed."""
+    suggestions: list[MetricSuggestion] = []
+    """Measures the turn's SQL computed that the team's context folder does not define: each
+    may be saved as a metric by a person (``jupyter analyst context add-metric``, or the
+    panel's "Save as a definition"); nothing is written otherwise."""
 
 
 class ContextUsage(_Event):

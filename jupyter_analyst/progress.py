@@ -6,12 +6,15 @@ characters in it are shown escaped, never sent to the terminal to obey (untruste
 
 from __future__ import annotations
 
+import shlex
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from .events import (
     AnswerReady,
     MemoryUpdated,
+    MetricSuggestion,
     ModelThinking,
     Starting,
     ArtifactRecorded,
@@ -157,8 +160,28 @@ def _summarizer_call(usage: Usage | None) -> str:
             f"{usage.completion_tokens:,} completion tokens, {money(usage.cost_usd)}")
 
 
-def print_summary(summary: TurnSummary, out: TextIO | None = None) -> None:
-    """The answer and the turn's counts, for people."""
+def add_metric_command(suggestion: MetricSuggestion, context: Path | str | None = None) -> str:
+    """The command that saves a suggested metric, every value quoted for a shell.
+
+    >>> from jupyter_analyst.events import MetricSuggestion
+    >>> print(add_metric_command(MetricSuggestion(name="paid", table="orders", agg="sum", expr="amount",
+    ...                          filters=["status = 'paid'"], measure="", call_id="c")))
+    jupyter analyst context add-metric paid --table orders --agg sum --expr amount --filter 'status = '"'"'paid'"'"''
+    """
+    words = ["jupyter", "analyst", "context", "add-metric", suggestion.name, "--table", suggestion.table,
+             "--agg", suggestion.agg, "--expr", suggestion.expr]
+    for condition in suggestion.filters:
+        words += ["--filter", condition]
+    if suggestion.dialect != "duckdb":
+        words += ["--dialect", suggestion.dialect]
+    if context is not None:
+        words += ["--context", str(context)]
+    return shlex.join(words)
+
+
+def print_summary(summary: TurnSummary, out: TextIO | None = None, *, context: Path | str | None = None) -> None:
+    """The answer and the turn's counts, for people; ``context``: the ``--context`` the turn was
+    given, which a suggested command repeats."""
     out = out or sys.stdout
     calls, arts = summary.tool_calls, summary.artifacts
     out.write(f"\n{terminal_text(summary.answer)}\n\n")
@@ -178,3 +201,10 @@ def print_summary(summary: TurnSummary, out: TextIO | None = None) -> None:
         numbers = sum(1 for c in summary.citations if c.kind != "name")
         kept = ", ".join(u.text for u in summary.unsupported)
         out.write(f"receipts: {numbers} cited" + (f"; unsupported: {terminal_text(kept)}" if kept else "") + "\n")
+    for definition in summary.definitions:
+        what = "metric" if definition.definition == "metric" else "verified query"
+        out.write(terminal_text(f"definition used: the team's {what} {definition.name} ({definition.file})") + "\n")
+    for suggestion in summary.suggestions:
+        # The SQL is the model's: shown inert, and quoted so that pasting it runs only this command.
+        out.write(terminal_text(f"not defined in the team's context: {suggestion.measure}") + "\n"
+                  f"  save it as a definition: {terminal_text(add_metric_command(suggestion, context))}\n")

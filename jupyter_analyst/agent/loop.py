@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .._clock import new_id
 from .._text import how_many, model_json
 from ..errors import AnalystError, BudgetExhausted, DiskUnavailable, ModelError
-from ..events import AnswerReady, StateChanged, TurnEnded, TurnEndStatus
+from ..events import AnswerReady, MetricSuggestion, StateChanged, TurnEnded, TurnEndStatus
 from ..ledger import Ledger, Price, Tokens
 from ..receipts import Receipts
 from ..store import ThreadStore, Turn
@@ -27,7 +27,7 @@ from .calls import CallPipeline, NormalisedCall, normalise
 from .context import ContextBudget, ContextPack, step_budget_note
 from .environment import ThreadEnvironment
 from .eventlog import EventSink, EventWriter
-from .guards import answer_check, answer_receipts, check_answer, mark_answer
+from .guards import answer_check, answer_receipts, check_answer, mark_answer, read_team_definitions
 from .llm import LLMClient, ToolCall
 from .memory import ThreadMemory, TurnMemory
 from .meter import Spending, TurnMeter, served_usage
@@ -43,7 +43,7 @@ class TurnEnding(Protocol):
 
     def __call__(self, turn: Turn, status: TurnEndStatus, message: str | None = None, *,
                  counters: dict[str, int] | None = None, ledger: Ledger | None = None,
-                 receipts: Receipts | None = None) -> TurnEnded: ...
+                 receipts: Receipts | None = None, suggestions: Sequence[MetricSuggestion] = ()) -> TurnEnded: ...
 
 
 @dataclass(frozen=True)
@@ -217,13 +217,19 @@ class AgentLoop:
                    message: str | None) -> None:
         # Steps a cut-off reply had run still get their cost.
         await self._settle(run)
+        if status == "completed" and run.final_receipts is not None:
+            # The team's definitions the answer's queries followed are its receipts too; the
+            # measures they computed that the folder lacks are offered, never saved here.
+            run.definitions, run.suggestions = await asyncio.to_thread(
+                read_team_definitions, self.environment, run.trace.steps)
         ledger = run.meter.ledger()
         await run.emit(self.ending(run.turn, status, message, counters=run.counters, ledger=ledger,
-                                   receipts=run.final_receipts))
+                                   receipts=run.final_receipts, suggestions=run.suggestions))
         # Ending a turn checkpoints the database (a file sync): off the event loop.
         cited = run.final_receipts or Receipts()
         await asyncio.to_thread(self.store.end_turn, run.turn.turn_id, status, answer=run.answer or None,
-                                ledger=ledger, citations=cited.citations, unsupported=cited.unsupported)
+                                ledger=ledger, citations=cited.citations, unsupported=cited.unsupported,
+                                definitions=cited.definitions)
 
     async def _settle(self, run: TurnRun) -> None:
         """The steps of the reply that just ran are done: their shares of its model call are

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from ..errors import AnalystError
-from ..events import Event, Guarded, ModelThinking, ReasonCode, State, StateChanged, TextDelta, TurnEndStatus
+from ..events import Event, Guarded, MetricSuggestion, ModelThinking, ReasonCode, State, StateChanged, TextDelta, TurnEndStatus
 from ..ledger import Ledger, Usage
-from ..receipts import Citation, Receipts, UnsupportedClaim
+from ..receipts import Citation, DefinitionCitation, Receipts, UnsupportedClaim
 from .machine import TurnStateMachine
 from .meter import TurnMeter
 from .spec import StepOutcome, spec_of
@@ -60,6 +60,11 @@ class TurnSummary(BaseModel):
     unsupported: list[UnsupportedClaim] = []
     """The answer's numbers and dates that no result of the thread supports: the model was
     told of them once and kept them."""
+    definitions: list[DefinitionCitation] = []
+    """The team's definitions (metrics, verified queries) the answer's queries followed."""
+    suggestions: list[MetricSuggestion] = []
+    """Measures the turn's queries computed that the team's context folder lacks: each may be
+    saved by a person (``jupyter analyst context add-metric``)."""
     summarizer_pending: bool = False
     """The end-of-turn summarizer's call was still to come when this summary was made: it is
     not in ``ledger.summarizer`` (the turn's stored ledger gets it when it answers)."""
@@ -210,10 +215,20 @@ class TurnRun:
         self.error = error if isinstance(error, dict) else None
         self.message = error.get("message") if isinstance(error, dict) else None
 
+    definitions: list[DefinitionCitation] = field(default_factory=list)
+    """The team's definitions the answer's queries followed, read once it was final."""
+    suggestions: list[MetricSuggestion] = field(default_factory=list)
+    """The measures the turn's queries computed that the team's folder lacks."""
+
     @property
     def final_receipts(self) -> Receipts | None:
-        """The receipts of the turn's answer as it ends (none for an answer they are not of)."""
-        return self.receipts if self.answer and self.receipts_of == self.answer else None
+        """The receipts of the turn's answer as it ends (none for an answer they are not of),
+        with the definitions its queries followed."""
+        if not self.answer or self.receipts_of != self.answer or self.receipts is None:
+            return None
+        if self.definitions:
+            return self.receipts.model_copy(update={"definitions": self.definitions})
+        return self.receipts
 
     def end_status(self) -> Literal["completed", "needs_input", "step_limited", "no_answer", "budget_exhausted",
                                     "error"]:
@@ -248,6 +263,8 @@ class TurnRun:
             ledger=self.meter.ledger(),
             citations=self.final_receipts.citations if self.final_receipts is not None else [],
             unsupported=self.final_receipts.unsupported if self.final_receipts is not None else [],
+            definitions=self.final_receipts.definitions if self.final_receipts is not None else [],
+            suggestions=self.suggestions,
         )
         return self.summary
 

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         background = BackgroundWork()
         summary = await run_turn(request, config=config, model=model, on_event=on_event, background=background)
         if not args.json:
-            print_summary(summary)
+            print_summary(summary, context=args.context)
             if background.pending:
                 print("updating the agent state...", file=sys.stderr, flush=True)
         try:

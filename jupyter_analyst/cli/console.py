@@ -109,11 +109,11 @@ def _command(argv: Sequence[str] | None, started: Callable[[], None] = lambda: N
 
                 return evaluate(args)
             case "context":
-                if args.context_command != "verify":
+                if args.context_command not in ("verify", "add-metric"):
                     parser.parse_args(["context", "--help"])
-                from .context import verify as verify_answer
+                from .context import add_metric, verify as verify_answer
 
-                return verify_answer(args)
+                return verify_answer(args) if args.context_command == "verify" else add_metric(args)
             case "scripted-model":
                 return commands.scripted_model(args)
             case "mcp":

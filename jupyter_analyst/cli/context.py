@@ -1,5 +1,7 @@
 """``jupyter analyst context verify``: a finished turn made a verified query of the team's
-context folder and a task of its regression suite (``jupyter analyst eval context``)."""
+context folder and a task of its regression suite (``jupyter analyst eval context``).
+``jupyter analyst context add-metric``: a metric saved to the folder as dbt's YAML (what a
+turn that computed a measure the folder lacks suggests)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import argparse
 import asyncio
 import getpass
 import json
+import sys
 from pathlib import Path
 
 
@@ -53,4 +56,21 @@ def verify(args: argparse.Namespace) -> int:
     # A file is named as it is reached from here; a URL is not repeated (it may hold a password).
     where = display_spec(spec) if spec and "://" not in spec else "PATH_OR_URL"
     print(terminal_text(f"run the suite: jupyter analyst eval context --source {verified.source}={where}"))
+    return 0
+
+
+def add_metric(args: argparse.Namespace) -> int:
+    """``context add-metric``: see the module docstring."""
+    from ..knowledge import MetricDraft, save_metric
+    from ..untrusted import terminal_text
+
+    folder = context_folder(args)
+    draft = MetricDraft(name=args.name, table=args.table, agg=args.agg, expr=args.expr, filters=args.filters,
+                        label=args.label, description=args.description)
+    saved = save_metric(folder, draft, dialect=args.dialect, write=not args.dry_run)
+    if args.dry_run:
+        print(terminal_text(saved.yaml), end="")
+        print(f"not written (--dry-run): {folder / saved.file}", file=sys.stderr)
+        return 0
+    print(terminal_text(f"saved the metric {saved.name} to {folder / saved.file}: {saved.definition}"))
     return 0

@@ -337,8 +337,8 @@ def _eval_command(sub: Any) -> None:
 
 
 def _context_command(sub: Any) -> None:
-    """``jupyter analyst context verify``."""
-    context = sub.add_parser("context", help="the team's context folder: verify a turn's answer")
+    """``jupyter analyst context verify`` and ``context add-metric``."""
+    context = sub.add_parser("context", help="the team's context folder: verify a turn's answer, save a metric")
     actions = context.add_subparsers(dest="context_command", metavar="ACTION")
     verify = actions.add_parser(
         "verify", help="make a finished turn a verified query and a task of the team's suite",
@@ -362,6 +362,26 @@ def _context_command(sub: Any) -> None:
     verify.add_argument("--json", action="store_true", help="print what was written as JSON")
     _workspace_arg(verify)
     _context_arg(verify)
+    metric = actions.add_parser(
+        "add-metric", help="save a metric (a measure of one table, its filters) to the team's folder",
+        description="Write models/NAME.yml of the context folder in dbt's semantic-layer YAML: a semantic model "
+                    "over the table with the metric's measure, and the metric with its filters. It is read back "
+                    "by dbt-semantic-interfaces before it is written; an existing name or file is refused. A turn "
+                    "whose SQL computed a measure the folder lacks prints this command.")
+    metric.add_argument("name", metavar="NAME", help="the metric's name: lower case, digits and _")
+    metric.add_argument("--table", required=True, help="the table its measure is read from")
+    metric.add_argument("--agg", required=True, choices=("sum", "count", "count_distinct", "average", "min", "max"),
+                        help="the measure's aggregate")
+    metric.add_argument("--expr", required=True, metavar="SQL", help="what it aggregates: a column or an expression "
+                                                                     "of the table's columns")
+    metric.add_argument("--filter", dest="filters", action="append", default=[], metavar="SQL",
+                        help="a condition on the table's columns its rows meet (repeatable)")
+    metric.add_argument("--label", default="", help="its label (default: made from the name)")
+    metric.add_argument("--description", default="", help="what the team means by it")
+    metric.add_argument("--dialect", default="duckdb", help="the SQL dialect of --expr and --filter (default: duckdb)")
+    metric.add_argument("--dry-run", action="store_true", help="print the file that would be written, write nothing")
+    _workspace_arg(metric)
+    _context_arg(metric)
 
 
 def _mcp_command(sub: Any) -> None:

@@ -138,6 +138,9 @@ class TeamContext(BaseModel):
     dimensions: list[Dimension] = []
     queries: list[VerifiedQuery] = []
     problems: list[ContextProblem] = []
+    digest: str = ""
+    """The sha256 of the folder's files as read (loading.py's key): what was read of a query
+    against this folder holds while it is unchanged."""
 
     @property
     def empty(self) -> bool:

@@ -88,6 +88,7 @@ def load_team_context(folder: Path | str, *, digests: Path | str | None = None) 
         context = _parse(folder, files, problems)
         if path is not None:
             _write_digest(path, context)
+    context = context.model_copy(update={"digest": key})
     if len(_MEMO) >= _MEMO_SIZE:
         _MEMO.pop(next(iter(_MEMO)))
     _MEMO[key] = context

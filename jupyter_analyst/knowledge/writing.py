@@ -90,7 +90,7 @@ def stem_of(question: str) -> str:
     return stem or "verified_query"
 
 
-def _open_dir(name: str | Path, *, parent: int | None = None, create: bool, shown: str) -> int:
+def open_dir(name: str | Path, *, parent: int | None = None, create: bool, shown: str) -> int:
     """A folder's descriptor, never through a link (made first when ``create``)."""
     if create:
         try:
@@ -199,9 +199,9 @@ def add_verified_query(
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", stem) or stem.endswith("."):
         raise ConfigError(f"{stem!r} is not a query name: letters, digits, _ . - only", reason="invalid_name")
     shown = str(folder)
-    root = _open_dir(folder, create=True, shown=shown)
+    root = open_dir(folder, create=True, shown=shown)
     try:
-        queries = _open_dir(QUERIES, parent=root, create=True, shown=f"{shown}/{QUERIES}")
+        queries = open_dir(QUERIES, parent=root, create=True, shown=f"{shown}/{QUERIES}")
         suite = _open_suite(root, shown)
         try:
             fcntl.flock(suite, fcntl.LOCK_EX)  # the id's choice and the append, one verification at a time
@@ -215,7 +215,7 @@ def add_verified_query(
                                       reason="query_exists", hint="choose another name, or remove the old one first")
                 n += 1
                 name = f"{stem}_{n}"
-            _write_new(queries, f"{name}.sql", text)
+            write_new(queries, f"{name}.sql", text)
             line = json.dumps({"id": name, **{k: v for k, v in task.items() if k != "id"},
                                "query": f"{QUERIES}/{name}.sql"}, ensure_ascii=False) + "\n"
             if existing and not existing.endswith("\n"):
@@ -233,8 +233,9 @@ def add_verified_query(
     return f"{QUERIES}/{name}.sql", name
 
 
-def _write_new(folder: int, name: str, text: str) -> None:
-    """``name`` in ``folder`` with ``text``, whole or not at all, never over an existing name."""
+def write_new(folder: int, name: str, text: str, *, under: str = QUERIES, what: str = "a verified query") -> None:
+    """``name`` in ``folder`` (``under`` in the context folder) with ``text``, whole or not at
+    all, never over an existing name."""
     aside = f".{name}.{os.getpid()}.tmp"
     fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=folder)
     try:
@@ -245,8 +246,9 @@ def _write_new(folder: int, name: str, text: str) -> None:
     try:
         os.link(aside, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
     except FileExistsError:
-        raise ConfigError(f"{QUERIES}/{name} already exists: a verified query is never replaced",
-                          reason="query_exists", hint="choose another name") from None
+        raise ConfigError(f"{under}/{name} already exists: {what} is never replaced",
+                          reason="query_exists" if under == QUERIES else "definition_exists",
+                          hint="choose another name") from None
     finally:
         os.unlink(aside, dir_fd=folder)
 

@@ -1,7 +1,8 @@
 """An answer's receipts as the audit notebook's footnotes: under the answer, each cited
 number (or name) with the step cell that made it, a link to that cell, and the row and
 column that hold it; a number derived from two cited ones with what it is derived from;
-an unsupported one marked.
+an unsupported one marked; then the team's definitions the answer's queries followed, each
+with its file and the step that followed it.
 
 The answer is left as the model wrote it (a mark inside its table or emphasis would break
 the markdown around it); the notes follow it in the same cell. A cell is linked by its id
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from ..receipts import Citation, UnsupportedClaim
+from ..receipts import Citation, DefinitionCitation, UnsupportedClaim
 from ..untrusted import code_span
 
 #: Notes written at most; the rest are counted.
@@ -32,7 +33,7 @@ class StepCell(NamedTuple):
 
 
 def answer_notes(citations: Sequence[Citation], unsupported: Sequence[UnsupportedClaim],
-                 cells: Mapping[str, StepCell]) -> str:
+                 cells: Mapping[str, StepCell], definitions: Sequence[DefinitionCitation] = ()) -> str:
     """The footnotes of an answer with these receipts, given the step cells by call id; empty
     when it has none.
 
@@ -57,12 +58,30 @@ def answer_notes(citations: Sequence[Citation], unsupported: Sequence[Unsupporte
         lines.append(f"{code_span(citation.text)}: {_source(citation, citations, cells)}")
     for claim in unsupported:
         lines.append(f"{code_span(claim.text)}: ⚠️ no step shows this number")
+    used = _definitions(definitions, cells)
     if not lines:
-        return ""
+        return used
     shown = [f"{n}. {line}" for n, line in enumerate(lines[:MAX_NOTES], start=1)]
     if len(lines) > MAX_NOTES:
         shown.append(f"\n… and {len(lines) - MAX_NOTES} more (the turn's receipts in the thread hold them all)")
-    return "**Receipts**\n\n" + "\n".join(shown)
+    return "**Receipts**\n\n" + "\n".join(shown) + (f"\n\n{used}" if used else "")
+
+
+def _definitions(definitions: Sequence[DefinitionCitation], cells: Mapping[str, StepCell]) -> str:
+    """The definitions the answer's queries followed, as a note (names and files are the
+    context folder's, shown as code).
+
+    >>> d = DefinitionCitation(name="revenue", definition="metric", file="context/m.yml:4", call_id="call_1")
+    >>> print(_definitions([d], {"call_1": StepCell("c-7", 3)}))
+    **Definitions used**: the team's metric `revenue` (`context/m.yml:4`), in step [In [3]](#cell-id=c-7)
+    """
+    said = []
+    for definition in definitions:
+        what = "metric" if definition.definition == "metric" else "verified query"
+        cell = cells.get(definition.call_id)
+        step = f", in step [In [{cell.count}]](#cell-id={cell.cell_id})" if cell is not None else ""
+        said.append(f"the team's {what} {code_span(definition.name)} ({code_span(definition.file)}){step}")
+    return f"**Definitions used**: {'; '.join(said)}" if said else ""
 
 
 def _source(citation: Citation, citations: Sequence[Citation], cells: Mapping[str, StepCell]) -> str:

@@ -314,7 +314,7 @@ class _Build:
         for cell, plan, steps in plans.values():
             cell["source"] = plan_markdown(plan, steps)
         said = markdown_block(turn.answer) if turn.answer else "(no answer)"
-        notes = answer_notes(turn.citations, turn.unsupported, self.step_cells) if turn.answer else ""
+        notes = answer_notes(turn.citations, turn.unsupported, self.step_cells, turn.definitions) if turn.answer else ""
         answer = new_markdown_cell(f"**Answer** ({turn.status}):\n\n{mark}{said}" + (f"\n\n---\n\n{notes}" if notes else ""))
         answer.metadata[META] = {"role": "answer", "turn_id": turn.turn_id, "status": turn.status}
         if turn.answer:

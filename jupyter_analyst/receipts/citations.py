@@ -72,6 +72,23 @@ class UnsupportedClaim(BaseModel, frozen=True, extra="forbid", use_attribute_doc
     """The value as written, units applied (``1.2M`` is 1200000.0)."""
 
 
+class DefinitionCitation(BaseModel, frozen=True, extra="forbid", use_attribute_docstrings=True):
+    """A definition of the team's context folder the answer's steps followed: a metric its SQL
+    computed as defined (its aggregate, expression, table and every filter), or a verified
+    query it ran."""
+
+    kind: Literal["definition"] = "definition"
+    """Always ``definition``: what the answer rests on besides its numbers' cells."""
+    name: str
+    """The metric's name, or the verified query's file name (``revenue_by_month.sql``)."""
+    definition: Literal["metric", "verified_query"]
+    """What the folder defines there."""
+    file: str
+    """Where it is written: the folder's name, its file and line (``context/models/orders.yml:46``)."""
+    call_id: str
+    """The query step that followed it."""
+
+
 class Receipts(BaseModel, frozen=True, extra="forbid", use_attribute_docstrings=True):
     """An answer's claims matched against the results of its thread, in the answer's order."""
 
@@ -79,6 +96,8 @@ class Receipts(BaseModel, frozen=True, extra="forbid", use_attribute_docstrings=
     """The spans supported by a result, or derived from two that are."""
     unsupported: list[UnsupportedClaim] = Field(default_factory=list)
     """The claims nothing supports. A year in prose is never listed (see ``claims.py``)."""
+    definitions: list[DefinitionCitation] = Field(default_factory=list)
+    """The team's definitions (metrics, verified queries) the answer's queries followed."""
     truncated: bool = False
     """Not everything was read: the answer held more claims than are matched, was longer
     than is read, or the results held more cells than are indexed. What was read is right;

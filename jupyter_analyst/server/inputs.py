@@ -239,6 +239,20 @@ class VerifyAnswer(_Input):
     numbered when taken); one already taken is refused (409)."""
 
 
+class SaveDefinition(_Input):
+    """``POST threads/{id}/definitions`` (and ``.../definitions/preview``): a turn's suggested
+    metric, which a person saves to the team's context folder."""
+
+    hint = "send {turn?: the turn's number (default: the last), index?: which of its suggestions (default 0), name?}"
+
+    turn: TurnNumber | None = None
+    """The turn that suggested it (default: the thread's last)."""
+    index: int = Field(0, ge=0, le=9)
+    """Which of the turn's suggestions (its ``turn_ended``'s ``suggestions``, from 0)."""
+    name: str | None = Field(None, pattern=r"^[a-z][a-z0-9_]{0,59}$")
+    """The metric's name, instead of the one proposed; a name the folder has is refused (409)."""
+
+
 #: A notebook cell's id as nbformat 4.5 allows it, and as proposed cells are named.
 CELL_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 

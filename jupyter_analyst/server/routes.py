@@ -7,7 +7,7 @@ from .handlers import (
     ArtifactContentHandler, ArtifactHandler, ArtifactPreviewHandler, BudgetHandler, CancelHandler, ConfigHandler, EventsHandler,
     ExportHandler, NotebookHandler, NotFoundHandler, OpenAPIHandler, SourcesHandler, StateHandler, StepCellHandler,
     SpendingHandler, TablesHandler, ThreadArtifactsHandler, ThreadHandler, ThreadsHandler, TurnsHandler,
-    VerificationHandler, VerifiedAnswersHandler, VerifyHandler,
+    VerificationHandler, VerifiedAnswersHandler, VerifyHandler, DefinitionPreviewHandler, DefinitionsHandler,
 )
 
 _ID = r"(?P<{}>[A-Za-z0-9_-]+)"
@@ -37,6 +37,8 @@ def routes(base: str) -> list[tuple[str, type]]:
         (f"{api}/threads/{thread}/verify", VerifyHandler),
         (f"{api}/threads/{thread}/verifications/{_ID.format('verification_id')}", VerificationHandler),
         (f"{api}/threads/{thread}/verified-answers", VerifiedAnswersHandler),
+        (f"{api}/threads/{thread}/definitions", DefinitionsHandler),
+        (f"{api}/threads/{thread}/definitions/preview", DefinitionPreviewHandler),
         (f"{api}/threads/{thread}/steps/{_CALL_ID}/cell", StepCellHandler),
         (f"{api}/threads/{thread}/proposals", ProposalsHandler),
         (f"{api}/threads/{thread}/proposals/{_ID.format('proposal_id')}/accept", AcceptHandler),

@@ -14,7 +14,7 @@ from .._clock import now as clock_now
 from ..errors import AnalystError
 from ..events import Event
 from ..ledger import Ledger, Usage
-from ..receipts import Citation, UnsupportedClaim
+from ..receipts import Citation, DefinitionCitation, UnsupportedClaim
 from .events_log import EventLog
 from .spending import insert_spend
 
@@ -62,6 +62,8 @@ class Turn(BaseModel):
     jupyter_analyst/receipts)."""
     unsupported: list[UnsupportedClaim] = []
     """The answer's numbers and dates no result supports."""
+    definitions: list[DefinitionCitation] = []
+    """The team's definitions (metrics, verified queries) the answer's queries followed."""
 
 
 class TurnReceipts(BaseModel):
@@ -69,6 +71,7 @@ class TurnReceipts(BaseModel):
 
     citations: list[Citation] = []
     unsupported: list[UnsupportedClaim] = []
+    definitions: list[DefinitionCitation] = []
 
 
 def _turn(row: Any) -> Turn:
@@ -190,12 +193,13 @@ class TurnLog(EventLog):
 
     def end_turn(self, turn_id: str, status: TurnStatus, *, answer: str | None = None,
                  ledger: Ledger | None = None, citations: Sequence[Citation] = (),
-                 unsupported: Sequence[UnsupportedClaim] = ()) -> None:
+                 unsupported: Sequence[UnsupportedClaim] = (),
+                 definitions: Sequence[DefinitionCitation] = ()) -> None:
         """Close a turn with its final status, answer, cost ledger and the answer's receipts;
         the whole turn is then in the database file itself, not only in its write-ahead log
         (see :meth:`checkpoint`)."""
-        kept = TurnReceipts(citations=list(citations), unsupported=list(unsupported)) \
-            if citations or unsupported else None
+        kept = TurnReceipts(citations=list(citations), unsupported=list(unsupported), definitions=list(definitions)) \
+            if citations or unsupported or definitions else None
         with self._tx() as cur:
             cur.execute(
                 "UPDATE turns SET status = ?, answer = ?, ended_at = ?, ledger = ?, receipts = ? WHERE turn_id = ?",

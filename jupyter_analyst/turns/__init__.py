@@ -4,7 +4,8 @@ turn. ``run_turn`` asks the model (run.py), ``run_sql_step`` runs the user's own
 resolves the thread and source, lends the turn the host's kernels (host.py, live.py) and
 writes the audit notebook after; a turn's start and end are told in one module (life.py). Playbooks (playbook.py) run a notebook of prompts as turns;
 a person's decisions on proposed cells are applied by notebook_changes.py, reviewed as diffs
-(proposal_review.py) and previewed as a file beside the notebook (proposed_file.py).
+(proposal_review.py) and previewed as a file beside the notebook (proposed_file.py); a turn's
+suggested metric is saved to the team's context folder by suggested_metrics.py.
 
 The names below are imported on first use, so ``import jupyter_analyst`` stays cheap.
 """
@@ -17,6 +18,7 @@ from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .config import AnalystConfig, ModelSettings
+    from .suggested_metrics import save_suggestion
     from .host import BackgroundWork
     from .life import TurnLife, abandoned_turn, cut_turn
     from .live import LiveThreads
@@ -42,6 +44,7 @@ _HOME = {
     "SqlStep": "requests",
     "TurnSummary": "requests",
     "AnalystConfig": "config",
+    "save_suggestion": "suggested_metrics",
     "ModelSettings": "config",
     "BackgroundWork": "host",
     "LiveThreads": "live",
@@ -71,7 +74,7 @@ __all__ = [
     "ToolStep", "ToolStepRequest", "run_tool_step",
     "AnalystConfig", "BackgroundWork", "LiveThreads", "ModelSettings", "PromptProgress", "SqlStep",
     "SqlStepRequest", "TurnLife", "TurnRequest", "TurnSummary", "abandoned_turn", "cut_turn", "plan_playbook",
-    "run_playbook", "run_sql_step", "run_turn",
+    "run_playbook", "run_sql_step", "run_turn", "save_suggestion",
 ]
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME, globals())

@@ -226,6 +226,7 @@ async def _environment(
     # The team's context folder, as it is now (read off the loop; parsed only when it changed).
     environment.team = await asyncio.to_thread(
         load_team_context, config.context_folder(frame.workspace.root), digests=frame.workspace.root / "context-digests")
+    environment.team_readings = frame.workspace.root / "context-digests" / "readings"
     return environment
 
 

@@ -13,10 +13,11 @@ began and ended in the same words, with the same status for the same cause
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..events import TurnEnded, TurnEndStatus, TurnStarted
+from ..events import MetricSuggestion, TurnEnded, TurnEndStatus, TurnStarted
 
 if TYPE_CHECKING:
     from ..ledger import Ledger
@@ -44,14 +45,15 @@ class TurnLife:
 
     def ended(self, turn: Turn, status: TurnEndStatus, message: str | None = None, *,
               counters: dict[str, int] | None = None, ledger: Ledger | None = None,
-              receipts: Receipts | None = None) -> TurnEnded:
+              receipts: Receipts | None = None, suggestions: Sequence[MetricSuggestion] = ()) -> TurnEnded:
         """The ``turn_ended`` of a turn the loop ran to its end (its counters, ledger and the
         answer's receipts); an interrupted one without a message was stopped by its user."""
         if status == "interrupted" and message is None:
             message = CANCELLED
-        cited = {"citations": receipts.citations, "unsupported": receipts.unsupported} if receipts is not None else {}
+        cited = {"citations": receipts.citations, "unsupported": receipts.unsupported,
+                 "definitions": receipts.definitions} if receipts is not None else {}
         return TurnEnded(thread_id=turn.thread_id, turn_id=turn.turn_id, status=status, message=message,
-                         counters=dict(counters or {}), ledger=ledger, **cited)
+                         counters=dict(counters or {}), ledger=ledger, suggestions=list(suggestions), **cited)
 
 
 def abandoned_turn(turn: Turn, exc: BaseException | None) -> TurnEnded:

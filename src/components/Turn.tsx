@@ -11,6 +11,7 @@ import { receiptSteps } from './receipts/receiptWords';
 import { StateStrip } from './StateStrip';
 import { ThinkingLine } from './ThinkingLine';
 import { TurnCost } from './TurnCost';
+import { DefinitionsUsed, SuggestedDefinition } from './TeamDefinitions';
 import { ContextFolderOffered, VerifyAnswer } from './VerifyAnswer';
 
 /**
@@ -121,12 +122,23 @@ export function Turn({ turn, view, threadId }: ITurnProps): JSX.Element {
           />
         ))}
       </StepNumbersContext.Provider>
+      {turn.end && <DefinitionsUsed definitions={turn.end.receipts.definitions} />}
       {contextFolder && verifiable(turn) && (
         <VerifyAnswer
           threadId={threadId}
           turn={turns.findIndex(t => t.turnId === turn.turnId) + 1}
         />
       )}
+      {contextFolder &&
+        turn.end?.suggestions.map((suggestion, index) => (
+          <SuggestedDefinition
+            key={`${suggestion.call_id}:${suggestion.measure}`}
+            threadId={threadId}
+            turn={turns.findIndex(t => t.turnId === turn.turnId) + 1}
+            index={index}
+            suggestion={suggestion}
+          />
+        ))}
       {turn.status === 'running' && turn.thinking !== null && (
         <ThinkingLine key={turn.thinking.seq} since={turn.thinking.since} />
       )}

@@ -306,6 +306,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/threads/{thread_id}/definitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save a metric a turn suggested to the team's context folder, as dbt's semantic-layer YAML
+         * @description A turn whose SQL computed a measure the context folder does not define tells it in its `turn_ended`'s `suggestions`; nothing is written until a person saves one here (the panel's "Save as a definition", after showing the file from `definitions/preview`). As `jupyter analyst context add-metric` does: models/{name}.yml of the server's context folder (c.AnalystApp.context_dir), a semantic model over the table with the measure and the metric with its filters, read back by dbt-semantic-interfaces before it is written. A name or file the folder has is refused, never replaced. Only the users and Hub groups of c.AnalystApp.context_editors may (default: the server's own user); anyone else gets 403 before the thread is looked up.
+         */
+        post: operations["postThreadsThreadIdDefinitions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads/{thread_id}/definitions/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The file a turn's suggested metric would be saved as, writing nothing
+         * @description What POST threads/{thread_id}/definitions would write (`written` is false), checked the same way, so a person sees the YAML before saving it. Editors only, as saving is.
+         */
+        post: operations["postThreadsThreadIdDefinitionsPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads/{thread_id}/steps/{call_id}/cell": {
         parameters: {
             query?: never;
@@ -922,6 +962,30 @@ export interface components {
         DecideChanges: {
             cell_ids: string[] | "all";
         };
+        /**
+         * @description A definition of the team's context folder the answer's steps followed: a metric its SQL
+         *     computed as defined (its aggregate, expression, table and every filter), or a verified
+         *     query it ran.
+         */
+        DefinitionCitation: {
+            /**
+             * @description Always ``definition``: what the answer rests on besides its numbers' cells.
+             * @default definition
+             * @constant
+             */
+            kind: "definition";
+            /** @description The metric's name, or the verified query's file name (``revenue_by_month.sql``). */
+            name: string;
+            /**
+             * @description What the folder defines there.
+             * @enum {string}
+             */
+            definition: "metric" | "verified_query";
+            /** @description Where it is written: the folder's name, its file and line (``context/models/orders.yml:46``). */
+            file: string;
+            /** @description The query step that followed it. */
+            call_id: string;
+        };
         /** @description How a number the answer computed follows from two numbers it cited. */
         Derivation: {
             /**
@@ -963,7 +1027,7 @@ export interface components {
         /** @description Every refusal: what went wrong, a stable code to act on, and what to send instead. */
         Error: {
             message: string;
-            /** @description One of: already_decided, artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_cell_ids, invalid_day, invalid_format, invalid_json, invalid_name, invalid_notebook, invalid_path, invalid_reanswer, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_step, invalid_thread_id, invalid_title, invalid_turn, invalid_type, no_model, no_receipts, no_source, not_a_cell, not_a_context_editor, not_a_dataset, not_budget_admin, not_found, notebook_changed, notebook_not_found, notebook_of_another_thread, notebook_unreadable, notebook_without_ids, nothing_to_revert, path_not_writable, prompt_too_large, proposal_failed, proposal_not_found, step_not_found, thread_not_found, turn_in_progress, unknown_change, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
+            /** @description One of: already_decided, artifact_not_found, body_too_large, empty_prompt, invalid_after, invalid_cell_ids, invalid_day, invalid_format, invalid_index, invalid_json, invalid_name, invalid_notebook, invalid_path, invalid_reanswer, invalid_request, invalid_rerun, invalid_rows, invalid_source, invalid_step, invalid_thread_id, invalid_title, invalid_turn, invalid_type, no_model, no_receipts, no_source, not_a_cell, not_a_context_editor, not_a_dataset, not_budget_admin, not_found, notebook_changed, notebook_not_found, notebook_of_another_thread, notebook_unreadable, notebook_without_ids, nothing_to_revert, path_not_writable, prompt_too_large, proposal_failed, proposal_not_found, step_not_found, thread_not_found, turn_in_progress, unknown_change, unknown_field, unknown_source, verification_not_found, verify_failed, verify_in_progress */
             reason: string | null;
             hint: string | null;
             /** @default null */
@@ -1260,6 +1324,41 @@ export interface components {
              * @default null
              */
             usage: components["schemas"]["Usage"] | null;
+        };
+        /**
+         * @description A measure a turn's SQL computed that the team's context folder does not define: what
+         *     a person may save as a metric (nothing is written without their action).
+         */
+        MetricSuggestion: {
+            /**
+             * @description The name proposed for the metric (the query's alias for the measure, else its aggregate
+             *     and expression): letters, digits and ``_``.
+             */
+            name: string;
+            /** @description The table the measure is read from. */
+            table: string;
+            /**
+             * @description Its aggregate, as dbt's semantic layer names it: ``sum``, ``count``, ``count_distinct``,
+             *     ``average``, ``min``, ``max``.
+             */
+            agg: string;
+            /** @description What it aggregates: a column or an SQL expression on the table's columns. */
+            expr: string;
+            /**
+             * @description The conditions its rows were filtered by, as SQL on the table's columns (a period asked
+             *     about, a condition on a date or time column, is left out: it is the question's, not the measure's).
+             * @default []
+             */
+            filters: string[];
+            /** @description The measure in one line of SQL terms: ``SUM(amount) FROM orders WHERE status = 'paid'``. */
+            measure: string;
+            /** @description The query step it was read from. */
+            call_id: string;
+            /**
+             * @description The SQL dialect ``expr`` and ``filters`` are written in (the source's).
+             * @default duckdb
+             */
+            dialect: string;
         };
         /** @description The model the server's turns use (never its key). */
         ModelInfo: {
@@ -1664,6 +1763,18 @@ export interface components {
             /** @default null */
             expectation?: components["schemas"]["ExpectationVerdict"] | null;
         };
+        /**
+         * @description ``POST threads/{id}/definitions`` (and ``.../definitions/preview``): a turn's suggested
+         *     metric, which a person saves to the team's context folder.
+         */
+        SaveDefinition: {
+            /** @default null */
+            turn?: number | null;
+            /** @default 0 */
+            index?: number;
+            /** @default null */
+            name?: string | null;
+        };
         /** @description What reused steps saved: the recorded cost of the steps they reuse. */
         Saved: {
             /** @default 0 */
@@ -1683,6 +1794,14 @@ export interface components {
             execution_s: number;
             /** @default 0 */
             untracked: number;
+        };
+        /** @description A metric saved (or shown before it is): its file in the folder and the file's text. */
+        SavedMetric: {
+            name: string;
+            file: string;
+            yaml: string;
+            definition: string;
+            written: boolean;
         };
         /** @description A configured source: its name and whether it is a URL or a path (never either itself). */
         SourceInfo: {
@@ -2095,6 +2214,8 @@ export interface components {
             citations?: components["schemas"]["Citation"][];
             /** @default [] */
             unsupported?: components["schemas"]["UnsupportedClaim"][];
+            /** @default [] */
+            definitions?: components["schemas"]["DefinitionCitation"][];
         };
         TurnEnded: {
             /**
@@ -2157,6 +2278,18 @@ export interface components {
              * @default []
              */
             unsupported: components["schemas"]["UnsupportedClaim"][];
+            /**
+             * @description The team's definitions (metrics, verified queries) the answer's queries followed.
+             * @default []
+             */
+            definitions: components["schemas"]["DefinitionCitation"][];
+            /**
+             * @description Measures the turn's SQL computed that the team's context folder does not define: each
+             *     may be saved as a metric by a person (``jupyter analyst context add-metric``, or the
+             *     panel's "Save as a definition"); nothing is written otherwise.
+             * @default []
+             */
+            suggestions: components["schemas"]["MetricSuggestion"][];
         };
         TurnStarted: {
             /**
@@ -3550,6 +3683,174 @@ export interface operations {
                 };
             };
             /** @description the thread has no such turn (turn_not_found) or it did not complete (turn_not_finished), it ran no query (no_sql) or none with the call_id `step` (step_not_found), its SQL is refused or fails on the data now (gold_failed) or returns more rows than an answer holds (answer_too_large), `name` is taken (query_exists), or the context folder, its queries/ or its suite.jsonl is a link or not a folder (context_link, context_not_a_folder, context_not_found) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postThreadsThreadIdDefinitions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description send {turn?: the turn's number (default: the last), index?: which of its suggestions (default 0), name?} */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SaveDefinition"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedMetric"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the caller is not one of c.AnalystApp.context_editors (not_a_context_editor) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the thread has no such turn (turn_not_found) or the turn no such suggestion (suggestion_not_found), the name or file is the folder's already (definition_exists), the metric would not read back as suggested (invalid_definition), dbt-semantic-interfaces is not installed (context_library_missing), or the folder or its models/ is a link or not a folder (context_link, context_not_a_folder, context_not_found) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postThreadsThreadIdDefinitionsPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a thread's id (thr_...) */
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description send {turn?: the turn's number (default: the last), index?: which of its suggestions (default 0), name?} */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SaveDefinition"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedMetric"];
+                };
+            };
+            /** @description the body or a parameter is not what the call takes */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no credentials (a token or a session) */
+            401: {
+                headers: {
+                    /** @description the scheme to authenticate with: `token` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the caller is not one of c.AnalystApp.context_editors (not_a_context_editor) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unknown, or another user's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description as POST threads/{thread_id}/definitions */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -50,6 +50,10 @@ export type PlanStageView = Schemas['PlanStageView'];
 export type Citation = Schemas['Citation'];
 export type Derivation = Schemas['Derivation'];
 export type UnsupportedClaim = Schemas['UnsupportedClaim'];
+/** A definition of the team's context folder (a metric, a verified query) the answer's queries followed. */
+export type DefinitionCitation = Schemas['DefinitionCitation'];
+/** A measure the turn's SQL computed that the team's context folder lacks: a person may save it. */
+export type MetricSuggestion = Schemas['MetricSuggestion'];
 /** What a claim states: a number, a percentage, money, a date...; `name` for a text value. */
 export type ClaimKind = Citation['kind'];
 
@@ -254,6 +258,25 @@ const UNSUPPORTED: FieldsOf<UnsupportedClaim> = {
   kind: { rule: oneOf(CLAIM_KINDS) },
   value: { rule: { kind: 'scalar' } }
 };
+const DEFINITION: FieldsOf<DefinitionCitation> = {
+  kind: { rule: oneOf(['definition']), fallback: 'definition' },
+  name: str,
+  definition: {
+    rule: oneOf(membersOf<DefinitionCitation['definition']>({ metric: true, verified_query: true }))
+  },
+  file: str,
+  call_id: str
+};
+const SUGGESTION: FieldsOf<MetricSuggestion> = {
+  name: str,
+  table: str,
+  agg: str,
+  expr: str,
+  filters: { rule: strings, fallback: [] },
+  measure: str,
+  call_id: str,
+  dialect: { ...str, fallback: 'duckdb' }
+};
 const PLAN_STEP: FieldsOf<PlanStepView> = {
   id: str,
   call_id: str,
@@ -320,7 +343,9 @@ export const FIELDS: { [T in EventType]: OwnFieldsOf<T> } = {
     counters: { rule: counts, fallback: {} },
     ledger: { rule: nullable(record(LEDGER)), fallback: null },
     citations: { rule: { kind: 'list', of: record(CITATION), lenient: true }, fallback: [] },
-    unsupported: { rule: { kind: 'list', of: record(UNSUPPORTED), lenient: true }, fallback: [] }
+    unsupported: { rule: { kind: 'list', of: record(UNSUPPORTED), lenient: true }, fallback: [] },
+    definitions: { rule: { kind: 'list', of: record(DEFINITION), lenient: true }, fallback: [] },
+    suggestions: { rule: { kind: 'list', of: record(SUGGESTION), lenient: true }, fallback: [] }
   },
   context_usage: {
     call: int,
@@ -379,7 +404,9 @@ export const RECORD_FIELDS: Record<string, Fields> = {
   PlanStageView: PLAN_STAGE,
   Citation: CITATION,
   Derivation: DERIVATION,
-  UnsupportedClaim: UNSUPPORTED
+  UnsupportedClaim: UNSUPPORTED,
+  DefinitionCitation: DEFINITION,
+  MetricSuggestion: SUGGESTION
 };
 
 /** The event types the server emits. */

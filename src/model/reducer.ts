@@ -318,7 +318,8 @@ function onTurnEnded(turn: TurnView, e: TurnEnded): TurnView {
       at: e.ts,
       seq: e.seq,
       ledger: e.ledger,
-      receipts: { cited: e.citations, unsupported: e.unsupported }
+      receipts: { cited: e.citations, unsupported: e.unsupported, definitions: e.definitions },
+      suggestions: e.suggestions
     }
   };
 }

@@ -18,7 +18,9 @@ import type {
   TurnEndStatus,
   TurnLedger,
   TurnStarted,
-  UnsupportedClaim
+  UnsupportedClaim,
+  DefinitionCitation,
+  MetricSuggestion
 } from './events';
 import type { ToolResultView } from './results';
 
@@ -209,6 +211,8 @@ export interface TurnEnd {
   ledger: TurnLedger | null;
   /** The final answer's receipts (none for a turn without an answer). */
   receipts: AnswerReceiptsView;
+  /** Measures the turn's SQL computed that the team's context folder lacks (a person may save one). */
+  suggestions: MetricSuggestion[];
 }
 
 /** An answer's receipts as its turn's end gives them (offsets into the answer's text). */
@@ -217,6 +221,8 @@ export interface AnswerReceiptsView {
   cited: Citation[];
   /** The numbers no step result supports. */
   unsupported: UnsupportedClaim[];
+  /** The team's definitions (metrics, verified queries) the answer's queries followed. */
+  definitions: DefinitionCitation[];
 }
 
 /** A change the summarizer made to the thread's memory after a turn. */

@@ -4,6 +4,7 @@
  */
 
 import type { BudgetReply } from '../model/budget';
+import type { SaveDefinitionBody, SavedMetric } from '../model/definitions';
 import type { VerifiedAnswer, VerifyAnswerBody } from '../model/verifiedAnswer';
 import type { AnalystClient } from './api';
 
@@ -31,4 +32,19 @@ export async function verifyAnswer(
     }
   );
   return (await response.json()) as VerifiedAnswer;
+}
+
+/**
+ * `POST threads/{id}/definitions/preview` (`write` false: the file shown, nothing written) or
+ * `POST threads/{id}/definitions` (written): a turn's suggested metric in the team's folder.
+ */
+export async function saveDefinition(
+  client: AnalystClient,
+  threadId: string,
+  body: SaveDefinitionBody,
+  write: boolean
+): Promise<SavedMetric> {
+  const path = `threads/${encodeURIComponent(threadId)}/definitions${write ? '' : '/preview'}`;
+  const response = await client.request(path, { method: 'POST', body: JSON.stringify(body) });
+  return (await response.json()) as SavedMetric;
 }

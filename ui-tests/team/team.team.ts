@@ -8,7 +8,8 @@ import * as path from 'path';
  * JupyterLab's default sidebar width: "Verify this answer" writes ann's answer into the
  * context folder and refuses bob, who is no editor; the budget line says what each user has
  * left of the daily 3,400 tokens, and cal's second question ends `budget_exhausted` with the
- * server's message of when the budget resets.
+ * server's message of when the budget resets. A measure eve's turn computed that the folder
+ * lacks is offered: "Save as a definition" shows the file, and only "Save" writes it.
  */
 
 const PANEL_ID = 'jupyter-analyst-panel';
@@ -146,6 +147,51 @@ test('a user who is not an editor is told they may not verify, and who may', asy
   // Nothing was written.
   expect(fs.existsSync(suite) ? fs.readFileSync(suite, 'utf-8') : null).toBe(before);
   await bob.context.close();
+});
+
+test('an editor saves a measure the team lacks as a definition, after seeing its file', async ({
+  browser
+}) => {
+  // The team keeps a context folder (made here when the tests before have not made it).
+  fs.mkdirSync(CONTEXT, { recursive: true });
+  const file = path.join(CONTEXT, 'models', 'units_shipped.yml');
+  const eve = await signIn(browser, 'eve');
+  await expect(eve.panel.locator('.jp-AnalystNewThread-source')).toHaveValue('sales');
+  await eve.panel.getByRole('button', { name: 'New thread', exact: true }).click();
+  const turn = await ask(eve.panel, 'How many units shipped to the second region?');
+  await expect(turn).toHaveAttribute('data-status', 'completed');
+
+  const suggestion = turn.locator('.jp-AnalystSuggestion');
+  await expect(suggestion.locator('.jp-AnalystSuggestion-measure')).toHaveText(
+    'Not defined in the team’s context: SUM(quantity) FROM orders WHERE quantity > 0 AND region_id = 2'
+  );
+  expect(fs.existsSync(file)).toBe(false);
+  await suggestion.getByRole('button', { name: 'Save as a definition' }).click();
+
+  // The confirm step: the file as it would be written, and nothing written yet.
+  const confirm = suggestion.getByRole('dialog', { name: 'Save as a definition' });
+  await expect(confirm.locator('.jp-AnalystSuggestion-file')).toHaveText(
+    'models/units_shipped.yml'
+  );
+  const yaml = confirm.locator('.jp-AnalystSuggestion-yaml');
+  await expect(yaml).toContainText('filter:');
+  await expect(yaml).toContainText("{{ Dimension('orders__region_id') }} = 2");
+  expect(fs.existsSync(file)).toBe(false);
+  // It fits the sidebar: the YAML scrolls within the card, the card within the panel.
+  const [panelBox, cardBox] = [await eve.panel.boundingBox(), await suggestion.boundingBox()];
+  expect(cardBox!.x + cardBox!.width).toBeLessThanOrEqual(panelBox!.x + panelBox!.width + 1);
+  await suggestion.scrollIntoViewIfNeeded();
+  await eve.panel.screenshot({ path: path.join(SCREENSHOTS, 'team-save-definition.png') });
+  const shown = await yaml.textContent();
+
+  await confirm.getByRole('button', { name: 'Save', exact: true }).click();
+  await expect(suggestion.locator('.jp-AnalystSuggestion-outcome')).toHaveText(
+    'Saved as models/units_shipped.yml of the team’s context: SUM(quantity) FROM orders WHERE quantity > 0 AND region_id = 2'
+  );
+  await expect(suggestion.getByRole('button', { name: 'Save as a definition' })).toHaveCount(0);
+  await eve.panel.screenshot({ path: path.join(SCREENSHOTS, 'team-definition-saved.png') });
+  expect(fs.readFileSync(file, 'utf-8')).toBe(shown);
+  await eve.context.close();
 });
 
 test('past the daily budget a turn ends budget_exhausted with when it resets; the line says so', async ({

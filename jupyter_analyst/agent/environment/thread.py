@@ -77,6 +77,9 @@ class ThreadEnvironment:
         #: What the team's context folder defines (read when the turn started), if there is one:
         #: its rules and index go into the prompt, ``find`` searches it, ``run_sql`` is compared with it.
         self.team: TeamContext | None = None
+        #: Where what the turns' SQL says of the team's definitions is kept, by the folder's
+        #: digest and the SQL (a reused query is not parsed again), set by the turn.
+        self.team_readings: Path | None = None
         #: Where proposed cells for the attached notebook are kept, set by the turn: a
         #: proposal changes nothing until a person accepts it from there.
         self.proposals: ProposalKeeper | None = None

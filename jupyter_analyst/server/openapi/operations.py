@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from ...agent_state import AgentState
 from ...artifacts import Artifact
 from ...evals import VerifiedAnswer
+from ...knowledge import SavedMetric
 from .. import inputs, replies
 
 DESCRIPTION = """\
@@ -179,6 +180,35 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
                      "fails on the data now (gold_failed) or returns more rows than an answer holds "
                      "(answer_too_large), `name` is taken (query_exists), or the context folder, its queries/ or its "
                      "suite.jsonl is a link or not a folder (context_link, context_not_a_folder, context_not_found)",
+                413: "body_too_large"}),
+    ("/threads/{thread_id}/definitions", "post"): Operation(
+        "Save a metric a turn suggested to the team's context folder, as dbt's semantic-layer YAML",
+        SavedMetric, status=201, body=inputs.SaveDefinition,
+        description="A turn whose SQL computed a measure the context folder does not define tells it in its "
+                    "`turn_ended`'s `suggestions`; nothing is written until a person saves one here (the panel's "
+                    "\"Save as a definition\", after showing the file from `definitions/preview`). As `jupyter "
+                    "analyst context add-metric` does: models/{name}.yml of the server's context folder "
+                    "(c.AnalystApp.context_dir), a semantic model over the table with the measure and the metric "
+                    "with its filters, read back by dbt-semantic-interfaces before it is written. A name or file "
+                    "the folder has is refused, never replaced. Only the users and Hub groups of "
+                    "c.AnalystApp.context_editors may (default: the server's own user); anyone else gets 403 "
+                    "before the thread is looked up.",
+        errors={403: "the caller is not one of c.AnalystApp.context_editors (not_a_context_editor)",
+                404: _NOT_FOUND,
+                409: "the thread has no such turn (turn_not_found) or the turn no such suggestion "
+                     "(suggestion_not_found), the name or file is the folder's already (definition_exists), the "
+                     "metric would not read back as suggested (invalid_definition), dbt-semantic-interfaces is not "
+                     "installed (context_library_missing), or the folder or its models/ is a link or not a folder "
+                     "(context_link, context_not_a_folder, context_not_found)",
+                413: "body_too_large"}),
+    ("/threads/{thread_id}/definitions/preview", "post"): Operation(
+        "The file a turn's suggested metric would be saved as, writing nothing",
+        SavedMetric, body=inputs.SaveDefinition,
+        description="What POST threads/{thread_id}/definitions would write (`written` is false), checked the "
+                    "same way, so a person sees the YAML before saving it. Editors only, as saving is.",
+        errors={403: "the caller is not one of c.AnalystApp.context_editors (not_a_context_editor)",
+                404: _NOT_FOUND,
+                409: "as POST threads/{thread_id}/definitions",
                 413: "body_too_large"}),
     ("/threads/{thread_id}/steps/{call_id}/cell", "get"): Operation(
         "One SQL or Python step as a runnable code cell, as exported notebooks have it",

@@ -56,9 +56,11 @@ def _singleuser_command() -> str:
 
 class HubProcess:
     """``jupyterhub`` with ``users`` allowed, each user's server running the extension with
-    ``analyst`` as its ``AnalystApp`` settings (all users share them, e.g. one ``store_url``)."""
+    ``analyst`` as its ``AnalystApp`` settings (all users share them, e.g. one ``store_url``);
+    ``groups``: the Hub's groups and their members, as ``c.JupyterHub.load_groups`` makes them."""
 
-    def __init__(self, root: Path, *, users: list[str], analyst: dict[str, Any]) -> None:
+    def __init__(self, root: Path, *, users: list[str], analyst: dict[str, Any],
+                 groups: dict[str, list[str]] | None = None) -> None:
         self.proxy = proxy_command()
         self.singleuser = _singleuser_command()
         self.root = Path(root)
@@ -87,7 +89,7 @@ class HubProcess:
                     "JUPYTER_DATA_DIR": str(self.root / "data"),
                     # The users' servers import the package the tests import (a checkout's, by PYTHONPATH).
                     **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})},
-            "root": os.geteuid() == 0,
+            "root": os.geteuid() == 0, "groups": groups or {},
         }
         (self.root / "jupyterhub_config.py").write_text(_CONFIG.format(settings=json.dumps(settings)))
         self.proc: subprocess.Popen[bytes] | None = None
@@ -217,6 +219,7 @@ c.Spawner.args = ["--allow-root"] if s["root"] else []
 c.Spawner.environment = s["env"]
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
+c.JupyterHub.load_groups = s["groups"]
 c.JupyterHub.services = [{{"name": "analyst-tests", "api_token": s["token"]}}]
 c.JupyterHub.load_roles = [{{
     "name": "analyst-tests", "services": ["analyst-tests"],

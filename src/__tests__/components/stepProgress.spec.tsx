@@ -91,7 +91,9 @@ describe('a running step', () => {
         counters: {},
         ledger: null,
         citations: [],
-        unsupported: []
+        unsupported: [],
+        definitions: [],
+        suggestions: []
       }
     ]);
     expect(stopped.status).toBe('unfinished');

@@ -74,7 +74,9 @@ describe('the thinking line', () => {
         counters: {},
         ledger: null,
         citations: [],
-        unsupported: []
+        unsupported: [],
+        definitions: [],
+        suggestions: []
       })
     ).toBeNull();
   });

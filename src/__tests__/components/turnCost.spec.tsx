@@ -41,6 +41,8 @@ function turn(
       counters: { executed: 1 },
       citations: [],
       unsupported: [],
+      definitions: [],
+      suggestions: [],
       ...ended
     },
     ...after

@@ -37,7 +37,9 @@ function ended(status: string, message: string, answer: string): HTMLElement {
       counters: {},
       ledger: null,
       citations: [],
-      unsupported: []
+      unsupported: [],
+      definitions: [],
+      suggestions: []
     })
   ];
   return renderStatic(<TurnList view={reduceAll(initialThreadView(), events)} threadId="thr_e" />);

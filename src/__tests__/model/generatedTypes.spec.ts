@@ -189,8 +189,10 @@ describe('the generated schemas this spec reads', () => {
     expect(EVENT_SCHEMAS).toHaveLength(17);
     expect(carried()).toEqual([
       'Citation',
+      'DefinitionCitation',
       'Derivation',
       'Ledger',
+      'MetricSuggestion',
       'PlanStageView',
       'PlanStepView',
       'Price',

@@ -489,7 +489,9 @@ describe('reduce: each event type', () => {
         counters: {},
         ledger: null,
         citations: [],
-        unsupported: []
+        unsupported: [],
+        definitions: [],
+        suggestions: []
       })
     ]);
     const [turn] = view.turns;
@@ -516,7 +518,9 @@ describe('reduce: each event type', () => {
         counters: { executed: 1 },
         ledger: null,
         citations: [],
-        unsupported: []
+        unsupported: [],
+        definitions: [],
+        suggestions: []
       })
     ]);
     const [turn] = view.turns;
@@ -646,7 +650,9 @@ describe('reduce: each event type', () => {
         counters: {},
         ledger: null,
         citations: [],
-        unsupported: []
+        unsupported: [],
+        definitions: [],
+        suggestions: []
       }) // 14
     ];
     const thinkingAfter = (count: number) =>
@@ -727,7 +733,9 @@ describe('reduce: each event type', () => {
         counters: {},
         ledger: null,
         citations: [],
-        unsupported: []
+        unsupported: [],
+        definitions: [],
+        suggestions: []
       }),
       b({ type: 'turn_started', prompt: 'two', model: 'm', rerun: false }),
       b({ type: 'text_delta', text: 'x' })

@@ -1,0 +1,253 @@
+"""Saving a metric to a context folder: a new file ``models/<name>.yml`` in dbt's
+semantic-layer YAML, a semantic model over the metric's table holding its one measure (and,
+as dimensions, the columns its filters name) and the metric, its filters written as
+MetricFlow's ``{{ Dimension('<table>__<column>') }}``.
+
+What is saved is a person's choice (a suggestion accepted, or the command typed), never
+written by a turn. It is checked before anything is written: the name, the aggregate, the
+table and every term parsed (sqlglot: no subquery, no other table), then the YAML read back
+by dbt-semantic-interfaces with the folder's other files, as a turn would read it, where it
+must define exactly this metric and leave every other metric as it was. A file is never
+replaced and never written through a link (writing.py's way: the folder and ``models/``
+opened without following one, the file linked into place whole, refused when the name is
+taken).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..errors import ConfigError
+from .context_files import FolderFile, read_folder
+from .definitions import Metric, aggregate_sql
+from .writing import open_dir, write_new
+
+#: Where saved metrics go in the folder.
+MODELS = "models"
+AGGS = ("sum", "count", "count_distinct", "average", "min", "max")
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,59}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
+
+
+class MetricDraft(BaseModel):
+    """A metric to save: its name, its measure (aggregate, expression, table) and filters."""
+
+    name: str
+    table: str
+    agg: str
+    expr: str
+    filters: list[str] = []
+    label: str = ""
+    description: str = ""
+
+    def formula(self) -> str:
+        where = f" WHERE {' AND '.join(self.filters)}" if self.filters else ""
+        return f"{aggregate_sql(self.agg, self.expr)} FROM {self.table}{where}"
+
+
+class SavedMetric(BaseModel):
+    """A metric saved (or shown before it is): its file in the folder and the file's text."""
+
+    name: str
+    file: str
+    """The file's path in the context folder: ``models/<name>.yml``."""
+    yaml: str
+    definition: str
+    """The metric in one line of SQL terms, as ``find`` shows it."""
+    written: bool
+
+
+def _terms(text: str, dialect: str, what: str) -> Any:
+    """``text`` parsed as one SQL term of the table's columns, or the refusal."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        node = sqlglot.parse_one(text, read=dialect)
+    except sqlglot.errors.SqlglotError as exc:
+        raise ConfigError(f"the {what} {text!r} is not SQL: {str(exc).splitlines()[0]}",
+                          reason="invalid_definition") from None
+    if node is None or isinstance(node, (exp.Select, exp.Query)) or node.find(
+            exp.Select, exp.Subquery, exp.Star, exp.Placeholder, exp.Parameter) is not None:
+        raise ConfigError(f"the {what} {text!r} is not a term of the table's columns", reason="invalid_definition",
+                          hint="a column or an expression of the table's columns, without a subquery")
+    for column in node.find_all(exp.Column):
+        if column.table or not _IDENTIFIER.fullmatch(column.name):
+            raise ConfigError(f"the {what} {text!r} names {column.sql()!r}: a plain column of the table is needed",
+                              reason="invalid_definition")
+    return node
+
+
+def render_metric(draft: MetricDraft, dialect: str = "duckdb") -> str:
+    """The YAML file of ``draft``, after its name, aggregate, table and terms are checked.
+
+    Raises:
+        ConfigError: any of them is not what a metric may hold (``invalid_definition``).
+    """
+    import yaml
+    from sqlglot import exp
+
+    if not _NAME.fullmatch(draft.name):
+        raise ConfigError(f"{draft.name!r} is not a metric name: lower-case letters, digits and _, a letter first",
+                          reason="invalid_definition")
+    if draft.agg not in AGGS:
+        raise ConfigError(f"{draft.agg!r} is not an aggregate a metric may have", reason="invalid_definition",
+                          hint=f"one of: {', '.join(AGGS)}")
+    if not _IDENTIFIER.fullmatch(draft.table):
+        raise ConfigError(f"{draft.table!r} is not a table name", reason="invalid_definition")
+    expr = _terms(draft.expr, dialect, "expression")
+    entity = draft.table.lower()
+    dimensions: dict[str, str] = {}
+    templates = []
+    for text in draft.filters:
+        node = _terms(text, dialect, "filter")
+        marks: dict[str, str] = {}
+
+        def mark(n: Any) -> Any:
+            if isinstance(n, exp.Column):
+                dimensions.setdefault(n.name.lower(), n.name)
+                marks[f"jadim{len(marks)}x"] = f"{{{{ Dimension('{entity}__{n.name.lower()}') }}}}"
+                return exp.column(list(marks)[-1])
+            return n
+
+        rendered = node.transform(mark).sql(dialect=dialect)
+        for placeholder, template in marks.items():
+            rendered = rendered.replace(placeholder, template)
+        templates.append(rendered)
+    model: dict[str, Any] = {
+        "name": f"{draft.name}_measures",
+        "description": f"The measure of the metric {draft.name}.",
+        "model": f"ref('{draft.table}')",
+    }
+    if dimensions:
+        model["dimensions"] = [{"name": name, "type": "categorical", **({"expr": column} if column != name else {})}
+                               for name, column in dimensions.items()]
+    model["measures"] = [{"name": draft.name, "agg": draft.agg, "expr": expr.sql(dialect=dialect)}]
+    metric: dict[str, Any] = {"name": draft.name, "label": draft.label or draft.name.replace("_", " ").capitalize()}
+    if draft.description:
+        metric["description"] = draft.description
+    metric.update({"type": "simple", "type_params": {"measure": draft.name}})
+    if templates:
+        metric["filter"] = templates[0] if len(templates) == 1 else templates
+    class Dumper(yaml.SafeDumper):
+        """A MetricFlow filter in double quotes, as dbt's documentation writes one (its ``'``s kept)."""
+
+    def text(dumper: Any, value: str) -> Any:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"' if "{{" in value else None)
+
+    Dumper.add_representer(str, text)
+    body = yaml.dump({"semantic_models": [model], "metrics": [metric]}, Dumper=Dumper, sort_keys=False,
+                     allow_unicode=True, width=120)
+    return f"# The metric {draft.name}, saved from an analysis; review it as any change to the folder.\n{body}"
+
+
+def check_metric(files: list[FolderFile], path: str, text: str, draft: MetricDraft, dialect: str) -> Metric:
+    """``text`` read by dbt-semantic-interfaces beside the folder's ``files``: it must define the
+    metric ``draft`` is, and change no other.
+
+    Raises:
+        ConfigError: it does not (``invalid_definition``), the name is a metric's already
+            (``definition_exists``), or the library is not installed (``context_library_missing``).
+    """
+    from .divergence import _conjuncts, _key
+    from .semantic import INSTALL_HINT, read_semantic_layer
+
+    try:
+        import dbt_semantic_interfaces  # noqa: F401
+    except ImportError:
+        raise ConfigError("saving a metric needs dbt's semantic-layer library", reason="context_library_missing",
+                          hint=INSTALL_HINT) from None
+    import sqlglot
+
+    before, _, before_problems = read_semantic_layer(files)
+    if any(m.name == draft.name for m in before):
+        where = next(m.origin for m in before if m.name == draft.name)
+        raise ConfigError(f"the folder defines the metric {draft.name!r} already ({where}): a definition is never "
+                          "replaced", reason="definition_exists", hint="choose another name")
+    taken = _names(files)
+    for name in (draft.name, f"{draft.name}_measures"):
+        if name in taken:
+            raise ConfigError(f"{taken[name]} names {name!r} already: dbt's semantic layer wants each name once",
+                              reason="definition_exists", hint="choose another name")
+    after, _, problems = read_semantic_layer([*files, FolderFile(path, text)])
+    own = [p for p in problems if p.file == path]
+    if own:
+        raise ConfigError(f"the metric would not be read: {own[0]}", reason="invalid_definition")
+    saved = next((m for m in after if m.name == draft.name and m.origin.file == path), None)
+
+    def key(text: str) -> str:
+        return _key(sqlglot.parse_one(text, read=dialect), dialect)
+
+    def conditions(filters: list[str]) -> list[str]:
+        return sorted(_key(c, dialect) for f in filters for c in _conjuncts(sqlglot.parse_one(f, read=dialect)))
+
+    if saved is None or (saved.table, saved.agg, key(saved.expr)) != (draft.table, draft.agg, key(draft.expr)) \
+            or conditions(saved.filters) != conditions(draft.filters):
+        read = saved.formula() if saved is not None else "nothing"
+        raise ConfigError(f"the metric would be read as {read}, not {draft.formula()}", reason="invalid_definition")
+    others = {m.name: m.formula() for m in after if m is not saved}
+    if others != {m.name: m.formula() for m in before} or len(problems) != len(before_problems):
+        raise ConfigError(f"the metric {draft.name!r} would change how the folder's other definitions are read "
+                          "(a measure or semantic model of that name exists)", reason="invalid_definition",
+                          hint="choose another name")
+    return saved
+
+
+def _names(files: list[FolderFile]) -> dict[str, str]:
+    """The names the folder's YAML gives its semantic models, measures and metrics, and where."""
+    from .semantic import _Invalid, load_yaml
+
+    names: dict[str, str] = {}
+    for file in files:
+        if not file.is_yaml:
+            continue
+        try:
+            data, _ = load_yaml(file.text)
+        except (_Invalid, RecursionError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        for key in ("semantic_models", "metrics"):
+            for entry in data.get(key) or [] if isinstance(data.get(key), list) else []:
+                if not isinstance(entry, dict):
+                    continue
+                names.setdefault(str(entry.get("name")), file.path)
+                for measure in entry.get("measures") or [] if isinstance(entry.get("measures"), list) else []:
+                    if isinstance(measure, dict):
+                        names.setdefault(str(measure.get("name")), f"{file.path} (a measure)")
+    return names
+
+
+def save_metric(folder: Path, draft: MetricDraft, *, dialect: str = "duckdb", write: bool = True) -> SavedMetric:
+    """Check ``draft`` and, when ``write``, save it as ``models/<name>.yml`` of ``folder`` (made
+    when missing; its parent must exist). ``write=False`` only shows what would be saved.
+
+    Raises:
+        ConfigError: see :func:`render_metric` and :func:`check_metric`; the file exists
+            (``definition_exists``); the folder or ``models/`` is a link (``context_link``).
+    """
+    text = render_metric(draft, dialect)
+    path = f"{MODELS}/{draft.name}.yml"
+    folder = Path(folder).expanduser()
+    files = read_folder(folder)[0] if folder.is_dir() and not folder.is_symlink() else []
+    if any(f.path == path for f in files):
+        raise ConfigError(f"{path} already exists: a definition is never replaced", reason="definition_exists",
+                          hint="choose another name")
+    saved = check_metric(files, path, text, draft, dialect)
+    if write:
+        shown = str(folder)
+        root = open_dir(folder, create=True, shown=shown)
+        try:
+            models = open_dir(MODELS, parent=root, create=True, shown=f"{shown}/{MODELS}")
+            try:
+                write_new(models, f"{draft.name}.yml", text, under=MODELS, what="a definition")
+            finally:
+                os.close(models)
+        finally:
+            os.close(root)
+    return SavedMetric(name=draft.name, file=path, yaml=text, definition=saved.formula(), written=write)

@@ -1,0 +1,89 @@
+"""A metric saved to a context folder: dbt's YAML that dbt-semantic-interfaces reads back as
+the same metric, beside the folder's others and changing none; never over a name, a file or
+through a link; bad input refused in one line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from jupyter_analyst.errors import ConfigError
+from jupyter_analyst.knowledge import load_team_context
+from jupyter_analyst.knowledge import MetricDraft, save_metric
+
+pytest.importorskip("dbt_semantic_interfaces")
+
+UNITS = MetricDraft(name="units_shipped", table="orders", agg="sum", expr="quantity",
+                    filters=["quantity > 0", "region_id = 2"], description="Units of orders not cancelled, region 2.")
+
+
+@pytest.fixture
+def folder(tmp_path):
+    folder = tmp_path / "context"
+    shutil.copytree("tests/fixtures/context", folder)
+    return folder
+
+
+def test_a_saved_metric_is_read_back_as_defined_and_the_others_are_unchanged(folder):
+    before = {m.name: m.formula() for m in load_team_context(folder).metrics}
+    preview = save_metric(folder, UNITS, write=False)
+    assert not (folder / "models" / "units_shipped.yml").exists(), "a preview writes nothing"
+    saved = save_metric(folder, UNITS)
+    assert (saved.file, saved.written, saved.yaml) == ("models/units_shipped.yml", True, preview.yaml)
+    assert (folder / saved.file).read_text() == saved.yaml
+    assert "{{ Dimension('orders__region_id') }} = 2" in saved.yaml
+    team = load_team_context(folder)
+    assert team.problems == []
+    metric = team.metric("units_shipped")
+    assert (metric.table, metric.agg, metric.expr, metric.filters, metric.description) == (
+        "orders", "sum", "quantity", ["quantity > 0", "region_id = 2"], UNITS.description)
+    assert saved.definition == metric.formula() == "SUM(quantity) FROM orders WHERE quantity > 0 AND region_id = 2"
+    assert {m.name: m.formula() for m in team.metrics if m.name != "units_shipped"} == before
+
+
+def test_a_name_or_file_taken_is_never_replaced(folder):
+    save_metric(folder, UNITS)
+    written = (folder / "models" / "units_shipped.yml").read_text()
+    for draft, words in [(UNITS, "already exists"),
+                         (UNITS.model_copy(update={"name": "revenue"}), "defines the metric 'revenue' already"),
+                         (UNITS.model_copy(update={"name": "order_revenue"}), "names 'order_revenue' already")]:
+        with pytest.raises(ConfigError, match=words) as info:
+            save_metric(folder, draft)
+        assert info.value.reason == "definition_exists"
+    assert (folder / "models" / "units_shipped.yml").read_text() == written
+    assert not (folder / "models" / "order_revenue.yml").exists()
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"name": "Units Shipped"}, "is not a metric name"),
+    ({"agg": "stddev"}, "is not an aggregate"),
+    ({"table": "orders') }}"}, "is not a table name"),
+    ({"expr": "(SELECT max(quantity) FROM orders)"}, "is not a term of the table's columns"),
+    ({"expr": "o.quantity"}, "a plain column of the table is needed"),
+    ({"filters": ["region_id IN (SELECT 1)"]}, "is not a term"),
+    ({"filters": ["quantity >"]}, "is not SQL"),
+])
+def test_bad_input_is_refused_in_one_line(folder, change, words):
+    with pytest.raises(ConfigError, match=words) as info:
+        save_metric(folder, UNITS.model_copy(update=change))
+    assert info.value.reason == "invalid_definition"
+    assert not (folder / "models" / "units_shipped.yml").exists()
+
+
+def test_nothing_is_written_through_a_link(folder, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(folder / "models")
+    os.symlink(elsewhere, folder / "models")
+    with pytest.raises(ConfigError) as info:
+        save_metric(folder, UNITS)
+    assert info.value.reason == "context_link"
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_new_folder_is_made(tmp_path):
+    saved = save_metric(tmp_path / "fresh", UNITS.model_copy(update={"filters": []}))
+    assert load_team_context(tmp_path / "fresh").metric("units_shipped").formula() == "SUM(quantity) FROM orders"
+    assert saved.written
