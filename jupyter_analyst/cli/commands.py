@@ -106,8 +106,12 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         summary = await run_turn(request, config=config, model=model, on_event=on_event, background=background)
         if not args.json:
             print_summary(summary)
-            if background.pending:
-                print("updating the agent state...", file=sys.stderr, flush=True)
+        note = _data_note(summary)
+        if note is not None:
+            # On stdout under the summary; with --json, stdout holds the one object only.
+            print(note, file=sys.stderr if args.json else sys.stdout, flush=True)
+        if not args.json and background.pending:
+            print("updating the agent state...", file=sys.stderr, flush=True)
         try:
             await asyncio.wait_for(background.drain(), wait)
         except TimeoutError:
@@ -129,6 +133,17 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         after_run(args, read_workspace, summary)
     # A turn that asks the user a question did its part: the next ``run`` on the thread answers it.
     return 0 if summary.status in ("completed", "needs_input") else EXIT_FAILED
+
+
+def _data_note(summary: TurnSummary) -> str | None:
+    """What the turn's source's data version means for its reused steps, when it gives none
+    (a live database): read from the thread's notebook, which the turn wrote it into."""
+    from ..notebooks import recorded_data_version
+    from ..sql import data_version_note
+
+    version = recorded_data_version(Path(summary.notebook)) if summary.notebook else None
+    note = data_version_note(version)
+    return f"data version: {version} ({note})" if note else None
 
 
 def read_workspace(args: argparse.Namespace, read: Callable[[Workspace], T], *, thread: str | None = None) -> T:
