@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .check_cache import LIVE_DATA_NOTE, data_version_note
+    from .check_cache import data_version_note
     from .intent import DataIntent, data_intent
     from .paths import absolute_spec, display_spec, local_path, model_spec
     from .query_model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult, TableInfo
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from .table_fingerprints import table_prints
 
 _HOME = {
-    "LIVE_DATA_NOTE": "check_cache",
     "data_version_note": "check_cache",
     "absolute_spec": "paths",
     "display_spec": "paths",
@@ -67,7 +66,6 @@ _HOME = {
 
 __all__ = [
     "BatchQuery", "ClearedQuery", "ColumnInfo", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
-    "LIVE_DATA_NOTE",
     "OUTLINE_COLUMNS", "OUTLINE_TABLES", "PreparedQuery", "QueryProgress", "QueryResult", "QueryRun", "QueryRunner",
     "ResultBatches", "RunningQuery", "SourceEngine", "SourceOutline",
     "SqlPreparer", "TableInfo", "absolute_spec", "data_intent", "data_version_note", "display_spec", "local_path", "model_spec", "open_source",

@@ -25,7 +25,7 @@ from jupyter_analyst.cli.demo import DEMO_SCRIPT, FIRST_PROMPT
 from jupyter_analyst.errors import QueryFailed, SourceError, SqlRejected
 from jupyter_analyst.sql import QueryRunner, open_source, prepare_query
 from jupyter_analyst.sql.prepare import allowed_functions, prepare_sql
-from jupyter_analyst.sql import LIVE_DATA_NOTE
+from jupyter_analyst.sql.check_cache import LIVE_DATA_NOTE
 from jupyter_analyst.sql.spark_engine import QUERY_TAG_PREFIX, SparkSource, safe_url
 from jupyter_analyst.store import ThreadStore
 from jupyter_analyst.testing import ScriptedModelServer
@@ -197,6 +197,86 @@ def test_the_spark_server_listens_on_loopback_only(spark):
     listening = _listening_addresses(spark.process.pid)
     assert {spark.port, spark.ui_port} <= {port for _, port in listening}, listening
     assert all(address in ("127.0.0.1", "::1") for address, _ in listening), listening
+
+
+@pytest.mark.serial
+def test_a_query_past_its_time_is_interrupted_on_the_cluster(spark, tmp_path):
+    """Spark's own record of the query's job (its REST API): submitted before the time limit,
+    not running any more, ended within 2 s of the limit."""
+    timeout_s = 5.0
+    source = open_source(spark.url)
+    endless = "SELECT COUNT(*) AS n FROM RANGE(100000000000) a WHERE a.id % 7 = 3"
+    # The session's first query pays for planning's warm-up; on a busy machine its job would
+    # then start past the limit, and the test would time out a query still being planned.
+    assert source.probe("SELECT COUNT(*) AS n FROM RANGE(10)", 120) == [(10,)]
+    before = {j["jobId"] for j in spark.jobs()}
+    prepared = prepare_query(endless, source)  # checked first: the limit counts from the run's start
+
+    async def run() -> tuple[float, QueryFailed]:
+        runner = QueryRunner(source, timeout_s=timeout_s)
+        wall = time.time()
+        with pytest.raises(QueryFailed) as info:
+            await runner.run_to_parquet(prepared, tmp_path / "slow.parquet")
+        return wall, info.value
+
+    try:
+        started = time.perf_counter()
+        wall, error = asyncio.run(run())
+        took = time.perf_counter() - started
+        assert error.reason == "query_timeout" and "stopped" in error.message, error
+        jobs = [j for j in _model_query_jobs(spark) if j["jobId"] not in before]
+        assert jobs, "the query ran no job on Spark"
+        for job in jobs:
+            assert job["status"] == "FAILED", job
+            ended = _spark_time(job["completionTime"])
+            assert _spark_time(job["submissionTime"]) < wall + timeout_s, (job, wall)
+            assert ended - (wall + timeout_s) < 2.0, (job, wall)
+        assert not (tmp_path / "slow.parquet").exists()
+        # The client's side (the interrupt's reply, the result stream's end) on a loaded machine.
+        assert took < timeout_s + 15, took
+    finally:
+        source.close()
+
+
+@pytest.mark.serial
+def test_a_stopped_query_is_interrupted_on_the_cluster(spark, tmp_path):
+    """Stop, as the server's cancel does it (the turn's task cancelled): the query's job is
+    found running in Spark's own job list, then ended (FAILED, not RUNNING) within 2 s of Stop."""
+    source = open_source(spark.url)
+    endless = "SELECT COUNT(*) AS n FROM RANGE(100000000000) a WHERE a.id % 7 = 3"
+    before = {j["jobId"] for j in spark.jobs()}
+
+    def ours() -> list[dict]:
+        return [j for j in _model_query_jobs(spark) if j["jobId"] not in before]
+
+    async def run() -> tuple[float, list[dict]]:
+        runner = QueryRunner(source, timeout_s=600)
+        task = asyncio.ensure_future(runner.run_to_parquet(prepare_query(endless, source), tmp_path / "slow.parquet"))
+        deadline = time.monotonic() + 120
+        # Spark's own word that the query runs (polled: its REST API pushes nothing).
+        while not any(j["status"] == "RUNNING" for j in await asyncio.to_thread(ours)):
+            assert not task.done() and time.monotonic() < deadline, "the query never ran on Spark"
+            await asyncio.sleep(0.2)
+        stopped = time.time()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return stopped, await asyncio.to_thread(ours)
+
+    try:
+        stopped, jobs = asyncio.run(run())
+        assert jobs
+        for job in jobs:
+            assert job["status"] == "FAILED", job
+            assert _spark_time(job["completionTime"]) - stopped < 2.0, (job, stopped)
+        assert not (tmp_path / "slow.parquet").exists()
+    finally:
+        source.close()
+
+
+def _spark_time(text: str) -> float:
+    """A time of Spark's REST API (``2026-01-31T12:00:00.000GMT``) in seconds since the epoch."""
+    return dt.datetime.strptime(text.removesuffix("GMT"), "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=dt.UTC).timestamp()
 
 
 def _cli(model: ScriptedModelServer | None, *args: str) -> subprocess.CompletedProcess:
