@@ -25,7 +25,8 @@ HOSTED_TIMEOUT_S = 300.0
 
 
 def needs_host(spec: str) -> bool:
-    """Whether the kernel cannot open ``spec`` itself: a server's URL (no network in the sandbox).
+    """Whether the kernel cannot open ``spec`` itself: a server's URL (no network in the sandbox;
+    a URL of a local file, ``sqlite:///x.db``, is opened by the kernel when verify finds the file).
 
     >>> needs_host("sc://localhost:15002"), needs_host("postgresql://h/db"), needs_host("/d/sales.duckdb")
     (True, True, False)

@@ -184,7 +184,7 @@ def verify_notebook(
             recorder = Recorder(run_dir, Path(tmp) / "staging", manifest, capture=capture)
             executed = Path(tmp) / "executed.ipynb"
             hosted = None
-            if needs_host(resolved):  # a server: its queries run here, their results go in read-only
+            if needs_host(resolved) and not readable:  # a server: its queries run here, results go in read-only
                 hosted = Path(tmp) / "hosted"
                 run_hosted(original, resolved, hosted)
             error = _execute(path, executed, run_dir, resolved, readable, recorder, progress, hosted)
