@@ -10,12 +10,14 @@ tables and ``${...}`` substitution (``prepare/guard.py``). Spark has no read-onl
 the server may do is what the connecting user may do, so the source needs a role that may only
 read (docs/data-sources.md).
 
-Each query is tagged (``SparkSession.addTag``) with a tag of its own (the model's queries'
-begin ``jupyter-analyst-query``, the host's own look-ups' ``jupyter-analyst-probe``, so Spark's
-UI tells them apart), so a timeout or a Stop interrupts it on the cluster (``interruptTag``):
-Spark Connect keeps tags per thread, so the tag is added in the very thread that runs the query
-(a tag added elsewhere marks nothing, and ``interruptTag`` would then stop nothing). Rows come back as Arrow (``DataFrame.toArrow``) under
-the row cap (``limit``); the rows past it are counted by a query of their own.
+Each query is tagged (``SparkSession.addTag``) with a tag of its own (a step's queries, the
+model's SQL and the row counts of the tables it reads, begin ``jupyter-analyst-query``; the
+schema outline's look-ups ``jupyter-analyst-probe``, so Spark's UI tells them apart), so a
+timeout or a Stop interrupts it on the cluster (``interruptTag``): Spark Connect keeps tags per
+thread, so the tag is added in the very thread that runs the query (a tag added elsewhere marks
+nothing, and ``interruptTag`` would then stop nothing). Rows come back as Arrow
+(``DataFrame.toArrow``) under the row cap (``limit``); the rows past it are counted by a query
+of their own.
 
 Data version: the Delta tables' versions (``DESCRIBE HISTORY``) where every table is a Delta
 table; otherwise the version ends with ``:live`` (reuse across turns then assumes the data did
@@ -42,8 +44,8 @@ T = TypeVar("T")
 INSTALL_HINT = "pip install 'jupyter-analyst[spark]'"
 #: The prefix of every query's tag (a tag per query follows it), to be found in Spark's UI.
 TAG_PREFIX = "jupyter-analyst"
-#: The model's queries' tags begin with this; the host's own look-ups' (outline figures) with
-#: ``jupyter-analyst-probe``: Spark's UI tells which of its jobs the model's SQL ran.
+#: The tags of a step's queries (the model's SQL, its tables' row counts) begin with this; the
+#: outline's look-ups' with ``jupyter-analyst-probe``: Spark's UI tells which jobs a step ran.
 QUERY_TAG_PREFIX = f"{TAG_PREFIX}-query"
 #: The dialect host-written look-ups (the schema outline's) are written in.
 _HOST_DIALECT = "duckdb"

@@ -289,8 +289,9 @@ def _cli(model: ScriptedModelServer | None, *args: str) -> subprocess.CompletedP
 
 
 def _model_query_jobs(spark) -> list[dict]:
-    """Spark's jobs that ran the model's SQL (their operation's tag begins with the model's
-    queries' prefix; the host's own look-ups are tagged apart)."""
+    """Spark's jobs that ran a step's queries (the model's SQL, the row counts of the tables it
+    reads: their operation's tag begins with the steps' prefix; the outline's look-ups are
+    tagged apart)."""
     return [j for j in spark.jobs() if any(QUERY_TAG_PREFIX in tag for tag in j.get("jobTags", []))]
 
 
