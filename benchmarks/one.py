@@ -24,6 +24,7 @@ from .common import Report
 BENCHES: dict[str, str] = {
     "run_sql": "bench_sql:bench_run_sql",
     "tpch": "bench_tpch:bench_tpch",
+    "spark_tpch": "bench_spark:bench_spark_tpch",
     "run_python": "bench_python:bench_run_python",
     "continue": "bench_continue:bench_continue",
     "sandbox": "bench_sandbox:bench_sandbox",

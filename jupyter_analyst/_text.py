@@ -115,13 +115,17 @@ def model_json(value: Any) -> str:
 
 
 def masked(spec: str) -> str:
-    """A spec with the password of a URL hidden (for anything people read or share).
+    """A spec with the password of a URL hidden, and a Spark Connect URL's ``;token=`` (for
+    anything people read or share).
 
     >>> masked("postgresql://ann:s3cret@db:5432/sales")
     'postgresql://ann:***@db:5432/sales'
+    >>> masked("sc://localhost:15002/;token=s3cret;use_ssl=true")
+    'sc://localhost:15002/;token=***;use_ssl=true'
     >>> masked("/data/sales.duckdb")
     '/data/sales.duckdb'
     """
+    spec = re.sub(r"(;\s*token\s*=)[^;]*", r"\1***", spec, flags=re.IGNORECASE)
     return re.sub(r"(://[^/@:]*:)[^@/]*@", r"\1***@", spec)
 
 

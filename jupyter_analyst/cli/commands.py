@@ -106,8 +106,9 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         summary = await run_turn(request, config=config, model=model, on_event=on_event, background=background)
         if not args.json:
             print_summary(summary, context=args.context)
-            if background.pending:
-                print("updating the agent state...", file=sys.stderr, flush=True)
+        _print_data_note(summary, as_json=args.json)
+        if not args.json and background.pending:
+            print("updating the agent state...", file=sys.stderr, flush=True)
         try:
             await asyncio.wait_for(background.drain(), wait)
         except TimeoutError:
@@ -129,6 +130,19 @@ def run(args: argparse.Namespace, started: Callable[[], None] = lambda: None) ->
         after_run(args, read_workspace, summary)
     # A turn that asks the user a question did its part: the next ``run`` on the thread answers it.
     return 0 if summary.status in ("completed", "needs_input") else EXIT_FAILED
+
+
+def _print_data_note(summary: TurnSummary, *, as_json: bool) -> None:
+    """What the turn's source's data version means for its reused steps, when it gives none
+    (a live database): read from the thread's notebook, which the turn wrote it into. On
+    stdout under the summary; with --json, stdout holds the one object only."""
+    from ..notebooks import recorded_data_version
+    from ..sql import data_version_note
+
+    version = recorded_data_version(Path(summary.notebook)) if summary.notebook else None
+    note = data_version_note(version)
+    if note is not None:
+        print(f"data version: {version} ({note})", file=sys.stderr if as_json else sys.stdout, flush=True)
 
 
 def read_workspace(args: argparse.Namespace, read: Callable[[Workspace], T], *, thread: str | None = None) -> T:

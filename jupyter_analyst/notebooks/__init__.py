@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .page_export import render as render_notebook
     from .reanswer import answer_receipts, format_reanswer, reanswer_notebook
     from .reanswer_claims import ClaimStatus, ReansweredAnswer
-    from .trail import ARTIFACT_MIME, META, RESULTS_ENV, connect_source, parameter_values, read_notebook, step_source
+    from .trail import ARTIFACT_MIME, HOSTED_ENV, META, RESULTS_ENV, connect_source, hosted_result_name, parameter_values, read_notebook, step_source
     from .verify import ArtifactCheck, VerifyReport, format_report, verify_notebook
     from .verify import Status as CheckStatus
     from .verify import Verdict as VerifyVerdict
@@ -80,6 +80,8 @@ _HOME = {
     "ARTIFACT_MIME": "trail",
     "META": "trail",
     "RESULTS_ENV": "trail",
+    "HOSTED_ENV": "trail",
+    "hosted_result_name": "trail",
     "connect_source": "trail",
     "parameter_values": "trail",
     "read_notebook": "trail",
@@ -95,7 +97,7 @@ _HOME = {
 __all__ = [
     "ChangeStatus", "WITHDRAWN_BY", "cell_needs", "proposal_lines", "ProposedArtifact", "Proposal", "ProposalConflict", "ProposedChange", "ProposedRun", "applied", "change_diff", "decided", "read_changes", "stale",
     "ARTIFACT_MIME", "ArtifactCheck", "ClaimStatus", "ReansweredAnswer", "answer_receipts", "receipt_notes", "AttachedNotebook", "CheckStatus", "MAX_NOTEBOOK_BYTES", "META",
-    "NotebookNode", "RESULTS_ENV", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
+    "HOSTED_ENV", "NotebookNode", "RESULTS_ENV", "hosted_result_name", "VerifyReport", "VerifyVerdict", "attached_text", "connect_source",
     "context_section", "default_output", "export_thread", "file_stem", "format_reanswer", "format_report", "load_attached",
     "new_markdown_cell", "notebook_json", "parameter_values", "read_cells", "read_notebook",
     "reanswer_notebook", "recorded_data_version", "render_notebook", "step_source", "verify_notebook", "write_export",

@@ -490,7 +490,7 @@ def _summary(
         ("Thread", code_span(meta["thread_id"])),
         ("Model", ", ".join(code_span(m) for m in meta["models"]) or "-"),
         ("Source", code_span(masked(meta["source"]))),
-        ("Data version", code_span(meta["data_version"]) if meta.get("data_version") else "not recorded"),
+        ("Data version", _data_version_cell(meta.get("data_version"))),
         ("Turns", turn_note),
         # Our own figures and words (no pipe, no markup): shown as they are.
         ("Cost", describe(Ledger.model_validate(meta["ledger"])) if meta.get("ledger") else "not recorded"),
@@ -520,6 +520,16 @@ def _summary(
         "plain kernel, as you.",
     ]
     return "\n".join(lines)
+
+
+def _data_version_cell(version: str | None) -> str:
+    """The summary's data version, with what a live source's lack of one means for reuse and verify."""
+    from ..sql import data_version_note
+
+    if not version:
+        return "not recorded"
+    note = data_version_note(version)
+    return code_span(version) + (f" ({note})" if note else "")
 
 
 def _proposals_cell(store: ThreadStore, thread_id: str) -> Node | None:

@@ -37,7 +37,7 @@ from ..kernel import (
     SandboxSettings,
     kernel_environment,
 )
-from .trail import RESULTS_ENV
+from .trail import HOSTED_ENV, RESULTS_ENV
 
 
 def named_paths(values: Iterable[Any]) -> list[Path]:
@@ -68,13 +68,16 @@ def user_parameter_paths(nb: NotebookNode, given: NotebookNode) -> list[Path]:
 
 def _launch(
     workdir: Path, readable: Sequence[Path], policy: SandboxPolicy, timeout: float, results: str | None,
-    own_workdir: bool,
+    own_workdir: bool, hosted: Path | None = None,
 ) -> tuple[Any, LocalKernelLauncher]:
     env = kernel_environment()
     # Only the sandbox's allow-list and the policy's own variables reach the kernel.
-    extra = {k: v for k, v in policy.extra_env.items() if k != RESULTS_ENV}
+    extra = {k: v for k, v in policy.extra_env.items() if k not in (RESULTS_ENV, HOSTED_ENV)}
     if results:
         extra[RESULTS_ENV] = results
+    if hosted is not None:  # the host's results, read-only beside the other inputs
+        extra[HOSTED_ENV] = str(hosted)
+        readable = [*readable, hosted]
     policy = policy.model_copy(update={"extra_env": extra})
     settings = SandboxSettings(policy=policy, readable=[str(p) for p in readable], user_workdir=not own_workdir)
     env[SETTINGS_ENV] = settings.model_dump_json()
@@ -127,12 +130,14 @@ def _engine_class() -> type:
             readable: Sequence[Path] | None = None,
             results: str | None = None,
             own_workdir: bool = False,
+            hosted: Path | None = None,
             **kwargs: Any,
         ) -> Any:
             """``readable``: what the kernel may read (else the paths the ``-p`` values name);
             ``results``: the kernel's folder where ``analyst.sql`` keeps each result;
             ``own_workdir``: ``--cwd`` is a fresh folder made for the kernel (``verify``'s),
-            not the user's, and the kernel works in it directly."""
+            not the user's, and the kernel works in it directly; ``hosted``: the folder of
+            the results the host ran, for a source the kernel cannot reach (``hosted_queries.py``)."""
             # papermill has already changed into --cwd: that folder is the kernel's to write in.
             workdir = Path.cwd()
             if readable is None:
@@ -140,7 +145,8 @@ def _engine_class() -> type:
 
                 given = load_notebook_node(kwargs["input_path"]) if kwargs.get("input_path") else nb_man.nb
                 readable = user_parameter_paths(nb_man.nb, given)
-            manager, launcher = _launch(workdir, readable, cls.policy, float(start_timeout), results, own_workdir)
+            manager, launcher = _launch(workdir, readable, cls.policy, float(start_timeout), results, own_workdir,
+                                       hosted)
             try:
                 kwargs = remove_args(["input_path"], **kwargs)
                 safe_kwargs = remove_args(["timeout", "startup_timeout"], **kwargs)

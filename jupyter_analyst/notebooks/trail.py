@@ -28,6 +28,22 @@ ARTIFACT_MIME = "application/vnd.jupyter-analyst.artifact+json"
 #: kept as ``000001.parquet``, ``000002.parquet``, ... in the order of the calls.
 RESULTS_ENV = "JUPYTER_ANALYST_RESULTS"
 
+#: The environment variable naming a read-only folder of results the host ran, for a source
+#: the sandboxed kernel cannot reach (a server: the kernel has no network). Each query's
+#: Parquet file is named by :func:`hosted_result_name`; ``analyst.sql`` reads it from there.
+HOSTED_ENV = "JUPYTER_ANALYST_HOSTED"
+
+
+def hosted_result_name(query: str) -> str:
+    """The file name of ``query``'s result in the :data:`HOSTED_ENV` folder (its text's hash).
+
+    >>> hosted_result_name("SELECT 1")[:16], hosted_result_name("SELECT 1").endswith(".parquet")
+    ('e004ebd5b5532a4b', True)
+    """
+    import hashlib
+
+    return hashlib.sha256(query.encode()).hexdigest() + ".parquet"
+
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 

@@ -28,7 +28,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from .._text import masked
 from ..errors import ConfigError
+from .hosted_queries import needs_host, run_hosted
 from .reproduction import Recorder, ResultCapture, StepRun, origin_of
 from .trail import META, read_notebook
 from .verify_causes import Cause, CauseEvidence, Explainer, measure_tables
@@ -75,6 +77,11 @@ class VerifyReport(BaseModel):
     checks: list[ArtifactCheck]
     error: str | None = None
     """The execution error, when a cell failed (the checks say what it left missing)."""
+    data_version: str | None = None
+    """The source's data version as the run found it (``...:live``: the source gives none)."""
+    data_note: str | None = None
+    """What a match means for this source: for a live one, that it assumes the data did not
+    change (nothing tells it did)."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -120,9 +127,9 @@ def _is_entry(entry: Any) -> bool:
     return isinstance(entry, Mapping) and all(isinstance(entry.get(k), str) for k in ("artifact_id", "fingerprint"))
 
 
-def check_source(spec: str | None) -> tuple[str, list[Path]]:
+def check_source(spec: str | None) -> tuple[str, list[Path], str]:
     """The source the user named, opened once here so a missing one fails before any kernel
-    starts; with the files or folder the kernel must be shown to open it."""
+    starts; with the files or folder the kernel must be shown to open it, and its data version."""
     from ..sql import absolute_spec, local_path, open_source
 
     if not spec:
@@ -133,9 +140,13 @@ def check_source(spec: str | None) -> tuple[str, list[Path]]:
         )
     # A relative path means the caller's folder; the run happens in another one.
     resolved = absolute_spec(spec)
-    open_source(resolved).close()
+    opened = open_source(resolved)
+    try:
+        version = opened.data_version()
+    finally:
+        opened.close()
     path = local_path(resolved)
-    return resolved, [path] if path is not None and path.exists() else []
+    return resolved, [path] if path is not None and path.exists() else [], version
 
 
 def verify_notebook(
@@ -158,7 +169,9 @@ def verify_notebook(
     manifest = {entry["artifact_id"]: entry for entry in manifest_of(original, path)}
     if not manifest:
         return VerifyReport(notebook=str(path), source=None, verdict="nothing_to_verify", checks=[])
-    resolved, readable = check_source(source)
+    from ..sql import data_version_note
+
+    resolved, readable, version = check_source(source)
 
     def run(workdir: Path | None, capture: ResultCapture | None = None,
             ) -> tuple[list[ArtifactCheck], Recorder, str | None]:
@@ -170,7 +183,11 @@ def verify_notebook(
             (Path(tmp) / "staging").mkdir()
             recorder = Recorder(run_dir, Path(tmp) / "staging", manifest, capture=capture)
             executed = Path(tmp) / "executed.ipynb"
-            error = _execute(path, executed, run_dir, resolved, readable, recorder, progress)
+            hosted = None
+            if needs_host(resolved) and not readable:  # a server: its queries run here, results go in read-only
+                hosted = Path(tmp) / "hosted"
+                run_hosted(original, resolved, hosted)
+            error = _execute(path, executed, run_dir, resolved, readable, recorder, progress, hosted)
             if capture is not None and executed.is_file():
                 capture.executed = read_notebook(executed)
         return _checks(original, manifest, recorder.runs, reached=error is None), recorder, error
@@ -181,12 +198,12 @@ def verify_notebook(
               lambda: {c.artifact_id: c.actual for c in run(None)[0]}).explain(checks)
     if error is not None:
         error = _failure(original, recorder.failed_cell, error)
-    return VerifyReport(notebook=str(path), source=resolved, verdict=verdict_of(checks, error), checks=checks,
-                        error=error)
+    return VerifyReport(notebook=str(path), source=masked(resolved), verdict=verdict_of(checks, error), checks=checks,
+                        error=error, data_version=version, data_note=data_version_note(version))
 
 
 def _execute(path: Path, out: Path, run_dir: Path, source: str, readable: list[Path], recorder: Recorder,
-             progress: bool) -> str | None:
+             progress: bool, hosted: Path | None = None) -> str | None:
     """Run the notebook with papermill in the sandboxed kernel; the error, if a cell failed."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
@@ -198,6 +215,7 @@ def _execute(path: Path, out: Path, run_dir: Path, source: str, readable: list[P
             str(path.resolve()), str(out), parameters={"source": source}, engine_name="analyst",
             cwd=str(run_dir), progress_bar=progress, log_output=False,
             readable=readable, results=RESULTS_DIR, on_cell_executed=recorder, own_workdir=True,
+            hosted=hosted,
         )
     except PapermillExecutionError as exc:
         return f"{exc.ename}: {exc.evalue}"
@@ -311,4 +329,6 @@ def format_report(report: VerifyReport) -> str:
     lines.append(f"\n{counts['matched']} matched, {counts['changed']} changed, {counts['missing']} missing"
                  + (f"; {report.error}" if report.error else ""))
     lines.append("verified: the notebook reproduces every artifact" if report.ok else "NOT verified")
+    if report.data_note:
+        lines.append(f"note: {report.data_note}")
     return "\n".join(lines)

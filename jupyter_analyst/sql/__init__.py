@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from .check_cache import data_version_note
     from .intent import DataIntent, data_intent
     from .paths import absolute_spec, display_spec, local_path, model_spec
     from .query_model import ClearedQuery, ColumnInfo, PreparedQuery, QueryResult, TableInfo
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from .table_fingerprints import table_prints
 
 _HOME = {
+    "data_version_note": "check_cache",
     "absolute_spec": "paths",
     "display_spec": "paths",
     "model_spec": "paths",
@@ -66,7 +68,7 @@ __all__ = [
     "BatchQuery", "ClearedQuery", "ColumnInfo", "DEFAULT_MAX_CHARS", "DEFAULT_TIMEOUT_S", "DataIntent", "DataSource", "EngineLimits",
     "OUTLINE_COLUMNS", "OUTLINE_TABLES", "PreparedQuery", "QueryProgress", "QueryResult", "QueryRun", "QueryRunner",
     "ResultBatches", "RunningQuery", "SourceEngine", "SourceOutline",
-    "SqlPreparer", "TableInfo", "absolute_spec", "data_intent", "display_spec", "local_path", "model_spec", "open_source",
+    "SqlPreparer", "TableInfo", "absolute_spec", "data_intent", "data_version_note", "display_spec", "local_path", "model_spec", "open_source",
     "prepare_query", "register_source", "source_outline", "table_prints",
 ]
 

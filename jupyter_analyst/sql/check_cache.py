@@ -38,6 +38,22 @@ def settled(version: str) -> bool:
     return version != "memory" and not version.endswith(":live")
 
 
+#: What a live source's data version means for the steps of a thread and for ``verify``.
+LIVE_DATA_NOTE = ("the source gives no data version (a live database, or Spark tables that are not Delta "
+                  "tables): steps reused across turns, and verify's match, assume its data did not change")
+
+
+def data_version_note(version: str | None) -> str | None:
+    """What people must be told about ``version``: a live source's caveat, else nothing.
+
+    >>> data_version_note("spark:sc://h:15002:live") == LIVE_DATA_NOTE
+    True
+    >>> data_version_note("spark:sc://h:15002:delta:orders@3") is None, data_version_note(None) is None
+    (True, True)
+    """
+    return LIVE_DATA_NOTE if version is not None and version.endswith(":live") else None
+
+
 @cache
 def checker_identity() -> str:
     """What the SQL check is made of: a digest of this package's SQL layer (its modules and

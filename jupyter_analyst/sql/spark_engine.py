@@ -10,11 +10,14 @@ tables and ``${...}`` substitution (``prepare/guard.py``). Spark has no read-onl
 the server may do is what the connecting user may do, so the source needs a role that may only
 read (docs/data-sources.md).
 
-Each query is tagged (``SparkSession.addTag``) with a tag of its own, so a timeout or a Stop
-interrupts it on the cluster (``interruptTag``): Spark Connect keeps tags per thread, so the tag
-is added in the very thread that runs the query (a tag added elsewhere marks nothing, and
-``interruptTag`` would then stop nothing). Rows come back as Arrow (``DataFrame.toArrow``) under
-the row cap (``limit``); the rows past it are counted by a query of their own.
+Each query is tagged (``SparkSession.addTag``) with a tag of its own (a step's queries, the
+model's SQL and the row counts of the tables it reads, begin ``jupyter-analyst-query``; the
+schema outline's look-ups ``jupyter-analyst-probe``, so Spark's UI tells them apart), so a
+timeout or a Stop interrupts it on the cluster (``interruptTag``): Spark Connect keeps tags per
+thread, so the tag is added in the very thread that runs the query (a tag added elsewhere marks
+nothing, and ``interruptTag`` would then stop nothing). Rows come back as Arrow
+(``DataFrame.toArrow``) under the row cap (``limit``); the rows past it are counted by a query
+of their own.
 
 Data version: the Delta tables' versions (``DESCRIBE HISTORY``) where every table is a Delta
 table; otherwise the version ends with ``:live`` (reuse across turns then assumes the data did
@@ -41,6 +44,9 @@ T = TypeVar("T")
 INSTALL_HINT = "pip install 'jupyter-analyst[spark]'"
 #: The prefix of every query's tag (a tag per query follows it), to be found in Spark's UI.
 TAG_PREFIX = "jupyter-analyst"
+#: The tags of a step's queries (the model's SQL, its tables' row counts) begin with this; the
+#: outline's look-ups' with ``jupyter-analyst-probe``: Spark's UI tells which jobs a step ran.
+QUERY_TAG_PREFIX = f"{TAG_PREFIX}-query"
 #: The dialect host-written look-ups (the schema outline's) are written in.
 _HOST_DIALECT = "duckdb"
 
@@ -175,7 +181,7 @@ class SparkSource(SourceEngine):
     def probe(self, sql: str, timeout_s: float) -> list[tuple[Any, ...]] | None:
         import sqlglot
 
-        tag = _new_tag()
+        tag = _new_tag("probe")
         try:
             spark_sql = sqlglot.transpile(sql, read=_HOST_DIALECT, write=self.dialect)[0]
             with stopped_after(timeout_s, lambda: self.interrupt_tag(tag)):
@@ -198,7 +204,7 @@ class SparkQuery(BatchQuery):
     def __init__(self, source: SparkSource, run: QueryRun) -> None:
         super().__init__(run)
         self.source = source
-        self.tag = _new_tag()
+        self.tag = _new_tag("query")
         self._stopped = threading.Event()
 
     def batches(self) -> ResultBatches:
@@ -252,8 +258,8 @@ def _stop(session: Any, *, release: bool = True) -> None:
         pass
 
 
-def _new_tag() -> str:
-    return f"{TAG_PREFIX}-{uuid.uuid4().hex[:16]}"
+def _new_tag(kind: str) -> str:
+    return f"{TAG_PREFIX}-{kind}-{uuid.uuid4().hex[:16]}"
 
 
 def _ident(name: str) -> str:

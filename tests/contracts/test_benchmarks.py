@@ -97,3 +97,14 @@ def test_the_eval_benchmarks_oracle_scores_every_task_of_the_sample_suite_in_the
     # One query and one answer a turn; a question the data cannot answer, the answer alone.
     assert (totals["model_calls"], totals["steps_executed"]) == (len(turns) + queried, queried) == (19, 9), totals
     assert totals["failures"] == {}
+
+
+def test_the_spark_benchmark_measures_nothing_and_says_why_without_java(monkeypatch):
+    from benchmarks.bench_spark import bench_spark_tpch
+    from benchmarks.common import Report
+
+    monkeypatch.setenv("PATH", "/nonexistent")  # a machine without Java
+    report = Report()
+    bench_spark_tpch(report, rows=1_000, repeat=1)
+    assert report.rows == [] and len(report.notes) == 1
+    assert report.notes[0].startswith("Spark is not measured: ") and "java" in report.notes[0], report.notes

@@ -453,6 +453,6 @@ def test_a_notebook_with_no_artifact_has_nothing_to_verify_and_says_so_at_once(t
     assert run.returncode == 3, run.stderr[-2000:]
     assert json.loads(run.stdout) | {"notebook": None} == {
         "notebook": None, "source": None, "verdict": "nothing_to_verify", "checks": [], "error": None,
-        "counts": {"matched": 0, "changed": 0, "missing": 0}, "ok": False}
+        "data_version": None, "data_note": None, "counts": {"matched": 0, "changed": 0, "missing": 0}, "ok": False}
     table = cli("verify", str(path), "--db", str(sales_db))
     assert table.returncode == 3 and "nothing to verify" in table.stdout and "verified:" not in table.stdout

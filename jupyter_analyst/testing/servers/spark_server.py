@@ -2,6 +2,12 @@
 ``pyspark`` (its jars), run by the system's Java on a free loopback port, with its warehouse
 and metastore in a temporary folder, stopped (its JVM killed) at the end.
 
+It listens on loopback only, and asks every client for a token of its own (Spark Connect's
+pre-shared token, ``SPARK_CONNECT_AUTHENTICATE_TOKEN``, handed over in the server's environment,
+never its argv): other local accounts reach the port but are refused. The client sends it in
+the URL (``sc://localhost:PORT/;token=...``): pyspark sends a token in the clear only to the
+host named ``localhost`` (gRPC's local credentials), and asks for TLS anywhere else.
+
 It takes about 20 s to start (longer on a loaded machine), so a test run starts one: the
 fixture is session-scoped. Its Spark UI is on too, on a loopback port of its own: its REST API
 (``/api/v1/applications/.../jobs``) is Spark's own account of which jobs run, which is what a
@@ -12,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -65,12 +72,20 @@ class SparkConnectServer:
         self.root = root
         self.port = _free_port()
         self.ui_port = _free_port()
+        #: The pre-shared token every client must send (a new one per server).
+        self.token = secrets.token_urlsafe(24)
         self.log = root / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"sc://127.0.0.1:{self.port}"
+        """The ``sc://`` URL with the token: what a client that may connect uses."""
+        return f"{self.url_without_token}/;token={self.token}"
+
+    @property
+    def url_without_token(self) -> str:
+        """The URL any local account could try: the server refuses it."""
+        return f"sc://localhost:{self.port}"
 
     def start(self) -> None:
         """Start the server and wait until it accepts connections."""
@@ -90,7 +105,8 @@ class SparkConnectServer:
             "--driver-java-options", f"-Dderby.system.home={self.root / 'derby'}",
             str(jar),
         ]
-        env = {**os.environ, "SPARK_HOME": str(self.home), "SPARK_LOCAL_IP": "127.0.0.1"}
+        env = {**os.environ, "SPARK_HOME": str(self.home), "SPARK_LOCAL_IP": "127.0.0.1",
+               "SPARK_CONNECT_AUTHENTICATE_TOKEN": self.token}
         with open(self.log, "wb") as log:
             # A session of its own: stopping it ends spark-submit's JVM and whatever it started.
             self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env,
