@@ -3454,7 +3454,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unknown, or another user's, or `path` goes through a link (notebook_not_found) */
+            /** @description unknown, or another user's */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3463,7 +3463,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the thread has no turn yet, so no notebook (notebook_not_found), or the contents manager cannot write at `path` (path_not_writable: a hidden name, a file where a folder should be, a folder where the notebook should be) */
+            /** @description the thread has no turn yet, so no notebook (notebook_not_found), `path` goes through a link (notebook_not_found), or the contents manager cannot write at `path` (path_not_writable: a hidden name, a file where a folder should be, a folder where the notebook should be) */
             409: {
                 headers: {
                     [name: string]: unknown;

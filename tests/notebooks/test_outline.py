@@ -198,7 +198,7 @@ async def test_export_and_verify_do_not_go_through_links(jp_fetch, jp_root_dir, 
         with pytest.raises(HTTPClientError) as info:
             await jp_fetch("analyst", "api", "threads", thread["thread_id"], action, method="POST",
                            body=json.dumps({"path": "out/x.ipynb"}))
-        assert info.value.code == 404 and json.loads(info.value.response.body)["reason"] == "notebook_not_found"
+        assert info.value.code == 409 and json.loads(info.value.response.body)["reason"] == "notebook_not_found"
     assert json.loads((elsewhere / "x.ipynb").read_text()) == _notebook()  # not overwritten
     saved = json.loads((await jp_fetch("analyst", "api", "threads", thread["thread_id"], "export", method="POST",
                                        body=json.dumps({"path": "fine/x.ipynb"}))).body)

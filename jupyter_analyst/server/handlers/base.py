@@ -134,11 +134,13 @@ class AnalystHandler(APIHandler):
         return ApiError(status or status_of(error), error)
 
     def no_links(self, path: str) -> None:
-        """404 for a path in the user's folder that goes through a link (see contents.py)."""
+        """409 for a path in the user's folder that goes through a link (see contents.py): a
+        body naming what the folder does not hold, as the API answers it; 404 is about the URL's
+        own resource (the thread)."""
         try:
             refuse_links(self.contents_manager, path)
         except ConfigError as exc:
-            raise self.refuse(exc, 404) from None
+            raise self.refuse(exc, 409) from None
 
     def owned_thread(self, thread_id: str) -> Thread:
         """The caller's thread, or 404 (also for another user's)."""

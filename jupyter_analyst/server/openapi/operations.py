@@ -134,9 +134,10 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         replies.ExportReply, body=inputs.ExportNotebook,
         description="As `jupyter analyst export` writes it; a URL source's password is masked in it. The "
                     "default path is analyst/{title}-{thread}.ipynb.",
-        errors={**_TURNLESS, 404: f"{_NOT_FOUND}, or `path` goes through a link (notebook_not_found)",
-                409: f"{_TURNLESS[409]}, or the contents manager cannot write at `path` (path_not_writable: a "
-                     "hidden name, a file where a folder should be, a folder where the notebook should be)"}),
+        errors={**_TURNLESS,
+                409: f"{_TURNLESS[409]}, `path` goes through a link (notebook_not_found), or the contents manager "
+                     "cannot write at `path` (path_not_writable: a hidden name, a file where a folder should be, a "
+                     "folder where the notebook should be)"}),
     ("/threads/{thread_id}/verify", "post"): Operation(
         "Start re-executing the thread's notebook in the sandbox to compare each artifact's fingerprint",
         replies.Verification, status=202, body=inputs.VerifyNotebook,

@@ -76,7 +76,7 @@ def test_tool_schema_matches_the_normaliser():
     assert [tool["function"]["name"] for tool in TOOLS] == list(TOOL_NAMES)
     samples = {"sql": "SELECT 1", "name": "x", "code": "x = 1", "table": "orders", "type": "image",
                "query": "sales", "kind": "table", "with_code": True, "question": "Which year?", "candidates": ["2024", "2025"], "cell_ids": ["a1"],
-               "changes": [{"op": "delete", "cell_id": "a1", "reason": "unused"}],
+               "changes": [{"op": "delete", "cell_id": "a1", "reason": "unused"}], "withdraw": "prop_1",
                "goal": "two datasets", "stages": [{"mode": "parallel", "steps": [
                    {"id": "q1", "tool": "run_sql", "arguments": {"sql": "SELECT 1", "name": "x"}}]}],
                "expect": {"rows": 1, "count": 2, "columns": ["a"], "artifact_type": "dataset", "artifact_ids": ["a1"]}}
