@@ -247,7 +247,7 @@ class SaveDefinition(_Input):
 
     turn: TurnNumber | None = None
     """The turn that suggested it (default: the thread's last)."""
-    index: int = Field(0, ge=0, le=9)
+    index: Annotated[int, Field(ge=0, le=9), BeforeValidator(_whole)] = 0
     """Which of the turn's suggestions (its ``turn_ended``'s ``suggestions``, from 0)."""
     name: str | None = Field(None, pattern=r"^[a-z][a-z0-9_]{0,59}$")
     """The metric's name, instead of the one proposed; a name the folder has is refused (409)."""

@@ -72,11 +72,23 @@ def test_jupyters_mcp_server_loading_the_analysts_tools_imports_no_sdk_or_engine
     assert loaded == {"tools": 15, "loaded": []}
 
 
-def test_a_turn_whose_steps_are_all_reused_imports_no_kernel_dataframe_or_sql_parser(analyst, tmp_path):
+@pytest.fixture
+def private_analyst(tmp_path):
+    """A turn runner on a database of this test's own: a kept check is keyed by the file's
+    version, which no other test's leftover process may move between the two turns."""
+    from jupyter_analyst.cli.demo import build_sample_database
+    from jupyter_analyst.testing import ScriptedModelServer, TurnRunner
+
+    db = build_sample_database(tmp_path / "sales.duckdb")
+    with ScriptedModelServer(SCRIPT) as server:
+        yield TurnRunner(tmp_path / "ws", server, db)
+
+
+def test_a_turn_whose_steps_are_all_reused_imports_no_kernel_dataframe_or_sql_parser(private_analyst, tmp_path):
     # With the team's context folder beside the workspace: an unchanged folder is read from
     # its digest, without the YAML parser or dbt-semantic-interfaces.
     shutil.copytree(CONTEXT_EXAMPLE, tmp_path / "context")
-    runner = analyst(SCRIPT)
+    runner = private_analyst
     first = runner.run("fetch revenue by region")
     assert first.tool_calls["executed"] == 1
     workspace, url = runner.workspace, runner.server.base_url

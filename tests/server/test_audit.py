@@ -191,11 +191,18 @@ async def test_a_verification_under_way_is_stopped_with_the_server_and_its_proce
     started, _ = await start_verify(jp_fetch, tid, {})
     me = psutil.Process()
 
+    def command(process: psutil.Process) -> list[str]:
+        # A child that ended since it was listed (a zombie not yet reaped, or gone) runs nothing.
+        try:
+            return process.cmdline()
+        except (psutil.ZombieProcess, psutil.NoSuchProcess):
+            return []
+
     def verifying() -> list[psutil.Process]:
         # The command's own word, or the folders it runs its kernel in (not any path that
         # happens to hold the word, such as the checkout's).
         return [p for p in me.children(recursive=True)
-                if any(arg == "verify" or "analyst-verify-" in arg for arg in p.cmdline())]
+                if any(arg == "verify" or "analyst-verify-" in arg for arg in command(p))]
 
     # Under way once its process is there (started by the server's task, not by this test).
     deadline = asyncio.get_running_loop().time() + 60
