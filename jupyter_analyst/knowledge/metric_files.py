@@ -5,8 +5,9 @@ MetricFlow's ``{{ Dimension('<entity>__<dimension>') }}``. Where the folder has 
 model over the table, the new one declares that model's primary entity (``order``, on
 ``order_id``), so MetricFlow joins the two, and its filters name the dimensions the folder
 declares there rather than declaring them again; otherwise the table's name is its
-primary entity. (A measure's aggregation time dimension is not declared: MetricFlow wants it
-in the measure's own model, where it would repeat the folder's.)
+primary entity. MetricFlow wants a measure's aggregation time dimension in its own model: the
+folder model's is declared again, under the metric's name (``units_shipped_order_date``); a
+table no model is over has none, as nothing says which column is its time.
 
 What is saved is a person's choice (a suggestion accepted, or the command typed), never
 written by a turn. It is checked before anything is written: the name, the aggregate, the
@@ -98,6 +99,8 @@ class TableModel(BaseModel):
     """Declared with ``primary_entity:`` (no column), not as an entity of type primary."""
     dimensions: dict[str, str] = {}
     """Lower-cased column -> the dimension's name."""
+    time: dict[str, Any] | None = None
+    """The aggregation time dimension of the model the entity was found in, as written."""
 
 
 def table_model(files: list[FolderFile], table: str) -> TableModel | None:
@@ -132,6 +135,10 @@ def table_model(files: list[FolderFile], table: str) -> TableModel | None:
         elif entry.get("primary_entity"):
             found = TableModel(entity=str(entry["primary_entity"]), entity_field=True)
         if found is not None:
+            defaults = entry.get("defaults") if isinstance(entry.get("defaults"), dict) else {}
+            dims = entry.get("dimensions") if isinstance(entry.get("dimensions"), list) else []
+            found.time = next((d for d in dims if isinstance(d, dict) and d.get("type") == "time"
+                               and d.get("name") == defaults.get("agg_time_dimension")), None)
             break
     if found is None:
         return None
@@ -203,9 +210,17 @@ def render_metric(draft: MetricDraft, dialect: str = "duckdb", existing: TableMo
         model["entities"] = [{"name": entity, "type": "primary", "expr": existing.entity_expr}]
     elif dimensions:  # MetricFlow names a model's own dimensions by its primary entity
         model["primary_entity"] = entity
-    if dimensions:
-        model["dimensions"] = [{"name": name, "type": "categorical", **({"expr": column} if column != name else {})}
-                               for name, column in dimensions.items()]
+    listed = [{"name": name, "type": "categorical", **({"expr": column} if column != name else {})}
+              for name, column in dimensions.items()]
+    if existing is not None and existing.time is not None:
+        # MetricFlow wants a measure's aggregation time dimension in its own model, and each
+        # dimension once under an entity: the folder's, under a name of this model's own.
+        time = {k: v for k, v in existing.time.items() if k in ("type", "type_params", "expr")}
+        time = {"name": f"{draft.name}_{existing.time['name']}", **time, "expr": time.get("expr", existing.time["name"])}
+        model["defaults"] = {"agg_time_dimension": time["name"]}
+        listed.append(time)
+    if listed:
+        model["dimensions"] = listed
     model["measures"] = [{"name": draft.name, "agg": draft.agg, "expr": expr.sql(dialect=dialect)}]
     metric: dict[str, Any] = {"name": draft.name, "label": draft.label or draft.name.replace("_", " ").capitalize()}
     if draft.description:
