@@ -154,31 +154,12 @@ def table_model(files: list[FolderFile], table: str) -> TableModel | None:
     return found
 
 
-def render_metric(draft: MetricDraft, dialect: str = "duckdb", existing: TableModel | None = None) -> str:
-    """The YAML file of ``draft``, after its name, aggregate, table and terms are checked.
-    ``existing``: what the folder's semantic models over the table declare; the new one then
-    declares the same primary entity, so MetricFlow joins them, and names in its filters the
-    dimensions they declare (``{{ Dimension('order__quantity') }}``) rather than declaring them
-    again (a dimension is declared once under an entity). Otherwise its primary entity is the
-    table's name.
-
-    Raises:
-        ConfigError: any of them is not what a metric may hold (``invalid_definition``).
-    """
-    import yaml
+def _filter_templates(draft: MetricDraft, dialect: str, entity: str,
+                      declared: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """``draft``'s filters as MetricFlow templates naming ``entity``'s dimensions (``declared``:
+    the folder's, by column), and the dimensions the new model must declare (name -> column)."""
     from sqlglot import exp
 
-    if not _NAME.fullmatch(draft.name):
-        raise ConfigError(f"{draft.name!r} is not a metric name: lower-case letters, digits and _, a letter first",
-                          reason="invalid_definition")
-    if draft.agg not in AGGS:
-        raise ConfigError(f"{draft.agg!r} is not an aggregate a metric may have", reason="invalid_definition",
-                          hint=f"one of: {', '.join(AGGS)}")
-    if not _IDENTIFIER.fullmatch(draft.table):
-        raise ConfigError(f"{draft.table!r} is not a table name", reason="invalid_definition")
-    expr = _terms(draft.expr, dialect, "expression")
-    entity = existing.entity if existing is not None else draft.table.lower()
-    declared = existing.dimensions if existing is not None else {}
     dimensions: dict[str, str] = {}
     templates = []
     for text in draft.filters:
@@ -201,6 +182,33 @@ def render_metric(draft: MetricDraft, dialect: str = "duckdb", existing: TableMo
         for placeholder, template in marks.items():
             rendered = rendered.replace(placeholder, template)
         templates.append(rendered)
+    return templates, dimensions
+
+
+def render_metric(draft: MetricDraft, dialect: str = "duckdb", existing: TableModel | None = None) -> str:
+    """The YAML file of ``draft``, after its name, aggregate, table and terms are checked.
+    ``existing``: what the folder's semantic models over the table declare; the new one then
+    declares the same primary entity, so MetricFlow joins them, and names in its filters the
+    dimensions they declare (``{{ Dimension('order__quantity') }}``) rather than declaring them
+    again (a dimension is declared once under an entity). Otherwise its primary entity is the
+    table's name.
+
+    Raises:
+        ConfigError: any of them is not what a metric may hold (``invalid_definition``).
+    """
+    import yaml
+
+    if not _NAME.fullmatch(draft.name):
+        raise ConfigError(f"{draft.name!r} is not a metric name: lower-case letters, digits and _, a letter first",
+                          reason="invalid_definition")
+    if draft.agg not in AGGS:
+        raise ConfigError(f"{draft.agg!r} is not an aggregate a metric may have", reason="invalid_definition",
+                          hint=f"one of: {', '.join(AGGS)}")
+    if not _IDENTIFIER.fullmatch(draft.table):
+        raise ConfigError(f"{draft.table!r} is not a table name", reason="invalid_definition")
+    expr = _terms(draft.expr, dialect, "expression")
+    entity = existing.entity if existing is not None else draft.table.lower()
+    templates, dimensions = _filter_templates(draft, dialect, entity, existing.dimensions if existing else {})
     model: dict[str, Any] = {
         "name": f"{draft.name}_measures",
         "description": f"The measure of the metric {draft.name}.",
