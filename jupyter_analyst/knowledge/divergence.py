@@ -5,7 +5,10 @@ aggregates the metric's measure expression. It differs from the definition when 
 another aggregate (``AVG(amount)`` for a ``sum``), or when a filter the definition carries
 (``status = 'completed'``) is neither in the WHERE clause of the SELECT that aggregates
 nor in the aggregate's own FILTER: each aggregate is judged by the filters that apply to
-its rows, so ``SUM(x) FILTER (WHERE f), SUM(x)`` has its second one noted. Compared on sqlglot's trees, with table qualifiers left out, so ``o.status`` is
+its rows, so ``SUM(x) FILTER (WHERE f), SUM(x)`` has its second one noted. A query that
+puts its own condition on a column of a definition's filter it does not carry
+(``kind = 'refund'`` where the metric has ``kind = 'sale'``; an IN list, ``<>``, NOT) computes
+another measure, not the metric wrongly: it is not compared with that metric. Compared on sqlglot's trees, with table qualifiers left out, so ``o.status`` is
 ``status``. A note says so beside the rows, naming the definition and where it is written
 (as ``find`` names it: the folder, its file and line), and what to do: compute it with
 the definition, or say in the answer why not.
@@ -100,16 +103,27 @@ def _wheres(select: Any, ctes: dict[str, Any], seen: set[int]) -> list[Any]:
     return found
 
 
-def _own_filters(agg: Any, select: Any, ctes: dict[str, Any], dialect: str) -> set[str]:
+def _own_conditions(agg: Any, select: Any, ctes: dict[str, Any]) -> list[Any]:
     """The filter terms that apply to the rows ``agg`` aggregates: the WHERE clauses of its
     SELECT and of what that reads (not those of other SELECTs, nor another aggregate's
     FILTER), and its own FILTER."""
     from sqlglot import exp
 
-    own = {_key(c, dialect) for where in _wheres(select, ctes, set()) for c in _conjuncts(where.this)}
+    own = [c for where in _wheres(select, ctes, set()) for c in _conjuncts(where.this)]
     if isinstance(agg.parent, exp.Filter):
-        own |= {_key(c, dialect) for c in _conjuncts(agg.parent.args["expression"].this)}
+        own += _conjuncts(agg.parent.args["expression"].this)
     return own
+
+
+def _own_filters(agg: Any, select: Any, ctes: dict[str, Any], dialect: str) -> set[str]:
+    """The keys of :func:`_own_conditions`."""
+    return {_key(c, dialect) for c in _own_conditions(agg, select, ctes)}
+
+
+def _columns(node: Any) -> set[str]:
+    from sqlglot import exp
+
+    return {c.name.lower() for c in node.find_all(exp.Column)}
 
 
 def divergences(sql: str, dialect: str, metrics: Sequence[Metric], folder: str = "") -> list[str]:
@@ -137,7 +151,7 @@ def divergences(sql: str, dialect: str, metrics: Sequence[Metric], folder: str =
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
         expressions = {m.name: _key(sqlglot.parse_one(m.expr, read=dialect), dialect) for m in wanted}
-        filters = {m.name: [(c.sql(dialect=dialect), _key(c, dialect)) for f in m.filters
+        filters = {m.name: [(c.sql(dialect=dialect), _key(c, dialect), _columns(c)) for f in m.filters
                             for c in _conjuncts(sqlglot.parse_one(f, read=dialect))] for m in wanted}
     except sqlglot.errors.SqlglotError:
         return []
@@ -153,14 +167,18 @@ def divergences(sql: str, dialect: str, metrics: Sequence[Metric], folder: str =
                 for metric in wanted:
                     if metric.table.lower() not in read or _key(arg, dialect) != expressions[metric.name]:
                         continue
+                    conditions = _own_conditions(agg, select, ctes)
+                    own = {_key(c, dialect) for c in conditions}
+                    constrained = set().union(*(_columns(c) for c in conditions))
+                    if any(key not in own and columns & constrained for _, key, columns in filters[metric.name]):
+                        continue  # another measure (refunds beside sales), not this metric computed wrongly
                     said = f"{projection.alias} = {agg.sql(dialect=dialect)}" if projection.alias else agg.sql(dialect=dialect)
                     where = f"{folder}/{metric.origin}" if folder else str(metric.origin)
                     definition = f"the team's metric `{metric.name}` ({where}): {metric.formula()}"
                     if _agg_kind(agg) != metric.agg:
                         notes.append(f"{said} is another aggregate than {definition}; {REMEDY}")
                         continue
-                    own = _own_filters(agg, select, ctes, dialect)
-                    missing = [said_filter for said_filter, key in filters[metric.name] if key not in own]
+                    missing = [said_filter for said_filter, key, _ in filters[metric.name] if key not in own]
                     if missing:
                         notes.append(f"{said} lacks the filter {' AND '.join(missing)} of {definition}; {REMEDY}")
     return list(dict.fromkeys(notes))[:MAX_NOTES]

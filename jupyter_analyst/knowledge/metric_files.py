@@ -1,7 +1,13 @@
 """Saving a metric to a context folder: a new file ``models/<name>.yml`` in dbt's
 semantic-layer YAML, a semantic model over the metric's table holding its one measure (and,
 as dimensions, the columns its filters name) and the metric, its filters written as
-MetricFlow's ``{{ Dimension('<table>__<column>') }}``.
+MetricFlow's ``{{ Dimension('<entity>__<dimension>') }}``. Where the folder has a semantic
+model over the table, the new one declares that model's primary entity (``order``, on
+``order_id``), so MetricFlow joins the two, and its filters name the dimensions the folder
+declares there rather than declaring them again; otherwise the table's name is its
+primary entity. MetricFlow wants a measure's aggregation time dimension in its own model: the
+folder model's is declared again, under the metric's name (``units_shipped_order_date``); a
+table no model is over has none, as nothing says which column is its time.
 
 What is saved is a person's choice (a suggestion accepted, or the command typed), never
 written by a turn. It is checked before anything is written: the name, the aggregate, the
@@ -83,14 +89,114 @@ def _terms(text: str, dialect: str, what: str) -> Any:
     return node
 
 
-def render_metric(draft: MetricDraft, dialect: str = "duckdb") -> str:
+class TableModel(BaseModel):
+    """What the folder's semantic models over a table say that a new one must agree with:
+    the table's primary entity (and its column) and the dimensions under it, by column."""
+
+    entity: str
+    entity_expr: str = ""
+    entity_field: bool = False
+    """Declared with ``primary_entity:`` (no column), not as an entity of type primary."""
+    dimensions: dict[str, str] = {}
+    """Lower-cased column -> the dimension's name."""
+    time: dict[str, Any] | None = None
+    """The aggregation time dimension of the model the entity was found in, as written."""
+
+
+def table_model(files: list[FolderFile], table: str) -> TableModel | None:
+    """The primary entity of the folder's first semantic model over ``table`` that has one, and
+    the dimensions the folder's models over the table declare under it; ``None`` when none."""
+    from .semantic import _REF, _Invalid, load_yaml
+
+    found: TableModel | None = None
+    models = []
+    for file in files:
+        if not file.is_yaml:
+            continue
+        try:
+            data, _ = load_yaml(file.text)
+        except (_Invalid, RecursionError):
+            continue
+        entries = data.get("semantic_models") if isinstance(data, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict):
+                continue
+            relation = entry.get("node_relation")
+            match = _REF.match(str(entry.get("model") or ""))
+            alias = relation.get("alias") if isinstance(relation, dict) else \
+                (match.group(2) or match.group(1)) if match else None
+            if str(alias).lower() == table.lower():
+                models.append(entry)
+    for entry in models:
+        entities = entry.get("entities") if isinstance(entry.get("entities"), list) else []
+        primary = next((e for e in entities if isinstance(e, dict) and e.get("type") == "primary"), None)
+        if primary is not None and primary.get("name"):
+            found = TableModel(entity=str(primary["name"]), entity_expr=str(primary.get("expr") or primary["name"]))
+        elif entry.get("primary_entity"):
+            found = TableModel(entity=str(entry["primary_entity"]), entity_field=True)
+        if found is not None:
+            defaults = entry.get("defaults") if isinstance(entry.get("defaults"), dict) else {}
+            dims = entry.get("dimensions") if isinstance(entry.get("dimensions"), list) else []
+            found.time = next((d for d in dims if isinstance(d, dict) and d.get("type") == "time"
+                               and d.get("name") == defaults.get("agg_time_dimension")), None)
+            break
+    if found is None:
+        return None
+    for entry in models:
+        entities = entry.get("entities") if isinstance(entry.get("entities"), list) else []
+        own = next((str(e.get("name")) for e in entities if isinstance(e, dict) and e.get("type") == "primary"),
+                   entry.get("primary_entity"))
+        if own != found.entity:
+            continue
+        for dim in entry.get("dimensions") if isinstance(entry.get("dimensions"), list) else []:
+            if isinstance(dim, dict) and dim.get("name"):
+                found.dimensions.setdefault(str(dim.get("expr") or dim["name"]).lower(), str(dim["name"]))
+    return found
+
+
+def _filter_templates(draft: MetricDraft, dialect: str, entity: str,
+                      declared: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """``draft``'s filters as MetricFlow templates naming ``entity``'s dimensions (``declared``:
+    the folder's, by column), and the dimensions the new model must declare (name -> column)."""
+    from sqlglot import exp
+
+    dimensions: dict[str, str] = {}
+    templates = []
+    for text in draft.filters:
+        node = _terms(text, dialect, "filter")
+        marks: dict[str, str] = {}
+
+        def mark(n: Any) -> Any:
+            if isinstance(n, exp.Column):
+                name = declared.get(n.name.lower())
+                if name is None:
+                    name = n.name.lower()
+                    if name in declared.values():  # the name is another column's dimension
+                        name = f"{draft.name}_{name}"
+                    dimensions.setdefault(name, n.name)
+                marks[f"jadim{len(marks)}x"] = f"{{{{ Dimension('{entity}__{name}') }}}}"
+                return exp.column(list(marks)[-1])
+            return n
+
+        rendered = node.transform(mark).sql(dialect=dialect)
+        for placeholder, template in marks.items():
+            rendered = rendered.replace(placeholder, template)
+        templates.append(rendered)
+    return templates, dimensions
+
+
+def render_metric(draft: MetricDraft, dialect: str = "duckdb", existing: TableModel | None = None) -> str:
     """The YAML file of ``draft``, after its name, aggregate, table and terms are checked.
+    ``existing``: what the folder's semantic models over the table declare; the new one then
+    declares the same primary entity, so MetricFlow joins them, and names in its filters the
+    dimensions they declare (``{{ Dimension('order__quantity') }}``) rather than declaring them
+    again (a dimension is declared once under an entity). Otherwise its primary entity is the
+    table's name.
 
     Raises:
         ConfigError: any of them is not what a metric may hold (``invalid_definition``).
     """
     import yaml
-    from sqlglot import exp
 
     if not _NAME.fullmatch(draft.name):
         raise ConfigError(f"{draft.name!r} is not a metric name: lower-case letters, digits and _, a letter first",
@@ -101,32 +207,28 @@ def render_metric(draft: MetricDraft, dialect: str = "duckdb") -> str:
     if not _IDENTIFIER.fullmatch(draft.table):
         raise ConfigError(f"{draft.table!r} is not a table name", reason="invalid_definition")
     expr = _terms(draft.expr, dialect, "expression")
-    entity = draft.table.lower()
-    dimensions: dict[str, str] = {}
-    templates = []
-    for text in draft.filters:
-        node = _terms(text, dialect, "filter")
-        marks: dict[str, str] = {}
-
-        def mark(n: Any) -> Any:
-            if isinstance(n, exp.Column):
-                dimensions.setdefault(n.name.lower(), n.name)
-                marks[f"jadim{len(marks)}x"] = f"{{{{ Dimension('{entity}__{n.name.lower()}') }}}}"
-                return exp.column(list(marks)[-1])
-            return n
-
-        rendered = node.transform(mark).sql(dialect=dialect)
-        for placeholder, template in marks.items():
-            rendered = rendered.replace(placeholder, template)
-        templates.append(rendered)
+    entity = existing.entity if existing is not None else draft.table.lower()
+    templates, dimensions = _filter_templates(draft, dialect, entity, existing.dimensions if existing else {})
     model: dict[str, Any] = {
         "name": f"{draft.name}_measures",
         "description": f"The measure of the metric {draft.name}.",
         "model": f"ref('{draft.table}')",
     }
-    if dimensions:
-        model["dimensions"] = [{"name": name, "type": "categorical", **({"expr": column} if column != name else {})}
-                               for name, column in dimensions.items()]
+    if existing is not None and not existing.entity_field:
+        model["entities"] = [{"name": entity, "type": "primary", "expr": existing.entity_expr}]
+    elif dimensions:  # MetricFlow names a model's own dimensions by its primary entity
+        model["primary_entity"] = entity
+    listed = [{"name": name, "type": "categorical", **({"expr": column} if column != name else {})}
+              for name, column in dimensions.items()]
+    if existing is not None and existing.time is not None:
+        # MetricFlow wants a measure's aggregation time dimension in its own model, and each
+        # dimension once under an entity: the folder's, under a name of this model's own.
+        time = {k: v for k, v in existing.time.items() if k in ("type", "type_params", "expr")}
+        time = {"name": f"{draft.name}_{existing.time['name']}", **time, "expr": time.get("expr", existing.time["name"])}
+        model["defaults"] = {"agg_time_dimension": time["name"]}
+        listed.append(time)
+    if listed:
+        model["dimensions"] = listed
     model["measures"] = [{"name": draft.name, "agg": draft.agg, "expr": expr.sql(dialect=dialect)}]
     metric: dict[str, Any] = {"name": draft.name, "label": draft.label or draft.name.replace("_", " ").capitalize()}
     if draft.description:
@@ -231,10 +333,10 @@ def save_metric(folder: Path, draft: MetricDraft, *, dialect: str = "duckdb", wr
         ConfigError: see :func:`render_metric` and :func:`check_metric`; the file exists
             (``definition_exists``); the folder or ``models/`` is a link (``context_link``).
     """
-    text = render_metric(draft, dialect)
     path = f"{MODELS}/{draft.name}.yml"
     folder = Path(folder).expanduser()
     files = read_folder(folder)[0] if folder.is_dir() and not folder.is_symlink() else []
+    text = render_metric(draft, dialect, table_model(files, draft.table))
     if any(f.path == path for f in files):
         raise ConfigError(f"{path} already exists: a definition is never replaced", reason="definition_exists",
                           hint="choose another name")

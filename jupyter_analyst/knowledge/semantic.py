@@ -261,7 +261,10 @@ def read_semantic_layer(files: Iterable[FolderFile]) -> tuple[list[Metric], list
                 f"metric {metric.name!r} names the measure {measure_input.name!r}, which no semantic model defines")))
             continue
         measure, model = measures[measure_input.name]
-        columns = {d.name: d.expr or d.name for d in model.dimensions}
+        # A filter may name a dimension another model over the table declares (joined by
+        # the entity they share); the measure's own model's names come first.
+        columns = {d.name: d.expr for d in dimensions if d.table == model.node_relation.alias}
+        columns.update({d.name: d.expr or d.name for d in model.dimensions})
         columns.update({e.name: e.expr or e.name for e in model.entities})
         found.append(Metric(**base, table=model.node_relation.alias, agg=measure.agg.value,
                             expr=measure.expr or measure.name,

@@ -3,9 +3,12 @@ answer), and the measures it computed that the folder lacks (offered to a person
 
 A measure is an aggregate of a SELECT that reads one table (``SUM(amount)``), with the
 conditions its rows were filtered by: the SELECT's WHERE and the aggregate's own FILTER
-(``status = 'paid'``). It is offered only when no metric of the folder aggregates the same
-expression over the same table (where one does, the query either follows it, and cites it,
-or gets a definition note, divergence.py). Conditions on a date or time column are left out
+(``status = 'paid'``). It is offered unless a metric of the folder is that measure: the same
+aggregate of the same expression over the same table with the same filters (a query that
+follows it cites it; one that follows it for a part of its rows, ``AND region = 'EU'``, is
+not offered either). ``SUM(amount) WHERE kind = 'refund'`` beside a metric
+``SUM(amount) WHERE kind = 'sale'`` is another measure and is offered. ``COUNT(*)`` is the
+measure ``count`` of ``1``, as MetricFlow writes one. Conditions on a date or time column are left out
 (a period asked about is the question's, not the measure's); a SELECT with a join, a
 subquery in its conditions, or a condition on another table's column offers nothing, since
 its measure is not one table's.
@@ -92,8 +95,10 @@ def suggest_metrics(sql: str, dialect: str, team: TeamContext, *, call_id: str,
     if tree is None:
         return []
     ctes = {cte.alias_or_name.lower(): cte.this for cte in tree.find_all(exp.CTE)}
-    defined = {(m.table.lower(), _key(sqlglot.parse_one(m.expr, read=dialect), dialect))
-               for m in team.metrics if m.agg and m.table and _parses(m.expr, dialect)}
+    defined = {_measure_key(m.table, m.agg, sqlglot.parse_one(m.expr, read=dialect),
+                            [c for f in m.filters for c in _conjuncts(sqlglot.parse_one(f, read=dialect))], dialect)
+               for m in team.metrics
+               if m.agg and m.table and _parses(m.expr, dialect) and all(_parses(f, dialect) for f in m.filters)}
     taken = {m.name for m in team.metrics}
     found: dict[tuple[str, ...], MetricSuggestion] = {}
     for select in tree.find_all(exp.Select):
@@ -106,25 +111,28 @@ def suggest_metrics(sql: str, dialect: str, team: TeamContext, *, call_id: str,
             for agg in projection.find_all(exp.AggFunc):
                 arg = _argument(agg)
                 kind = _agg_kind(agg)
+                if isinstance(arg, exp.Star) and kind == "count":
+                    arg = exp.Literal.number(1)  # COUNT(*): MetricFlow's measure ``count`` of ``1``
                 if (arg is None or isinstance(arg, exp.Star) or kind not in MEASURE_AGGS
                         or agg.find_ancestor(exp.Select) is not select or not _plain(arg, names)):
                     continue
-                if (table.lower(), _key(arg, dialect)) in defined:
-                    continue  # the folder defines it: followed, or noted by divergence.py
                 conditions = [c for w in ([where.this] if where is not None else []) for c in _conjuncts(w)]
                 if isinstance(agg.parent, exp.Filter):
                     own = agg.parent.args["expression"].this
                     if not _plain(own, names):
                         continue
                     conditions += _conjuncts(own)
-                filters = list(dict.fromkeys(_unqualified(c.copy()).sql(dialect=dialect) for c in conditions
-                                             if not _time_bound(c, time_columns)))
+                *measure, applied = _measure_key(table, kind, arg, conditions, dialect)
+                if any(tuple(measure) == tuple(m) and f <= applied for *m, f in defined):
+                    continue  # a metric of the folder, followed (and cited), perhaps for a part of its rows
+                kept = [c for c in conditions if not _time_bound(c, time_columns)]
+                filters = list(dict.fromkeys(_unqualified(c.copy()).sql(dialect=dialect) for c in kept))
                 expr = _unqualified(arg.copy()).sql(dialect=dialect)
                 key = (table.lower(), kind, expr.lower(), *sorted(f.lower() for f in filters))
                 if key in found:
                     continue
                 alias = projection.alias if projection is not agg and projection.alias else ""
-                name = metric_name(alias or f"{kind}_{expr}")
+                name = metric_name(alias or ("row_count" if (kind, expr) == ("count", "1") else f"{kind}_{expr}"))
                 while name in taken:
                     name = f"{name}_2" if not name[-1].isdigit() else f"{name}_x"
                 taken.add(name)
@@ -133,6 +141,17 @@ def suggest_metrics(sql: str, dialect: str, team: TeamContext, *, call_id: str,
                                               measure=f"{aggregate_sql(kind, expr)} FROM {table}{where_sql}",
                                               call_id=call_id, dialect=dialect)
     return list(found.values())[:MAX_SUGGESTIONS]
+
+
+def _measure_key(table: str, agg: str, expr: Any, conditions: Sequence[Any], dialect: str) -> tuple[Any, ...]:
+    """What makes a measure the same as another: table, aggregate, expression and filters
+    (``COUNT(*)``, ``COUNT(1)`` the same count)."""
+    from sqlglot import exp
+
+    key = _key(expr, dialect)
+    if agg == "count" and (isinstance(expr, exp.Star) or key == "1"):
+        key = "*"
+    return table.lower(), agg, key, frozenset(_key(c, dialect) for c in conditions)
 
 
 def _parses(text: str, dialect: str) -> bool:

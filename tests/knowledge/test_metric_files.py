@@ -8,6 +8,7 @@ import os
 import shutil
 
 import pytest
+import yaml
 
 from jupyter_analyst.errors import ConfigError
 from jupyter_analyst.knowledge import load_team_context
@@ -33,7 +34,13 @@ def test_a_saved_metric_is_read_back_as_defined_and_the_others_are_unchanged(fol
     saved = save_metric(folder, UNITS)
     assert (saved.file, saved.written, saved.yaml) == ("models/units_shipped.yml", True, preview.yaml)
     assert (folder / saved.file).read_text() == saved.yaml
-    assert "{{ Dimension('orders__region_id') }} = 2" in saved.yaml
+    # The folder's model over orders has the primary entity `order` and the dimension quantity:
+    # the new model declares the same entity (MetricFlow joins them) and names that dimension.
+    assert "\"{{ Dimension('order__quantity') }} > 0\"" in saved.yaml
+    assert "{{ Dimension('order__region_id') }} = 2" in saved.yaml
+    model = yaml.safe_load(saved.yaml)["semantic_models"][0]
+    assert model["entities"] == [{"name": "order", "type": "primary", "expr": "order_id"}]
+    assert model["dimensions"][0] == {"name": "region_id", "type": "categorical"}
     team = load_team_context(folder)
     assert team.problems == []
     metric = team.metric("units_shipped")
@@ -87,3 +94,82 @@ def test_a_new_folder_is_made(tmp_path):
     saved = save_metric(tmp_path / "fresh", UNITS.model_copy(update={"filters": []}))
     assert load_team_context(tmp_path / "fresh").metric("units_shipped").formula() == "SUM(quantity) FROM orders"
     assert saved.written
+
+
+def test_without_a_model_over_the_table_the_new_one_is_its_own_entity(tmp_path):
+    saved = save_metric(tmp_path / "fresh", UNITS)
+    model = yaml.safe_load(saved.yaml)["semantic_models"][0]
+    assert model["primary_entity"] == "orders" and "entities" not in model
+    assert [d["name"] for d in model["dimensions"]] == ["quantity", "region_id"]
+    assert "{{ Dimension('orders__quantity') }} > 0" in saved.yaml
+
+
+EVENTS = """semantic_models:
+  - name: events
+    model: ref('events')
+    defaults:
+      agg_time_dimension: happened_at
+    entities:
+      - name: user
+        type: primary
+        expr: user_id
+    dimensions:
+      - name: event_kind
+        type: categorical
+        expr: kind
+      - name: happened_at
+        type: time
+        type_params:
+          time_granularity: day
+    measures:
+      - name: amount
+        agg: sum
+        expr: amount
+metrics:
+  - name: revenue
+    type: simple
+    type_params:
+      measure: amount
+    filter: "{{ Dimension('user__event_kind') }} = 'sale'"
+"""
+
+
+def test_a_dimension_the_folder_declares_under_another_name_is_named_so(tmp_path):
+    folder = tmp_path / "context"
+    (folder / "models").mkdir(parents=True)
+    (folder / "models" / "events.yml").write_text(EVENTS)
+    refunds = MetricDraft(name="refunds", table="events", agg="count", expr="1", filters=["kind = 'refund'"])
+    saved = save_metric(folder, refunds)
+    assert "\"{{ Dimension('user__event_kind') }} = 'refund'\"" in saved.yaml
+    model = yaml.safe_load(saved.yaml)["semantic_models"][0]
+    assert model["entities"] == [{"name": "user", "type": "primary", "expr": "user_id"}]
+    assert (model["defaults"], model["dimensions"]) == ({"agg_time_dimension": "refunds_happened_at"}, [
+        {"name": "refunds_happened_at", "type": "time", "type_params": {"time_granularity": "day"},
+         "expr": "happened_at"}])
+    assert _metricflow_issues(folder) == []  # the folder, the new model with it, as MetricFlow validates it
+    team = load_team_context(folder)
+    assert team.problems == []
+    assert {m.name: m.formula() for m in team.metrics} == {
+        "revenue": "SUM(amount) FROM events WHERE kind = 'sale'", "refunds": "COUNT(1) FROM events WHERE kind = 'refund'"}
+
+
+def _metricflow_issues(folder):
+    """dbt-semantic-interfaces' full validation of the folder's YAML (each entry its own
+    document, ``model: ref('t')`` as the ``node_relation`` dbt would make of it)."""
+    from dbt_semantic_interfaces.parsing.dir_to_model import parse_yaml_files_to_validation_ready_semantic_manifest
+    from dbt_semantic_interfaces.parsing.objects import YamlConfigFile
+    from dbt_semantic_interfaces.validations.semantic_manifest_validator import SemanticManifestValidator
+
+    documents = [{"project_configuration": {"time_spine_table_configurations": [
+        {"location": "s.time_spine", "column_name": "ds", "grain": "day"}]}}]
+    for path in sorted((folder / "models").glob("*.yml")):
+        for key, entries in yaml.safe_load(path.read_text()).items():
+            for entry in entries:
+                if "model" in entry:
+                    entry["node_relation"] = {"alias": entry.pop("model")[5:-2], "schema_name": "s"}
+                documents.append({key[:-1]: entry})
+    text = "\n---\n".join(yaml.safe_dump(d) for d in documents)
+    built = parse_yaml_files_to_validation_ready_semantic_manifest([YamlConfigFile(filepath="all.yml", contents=text)],
+                                                                   raise_issues_as_exceptions=False)
+    issues = SemanticManifestValidator().validate_semantic_manifest(built.semantic_manifest)
+    return [i.message for i in [*built.issues.all_issues, *issues.all_issues]]

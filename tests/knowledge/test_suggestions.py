@@ -33,11 +33,65 @@ def test_a_filtered_measure_the_folder_lacks_is_offered(team):
     assert suggestion.measure == "SUM(quantity) FROM orders WHERE quantity > 0 AND region_id = 2"
 
 
-def test_defined_measures_are_not_offered_whether_followed_or_not(team):
-    # revenue is the folder's metric (SUM(revenue) WHERE quantity > 0): followed, or noted by divergence.
+def test_a_defined_measure_is_not_offered_but_another_over_its_table_is(team):
+    # revenue is the folder's metric (SUM(revenue) WHERE quantity > 0): followed, and cited.
     assert offered("SELECT SUM(revenue) FROM orders WHERE quantity > 0", team) == []
-    assert offered("SELECT AVG(revenue) FROM orders", team) == []
-    assert offered("SELECT COUNT(DISTINCT order_id) FROM orders", team) == []
+    assert offered("SELECT SUM(o.revenue) FROM orders o WHERE o.quantity > 0 AND o.region_id = 1", team) == []
+    # Another aggregate, another expression or other filters: another measure.
+    assert offered("SELECT AVG(revenue) FROM orders", team) == [("average_revenue", "orders", "average", "revenue", [])]
+    assert offered("SELECT SUM(revenue) AS returned FROM orders WHERE quantity < 0", team) == [
+        ("returned", "orders", "sum", "revenue", ["quantity < 0"])]
+    assert offered("SELECT COUNT(DISTINCT order_id) FROM orders", team) == [
+        ("count_distinct_order_id", "orders", "count_distinct", "order_id", [])]
+
+
+EVENTS = """semantic_models:
+  - name: events
+    model: ref('events')
+    entities:
+      - name: user
+        type: primary
+        expr: user_id
+    dimensions:
+      - name: kind
+        type: categorical
+    measures:
+      - name: amount
+        agg: sum
+        expr: amount
+      - name: events_counted
+        agg: count
+        expr: "1"
+metrics:
+  - name: revenue
+    type: simple
+    type_params:
+      measure: amount
+    filter: "{{ Dimension('user__kind') }} = 'sale'"
+  - name: sales
+    type: simple
+    type_params:
+      measure: events_counted
+    filter: "{{ Dimension('user__kind') }} = 'sale'"
+"""
+
+
+def test_refunds_beside_a_sales_metric_are_offered_and_the_sales_are_not(tmp_path):
+    folder = tmp_path / "context"
+    (folder / "models").mkdir(parents=True)
+    (folder / "models" / "events.yml").write_text(EVENTS)
+    events = load_team_context(folder)
+    assert {m.name: m.formula() for m in events.metrics} == {
+        "revenue": "SUM(amount) FROM events WHERE kind = 'sale'", "sales": "COUNT(1) FROM events WHERE kind = 'sale'"}
+    assert offered("SELECT user_id, SUM(amount) AS refunded FROM events WHERE kind = 'refund' GROUP BY 1", events) == [
+        ("refunded", "events", "sum", "amount", ["kind = 'refund'"])]
+    (refunds,) = suggest_metrics("SELECT COUNT(*) FROM events e WHERE e.kind = 'refund'", "duckdb", events, call_id="c")
+    assert (refunds.name, refunds.agg, refunds.expr, refunds.filters, refunds.measure) == (
+        "row_count", "count", "1", ["kind = 'refund'"], "COUNT(1) FROM events WHERE kind = 'refund'")
+    # The metrics themselves, however written: not offered.
+    assert offered("SELECT SUM(amount) FROM events WHERE kind = 'sale'", events) == []
+    assert offered("SELECT COUNT(*) AS n FROM events WHERE 'sale' = kind", events) == []
+    assert offered("SELECT COUNT(1) FROM events WHERE kind = 'sale'", events) == []
 
 
 def test_a_period_asked_about_is_the_question_s_not_the_measure_s(team):
@@ -51,7 +105,6 @@ def test_a_period_asked_about_is_the_question_s_not_the_measure_s(team):
     "SELECT SUM(o.quantity) FROM orders o JOIN regions r ON o.region_id = r.region_id",  # two tables
     "SELECT SUM(quantity) FROM orders WHERE region_id IN (SELECT region_id FROM regions)",  # a subquery
     "WITH x AS (SELECT * FROM orders) SELECT SUM(quantity) FROM x",  # a CTE
-    "SELECT COUNT(*) FROM orders",  # no expression
     "SELECT quantity FROM orders",  # no aggregate
     "SELEC nonsense",  # not SQL
 ])

@@ -67,7 +67,7 @@ async def test_an_editor_sees_then_saves_a_suggested_metric_and_no_one_else_can(
 
     preview = await json_as(jp_fetch, "ann", "threads", ann, "definitions", "preview", method="POST", body={})
     assert preview["written"] is False and preview["file"] == "models/units_shipped.yml"
-    assert "{{ Dimension('orders__region_id') }} = 2" in preview["yaml"]
+    assert "{{ Dimension('order__region_id') }} = 2" in preview["yaml"]
     assert sorted(p.relative_to(context) for p in context.rglob("*")) == before, "a preview writes nothing"
 
     made = await fetch_as(jp_fetch, "ann", "threads", ann, "definitions", method="POST", body={})
