@@ -258,14 +258,20 @@ def describe(ledger: Ledger) -> str:
 
     >>> print(describe(Ledger(usage=Usage(calls=2, prompt_tokens=1200, completion_tokens=80, counted_by="server",
     ...                                     cost_usd=0.00023), steps=1, execution_s=0.5)))
-    2 model calls, 1,200 prompt + 80 completion tokens (counted by the server), $0.00023; 1 step executed in 0.50 s
+    2 model calls, 1,200 prompt + 80 completion tokens (counted by the server), $0.00023; 1 SQL/Python step executed in 0.50 s
+
+    Reuse saves a step's run, not the model call that asked for it (that call was made and is
+    counted above): what the step cost when it first ran is said as that, not as saved.
+
+    >>> print(describe(Ledger(saved=Saved(steps=1, prompt_tokens=1015, completion_tokens=50, execution_s=1.15))))
+    0 model calls, 0 prompt + 0 completion tokens (no model call), no price; 0 SQL/Python steps executed in 0.00 s; reuse saved 1 step's run: 1.15 s (it first cost 1,015 prompt + 50 completion tokens, no price)
     """
     usage = ledger.usage
     how = {"server": "counted by the server", "estimate": "estimated", "mixed": "partly estimated",
            "none": "no model call"}[usage.counted_by]
     line = (f"{usage.calls} model call{'s' * (usage.calls != 1)}, {usage.prompt_tokens:,} prompt + "
             f"{usage.completion_tokens:,} completion tokens ({how}), {money(usage.cost_usd)}; "
-            f"{ledger.steps} step{'s' * (ledger.steps != 1)} executed in {ledger.execution_s:.2f} s")
+            f"{ledger.steps} SQL/Python step{'s' * (ledger.steps != 1)} executed in {ledger.execution_s:.2f} s")
     summarizer = ledger.summarizer
     if summarizer.calls:
         line += (f"; summarizer after the turn: {summarizer.calls} call{'s' * (summarizer.calls != 1)}, "
@@ -273,8 +279,11 @@ def describe(ledger: Ledger) -> str:
                  f"{money(summarizer.cost_usd)}")
     saved = ledger.saved
     if saved.steps:
-        line += (f"; reuse saved {saved.steps} step{'s' * (saved.steps != 1)}: {saved.prompt_tokens:,} prompt + "
-                 f"{saved.completion_tokens:,} completion tokens, {money(saved.cost_usd)}, {saved.execution_s:.2f} s")
+        one = saved.steps == 1
+        line += (f"; reuse saved {saved.steps} step{'' if one else 's'}'{'s' if one else ''} run: {saved.execution_s:.2f} s "
+                 f"({'it' if one else 'they'} first cost {saved.prompt_tokens:,} prompt + {saved.completion_tokens:,} "
+                 f"completion tokens, {money(saved.cost_usd)}")
         if saved.untracked:
-            line += f" ({saved.untracked} recorded without tokens)"
+            line += f"; {saved.untracked} recorded without tokens"
+        line += ")"
     return line

@@ -179,6 +179,15 @@ def add_metric_command(suggestion: MetricSuggestion, context: Path | str | None 
     return shlex.join(words)
 
 
+def _steps_among(summary: TurnSummary) -> str:
+    """How many of the executed tool calls were SQL/Python steps, the ones the cost line's
+    "steps executed in" counts (a lookup such as ``find`` is a tool call, not a step)."""
+    if summary.ledger is None:
+        return ""
+    steps = summary.ledger.steps
+    return f" ({steps} of them SQL/Python step{'s' * (steps != 1)})"
+
+
 def print_summary(summary: TurnSummary, out: TextIO | None = None, *, context: Path | str | None = None) -> None:
     """The answer and the turn's counts, for people; ``context``: the ``--context`` the turn was
     given, which a suggested command repeats."""
@@ -190,7 +199,8 @@ def print_summary(summary: TurnSummary, out: TextIO | None = None, *, context: P
     elif summary.status != "completed":
         out.write(f"turn {summary.status}" + (f": {summary.message}" if summary.message else "") + "\n")
     out.write(
-        f"steps: {calls['executed']} executed, {calls['reused']} reused, {calls['blocked']} blocked; "
+        f"tool calls: {calls['executed']} executed{_steps_among(summary)}, {calls['reused']} reused, "
+        f"{calls['blocked']} blocked; "
         f"artifacts: {arts['created']} created, {arts['reused']} reused, {arts['total']} in the inventory\n"
         f"cost: {describe(summary.ledger) if summary.ledger is not None else 'not recorded'}"
         f"{'; the summarizer call after the turn is pending' if summary.summarizer_pending else ''}\n"
