@@ -212,6 +212,16 @@ def _first_space(text: str) -> int:
     return min(found) if found else -1
 
 
+def row_count(rows: int, estimated: bool = False) -> str:
+    """A table's row count as people read it: grouped, and an engine's estimate said to be one.
+
+    >>> row_count(12_000_000, estimated=True), row_count(2400), row_count(1)
+    ('about 12,000,000 rows (estimate)', '2,400 rows', '1 row')
+    """
+    counted = how_many(rows, "row")
+    return f"about {counted} (estimate)" if estimated else counted
+
+
 def how_many(count: int, noun: str, plural: str | None = None) -> str:
     """``count`` of ``noun``, as every surface tells the model a count: thousands grouped,
     the noun singular for one.

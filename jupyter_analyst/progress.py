@@ -31,6 +31,7 @@ from .events import (
     TurnEnded,
     TurnStarted,
 )
+from ._text import row_count
 from .ledger import Usage, describe, money
 from .turns import TurnSummary
 from .untrusted import terminal_text
@@ -96,8 +97,8 @@ class ProgressPrinter:
                 mark = {"ok": "ok", "error": "error", "refused": "refused"}[event.status]
                 how = "reused" if event.reused else f"{event.duration_s:.2f}s"
                 extra = ""
-                if "rows" in event.result:
-                    extra = f", {event.result['rows']} rows"
+                if isinstance(event.result.get("rows"), int):
+                    extra = f", {row_count(event.result['rows'], event.result.get('rows_estimated') is True)}"
                 capped = event.result.get("row_cap")
                 if isinstance(capped, dict):  # never silent: the rows the cap dropped
                     dropped = capped.get("dropped")
