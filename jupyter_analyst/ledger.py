@@ -15,9 +15,11 @@ Counted per turn, summed per thread and per evaluation:
   asked for by the calls of its reply, the remainder to the first ones, so the shares add up
   to the call. A step the user drove (``%analyst_sql``, an MCP call) has no model call: it
   costs no tokens. Its execution time is what the step ran for.
-* **Saved**: a reused step did not run; what it saved is the recorded cost of the step it
-  reuses (its token share, cost and execution time when it ran). A step recorded before the
-  ledger existed has no recorded tokens: it is counted in ``saved.untracked``, its time still saved.
+* **Saved**: a reused step did not run: what it saved is its run, the execution time of the
+  step it reuses. The model call that asked for it was still made (and is counted), so the
+  recorded token share and cost of that step are kept beside it as what the step first
+  cost, never said to be saved. A step recorded before the ledger existed has no recorded
+  tokens: it is counted in ``saved.untracked``, its time still saved.
 """
 
 from __future__ import annotations
@@ -182,7 +184,8 @@ class StepCost(Tokens):
 
 
 class Saved(Tokens):
-    """What reused steps saved: the recorded cost of the steps they reuse."""
+    """What reused steps saved: their runs (``execution_s``), with what the steps they reuse
+    first cost in tokens (their model calls were made again: those tokens are not saved)."""
 
     steps: int = 0
     execution_s: float = 0.0
