@@ -143,7 +143,12 @@ def nearest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
 
 def head_and_tail(text: str, cap: int, *, how: str = "") -> str:
     """``text`` within ``cap`` characters: its head and its tail, the middle elided with its
-    size and ``how`` to see it; cut at line ends where there are some.
+    size and ``how`` to see it; cut at line ends where there are some, else between words (a
+    cut word reads as another one: "S" and "pute it" say nothing).
+
+    >>> print(head_and_tail("models/events.yml:41): Sessions end after 30 idle minutes; compute it", 40))
+    models/events.yml:41): [... 36 characters not shown ...]
+    compute it
 
     >>> head_and_tail("abcdef", 10)
     'abcdef'
@@ -178,9 +183,13 @@ def head_and_tail(text: str, cap: int, *, how: str = "") -> str:
     head = text[:head_room]
     if "\n" in head:
         head = head[: head.rindex("\n") + 1]
+    elif not text[head_room].isspace() and (space := _last_space(head)) > len(head) // 2:
+        head = head[:space + 1]
     tail = text[len(text) - tail_room:]
     if "\n" in tail[:-1]:
         tail = tail[tail.index("\n") + 1:]
+    elif not text[len(text) - tail_room - 1].isspace() and 0 <= (space := _first_space(tail)) < len(tail) // 2:
+        tail = tail[space + 1:]
     hidden = text[len(head): len(text) - len(tail)]
     first = text.count("\n", 0, len(head)) + 1
     last = first + hidden.count("\n") - (0 if hidden.endswith("\n") else -1) - 1
@@ -190,6 +199,27 @@ def head_and_tail(text: str, cap: int, *, how: str = "") -> str:
     if len(marker) >= len(hidden):  # the marker would cost more than what it hides
         return text
     return f"{head}{marker}{tail}"
+
+
+def _last_space(text: str) -> int:
+    """Where the last whitespace of ``text`` is (-1: none)."""
+    return max(text.rfind(" "), text.rfind("\t"))
+
+
+def _first_space(text: str) -> int:
+    """Where the first whitespace of ``text`` is (-1: none)."""
+    found = [at for at in (text.find(" "), text.find("\t")) if at >= 0]
+    return min(found) if found else -1
+
+
+def row_count(rows: int, estimated: bool = False) -> str:
+    """A table's row count as people read it: grouped, and an engine's estimate said to be one.
+
+    >>> row_count(12_000_000, estimated=True), row_count(2400), row_count(1)
+    ('about 12,000,000 rows (estimate)', '2,400 rows', '1 row')
+    """
+    counted = how_many(rows, "row")
+    return f"about {counted} (estimate)" if estimated else counted
 
 
 def how_many(count: int, noun: str, plural: str | None = None) -> str:

@@ -15,9 +15,11 @@ Counted per turn, summed per thread and per evaluation:
   asked for by the calls of its reply, the remainder to the first ones, so the shares add up
   to the call. A step the user drove (``%analyst_sql``, an MCP call) has no model call: it
   costs no tokens. Its execution time is what the step ran for.
-* **Saved**: a reused step did not run; what it saved is the recorded cost of the step it
-  reuses (its token share, cost and execution time when it ran). A step recorded before the
-  ledger existed has no recorded tokens: it is counted in ``saved.untracked``, its time still saved.
+* **Saved**: a reused step did not run: what it saved is its run, the execution time of the
+  step it reuses. The model call that asked for it was still made (and is counted), so the
+  recorded token share and cost of that step are kept beside it as what the step first
+  cost, never said to be saved. A step recorded before the ledger existed has no recorded
+  tokens: it is counted in ``saved.untracked``, its time still saved.
 """
 
 from __future__ import annotations
@@ -182,7 +184,8 @@ class StepCost(Tokens):
 
 
 class Saved(Tokens):
-    """What reused steps saved: the recorded cost of the steps they reuse."""
+    """What reused steps saved: their runs (``execution_s``), with what the steps they reuse
+    first cost in tokens (their model calls were made again: those tokens are not saved)."""
 
     steps: int = 0
     execution_s: float = 0.0
@@ -258,14 +261,20 @@ def describe(ledger: Ledger) -> str:
 
     >>> print(describe(Ledger(usage=Usage(calls=2, prompt_tokens=1200, completion_tokens=80, counted_by="server",
     ...                                     cost_usd=0.00023), steps=1, execution_s=0.5)))
-    2 model calls, 1,200 prompt + 80 completion tokens (counted by the server), $0.00023; 1 step executed in 0.50 s
+    2 model calls, 1,200 prompt + 80 completion tokens (counted by the server), $0.00023; 1 SQL/Python step executed in 0.50 s
+
+    Reuse saves a step's run, not the model call that asked for it (that call was made and is
+    counted above): what the step cost when it first ran is said as that, not as saved.
+
+    >>> print(describe(Ledger(saved=Saved(steps=1, prompt_tokens=1015, completion_tokens=50, execution_s=1.15))))
+    0 model calls, 0 prompt + 0 completion tokens (no model call), no price; 0 SQL/Python steps executed in 0.00 s; reuse saved 1 step's run: 1.15 s (it first cost 1,015 prompt + 50 completion tokens, no price)
     """
     usage = ledger.usage
     how = {"server": "counted by the server", "estimate": "estimated", "mixed": "partly estimated",
            "none": "no model call"}[usage.counted_by]
     line = (f"{usage.calls} model call{'s' * (usage.calls != 1)}, {usage.prompt_tokens:,} prompt + "
             f"{usage.completion_tokens:,} completion tokens ({how}), {money(usage.cost_usd)}; "
-            f"{ledger.steps} step{'s' * (ledger.steps != 1)} executed in {ledger.execution_s:.2f} s")
+            f"{ledger.steps} SQL/Python step{'s' * (ledger.steps != 1)} executed in {ledger.execution_s:.2f} s")
     summarizer = ledger.summarizer
     if summarizer.calls:
         line += (f"; summarizer after the turn: {summarizer.calls} call{'s' * (summarizer.calls != 1)}, "
@@ -273,8 +282,11 @@ def describe(ledger: Ledger) -> str:
                  f"{money(summarizer.cost_usd)}")
     saved = ledger.saved
     if saved.steps:
-        line += (f"; reuse saved {saved.steps} step{'s' * (saved.steps != 1)}: {saved.prompt_tokens:,} prompt + "
-                 f"{saved.completion_tokens:,} completion tokens, {money(saved.cost_usd)}, {saved.execution_s:.2f} s")
+        one = saved.steps == 1
+        line += (f"; reuse saved {saved.steps} step{'' if one else 's'}'{'s' if one else ''} run: {saved.execution_s:.2f} s "
+                 f"({'it' if one else 'they'} first cost {saved.prompt_tokens:,} prompt + {saved.completion_tokens:,} "
+                 f"completion tokens, {money(saved.cost_usd)}")
         if saved.untracked:
-            line += f" ({saved.untracked} recorded without tokens)"
+            line += f"; {saved.untracked} recorded without tokens"
+        line += ")"
     return line

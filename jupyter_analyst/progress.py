@@ -31,6 +31,7 @@ from .events import (
     TurnEnded,
     TurnStarted,
 )
+from ._text import row_count
 from .ledger import Usage, describe, money
 from .turns import TurnSummary
 from .untrusted import terminal_text
@@ -96,8 +97,8 @@ class ProgressPrinter:
                 mark = {"ok": "ok", "error": "error", "refused": "refused"}[event.status]
                 how = "reused" if event.reused else f"{event.duration_s:.2f}s"
                 extra = ""
-                if "rows" in event.result:
-                    extra = f", {event.result['rows']} rows"
+                if isinstance(event.result.get("rows"), int):
+                    extra = f", {row_count(event.result['rows'], event.result.get('rows_estimated') is True)}"
                 capped = event.result.get("row_cap")
                 if isinstance(capped, dict):  # never silent: the rows the cap dropped
                     dropped = capped.get("dropped")
@@ -179,6 +180,15 @@ def add_metric_command(suggestion: MetricSuggestion, context: Path | str | None 
     return shlex.join(words)
 
 
+def _steps_among(summary: TurnSummary) -> str:
+    """How many of the executed tool calls were SQL/Python steps, the ones the cost line's
+    "steps executed in" counts (a lookup such as ``find`` is a tool call, not a step)."""
+    if summary.ledger is None:
+        return ""
+    steps = summary.ledger.steps
+    return f" ({steps} of them SQL/Python step{'s' * (steps != 1)})"
+
+
 def print_summary(summary: TurnSummary, out: TextIO | None = None, *, context: Path | str | None = None) -> None:
     """The answer and the turn's counts, for people; ``context``: the ``--context`` the turn was
     given, which a suggested command repeats."""
@@ -190,7 +200,8 @@ def print_summary(summary: TurnSummary, out: TextIO | None = None, *, context: P
     elif summary.status != "completed":
         out.write(f"turn {summary.status}" + (f": {summary.message}" if summary.message else "") + "\n")
     out.write(
-        f"steps: {calls['executed']} executed, {calls['reused']} reused, {calls['blocked']} blocked; "
+        f"tool calls: {calls['executed']} executed{_steps_among(summary)}, {calls['reused']} reused, "
+        f"{calls['blocked']} blocked; "
         f"artifacts: {arts['created']} created, {arts['reused']} reused, {arts['total']} in the inventory\n"
         f"cost: {describe(summary.ledger) if summary.ledger is not None else 'not recorded'}"
         f"{'; the summarizer call after the turn is pending' if summary.summarizer_pending else ''}\n"

@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from ..receipts import Citation, DefinitionCitation, UnsupportedClaim
+from ..receipts import Citation, DefinitionCitation, OperandCell, UnsupportedClaim
 from ..untrusted import code_span
 
 #: Notes written at most; the rest are counted.
 MAX_NOTES = 40
 
 _OPERATIONS = {"difference": "difference", "sum": "sum", "ratio": "ratio", "percent_change": "percent change",
-               "share": "share"}
+               "share": "share", "total": "total"}
 
 
 class StepCell(NamedTuple):
@@ -52,6 +52,15 @@ def answer_notes(citations: Sequence[Citation], unsupported: Sequence[Unsupporte
     2. `595`: step [In [3]](#cell-id=c-7), row 2, column `orders`
     3. `197`: derived, the difference of `792` and `595`
     4. `12%`: ⚠️ no step shows this number
+
+    A number computed from cells the answer does not cite names them:
+
+    >>> from jupyter_analyst.receipts import OperandCell
+    >>> rows = [OperandCell(call_id="call_1", row=r, column="orders") for r in (0, 1)]
+    >>> total = Citation(start=0, end=5, text="1,387", kind="number", value=1387, call_id=None,
+    ...                  derived=Derivation(operation="total", cells=rows))
+    >>> print(answer_notes([total], [], {"call_1": StepCell("c-7", 3)}).splitlines()[-1])
+    1. `1,387`: derived, the total of step [In [3]](#cell-id=c-7)'s column `orders`, rows 1, 2
     """
     lines = []
     for citation in citations:
@@ -84,11 +93,24 @@ def _definitions(definitions: Sequence[DefinitionCitation], cells: Mapping[str, 
     return f"**Definitions used**: {'; '.join(said)}" if said else ""
 
 
+def _cells(operands: Sequence[OperandCell], cells: Mapping[str, StepCell]) -> str:
+    """The uncited cells a number was computed from: their step, column and rows."""
+    first = operands[0]
+    cell = cells.get(first.call_id)
+    step = f"step [In [{cell.count}]](#cell-id={cell.cell_id})" if cell is not None else \
+        f"step {code_span(first.call_id)}"
+    columns = ", ".join(dict.fromkeys(code_span(o.column) for o in operands))
+    rows = ", ".join(dict.fromkeys(str(o.row + 1) for o in operands))
+    return f"{step}'s column {columns}, row{'s' * (len(set(o.row for o in operands)) != 1)} {rows}"
+
+
 def _source(citation: Citation, citations: Sequence[Citation], cells: Mapping[str, StepCell]) -> str:
     """Where one cited value comes from, in words, with a link to its step's cell."""
     if citation.derived is not None:
-        first, second = (citations[i].text for i in citation.derived.of)
         operation = _OPERATIONS.get(citation.derived.operation, citation.derived.operation)
+        if citation.derived.of is None:
+            return f"derived, the {operation} of {_cells(citation.derived.cells, cells)}"
+        first, second = (citations[i].text for i in citation.derived.of)
         return f"derived, the {operation} of {code_span(first)} and {code_span(second)}"
     cell = cells.get(citation.call_id or "")
     # A step of the thread the notebook does not show (it failed, or ran in a cut-off turn).

@@ -111,7 +111,7 @@ def _read(raw: Any, index: int) -> AnswerReceipts:
         if not 0 <= claim.start < claim.end <= len(receipts.answer) or receipts.answer[claim.start:claim.end] != claim.text:
             raise refuse(f"claim {n} ({claim.text[:40]!r}) is not the answer's text at {claim.start}-{claim.end}")
     for n, citation in enumerate(receipts.citations, start=1):
-        if citation.derived is not None and any(
+        if citation.derived is not None and citation.derived.of is not None and any(
                 not 0 <= i < len(receipts.citations) or receipts.citations[i].derived is not None
                 for i in citation.derived.of):
             raise refuse(f"citation {n} is derived from citations that do not exist or are derived themselves")

@@ -155,6 +155,10 @@ def recheck(receipts: AnswerReceipts, values: Mapping[str, Mapping[str, list[Any
     for i, citation in enumerate(receipts.citations):
         if citation.derived is None:
             continue
+        if citation.derived.of is None:
+            # Computed from a result's cells the answer does not cite: they are not re-read.
+            checks[i].note = "derived from cells of a result the answer does not cite; not re-checked"
+            continue
         a, b = citation.derived.of
         operands = [receipts.citations[j] for j in (a, b)]
         news = [now[j] for j in (a, b)]

@@ -10,13 +10,13 @@ from two cited numbers (``derivations.py``) or said to be unsupported (``matcher
 
 from __future__ import annotations
 
-from .citations import Citation, DefinitionCitation, Derivation, Operation, Receipts, UnsupportedClaim
+from .citations import Citation, DefinitionCitation, Derivation, OperandCell, Operation, Receipts, UnsupportedClaim
 from .claims import Claim, ClaimKind, read_claims
 from .evidence import Cell, Evidence
 from .matcher import MAX_CLAIMS, receipts
 from .printed import printed_rows
 
 __all__ = [
-    "MAX_CLAIMS", "Cell", "Citation", "Claim", "ClaimKind", "DefinitionCitation", "Derivation", "Evidence", "Operation", "Receipts",
+    "MAX_CLAIMS", "Cell", "Citation", "Claim", "ClaimKind", "DefinitionCitation", "Derivation", "Evidence", "OperandCell", "Operation", "Receipts",
     "UnsupportedClaim", "printed_rows", "read_claims", "receipts",
 ]

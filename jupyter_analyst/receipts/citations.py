@@ -15,19 +15,38 @@ from pydantic import BaseModel, Field
 
 from .claims import ClaimKind
 
-#: How a derived number follows from two cited ones ``a`` and ``b`` (``of`` in that order):
-#: ``a - b``, ``a + b``, ``a / b``, ``(a - b) / b`` as a percentage (the change from ``b`` to
-#: ``a``), and ``a / b`` as a percentage (``a``'s share of ``b``).
-Operation = Literal["difference", "sum", "ratio", "percent_change", "share"]
+#: How a derived number follows from two numbers ``a`` and ``b`` (``of`` or ``cells`` in that
+#: order): ``a - b``, ``a + b``, ``a / b``, ``(a - b) / b`` as a percentage (the change from
+#: ``b`` to ``a``), and ``a / b`` as a percentage (``a``'s share of ``b``); or a column's
+#: ``total``, the sum of its cells (``cells``, every one).
+Operation = Literal["difference", "sum", "ratio", "percent_change", "share", "total"]
+
+
+class OperandCell(BaseModel, frozen=True, extra="forbid", use_attribute_docstrings=True):
+    """A cell of a result a derived number was computed from, where the answer cites it not."""
+
+    call_id: str
+    """The tool call whose result holds the cell."""
+    artifact_id: str | None = None
+    """The artifact that result made or showed, if any."""
+    row: int
+    """The row of the result's table (from 0)."""
+    column: str
+    """The column."""
 
 
 class Derivation(BaseModel, frozen=True, extra="forbid", use_attribute_docstrings=True):
-    """How a number the answer computed follows from two numbers it cited."""
+    """How a number the answer computed follows from numbers it cited, or from cells of one
+    result it was shown."""
 
     operation: Operation
     """The one arithmetic operation (see :data:`Operation`)."""
-    of: tuple[int, int]
-    """The indexes in :attr:`Receipts.citations` of ``a`` and ``b``, in the operation's order."""
+    of: tuple[int, int] | None = None
+    """The indexes in :attr:`Receipts.citations` of ``a`` and ``b``, in the operation's order,
+    when both are cited; otherwise None and ``cells`` says what it was computed from."""
+    cells: list[OperandCell] = Field(default_factory=list)
+    """The result's cells operated on, in the operation's order, when they are not cited (a
+    column's total: every cell of the column)."""
 
 
 class Citation(BaseModel, frozen=True, extra="forbid", use_attribute_docstrings=True):

@@ -12,7 +12,11 @@ target of two significant figures, some pair and operation hits a random number 
 time in five):
 
 * the target must be written to at least two significant figures (its interval no wider
-  than a tenth of its value): a wide interval ("3", "5%") would be hit by some combination;
+  than a tenth of its value): a wide interval ("3", "5%") would be hit by some combination.
+  A wide target is matched only exactly, by operands as the answer wrote them, each written
+  to at least :data:`PRECISE_FIGURES` significant figures ("576,092 and 576,084: a spread of
+  8"): a writer's arithmetic on its own precise figures is exact, and an exact hit of such
+  figures by chance is rare (of ``10`` and ``7``, ``3`` is not);
 * one operand must stand in the target's sentence (``sentence``, the caller's): a writer
   states a computed figure beside one it comes from ("4.2 minutes above UA's 17.7",
   "58.7k flights, 17% of all");
@@ -36,6 +40,8 @@ from .claims import Claim
 NEAREST = 10
 #: The widest interval (as a share of the value) a derived target may be written with.
 MAX_RELATIVE_PRECISION = 0.1
+#: The significant figures operands need for a wide target to be derived from them exactly.
+PRECISE_FIGURES = 4
 _ORDER: tuple[Operation, ...] = get_args(Operation)
 
 
@@ -50,6 +56,12 @@ class Operand:
     """The cited value in the claim's units (a share 0.45 cited for ``45%`` is 45)."""
     written: float
     """The value as the answer wrote it."""
+    precision: float = float("inf")
+    """The interval it was written with (unknown: infinite, never precise)."""
+
+    def precise(self) -> bool:
+        """Written to at least :data:`PRECISE_FIGURES` significant figures."""
+        return self.precision <= abs(self.written) * 10.0 ** (1 - PRECISE_FIGURES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +92,17 @@ def derive(target: Claim, operands: Sequence[Operand], within: tuple[int, int] |
     ('percent_change', 0, 1, 23.83)
     >>> derive(Claim(start=50, end=51, text="4", kind="number", value=4.0, precision=1.0), ops) is None
     True
+    >>> written = [Operand(0, 10, False, 576092.4, 576092.0, 1.0), Operand(1, 20, False, 576083.6, 576084.0, 1.0)]
+    >>> derive(Claim(start=40, end=41, text="8", kind="number", value=8.0, precision=1.0), written).operation
+    'difference'
     """
     assert isinstance(target.value, float)
-    if target.kind in ("year", "date", "month") or not target.value \
-            or target.precision > MAX_RELATIVE_PRECISION * abs(target.value):
+    if target.kind in ("year", "date", "month") or not target.value:
         return None
-    low, high = target.bounds()
+    wide = target.precision > MAX_RELATIVE_PRECISION * abs(target.value)
     slack = 1e-9 * max(1.0, abs(target.value))
+    # A wide target: only the exact value, from the operands as written (the module's rules).
+    low, high = (target.value, target.value) if wide else target.bounds()
     low, high = low - slack, high + slack
     percent = target.kind == "percent"
     best: tuple[tuple[float, ...], Derived] | None = None
@@ -94,6 +110,8 @@ def derive(target: Claim, operands: Sequence[Operand], within: tuple[int, int] |
         if a.percent != b.percent or (sentence and not any(sentence[0] <= o.position < sentence[1] for o in (a, b))):
             continue
         for mode, (x, y) in enumerate(((a.held, b.held), (a.written, b.written))):
+            if wide and (mode == 0 or not (a.precise() and b.precise())):
+                continue
             for operation, value in _results(x, y, a.claim < b.claim, a.percent, percent):
                 if operation == "percent_change" and not target.signed:
                     value = abs(value)  # "fell 12%" states a change of -12% unsigned

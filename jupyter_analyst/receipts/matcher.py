@@ -18,7 +18,9 @@ is cited too, as ``kind="name"``.
 A date is supported by a cell holding that day; a month by a cell within it, its first day
 or ``YYYY-MM`` text first. A year in prose is cited when a result holds it and is otherwise
 left out (``claims.py`` says why). A number nothing supports may be derived
-(``derivations.py``: from two cited numbers, one in its sentence); otherwise it is unsupported.
+(``derivations.py``: from two cited numbers, one in its sentence; else
+``result_derivations.py``: from the cells of one result, a column's total or a pair);
+otherwise it is unsupported.
 
 The work is bounded whatever the answer: at most :data:`MAX_CLAIMS` claims are matched
 (``Receipts.truncated`` says when there were more), each by a few bisections of the cell index.
@@ -35,6 +37,7 @@ from .citations import Citation, Derivation, Receipts, UnsupportedClaim
 from .claims import MAX_ANSWER_CHARS, Claim, read_claims
 from .derivations import Derived, Operand, derive
 from .evidence import Evidence
+from .result_derivations import FromResult, derive_from_results
 
 #: The claims of one answer matched at most.
 MAX_CLAIMS = 500
@@ -55,7 +58,7 @@ def receipts(answer: str, evidence: Sequence[Evidence]) -> Receipts:
     >>> [(c.text, c.kind, c.row, c.column) for c in found.citations]
     [('AA', 'name', 0, 'carrier'), ('21.9', 'number', 0, 'delay'), ('UA', 'name', 1, 'carrier'), ('17.7', 'number', 1, 'delay'), ('4.2', 'number', None, None)]
     >>> found.citations[4].derived
-    Derivation(operation='difference', of=(1, 3))
+    Derivation(operation='difference', of=(1, 3), cells=[])
     >>> [(u.text, u.start) for u in found.unsupported]
     [('30', 45)]
     """
@@ -68,9 +71,10 @@ def receipts(answer: str, evidence: Sequence[Evidence]) -> Receipts:
     for number, claim in enumerate(claims):
         if (cited := _cite(claim, index, body)) is not None:
             direct[number] = cited
-    operands = [Operand(i, claims[i].start, claims[i].kind == "percent", held, float(claims[i].value))
+    operands = [Operand(i, claims[i].start, claims[i].kind == "percent", held, float(claims[i].value),
+                        claims[i].precision)
                 for i, (_, held) in sorted(direct.items()) if claims[i].numeric and claims[i].kind != "year"]
-    derived: dict[int, Derived] = {}
+    derived: dict[int, Derived | FromResult] = {}
     for number, claim in enumerate(claims):
         if number in direct or not claim.numeric:
             continue
@@ -78,6 +82,8 @@ def receipts(answer: str, evidence: Sequence[Evidence]) -> Receipts:
         near = (max(0, claim.start - OPERAND_WINDOW), claim.end + OPERAND_WINDOW)
         if (found := derive(claim, operands, near, (line_start, line_start + len(line)))) is not None:
             derived[number] = found
+        elif (held := derive_from_results(claim, evidence)) is not None:
+            derived[number] = held
     names = _names(body, claims, direct, index)
     return _assemble(answer, claims, direct, derived, names, index, truncated or index.truncated)
 
@@ -181,7 +187,7 @@ def _names(body: str, claims: list[Claim], direct: dict[int, tuple[CellRef, floa
 
 
 def _assemble(answer: str, claims: list[Claim], direct: dict[int, tuple[CellRef, float]],
-              derived: dict[int, Derived], names: list[tuple[int, int, CellRef, int]], index: CellIndex,
+              derived: dict[int, Derived | FromResult], names: list[tuple[int, int, CellRef, int]], index: CellIndex,
               truncated: bool) -> Receipts:
     """The citations in the answer's order (a derivation naming its operands by position
     there), and the claims left unsupported."""
@@ -206,9 +212,10 @@ def _assemble(answer: str, claims: list[Claim], direct: dict[int, tuple[CellRef,
                                       column=ref.column))
         else:
             how = derived[i]
+            derivation = Derivation(operation=how.operation, cells=how.cells) if isinstance(how, FromResult) \
+                else Derivation(operation=how.operation, of=(place[how.a], place[how.b]))
             citations.append(Citation(start=start, end=end, text=text, kind=claims[i].kind, value=how.value,
-                                      call_id=None, derived=Derivation(operation=how.operation,
-                                                                       of=(place[how.a], place[how.b]))))
+                                      call_id=None, derived=derivation))
     unsupported = [UnsupportedClaim(start=c.start, end=c.end, text=c.text, kind=c.kind, value=c.value)
                    for i, c in enumerate(claims) if i not in direct and i not in derived and c.kind != "year"]
     return Receipts(citations=citations, unsupported=unsupported, truncated=truncated)

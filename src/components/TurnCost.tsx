@@ -55,10 +55,14 @@ export function costLines(ledger: TurnLedger): {
     return { cost, summarizer, saved: null };
   }
   const savedCost = s.cost_usd === null ? '' : `, ${money(s.cost_usd)}`;
-  const untracked = s.untracked > 0 ? ` (${s.untracked} recorded without tokens)` : '';
+  const untracked = s.untracked > 0 ? `; ${s.untracked} recorded without tokens` : '';
+  // Reuse saves the step's run; the model call that asked for it was still made (and is
+  // counted above), so its tokens are what the step first cost, not what was saved.
+  const one = s.steps === 1;
   const saved =
-    `Reuse saved ${plural(s.steps, 'step')}: ${s.prompt_tokens.toLocaleString('en-US')} prompt + ` +
-    `${s.completion_tokens.toLocaleString('en-US')} completion tokens${savedCost}, ${s.execution_s.toFixed(2)} s${untracked}`;
+    `Reuse saved ${one ? "1 step's" : `${s.steps} steps'`} run: ${s.execution_s.toFixed(2)} s ` +
+    `(${one ? 'it' : 'they'} first cost ${s.prompt_tokens.toLocaleString('en-US')} prompt + ` +
+    `${s.completion_tokens.toLocaleString('en-US')} completion tokens${savedCost}${untracked})`;
   return { cost, summarizer, saved };
 }
 

@@ -986,18 +986,31 @@ export interface components {
             /** @description The query step that followed it. */
             call_id: string;
         };
-        /** @description How a number the answer computed follows from two numbers it cited. */
+        /**
+         * @description How a number the answer computed follows from numbers it cited, or from cells of one
+         *     result it was shown.
+         */
         Derivation: {
             /**
              * @description The one arithmetic operation (see :data:`Operation`).
              * @enum {string}
              */
-            operation: "difference" | "sum" | "ratio" | "percent_change" | "share";
-            /** @description The indexes in :attr:`Receipts.citations` of ``a`` and ``b``, in the operation's order. */
+            operation: "difference" | "sum" | "ratio" | "percent_change" | "share" | "total";
+            /**
+             * @description The indexes in :attr:`Receipts.citations` of ``a`` and ``b``, in the operation's order,
+             *     when both are cited; otherwise None and ``cells`` says what it was computed from.
+             * @default null
+             */
             of: [
                 number,
                 number
-            ];
+            ] | null;
+            /**
+             * @description The result's cells operated on, in the operation's order, when they are not cited (a
+             *     column's total: every cell of the column).
+             * @default []
+             */
+            cells: components["schemas"]["OperandCell"][];
         };
         /** @description One table: its columns, row count and first rows. */
         DescribeTableResult: {
@@ -1412,6 +1425,20 @@ export interface components {
             rerun?: boolean;
             /** @default null */
             notebook?: string | null;
+        };
+        /** @description A cell of a result a derived number was computed from, where the answer cites it not. */
+        OperandCell: {
+            /** @description The tool call whose result holds the cell. */
+            call_id: string;
+            /**
+             * @description The artifact that result made or showed, if any.
+             * @default null
+             */
+            artifact_id: string | null;
+            /** @description The row of the result's table (from 0). */
+            row: number;
+            /** @description The column. */
+            column: string;
         };
         PlanMade: {
             /**

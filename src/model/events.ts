@@ -227,6 +227,12 @@ const CLAIM_KINDS = membersOf<UnsupportedClaim['kind']>({
   date: true,
   month: true
 });
+const OPERAND_CELL: FieldsOf<Schemas['OperandCell']> = {
+  call_id: str,
+  artifact_id: optNullString,
+  row: int,
+  column: str
+};
 const DERIVATION: FieldsOf<Derivation> = {
   operation: {
     rule: oneOf(
@@ -235,11 +241,13 @@ const DERIVATION: FieldsOf<Derivation> = {
         sum: true,
         ratio: true,
         percent_change: true,
-        share: true
+        share: true,
+        total: true
       })
     )
   },
-  of: { rule: { kind: 'list', of: { kind: 'integer' } } }
+  of: { rule: nullable({ kind: 'list', of: { kind: 'integer' } }), fallback: null },
+  cells: { rule: { kind: 'list', of: record(OPERAND_CELL) }, fallback: [] }
 };
 /** Where a claim is in the answer and what it says (a citation's and an unsupported claim's). */
 const SPAN = { start: int, end: int, text: str };
@@ -404,6 +412,7 @@ export const RECORD_FIELDS: Record<string, Fields> = {
   PlanStageView: PLAN_STAGE,
   Citation: CITATION,
   Derivation: DERIVATION,
+  OperandCell: OPERAND_CELL,
   UnsupportedClaim: UNSUPPORTED,
   DefinitionCitation: DEFINITION,
   MetricSuggestion: SUGGESTION

@@ -287,3 +287,24 @@ def test_run_json_carries_the_answers_citations_and_unsupported_numbers(tmp_path
     assert text.returncode == 0, text.stderr
     (line,) = [ln for ln in text.stdout.splitlines() if ln.startswith("receipts: ")]
     assert line == "receipts: 1 cited; unsupported: 12%"
+
+
+def test_the_summary_and_the_cost_line_count_tool_calls_and_steps_alike(tmp_path, sales_db):
+    """A lookup (find, list_artifacts) is an executed tool call but no SQL/Python step: the
+    counts line says both, and agrees with the cost line's steps."""
+    from jupyter_analyst.testing import ScriptedModelServer
+
+    script = {"turns": [{"steps": [
+        {"tool_calls": [{"name": "find", "arguments": {"query": "region"}},
+                        {"name": "list_artifacts", "arguments": {}}]},
+        {"content": "[scripted model] done"},
+    ]}]}
+    with ScriptedModelServer(script) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
+        out = run_cli("run", "--db", str(sales_db), "--prompt", "regions", "--workspace", str(tmp_path),
+                      "--no-summarizer", env=env)
+    assert out.returncode == 0, out.stderr
+    (counts,) = [ln for ln in out.stdout.splitlines() if ln.startswith("tool calls: ")]
+    assert counts.startswith("tool calls: 2 executed (0 of them SQL/Python steps), 0 reused, 0 blocked;"), counts
+    (cost,) = [ln for ln in out.stdout.splitlines() if ln.startswith("cost: ")]
+    assert "; 0 SQL/Python steps executed in 0.00 s" in cost, cost

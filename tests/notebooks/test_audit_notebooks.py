@@ -110,7 +110,7 @@ def test_the_summary_says_what_the_thread_cost_and_what_reuse_saved(exported):
     assert total.saved.execution_s == pytest.approx(sum(s.duration_s for s in steps), abs=1e-3)
     line = next(ln for ln in nb.cells[0].source.splitlines() if ln.startswith("| Cost |"))
     assert line == f"| Cost | {describe(total)} |"
-    assert "no price" in line and "reuse saved 2 steps" in line
+    assert "no price" in line and "reuse saved 2 steps' run" in line and "they first cost" in line
 
 
 def test_the_threads_own_notebook_is_the_audit_notebook_kept_after_every_turn(exported):

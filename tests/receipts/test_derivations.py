@@ -83,3 +83,14 @@ def test_operands_are_taken_within_the_bounds_given():
     operands = _operands(1620, 410)
     assert derive(_target("1,210"), operands, within=(0, 2000)) is not None
     assert derive(_target("1,210"), operands, within=(5, 2000)) is None
+
+
+def test_a_wide_target_is_derived_exactly_from_precise_figures_as_written():
+    """"576,092 and 576,084: a spread of 8": the writer's own arithmetic on figures of six
+    significant figures, exact; 9 (their held values' 8.8, rounded) and 7 are not."""
+    written = [Operand(0, 10, False, 576092.4, 576092.0, 1.0), Operand(1, 20, False, 576083.6, 576084.0, 1.0)]
+    found = derive(_target("8"), written)
+    assert (found.operation, found.a, found.b, found.value) == ("difference", 0, 1, 8.0)
+    assert derive(_target("9"), written) is None and derive(_target("7"), written) is None
+    # Of imprecise figures an exact hit is likely by chance: not taken.
+    assert derive(_target("3"), [Operand(0, 10, False, 10.0, 10.0, 1.0), Operand(1, 20, False, 7.0, 7.0, 1.0)]) is None

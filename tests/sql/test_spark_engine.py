@@ -151,7 +151,7 @@ def test_a_thread_on_spark_reuses_its_steps_and_its_audit_notebook_verifies(spar
         assert LIVE_DATA_NOTE in first.stderr
         second = _cli(server, "run", "--thread", summary["thread_id"], "--prompt", "continue",
                       "--workspace", str(workspace), "--no-summarizer")
-    assert "steps: 0 executed, 2 reused" in second.stdout, second.stdout
+    assert "tool calls: 0 executed (0 of them SQL/Python steps), 2 reused" in second.stdout, second.stdout
     assert LIVE_DATA_NOTE in second.stdout and spark.token not in second.stdout + second.stderr
     # Spark's own account: no job of the model's SQL since the first turn.
     assert len(_model_query_jobs(spark)) == ran

@@ -3,7 +3,7 @@ told of those no result supports.
 
 The evidence is every ``ok`` result of the thread's steps, oldest first (reused ones
 too), each read by its tool's ``evidence`` hook: what it showed the model. A number is then
-cited to the step, artifact, row and column that hold it, derived from two cited numbers,
+cited to the step, artifact, row and column that hold it, derived from two cited numbers (or cells of one result),
 or unsupported (``jupyter_analyst.receipts``). The model is told of unsupported numbers
 once, in one user message (:func:`answer_check`); its next answer is final, and what is still
 unsupported in it stays marked in the turn's receipts.

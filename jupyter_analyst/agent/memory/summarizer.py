@@ -25,7 +25,7 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..._text import find_lone_surrogate, head_and_tail
+from ..._text import find_lone_surrogate, head_and_tail, row_count
 from ...agent_state import (
     AgentState,
     Item,
@@ -242,11 +242,14 @@ def _plain(value: Any) -> str:
 
     >>> _plain({"tables": [{"name": "orders", "rows": 5}, {"name": "regions"}], "note": "two"})
     'tables orders (5 rows), regions; note two'
+    >>> _plain({"name": "events", "rows": 12000000, "rows_estimated": True})
+    'events (about 12,000,000 rows (estimate))'
     """
     if isinstance(value, dict):
         if "name" in value or "id" in value:
             label = " ".join(str(value[k]) for k in ("name", "id") if value.get(k))
-            return label + (f" ({value['rows']} rows)" if isinstance(value.get("rows"), int) else "")
+            rows = value.get("rows")
+            return label + (f" ({row_count(rows, value.get('rows_estimated') is True)})" if isinstance(rows, int) else "")
         text = "; ".join(f"{key} {_plain(item)}" for key, item in value.items() if item not in (None, "", [], {}))
     elif isinstance(value, list):
         text = ", ".join(_plain(item) for item in value)

@@ -324,6 +324,28 @@ describe('an answer with receipts', () => {
     expect(marks(host)).toHaveLength(6);
   });
 
+  it('says a number computed from cells the answer does not cite is derived from its step', async () => {
+    const total = cite('1,620', {
+      value: 1620,
+      call_id: null,
+      artifact_id: null,
+      derived: {
+        operation: 'total',
+        of: null,
+        cells: [0, 1].map(row => ({
+          call_id: 'call_sql',
+          artifact_id: 'art_sql',
+          row,
+          column: 'avg_delay'
+        }))
+      }
+    });
+    const host = await conversation(turnEvents([total], []));
+    expect(marks(host)).toEqual([
+      "a cited: 1,620 — derived: total of column avg_delay, rows 1, 2 of step 1 'worst_delay'"
+    ]);
+  });
+
   it('shows the answer as before when the turn has no receipts', async () => {
     const host = await conversation(turnEvents([], []));
     expect(marks(host)).toEqual([]);

@@ -85,7 +85,7 @@ describe('the turn footer cost', () => {
       '2 model calls · 2,200 prompt + 131 completion tokens (counted by the model server) · $0.002462'
     );
     expect(shown?.querySelector('[data-cost="saved"]')?.textContent).toBe(
-      'Reuse saved 1 step: 500 prompt + 51 completion tokens, $0.000602, 0.04 s'
+      "Reuse saved 1 step's run: 0.04 s (it first cost 500 prompt + 51 completion tokens, $0.000602)"
     );
   });
 

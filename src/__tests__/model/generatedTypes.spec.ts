@@ -193,6 +193,7 @@ describe('the generated schemas this spec reads', () => {
       'Derivation',
       'Ledger',
       'MetricSuggestion',
+      'OperandCell',
       'PlanStageView',
       'PlanStepView',
       'Price',

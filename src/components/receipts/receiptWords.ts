@@ -144,8 +144,31 @@ export function shownMarks(
     }
     const citation = mark.citation;
     const derived = citation.derived;
-    if (derived !== null && derived !== undefined) {
-      const [a, b] = Array.isArray(derived.of) ? derived.of.map(i => citations[i]) : [];
+    if (derived !== null && derived !== undefined && !Array.isArray(derived.of)) {
+      // Computed from cells of one result the answer does not cite: a click shows that step.
+      const cells = derived.cells ?? [];
+      const step = cells.length > 0 ? steps.get(cells[0].call_id) : undefined;
+      if (step === undefined) {
+        continue;
+      }
+      const rows = [...new Set(cells.map(c => c.row + 1))];
+      const words =
+        `${derived.operation.replace(/_/g, ' ')} of column ` +
+        `${[...new Set(cells.map(c => c.column))].join(', ')}, ` +
+        `${rows.length === 1 ? 'row' : 'rows'} ${rows.join(', ')}`;
+      out.push({
+        kind: 'cited',
+        start,
+        text,
+        callId: cells[0].call_id,
+        citation,
+        label: `${text} — derived: ${words} of ${stepWords(step, turn)}`,
+        lines: [`Derived: ${words}`, `of ${stepWords(step, turn)}`]
+      });
+      continue;
+    }
+    if (derived !== null && derived !== undefined && Array.isArray(derived.of)) {
+      const [a, b] = derived.of.map(i => citations[i]);
       if (derived.of.length !== 2 || derived.of.includes(mark.index) || !known(a) || !known(b)) {
         continue;
       }

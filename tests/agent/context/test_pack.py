@@ -85,3 +85,20 @@ def test_prompt_size_is_flat_as_the_thread_grows():
     assert abs(tokens_at(200) - tokens_at(20)) <= 0.02 * tokens_at(20)
     whole = sum(estimate_tokens(json.dumps(m)) for n in range(1, 201) for m in turn_messages(n))
     assert tokens_at(200) * 10 < whole
+
+
+def test_an_old_result_s_long_text_is_cut_between_words_within_its_budget():
+    """A definition's description in an old find result, one line: the edges of the elided
+    middle are whole words, and the cut text is no longer than before."""
+    from jupyter_analyst.agent.context.pack import _TEXT_CAP, compact_value
+
+    words = ("Sessions are counted from the events table, one per user and day, ending after thirty "
+             "idle minutes; a bot's events are left out, and to count them compute it with the raw table.")
+    text = f"(context/models/events.yml:41): {words} " * 2
+    cut = compact_value({"note": text})["note"]
+    head, rest = cut.split("[... ", 1)
+    tail = rest.split(" ...]\n", 1)[1]
+    assert len(cut) <= _TEXT_CAP + len("[... 999 characters not shown ...]\n") and len(cut) < len(text)
+    assert head.endswith(" ") and text.startswith(head)
+    assert text.endswith(tail) and text[len(text) - len(tail) - 1] == " "
+    assert all(word in text.split() for word in head.split() + tail.split())

@@ -80,3 +80,26 @@ def test_a_long_sample_value_is_cut_saying_its_whole_length(tmp_path):
     assert row["tag"] == "short"
     assert row["body"] == DOCUMENT[:200] + f"... (cut here: {len(DOCUMENT):,} characters in all)"
     assert len(row["ids"]) < 250 and row["ids"].endswith(" characters in all)")  # a LIST, cut as its JSON
+
+
+def test_an_engine_estimate_of_rows_is_printed_and_summarized_as_one():
+    """describe_table of a table its engine does not count: the CLI's progress line and the
+    summarizer's reading say "about 12,000,000 rows (estimate)", never a bare count."""
+    import io
+
+    from jupyter_analyst.agent.memory.summarizer import _result_text
+    from jupyter_analyst.agent.tools.metadata import DescribeTableResult
+    from jupyter_analyst.events import ToolResult
+    from jupyter_analyst.progress import ProgressPrinter
+
+    said = "about 12,000,000 rows (estimate)"
+    for estimated, words in ((True, said), (False, "12,000,000 rows")):
+        result = DescribeTableResult(name="events", columns=[], rows=12_000_000, rows_estimated=estimated,
+                                     sample=[]).model_dump()
+        printed = io.StringIO()
+        ProgressPrinter(printed)(ToolResult(call_id="call_1", tool="describe_table", status="ok", result=result,
+                                            duration_s=0.01))
+        assert f"ok (0.01s, {words})" in printed.getvalue(), printed.getvalue()
+        assert f"events ({words})" in _result_text("describe_table", result)
+    assert said not in _result_text("describe_table", DescribeTableResult(
+        name="events", columns=[], rows=12_000_000, sample=[]).model_dump())
