@@ -1802,7 +1802,10 @@ export interface components {
             /** @default null */
             name?: string | null;
         };
-        /** @description What reused steps saved: the recorded cost of the steps they reuse. */
+        /**
+         * @description What reused steps saved: their runs (``execution_s``), with what the steps they reuse
+         *     first cost in tokens (their model calls were made again: those tokens are not saved).
+         */
         Saved: {
             /** @default 0 */
             prompt_tokens: number;
