@@ -64,7 +64,7 @@ const CITATIONS: Citation[] = [
     value: 4.22,
     call_id: null,
     artifact_id: null,
-    derived: { operation: 'difference', of: [1, 2] }
+    derived: { operation: 'difference', of: [1, 2], cells: [] }
   }),
   cite('1,620', { value: 1620, call_id: 'call_py', artifact_id: null, column: 'flights' })
 ];
