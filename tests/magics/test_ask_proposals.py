@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .test_magics import CELL_LIMIT_S, Kernel, started_kernel
+from .test_magics import Kernel, connected, started_kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -136,8 +136,7 @@ def test_an_ask_on_a_jupyter_server_proposes_into_its_notebook_and_decides_throu
     client.load_connection_file(str(jupyter.root / "rt" / f"kernel-{session['kernel']['id']}.json"))
     client.start_channels()
     try:
-        client.kernel_info()
-        client.get_shell_msg(timeout=CELL_LIMIT_S)
+        connected(client)
         kernel = Kernel(client)
         assert kernel.run("%load_ext jupyter_analyst").ok
         asked = kernel.run(f"%%ask --server {jupyter.url} --token {jupyter.token} --source sales\nimprove it")

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,6 +56,51 @@ class Cell:
         found = self.reply["user_expressions"][name]
         assert found["status"] == "ok", found
         return json.loads(ast.literal_eval(found["data"]["text/plain"]))
+
+
+def connected(client: Any) -> None:
+    """Wait until a kernel started elsewhere answers on its shell *and* its IOPub reaches
+    this client: a subscription made while the kernel starts may miss its first messages, and
+    a cell whose idle status is missed waits out its limit. Not its heartbeat: a slow start
+    reads as a dead kernel there."""
+    from queue import Empty
+
+    deadline = time.monotonic() + CELL_LIMIT_S
+    while True:
+        client.kernel_info()
+        client.get_shell_msg(timeout=CELL_LIMIT_S)
+        try:
+            client.get_iopub_msg(timeout=1)
+        except Empty:
+            assert time.monotonic() < deadline, "the kernel's IOPub never reached this client"
+            continue
+        break
+    while True:  # what is left of the kernel_info's statuses
+        try:
+            client.get_iopub_msg(timeout=0.2)
+        except Empty:
+            return
+
+
+async def connected_async(client: Any) -> None:
+    """:func:`connected` for an asynchronous client."""
+    from queue import Empty
+
+    deadline = time.monotonic() + CELL_LIMIT_S
+    while True:
+        client.kernel_info()
+        await client.get_shell_msg(timeout=CELL_LIMIT_S)
+        try:
+            await client.get_iopub_msg(timeout=1)
+        except Empty:
+            assert time.monotonic() < deadline, "the kernel's IOPub never reached this client"
+            continue
+        break
+    while True:
+        try:
+            await client.get_iopub_msg(timeout=0.2)
+        except Empty:
+            return
 
 
 class Kernel:
@@ -390,9 +436,9 @@ async def test_magics_work_in_a_kernel_the_jupyter_server_started(jp_fetch, jp_s
 
     try:
         # Ready when it answers kernel_info on its shell (the request waits in ZMQ while it
-        # starts), not when its heartbeat beats: a slow start reads as a dead kernel there.
-        client.kernel_info()
-        await client.get_shell_msg(timeout=CELL_LIMIT_S)
+        # starts) and its IOPub reaches this client (see connected()), not when its heartbeat
+        # beats: a slow start reads as a dead kernel there.
+        await connected_async(client)
         loaded = await run("%load_ext jupyter_analyst", cwd="__import__('os').getcwd()")
         cell = await run(f"%analyst_sql --source {sales_db} revenue << {REVENUE}", shape="list(revenue.shape)")
         refused = await run("%analyst_sql gone << DROP TABLE orders")
@@ -568,8 +614,7 @@ def test_ask_on_a_jupyter_server_attaches_the_notebook_whose_kernel_runs_it(serv
     client.load_connection_file(str(jupyter.root / "rt" / f"kernel-{session['kernel']['id']}.json"))
     client.start_channels()
     try:
-        client.kernel_info()  # answered once it has started (see above)
-        client.get_shell_msg(timeout=CELL_LIMIT_S)
+        connected(client)
         kernel = Kernel(client)
         assert kernel.run("%load_ext jupyter_analyst").ok
         asked = kernel.run(f"%%ask --server {jupyter.url} --token {jupyter.token} --source sales\nrevenue by region",
