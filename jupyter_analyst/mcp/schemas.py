@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..notebooks import ChangeStatus
 from ..receipts import Citation, UnsupportedClaim
 
 
@@ -54,7 +55,7 @@ class ChangeOut(_Open):
     after: str | None
     cell_type: Literal["code", "markdown"]
     reason: str
-    status: Literal["pending", "accepted", "rejected", "reverted"]
+    status: ChangeStatus
     old_source: str | None
     """The cell's source now ("" for an insert; null when it cannot be read)."""
     new_source: str | None
@@ -72,7 +73,7 @@ class ProposalOut(_Open):
     turn_id: str
     notebook: str
     """The notebook's path relative to the server's notebook folder."""
-    status: Literal["pending", "failed", "accepted", "rejected", "reverted", "partly_decided"]
+    status: Literal["pending", "failed", "accepted", "rejected", "reverted", "withdrawn", "partly_decided"]
     failed: bool
     changes: list[ChangeOut]
 

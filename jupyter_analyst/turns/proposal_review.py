@@ -16,12 +16,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..notebooks import ChangeStatus
 from .notebook_changes import ChangeView, ProposalView
 
 #: A proposed cell's printed output, as a review shows it at most.
 SHOWN_OUTPUT_CHARS = 2_000
 
-ProposalStatus = Literal["pending", "failed", "accepted", "rejected", "reverted", "partly_decided"]
+#: A proposal as a whole: its changes' one status, ``failed`` (pending, a cell failed), or a mix.
+ProposalStatus = Literal["pending", "failed", "accepted", "rejected", "reverted", "withdrawn", "partly_decided"]
 
 
 class SandboxOutcome(BaseModel):
@@ -49,7 +51,7 @@ class ChangeDiff(BaseModel):
     """An insert: the cell it follows (``None``: the top)."""
     cell_type: Literal["code", "markdown"]
     reason: str
-    status: Literal["pending", "accepted", "rejected", "reverted"]
+    status: ChangeStatus
     old_source: str | None
     """The cell's source in the notebook now (``""`` for an insert; ``None`` when the notebook
     could not be read, or the cell is gone)."""

@@ -50,3 +50,11 @@ def test_a_notebook_that_cannot_be_read_leaves_the_old_source_unknown_and_status
     assert review_proposals([both], NB)[0].status == "partly_decided"
     done = view(change("replace", "a", "q", status="rejected"), change("delete", "b", status="rejected"))
     assert review_proposals([done], NB)[0].status == "rejected"
+
+
+def test_a_withdrawn_proposal_is_reviewed_as_withdrawn():
+    gone = view(change("replace", "a", "q", status="withdrawn"), change("delete", "b", status="withdrawn"))
+    (diff,) = review_proposals([gone], NB)
+    assert diff.status == "withdrawn" and [c.status for c in diff.changes] == ["withdrawn", "withdrawn"]
+    mixed = view(change("replace", "a", "q", status="withdrawn"), change("delete", "b"))
+    assert review_proposals([mixed], NB)[0].status == "partly_decided"
