@@ -22,6 +22,9 @@ from .trail import hosted_result_name
 
 #: How long each query may run (``analyst.sql``'s own default).
 HOSTED_TIMEOUT_S = 300.0
+#: The most queries the host runs for one notebook: a thread's audit notebook has one per SQL
+#: step; a notebook from elsewhere may hold any number, each a query on the team's server.
+MAX_HOSTED_QUERIES = 200
 
 
 def needs_host(spec: str) -> bool:
@@ -55,13 +58,18 @@ def notebook_queries(nb: Any) -> list[str]:
 
 def run_hosted(nb: Any, spec: str, folder: Path) -> None:
     """Run each of the notebook's queries against ``spec`` into ``folder`` (see the module)."""
-    from ..errors import AnalystError
+    from ..errors import AnalystError, ConfigError
+    from .._text import masked
     from ..sql import QueryRunner, open_source, prepare_query
 
     folder.mkdir(parents=True, exist_ok=True)
     queries = notebook_queries(nb)
     if not queries:
         return
+    if len(queries) > MAX_HOSTED_QUERIES:
+        raise ConfigError(f"the notebook has {len(queries):,} queries for the host to run on {masked(spec)}; at most "
+                          f"{MAX_HOSTED_QUERIES} are run for one notebook", reason="too_many_queries",
+                          hint="verify a thread's own audit notebook, or split the notebook")
     source = open_source(spec)
 
     async def run_all() -> None:

@@ -54,3 +54,16 @@ def test_analyst_sql_takes_the_hosts_result_by_its_text(tmp_path, monkeypatch):
     finally:
         runtime._state.clear()
     assert sha256_file(hosted / hosted_result_name("SELECT answer FROM t")).startswith("sha256:")
+
+
+def test_a_notebook_past_the_cap_of_hosted_queries_is_refused_before_any_runs(tmp_path):
+    from jupyter_analyst.notebooks.hosted_queries import MAX_HOSTED_QUERIES, run_hosted
+
+    nb = new_notebook()
+    nb.cells = [new_code_cell(f"x{i} = analyst.sql('SELECT {i}')") for i in range(MAX_HOSTED_QUERIES + 1)]
+    # Refused before the source is opened: nothing listens on this port, and nothing is written.
+    with pytest.raises(ConfigError) as info:
+        run_hosted(nb, "postgresql://u:secret@127.0.0.1:1/db", tmp_path / "hosted")
+    assert info.value.reason == "too_many_queries" and f"{MAX_HOSTED_QUERIES + 1:,} queries" in info.value.message
+    assert "secret" not in info.value.message
+    assert list((tmp_path / "hosted").iterdir()) == []
