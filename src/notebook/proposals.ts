@@ -185,6 +185,7 @@ export function drawProposal(
   proposal: ProposalView,
   actions: IProposalActions
 ): IProposalShown | null {
+  const focused = focusedControl(panel, proposal.proposal_id);
   clearProposals(panel, proposal.proposal_id);
   if (proposal.notebook !== panel.context.path) {
     return null;
@@ -215,7 +216,48 @@ export function drawProposal(
       cell.node.append(wrapper);
     }
   }
+  if (focused !== null) {
+    restoreFocus(panel, proposal.proposal_id, focused);
+  }
   return shown;
+}
+
+/** Where the keyboard was among a proposal's controls: its change (or header) and button. */
+interface IFocusedControl {
+  changeId: string | null;
+  index: number;
+}
+
+function focusedControl(panel: NotebookPanel, proposalId: string): IFocusedControl | null {
+  const active = document.activeElement;
+  const wrapper = active?.closest<HTMLElement>(`.${PROPOSAL_CLASS}`);
+  if (!active || !wrapper || wrapper.dataset.proposalId !== proposalId) {
+    return null;
+  }
+  if (!panel.content.node.contains(wrapper)) {
+    return null;
+  }
+  const change = active.closest<HTMLElement>('.jp-AnalystProposal-change');
+  const scope = change ?? wrapper.querySelector('.jp-AnalystProposal-header');
+  const index = scope ? Array.from(scope.querySelectorAll('button')).indexOf(active as never) : -1;
+  return index < 0 ? null : { changeId: change?.dataset.changeId ?? null, index };
+}
+
+/**
+ * A redraw (the notebook changed under the proposal: a cell edited, a reload) replaces the
+ * proposal's nodes; the keyboard is put back on the same control, so a person tabbing through
+ * a change does not find themselves at the top of the page.
+ */
+function restoreFocus(panel: NotebookPanel, proposalId: string, focused: IFocusedControl): void {
+  const wrapperSelector = `.${PROPOSAL_CLASS}[data-proposal-id="${CSS.escape(proposalId)}"]`;
+  const scope = panel.content.node.querySelector(
+    focused.changeId === null
+      ? `${wrapperSelector} .jp-AnalystProposal-header`
+      : `${wrapperSelector} .jp-AnalystProposal-change[data-change-id="${CSS.escape(focused.changeId)}"]`
+  );
+  scope?.querySelectorAll<HTMLButtonElement>('button')[focused.index]?.focus({
+    preventScroll: true
+  });
 }
 
 /**

@@ -225,6 +225,26 @@ test.describe('proposed cells', () => {
     ).toBeFocused();
     await page.keyboard.press('Shift+Tab');
     await expect(split).toBeFocused();
+    // The notebook changes under the proposal (another cell edited): the proposal is drawn
+    // again, and the keyboard stays on the same control of the new drawing.
+    await replaced.evaluate(node => node.setAttribute('data-before-edit', ''));
+    await page.evaluate(() => {
+      const widget = (
+        window as unknown as {
+          jupyterapp: {
+            shell: {
+              currentWidget: {
+                content: { model: { sharedModel: { cells: { setSource(s: string): void }[] } } };
+              };
+            };
+          };
+        }
+      ).jupyterapp.shell.currentWidget;
+      widget.content.model.sharedModel.cells[0].setSource('# Sales study, edited');
+    });
+    await expect(notebook.locator('.jp-AnalystProposal-replace[data-before-edit]')).toHaveCount(0);
+    await expect(replaced).toHaveCount(1);
+    await expect(split).toBeFocused();
     await page.keyboard.press('Enter');
     await expect(split).toHaveAttribute('aria-pressed', 'true');
     await expect(inline).toHaveAttribute('aria-pressed', 'false');
