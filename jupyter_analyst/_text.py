@@ -114,18 +114,31 @@ def model_json(value: Any) -> str:
     return valid_text(json.dumps(value, ensure_ascii=False, default=str))
 
 
+#: The names a URL's options give a secret under: a Spark Connect ``;token=``, a warehouse
+#: driver's ``?password=``, ``&private_key_passphrase=``, ``&access_token=``...
+_SECRET_OPTION = re.compile(
+    r"([;?&]\s*(?:token|access_token|password|passwd|pwd|secret|client_secret|api_key|apikey"
+    r"|private_key_passphrase|credentials_base64|credentials)\s*=)[^;&#]*",
+    re.IGNORECASE,
+)
+
+
 def masked(spec: str) -> str:
-    """A spec with the password of a URL hidden, and a Spark Connect URL's ``;token=`` (for
-    anything people read or share).
+    """A spec with its secrets hidden (for anything people read or share, and anything a
+    sandboxed kernel is given): a URL's password, and an option that carries one.
 
     >>> masked("postgresql://ann:s3cret@db:5432/sales")
     'postgresql://ann:***@db:5432/sales'
     >>> masked("sc://localhost:15002/;token=s3cret;use_ssl=true")
     'sc://localhost:15002/;token=***;use_ssl=true'
+    >>> masked("trino://ann@host:443/hive?password=s3cret&source=x")
+    'trino://ann@host:443/hive?password=***&source=x'
+    >>> masked("snowflake://ann@acct/db?private_key_passphrase=s3cret")
+    'snowflake://ann@acct/db?private_key_passphrase=***'
     >>> masked("/data/sales.duckdb")
     '/data/sales.duckdb'
     """
-    spec = re.sub(r"(;\s*token\s*=)[^;]*", r"\1***", spec, flags=re.IGNORECASE)
+    spec = _SECRET_OPTION.sub(r"\1***", spec)
     return re.sub(r"(://[^/@:]*:)[^@/]*@", r"\1***@", spec)
 
 

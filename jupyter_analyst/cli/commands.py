@@ -180,15 +180,12 @@ def state(args: argparse.Namespace) -> int:
 def export(args: argparse.Namespace) -> int:
     """``export``: the thread as a re-executable audit notebook, or a page to read."""
     from ..notebooks import default_output, export_thread, recorded_data_version, render_notebook
-    from .._text import masked
 
     def export(ws: Workspace) -> tuple[Any, Path]:
         thread = ws.store.get_thread(args.thread)
         output = args.output or default_output(thread.title, thread.thread_id, args.to)
-        # A page is for reading, not re-running: a URL's password stays out of it.
-        spec = thread.source or ""
-        parameters = {"source": masked(spec)} if args.to != "ipynb" and masked(spec) != spec else None
-        nb = export_thread(ws.store, ws.artifacts, args.thread, parameters=parameters,
+        # A source's password or token stays out of every export (export_thread masks it).
+        nb = export_thread(ws.store, ws.artifacts, args.thread,
                            file_name=output.with_suffix(".ipynb").name,
                            data_version=recorded_data_version(ws.notebook_path(args.thread)))
         return nb, output

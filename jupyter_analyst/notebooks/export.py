@@ -100,6 +100,8 @@ def parameters_source(source: str, parameters: Mapping[str, Any]) -> str:
     region = 'EMEA'
     """
     lines = ["# Parameters (papermill: -p source OTHER.duckdb)", f"source = {source!r}"]
+    if "***" in source:
+        lines.insert(1, "# Its secret is not written here: run it with -p source and the whole URL.")
     lines += [f"{name} = {value!r}" for name, value in parameters.items() if name != "source"]
     return "\n".join(lines)
 
@@ -422,7 +424,11 @@ def export_thread(
     passes it); ``file_name``: the notebook's name, for the summary's verify command.
     """
     thread = store.get_thread(thread_id, user=user)
-    source = str((parameters or {}).get("source") or thread.source or "")
+    # A notebook is shared, and runs in a sandboxed kernel: a password or a token stays with
+    # the thread (verify takes the source from the user, never from a notebook).
+    parameters = {name: masked(value) if isinstance(value, str) else value
+                  for name, value in (parameters or {}).items()}
+    source = masked(str(parameters.get("source") or thread.source or ""))
     nb = new_notebook()
     # The sandboxed kernel, as JupyterLab records it once started: the notebook opens on the
     # sandbox, and opening it changes nothing (it is not left unsaved).
@@ -431,7 +437,7 @@ def export_thread(
     ledger = {step.step_key: step for step in artifacts.steps(thread_id)}
     inventory = {a.artifact_id: a for a in artifacts.list(thread_id)}
     build = _Build(artifacts, inventory, ledger)
-    params = new_code_cell(parameters_source(source, parameters or {}))
+    params = new_code_cell(parameters_source(source, parameters))
     params.metadata["tags"] = ["parameters"]
     params.metadata[META] = {"role": "parameters"}
     build.code(params)
@@ -464,7 +470,7 @@ def export_thread(
         "finished_at": turns[-1].ended_at if turns else None,
         "turns": len(turns),
         "ledger": Ledger.total([t.ledger for t in turns if t.ledger is not None]).model_dump(mode="json"),
-        "parameters": dict(parameters or {}),
+        "parameters": parameters,
         "manifest": [entry.model_dump() for entry in manifest],
         # The versions the artifacts' bytes depend on, so verify can name what moved.
         "environment": package_versions(),

@@ -2,8 +2,7 @@
 
 The conversion is nbconvert's (it comes with jupyter-server): the summary and each step's
 provenance line are markdown cells, so they render as they do in JupyterLab; outputs are
-the ones the agent saw. A rendered page is for reading, not re-running, so its source has
-a URL's password masked (the ``.ipynb`` keeps the source verify needs).
+the ones the agent saw. Its source's secret is masked, as in every export (``export.py``).
 
 The page is opened by people who trust it more than the model that wrote most of it: the
 HTML is made with nbconvert's sanitizing mode (no JavaScript outputs or widget state; the

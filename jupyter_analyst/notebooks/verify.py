@@ -211,8 +211,11 @@ def _execute(path: Path, out: Path, run_dir: Path, source: str, readable: list[P
     from .reproduction import RESULTS_DIR
 
     try:
+        # A source the host runs the queries of is named to the kernel without its secret:
+        # credentials never enter the sandbox (the kernel needs only the results' folder).
+        given = masked(source) if hosted is not None else source
         papermill.execute_notebook(
-            str(path.resolve()), str(out), parameters={"source": source}, engine_name="analyst",
+            str(path.resolve()), str(out), parameters={"source": given}, engine_name="analyst",
             cwd=str(run_dir), progress_bar=progress, log_output=False,
             readable=readable, results=RESULTS_DIR, on_cell_executed=recorder, own_workdir=True,
             hosted=hosted,

@@ -177,6 +177,34 @@ def test_a_password_in_the_source_is_masked_in_the_summary():
     assert "s3cret" not in text and "postgresql://ann:***@db/sales" in text and "| Data version | not recorded |" in text
 
 
+@pytest.mark.parametrize("source", [
+    "postgresql://ann:s3cret@db/sales",
+    "sc://cluster:15002/;token=s3cret;use_ssl=true",
+    "trino://ann@host:443/hive?password=s3cret",
+])
+def test_no_export_holds_a_sources_secret(tmp_path, source):
+    """An exported notebook is shared, and runs in a sandboxed kernel: the secret of its
+    source is in none of its cells nor its metadata, and its parameters cell says how to give
+    the whole URL (verify takes the source from the user, never from the notebook)."""
+    from jupyter_analyst.artifacts import ArtifactStore
+    from jupyter_analyst.notebooks.export import export_thread
+    from jupyter_analyst.store import ThreadStore
+
+    store = ThreadStore(tmp_path / "a.sqlite3")
+    artifacts = ArtifactStore(tmp_path / "a.sqlite3", tmp_path)
+    try:
+        thread = store.create_thread(source=source)
+        for parameters in (None, {"source": source, "region": "EMEA"}):
+            nb = export_thread(store, artifacts, thread.thread_id, parameters=parameters)
+            text = json.dumps(nb)
+            assert "s3cret" not in text and "***" in text
+            params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+            assert "-p source" in params.source and "secret is not written here" in params.source
+    finally:
+        artifacts.close()
+        store.close()
+
+
 def test_the_notebook_opens_on_the_sandboxed_kernel_as_that_kernel_describes_itself(exported):
     """JupyterLab writes the kernel's name and its ``kernel_info`` language into a notebook
     when the kernel starts: the export writes what the sandboxed kernel (ipykernel on this

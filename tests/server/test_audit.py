@@ -309,7 +309,8 @@ async def test_the_served_notebook_masks_a_source_password(jp_fetch, jp_serverap
     path = workspace.notebook_path(thread.thread_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_thread_notebook(workspace.store, workspace.artifacts, thread.thread_id, path)
-    assert "s3cret" in path.read_text()  # the thread's own copy re-runs against the real source
+    # The thread's own copy neither: verify takes the source from the thread, not the notebook.
+    assert "s3cret" not in path.read_text() and "ann:***@" in path.read_text()
     served = (await jp_fetch("analyst", "api", "threads", thread.thread_id, "notebook")).body.decode()
     assert "s3cret" not in served and "postgresql://ann:***@db:5432/sales" in served
     nbformat.validate(nbformat.reads(served, as_version=4))

@@ -183,6 +183,20 @@ def test_a_thread_on_spark_reuses_its_steps_and_its_audit_notebook_verifies(spar
     opening = "".join(json.loads(Path(summary["notebook"]).read_text())["cells"][0]["source"])
     assert LIVE_DATA_NOTE in opening and spark.token not in opening
 
+    # Credentials never enter the sandbox: the thread's notebook holds no token, and a cell
+    # added to it (a notebook from elsewhere) is given the source without its token when
+    # verify runs it in the sandboxed kernel; its error shows what the kernel was given.
+    notebook = json.loads(Path(summary["notebook"]).read_text())
+    assert spark.token not in json.dumps(notebook)
+    notebook["cells"].append({"cell_type": "code", "id": "hostile", "metadata": {}, "execution_count": None,
+                              "outputs": [], "source": "raise ValueError(f'given {source}')"})
+    hostile = tmp_path / "hostile.ipynb"
+    hostile.write_text(json.dumps(notebook))
+    told = _cli(None, "verify", str(hostile), "--db", spark.url, "--json")
+    report = json.loads(told.stdout)
+    assert "ValueError: given sc://" in report["error"] and "token=***" in report["error"], report
+    assert spark.token not in told.stdout + told.stderr
+
 
 def test_a_client_without_the_servers_token_is_refused(spark):
     for url in (spark.url_without_token, f"{spark.url_without_token}/;token=not-the-token"):

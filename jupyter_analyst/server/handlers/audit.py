@@ -83,10 +83,8 @@ class AuditHandler(AnalystHandler):
         """The thread exported as ``jupyter analyst export`` does (to ``path``), a URL's
         password masked: the notebook leaves the server, where credentials stay."""
         workspace = self.service.workspace
-        spec = thread.source or ""
-        parameters = {"source": masked(spec)} if masked(spec) != spec else None
         return export_thread(
-            workspace.store, workspace.artifacts, thread.thread_id, parameters=parameters, user=thread.user,
+            workspace.store, workspace.artifacts, thread.thread_id, user=thread.user,
             data_version=recorded_data_version(workspace.notebook_path(thread.thread_id)),
             file_name=path.rsplit("/", 1)[-1] if path else None,
         )
