@@ -45,6 +45,11 @@ export interface IChangeShown {
   outputs: string[];
   /** The cell was edited since the model read it: why it cannot be applied. */
   conflict: string | null;
+  /**
+   * Names its code reads that no notebook cell before it defines: they exist in the sandbox
+   * (the conversation's datasets and variables), not in the user's kernel.
+   */
+  undefined: string[];
 }
 
 /** A proposal as the notebook and the panel show it: its pending changes and where it stands. */
@@ -187,7 +192,8 @@ export function changeShown(
     lines,
     run: change.run?.status ?? null,
     outputs: (change.run?.outputs ?? []).map(o => outputText(o)).filter(text => text.trim() !== ''),
-    conflict: change.conflict
+    conflict: change.conflict,
+    undefined: change.undefined ?? []
   };
 }
 
@@ -299,4 +305,23 @@ export function proposalCalls(view: ThreadView): number {
     }
   }
   return calls;
+}
+
+/**
+ * What a change whose code reads names the notebook does not define says before it is
+ * accepted, or null when it reads none.
+ */
+export function undefinedNote(change: IChangeShown): string | null {
+  const names = change.undefined;
+  if (names.length === 0) {
+    return null;
+  }
+  const listed =
+    names.slice(0, 5).join(', ') + (names.length > 5 ? `, and ${names.length - 5} more` : '');
+  const them = names.length === 1 ? 'it' : 'them';
+  return (
+    `Uses ${listed}, which no cell above it defines: it ran in the analyst's sandbox, where ` +
+    `${names.length === 1 ? 'it exists' : 'they exist'}; in your kernel it raises NameError ` +
+    `until a cell before it defines ${them}.`
+  );
 }

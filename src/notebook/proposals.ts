@@ -10,7 +10,13 @@
 import type { Cell } from '@jupyterlab/cells';
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
-import { proposalShown, type IChangeShown, type IProposalShown, type ProposalView } from '../model';
+import {
+  proposalShown,
+  undefinedNote,
+  type IChangeShown,
+  type IProposalShown,
+  type ProposalView
+} from '../model';
 import { diffView, element, inlineDiff } from './diffView';
 
 /** The class of every node drawn for a proposal (removed before drawing again). */
@@ -154,6 +160,13 @@ function changeBlock(change: IChangeShown, actions: IProposalActions): HTMLEleme
     const outputs = element('pre', 'jp-AnalystProposal-outputs', change.outputs.join('\n'));
     outputs.setAttribute('aria-label', 'Its outputs in the sandbox');
     block.append(outputs);
+  }
+  const undefinedText = undefinedNote(change);
+  if (undefinedText !== null) {
+    // Accepting stays possible (the person may define them next), but not unknowingly.
+    const note = element('p', 'jp-AnalystProposal-undefined', undefinedText);
+    note.setAttribute('role', 'note');
+    block.append(note);
   }
   if (change.conflict) {
     // Why Accept is disabled: the cell was edited (or removed) since the model read it.

@@ -204,6 +204,32 @@ test.describe('proposed cells', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'proposals-failed.png') });
   });
 
+  test('a proposed cell reading a name only the sandbox has says so before it is accepted', async ({
+    page,
+    tmpPath
+  }) => {
+    const { card, notebook } = await proposedNotebook(
+      page,
+      tmpPath,
+      'Propose a cell on what you computed'
+    );
+    const insert = notebook.locator('.jp-AnalystProposal-insert');
+    // It ran in the sandbox, where the step before it made `rev` ...
+    await expect(insert.locator('.jp-AnalystProposal-outputs')).toHaveText('revenue is 42');
+    // ... and the notebook says no cell of its own defines `rev`, in the cell and in the panel.
+    await expect(insert.getByRole('note')).toHaveText(
+      "Uses rev, which no cell above it defines: it ran in the analyst's sandbox, where it exists; " +
+        'in your kernel it raises NameError until a cell before it defines it.'
+    );
+    await expect(card.locator('.jp-AnalystProposals-link')).toHaveText([
+      /New cell \(uses undefined names\)\s+print the revenue/
+    ]);
+    // The person decides: Accept is still offered.
+    await expect(notebook.getByRole('button', { name: 'Accept: print the revenue' })).toBeEnabled();
+    await insert.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'proposals-undefined-names.png') });
+  });
+
   test('a replaced cell side by side, switched by keyboard, legible beside the panel', async ({
     page,
     tmpPath

@@ -11,6 +11,7 @@ import {
   revertibleTurns,
   reviewReducer,
   sourceLines,
+  undefinedNote,
   type ChangeView,
   type ProposalView
 } from '../../model';
@@ -221,5 +222,27 @@ describe('the review reducer', () => {
       error: 'nothing of the turn was accepted'
     });
     expect(revertibleTurns([proposal([change({})])])).toEqual([]);
+  });
+});
+
+describe('names a proposed cell reads that the notebook does not define', () => {
+  it('are carried from the server and said before accepting', () => {
+    const none = changeShown(proposal([change({})]), change({}), 'y = 2\nprint(y)');
+    expect(none.undefined).toEqual([]);
+    expect(undefinedNote(none)).toBeNull();
+    const one = changeShown(proposal([]), change({ undefined: ['rev'] }), 'y = 2\nprint(y)');
+    expect(undefinedNote(one)).toBe(
+      "Uses rev, which no cell above it defines: it ran in the analyst's sandbox, where it " +
+        'exists; in your kernel it raises NameError until a cell before it defines it.'
+    );
+  });
+
+  it('lists five and counts the rest', () => {
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    const many = changeShown(proposal([]), change({ undefined: names }), 'y = 2\nprint(y)');
+    const note = undefinedNote(many)!;
+    expect(note).toContain('Uses a, b, c, d, e, and 2 more, which no cell above it defines');
+    expect(note).toContain('where they exist');
+    expect(note).toContain('defines them.');
   });
 });

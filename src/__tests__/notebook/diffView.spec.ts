@@ -21,7 +21,8 @@ const REPLACE: IChangeShown = {
   ],
   run: 'ok',
   outputs: [],
-  conflict: null
+  conflict: null,
+  undefined: []
 };
 
 function pressed(view: HTMLElement): string[] {

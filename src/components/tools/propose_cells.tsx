@@ -66,6 +66,7 @@ function Proposal({ threadId, proposalId }: { threadId: string; proposalId: stri
                   {OPS[change.op]}
                   {change.run === 'error' ? ' (failed)' : ''}
                   {change.conflict ? ' (conflict)' : ''}
+                  {change.undefined.length ? ' (uses undefined names)' : ''}
                 </span>{' '}
                 {change.reason}
               </button>
