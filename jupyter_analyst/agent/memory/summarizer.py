@@ -433,6 +433,22 @@ def without_duplicates(delta: StateDelta, state: AgentState, *, turn_number: int
     return stamped(delta.model_copy(update={"add": kept}), turn_number)
 
 
+def _summary_note(delta: StateDelta, fold_through: int, through: int) -> str | None:
+    """What became of the rolling summary the call was asked for, when not what was asked
+    (said, never silently dropped); ``through``: the turn the state's summary runs through now."""
+    if not fold_through:
+        return None
+    if delta.patch.summary is None:
+        # The rest of its reply is applied; the next turn asks for the summary again.
+        return (f"it was asked to fold {turn_span(1, fold_through)} into the rolling summary and wrote none: "
+                + (f"the summary still runs through turn {through}" if through else "there is no summary yet")
+                + "; the next turn asks again")
+    if through > fold_through:
+        return (f"its summary of {turn_span(1, fold_through)} was not applied: the one of "
+                f"{turn_span(1, through)}, written meanwhile, covers more")
+    return None
+
+
 async def summarize_turn(
     memory: ThreadMemory,
     turn: Turn,
@@ -462,14 +478,10 @@ async def summarize_turn(
         # A thread's work cannot be stopped: once begun, the change is awaited to its end.
         applying = asyncio.ensure_future(asyncio.to_thread(memory.apply, delta, origin="summarizer", turn_id=turn.turn_id))
         new_state = await asyncio.shield(applying)
-        stale = delta.patch.summary is not None and new_state.summary.through_turn > fold_through
         event = MemoryUpdated(
             origin="summarizer", status="applied", version=new_state.version, changes=delta.counts(),
             summarized_through=new_state.summary.through_turn,
-            # Said, not silently dropped: the summary it wrote was older than the state's.
-            message=(f"its summary of {turn_span(1, fold_through)} was not applied: the one of "
-                     f"{turn_span(1, new_state.summary.through_turn)}, written meanwhile, covers more")
-            if stale else None,
+            message=_summary_note(delta, fold_through, new_state.summary.through_turn),
         )
     except AnalystError as exc:
         log.warning("agent-state summary of turn %s failed: %s", turn.turn_id, exc)

@@ -202,6 +202,31 @@ def test_a_summary_that_answers_late_never_replaces_a_newer_one(analyst):
     assert "Summary of turns 1-2" in system and "NEWER: turns 1 and 2" in system and "LATE" not in system
 
 
+def test_a_summarizer_reply_without_the_summary_it_was_asked_for_says_so(analyst):
+    """The summarizer is asked to fold turn 1 into the rolling summary and replies without
+    one: the rest of its reply is applied, its event says no summary was written, and the next
+    turn's summarizer is asked again (and its summary is taken)."""
+    long_answer = "North leads the regions. " * 30  # enough characters to fold
+    a = analyst({
+        "turns": [{"match": f"^q{n}$", "steps": [say(f"answer {n}. {long_answer}")]} for n in range(1, 4)],
+        "summarizer": [
+            {"match": r"just finished \(turn 2\)", "steps": [{"content": json.dumps({"summary": 42})}]},
+            {"match": r"just finished \(turn 3\)", "steps": [{"content": json.dumps({"summary": "turns 1-2"})}]},
+        ],
+    })
+    config_budget = ContextBudget(summarize_chars=500, tool_output_turns=1)
+    first = a.run("q1", context=config_budget)
+    second = a.run("q2", thread=first.thread_id, context=config_budget)
+    (event,) = [e for e in a.of_type("memory") if e.turn_id == second.turn_id]
+    assert event.status == "applied" and event.summarized_through == 0, event
+    assert event.message == ("it was asked to fold turn 1 into the rolling summary and wrote none: there is no "
+                             "summary yet; the next turn asks again"), event.message
+    third = a.run("q3", thread=first.thread_id, context=config_budget)
+    (event,) = [e for e in a.of_type("memory") if e.turn_id == third.turn_id]
+    assert event.message is None and event.summarized_through == 2, event
+    assert state_of(a, first.thread_id).summary.text == "turns 1-2"
+
+
 def test_the_summarizer_reads_a_find_in_words_and_a_chart_by_its_title(analyst):
     chart = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.bar(rev.region_id, rev.revenue)\n"
              "ax.set_title('Revenue by region')\nplt.show()")
