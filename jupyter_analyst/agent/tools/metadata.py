@@ -52,6 +52,7 @@ def describe_table(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContex
 def list_artifacts(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
     items = env.artifacts.list(ctx.thread_id, type=args.get("type"), name=args.get("name"))
     listed = [a.summary() for a in items]
+    _say_replaced(env, ctx.thread_id, items, listed)
     result: dict[str, Any] = {"artifacts": listed}
     if wants_code(args.get("with_code")) and items:
         # The newest few, with the code or SQL of the step that made each.
@@ -62,6 +63,25 @@ def list_artifacts(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContex
             result["code_note"] = (f"code is given for the newest {CODE_ITEMS} of {len(items)}; "
                                    "narrow the list with name or type for the others")
     return StepOutcome(status="ok", result=result)
+
+
+def _say_replaced(env: ThreadEnvironment, thread_id: str, items: list[Any], listed: list[dict[str, Any]]) -> None:
+    """Mark each listed dataset whose name no longer holds it: a later query fetched another
+    dataset into the name (its id), or a Python step assigned the name. Two datasets of one
+    name otherwise read alike, and the model would take the older for what the name holds."""
+    datasets = [a for a in items if a.type == "dataset"]
+    if not datasets:
+        return
+    bindings = env.bindings()
+    made = {(a.name, a.fingerprint): a.artifact_id for a in env.artifacts.list(thread_id, type="dataset")}
+    for artifact, entry in zip(items, listed, strict=True):
+        held = bindings.get(artifact.name)
+        if artifact.type != "dataset" or held is None or held == artifact.fingerprint:
+            continue
+        if not held.startswith("sha256:"):  # a Python step's key: the step assigned the name
+            entry["replaced_by"] = "a Python step's value"
+        elif (artifact.name, held) in made:
+            entry["replaced_by"] = made[(artifact.name, held)]
 
 
 def read_cells(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, plan: StepPlan) -> StepOutcome:
@@ -147,6 +167,9 @@ class ListedArtifact(MadeBy):
     id: str
     name: str
     type: ArtifactType
+    replaced_by: str | None = None
+    """A dataset its name no longer holds: the newer dataset's id fetched into the name, or a
+    Python step's value assigned to it. It is still read by its id."""
 
 
 class ListArtifactsResult(ResultModel):

@@ -158,3 +158,23 @@ def test_a_metric_is_found_with_its_meaning_and_a_verified_query_with_its_sql_as
     verified = next(m for m in find("monthly revenue", schema=SALES, team=_team()) if m.kind == "verified_query")
     assert verified.sql and "SELECT" in verified.sql.upper()
     assert "a verified query's SQL comes always" in FIND.properties["with_code"]["description"]
+
+
+def test_a_dataset_its_name_no_longer_holds_says_what_replaced_it(analyst):
+    """Two queries fetch into ``revenue``, then a Python step assigns ``top``, first fetched
+    by a query: the older ``revenue`` names the newer one's id, ``top`` says a Python step's
+    value holds the name, and the datasets the names still hold say nothing."""
+    a = analyst({"turns": [{"steps": [
+        sql_step("SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1", "revenue"),
+        sql_step("SELECT region_id, AVG(revenue) AS revenue FROM orders GROUP BY 1", "revenue"),
+        sql_step("SELECT * FROM regions", "top"),
+        python_step("top = revenue.head(2)"),
+        call_step("list_artifacts", type="dataset"),
+        text_step(),
+    ]}]})
+    assert a.run("revenue twice").status == "completed"
+    listed = _told(a.server.requests[5])["artifacts"]
+    older, newer, top = listed
+    assert (older["name"], newer["name"], top["name"]) == ("revenue", "revenue", "top")
+    assert older["replaced_by"] == newer["id"] and "replaced_by" not in newer
+    assert top["replaced_by"] == "a Python step's value"
