@@ -1269,6 +1269,8 @@ export interface components {
             name: string;
             /** @enum {string} */
             type: "dataset" | "image" | "file" | "text";
+            /** @default null */
+            replaced_by?: string | null;
         };
         /** @description A figure or file a step made, as the model can name it. */
         MadeArtifact: {
