@@ -161,6 +161,11 @@ def compact_value(value: Any, depth: int = 0) -> Any:
     return value
 
 
+#: What an earlier list's entries keep: what names them, and which names hold a dataset (two
+#: datasets of one name read alike without it).
+_LISTED_KEPT = ("id", "name", "type", "kind", "rows", "replaced_by", "also_named")
+
+
 def _bulky_summary(key: str, item: Any) -> dict[str, Any]:
     if key == "sample":
         return {}
@@ -168,7 +173,7 @@ def _bulky_summary(key: str, item: Any) -> dict[str, Any]:
         return {key: head_and_tail(item, _TEXT_CAP)} if item else {}
     if key in ("artifacts", "matches", "tables", "cells") and isinstance(item, list):
         names = [
-            {k: v for k, v in entry.items() if k in ("id", "name", "type", "kind", "rows")}
+            {k: v for k, v in entry.items() if k in _LISTED_KEPT}
             if isinstance(entry, dict) else entry
             for entry in item[:_LIST_CAP]
         ]

@@ -40,7 +40,8 @@ Rules:
   datasets and artifact ids that exist: they are listed below or returned by tools. When the
   user names something loosely ("the sales table", "that chart"), call find; never guess.
 - run_sql runs one read-only query ({dialect} dialect) and stores the result as a dataset;
-  the kernel then holds it as a pandas DataFrame named by `name`.
+  the kernel then holds it as a pandas DataFrame named by `name` (a name fetched into again
+  holds the new rows; the older dataset stays listed by its id).
 - run_python runs code in a Jupyter kernel where those DataFrames live. pandas is `pd`;
   matplotlib figures you show are captured; save files under `outputs/`.
 - State what you expect in `expect` (rows, columns, artifact type, count) when you know it;
@@ -53,7 +54,9 @@ Rules:
 - If the request can mean different things and the choice changes the answer, call clarify
   with the candidates instead of guessing; if it is clear, act.
 - When you have the answer, reply briefly in plain text, citing the dataset names and artifact
-  ids you used; a small table (a few rows, in Markdown) is fine when the answer is one.
+  ids you used; a small table (a few rows, in Markdown) is fine when the answer is one. Every
+  number you state is checked: it must be in a result you were shown, or one operation (a
+  sum, difference or ratio) from numbers that are; compute any other with a step first.
 """
 
 #: Said beside a notebook the model may propose cells for: the two kernels a proposed cell
@@ -213,15 +216,24 @@ def _inventory_lines(
     datasets: dict[str, str] = {}
     others: list[str] = []
     listed = {a.artifact_id for a in artifacts}
+    # The names each dataset was last fetched into: a query whose rows a dataset already holds
+    # binds that dataset to its new name too (it is not stored again).
+    holders: dict[str, list[str]] = {}
     for entity in state.entities.values():
+        if entity.kind == "dataset" and entity.detail.get("artifact_id"):
+            holders.setdefault(str(entity.detail["artifact_id"]), []).append(entity.name)
         if entity.kind == "dataset" and entity.detail.get("artifact_id") not in listed:
             datasets[entity.name] = _dataset_line(entity.name, entity.detail.get("artifact_id") or "", entity.detail)
     for artifact in artifacts:
         if artifact.type == "dataset":
-            entity = state.entities.get(f"dataset:{artifact.name}")
-            # A name made again holds its newest version: its line moves to the end.
-            datasets.pop(artifact.name, None)
-            datasets[artifact.name] = _dataset_line(artifact.name, artifact.artifact_id, entity.detail if entity else {})
+            own = state.entities.get(f"dataset:{artifact.name}")
+            replaced = own is not None and own.detail.get("artifact_id") not in (None, artifact.artifact_id)
+            names = holders.get(artifact.artifact_id) or ([] if replaced else [artifact.name])
+            for name in names:
+                entity = state.entities.get(f"dataset:{name}")
+                # A name made again holds its newest version: its line moves to the end.
+                datasets.pop(name, None)
+                datasets[name] = _dataset_line(name, artifact.artifact_id, entity.detail if entity else {})
             continue
         entity = state.entities.get(f"artifact:{artifact.artifact_id}")
         made_from = ", ".join(f"`{d.removeprefix('dataset:')}`" for d in entity.derived_from) if entity else ""

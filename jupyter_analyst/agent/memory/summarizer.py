@@ -211,13 +211,23 @@ def _artifact(entry: dict[str, Any]) -> str:
 
     >>> _artifact({"id": "art_1", "name": "Delays by month.png", "type": "image"}), _artifact({"id": "art_2"})
     ('image "Delays by month.png" (art_1)', 'art_2')
+
+    A dataset its name no longer holds, or that other names hold too, says so:
+
+    >>> _artifact({"id": "art_1", "name": "rev", "type": "dataset", "replaced_by": "art_3", "also_named": ["total"]})
+    'dataset "rev" (art_1, replaced by art_3, also named total)'
     """
     ident, name = entry.get("id"), entry.get("name")
     if not name:
         return str(ident)
     kind = f"{entry['type']} " if entry.get("type") else ""
     named = f"{kind}{json.dumps(str(name)[:120], ensure_ascii=False)}"
-    return f"{named} ({ident})" if ident else named
+    notes = [str(ident)] if ident else []
+    if entry.get("replaced_by"):
+        notes.append(f"replaced by {str(entry['replaced_by'])[:60]}")
+    if isinstance(entry.get("also_named"), list) and entry["also_named"]:
+        notes.append("also named " + ", ".join(str(n)[:60] for n in entry["also_named"][:4]))
+    return f"{named} ({', '.join(notes)})" if notes else named
 
 
 def _found(matches: list[Any]) -> str:

@@ -223,10 +223,18 @@ def find(
     for name, artifact_id in datasets.items():
         offer("dataset", name, [name], id=artifact_id, detail="a DataFrame in the kernel")
     # A dataset's file is an artifact too: it is found once, as the dataset (unless only
-    # artifacts are asked for); an older version of a name is an artifact of its own.
+    # artifacts are asked for). A dataset whose name now holds another is found as a dataset,
+    # saying it is not in the kernel: else a search by what it holds finds only the newer one.
     offered = set(datasets.values()) if kind != "artifact" else set()
     for artifact in artifacts:
-        if artifact.artifact_id not in offered:
+        if artifact.artifact_id in offered:
+            continue
+        if artifact.type == "dataset" and kind != "artifact":
+            now = datasets.get(artifact.name)
+            offer("dataset", artifact.name, [artifact.name, artifact.artifact_id], id=artifact.artifact_id,
+                  detail=f"an earlier `{artifact.name}`, not in the kernel"
+                         + (f" (the name now holds {now})" if now else "") + ": fetch it again to use it")
+        else:
             offer("artifact", artifact.name, [artifact.name, artifact.artifact_id], id=artifact.artifact_id,
                   detail=artifact.type)
     if team is not None:
@@ -270,7 +278,7 @@ def run_find(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext, pla
         query,
         schema=env.source.schema(),
         datasets=env.dataset_ids(),
-        artifacts=artifacts if kind in (None, "artifact") else (),
+        artifacts=artifacts if kind in (None, "artifact", "dataset") else (),
         code={a.artifact_id: step_text(steps.get(a.logical_key or "")) for a in artifacts},
         team=env.team,
         kind=kind,

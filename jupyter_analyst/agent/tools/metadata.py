@@ -66,17 +66,23 @@ def list_artifacts(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContex
 
 
 def _say_replaced(env: ThreadEnvironment, thread_id: str, items: list[Any], listed: list[dict[str, Any]]) -> None:
-    """Mark each listed dataset whose name no longer holds it: a later query fetched another
-    dataset into the name (its id), or a Python step assigned the name. Two datasets of one
-    name otherwise read alike, and the model would take the older for what the name holds."""
-    datasets = [a for a in items if a.type == "dataset"]
-    if not datasets:
+    """Say which names hold each listed dataset now, where that is not just its own name: a
+    later query fetched another dataset into the name (``replaced_by`` its id), or a Python
+    step assigned it; a query whose rows it already held bound it to another name too
+    (``also_named``). Two datasets of one name otherwise read alike, and the model would take
+    the older for what the name holds."""
+    if not any(a.type == "dataset" for a in items):
         return
     bindings = env.bindings()
     made = {(a.name, a.fingerprint): a.artifact_id for a in env.artifacts.list(thread_id, type="dataset")}
     for artifact, entry in zip(items, listed, strict=True):
+        if artifact.type != "dataset":
+            continue
+        others = sorted(name for name, held in bindings.items() if held == artifact.fingerprint and name != artifact.name)
+        if others:
+            entry["also_named"] = others
         held = bindings.get(artifact.name)
-        if artifact.type != "dataset" or held is None or held == artifact.fingerprint:
+        if held is None or held == artifact.fingerprint:
             continue
         if not held.startswith("sha256:"):  # a Python step's key: the step assigned the name
             entry["replaced_by"] = "a Python step's value"
@@ -170,6 +176,8 @@ class ListedArtifact(MadeBy):
     replaced_by: str | None = None
     """A dataset its name no longer holds: the newer dataset's id fetched into the name, or a
     Python step's value assigned to it. It is still read by its id."""
+    also_named: list[str] | None = None
+    """Other names that hold this dataset now (a query fetched the same rows into them)."""
 
 
 class ListArtifactsResult(ResultModel):

@@ -118,6 +118,7 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
             await asyncio.shield(live.close())
     async with env.storing:
         artifact, created, intent = await _store_dataset(env, prepared, result, tmp, name, ctx, key)
+    names_said = _names_said(env, name, artifact, created)
     await env.dataset_fetched(name, artifact.fingerprint)
     columns = [{"name": c.name, "type": c.type} for c in result.columns]
     capped = row_cap_note(result)
@@ -133,6 +134,7 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
         "columns": columns,
         "sample": sample,
         "shown": shown_line(name, shown, result.rows, dropped=capped, cut=table_rows(names, sample)[1]),
+        **names_said,
         **await _definition_notes(env, prepared),
         "truncated": result.truncated,
         "reused": False,
@@ -155,6 +157,24 @@ async def run_sql(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContext
         artifacts=[(artifact, created)],
         notebook_outputs=[_sample_output(name, result.rows, columns, sample, capped)],
     )
+
+
+def _names_said(env: ThreadEnvironment, name: str, artifact: Artifact, created: bool) -> dict[str, str]:
+    """What the fetch did to the kernel's names, where a model could not tell it from the
+    rows: the name held another dataset or a Python value before (``replaces``), or another
+    dataset already holds these rows, now under this name too (``same_rows_as``)."""
+    said: dict[str, str] = {}
+    before = env.bindings().get(name)
+    if before is not None and before != artifact.fingerprint:
+        if before.startswith("sha256:"):
+            previous = env.dataset_ids().get(name)
+            said["replaces"] = (f"{previous}, which `{name}` held before" if previous else
+                                f"the dataset `{name}` held before") + " (fetch it under another name to keep both)"
+        else:
+            said["replaces"] = f"the value a Python step had assigned to `{name}`"
+    if not created and artifact.name != name:
+        said["same_rows_as"] = f"{artifact.artifact_id} (first fetched as `{artifact.name}`): not stored again"
+    return said
 
 
 async def _definition_notes(env: ThreadEnvironment, prepared: PreparedQuery) -> dict[str, list[str]]:
@@ -312,6 +332,10 @@ class RunSqlResult(ResultModel):
     sample: list[dict[str, Any]]
     """The first rows, as many as the model is shown (``shown`` says which)."""
     shown: str
+    replaces: str | None = None
+    """What the name held before, when another dataset or a Python value: it holds these rows now."""
+    same_rows_as: str | None = None
+    """The dataset that already held these rows (under another name): not stored again."""
     definition_notes: list[str] | None = None
     """Where the query computes a metric the team's context folder defines, and computes it
     otherwise (another aggregate, a filter of the definition missing): how, naming the

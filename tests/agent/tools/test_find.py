@@ -79,6 +79,24 @@ def test_a_dataset_is_found_once(analyst):
     assert [(m["kind"], m["name"]) for m in only if m.get("id") == artifact_id] == [("artifact", "revenue")]
 
 
+def test_a_dataset_its_name_no_longer_holds_is_found_by_what_it_holds_and_says_so(analyst):
+    """The total fetched into ``revenue``, then the average: a search for the total among
+    datasets finds the earlier ``revenue`` too, by the SQL that made it, saying the kernel's
+    ``revenue`` now holds the average."""
+    a = analyst({"turns": [{"steps": [
+        sql_step("SELECT region_id, SUM(revenue) AS total_revenue FROM orders GROUP BY 1", "revenue"),
+        sql_step("SELECT region_id, AVG(revenue) AS average_revenue FROM orders GROUP BY 1", "revenue"),
+        call_step("find", query="total revenue", kind="dataset"),
+        text_step(),
+    ]}]})
+    assert a.run("revenue both ways").status == "completed"
+    total, average = (_told(a.server.requests[n])["artifact_id"] for n in (1, 2))
+    found = {m["id"]: m for m in _told(a.server.requests[3])["matches"] if m["kind"] == "dataset"}
+    assert found[average]["detail"] == "a DataFrame in the kernel"
+    assert found[total]["detail"] == (f"an earlier `revenue`, not in the kernel (the name now holds {average}): "
+                                      "fetch it again to use it")
+
+
 FLIGHTS = {
     "flights": {c: "BIGINT" for c in ("year", "month", "day", "dep_time", "sched_dep_time", "dep_delay", "arr_time",
                                       "sched_arr_time", "arr_delay", "carrier", "flight", "tailnum", "origin", "dest",
@@ -178,3 +196,30 @@ def test_a_dataset_its_name_no_longer_holds_says_what_replaced_it(analyst):
     assert (older["name"], newer["name"], top["name"]) == ("revenue", "revenue", "top")
     assert older["replaced_by"] == newer["id"] and "replaced_by" not in newer
     assert top["replaced_by"] == "a Python step's value"
+    assert not any("also_named" in d for d in listed)
+
+
+def test_rows_fetched_again_into_another_name_are_one_dataset_that_both_names_hold(analyst):
+    """The total fetched into ``revenue``, the average into ``revenue``, then the total again
+    into ``total``: the total's dataset is not stored again; the name ``total`` holds it, and
+    both list_artifacts and the next turn's system message say so."""
+    total = "SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1 ORDER BY 1"
+    a = analyst({"turns": [{"steps": [
+        sql_step(total, "revenue"),
+        sql_step("SELECT region_id, AVG(revenue) AS revenue FROM orders GROUP BY 1 ORDER BY 1", "revenue"),
+        sql_step(total, "total"),
+        call_step("list_artifacts", type="dataset"),
+        text_step(),
+    ]}, {"steps": [text_step()]}]})
+    first = a.run("revenue both ways")
+    assert first.status == "completed"
+    requests = list(a.server.requests)
+    listed = _told(requests[4])["artifacts"]
+    assert len(listed) == 2, listed  # the total's rows are stored once
+    the_total, the_average = listed
+    assert the_total["also_named"] == ["total"] and the_total["replaced_by"] == the_average["id"]
+    assert "also_named" not in the_average and "replaced_by" not in the_average
+    assert a.run("and now?", thread=first.thread_id).status == "completed"
+    system = _first_agent_request(a.server.requests[len(requests):])["messages"][0]["content"]
+    assert f"- `total` {the_total['id']}" in system and f"- `revenue` {the_average['id']}" in system, system
+    assert f"- `revenue` {the_total['id']}" not in system

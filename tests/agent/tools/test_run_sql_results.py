@@ -98,3 +98,29 @@ def test_time_ranges_are_said_only_where_the_rows_do_not_say_them_and_only_of_co
     system = a.server.requests[-1]["messages"][0]["content"]
     assert "month 2025-01-01 00:00:00 .. 2025-07-01 00:00:00" in system
     assert "1 row; first_order 2025-01-01; last_order 2025-12-31" in system and "today 20" not in system
+
+
+def test_a_fetch_says_what_its_name_held_before_and_rows_another_dataset_holds(analyst):
+    """The model is told what a fetch did to the kernel's names: ``revenue`` fetched again
+    replaces the dataset it held (by id); the first rows fetched into another name are the
+    dataset stored before, not stored again; a name a Python step assigned is replaced too.
+    A first fetch into a name says neither."""
+    from jupyter_analyst.testing import python_step
+
+    total = "SELECT region_id, SUM(revenue) AS revenue FROM orders GROUP BY 1 ORDER BY 1"
+    a = analyst({"turns": [{"steps": [
+        sql_step(total, "revenue"),
+        sql_step("SELECT region_id, AVG(revenue) AS revenue FROM orders GROUP BY 1 ORDER BY 1", "revenue"),
+        sql_step(total, "total"),
+        python_step("top = 3"),
+        sql_step("SELECT * FROM regions", "top"),
+        text_step(),
+    ]}]})
+    assert a.run("revenue both ways").status == "completed"
+    first, second, third, _, fifth = (told(a.server, n) for n in range(1, 6))
+    assert "replaces" not in first and "same_rows_as" not in first
+    assert second["replaces"] == (f"{first['artifact_id']}, which `revenue` held before (fetch it under another "
+                                  "name to keep both)")
+    assert third["artifact_id"] == first["artifact_id"] and "replaces" not in third
+    assert third["same_rows_as"] == f"{first['artifact_id']} (first fetched as `revenue`): not stored again"
+    assert fifth["replaces"] == "the value a Python step had assigned to `top`"
