@@ -1271,6 +1271,8 @@ export interface components {
             type: "dataset" | "image" | "file" | "text";
             /** @default null */
             replaced_by?: string | null;
+            /** @default null */
+            also_named?: string[] | null;
         };
         /** @description A figure or file a step made, as the model can name it. */
         MadeArtifact: {
@@ -1781,6 +1783,10 @@ export interface components {
                 [key: string]: unknown;
             }[];
             shown: string;
+            /** @default null */
+            replaces?: string | null;
+            /** @default null */
+            same_rows_as?: string | null;
             /** @default null */
             definition_notes?: string[] | null;
             truncated: boolean;
