@@ -57,6 +57,13 @@ def match(expect: dict[str, Any], seen: Observed) -> Verdict:
     >>> match({"rows": 4}, Observed()).status
     'skipped'
 
+    A Python step that made no figure or file counts none: a chart expected and not drawn fails.
+
+    >>> match({"artifact_type": "image"}, Observed((), (), 0, None)).detail
+    'expected an image artifact, got: none (the step made no figure or file)'
+    >>> match({"count": 0}, Observed((), (), 0, None)).detail
+    '0 artifacts, as expected'
+
     A confirmation says what held, under the field's own name (``rows`` for a query's
     result, ``count`` for a Python step's figures and files):
 
@@ -84,11 +91,12 @@ def match(expect: dict[str, Any], seen: Observed) -> Verdict:
             return Verdict("failed", "ids", f"expected artifact ids {missing} were not produced or reused; got {list(seen.artifact_ids)}")
     expected_type = expect.get("artifact_type")
     typed = ""
-    if expected_type and seen.artifact_types:
+    if expected_type and (seen.artifact_types or seen.count == 0 and seen.columns is None):
         compared.append("type")
         article = "an" if expected_type[0] in "aeiou" else "a"
         if expected_type not in seen.artifact_types:
-            return Verdict("failed", "type", f"expected {article} {expected_type} artifact, got: {', '.join(seen.artifact_types)}")
+            got = ", ".join(seen.artifact_types) or "none (the step made no figure or file)"
+            return Verdict("failed", "type", f"expected {article} {expected_type} artifact, got: {got}")
         held.append(f"{article} {expected_type} artifact, as expected")
         typed = expected_type
     expected_count = expect.get("rows") if expect.get("rows") is not None else expect.get("count")

@@ -212,9 +212,10 @@ async def _reused(env: ThreadEnvironment, args: dict[str, Any], outcome: StepOut
 # ------------------------------------------------------------------ what its result means
 
 def _observed(result: Mapping[str, Any], artifacts: Sequence[Artifact]) -> Observed:
-    """The figures and files it made, and how many."""
+    """The figures and files it made, and how many (none is a count too: a chart expected
+    and not drawn is caught)."""
     ids = tuple(a.artifact_id for a in artifacts)
-    return Observed(ids, tuple(a.type for a in artifacts), len(ids) if ids else None, None)
+    return Observed(ids, tuple(a.type for a in artifacts), len(ids), None)
 
 
 def _remembers(seen: StepSeen) -> StateChange:

@@ -38,6 +38,10 @@ CHART = Observed(("art_p", "art_c"), ("image", "file"), 2, None)
     ({"rows": 4, "columns": ["margin"]}, DATASET, "failed", "columns"),
     # Nothing structured: an error, or a Python step that printed only.
     ({"rows": 4}, Observed(), "skipped", None),
+    # A Python step that made nothing: a count of none holds, an expected chart fails.
+    ({"count": 0}, Observed((), (), 0, None), "confirmed", "count"),
+    ({"artifact_type": "image"}, Observed((), (), 0, None), "failed", "type"),
+    ({"artifact_type": "image", "count": 1}, Observed((), (), 0, None), "failed", "type"),
     # Something structured, but nothing the expectation names: skipped, not confirmed.
     ({"columns": ["a"]}, CHART, "skipped", None),
 ])
@@ -54,7 +58,8 @@ def _artifact(artifact_id: str, type_: str) -> Artifact:
 def test_observe_reads_structured_results_only():
     sql = observe("run_sql", "ok", {"rows": 3, "columns": [{"name": "a", "type": "INT"}]}, [_artifact("art_1", "dataset")])
     assert sql == Observed(("art_1",), ("dataset",), 3, ("a",))
-    assert observe("run_python", "ok", {"stdout": "42"}, []) == Observed()
+    # A Python step that only printed made no figure or file: counted, none.
+    assert observe("run_python", "ok", {"stdout": "42"}, []) == Observed((), (), 0, None)
     assert not observe("run_sql", "error", {"rows": 3}, []).structured
 
 
