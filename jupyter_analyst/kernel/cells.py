@@ -106,7 +106,8 @@ del _analyst_os
 
 
 #: Each matplotlib figure shown says what it is: its display's metadata carries its title (the
-#: figure's suptitle, else its first axes' title) and the variable that holds it (the figure,
+#: figure's suptitle, else its axes' titles: "A and B" for two charts side by side, as a name
+#: after the first alone would hide the second) and the variable that holds it (the figure,
 #: else its axes), so the host can name the chart's artifact after it. The kernel is the
 #: model's: the host reads these as untrusted text (``kernel/figure_names.py``).
 FIGURE_NAMES_CODE = """\
@@ -124,13 +125,18 @@ def _analyst_figure_names():
             if sup is not None and sup.get_text().strip():
                 title = sup.get_text()
             else:
+                titles = []
                 for ax in fig.get_axes():
                     for loc in ("center", "left", "right"):
-                        if ax.get_title(loc=loc).strip():
-                            title = ax.get_title(loc=loc)
+                        text = ax.get_title(loc=loc).strip()
+                        if text:
+                            if text not in titles:
+                                titles.append(text)
                             break
-                    if title:
-                        break
+                if len(titles) > 1:
+                    title = ", ".join(titles[:-1]) + " and " + titles[-1]
+                elif titles:
+                    title = titles[0]
         except Exception:
             title = ""
         variable = ""

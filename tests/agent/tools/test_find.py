@@ -223,3 +223,15 @@ def test_rows_fetched_again_into_another_name_are_one_dataset_that_both_names_ho
     system = _first_agent_request(a.server.requests[len(requests):])["messages"][0]["content"]
     assert f"- `total` {the_total['id']}" in system and f"- `revenue` {the_average['id']}" in system, system
     assert f"- `revenue` {the_total['id']}" not in system
+
+
+def test_charts_side_by_side_are_named_after_every_title(analyst):
+    """Two axes of one figure, each titled: the chart is named after both, not the first alone."""
+    both = ("fig, (left, right) = plt.subplots(1, 2)\n"
+            "left.bar(revenue.region, revenue.revenue)\nleft.set_title('Total revenue')\n"
+            "right.pie(revenue.revenue)\nright.set_title('Share by region')\nplt.show()\n")
+    a = analyst({"turns": [{"steps": [sql_step(SQL, "revenue"), python_step(both), text_step()]}]})
+    assert a.run("both charts").status == "completed"
+    made = _told(a.server.requests[2])["artifacts"]
+    assert [m["name"] for m in made] == ["Total revenue and Share by region.png"]
+
