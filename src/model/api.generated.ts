@@ -1138,6 +1138,8 @@ export interface components {
             description?: string | null;
             /** @default null */
             synonyms?: string[] | null;
+            /** @default null */
+            in_kernel?: boolean | null;
         };
         Guarded: {
             /**
@@ -1272,7 +1274,7 @@ export interface components {
             /** @default null */
             replaced_by?: string | null;
             /** @default null */
-            also_named?: string[] | null;
+            in_kernel_as?: string[] | null;
         };
         /** @description A figure or file a step made, as the model can name it. */
         MadeArtifact: {

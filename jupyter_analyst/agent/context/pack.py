@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -163,7 +164,7 @@ def compact_value(value: Any, depth: int = 0) -> Any:
 
 #: What an earlier list's entries keep: what names them, and which names hold a dataset (two
 #: datasets of one name read alike without it).
-_LISTED_KEPT = ("id", "name", "type", "kind", "rows", "replaced_by", "also_named")
+_LISTED_KEPT = ("id", "name", "type", "kind", "rows", "replaced_by", "in_kernel_as", "in_kernel")
 
 
 def _bulky_summary(key: str, item: Any) -> dict[str, Any]:
@@ -205,6 +206,11 @@ def pointed(value: Any, system: str) -> Any:
     'described in the system message (`rev`)'
     >>> pointed(result, "- `rev` art_2: from u; 9 rows")["intent_note"]
     'from t; 4 rows'
+
+    A dataset the system message lists under another name now is pointed to by that name:
+
+    >>> pointed(result, "- `total` art_1: from t; 4 rows\\n- `rev` art_2: from u; 9 rows")["intent_note"]
+    'described in the system message (`total`)'
     """
     if isinstance(value, list):
         return [pointed(v, system) for v in value]
@@ -212,8 +218,11 @@ def pointed(value: Any, system: str) -> Any:
         return value
     out = {k: pointed(v, system) for k, v in value.items()}
     note, artifact_id = value.get("intent_note"), value.get("artifact_id")
-    if isinstance(note, str) and note and artifact_id and f"{artifact_id}: {note}" in system:
-        out["intent_note"] = f"described in the system message (`{value.get('dataset') or artifact_id}`)"
+    if isinstance(note, str) and note and isinstance(artifact_id, str) and f"{artifact_id}: {note}" in system:
+        # Under the name the system message lists it by now, which may not be the result's
+        # own (the rows fetched again into another name; the name fetched into again).
+        listed = re.search(rf"`([^`\n]+)` \(?{re.escape(artifact_id)}: {re.escape(note)}", system)
+        out["intent_note"] = f"described in the system message (`{listed.group(1) if listed else artifact_id}`)"
     return out
 
 

@@ -214,8 +214,10 @@ def _artifact(entry: dict[str, Any]) -> str:
 
     A dataset its name no longer holds, or that other names hold too, says so:
 
-    >>> _artifact({"id": "art_1", "name": "rev", "type": "dataset", "replaced_by": "art_3", "also_named": ["total"]})
-    'dataset "rev" (art_1, replaced by art_3, also named total)'
+    >>> _artifact({"id": "art_1", "name": "rev", "type": "dataset", "replaced_by": "art_3", "in_kernel_as": ["total"]})
+    'dataset "rev" (art_1, replaced by art_3, in the kernel as total)'
+    >>> _artifact({"id": "art_1", "name": "rev", "type": "dataset", "in_kernel": False})
+    'dataset "rev" (art_1, not in the kernel)'
     """
     ident, name = entry.get("id"), entry.get("name")
     if not name:
@@ -225,8 +227,11 @@ def _artifact(entry: dict[str, Any]) -> str:
     notes = [str(ident)] if ident else []
     if entry.get("replaced_by"):
         notes.append(f"replaced by {str(entry['replaced_by'])[:60]}")
-    if isinstance(entry.get("also_named"), list) and entry["also_named"]:
-        notes.append("also named " + ", ".join(str(n)[:60] for n in entry["also_named"][:4]))
+    names = entry.get("in_kernel_as")
+    if isinstance(names, list):
+        notes.append("in the kernel as " + ", ".join(str(n)[:60] for n in names[:4]) if names else "not in the kernel")
+    elif entry.get("in_kernel") is False:
+        notes.append("not in the kernel")
     return f"{named} ({', '.join(notes)})" if notes else named
 
 
@@ -236,10 +241,13 @@ def _found(matches: list[Any]) -> str:
 
     >>> _found([{"kind": "dataset", "name": "rev", "id": "art_1", "score": 1.0}]), _found([])
     ('found rev art_1 (dataset)', 'found nothing')
+    >>> _found([{"kind": "dataset", "name": "rev", "id": "art_1", "score": 1.0, "in_kernel": False}])
+    'found rev art_1 (dataset, not in the kernel)'
     >>> _found([{"kind": "column", "name": "flights.arr_time", "score": 0.56, "weak": True}])
     'found no good match (weak match: flights.arr_time (column))'
     """
-    names = [f"{m.get('name')}{' ' + str(m['id']) if m.get('id') else ''} ({m.get('kind')})"
+    names = [f"{m.get('name')}{' ' + str(m['id']) if m.get('id') else ''} ({m.get('kind')}"
+             f"{', not in the kernel' if m.get('in_kernel') is False else ''})"
              for m in matches[:12] if isinstance(m, dict)]
     more = f", and {len(matches) - 12} more" if len(matches) > 12 else ""
     if names and all(isinstance(m, dict) and m.get("weak") for m in matches):

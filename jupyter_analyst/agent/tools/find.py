@@ -75,6 +75,9 @@ class Match(BaseModel):
     """A metric's or dimension's description: what the team means by it."""
     synonyms: list[str] | None = None
     """The other words the team uses for a metric or dimension."""
+    in_kernel: bool | None = None
+    """False for an earlier dataset of a name that now holds another: the kernel holds it
+    under no name (fetch it again to use it). Left out otherwise."""
 
 
 #: Words in a query that say what kind of thing is meant.
@@ -232,7 +235,7 @@ def find(
         if artifact.type == "dataset" and kind != "artifact":
             now = datasets.get(artifact.name)
             offer("dataset", artifact.name, [artifact.name, artifact.artifact_id], id=artifact.artifact_id,
-                  detail=f"an earlier `{artifact.name}`, not in the kernel"
+                  in_kernel=False, detail=f"an earlier `{artifact.name}`, not in the kernel"
                          + (f" (the name now holds {now})" if now else "") + ": fetch it again to use it")
         else:
             offer("artifact", artifact.name, [artifact.name, artifact.artifact_id], id=artifact.artifact_id,

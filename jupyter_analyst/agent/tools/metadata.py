@@ -66,11 +66,11 @@ def list_artifacts(env: ThreadEnvironment, args: dict[str, Any], ctx: CallContex
 
 
 def _say_replaced(env: ThreadEnvironment, thread_id: str, items: list[Any], listed: list[dict[str, Any]]) -> None:
-    """Say which names hold each listed dataset now, where that is not just its own name: a
-    later query fetched another dataset into the name (``replaced_by`` its id), or a Python
-    step assigned it; a query whose rows it already held bound it to another name too
-    (``also_named``). Two datasets of one name otherwise read alike, and the model would take
-    the older for what the name holds."""
+    """Say which names hold each listed dataset now, where that is not just its own name
+    (``in_kernel_as``: a query whose rows it already held bound it to another name; none
+    when no name holds it), and what its own name holds instead (``replaced_by``: a later
+    dataset's id, or a Python step's value). Two datasets of one name otherwise read alike,
+    and the model would take the older for what the name holds."""
     if not any(a.type == "dataset" for a in items):
         return
     bindings = env.bindings()
@@ -78,9 +78,9 @@ def _say_replaced(env: ThreadEnvironment, thread_id: str, items: list[Any], list
     for artifact, entry in zip(items, listed, strict=True):
         if artifact.type != "dataset":
             continue
-        others = sorted(name for name, held in bindings.items() if held == artifact.fingerprint and name != artifact.name)
-        if others:
-            entry["also_named"] = others
+        names = sorted(name for name, held in bindings.items() if held == artifact.fingerprint)
+        if names != [artifact.name]:
+            entry["in_kernel_as"] = names
         held = bindings.get(artifact.name)
         if held is None or held == artifact.fingerprint:
             continue
@@ -176,8 +176,9 @@ class ListedArtifact(MadeBy):
     replaced_by: str | None = None
     """A dataset its name no longer holds: the newer dataset's id fetched into the name, or a
     Python step's value assigned to it. It is still read by its id."""
-    also_named: list[str] | None = None
-    """Other names that hold this dataset now (a query fetched the same rows into them)."""
+    in_kernel_as: list[str] | None = None
+    """The names that hold this dataset in the kernel now, where not just its own name: others
+    a query fetched the same rows into; none when no name holds it. Left out otherwise."""
 
 
 class ListArtifactsResult(ResultModel):

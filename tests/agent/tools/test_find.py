@@ -92,7 +92,8 @@ def test_a_dataset_its_name_no_longer_holds_is_found_by_what_it_holds_and_says_s
     assert a.run("revenue both ways").status == "completed"
     total, average = (_told(a.server.requests[n])["artifact_id"] for n in (1, 2))
     found = {m["id"]: m for m in _told(a.server.requests[3])["matches"] if m["kind"] == "dataset"}
-    assert found[average]["detail"] == "a DataFrame in the kernel"
+    assert found[average]["detail"] == "a DataFrame in the kernel" and "in_kernel" not in found[average]
+    assert found[total]["in_kernel"] is False
     assert found[total]["detail"] == (f"an earlier `revenue`, not in the kernel (the name now holds {average}): "
                                       "fetch it again to use it")
 
@@ -196,7 +197,9 @@ def test_a_dataset_its_name_no_longer_holds_says_what_replaced_it(analyst):
     assert (older["name"], newer["name"], top["name"]) == ("revenue", "revenue", "top")
     assert older["replaced_by"] == newer["id"] and "replaced_by" not in newer
     assert top["replaced_by"] == "a Python step's value"
-    assert not any("also_named" in d for d in listed)
+    # The older `revenue` is in no name now; the newer one is in its own alone (said by nothing).
+    assert older["in_kernel_as"] == [] and "in_kernel_as" not in newer
+    assert top["in_kernel_as"] == []  # the name `top` holds a Python value: no name holds these rows
 
 
 def test_rows_fetched_again_into_another_name_are_one_dataset_that_both_names_hold(analyst):
@@ -217,12 +220,18 @@ def test_rows_fetched_again_into_another_name_are_one_dataset_that_both_names_ho
     listed = _told(requests[4])["artifacts"]
     assert len(listed) == 2, listed  # the total's rows are stored once
     the_total, the_average = listed
-    assert the_total["also_named"] == ["total"] and the_total["replaced_by"] == the_average["id"]
-    assert "also_named" not in the_average and "replaced_by" not in the_average
+    assert the_total["in_kernel_as"] == ["total"] and the_total["replaced_by"] == the_average["id"]
+    assert "in_kernel_as" not in the_average and "replaced_by" not in the_average
     assert a.run("and now?", thread=first.thread_id).status == "completed"
-    system = _first_agent_request(a.server.requests[len(requests):])["messages"][0]["content"]
+    request = _first_agent_request(a.server.requests[len(requests):])
+    system = request["messages"][0]["content"]
     assert f"- `total` {the_total['id']}" in system and f"- `revenue` {the_average['id']}" in system, system
     assert f"- `revenue` {the_total['id']}" not in system
+    # The first fetch, shortened in the next turn, points to where the system message
+    # describes its dataset now: under `total`, not `revenue` (which holds the average).
+    fetched = [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"][0]
+    assert fetched["artifact_id"] == the_total["id"]
+    assert fetched["intent_note"] == "described in the system message (`total`)", fetched
 
 
 def test_charts_side_by_side_are_named_after_every_title(analyst):
