@@ -18,6 +18,7 @@ import {
 } from '../model';
 import {
   drawProposal,
+  keepFocusInChange,
   openNotebook,
   clearProposals,
   reloadNotebook,
@@ -40,10 +41,6 @@ export interface IProposalReview {
   revert(): Promise<void>;
   /** Open the notebook and bring the change into view, its Accept focused. */
   reveal(changeId: string): Promise<void>;
-}
-
-function nextFrame(): Promise<void> {
-  return new Promise(resolve => requestAnimationFrame(() => resolve()));
 }
 
 /** A refusal as said to the person: the server's message and, when it gives one, what to do. */
@@ -204,15 +201,10 @@ export function useProposal(threadId: string, proposalId: string): IProposalRevi
         });
         button = revealChange(panel, changeId);
       }
-      // Opening the notebook focuses it over the next frames: the keyboard is put back on
-      // the change's button until the notebook has settled (unless it moved within the
-      // change, the person tabbing on to Reject).
-      const change = button?.closest('.jp-AnalystProposal-change');
-      for (let frame = 0; frame < 10 && button && change; frame++) {
-        await nextFrame();
-        if (button.isConnected && !change.contains(document.activeElement)) {
-          button.focus();
-        }
+      // Opening the notebook focuses its active cell once that cell is ready: the keyboard
+      // stays in the change meanwhile (on the control the person last moved it to).
+      if (button !== null) {
+        keepFocusInChange(panel, changeId, button);
       }
     },
     [proposal, notebooks, commands, busy, error, decide]

@@ -297,6 +297,59 @@ export function revealChange(panel: NotebookPanel, changeId: string): HTMLButton
   return first;
 }
 
+/** How long, at most, the keyboard is kept in a revealed change against the notebook's own focus. */
+export const KEEP_FOCUS_MS = 5000;
+
+/**
+ * Keep the keyboard in a revealed change while the notebook settles. Opening and activating
+ * a notebook focuses its active cell once that cell is ready, which on a busy machine can be
+ * long after the change's button was focused: whenever the notebook itself takes the focus
+ * (its cell or its own node), it is put back on the control of the change that last had it.
+ * Ends at the person's first click, or after `KEEP_FOCUS_MS`; returns what ends it sooner.
+ */
+export function keepFocusInChange(
+  panel: NotebookPanel,
+  changeId: string,
+  first: HTMLElement
+): () => void {
+  const root = panel.content.node;
+  const selector = `.jp-AnalystProposal-change[data-change-id="${CSS.escape(changeId)}"]`;
+  let last: HTMLElement = first;
+  let place = -1;
+  const controls = (): HTMLElement[] =>
+    Array.from(root.querySelector(selector)?.querySelectorAll<HTMLElement>('button') ?? []);
+  const onFocusIn = (event: FocusEvent): void => {
+    const target = event.target as HTMLElement;
+    const change = root.querySelector(selector);
+    if (change?.contains(target)) {
+      last = target;
+      place = controls().indexOf(target);
+      return;
+    }
+    const notebooksOwn =
+      target === root ||
+      target.classList.contains('jp-Cell') ||
+      target.classList.contains('jp-Notebook');
+    if (!notebooksOwn) {
+      return;
+    }
+    // The same control, or its place in a change drawn again since.
+    const back = last.isConnected ? last : (controls()[place] ?? controls()[0]);
+    back?.focus({ preventScroll: true });
+  };
+  const stop = (): void => {
+    root.removeEventListener('focusin', onFocusIn);
+    document.removeEventListener('pointerdown', stop, true);
+    window.clearTimeout(timer);
+  };
+  root.addEventListener('focusin', onFocusIn);
+  document.addEventListener('pointerdown', stop, true);
+  const timer = window.setTimeout(stop, KEEP_FOCUS_MS);
+  place = controls().indexOf(first);
+  first.focus();
+  return stop;
+}
+
 /** Save the user's unsaved edits first, so the server decides against what the user sees. */
 export async function saveIfDirty(panel: NotebookPanel | null): Promise<void> {
   if (panel !== null && panel.context.model.dirty) {
