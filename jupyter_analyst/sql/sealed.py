@@ -192,9 +192,11 @@ class QueryGuard:
         return any(hasattr(self.raw, name) for name in ("interrupt", "cancel_safe", "cancel"))
 
     def stop(self) -> None:
-        """Ask the engine to stop the running statement (safe from any thread)."""
-        if hasattr(self.raw, "interrupt"):  # sqlite3: immediate
-            self.raw.interrupt()
+        """Ask the engine to stop the running statement (safe from any thread, and once the
+        statement has ended: a query past its time is interrupted again until its thread lets
+        go, and its thread may have closed the connection first)."""
+        if hasattr(self.raw, "interrupt"):  # sqlite3: immediate; a closed connection raises
+            _quietly(self.raw.interrupt)
             return
         cancel = getattr(self.raw, "cancel_safe", None) or getattr(self.raw, "cancel", None)
         if cancel is not None:

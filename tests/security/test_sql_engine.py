@@ -313,6 +313,27 @@ def test_a_sqlite_source_is_read_only_and_allows_only_listed_functions_at_the_en
         source.close()
 
 
+def test_stopping_a_query_whose_connection_has_closed_is_no_error(tmp_path):
+    """A query past its time is interrupted again and again until its thread lets go, and its
+    thread closes its connection (none is pooled) before the call is done: an interrupt that
+    comes then is a no-op. It raised, and the timeout was reported as a failed query."""
+    import sqlalchemy
+    from sqlalchemy.pool import NullPool
+
+    from jupyter_analyst.sql.sealed import QueryGuard
+
+    engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'a.sqlite'}", poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            guard = QueryGuard(conn)
+            raw = guard.raw
+        with pytest.raises(sqlite3.ProgrammingError):
+            raw.interrupt()  # what the guard used to do: the connection is closed
+        guard.stop()
+    finally:
+        engine.dispose()
+
+
 @pytest.mark.serial  # stopped within a second of its timeout: on a machine not shared with another test
 def test_a_runaway_sqlite_query_is_stopped_at_the_engine(tmp_path):
     """Before the fix it ran on in a thread of the loop's default executor for ever."""
