@@ -72,12 +72,22 @@ export function Conversation({
   const spent = view.turns.reduce((n, t) => n + t.memory.length + (t.end ? 1 : 0), 0);
   const budget = useBudget(client, thread.thread_id, running, spent);
 
-  // The prompt takes the focus back when a turn ends.
+  // The prompt takes the focus back when a turn ends, unless the person has gone on to work
+  // elsewhere meanwhile (reviewing a proposal in the notebook, typing in a cell): the focus
+  // is taken only from the conversation itself or from nowhere.
   const [focusToken, setFocusToken] = React.useState(0);
+  const root = React.useRef<HTMLElement>(null);
   const wasRunning = React.useRef(running);
   React.useEffect(() => {
     if (wasRunning.current && !running) {
-      setFocusToken(t => t + 1);
+      const active = root.current?.ownerDocument.activeElement ?? null;
+      if (
+        active === null ||
+        active === active.ownerDocument.body ||
+        root.current?.contains(active)
+      ) {
+        setFocusToken(t => t + 1);
+      }
     }
     wasRunning.current = running;
   }, [running]);
@@ -100,6 +110,7 @@ export function Conversation({
 
   return (
     <section
+      ref={root}
       className="jp-AnalystConversation"
       data-thread-id={thread.thread_id}
       data-view={tab}

@@ -165,6 +165,24 @@ describe('Conversation', () => {
     expect(server.calls.filter(call => call.startsWith('cancel'))).toEqual(['cancel thr_1']);
   });
 
+  it('leaves the focus where the person went meanwhile when a turn ends', async () => {
+    const server = new FakeServer([THREAD]);
+    const client = server.client();
+    await mount(client, <Conversation client={client} thread={THREAD} onBack={() => undefined} />);
+    await until(() => server.calls.includes('thread thr_1'), 'the thread is opened');
+    await ask('Revenue by region per month, with a chart');
+    await until(() => byLabel('Stop the turn') !== null, 'the turn runs');
+    // The person moves on to a notebook's cell (outside the panel) while the turn runs.
+    const elsewhere = document.createElement('button');
+    elsewhere.textContent = 'Accept';
+    document.body.append(elsewhere);
+    elsewhere.focus();
+    server.endTurn('thr_1', endedAt(8, 'interrupted'));
+    await until(() => byLabel('Stop the turn') === null, 'the turn ends');
+    expect(document.activeElement).toBe(elsewhere);
+    elsewhere.remove();
+  });
+
   it('says a thread is busy with a turn started elsewhere, follows that turn and can stop it', async () => {
     const server = new FakeServer([THREAD]);
     const client = server.client();
