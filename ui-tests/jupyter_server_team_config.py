@@ -5,7 +5,7 @@ test's), a context folder whose editors are ann and eve (eve saves a
 suggested metric), and a daily token budget per user small
 enough that a user's second question is past it: a turn of the scripted model's "earned the
 most" spends about 1,450 tokens in two calls and the thread summary after it about 550, which
-leaves about 300 of 3,400, room for the next turn's first call and not its second.
+leaves about 300 of 3,700, room for the next turn's first call and not its second.
 That header is trusted as sent: tests on 127.0.0.1 only.
 """
 
@@ -21,4 +21,4 @@ c.ServerApp.identity_provider_class = "jupyter_analyst.testing.identity.HeaderId
 c.ServerApp.jpserver_extensions = {"jupyter_analyst.server": True, "jupyter_server_mcp": False}  # noqa: F821
 c.AnalystApp.context_dir = os.path.join(os.environ["ANALYST_UI_TEAM_ROOT"], "context")  # noqa: F821
 c.AnalystApp.context_editors = ["ann", "eve"]  # noqa: F821
-c.AnalystApp.budgets = {"user/day": os.environ.get("ANALYST_UI_TEAM_BUDGET", "3400 tokens")}  # noqa: F821
+c.AnalystApp.budgets = {"user/day": os.environ.get("ANALYST_UI_TEAM_BUDGET", "3700 tokens")}  # noqa: F821

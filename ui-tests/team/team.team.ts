@@ -7,7 +7,7 @@ import * as path from 'path';
  * What a team shares on one server (jupyter_server_team_config.py), in the panel at
  * JupyterLab's default sidebar width: "Verify this answer" writes ann's answer into the
  * context folder and refuses bob, who is no editor; the budget line says what each user has
- * left of the daily 3,400 tokens, and cal's second question ends `budget_exhausted` with the
+ * left of the daily 3,700 tokens, and cal's second question ends `budget_exhausted` with the
  * server's message of when the budget resets. A measure eve's turn computed that the folder
  * lacks is offered: "Save as a definition" shows the file, and only "Save" writes it.
  */
@@ -20,8 +20,8 @@ const BASE_URL = `http://127.0.0.1:${process.env.ANALYST_UI_TEAM_PORT}/`;
 const CONTEXT = path.join(process.env.ANALYST_UI_TEAM_ROOT ?? '', 'context');
 /** A question the scripted model answers with one query (data/lab_script.json). */
 const QUESTION = 'Which region earned the most?';
-/** What is left once a turn and the thread summary after it were counted: under 500 of 3.4k. */
-const LEFT_AFTER_A_TURN = /^([1-4]\d\d|\d{1,2}) of 3\.4k tokens left today$/;
+/** What is left once a turn and the thread summary after it were counted: under 500 of 3.7k. */
+const LEFT_AFTER_A_TURN = /^([1-4]\d\d|\d{1,2}) of 3\.7k tokens left today$/;
 
 type LabWindow = Window & {
   jupyterapp?: {
@@ -208,7 +208,7 @@ test('past the daily budget a turn ends budget_exhausted with when it resets; th
   const second = await ask(cal.panel, QUESTION);
   await expect(second).toHaveAttribute('data-status', 'budget_exhausted');
   const said =
-    /^Budget spent: the daily budget of user 'cal' is spent: [\d,]+ tokens used of 3,400 today; it resets at \d{4}-\d\d-\d\d 00:00 UTC$/;
+    /^Budget spent: the daily budget of user 'cal' is spent: [\d,]+ tokens used of 3,700 today; it resets at \d{4}-\d\d-\d\d 00:00 UTC$/;
   await expect(second.locator('.jp-AnalystTurn-end')).toHaveText(said);
   await expect(budget).toHaveAttribute('data-exhausted', 'true');
   await expect(budget.locator('.jp-AnalystBudget-text')).toHaveText(
