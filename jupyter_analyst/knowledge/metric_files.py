@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -106,17 +107,11 @@ class TableModel(BaseModel):
 def table_model(files: list[FolderFile], table: str) -> TableModel | None:
     """The primary entity of the folder's first semantic model over ``table`` that has one, and
     the dimensions the folder's models over the table declare under it; ``None`` when none."""
-    from .semantic import _REF, _Invalid, load_yaml
+    from .semantic import _REF
 
     found: TableModel | None = None
     models = []
-    for file in files:
-        if not file.is_yaml:
-            continue
-        try:
-            data, _ = load_yaml(file.text)
-        except (_Invalid, RecursionError):
-            continue
+    for file, data in _yaml_documents(files):
         entries = data.get("semantic_models") if isinstance(data, dict) else None
         for entry in entries if isinstance(entries, list) else []:
             if not isinstance(entry, dict):
@@ -302,16 +297,8 @@ def check_metric(files: list[FolderFile], path: str, text: str, draft: MetricDra
 
 def _names(files: list[FolderFile]) -> dict[str, str]:
     """The names the folder's YAML gives its semantic models, measures and metrics, and where."""
-    from .semantic import _Invalid, load_yaml
-
     names: dict[str, str] = {}
-    for file in files:
-        if not file.is_yaml:
-            continue
-        try:
-            data, _ = load_yaml(file.text)
-        except (_Invalid, RecursionError):
-            continue
+    for file, data in _yaml_documents(files):
         if not isinstance(data, dict):
             continue
         for key in ("semantic_models", "metrics"):
@@ -353,3 +340,19 @@ def save_metric(folder: Path, draft: MetricDraft, *, dialect: str = "duckdb", wr
         finally:
             os.close(root)
     return SavedMetric(name=draft.name, file=path, yaml=text, definition=saved.formula(), written=write)
+
+
+def _yaml_documents(files: list[FolderFile]) -> Iterator[tuple[FolderFile, Any]]:
+    """Each YAML file of the folder that reads, with what it holds (one that does not read is
+    reported where the folder is loaded, not here)."""
+    from .semantic import _Invalid, load_yaml
+
+    for file in files:
+        if not file.is_yaml:
+            continue
+        try:
+            data, _ = load_yaml(file.text)
+        except (_Invalid, RecursionError):
+            continue
+        yield file, data
+
